@@ -1,0 +1,461 @@
+"""Generate the student exercises from the solutions: ``attnkit build [--check]``.
+
+``solutions/<stem>.py`` is the single source of an exercise. It is a jupytext
+percent-format file that is at once an importable module (the worked solution) and the
+source of a teaching notebook. Solution code sits between nbgrader's markers, each alone
+on its line and indented to the code::
+
+    def softmax(x, axis=-1):
+        \"\"\"...\"\"\"
+        ### BEGIN SOLUTION
+        ...
+        ### END SOLUTION
+
+From each solution file the build writes
+
+* ``exercises/<stem>.py``: the student stub. Every solution region is replaced by a
+  ``# TODO(<task id>): ...`` comment and ``raise NotImplementedError("<task id>: not
+  implemented yet")`` at the region's indentation. A module-level region (the typed
+  answers of the hand computation) becomes one ``NAME = None  # TODO(<task id>): ...`` line
+  per assignment, so the rest of the file still imports.
+* ``exercises/<stem>.ipynb``: the notebook of that stub (jupytext, then nbformat), with a
+  python3 kernelspec, no outputs, and fixed cell ids: the same input always gives the same
+  bytes.
+
+Task ids are ``<stem>.<name>``. For a region inside a top-level ``def`` or ``class`` the
+name is that def's or class's name (both regions of ``MultiHeadAttention.__init__`` and
+``.forward`` belong to ``multihead.MultiHeadAttention``). A module-level region names its
+task in a comment on the line above it: ``# Task: hand_computation.part_a``.
+
+``build(kit_root, check=True)`` writes nothing and returns the files that are out of
+date; the tests use it to catch a solution edited without a rebuild.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import re
+import sys
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+
+SOLUTIONS_DIR = "solutions"
+EXERCISES_DIR = "exercises"
+
+# What a solution file may import: the same rule as for a student's submission.
+ALLOWED_IMPORTS = frozenset({"numpy", "torch", "matplotlib", "math"})
+
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+_GENERATED_TAG = "Generated from {source} by `attnkit build`; edit the solution, not this file."
+_STUDENT_NOTE = "(That line is for the kit's maintainers. Students: this file is yours - fill in every TODO.)"
+_GENERATED_RE = re.compile(r"^# Generated from (\S+) by `attnkit build`")
+
+_CELL_RE = re.compile(r"^# %%(.*)$")
+_NON_CODE_CELL_RE = re.compile(r"\[(markdown|md|raw)\]")
+_TASK_RE = re.compile(r"^#\s*Task:\s*(\S+)\s*$")
+_TASK_ID_RE = re.compile(r"^[A-Za-z_]\w*\.[A-Za-z_]\w*$")
+_MARKER_WORDS = re.compile(r"\b(BEGIN|END)\s+SOLUTION\b")
+
+# Cell metadata jupytext adds to remember blank lines of the text form; meaningless in a notebook.
+_JUPYTEXT_CELL_KEYS = ("lines_to_next_cell", "lines_to_end_of_cell_marker", "cell_marker")
+
+
+class BuildError(Exception):
+    """A solution file the generator cannot turn into an exercise; names file and line."""
+
+    def __init__(self, filename: str, line: int | None, message: str) -> None:
+        self.filename = filename
+        self.line = line
+        self.reason = message
+        where = f"{filename}:{line}" if line is not None else filename
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Region:
+    """One solution region. Line numbers are 1-based and point at the marker lines."""
+
+    begin: int
+    end: int
+    indent: str
+    task: str
+    module_level: bool
+    task_line: int | None  # the ``# Task:`` comment line, if any
+    where: str  # what the student implements here, for the TODO text: "softmax", "MultiHeadAttention.__init__"
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _split_lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def _find_markers(lines: list[str], filename: str) -> list[tuple[int, int, str]]:
+    """Balanced (begin, end, indent) triples, or a BuildError at the first bad marker."""
+    pairs: list[tuple[int, int, str]] = []
+    open_at: int | None = None
+    open_indent = ""
+    in_code_cell = True  # text before the first cell marker becomes a code cell
+    for number, line in enumerate(lines, start=1):
+        cell = _CELL_RE.match(line)
+        if cell:
+            if open_at is not None:
+                raise BuildError(filename, number,
+                                 f"a cell marker inside the solution region opened at line {open_at}; "
+                                 f"close it with '{END}' before the next '# %%'")
+            in_code_cell = not _NON_CODE_CELL_RE.search(cell.group(1))
+            continue
+        stripped = line.strip()
+        if stripped in (BEGIN, END):
+            indent = line[: len(line) - len(line.lstrip())]
+            if not in_code_cell:
+                raise BuildError(filename, number, f"'{stripped}' in a markdown or raw cell; markers belong in code")
+            if stripped == BEGIN:
+                if open_at is not None:
+                    raise BuildError(filename, number,
+                                     f"'{BEGIN}' inside the region already opened at line {open_at} "
+                                     f"(regions do not nest)")
+                open_at, open_indent = number, indent
+            else:
+                if open_at is None:
+                    raise BuildError(filename, number, f"'{END}' without a matching '{BEGIN}'")
+                if indent != open_indent:
+                    raise BuildError(filename, number,
+                                     f"'{END}' is indented differently from its '{BEGIN}' at line {open_at}")
+                if not any(lines[i].strip() for i in range(open_at, number - 1)):
+                    raise BuildError(filename, open_at, "empty solution region")
+                pairs.append((open_at, number, open_indent))
+                open_at = None
+        elif _MARKER_WORDS.search(line) and "SOLUTION" in line and "###" in line:
+            raise BuildError(filename, number,
+                             f"misplaced marker: '{BEGIN}' and '{END}' must stand alone on their line")
+        elif open_at is not None and stripped and not line.startswith(open_indent):
+            raise BuildError(filename, number,
+                             f"line is indented less than the '{BEGIN}' at line {open_at}; "
+                             f"a region must stay inside one block")
+    if open_at is not None:
+        raise BuildError(filename, open_at, f"'{BEGIN}' is never closed with '{END}'")
+    return pairs
+
+
+def _task_comment(lines: list[str], begin: int) -> tuple[str, int] | None:
+    """The ``# Task: <id>`` comment on the nearest non-blank line above ``begin``."""
+    number = begin - 1
+    while number >= 1 and not lines[number - 1].strip():
+        number -= 1
+    if number < 1:
+        return None
+    match = _TASK_RE.match(lines[number - 1].strip())
+    return (match.group(1), number) if match else None
+
+
+def _enclosing(tree: ast.Module, line: int) -> ast.stmt | None:
+    for node in tree.body:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if start < line <= (node.end_lineno or node.lineno):
+            return node
+    return None
+
+
+def _innermost_def_name(node: ast.AST, line: int) -> str:
+    """Dotted name of the innermost def/class around ``line``, from the top-level ``node``."""
+    names = [node.name]  # type: ignore[attr-defined]
+    current = node
+    while True:
+        for child in ast.iter_child_nodes(current):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    child.lineno < line <= (child.end_lineno or child.lineno):
+                names.append(child.name)
+                current = child
+                break
+        else:
+            return ".".join(names)
+
+
+def _parse(text: str, filename: str) -> ast.Module:
+    try:
+        return ast.parse(text, filename=filename)
+    except SyntaxError as err:
+        raise BuildError(filename, err.lineno, f"syntax error: {err.msg}") from None
+
+
+def parse_regions(text: str, filename: str, stem: str) -> list[Region]:
+    """Find and validate the solution regions of one solution file."""
+    lines = _split_lines(text)
+    pairs = _find_markers(lines, filename)
+    tree = _parse(text, filename)
+    regions: list[Region] = []
+    for begin, end, indent in pairs:
+        comment = _task_comment(lines, begin)
+        if not indent:
+            if comment is None:
+                raise BuildError(filename, begin,
+                                 f"a module-level solution region needs a '# Task: {stem}.<name>' "
+                                 f"comment on the line above it")
+            task, task_line = comment
+            where = task.split(".", 1)[-1]
+        else:
+            node = _enclosing(tree, begin)
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                raise BuildError(filename, begin,
+                                 "an indented solution region must sit inside a top-level def or class")
+            task, task_line = f"{stem}.{node.name}", None
+            where = _innermost_def_name(node, begin)
+            if comment is not None and comment[0] != task:
+                raise BuildError(filename, comment[1],
+                                 f"'# Task: {comment[0]}' disagrees with the enclosing definition ({task})")
+        if not _TASK_ID_RE.match(task) or not task.startswith(f"{stem}."):
+            raise BuildError(filename, task_line or begin,
+                             f"task id {task!r} must have the form '{stem}.<name>'")
+        regions.append(Region(begin, end, indent, task, not indent, task_line, where))
+    return regions
+
+
+def _check_imports(tree: ast.Module, filename: str) -> None:
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise BuildError(filename, node.lineno, "relative imports are not allowed in an exercise")
+            names = [node.module or ""]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if top not in ALLOWED_IMPORTS and top not in stdlib:
+                raise BuildError(filename, node.lineno,
+                                 f"import of {name!r}: an exercise may import only numpy, torch, "
+                                 f"matplotlib, math and the standard library")
+
+
+# --------------------------------------------------------------------------- stubs
+
+
+def _module_level_stub(lines: list[str], region: Region, filename: str) -> list[str]:
+    """``NAME = None  # TODO(task): hint`` for every assignment of a module-level region."""
+    body = "\n".join(lines[region.begin: region.end - 1]) + "\n"
+    offset = region.begin  # body line 1 is file line begin + 1
+    try:
+        tree = ast.parse(body)
+    except SyntaxError as err:
+        raise BuildError(filename, (err.lineno or 1) + offset, f"syntax error: {err.msg}") from None
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(body).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    out: list[str] = []
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            raise BuildError(filename, node.lineno + offset,
+                             "a module-level solution region may hold only 'NAME = value' assignments")
+        hint = comments.get(node.lineno, "fill in your answer")
+        out.append(f"{node.targets[0].id} = None  # TODO({region.task}): {hint}")
+    if not out:
+        raise BuildError(filename, region.begin, "a module-level solution region holds no assignment")
+    return out
+
+
+def _function_stub(region: Region) -> list[str]:
+    name = region.task.split(".", 1)[1]
+    what = "" if region.where == name else f"{region.where.split('.', 1)[-1]} - "
+    return [
+        f"{region.indent}# TODO({region.task}): {what}replace this comment and the raise below with your code.",
+        f'{region.indent}raise NotImplementedError("{region.task}: not implemented yet")',
+    ]
+
+
+def _after_header(lines: list[str]) -> int:
+    """Index of the first line after the jupytext YAML header (0 when there is none)."""
+    if lines and lines[0].strip() == "# ---":
+        for index in range(1, len(lines)):
+            if lines[index].strip() == "# ---":
+                return index + 1
+    return 0
+
+
+def make_stub(text: str, filename: str, stem: str, source: str | None = None) -> str:
+    """The student stub of one solution file (``source`` is named in the header comment)."""
+    regions = parse_regions(text, filename, stem)  # markers first: their errors are the most precise
+    _check_imports(_parse(text, filename), filename)
+    lines = _split_lines(text)
+    replaced: dict[int, list[str]] = {}  # first 0-based line index -> replacement; skipped lines map to []
+    for region in regions:
+        first = (region.task_line or region.begin) - 1
+        stub = _module_level_stub(lines, region, filename) if region.module_level else _function_stub(region)
+        replaced[first] = stub
+        for index in range(first + 1, region.end):
+            replaced[index] = []
+    out: list[str] = []
+    header_end = _after_header(lines)
+    for index, line in enumerate(lines):
+        if index == header_end:
+            out.append("# " + _GENERATED_TAG.format(source=source or filename))
+            out.append("# " + _STUDENT_NOTE)
+            if line.strip():
+                out.append("")
+        if index in replaced:
+            out.extend(replaced[index])
+        else:
+            out.append(line)
+    stub = "\n".join(out).rstrip("\n") + "\n"
+    _parse(stub, f"{filename} (generated stub)")
+    return stub
+
+
+def make_solution(text: str, filename: str, stem: str) -> str:
+    """The solution file without markers and ``# Task:`` lines: the completed exercise."""
+    regions = parse_regions(text, filename, stem)
+    drop = {r.begin - 1 for r in regions} | {r.end - 1 for r in regions} | \
+        {r.task_line - 1 for r in regions if r.task_line}
+    lines = [line for index, line in enumerate(_split_lines(text)) if index not in drop]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def to_notebook(py_text: str, stem: str, source: str) -> str:
+    """The ipynb text of a percent-format file: python3 kernel, no outputs, fixed ids."""
+    import jupytext
+    import nbformat
+
+    notebook = jupytext.reads(py_text, fmt="py:percent")
+    notebook.metadata = nbformat.from_dict({
+        "attnkit": {"generated_from": source},
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": {"name": "python"},
+    })
+    for index, cell in enumerate(notebook.cells):
+        cell["id"] = f"{stem}-{index:02d}"
+        for key in _JUPYTEXT_CELL_KEYS:
+            cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    nbformat.validate(notebook)
+    text = nbformat.writes(notebook, version=4)
+    return text if text.endswith("\n") else text + "\n"
+
+
+# --------------------------------------------------------------------------- build
+
+
+def solution_files(kit_root: Path) -> list[Path]:
+    folder = Path(kit_root) / SOLUTIONS_DIR
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def generate(kit_root: Path) -> dict[Path, str]:
+    """Every generated file of the kit and its content (nothing is written)."""
+    kit_root = Path(kit_root)
+    outputs: dict[Path, str] = {}
+    for path in solution_files(kit_root):
+        source = f"{SOLUTIONS_DIR}/{path.name}"
+        stub = make_stub(path.read_text(encoding="utf-8"), source, path.stem, source=source)
+        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.py"] = stub
+        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.ipynb"] = to_notebook(stub, path.stem, source)
+    return outputs
+
+
+def _stale(kit_root: Path, outputs: dict[Path, str]) -> list[Path]:
+    """Generated exercises whose solution is gone (recognised by their generated marker)."""
+    import json
+
+    stale = []
+    folder = kit_root / EXERCISES_DIR
+    for path in sorted(folder.glob("*.py")) + sorted(folder.glob("*.ipynb")):
+        if path in outputs:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".py":
+                generated = any(_GENERATED_RE.match(line) for line in text.splitlines()[:30])
+            else:
+                generated = "generated_from" in json.loads(text).get("metadata", {}).get("attnkit", {})
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            continue
+        if generated:
+            stale.append(path)
+    return stale
+
+
+def build(kit_root: Path, check: bool = False) -> list[Path]:
+    """Regenerate ``exercises/`` from ``solutions/``; return the files changed.
+
+    With ``check=True`` nothing is written and the returned files are those that would
+    change (out of date, missing, or generated from a solution that no longer exists).
+    """
+    kit_root = Path(kit_root)
+    outputs = generate(kit_root)
+    changed: list[Path] = []
+    for path, content in outputs.items():
+        data = content.encode("utf-8")
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        changed.append(path)
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    for path in _stale(kit_root, outputs):
+        changed.append(path)
+        if not check:
+            path.unlink()
+    return sorted(changed)
+
+
+def render_solution_notebooks(kit_root: Path, out_dir: Path) -> list[Path]:
+    """Write the completed notebooks (solution code kept, markers removed) into ``out_dir``."""
+    kit_root, out_dir = Path(kit_root), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in solution_files(kit_root):
+        source = f"{SOLUTIONS_DIR}/{path.name}"
+        text = make_solution(path.read_text(encoding="utf-8"), source, path.stem)
+        target = out_dir / f"{path.stem}.ipynb"
+        target.write_bytes(to_notebook(text, path.stem, source).encode("utf-8"))
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="attnkit build",
+                                     description="Generate exercises/ (stubs and notebooks) from solutions/.")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if exercises/ is out of date")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="the kit's root folder (default: the one holding this package)")
+    args = parser.parse_args(argv)
+    try:
+        changed = build(args.root, check=args.check)
+    except BuildError as err:
+        print(f"attnkit build: {err}", file=sys.stderr)
+        return 2
+    root = args.root.resolve()
+    for path in changed:
+        try:
+            shown = path.resolve().relative_to(root)
+        except ValueError:
+            shown = path
+        print(f"{'out of date' if args.check else 'wrote'}: {shown}")
+    if args.check:
+        if changed:
+            print("exercises/ is out of date: run `attnkit build`", file=sys.stderr)
+            return 1
+        print("exercises/ is up to date")
+    elif not changed:
+        print("exercises/ was already up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

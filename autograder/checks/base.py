@@ -1,0 +1,190 @@
+"""What a check is, and the two kinds of implementation it can be run against.
+
+A check is data: an id, inputs made from a seeded generator, a `run` that calls the
+functions under test through an implementation, and a `compare` that says what differs
+and where. The same `run` is applied to the student's submission (through the sandbox),
+to the reference, and to the misconception mutants, so that diagnosis is "which
+implementation produces what the student produced".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from autograder.config import CourseConfig, Tolerance
+
+Inputs = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str                                   # "<stem>.<function>.<case>", also the course.yml key
+    title: str                                # what is checked, in a student's words
+    inputs: Callable[[np.random.Generator], Inputs]
+    run: Callable[[Any, Inputs], Any]         # (implementation, inputs) -> answer
+    compare: Callable[[Any, Any, "Context"], list[str]]  # (answer, expected, ctx) -> problems
+    random: bool = True                       # inputs depend on the seed
+    # How the expected answer is made, when not by `run` on the reference (e.g. a larger run).
+    expected_run: Callable[[Any, Inputs], Any] | None = None
+    # How diagnosis compares the student's answer with a mutant's, when `compare` cannot
+    # (a property check that ignores the expected answer). None: `compare` does.
+    match: Callable[[Any, Any, "Context"], list[str]] | None = None
+
+    @property
+    def exercise(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def task(self) -> str:
+        """The task id shared with the stub: "<stem>.<function>"."""
+        return ".".join(self.id.split(".")[:2])
+
+    @property
+    def function(self) -> str:
+        return self.id.split(".")[1]
+
+
+@dataclass
+class Context:
+    """What a comparison needs besides the two answers."""
+    course: CourseConfig
+    inputs: Inputs
+    dtypes: set[str] = field(default_factory=set)  # dtypes the student's arrays came in
+
+    @property
+    def tol(self) -> Tolerance:
+        loose = any(d in ("float32", "float16", "bfloat16") for d in self.dtypes) or any(
+            isinstance(v, np.ndarray) and v.dtype == np.float32 for v in self.inputs.values())
+        return self.course.tolerances.float32 if loose else self.course.tolerances.float64
+
+
+def rng_for(seed: int, check_id: str) -> np.random.Generator:
+    """Each check gets its own stream, stable across runs and independent of check order."""
+    digest = int.from_bytes(hashlib.sha256(check_id.encode()).digest()[:8], "big")
+    return np.random.default_rng([seed, digest])
+
+
+class StudentCallError(Exception):
+    """A call into the submission did not return a usable value (raised, hung, crashed...)."""
+
+    def __init__(self, function: str, status: str, message: str):
+        super().__init__(message)
+        self.function, self.status, self.message = function, status, message
+
+
+class ReferenceImplementation:
+    """The reference module of a stem, with some names replaced (that is what a mutant is)."""
+
+    def __init__(self, stem: str, overrides: dict[str, Any] | None = None):
+        self.stem = stem
+        self._module = importlib.import_module(f"reference.{stem}")
+        self._overrides = overrides or {}
+        self.dtypes: set[str] = set()
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._overrides[name] if name in self._overrides else getattr(self._module, name)
+
+    def value(self, name: str):
+        return np.asarray(self.__getattr__(name), dtype=np.float64)
+
+    def module_forward(self, class_name: str, init_args: list, state: dict[str, np.ndarray],
+                       x: np.ndarray, mask: np.ndarray | None = None):
+        import torch
+
+        cls = self.__getattr__(class_name)
+        torch.manual_seed(0)
+        module = cls(*init_args)
+        with torch.no_grad():
+            for name, arr in state.items():
+                layer, param = name.split(".")
+                getattr(getattr(module, layer), param).copy_(torch.from_numpy(np.asarray(arr)))
+            t_mask = None if mask is None else torch.from_numpy(np.asarray(mask))
+            out, weights = module(torch.from_numpy(np.asarray(x)), mask=t_mask)
+        return out.double().numpy(), weights.double().numpy()
+
+
+# ---------------------------------------------------------------- comparisons
+
+def _fmt_index(name: str, idx: tuple) -> str:
+    return f"{name}[{', '.join(str(int(i)) for i in idx)}]" if idx else name
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def array_problem(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance,
+                  *, atol: float | None = None) -> str | None:
+    """None when `got` matches `expected`; otherwise one sentence that says where it does not."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        hint = ""
+        if sorted(got.shape) == sorted(expected.shape):
+            hint = " (the same sizes in another order: an axis is swapped)"
+        return f"{name} has shape {got.shape}, expected {expected.shape}{hint}"
+    bad = ~np.isfinite(got) & np.isfinite(expected)
+    if bad.any():
+        idx = tuple(np.argwhere(bad)[0])
+        return (f"{_fmt_index(name, idx)} is {got[idx]} ({int(bad.sum())} of {got.size} entries are not finite)")
+    a_tol = tol.atol if atol is None else atol
+    r_tol = tol.rtol if atol is None else 0.0
+    close = np.isclose(got, expected, rtol=r_tol, atol=a_tol, equal_nan=True)
+    if close.all():
+        return None
+    err = np.where(close, 0.0, np.abs(got - expected))
+    idx = tuple(np.unravel_index(int(np.argmax(err)), err.shape)) if err.ndim else ()
+    n_bad = int((~close).sum())
+    tol_text = f"atol={a_tol:g}" if atol is not None else f"rtol={r_tol:g}, atol={a_tol:g}"
+    return (f"{n_bad} of {got.size} entries of {name} differ; the largest difference is at "
+            f"{_fmt_index(name, idx)}: expected {_fmt(expected[idx])}, got {_fmt(got[idx])} ({tol_text})")
+
+
+def weights_problem(name: str, got: np.ndarray) -> str | None:
+    """Properties every attention-weight array has, checked before the values: they say more."""
+    got = np.asarray(got, dtype=np.float64)
+    if got.ndim == 0 or not np.isfinite(got).all():
+        return None
+    sums = got.sum(axis=-1)
+    off = ~np.isclose(sums, 1.0, atol=1e-4)
+    if off.any():
+        idx = tuple(int(i) for i in np.argwhere(off)[0])
+        where = f"row {idx[-1]}" + (f" of batch index {idx[:-1]}" if len(idx) > 1 else "")
+        return (f"{where} of your {name} sums to {sums[idx]:.4g}, not 1: each query's weights "
+                f"over the keys (the last axis) must add up to 1")
+    if (got < -1e-12).any():
+        idx = tuple(np.argwhere(got < -1e-12)[0])
+        return f"{_fmt_index(name, idx)} is negative ({got[idx]:.4g}); attention weights are probabilities"
+    return None
+
+
+def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
+    """A compare for answers that are one array or a tuple of arrays named `names`.
+
+    Its `values_only` attribute compares the values alone, without the properties of weights
+    (rows summing to 1): diagnosis uses it to ask whether an answer is what a mutant gives.
+    """
+
+    def compare(answer, expected, ctx: Context) -> list[str]:
+        answers = (answer,) if len(names) == 1 else tuple(answer)
+        expecteds = (expected,) if len(names) == 1 else tuple(expected)
+        problems = []
+        for name, got, exp in zip(names, answers, expecteds):
+            problem = None
+            if name in weights and np.shape(got) == np.shape(exp):
+                problem = weights_problem(name, got)
+            problem = problem or array_problem(name, got, exp, ctx.tol)
+            if problem:
+                problems.append(problem)
+        return problems
+
+    if weights:
+        compare.values_only = compare_arrays(*names, weights=())
+    return compare

@@ -1,0 +1,65 @@
+"""Checks for causal_mask.py: the mask itself and attention that cannot see the future."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks.base import Check, Context, compare_arrays
+
+
+def _qkv(rng, batch: tuple[int, ...], seq: int, d: int):
+    return {name: rng.normal(size=(*batch, seq, d)) for name in ("Q", "K", "V")}   # (..., T, d)
+
+
+def _no_future_inputs(rng):
+    inp = _qkv(rng, (), 6, 4)
+    changed = 3                                   # tokens 3.. are replaced in the second call
+    K2, V2 = inp["K"].copy(), inp["V"].copy()
+    K2[changed:] = rng.normal(size=K2[changed:].shape)
+    V2[changed:] = rng.normal(size=V2[changed:].shape) * 5
+    return inp | {"K2": K2, "V2": V2, "changed": changed}
+
+
+def _no_future_run(impl, i):
+    out_a, _ = impl.causal_attention(i["Q"], i["K"], i["V"])
+    out_b, _ = impl.causal_attention(i["Q"], i["K2"], i["V2"])
+    return out_a, out_b
+
+
+def _no_future_compare(answer, expected, ctx: Context) -> list[str]:
+    out_a, out_b = (np.asarray(a, dtype=np.float64) for a in answer)
+    changed = ctx.inputs["changed"]
+    if out_a.shape != out_b.shape or out_a.ndim != 2:
+        return [f"causal_attention returned output of shape {out_a.shape} for Q, K, V of shape (6, 4)"]
+    for token in range(changed):
+        if not np.allclose(out_a[token], out_b[token], rtol=1e-7, atol=1e-9):
+            return [f"your output for token {token} changes when tokens {changed}..5 change: "
+                    f"position {token} attends to later positions"]
+    return []
+
+
+CHECKS = [
+    Check("causal_mask.create_causal_mask.values", "create_causal_mask(5): 1/True on and below the diagonal",
+          inputs=lambda rng: {"n": 5}, run=lambda impl, i: impl.create_causal_mask(i["n"]),
+          compare=compare_arrays("mask", weights=()), random=False),
+    Check("causal_mask.create_causal_mask.sizes", "create_causal_mask for seq_len 1 and 8",
+          inputs=lambda rng: {}, random=False,
+          run=lambda impl, i: (impl.create_causal_mask(1), impl.create_causal_mask(8)),
+          compare=compare_arrays("create_causal_mask(1)", "create_causal_mask(8)", weights=())),
+    Check("causal_mask.causal_attention.weights", "weights of causal attention over 6 tokens",
+          inputs=lambda rng: _qkv(rng, (), 6, 4),
+          run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"])[1],
+          compare=compare_arrays("weights")),
+    # d = seq on purpose: Q @ K without the transpose runs here, so it can be recognised.
+    Check("causal_mask.causal_attention.output", "output of causal attention over 5 tokens, d = 5",
+          inputs=lambda rng: _qkv(rng, (), 5, 5),
+          run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"])[0],
+          compare=compare_arrays("output", weights=())),
+    Check("causal_mask.causal_attention.no_future", "changing future tokens leaves earlier outputs unchanged",
+          inputs=_no_future_inputs, run=_no_future_run, compare=_no_future_compare,
+          match=compare_arrays("output", "output with the future changed", weights=())),
+    Check("causal_mask.causal_attention.batched", "batched inputs of shape (2, 3, 5, 4)",
+          inputs=lambda rng: _qkv(rng, (2, 3), 5, 4),
+          run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),
+          compare=compare_arrays("output", "weights")),
+]

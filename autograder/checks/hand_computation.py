@@ -1,0 +1,30 @@
+"""Checks for hand_computation.py: numbers typed by hand, each entry within 0.006."""
+
+from __future__ import annotations
+
+from autograder.checks.base import Check, Context, array_problem
+
+
+def _hand_compare(name: str):
+    def compare(answer, expected, ctx: Context) -> list[str]:
+        problem = array_problem(name, answer, expected, ctx.course.tolerances.float64,
+                                atol=ctx.course.tolerances.hand)
+        return [problem] if problem else []
+    return compare
+
+
+def _hand_check(part: str, name: str, title: str) -> Check:
+    return Check(f"hand_computation.{part}.{name.lower().removeprefix('csm_')}", title,
+                 inputs=lambda rng: {}, run=lambda impl, i: impl.value(name),
+                 compare=_hand_compare(name), random=False)
+
+
+CHECKS = [
+    _hand_check("part_a", "SCORES", "Part A: SCORES = Q @ K^T"),
+    _hand_check("part_a", "SCALED_SCORES", "Part A: SCALED_SCORES = SCORES / sqrt(2)"),
+    _hand_check("part_a", "WEIGHTS", "Part A: WEIGHTS, the row-wise softmax"),
+    _hand_check("part_a", "OUTPUT", "Part A: OUTPUT = WEIGHTS @ V"),
+    _hand_check("part_b", "CSM_SCORES", "Part B (cat sat mat): CSM_SCORES = X @ X^T"),
+    _hand_check("part_b", "CSM_WEIGHTS", "Part B: CSM_WEIGHTS, softmax of the scores / sqrt(4)"),
+    _hand_check("part_b", "CSM_OUTPUT", "Part B: CSM_OUTPUT = CSM_WEIGHTS @ X"),
+]

@@ -1,0 +1,101 @@
+"""Checks for multihead.py: head split/merge, multi-head attention, and the torch module."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks.base import Check, Context, compare_arrays
+
+
+def _position_coded(batch: int, seq: int, d_model: int) -> np.ndarray:
+    """x[b, t, f] = 1000 b + 100 t + f: every value says where it came from."""
+    b, t, f = np.meshgrid(np.arange(batch), np.arange(seq), np.arange(d_model), indexing="ij")
+    return (1000.0 * b + 100.0 * t + f)                               # (B, T, d_model)
+
+
+def _weights(rng, d_model: int) -> dict[str, np.ndarray]:
+    scale = 1 / np.sqrt(d_model)
+    return {name: rng.normal(scale=scale, size=(d_model, d_model)) for name in ("W_q", "W_k", "W_v", "W_o")}
+
+
+def _mha_inputs(rng, batch=2, seq=5, d_model=12, heads=3, masked=False):
+    inp = {"X": rng.normal(size=(batch, seq, d_model)), "num_heads": heads} | _weights(rng, d_model)
+    if masked:
+        inp["mask"] = np.tril(np.ones((seq, seq), dtype=bool))            # (T, T), broadcast over B, h
+    return inp
+
+
+def _mha(impl, i):
+    args = (i["X"], i["W_q"], i["W_k"], i["W_v"], i["W_o"], i["num_heads"])
+    return impl.multi_head_attention(*args, mask=i["mask"]) if "mask" in i else impl.multi_head_attention(*args)
+
+
+def _module_inputs(rng, batch=2, seq=5, d_model=8, heads=2, masked=False):
+    state = {}
+    for layer in ("W_q", "W_k", "W_v", "W_o"):
+        state[f"{layer}.weight"] = rng.normal(scale=0.4, size=(d_model, d_model)).astype(np.float32)
+        state[f"{layer}.bias"] = rng.normal(scale=0.1, size=(d_model,)).astype(np.float32)
+    inp = {"init": [d_model, heads], "state": state,
+           "x": rng.normal(size=(batch, seq, d_model)).astype(np.float32)}
+    if masked:
+        inp["mask"] = np.tril(np.ones((seq, seq), dtype=bool))
+    return inp
+
+
+def _module(impl, i):
+    return impl.module_forward("MultiHeadAttention", i["init"], i["state"], i["x"], i.get("mask"))
+
+
+def _structure_compare(answer, expected, ctx: Context) -> list[str]:
+    out, weights = answer
+    batch, seq, d_model = ctx.inputs["x"].shape
+    heads = ctx.inputs["init"][1]
+    problems = []
+    if np.shape(out) != (batch, seq, d_model):
+        problems.append(f"forward's output has shape {np.shape(out)}, expected (batch, seq, d_model) = "
+                        f"{(batch, seq, d_model)}")
+    if np.shape(weights) != (batch, heads, seq, seq):
+        problems.append(f"forward's weights have shape {np.shape(weights)}, expected (batch, num_heads, seq, seq)"
+                        f" = {(batch, heads, seq, seq)}")
+    return problems
+
+
+def _same_shapes(answer, mutant, ctx: Context) -> list[str]:
+    """Diagnosis of the structure check: a mutant fits when it returns the same shapes."""
+    return [f"{name} shape {np.shape(a)} != {np.shape(b)}" for name, a, b in zip(("output", "weights"), answer, mutant)
+            if np.shape(a) != np.shape(b)]
+
+
+CHECKS = [
+    Check("multihead.split_heads.values", "split_heads on (2, 5, 12) with 3 heads gives (2, 3, 5, 4)",
+          inputs=lambda rng: {"x": rng.normal(size=(2, 5, 12))},
+          run=lambda impl, i: impl.split_heads(i["x"], 3), compare=compare_arrays("split", weights=())),
+    Check("multihead.split_heads.layout", "head h holds features h*d_head ... (h+1)*d_head - 1 of every position",
+          inputs=lambda rng: {"x": _position_coded(1, 4, 8)}, random=False,
+          run=lambda impl, i: impl.split_heads(i["x"], 2), compare=compare_arrays("split", weights=())),
+    Check("multihead.merge_heads.values", "merge_heads on (2, 3, 4, 5) gives (2, 4, 15)",
+          inputs=lambda rng: {"x": rng.normal(size=(2, 3, 4, 5))},
+          run=lambda impl, i: impl.merge_heads(i["x"]), compare=compare_arrays("merged", weights=())),
+    Check("multihead.merge_heads.round_trip", "merge_heads(split_heads(x, 4)) gives x back",
+          inputs=lambda rng: {"x": _position_coded(2, 3, 8)}, random=False,
+          run=lambda impl, i: impl.merge_heads(impl.split_heads(i["x"], 4)),
+          compare=compare_arrays("merge_heads(split_heads(x))", weights=())),
+    Check("multihead.multi_head_attention.output", "output of 3-head attention, d_model = 12",
+          inputs=_mha_inputs, run=lambda impl, i: _mha(impl, i)[0], compare=compare_arrays("output", weights=())),
+    Check("multihead.multi_head_attention.weights", "per-head weights (batch, num_heads, seq, seq)",
+          inputs=lambda rng: _mha_inputs(rng, batch=2, seq=4, d_model=8, heads=2),
+          run=lambda impl, i: _mha(impl, i)[1], compare=compare_arrays("weights")),
+    Check("multihead.multi_head_attention.mask", "a (seq, seq) causal mask broadcast over batch and heads",
+          inputs=lambda rng: _mha_inputs(rng, masked=True), run=_mha, compare=compare_arrays("output", "weights")),
+    Check("multihead.MultiHeadAttention.structure",
+          "MultiHeadAttention(8, 2) has W_q, W_k, W_v, W_o as nn.Linear(8, 8) and forward returns the right shapes",
+          inputs=_module_inputs, run=_module, compare=_structure_compare, match=_same_shapes),
+    Check("multihead.MultiHeadAttention.matches_torch",
+          "forward agrees with torch.nn.MultiheadAttention given the same weights",
+          inputs=lambda rng: _module_inputs(rng, batch=3, seq=6, d_model=12, heads=3),
+          run=_module, compare=compare_arrays("output", "weights")),
+    # seq = d_head on purpose: q @ k without the transpose runs here, so it can be recognised.
+    Check("multihead.MultiHeadAttention.mask", "forward with a causal mask (1 = attend)",
+          inputs=lambda rng: _module_inputs(rng, seq=4, masked=True), run=_module,
+          compare=compare_arrays("output", "weights")),
+]

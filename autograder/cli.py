@@ -1,0 +1,125 @@
+"""attnkit: check one submission, grade a class, build the exercises from the solutions."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from autograder.config import DEFAULT_COURSE, KIT_ROOT, ConfigError, load_course
+
+
+def _course(args):
+    from autograder.checks import check_ids
+
+    return load_course(args.course, known_checks=check_ids())
+
+
+def cmd_check(args, console: Console) -> int:
+    course = _course(args)
+    from autograder.grading import grade_submission, limits_for
+    from autograder.reports.gradescope import to_gradescope
+    from autograder.reports.table import print_report
+    from autograder.results import dumps, write_atomic
+    from autograder.sandbox import Sandbox
+
+    folder = Path(args.submission) if args.submission else Path("exercises")
+    if not folder.is_dir():
+        console.print(f"[red]{folder}: no such folder[/] (give the folder with your exercise files: "
+                      f"attnkit check --submission DIR)")
+        return 2
+    stems = tuple(args.exercise) if args.exercise else None
+    unknown = [s for s in (stems or ()) if s not in course.exercises]
+    if unknown:
+        console.print(f"[red]--exercise {unknown[0]}: no such exercise[/] (one of {', '.join(course.exercises)})")
+        return 2
+    with Sandbox(limits_for(course)) as sandbox:
+        result = grade_submission(folder, course, sandbox, student=args.name or folder.resolve().name, stems=stems)
+    print_report(result, console, show_hidden=course.show_hidden)
+    if args.json:
+        write_atomic(Path(args.json), dumps(to_gradescope(result, show_hidden=course.show_hidden)))
+        console.print(f"[dim]wrote {args.json}[/]")
+    return 0 if result.score == result.max_score else 1
+
+
+def cmd_grade(args, console: Console) -> int:
+    course = _course(args)
+    from autograder.classroom import grade_class
+    from autograder.reports.summary import print_summary
+    from autograder.progress import ClassProgress
+
+    class_dir, out = Path(args.class_dir), Path(args.out)
+    if not class_dir.is_dir():
+        console.print(f"[red]{class_dir}: no such folder[/]")
+        return 2
+    jobs = args.jobs or max(1, os.cpu_count() or 1)
+    with ClassProgress(console) as progress:
+        results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
+                              on_result=progress.advance, on_start=progress.start)
+    print_summary(results, course, console, out)
+    return 0
+
+
+def cmd_build(args, console: Console) -> int:
+    from autograder.build import build
+
+    changed = build(KIT_ROOT, check=args.check)
+    if args.check:
+        if changed:
+            console.print("[red]exercises/ is out of date with solutions/[/]: " +
+                          ", ".join(str(p.relative_to(KIT_ROOT)) for p in changed) + "\nrun `attnkit build`")
+            return 1
+        console.print("exercises/ is up to date")
+        return 0
+    for path in changed:
+        console.print(f"wrote {path.relative_to(KIT_ROOT)}")
+    if not changed:
+        console.print("exercises/ was already up to date")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
+    p.add_argument("--course", type=Path, default=DEFAULT_COURSE,
+                   help="the course file (default: the kit's course.yml)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="grade one submission and print a score table")
+    check.add_argument("--submission", metavar="DIR", help="folder with the exercise files (default: exercises/)")
+    check.add_argument("--json", metavar="FILE", help="also write Gradescope's results.json to FILE")
+    check.add_argument("--exercise", action="append", metavar="STEM", help="only this exercise (repeatable)")
+    check.add_argument("--name", help="the student's name in the report (default: the folder's name)")
+    check.set_defaults(func=cmd_check)
+
+    grade = sub.add_parser("grade", help="grade a class: one folder per student")
+    grade.add_argument("class_dir", metavar="CLASS_DIR")
+    grade.add_argument("--out", required=True, metavar="OUT", help="where grades.csv and results/ are written")
+    grade.add_argument("--jobs", type=int, default=0, help="submissions graded at once (default: one per core)")
+    grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
+    grade.set_defaults(func=cmd_grade)
+
+    build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
+    build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
+    build.set_defaults(func=cmd_build)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    console = Console(highlight=False)
+    try:
+        return args.func(args, console)
+    except ConfigError as err:
+        print(f"attnkit: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attnkit: interrupted; results written so far are kept (run the same command to resume)",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

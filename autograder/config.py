@@ -1,0 +1,152 @@
+"""course.yml: load, validate, and say where a mistake is (file, key path, line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+KIT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_COURSE = KIT_ROOT / "course.yml"
+
+
+class ConfigError(Exception):
+    """A course.yml that cannot be used; the message names the key and line."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LimitsConfig(_Strict):
+    call_timeout: float = Field(10.0, gt=0, le=3600)
+    import_timeout: float = Field(20.0, gt=0, le=3600)
+    memory_mb: int = Field(2048, ge=64, le=1 << 20)
+    cpu_seconds: int = Field(120, ge=1, le=86400)
+    max_processes: int = Field(32, ge=1, le=4096)
+    output_kb: int = Field(1024, ge=1, le=1 << 20)
+
+
+class Tolerance(_Strict):
+    rtol: float = Field(ge=0, le=1)
+    atol: float = Field(ge=0, le=1)
+
+
+class ScalingTolerance(_Strict):
+    std_rel: float = Field(0.15, gt=0, lt=1)
+    entropy_slack: float = Field(0.05, ge=0, lt=1)
+
+
+class Tolerances(_Strict):
+    float64: Tolerance = Tolerance(rtol=1e-5, atol=1e-8)
+    float32: Tolerance = Tolerance(rtol=1e-4, atol=1e-5)
+    hand: float = Field(0.006, gt=0, lt=1)
+    scaling: ScalingTolerance = ScalingTolerance()
+
+    def for_dtype(self, dtype: str | None) -> Tolerance:
+        """float64 answers get the tight tolerance; float32, float16 and torch modules the loose one."""
+        return self.float64 if dtype in (None, "float64", "list", "int64", "int32", "bool") else self.float32
+
+
+class CheckConfig(_Strict):
+    points: float = Field(ge=0, le=1000)
+    hidden: bool = False
+
+
+class ExerciseConfig(_Strict):
+    title: str
+    checks: dict[str, Union[CheckConfig, float]]
+
+    @field_validator("checks")
+    @classmethod
+    def _points_only_shorthand(cls, checks):
+        return {cid: c if isinstance(c, CheckConfig) else CheckConfig(points=c) for cid, c in checks.items()}
+
+
+class CourseConfig(_Strict):
+    course: str
+    assignment: str = "self_attention"
+    seed: int = Field(ge=0, lt=2**63)
+    limits: LimitsConfig = LimitsConfig()
+    tolerances: Tolerances = Tolerances()
+    hints: Literal["diagnose", "generic", "off"] = "diagnose"
+    show_hidden: bool = False
+    exercises: dict[str, ExerciseConfig]
+
+    def check(self, check_id: str) -> CheckConfig:
+        stem = check_id.split(".", 1)[0]
+        return self.exercises[stem].checks[check_id]
+
+    def max_points(self, stem: str) -> float:
+        return sum(c.points for c in self.exercises[stem].checks.values())
+
+
+def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
+    """Follow a pydantic error location through the YAML node tree to a 1-based line."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if k.value == str(key)), None)
+            if match is None:
+                break
+            node = match[1]
+            line = match[0].start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[str]] | None = None) -> CourseConfig:
+    """Read and validate course.yml. `known_checks` ({stem: [check ids]}) lets the loader
+    reject ids that no check implements and report checks that have no points."""
+    path = Path(path) if path is not None else DEFAULT_COURSE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: expected a mapping of settings (course, seed, exercises, ...)")
+    try:
+        course = CourseConfig.model_validate(data)
+    except ValidationError as err:
+        lines = []
+        for e in err.errors():
+            loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
+            key = ".".join(str(p) for p in loc) or "(top level)"
+            line = _line_of(root, loc)
+            lines.append(f"{path}:{line}: {key}: {e['msg']}")
+        raise ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines))) from None
+    if known_checks is not None:
+        _check_ids_match(course, known_checks, path, root)
+    return course
+
+
+def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root) -> None:
+    problems = []
+    for stem, ex in course.exercises.items():
+        if stem not in known:
+            problems.append(f"{path}:{_line_of(root, ('exercises', stem))}: exercises.{stem}: "
+                            f"no such exercise (known: {', '.join(known)})")
+            continue
+        for cid in ex.checks:
+            if cid not in known[stem]:
+                problems.append(f"{path}:{_line_of(root, ('exercises', stem, 'checks', cid))}: "
+                                f"exercises.{stem}.checks.{cid}: no such check")
+        for cid in known[stem]:
+            if cid not in ex.checks:
+                problems.append(f"{path}:{_line_of(root, ('exercises', stem, 'checks'))}: "
+                                f"exercises.{stem}.checks: no points given for {cid} (give it 0 to drop it)")
+    if problems:
+        raise ConfigError("invalid course file\n  " + "\n  ".join(problems))

@@ -1,0 +1,183 @@
+"""The walk through the rooms for one submission: load -> sandbox -> checks -> results.
+
+`attnkit check`, `attnkit grade` and the pytest plugin all call `grade_submission`; none
+of them re-implements a room.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import reference
+from autograder.checks import CHECKS
+from autograder.checks.base import Check, Context, ReferenceImplementation, StudentCallError, rng_for
+from autograder.config import CourseConfig
+from autograder.contract import PROVIDED, RETURNS
+from autograder.diagnosis import diagnose
+from autograder.load import LoadError, SourceFile, load_submission
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult
+from autograder.sandbox import Limits, Sandbox
+
+NOT_IMPLEMENTED = "NotImplementedError"
+
+
+def limits_for(course: CourseConfig) -> Limits:
+    lim = course.limits
+    return Limits(call_timeout=lim.call_timeout, import_timeout=lim.import_timeout, memory_mb=lim.memory_mb,
+                  cpu_seconds=lim.cpu_seconds, max_processes=lim.max_processes, output_bytes=lim.output_kb * 1024)
+
+
+def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,
+                     stems: tuple[str, ...] | None = None) -> SubmissionResult:
+    started = time.monotonic()
+    stems = tuple(course.exercises) if stems is None else stems
+    sources = load_submission(Path(folder), stems)
+    exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox) for stem in stems)
+    return SubmissionResult(student=student or Path(folder).name, exercises=exercises, seed=course.seed,
+                            assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
+
+
+def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
+                   sandbox: Sandbox) -> ExerciseResult:
+    checks = CHECKS[stem]
+    title = course.exercises[stem].title
+    if isinstance(loaded, LoadError):
+        status = "missing" if loaded.missing else "error"
+        return ExerciseResult(stem, title, tuple(_unanswered(c, course, status, loaded.message) for c in checks),
+                              graded_file=loaded.filename)
+    provided = {s: src for s, src in reference.module_sources().items() if s in PROVIDED[stem]}
+    with sandbox.session(stem, loaded.source, loaded.filename, provided=provided) as session:
+        if session.import_outcome.status != "ok":
+            why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
+            results = tuple(_unanswered(c, course, "error", why) for c in checks)
+        else:
+            student = StudentImplementation(session, stem, loaded.filename)
+            results = tuple(run_check(check, student, course) for check in checks)
+    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=loaded.note)
+
+
+def _unanswered(check: Check, course: CourseConfig, status: str, message: str) -> CheckResult:
+    cfg = course.check(check.id)
+    return CheckResult(check.id, check.exercise, check.title, status, 0.0, cfg.points, message, hidden=cfg.hidden)
+
+
+def check_inputs(check: Check, course: CourseConfig) -> dict[str, Any]:
+    return check.inputs(rng_for(course.seed, check.id))
+
+
+@lru_cache(maxsize=256)
+def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+    """Inputs and the reference's answer: the same for every student, so made once per run."""
+    inputs = check.inputs(rng_for(seed, check.id))
+    make = check.expected_run or check.run
+    return inputs, make(ReferenceImplementation(check.exercise), inputs)
+
+
+def run_check(check: Check, student: "StudentImplementation", course: CourseConfig) -> CheckResult:
+    cfg = course.check(check.id)
+    inputs, expected = _expected(check, course.seed)
+
+    def result(status, message="", hint="", misconceptions=()):
+        score = cfg.points if status == "passed" else 0.0
+        return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
+                           tuple(misconceptions), cfg.hidden)
+
+    student.dtypes.clear()
+    try:
+        answer = check.run(student, inputs)
+    except StudentCallError as err:
+        status = {"not_implemented": "not_implemented", "bad_return": "failed"}.get(err.status, "error")
+        return result(status, err.message)
+    except (TypeError, ValueError, IndexError) as err:
+        # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
+        return result("failed", f"the returned value has the wrong structure: {err}")
+    ctx = Context(course=course, inputs=inputs, dtypes=set(student.dtypes))
+    try:
+        problems = check.compare(answer, expected, ctx)
+    except (TypeError, ValueError, KeyError, IndexError) as err:
+        problems = [f"the returned value could not be compared: {type(err).__name__}: {err}"]
+    if not problems:
+        return result("passed")
+    found = diagnose(check, inputs, answer, ctx) if course.hints == "diagnose" else None
+    message = "; ".join(problems)
+    if found is None:
+        return result("failed", message)
+    return result("failed", message, found.hint, found.ids)
+
+
+class StudentImplementation:
+    """The submission's functions, called through the sandbox. Each call returns plain data or
+    raises StudentCallError; a function that hung is not called again (it would hang again)."""
+
+    def __init__(self, session, stem: str, filename: str):
+        self._session, self._stem, self._filename = session, stem, filename
+        self._timed_out: set[str] = set()
+        self._cache: dict[tuple, Any] = {}
+        self.dtypes: set[str] = set()
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def _call(self, name: str, args: tuple, kwargs: dict):
+        key = _cache_key(name, args, kwargs)
+        if key is not None and key in self._cache:
+            return self._unwrap(name, self._cache[key])
+        self._not_after_timeout(name)
+        outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
+        if key is not None:
+            self._cache[key] = outcome
+        return self._unwrap(name, outcome)
+
+    def value(self, name: str):
+        outcome = self._session.attribute(name, returns="array")
+        if outcome.status == "bad_return" and "NoneType" in outcome.message:
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
+        return self._unwrap(name, outcome)
+
+    def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None):
+        self._not_after_timeout(class_name)
+        kwargs = {} if mask is None else {"mask": mask}
+        outcome = self._session.call_module(class_name, init_args=list(init_args), init_kwargs={}, state=state,
+                                            forward_args=[x], forward_kwargs=kwargs,
+                                            returns=RETURNS[self._stem][class_name])
+        return self._unwrap(class_name, outcome)
+
+    def _not_after_timeout(self, name: str) -> None:
+        if name in self._timed_out:
+            raise StudentCallError(name, "timeout", f"not run: an earlier call to {name} timed out")
+
+    def _unwrap(self, name: str, outcome):
+        if outcome.status == "ok":
+            dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
+            self.dtypes.update(d for d in dtypes if d)
+            return outcome.value
+        message = outcome.message or outcome.status
+        if outcome.status == "raised" and message.startswith(NOT_IMPLEMENTED):
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
+        if outcome.status == "timeout":
+            self._timed_out.add(name)
+        text = {
+            "missing": f"{self._filename} defines no {name}",
+            "raised": f"{name} raised {message}",
+            "timeout": f"{name} did not return within the time limit ({message})",
+            "crashed": f"{name} crashed the process: {message}",
+            "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
+            "not_run": f"{self._filename} could not be run: {message}",
+        }.get(outcome.status, f"{name}: {message}")
+        raise StudentCallError(name, outcome.status, text)
+
+
+def _cache_key(name: str, args: tuple, kwargs: dict):
+    """Calls with only scalar arguments (the scaling experiment) are made once per session."""
+    values = list(args) + list(kwargs.values())
+    flat = [v for x in values for v in (x if isinstance(x, tuple) else (x,))]
+    if all(isinstance(v, (int, float, str, type(None))) for v in flat):
+        return (name, repr(args), repr(sorted(kwargs.items())))
+    return None

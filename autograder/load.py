@@ -1,0 +1,145 @@
+"""Room 1: a submission folder becomes source text per stem, or a LoadError that says why not.
+
+Nothing is executed here. Notebooks become the concatenation of their code cells, with
+IPython magics (`%time`, `%%capture`) and shell lines (`!pip install`) dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.contract import STEMS
+
+MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    stem: str
+    filename: str        # the file the source came from: "attention.py" or "attention.ipynb"
+    source: str          # Python source, as it will be executed
+    note: str = ""       # e.g. why this file was chosen over another
+
+
+@dataclass(frozen=True)
+class LoadError:
+    stem: str
+    filename: str | None  # None: no file for this stem
+    message: str
+
+    @property
+    def missing(self) -> bool:
+        return self.filename is None
+
+
+def load_submission(folder: Path, stems: tuple[str, ...] = STEMS) -> dict[str, SourceFile | LoadError]:
+    folder = Path(folder)
+    return {stem: load_stem(folder, stem) for stem in stems}
+
+
+def _is_file(path: Path) -> bool:
+    # A symlink is never followed: it could point at another student's work or the kit.
+    return path.is_file() and not path.is_symlink()
+
+
+def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
+    candidates = [p for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if _is_file(p)]
+    if not candidates:
+        linked = [p.name for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if p.is_symlink()]
+        why = f"{linked[0]} is a symbolic link; submit the file itself" if linked else \
+            f"no {stem}.py or {stem}.ipynb in the submission"
+        return LoadError(stem, linked[0] if linked else None, why)
+    note = ""
+    if len(candidates) == 2:
+        candidates.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        note = f"both {stem}.py and {stem}.ipynb were found; graded {candidates[0].name}, the one modified last"
+    path = candidates[0]
+    result = read_source(path, stem)
+    if isinstance(result, LoadError):
+        return result
+    return SourceFile(stem, path.name, result, note)
+
+
+def read_source(path: Path, stem: str) -> str | LoadError:
+    name = path.name
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            return LoadError(stem, name, f"{name} is {size / 1e6:.1f} MB; the limit is {MAX_BYTES / 1e6:.0f} MB "
+                                         f"(clear the notebook's outputs and submit again)")
+        data = path.read_bytes()
+    except OSError as err:
+        return LoadError(stem, name, f"{name} cannot be read: {err.strerror or err}")
+    if not data.strip():
+        return LoadError(stem, name, f"{name} is empty")
+    if b"\x00" in data:
+        return LoadError(stem, name, f"{name} is a binary file, not Python source or a notebook")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
+                                     f"save it as UTF-8")
+    if path.suffix == ".ipynb":
+        source = notebook_source(text, name)
+        if isinstance(source, str):
+            text = source
+        else:
+            return LoadError(stem, name, source[0])
+    problem = syntax_problem(text, name)
+    return LoadError(stem, name, problem) if problem else text
+
+
+def notebook_source(text: str, name: str) -> str | tuple[str]:
+    """The code of a notebook, cell after cell; or (message,) when it is not a usable notebook."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        return (f"{name} is not a valid notebook: invalid JSON at line {err.lineno}, column {err.colno} "
+                f"({err.msg})",)
+    if not isinstance(raw, dict) or "cells" not in raw:
+        return (f"{name} is JSON but not a Jupyter notebook (no 'cells')",)
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as err:  # nbformat raises several types for one thing: not a notebook
+        return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
+    cells = []
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(source)
+        cells.append(strip_ipython(str(source)))
+    return "\n\n".join(cells) + "\n"
+
+
+def strip_ipython(cell: str) -> str:
+    """Drop what only IPython understands: cell magics drop the cell, line magics and shell lines the line."""
+    if cell.lstrip().startswith("%%"):
+        return ""
+    out = []
+    for line in cell.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and stripped[:-1].isidentifier()):
+            indent = line[: len(line) - len(stripped)]
+            out.append(f"{indent}pass  # IPython-only line dropped by the grader")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def syntax_problem(source: str, name: str) -> str | None:
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as err:
+        where = f"line {err.lineno}" if err.lineno else "an unknown line"
+        text = f": {err.text.strip()}" if err.text and err.text.strip() else ""
+        return f"{name} has a syntax error at {where} ({err.msg}){text}"
+    except (ValueError, RecursionError, MemoryError) as err:
+        return f"{name} cannot be compiled: {type(err).__name__}"
+    return None

@@ -1,0 +1,59 @@
+"""The one-screen class summary at the end of `attnkit grade`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from autograder.config import CourseConfig
+from autograder.results import SubmissionResult
+
+
+def print_summary(results: list[SubmissionResult], course: CourseConfig, console: Console, out: Path) -> None:
+    n = len(results)
+    table = Table(title=f"{course.assignment}: {n} submissions", title_justify="left")
+    table.add_column("exercise")
+    table.add_column("mean", justify="right")
+    table.add_column("max", justify="right")
+    table.add_column("full marks", justify="right")
+    for stem in course.exercises:
+        scores = [r.exercise(stem).score for r in results]
+        top = course.max_points(stem)
+        mean = sum(scores) / n if n else 0.0
+        table.add_row(stem, f"{mean:.2f}", f"{top:g}", f"{sum(s == top for s in scores)}/{n}")
+    totals = [r.score for r in results]
+    table.add_section()
+    table.add_row("[bold]total[/]", f"{sum(totals) / n if n else 0:.2f}",
+                  f"{sum(course.max_points(s) for s in course.exercises):g}",
+                  f"{sum(r.score == r.max_score for r in results)}/{n}")
+    console.print(table)
+
+    failures = Counter(c.check_id for r in results for c in r.checks if c.status in ("failed", "error"))
+    if failures:
+        console.print("\n[bold]most frequent failures[/]")
+        for check_id, count in failures.most_common(5):
+            console.print(f"  {count:4d}  {check_id}")
+    misconceptions = Counter(m for r in results for c in r.checks for m in c.misconceptions)
+    if misconceptions:
+        console.print("\n[bold]misconceptions to re-teach[/] (students showing each)")
+        per_student = Counter(m for r in results for m in {m for c in r.checks for m in c.misconceptions})
+        for mis, count in per_student.most_common(8):
+            console.print(f"  {count:4d}  {mis}")
+    troubled = sorted({(r.student, e.stem, _why(e)) for r in results for e in r.exercises if _why(e)})
+    if troubled:
+        console.print("\n[bold]code that crashed, hung or could not be read[/]")
+        for student, stem, why in troubled[:20]:
+            console.print(f"  {student} / {stem}: {why}", markup=False)
+        if len(troubled) > 20:
+            console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})")
+    console.print(f"\n[dim]wrote {out / 'grades.csv'} and {out / 'results'}/<student>.json[/]")
+
+
+def _why(exercise) -> str:
+    for c in exercise.checks:
+        if c.status == "error":
+            return c.message.splitlines()[0][:120]
+    return ""

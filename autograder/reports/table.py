@@ -1,0 +1,53 @@
+"""The terminal report of `attnkit check`: a score table, then each failed check with what and where."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from autograder.results import SubmissionResult
+
+MARK = {"passed": "[green]ok[/]", "failed": "[red]wrong[/]", "error": "[red]error[/]",
+        "not_implemented": "[yellow]todo[/]", "missing": "[yellow]missing[/]"}
+
+
+def _pts(x: float) -> str:
+    return f"{x:g}"
+
+
+def print_report(result: SubmissionResult, console: Console, *, show_hidden: bool = False) -> None:
+    table = Table(title=f"{result.assignment}: {result.student}", title_justify="left")
+    table.add_column("exercise")
+    table.add_column("file")
+    table.add_column("checks passed", justify="right")
+    table.add_column("score", justify="right")
+    for ex in result.exercises:
+        passed = sum(c.passed for c in ex.checks)
+        table.add_row(ex.stem, ex.graded_file or "-", f"{passed}/{len(ex.checks)}",
+                      f"{_pts(ex.score)}/{_pts(ex.max_score)}")
+    table.add_section()
+    table.add_row("[bold]total[/]", "", f"{sum(c.passed for c in result.checks)}/{len(result.checks)}",
+                  f"[bold]{_pts(result.score)}/{_pts(result.max_score)}[/]")
+    console.print(table)
+    for ex in result.exercises:
+        if ex.note:
+            console.print(f"[dim]{ex.stem}: {ex.note}[/]")
+        failed = [c for c in ex.checks if not c.passed]
+        if not failed:
+            continue
+        if all(c.status in ("missing", "not_implemented") for c in failed) and len(failed) == len(ex.checks):
+            console.print(f"\n[bold]{ex.stem}[/]: {failed[0].message}", highlight=False)
+            continue
+        console.print(f"\n[bold]{ex.stem}[/]")
+        for c in failed:
+            head = f"  {MARK[c.status]} {c.check_id} [dim]({c.title})[/]"
+            console.print(head, highlight=False)
+            if c.hidden and not show_hidden:
+                console.print("      a hidden check; its details are shown after grading", highlight=False)
+                continue
+            console.print(f"      {c.message}", highlight=False, markup=False)
+            if c.hint:
+                console.print(f"      hint: {c.hint}", highlight=False, markup=False)
+            if c.misconceptions:
+                console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
+    console.print(f"\n[dim]seed {result.seed}; checks run with the same seed give the same inputs[/]")

@@ -1,0 +1,108 @@
+"""Results as data: one CheckResult per check, added up in one place (SubmissionResult)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+# passed: full points. failed: the answer is wrong. error: the code raised, hung or crashed.
+# not_implemented: the stub is untouched. missing: no file for this exercise.
+Status = Literal["passed", "failed", "error", "not_implemented", "missing"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check_id: str
+    exercise: str
+    title: str
+    status: Status
+    score: float
+    max_score: float
+    message: str = ""
+    hint: str = ""
+    misconceptions: tuple[str, ...] = ()
+    hidden: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    stem: str
+    title: str
+    checks: tuple[CheckResult, ...]
+    graded_file: str | None = None  # which file was graded ("attention.ipynb"), None when missing
+    note: str = ""                  # e.g. "both attention.py and attention.ipynb found; graded the newer"
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.max_score for c in self.checks)
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    student: str
+    exercises: tuple[ExerciseResult, ...]
+    seed: int
+    assignment: str = "self_attention"
+    duration_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(e.score for e in self.exercises)
+
+    @property
+    def max_score(self) -> float:
+        return sum(e.max_score for e in self.exercises)
+
+    def exercise(self, stem: str) -> ExerciseResult:
+        return next(e for e in self.exercises if e.stem == stem)
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        return [c for e in self.exercises for c in e.checks]
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"score": self.score, "max_score": self.max_score}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SubmissionResult":
+        exercises = tuple(
+            ExerciseResult(
+                stem=e["stem"], title=e["title"], graded_file=e.get("graded_file"), note=e.get("note", ""),
+                checks=tuple(CheckResult(**(c | {"misconceptions": tuple(c.get("misconceptions", ()))}))
+                             for c in e["checks"]),
+            )
+            for e in data["exercises"]
+        )
+        return cls(student=data["student"], exercises=exercises, seed=data["seed"],
+                   assignment=data.get("assignment", "self_attention"), duration_s=data.get("duration_s", 0.0))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that a reader (or a crash) sees the old content or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(data) -> str:
+    return json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n"

@@ -1,0 +1,415 @@
+"""The catalogue of misconceptions: each one a small wrong implementation (a "mutant") of the
+reference, with the hint a student gets when their answers match it.
+
+Adding a misconception is adding one entry to CATALOGUE. One entry per (id, exercise); an
+entry may carry `alternatives` (the same mistake made in another honest way, e.g. a fully
+blocked row that becomes nan with a -inf fill instead of uniform with -1e9), and a
+`matches` predicate for mistakes that are a property of the answer rather than one exact
+answer (hand-typed numbers that are close but not close enough, a statistic off by a
+factor of sqrt(d) in a random experiment). The mutant functions live in reference/mutants.py.
+
+A hint says what went wrong, where to look, and gives a nudge; it never holds code to copy.
+The grader puts a sentence about what it saw in the student's answer before it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from . import mutants as mu
+
+Overrides = Callable[[], dict]
+
+
+@dataclass(frozen=True)
+class Misconception:
+    id: str                                    # the contract's id, e.g. "no_scaling"
+    stem: str                                  # the exercise it belongs to
+    hint: str                                  # what went wrong, where to look, a nudge; no code
+    overrides: Overrides                       # names of the reference replaced by wrong versions
+    checks: tuple[str, ...] = ()               # check-id prefixes it applies to ("" = all of the stem)
+    alternatives: tuple[Overrides, ...] = ()   # the same mistake made another way (other mutants)
+    # (answer, expected, ctx, check) -> True/False, or None to compare with the mutants instead.
+    # `expected` is the reference's answer; the mutants (overrides) stay the example used by tests.
+    matches: Callable[[Any, Any, Any, Any], bool | None] | None = None
+    fallback: bool = False                     # considered only when no other entry fits
+
+    def applies_to(self, check_id: str) -> bool:
+        return not self.checks or any(check_id.startswith(p) for p in self.checks)
+
+    def variants(self) -> list[dict]:
+        """Every mutant of this entry: the main one first, then the alternatives."""
+        return [self.overrides(), *(alt() for alt in self.alternatives)]
+
+
+# ---------------------------------------------------------------- predicates
+
+
+def _non_finite(answer, expected, ctx, check) -> bool:
+    """Some entry is inf or nan where the reference is finite."""
+    got = np.asarray(answer, dtype=np.float64)
+    return got.shape == np.shape(expected) and bool((~np.isfinite(got) & np.isfinite(expected)).any())
+
+
+def _hand_errors(answer, expected, ctx):
+    got, exp = np.asarray(answer, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if got.shape != exp.shape or not np.isfinite(got).all():
+        return None
+    err = np.abs(got - exp)
+    return err, err > ctx.course.tolerances.hand
+
+
+HAND_CLOSE = 0.06      # an answer within this of the exact value everywhere is imprecise, not wrong
+
+
+def _hand_imprecise(answer, expected, ctx, check) -> bool:
+    """Every entry within 0.06 of the exact value, but some not within the tolerance (0.006)."""
+    found = _hand_errors(answer, expected, ctx)
+    return found is not None and bool(found[1].any()) and float(found[0].max()) <= HAND_CLOSE
+
+
+def _hand_slip(answer, expected, ctx, check) -> bool:
+    """One dot product wrong and carried through: one score (or a symmetric pair) off, or some rows
+    off while the others are right (and weights still sum to 1 per row)."""
+    found = _hand_errors(answer, expected, ctx)
+    if found is None:
+        return False
+    err, wrong = found
+    if not wrong.any() or err.max() <= HAND_CLOSE:
+        return False
+    got = np.asarray(answer, dtype=np.float64)
+    if check.id.endswith("scores"):
+        cells = [tuple(c) for c in np.argwhere(wrong)]
+        return len(cells) == 1 or (len(cells) == 2 and cells[0] == cells[1][::-1])
+    if check.id.endswith("weights") and not np.allclose(got.sum(axis=-1), 1.0, atol=0.01):
+        return False
+    return bool((~wrong.any(axis=-1)).any())          # at least one row entirely right
+
+
+def _std_close(answer, dims, key, target: Callable[[int], float], ctx) -> bool:
+    rel = ctx.course.tolerances.scaling.std_rel
+    try:
+        return all(abs(float(answer[d][key]) - target(d)) <= rel * target(d) for d in dims)
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def _std_pattern(key: str, target: Callable[[int], float]):
+    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant."""
+    def matches(answer, expected, ctx, check):
+        if not check.id.endswith((".std", ".other_dims")):
+            return None
+        if not isinstance(answer, dict) or not answer:
+            return False
+        return _std_close(answer, sorted(answer), key, target, ctx)
+    return matches
+
+
+# ---------------------------------------------------------------- check ids
+
+A = "attention."
+SOFTMAX_ROWS, SOFTMAX_AXIS, SOFTMAX_STABLE = A + "softmax.rows", A + "softmax.axis", A + "softmax.stable"
+SDPA = A + "scaled_dot_product_attention."
+SDPA_SINGLE, SDPA_BATCHED = SDPA + "single", SDPA + "batched"
+SDPA_MASKED = tuple(SDPA + c for c in ("bool_mask", "binary_mask", "broadcast_mask"))
+SDPA_3D = tuple(SDPA + c for c in ("batched", "float32", "binary_mask", "broadcast_mask"))
+
+C = "causal_mask."
+CREATE = C + "create_causal_mask."
+CAUSAL = C + "causal_attention."
+CAUSAL_VALUES = tuple(CAUSAL + c for c in ("weights", "output", "batched"))   # not no_future: these see no future
+
+H = "hand_computation."
+HAND_AFTER_SCALING = tuple(H + c for c in ("part_a.scaled_scores", "part_a.weights", "part_a.output",
+                                           "part_b.weights", "part_b.output"))
+HAND_AFTER_SOFTMAX = tuple(H + c for c in ("part_a.weights", "part_a.output", "part_b.weights", "part_b.output"))
+
+S = "scaling.scaling_experiment."
+SCALING_STATS = tuple(S + c for c in ("std", "entropy", "max_weight", "other_dims"))
+
+M = "multihead."
+SPLIT, MERGE, ROUND_TRIP = M + "split_heads.", M + "merge_heads.values", M + "merge_heads.round_trip"
+MHA = M + "multi_head_attention."
+MHA_OUT, MHA_W, MHA_MASK = MHA + "output", MHA + "weights", MHA + "mask"
+MOD = M + "MultiHeadAttention."
+MOD_STRUCT, MOD_TORCH, MOD_MASK = MOD + "structure", MOD + "matches_torch", MOD + "mask"
+MOD_VALUES = (MOD_TORCH, MOD_MASK)
+
+SDPA_NAME, CAUSAL_NAME, MHA_NAME, MOD_NAME = ("scaled_dot_product_attention", "causal_attention",
+                                              "multi_head_attention", "MultiHeadAttention")
+
+
+def _attn(**options) -> Overrides:
+    return lambda: {SDPA_NAME: mu.sdpa(**options)}
+
+
+def _causal(**options) -> Overrides:
+    return lambda: {CAUSAL_NAME: mu.causal_fn(**options)}
+
+
+def _causal_and_mask(mask_kind: str, **options) -> Overrides:
+    """A wrong create_causal_mask and the causal_attention that uses it."""
+    return lambda: {"create_causal_mask": mu.mask_fn(mask_kind), CAUSAL_NAME: mu.causal_fn(**options)}
+
+
+def _multihead(mha: dict | None = None, module: dict | None = None, **both) -> Overrides:
+    """The numpy function and the torch module with the same option(s) switched."""
+    return lambda: {MHA_NAME: mu.mha_fn(**both, **(mha or {})),
+                    MOD_NAME: mu.module_class(**both, **(module or {}))}
+
+
+def _scaling(**options) -> Overrides:
+    return lambda: {"scaling_experiment": mu.scaling_fn(**options)}
+
+
+# ---------------------------------------------------------------- hints shared by several exercises
+
+NO_SCALING = ("The scores were never divided by sqrt(d_k), so they grow with the dimension and the softmax "
+              "becomes nearly one-hot. Look at the line between the dot products and the softmax, and divide "
+              "by the square root of the keys' feature size.")
+SCALED_BY_DK = ("The scores were divided by d_k itself instead of by its square root, which shrinks them too "
+                "much and flattens the weights. The variance of a dot product of d_k unit-variance terms is d_k; "
+                "its standard deviation, the thing to divide by, is sqrt(d_k).")
+WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
+              "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
+              "last axis of the scores.")
+HARDCODED_AXIS = ("The softmax axis is a fixed number that is the key axis only for 2-D scores; with leading "
+                  "batch (or head) dimensions it normalises over another axis. Count the axis from the end: "
+                  "the keys are always the last one.")
+KEYS_NOT_TRANSPOSED = ("The scores were computed from Q and K without transposing K: this multiplies rows of Q by "
+                       "columns of K and only runs because the shapes happen to be square here. Each score is the "
+                       "dot product of one query row with one key row, so K must be transposed on its last two "
+                       "axes.")
+MASK_IGNORED = ("The mask was accepted but never used: blocked keys still get weight. Find where the scores are "
+                "computed and make blocked positions impossible before the softmax.")
+MASK_INVERTED = ("The mask was read the wrong way round: keys marked 1/True (may attend) were blocked and keys "
+                 "marked 0/False were allowed. In this kit 1 means 'may attend'; block where the mask is 0.")
+MASK_AFTER_SOFTMAX = ("The mask was applied after the softmax, by zeroing weights, so the remaining weights no "
+                      "longer add up to 1. Mask the scores before normalising: replace blocked scores by a large "
+                      "negative number (or -inf) and let the softmax do the rest.")
+MASK_FILL_ZERO = ("Blocked scores were set to 0 (or multiplied by the 0/1 mask), but exp(0) = 1: a blocked key "
+                  "still gets as much weight as a key with score 0. A blocked score must become a large negative "
+                  "number (or -inf), so that its exponential is 0.")
+MASK_ADDITIVE = ("The 0/1 mask was added to the scores, as if it were an additive mask: allowed keys get +1 and "
+                 "blocked keys nothing. A 1/0 mask says which keys are allowed; blocked scores must be replaced "
+                 "by a large negative number before the softmax.")
+
+
+# ---------------------------------------------------------------- the catalogue
+
+CATALOGUE: list[Misconception] = [
+    # ------------------------------------------------------------ attention.py
+    Misconception(
+        "softmax_unstable", "attention",
+        "Your softmax overflows for large scores: exp(1000) is inf, and inf/inf is nan. Subtracting the row "
+        "maximum before exponentiating changes nothing mathematically and keeps every exp() at most 1.",
+        lambda: {"softmax": mu.softmax_no_max}, (SOFTMAX_STABLE,), matches=_non_finite),
+    Misconception(
+        "softmax_wrong_axis", "attention", WRONG_AXIS,
+        lambda: {"softmax": mu.softmax_default_axis0, SDPA_NAME: mu.sdpa(axis=-2)}, (SOFTMAX_ROWS, SOFTMAX_STABLE, SDPA),
+        alternatives=(_attn(axis=0),)),
+    Misconception(
+        "softmax_hardcoded_axis", "attention", HARDCODED_AXIS, _attn(axis=1), SDPA_3D),
+    Misconception(
+        "softmax_axis_ignored", "attention",
+        "softmax ignores its axis argument: softmax(x, axis=0) still normalises along the last axis. Use the "
+        "axis you are given for the maximum, and for the sum.",
+        lambda: {"softmax": mu.softmax_ignores_axis}, (SOFTMAX_AXIS,)),
+    Misconception(
+        "softmax_whole_array", "attention",
+        "The softmax divides by the sum of the whole array instead of the sum of each row, so no row adds up "
+        "to 1. The sum (and the maximum) must be taken along the given axis only, keeping that axis so it "
+        "divides each row by its own total.",
+        lambda: {"softmax": mu.softmax_whole_array, SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_whole_array)},
+        (SOFTMAX_ROWS, SOFTMAX_AXIS, SOFTMAX_STABLE, SDPA)),
+    Misconception(
+        "softmax_no_keepdims", "attention",
+        "The softmax divides by a sum taken without keeping its axis, so on a square array each row is divided "
+        "by another row's total (on other shapes it fails to broadcast). Keep the summed axis as a size-1 axis "
+        "so each row is divided by its own sum.",
+        lambda: {"softmax": mu.softmax_no_keepdims, SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_no_keepdims)},
+        (SOFTMAX_STABLE, SDPA_SINGLE)),
+    Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
+    Misconception("scaled_by_dk", "attention", SCALED_BY_DK, _attn(scale="dk"), (SDPA,)),
+    Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), (SDPA,)),
+    Misconception("mask_ignored", "attention", MASK_IGNORED, _attn(mask_mode="ignored"), SDPA_MASKED),
+    Misconception("mask_inverted", "attention", MASK_INVERTED, _attn(mask_mode="inverted"), SDPA_MASKED),
+    Misconception("mask_after_softmax", "attention", MASK_AFTER_SOFTMAX, _attn(mask_mode="after"), SDPA_MASKED),
+    Misconception("mask_fill_zero", "attention", MASK_FILL_ZERO, _attn(mask_mode="zero"), SDPA_MASKED),
+    Misconception("mask_additive", "attention", MASK_ADDITIVE, _attn(mask_mode="additive"), SDPA_MASKED),
+
+    # ------------------------------------------------------------ causal_mask.py
+    Misconception(
+        "mask_upper_triangular", "causal_mask",
+        "The causal mask is upper-triangular: each position may see itself and the FUTURE, and is blocked from "
+        "the past. Position i may attend to positions 0..i, i.e. the entries on and below the diagonal.",
+        lambda: {"create_causal_mask": mu.mask_fn("upper"), CAUSAL_NAME: mu.causal_fn(kind="upper")},
+        (CREATE, CAUSAL)),
+    Misconception(
+        "mask_excludes_diagonal", "causal_mask",
+        "The causal mask also blocks the diagonal, so a position cannot attend to itself (and the first "
+        "position can attend to nothing at all). 'Not the future' means positions 0..i, including i itself.",
+        lambda: {"create_causal_mask": mu.mask_fn("strict_lower"), CAUSAL_NAME: mu.causal_fn(kind="strict_lower")},
+        (CREATE, CAUSAL),
+        alternatives=(_causal_and_mask("strict_lower", kind="strict_lower", empty_rows="nan"),
+                      _causal_and_mask("strict_lower", kind="strict_lower", empty_rows="zero"))),
+    Misconception(
+        "mask_inverted", "causal_mask",
+        "The causal mask is the wrong way round: it marks the future (above the diagonal) with 1/True and the "
+        "past with 0/False, as a 'blocked' mask would. In this kit 1/True means 'may attend', so the ones go on "
+        "and below the diagonal.",
+        lambda: {"create_causal_mask": mu.mask_fn("strict_upper"), CAUSAL_NAME: mu.causal_fn(mask_mode="inverted")},
+        (CREATE, CAUSAL),
+        alternatives=(_causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="nan"),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"))),
+    Misconception(
+        "causal_mask_additive", "causal_mask",
+        "create_causal_mask returns an additive mask (0 where allowed, -inf where blocked). The contract asks for "
+        "the boolean form: 1/True on and below the diagonal, 0/False above it; turn it into -inf only where you "
+        "apply it to the scores.",
+        lambda: {"create_causal_mask": mu.additive_causal_mask}, (CREATE,)),
+    Misconception("mask_ignored", "causal_mask",
+                  "causal_attention never applies the causal mask: every position attends to the whole sequence, "
+                  "future included. Block the scores above the diagonal before the softmax.",
+                  _causal(mask_mode="ignored"), (CAUSAL,)),
+    Misconception("mask_after_softmax", "causal_mask", MASK_AFTER_SOFTMAX, _causal(mask_mode="after"), (CAUSAL,),
+                  alternatives=(_causal(mask_mode="after_neg_inf"),)),
+    Misconception("mask_fill_zero", "causal_mask", MASK_FILL_ZERO, _causal(mask_mode="zero"), (CAUSAL,)),
+    Misconception("no_scaling", "causal_mask", NO_SCALING, _causal(scale="none"), CAUSAL_VALUES),
+    Misconception("scaled_by_dk", "causal_mask", SCALED_BY_DK, _causal(scale="dk"), CAUSAL_VALUES),
+    Misconception("softmax_wrong_axis", "causal_mask", WRONG_AXIS, _causal(axis=-2), CAUSAL_VALUES,
+                  alternatives=(_causal(axis=0),)),
+    Misconception("softmax_no_keepdims", "causal_mask",
+                  "Your softmax divides by a sum taken without keeping its axis, so each row of the (square) "
+                  "scores is divided by another row's total. Keep the summed axis as a size-1 axis.",
+                  _causal(softmax_fn=mu.softmax_no_keepdims), CAUSAL_VALUES),
+    Misconception("keys_not_transposed", "causal_mask", KEYS_NOT_TRANSPOSED, _causal(transpose_keys=False), CAUSAL_VALUES),
+
+    # ------------------------------------------------------------ hand_computation.py
+    Misconception(
+        "no_scaling", "hand_computation",
+        "The scores were not divided by sqrt(d_k) before the softmax (d_k = 2 in Part A, 4 in Part B). Scale "
+        "every score first, then take the softmax of the scaled row.",
+        lambda: mu.hand_values(scale="none"), HAND_AFTER_SCALING),
+    Misconception(
+        "scaled_by_dk", "hand_computation",
+        "The scores were divided by d_k instead of sqrt(d_k): by 2 instead of 1.414 in Part A, by 4 instead of 2 "
+        "in Part B. Recompute the scaled scores, and everything after them.",
+        lambda: mu.hand_values(scale="dk"), HAND_AFTER_SCALING),
+    Misconception(
+        "softmax_wrong_axis", "hand_computation",
+        "The softmax normalised each column instead of each row. Row i belongs to query i, which shares its "
+        "attention among the keys, so each row must add up to 1: exponentiate a row, then divide by that row's sum.",
+        lambda: mu.hand_values(axis=0), HAND_AFTER_SOFTMAX),
+    Misconception(
+        "hand_slip_carried", "hand_computation",
+        "One number early on is wrong (a dot product or an exponential), and every step computed from it "
+        "carries the error while the other rows are right. Recompute the wrong row's scores one product at a "
+        "time, then redo the steps that follow from them.",
+        mu.hand_slip, (H,), matches=_hand_slip, fallback=True),
+    Misconception(
+        "hand_imprecise", "hand_computation",
+        "Your numbers are close but not close enough: off by more than rounding (0.006). Carry 4 or 5 decimals "
+        "through every step and round only the final answer; rounding early makes the error pile up.",
+        mu.hand_offset, (H,), matches=_hand_imprecise, fallback=True),
+
+    # ------------------------------------------------------------ scaling.py
+    Misconception(
+        "no_scaling", "scaling",
+        "Your 'scaled' statistics are the unscaled ones: the scores were never divided by sqrt(d) before the "
+        "scaled std, entropy and max weight were taken, so std_scaled grows like sqrt(d) instead of staying "
+        "near 1.",
+        _scaling(scale="none"), SCALING_STATS, matches=_std_pattern("std_scaled", math.sqrt)),
+    Misconception(
+        "scaled_by_dk", "scaling",
+        "The scaled scores were divided by d instead of sqrt(d): std_scaled shrinks like 1/sqrt(d) instead of "
+        "staying near 1. A sum of d products of unit-variance numbers has variance d and std sqrt(d).",
+        _scaling(scale="dk"), SCALING_STATS, matches=_std_pattern("std_scaled", lambda d: 1 / math.sqrt(d))),
+    Misconception(
+        "variance_not_std", "scaling",
+        "The 'std' entries hold the variance: std_unscaled grows like d, not sqrt(d). Report the standard "
+        "deviation (the square root of the variance).",
+        _scaling(variance=True), (S + "std", S + "other_dims"), matches=_std_pattern("std_unscaled", float)),
+    Misconception(
+        "entropy_log2", "scaling",
+        "The entropies are in bits (log base 2), about 1.44 times too large; the contract asks for the natural "
+        "log (nats), so that a uniform row of n weights has entropy log(n).",
+        _scaling(log=np.log2), (S + "entropy", S + "other_dims")),
+
+    # ------------------------------------------------------------ multihead.py
+    Misconception(
+        "reshape_without_transpose", "multihead",
+        "split_heads reshapes straight to (batch, heads, seq, d_head). The numbers land in the right shape but "
+        "not in the right places: a head ends up with pieces of several positions. Reshape to (batch, seq, "
+        "heads, d_head) first, so each position's features are cut into heads, then move the head axis in "
+        "front of seq.",
+        lambda: {"split_heads": mu.split_bare} | _multihead(split="bare")(),
+        (SPLIT, ROUND_TRIP, MHA) + MOD_VALUES),
+    Misconception(
+        "split_interleaved", "multihead",
+        "The heads are dealt the features in turn (head h gets features h, h + heads, ...) instead of in "
+        "consecutive blocks: head h must hold features h*d_head to (h+1)*d_head - 1. Check which of the two "
+        "new axes your reshape of d_model makes the head axis (and undo the same split when merging).",
+        lambda: ({"split_heads": mu.split_interleaved, "merge_heads": mu.merge_interleaved}
+                 | _multihead(split="interleaved", merge="interleaved")()),
+        (SPLIT, MERGE, ROUND_TRIP, MHA) + MOD_VALUES,
+        alternatives=(lambda: {"split_heads": mu.split_interleaved} | _multihead(split="interleaved")(),)),
+    Misconception(
+        "merge_without_transpose", "multihead",
+        "merge_heads reshapes straight from (batch, heads, seq, d_head) to (batch, seq, d_model), which mixes "
+        "positions: it is not the inverse of split_heads. Move the head axis back next to d_head first (to "
+        "batch, seq, heads, d_head), then join the last two axes.",
+        lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
+        (MERGE, ROUND_TRIP, MHA_OUT, MHA_MASK) + MOD_VALUES),
+    Misconception(
+        "heads_not_split", "multihead",
+        "The attention was computed once over all d_model features instead of once per head: every head has "
+        "the same weights. Split Q, K and V into heads first, attend within each head (scaled by sqrt(d_head)), "
+        "and merge the heads' outputs.",
+        _multihead(split="none", scale="model"), (MHA, MOD),
+        alternatives=(_multihead(split="none", scale="head"),
+                      _multihead(split="none", scale="model", heads_shape="flat"),
+                      _multihead(split="none", scale="head", heads_shape="flat"))),
+    Misconception(
+        "no_output_projection", "multihead",
+        "The merged heads are returned as they are: the output projection W_o is never applied. After merging "
+        "the heads, mix them with the output projection.",
+        _multihead(project=False), (MHA_OUT, MHA_MASK) + MOD_VALUES),
+    Misconception(
+        "scaled_by_d_model", "multihead",
+        "Each head's scores were divided by sqrt(d_model) instead of sqrt(d_head): a head only sees d_head "
+        "features, so its dot products have variance d_head. Scale by the square root of d_model // num_heads.",
+        _multihead(scale="model"), (MHA,) + MOD_VALUES),
+    Misconception("no_scaling", "multihead", NO_SCALING.replace("sqrt(d_k)", "sqrt(d_head)"),
+                  _multihead(scale="none"), (MHA,) + MOD_VALUES),
+    Misconception("scaled_by_dk", "multihead",
+                  "Each head's scores were divided by d_head instead of sqrt(d_head), which flattens the weights. "
+                  "Divide by the square root of the per-head feature size.",
+                  _multihead(scale="dk"), (MHA,) + MOD_VALUES),
+    Misconception("softmax_wrong_axis", "multihead", WRONG_AXIS, _multihead(axis=-2), (MHA,) + MOD_VALUES),
+    Misconception("softmax_hardcoded_axis", "multihead", HARDCODED_AXIS, _multihead(axis=1), (MHA,) + MOD_VALUES),
+    Misconception("keys_not_transposed", "multihead", KEYS_NOT_TRANSPOSED, _multihead(transpose_keys=False),
+                  (MHA,) + MOD_VALUES),
+    Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), (MHA_MASK, MOD_MASK)),
+    Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), (MHA_MASK, MOD_MASK),
+                  alternatives=(_multihead(mask_mode="inverted", empty_rows="nan"),
+                                _multihead(mask_mode="inverted", empty_rows="zero"))),
+    Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
+                  (MHA_MASK, MOD_MASK)),
+    Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), (MHA_MASK, MOD_MASK)),
+    Misconception(
+        "projection_transposed", "multihead",
+        "The projection matrices are applied the other way round. In multi_head_attention every W is applied as "
+        "X @ W; a torch.nn.Linear computes x times its weight transposed, plus its bias. Check which side of the "
+        "product each weight matrix is on.",
+        _multihead(mha={"transposed": True}, module={"linear": "transposed"}), (MHA,) + MOD_VALUES),
+    Misconception(
+        "linear_bias_ignored", "multihead",
+        "The projections use the layers' weight matrices but not their biases. Call the nn.Linear layers "
+        "themselves (or add each layer's bias) for Q, K, V and the output.",
+        lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES),
+]

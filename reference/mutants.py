@@ -1,0 +1,335 @@
+"""Wrong implementations of the contract, each one mistake away from the reference.
+
+These are the "mutants" of the misconception catalogue (reference/misconceptions.py): the
+grader runs them on a check's inputs and asks whether a student's answer is what one of
+them produces. Most are one parametrised function per exercise, so that a mutant is
+"the reference with one option switched"; the options are the mistakes.
+
+Never shipped into the sandbox (only reference/<stem>.py are); numpy and torch only.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+from .attention import MASK_FILL, softmax
+
+# ---------------------------------------------------------------- softmax
+
+
+def softmax_no_max(x, axis=-1):
+    """Softmax without subtracting the maximum: exp overflows to inf, inf / inf is nan."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(np.asarray(x, dtype=np.float64))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_default_axis0(x, axis=0):
+    """Softmax whose default axis is 0: a score matrix is normalised down its columns."""
+    return softmax(x, axis=axis)
+
+
+def softmax_ignores_axis(x, axis=-1):
+    """Softmax that always normalises along the last axis, whatever `axis` says."""
+    return softmax(x, axis=-1)
+
+
+def softmax_whole_array(x, axis=-1):
+    """Softmax normalised over every entry of the array at once (no axis in the sum)."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def softmax_no_keepdims(x, axis=-1):
+    """Softmax dividing by a sum taken without keepdims, which broadcasts along the wrong axis."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis)
+
+
+def _softmax_nan_rows(x, axis=-1):
+    """Stable softmax that leaves an all -inf slice as nan (what np.exp and torch.softmax give)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------- attention
+
+SCALES = ("sqrt", "none", "dk")
+
+
+def _divisor(scale, d_k: int) -> float:
+    """How much the scores are divided by: sqrt(d_k) (right), 1, d_k, or a given number."""
+    if isinstance(scale, (int, float)):
+        return float(scale)
+    return {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": float(d_k)}[scale]
+
+
+def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1, softmax_fn=softmax,
+              mask_mode="before", empty_rows="uniform"):
+    """Scaled dot-product attention with one option switched; the defaults are the reference.
+
+    mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
+    zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores).
+    empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
+    """
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    keys = np.swapaxes(K, -1, -2) if transpose_keys else K
+    scores = (Q @ keys) / _divisor(scale, Q.shape[-1])                    # (..., n_q, n_k)
+    blocked = None
+    if mask is not None and mask_mode != "ignored":
+        allowed = np.broadcast_to(np.asarray(mask) != 0, scores.shape)
+        if mask_mode == "before":
+            blocked = ~allowed
+        elif mask_mode == "inverted":
+            blocked = allowed
+        elif mask_mode == "zero":
+            scores = np.where(allowed, scores, 0.0)
+        elif mask_mode == "additive":
+            scores = scores + np.asarray(mask, dtype=np.float64)
+        if blocked is not None:
+            scores = np.where(blocked, MASK_FILL, scores)
+    weights = softmax_fn(scores, axis=axis)
+    if blocked is not None and empty_rows != "uniform":
+        empty = blocked.all(axis=-1, keepdims=True)
+        weights = np.where(empty, np.nan if empty_rows == "nan" else 0.0, weights)
+    if mask is not None and mask_mode in ("after", "after_neg_inf"):
+        allowed = np.broadcast_to(np.asarray(mask) != 0, weights.shape)
+        weights = np.where(allowed, weights, 0.0 if mask_mode == "after" else -np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return weights @ V, weights
+
+
+def sdpa(**options):
+    """scaled_dot_product_attention with `options` switched (see `attention`)."""
+    return partial(attention, **options)
+
+
+# ---------------------------------------------------------------- causal mask
+
+
+def tri_mask(seq_len: int, kind: str = "lower") -> np.ndarray:
+    """A triangular boolean mask: lower (right), upper (the future), strict_lower (no diagonal), strict_upper."""
+    ones = np.ones((int(seq_len), int(seq_len)), dtype=bool)
+    return {"lower": np.tril(ones), "upper": np.triu(ones), "strict_lower": np.tril(ones, -1),
+            "strict_upper": np.triu(ones, 1)}[kind]
+
+
+def additive_causal_mask(seq_len: int) -> np.ndarray:
+    """The causal mask in additive form: 0 where a query may attend, -inf above the diagonal."""
+    return np.where(tri_mask(seq_len), 0.0, -np.inf)
+
+
+def causal(Q, K, V, *, kind="lower", **options):
+    """causal_attention with the mask of `kind` and `options` switched (see `attention`)."""
+    Q = np.asarray(Q)
+    return attention(Q, K, V, mask=tri_mask(Q.shape[-2], kind), **options)
+
+
+def causal_fn(**options):
+    return partial(causal, **options)
+
+
+def mask_fn(kind: str):
+    return partial(tri_mask, kind=kind)
+
+
+# ---------------------------------------------------------------- multi-head: reshapes
+
+
+def split_bare(x, num_heads):
+    """split_heads as a bare reshape to (batch, heads, seq, d_head), with no transpose."""
+    x = np.asarray(x)
+    B, T, D = x.shape
+    return x.reshape(B, num_heads, T, D // num_heads)
+
+
+def split_interleaved(x, num_heads):
+    """split_heads that deals features out in turn: head h gets features h, h + heads, h + 2 heads, ..."""
+    x = np.asarray(x)
+    B, T, D = x.shape
+    return x.reshape(B, T, D // num_heads, num_heads).transpose(0, 3, 1, 2)
+
+
+def split_right(x, num_heads):
+    """The reference split: (B, T, D) -> (B, T, h, d_head) -> (B, h, T, d_head)."""
+    x = np.asarray(x)
+    B, T, D = x.shape
+    return x.reshape(B, T, num_heads, D // num_heads).transpose(0, 2, 1, 3)
+
+
+def merge_bare(x):
+    """merge_heads as a bare reshape to (batch, seq, d_model), with no transpose."""
+    x = np.asarray(x)
+    B, h, T, d = x.shape
+    return x.reshape(B, T, h * d)
+
+
+def merge_right(x):
+    """The reference merge: (B, h, T, d_head) -> (B, T, h, d_head) -> (B, T, D)."""
+    x = np.asarray(x)
+    B, h, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, h * d)
+
+
+def merge_interleaved(x):
+    """The inverse of split_interleaved: feature i * heads + h of the output comes from head h."""
+    x = np.asarray(x)
+    B, h, T, d = x.shape
+    return x.transpose(0, 2, 3, 1).reshape(B, T, h * d)
+
+
+SPLITS = {"right": split_right, "bare": split_bare, "interleaved": split_interleaved}
+MERGES = {"right": merge_right, "bare": merge_bare, "interleaved": merge_interleaved}
+
+
+def _heads(q, k, v, num_heads, mask, *, split="right", merge="right", scale="head", heads_shape="heads",
+           **options):
+    """Attention over heads of projected q, k, v (B, T, D): (merged (B, T, D), weights)."""
+    D = q.shape[-1]
+    d_head = D // num_heads
+    divisor = {"head": math.sqrt(d_head), "model": math.sqrt(D), "none": 1.0, "dk": float(d_head)}[scale]
+    if split == "none":                                   # one attention over all features
+        out, w = attention(q, k, v, mask=_flat_mask(mask), scale=divisor, **options)   # (B, T, D), (B, T, T)
+        if heads_shape == "heads":
+            w = np.repeat(w[:, None], num_heads, axis=1)  # (B, h, T, T), every head the same
+        return out, w
+    qh, kh, vh = (SPLITS[split](a, num_heads) for a in (q, k, v))                     # (B, h, T, d_head)
+    out, w = attention(qh, kh, vh, mask=mask, scale=divisor, **options)
+    return MERGES[merge](out), w
+
+
+def _flat_mask(mask):
+    """A mask broadcastable to (B, h, T, T) used for one attention over (B, T, T): drop the head axis."""
+    if mask is None:
+        return None
+    m = np.asarray(mask)
+    return m[:, 0] if m.ndim == 4 else m
+
+
+def mha(X, W_q, W_k, W_v, W_o, num_heads, mask=None, *, project=True, transposed=False, **options):
+    """multi_head_attention with one option switched: reshapes, scale, W_o, X @ W.T, attention options."""
+    X = np.asarray(X, dtype=np.float64)
+    Ws = [np.asarray(W, dtype=np.float64) for W in (W_q, W_k, W_v, W_o)]
+    if transposed:
+        Ws = [W.T for W in Ws]
+    q, k, v = (X @ W for W in Ws[:3])                                     # (B, T, D)
+    merged, weights = _heads(q, k, v, int(num_heads), mask, **options)
+    return (merged @ Ws[3] if project else merged), weights
+
+
+def mha_fn(**options):
+    return partial(mha, **options)
+
+
+# ---------------------------------------------------------------- multi-head: the torch module
+
+
+def module_class(linear="right", project=True, **options):
+    """A MultiHeadAttention whose forward has one option switched (computed in float64 numpy).
+
+    linear: right (x W^T + b) | no_bias (x W^T) | transposed (x W + b).
+    """
+    import torch
+
+    from .multihead import MultiHeadAttention
+
+    class MutantMultiHeadAttention(MultiHeadAttention):
+        """The reference module with one mistake in forward."""
+
+        def _apply(self, layer, x):
+            W = layer.weight.detach().double().numpy()
+            b = layer.bias.detach().double().numpy()
+            if linear == "no_bias":
+                return x @ W.T
+            return x @ (W if linear == "transposed" else W.T) + b
+
+        def forward(self, x, mask=None):
+            x = torch.as_tensor(x).detach().double().numpy()              # (B, T, D)
+            m = None if mask is None else torch.as_tensor(mask).numpy()
+            q, k, v = (self._apply(layer, x) for layer in (self.W_q, self.W_k, self.W_v))
+            merged, weights = _heads(q, k, v, self.num_heads, m, **options)
+            out = self._apply(self.W_o, merged) if project else merged
+            return torch.from_numpy(np.ascontiguousarray(out)), torch.from_numpy(np.ascontiguousarray(weights))
+
+    return MutantMultiHeadAttention
+
+
+# ---------------------------------------------------------------- scaling experiment
+
+
+def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, *, scale="sqrt",
+                       variance=False, log=np.log):
+    """The scaling experiment with one option switched: the scale, variance for std, the log's base."""
+    rng = np.random.default_rng(seed)
+    results = {}
+    for d in dims:
+        d = int(d)
+        Q = rng.standard_normal((n_trials, seq_len, d))
+        K = rng.standard_normal((n_trials, seq_len, d))
+        raw = Q @ np.swapaxes(K, -1, -2)                                  # (n_trials, T, T)
+        stats = {}
+        for name, s in (("unscaled", raw), ("scaled", raw / _divisor(scale, d))):
+            w = softmax(s, axis=-1)
+            plogp = np.where(w > 0, w * log(np.where(w > 0, w, 1.0)), 0.0)
+            stats[f"std_{name}"] = float(np.var(s) if variance else np.std(s))
+            stats[f"entropy_{name}"] = float((-plogp.sum(axis=-1)).mean())
+            stats[f"max_weight_{name}"] = float(w.max(axis=-1).mean())
+        results[d] = {k: stats[k] for k in ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
+                                            "max_weight_unscaled", "max_weight_scaled")}
+    return results
+
+
+def scaling_fn(**options):
+    return partial(scaling_experiment, **options)
+
+
+# ---------------------------------------------------------------- hand computation
+
+Q_A = [[1.0, 0.0], [0.0, 1.0]]
+K_A = [[1.0, 1.0], [1.0, 0.0]]
+V_A = [[2.0, 1.0], [1.0, 2.0]]
+X_CSM = [[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]]
+
+
+def hand_values(scale="sqrt", axis=-1) -> dict[str, list]:
+    """Every answer of the hand computation, computed with one step done wrong."""
+    values = {}
+    for prefix, (Q, K, V) in (("", (Q_A, K_A, V_A)), ("CSM_", (X_CSM, X_CSM, X_CSM))):
+        Q, K, V = (np.asarray(a) for a in (Q, K, V))
+        scores = Q @ K.T
+        scaled = scores / _divisor(scale, Q.shape[-1])
+        weights = softmax(scaled, axis=axis)
+        values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
+        if not prefix:
+            values["SCALED_SCORES"] = scaled
+    return {k: v.tolist() for k, v in values.items()}
+
+
+def hand_offset(delta: float = 0.03) -> dict[str, list]:
+    """Every hand answer shifted by `delta`: the example of an answer that is close but not close enough."""
+    return {k: (np.asarray(v) + delta).tolist() for k, v in hand_values().items()}
+
+
+def hand_slip() -> dict[str, list]:
+    """One dot product of each part wrong (q_1 . k_0, and cat . sat), carried through the later steps."""
+    values = {}
+    for prefix, (Q, K, V), d_k, (i, j), wrong in (("", (Q_A, K_A, V_A), 2, (1, 0), 0.0),
+                                                   ("CSM_", (X_CSM, X_CSM, X_CSM), 4, (0, 1), 2.29)):
+        Q, K, V = (np.asarray(a) for a in (Q, K, V))
+        scores = Q @ K.T
+        scores[i, j] = wrong
+        if prefix:
+            scores[j, i] = wrong                          # the symmetric entry, copied
+        scaled = scores / math.sqrt(d_k)
+        weights = softmax(scaled)
+        values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
+        if not prefix:
+            values["SCALED_SCORES"] = scaled
+    return {k: v.tolist() for k, v in values.items()}

@@ -1,0 +1,18 @@
+# Zeroes the blocked weights after the softmax.
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    weights = softmax(scores, axis=-1)
+    if mask is not None:
+        weights = weights * mask
+    output = weights @ V
+    return output, weights

@@ -1,0 +1,21 @@
+# Builds the mask as j >= i.
+import numpy as np
+
+
+def create_causal_mask(seq_len):
+    i, j = np.indices((seq_len, seq_len))
+    return (j >= i).astype(float)
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def causal_attention(Q, K, V):
+    seq_len, d = Q.shape[-2], Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)
+    mask = create_causal_mask(seq_len)
+    scores = np.where(mask == 1, scores, -np.inf)
+    weights = softmax(scores)
+    return weights @ V, weights

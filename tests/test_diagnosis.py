@@ -1,0 +1,302 @@
+"""The misconception catalogue, the diagnosis, and the diagnosis corpus.
+
+(a) every catalogue entry's mutant differs from the reference on a check it applies to, and
+    diagnose() names the entry when a student's answer is what that mutant gives;
+(b) the mutants are told apart: on each check, no two entries give answers that match each
+    other, except the pairs listed (and justified) in GENUINE_TIES;
+(c) the corpus (tests/corpus): every correct submission grades full, every buggy one loses
+    points and is diagnosed with the misconception its file name gives, through the real
+    pipeline and sandbox.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import diagnosis as dg
+from autograder.checks import CHECKS
+from autograder.checks.base import Context, rng_for
+from autograder.config import load_course
+from reference.misconceptions import CATALOGUE, Misconception
+
+ROOT = Path(__file__).resolve().parents[1]
+COURSE = load_course(ROOT / "course.yml")
+ALL_CHECKS = {c.id: c for checks in CHECKS.values() for c in checks}
+
+# On these checks two entries give the same answer, and no input could separate them there.
+GENUINE_TIES = {
+    # softmax over axis=1 is softmax over the query axis (-2) for 3-D scores (batch, n_q, n_k):
+    # the hard-coded axis and the query axis are the same axis on these checks. The 4-D batched
+    # check (attention.scaled_dot_product_attention.batched) tells them apart.
+    ("attention.scaled_dot_product_attention.float32", "softmax_hardcoded_axis", "softmax_wrong_axis"),
+    ("attention.scaled_dot_product_attention.binary_mask", "softmax_hardcoded_axis", "softmax_wrong_axis"),
+    ("attention.scaled_dot_product_attention.broadcast_mask", "softmax_hardcoded_axis", "softmax_wrong_axis"),
+}
+
+
+def entry_name(mis: Misconception) -> str:
+    return f"{mis.stem}:{mis.id}"
+
+
+def setup(check):
+    inputs = check.inputs(rng_for(COURSE.seed, check.id))
+    return inputs, Context(course=COURSE, inputs=inputs)
+
+
+def applicable(mis: Misconception):
+    return [c for c in CHECKS[mis.stem] if mis.applies_to(c.id)]
+
+
+def differs(check, answer, expected, ctx) -> bool:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return bool(check.compare(answer, expected, ctx))
+
+
+# ---------------------------------------------------------------- the catalogue as data
+
+
+def contract_ids() -> set[str]:
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    table = text.split("## Misconception ids", 1)[1]
+    return set(re.findall(r"^\| ([a-z_0-9]+) \|", table, flags=re.M)) - {"id"}
+
+
+def test_every_contract_id_is_in_the_catalogue():
+    assert contract_ids() <= {m.id for m in CATALOGUE}, contract_ids() - {m.id for m in CATALOGUE}
+
+
+def test_one_entry_per_id_and_exercise_and_well_formed():
+    keys = [(m.id, m.stem) for m in CATALOGUE]
+    assert len(keys) == len(set(keys))
+    for mis in CATALOGUE:
+        assert mis.stem in CHECKS, mis
+        assert applicable(mis), f"{entry_name(mis)} applies to no check"
+        for prefix in mis.checks:
+            assert any(c.id.startswith(prefix) for c in CHECKS[mis.stem]), (entry_name(mis), prefix)
+        # A hint teaches; it holds no code to copy: no code blocks, no numpy calls, no method calls.
+        assert len(mis.hint) > 60 and "```" not in mis.hint and "np." not in mis.hint, entry_name(mis)
+        assert not re.search(r"[A-Za-z_]\w*\.\w+\(", mis.hint), entry_name(mis)
+
+
+def test_misconception_keeps_its_positional_api():
+    m = Misconception("x", "attention", "a hint", lambda: {}, ("attention.softmax",))
+    assert m.applies_to("attention.softmax.rows") and not m.applies_to("attention.scaled_dot_product_attention.single")
+    assert m.variants() == [{}]
+
+
+def test_mutant_functions_have_a_one_line_docstring():
+    from reference import mutants
+
+    for name in dir(mutants):
+        obj = getattr(mutants, name)
+        if callable(obj) and getattr(obj, "__module__", None) == mutants.__name__ and not name.endswith("_fn") \
+                and not name.startswith("_") and not isinstance(obj, type):
+            assert obj.__doc__ and obj.__doc__.strip(), name
+
+
+# ---------------------------------------------------------------- (a) each mutant is caught and named
+
+
+@pytest.mark.parametrize("mis", CATALOGUE, ids=entry_name)
+def test_mutant_fails_a_check_and_is_diagnosed(mis: Misconception):
+    failed = []
+    for check in applicable(mis):
+        inputs, ctx = setup(check)
+        expected = dg.reference_answer(check, inputs)
+        for n, overrides in enumerate(mis.variants()):
+            answer = dg._run(check, ("test", mis.id, mis.stem, n), overrides, inputs)
+            if answer is dg._FAILED or not differs(check, answer, expected, ctx):
+                continue
+            failed.append((check.id, n))
+            found = dg.diagnose(check, inputs, answer, ctx)
+            assert found is not None and mis.id in found.ids, (check.id, n, found)
+            assert mis.hint in found.hint
+    assert any(n == 0 for _, n in failed), f"the main mutant of {entry_name(mis)} passes every check it applies to"
+    assert {n for _, n in failed} == set(range(len(mis.variants()))), \
+        f"an alternative of {entry_name(mis)} is never wrong on its checks: {failed}"
+
+
+def test_reference_answers_are_not_diagnosed():
+    for check in (c for checks in CHECKS.values() for c in checks):
+        inputs, ctx = setup(check)
+        expected = dg.reference_answer(check, inputs)
+        if expected is None or check.exercise == "scaling":
+            continue
+        found = dg.diagnose(check, inputs, expected, ctx)
+        assert found is None or not found.ids, (check.id, found)
+
+
+# ---------------------------------------------------------------- (b) mutants are told apart
+
+
+def _agreeing_pairs():
+    pairs = set()
+    for check in ALL_CHECKS.values():
+        inputs, ctx = setup(check)
+        answers = []
+        for mis in dg.candidates(check):
+            answers += [(mis.id, a) for a in dg.mutant_answers(check, mis, inputs)]
+        for (id_a, a), (id_b, b) in itertools.combinations(answers, 2):
+            if id_a != id_b and (dg._agrees(check, a, b, ctx) or dg._agrees(check, b, a, ctx)):
+                pairs.add((check.id, *sorted((id_a, id_b))))
+    return pairs
+
+
+def test_no_two_mutants_agree_unless_genuinely_indistinguishable():
+    pairs = _agreeing_pairs()
+    assert pairs <= GENUINE_TIES, sorted(pairs - GENUINE_TIES)
+    assert GENUINE_TIES <= pairs, f"listed as ties but told apart now: {sorted(GENUINE_TIES - pairs)}"
+
+
+def test_a_tie_is_reported_as_both():
+    check = ALL_CHECKS["attention.scaled_dot_product_attention.float32"]
+    inputs, ctx = setup(check)
+    mis = next(m for m in CATALOGUE if m.id == "softmax_hardcoded_axis" and m.stem == "attention")
+    found = dg.diagnose(check, inputs, dg.mutant_answers(check, mis, inputs)[0], ctx)
+    assert set(found.ids) == {"softmax_hardcoded_axis", "softmax_wrong_axis"}
+    assert "2 explanations fit" in found.hint
+
+
+# ---------------------------------------------------------------- observations and fallbacks
+
+
+def _diagnose_mutant(check_id: str, mis_id: str, variant: int = 0):
+    check = ALL_CHECKS[check_id]
+    inputs, ctx = setup(check)
+    mis = next(m for m in dg.candidates(check) if m.id == mis_id)
+    return dg.diagnose(check, inputs, dg.mutant_answers(check, mis, inputs)[variant], ctx)
+
+
+@pytest.mark.parametrize("check_id,mis_id,seen", [
+    ("causal_mask.causal_attention.weights", "mask_upper_triangular", "Position 0 attends to position 1, which comes after it"),
+    ("causal_mask.causal_attention.batched", "mask_excludes_diagonal", "In batch index (0, 0), position 0 attends"),
+    ("causal_mask.causal_attention.weights", "mask_after_softmax", "Row 0 of your weights adds up to"),
+    ("attention.scaled_dot_product_attention.bool_mask", "mask_fill_zero", "though the mask blocks that key"),
+    ("attention.scaled_dot_product_attention.single", "softmax_wrong_axis", "Each column of your weights adds up to 1"),
+    ("attention.softmax.rows", "softmax_whole_array", "All the entries of your softmax together add up to 1"),
+    ("multihead.split_heads.layout", "reshape_without_transpose", "split[0, 0, 1, 0] holds x[0, 0, 4]"),
+    ("multihead.MultiHeadAttention.matches_torch", "no_output_projection", "Your weights are right but your output is not"),
+    ("multihead.multi_head_attention.weights", "heads_not_split", "Every head of your weights is the same"),
+    ("causal_mask.create_causal_mask.values", "mask_excludes_diagonal", "stops position 0 attending to itself"),
+    ("hand_computation.part_a.weights", "hand_slip_carried", "Row 1 of WEIGHTS is off"),
+])
+def test_hint_starts_with_what_was_seen(check_id, mis_id, seen):
+    found = _diagnose_mutant(check_id, mis_id)
+    assert mis_id in found.ids and found.hint.startswith(seen), found.hint
+
+
+def test_unknown_mistake_gets_an_observation_without_an_id():
+    check = ALL_CHECKS["causal_mask.causal_attention.weights"]
+    inputs, ctx = setup(check)
+    weights = dg.reference_answer(check, inputs).copy()
+    weights[2] = weights[2, ::-1]                       # row 2 attends to the future, nothing else changes
+    found = dg.diagnose(check, inputs, weights, ctx)
+    assert found is not None and found.ids == ()
+    assert found.hint.startswith("Position 2 attends to position"), found.hint
+
+
+def test_unknown_mistake_without_a_property_gets_nothing():
+    check = ALL_CHECKS["attention.scaled_dot_product_attention.rectangular"]
+    inputs, ctx = setup(check)
+    out, w = dg.reference_answer(check, inputs)
+    assert dg.diagnose(check, inputs, (out + 1.0, w), ctx).ids == ()   # "the mistake is after the softmax"
+    assert dg.diagnose(check, inputs, (out, w[::-1]), ctx) is None or dg.diagnose(check, inputs, (out, w[::-1]), ctx).ids == ()
+
+
+@pytest.mark.parametrize("delta,expected", [(0.004, None), (0.02, "hand_imprecise"), (0.05, "hand_imprecise"),
+                                            (0.3, None)])
+def test_hand_imprecise_is_a_band(delta, expected):
+    check = ALL_CHECKS["hand_computation.part_b.output"]
+    inputs, ctx = setup(check)
+    answer = np.asarray(dg.reference_answer(check, inputs)) + delta
+    if not check.compare(answer, dg.reference_answer(check, inputs), ctx):
+        assert expected is None
+        return
+    found = dg.diagnose(check, inputs, answer, ctx)
+    ids = found.ids if found else ()
+    assert (expected in ids) if expected else ("hand_imprecise" not in ids)
+
+
+def test_hand_slip_in_one_entry_is_not_imprecision():
+    check = ALL_CHECKS["hand_computation.part_b.scores"]
+    inputs, ctx = setup(check)
+    answer = np.array(dg.reference_answer(check, inputs))
+    answer[1, 2] = answer[2, 1] = 0.95                  # sat . mat miscomputed, copied to its mirror
+    assert dg.diagnose(check, inputs, answer, ctx).ids == ("hand_slip_carried",)
+
+
+def test_softmax_unstable_is_recognised_by_any_overflow():
+    check = ALL_CHECKS["attention.softmax.stable"]
+    inputs, ctx = setup(check)
+    answer = np.array(dg.reference_answer(check, inputs))
+    answer[0, 0] = np.inf                               # another overflow pattern than the mutant's
+    assert "softmax_unstable" in dg.diagnose(check, inputs, answer, ctx).ids
+
+
+def test_a_broken_answer_does_not_break_diagnosis():
+    for check in ALL_CHECKS.values():
+        inputs, ctx = setup(check)
+        for junk in ([], [[1.0, 2.0]], (np.zeros((2, 2)), np.zeros(3)), {"4": {}}, np.full((3, 3), np.nan)):
+            try:
+                dg.diagnose(check, inputs, junk, ctx)
+            except Exception as err:  # pragma: no cover - the assertion says which
+                pytest.fail(f"{check.id} with {junk!r}: {type(err).__name__}: {err}")
+
+
+# ---------------------------------------------------------------- (c) the corpus, through the real pipeline
+
+
+def _measure_module():
+    spec = importlib.util.spec_from_file_location("measure_diagnosis", ROOT / "scripts" / "measure_diagnosis.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module                    # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+MEASURE = _measure_module()
+CORPUS = MEASURE.corpus_files()
+
+
+def test_corpus_is_large_enough():
+    kinds = [kind for _, kind, _ in CORPUS]
+    assert kinds.count("correct") >= 15 and kinds.count("buggy") >= 25
+    labels = {MEASURE.label_of(p) for _, kind, p in CORPUS if kind == "buggy"}
+    assert labels <= {m.id for m in CATALOGUE}, labels - {m.id for m in CATALOGUE}
+    for stem, kind, path in CORPUS:
+        if kind == "buggy":
+            ids = {m.id for m in CATALOGUE if m.stem == stem}
+            assert MEASURE.label_of(path) in ids, f"{path.name}: no such misconception for {stem}"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    from autograder.grading import limits_for
+    from autograder.sandbox import Sandbox
+
+    with Sandbox(limits_for(COURSE)) as sb:
+        yield sb
+
+
+@pytest.mark.parametrize("stem,kind,path", CORPUS, ids=[f"{s}/{k}/{p.name}" for s, k, p in CORPUS])
+def test_corpus_submission(sandbox, stem, kind, path):
+    from autograder.grading import grade_exercise
+
+    result = grade_exercise(stem, MEASURE.load_as(stem, path), COURSE, sandbox)
+    problems = [f"{c.check_id} [{c.status}] {c.message}" for c in result.checks if not c.passed]
+    if kind == "correct":
+        assert result.score == result.max_score, problems
+        return
+    label = MEASURE.label_of(path)
+    assert result.score < result.max_score, f"{path.name} gets full marks"
+    reported = {m for c in result.checks if not c.passed for m in c.misconceptions}
+    assert label in reported, (reported, problems)

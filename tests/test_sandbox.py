@@ -1,0 +1,991 @@
+"""The sandbox: student code runs in a forked child; everything comes back as a CallOutcome.
+
+Hostile submissions are inline strings. Timeouts are small (1-2 s) so the file stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from autograder.sandbox import CallOutcome, Limits, Sandbox
+from autograder.sandbox import protocol
+
+PAIR = ("tuple", "array", "array")
+LIMITS = Limits(call_timeout=1.0, import_timeout=2.0, memory_mb=512, cpu_seconds=20, max_processes=64,
+                output_bytes=256 * 1024)
+
+SOFTMAX = """
+import numpy as np
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+"""
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def np_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(LIMITS) as sb:
+        yield sb
+
+
+def run(sandbox, source, function, *args, returns="array", stem="attention", provided=None, timeout=None,
+        **kwargs) -> CallOutcome:
+    with sandbox.session(stem, src(source), f"{stem}.py", provided=provided) as s:
+        assert s.import_outcome.status == "ok", s.import_outcome
+        return s.call(function, list(args), kwargs, returns=returns, timeout=timeout)
+
+
+def proc_stat(pid: int):
+    """(state, session id) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    rest = data[data.rfind(b")") + 2:].split()
+    return rest[0].decode(), int(rest[3])
+
+
+def live_in_session(sid: int) -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = proc_stat(int(name))
+            if st is not None and st[1] == sid and st[0] not in ("Z", "X"):
+                pids.append(int(name))
+    return pids
+
+
+def wait_gone(pids, timeout=3.0) -> list[int]:
+    """The pids still alive (not gone, not zombies) after waiting up to `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [p for p in pids if (st := proc_stat(p)) is not None and st[0] not in ("Z", "X")]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+# ====================================================================== values that come back
+
+def test_correct_softmax_is_ok_with_float64_values(sandbox):
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1e4]])
+    out = run(sandbox, SOFTMAX, "softmax", x)
+    assert out.status == "ok", out
+    assert type(out.value) is np.ndarray and out.value.dtype == np.float64
+    assert out.dtype == "float64"
+    np.testing.assert_allclose(out.value, np_softmax(x))
+
+
+def test_float32_tensor_and_list_report_their_dtype(sandbox):
+    code = """
+    import numpy as np
+    import torch
+
+    def f32(x):
+        return np.asarray(x, dtype=np.float32) * 2
+
+    def as_list(x):
+        return [[float(v) for v in row] for row in x]
+
+    def grad_tensor(x):
+        t = torch.tensor(x, dtype=torch.float32, requires_grad=True)
+        return t * 3
+
+    def ints():
+        return np.arange(4)
+
+    def matrix():
+        return np.matrix([[1, 2], [3, 4]])
+    """
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("f32", [x], returns="array")
+        assert (out.status, out.dtype, out.value.dtype) == ("ok", "float32", np.float64)
+        np.testing.assert_allclose(out.value, 2 * x)
+        out = s.call("as_list", [x], returns="array")
+        assert (out.status, out.dtype) == ("ok", "list")
+        np.testing.assert_array_equal(out.value, x)
+        out = s.call("grad_tensor", [x], returns="array")
+        assert (out.status, out.dtype) == ("ok", "float32")
+        np.testing.assert_allclose(out.value, 3 * x)
+        out = s.call("ints", returns="array")
+        assert (out.status, out.dtype) == ("ok", "int64")
+        out = s.call("matrix", returns="array")
+        assert out.status == "ok" and type(out.value) is np.ndarray and out.value.shape == (2, 2)
+
+
+def test_tuple_kind_and_its_errors(sandbox):
+    code = """
+    import numpy as np
+
+    def pair(x):
+        return x + 1, x.astype(np.float32)
+
+    def one(x):
+        return x
+
+    def three(x):
+        return x, x, x
+
+    def second_is_none(x):
+        return x, None
+    """
+    x = np.ones((2, 3))
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("pair", [x], returns=PAIR)
+        assert out.status == "ok" and out.dtype == ["float64", "float32"]
+        assert isinstance(out.value, tuple) and len(out.value) == 2
+        np.testing.assert_array_equal(out.value[0], x + 1)
+        out = s.call("one", [x], returns=PAIR)
+        assert out.status == "bad_return"
+        assert out.message.startswith("returned 1 value (ndarray), expected 2"), out.message
+        out = s.call("three", [x], returns=PAIR)
+        assert (out.status, out.message) == ("bad_return", "returned 3 values, expected 2")
+        out = s.call("second_is_none", [x], returns=PAIR)
+        assert out.status == "bad_return"
+        assert out.message == "returned NoneType as value 2 of 2, expected an array"
+
+
+def test_non_arrays_are_bad_returns_naming_the_type(sandbox):
+    code = """
+    class Sneaky:
+        def __array__(self, dtype=None, copy=None):
+            import numpy as np
+            return np.zeros(3)
+        def __eq__(self, other):
+            return True
+
+    def string():
+        return "0.1 0.2 0.7"
+
+    def nothing():
+        pass
+
+    def mapping():
+        return {"a": 1}
+
+    def sneaky():
+        return Sneaky()
+
+    def strings_in_list():
+        return [[1.0, "2"]]
+
+    def ragged():
+        return [[1.0, 2.0], [3.0]]
+
+    def complex_array():
+        import numpy as np
+        return np.ones(2) * 1j
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        cases = {"string": "returned str, expected an array", "nothing": "returned NoneType, expected an array",
+                 "mapping": "returned dict, expected an array", "sneaky": "returned Sneaky, expected an array",
+                 "strings_in_list": "returned a list containing str, expected an array of numbers",
+                 "complex_array": "returned a complex array, expected a real array"}
+        for name, message in cases.items():
+            out = s.call(name, returns="array")
+            assert (out.status, out.message) == ("bad_return", message), name
+        out = s.call("ragged", returns="array")
+        assert out.status == "bad_return" and "different lengths" in out.message
+        out = s.call("sneaky", returns="figure")
+        assert (out.status, out.message) == ("bad_return", "returned Sneaky, expected a matplotlib Figure")
+
+
+def test_attribute_reads_module_level_values(sandbox):
+    code = """
+    SCORES = [[1, 0], [1, 1]]
+    WEIGHTS = None
+    """
+    with sandbox.session("hand_computation", src(code), "hand_computation.py") as s:
+        out = s.attribute("SCORES", returns="array")
+        assert (out.status, out.dtype) == ("ok", "list")
+        np.testing.assert_array_equal(out.value, [[1, 0], [1, 1]])
+        out = s.attribute("WEIGHTS", returns="array")
+        assert (out.status, out.message) == ("bad_return", "returned NoneType, expected an array")
+        out = s.attribute("OUTPUT", returns="array")
+        assert (out.status, out.message) == ("missing", "hand_computation.py defines no OUTPUT")
+
+
+def test_float_dict_dict(sandbox):
+    code = """
+    import numpy as np
+
+    def scaling_experiment(dims=(4, 16)):
+        return {np.int64(d): {"std_scaled": np.float64(1.0), "std_unscaled": float(np.sqrt(d))} for d in dims}
+
+    def bad_keys():
+        return {"4": {"std_scaled": 1.0}}
+
+    def not_a_dict():
+        return [1, 2]
+    """
+    with sandbox.session("scaling", src(code), "scaling.py") as s:
+        out = s.call("scaling_experiment", [], {"dims": (4, 16)}, returns="float_dict_dict")
+        assert out.status == "ok", out
+        assert out.value == {4: {"std_scaled": 1.0, "std_unscaled": 2.0}, 16: {"std_scaled": 1.0, "std_unscaled": 4.0}}
+        assert all(type(k) is int for k in out.value)
+        out = s.call("bad_keys", returns="float_dict_dict")
+        assert out.status == "bad_return" and "'4' (str)" in out.message
+        out = s.call("not_a_dict", returns="float_dict_dict")
+        assert (out.status, out.message) == ("bad_return", "returned list, expected a dict {d: {name: value}}")
+
+
+def test_figure_description(sandbox):
+    code = """
+    import matplotlib.pyplot as plt
+
+    def plot_scaling(results):
+        fig, ax = plt.subplots()
+        dims = sorted(results)
+        ax.plot(dims, [results[d]["a"] for d in dims], label="unscaled")
+        ax.plot(dims, [results[d]["b"] for d in dims], "o-", label="scaled")
+        ax.scatter([1, 2], [3, 4])
+        ax.set_xscale("log")
+        ax.set_xlabel("d")
+        ax.set_ylabel("entropy")
+        ax.set_title("Scaling")
+        ax.legend()
+        fig.suptitle("sqrt(d_k)")
+        return fig
+
+    def not_a_figure(results):
+        return "a figure"
+    """
+    results = {4: {"a": 1.0, "b": 2.0}, 16: {"a": 3.0, "b": 4.0}}
+    with sandbox.session("scaling", src(code), "scaling.py") as s:
+        out = s.call("plot_scaling", [results], returns="figure")
+        assert out.status == "ok", out
+        fig = out.value
+        assert fig["suptitle"] == "sqrt(d_k)"
+        (ax,) = fig["axes"]
+        assert (ax["title"], ax["xlabel"], ax["ylabel"], ax["xscale"]) == ("Scaling", "d", "entropy", "log")
+        assert ax["legend"] == ["unscaled", "scaled"]
+        assert [line["label"] for line in ax["lines"]] == ["unscaled", "scaled"]
+        assert ax["lines"][0]["x"] == [4.0, 16.0] and ax["lines"][1]["y"] == [2.0, 4.0]
+        assert ax["collections"] == 1
+        out = s.call("not_a_figure", [results], returns="figure")
+        assert (out.status, out.message) == ("bad_return", "returned str, expected a matplotlib Figure")
+
+
+def test_call_module_with_state(sandbox):
+    code = """
+    import torch
+    from torch import nn
+
+    class Tiny(nn.Module):
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+            self.W_q = nn.Linear(d_model, d_model)
+            self.num_heads = num_heads
+
+        def forward(self, x, mask=None):
+            y = self.W_q(x)
+            if mask is not None:
+                y = y * mask
+            return y, torch.ones(x.shape[0], self.num_heads)
+
+    class NotAModule:
+        def __init__(self, d_model, num_heads):
+            pass
+    """
+    d = 3
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(d, d)).astype(np.float32)
+    b = rng.normal(size=d).astype(np.float32)
+    x = rng.normal(size=(2, 4, d)).astype(np.float32)
+    mask = np.ones((2, 4, d), dtype=np.float32)
+    mask[:, :, 0] = 0
+    with sandbox.session("multihead", src(code), "multihead.py") as s:
+        out = s.call_module("Tiny", init_args=[d, 2], init_kwargs={}, state={"W_q.weight": w, "W_q.bias": b},
+                            forward_args=[x], forward_kwargs={"mask": mask}, returns=PAIR)
+        assert out.status == "ok", out
+        assert out.dtype == ["float32", "float32"]
+        np.testing.assert_allclose(out.value[0], (x @ w.T + b) * mask, rtol=1e-5, atol=1e-6)
+        assert out.value[1].shape == (2, 2)
+        out = s.call_module("Tiny", init_args=[d, 2], state={"W_q.weight": np.zeros((d, d + 1), np.float32)},
+                            forward_args=[x], returns=PAIR)
+        assert out.status == "bad_return" and "W_q.weight has shape (3, 3), expected (3, 4)" in out.message
+        out = s.call_module("Tiny", init_args=[d, 2], state={"W_o.weight": w}, forward_args=[x], returns=PAIR)
+        assert out.status == "bad_return" and "without the parameter W_o.weight" in out.message
+        out = s.call_module("NotAModule", init_args=[d, 2], forward_args=[x], returns=PAIR)
+        assert out.status == "bad_return" and "expected a torch.nn.Module" in out.message
+        out = s.call_module("Missing", init_args=[d, 2], forward_args=[x], returns=PAIR)
+        assert (out.status, out.message) == ("missing", "multihead.py defines no class Missing")
+
+
+# ====================================================================== errors in the student's code
+
+def test_missing_and_not_callable(sandbox):
+    code = """
+    softmax = 3
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("scaled_dot_product_attention", [1.0], returns=PAIR)
+        assert (out.status, out.message) == ("missing", "attention.py defines no function scaled_dot_product_attention")
+        out = s.call("softmax", [1.0])
+        assert (out.status, out.message) == ("missing", "softmax in attention.py is a int, not a function")
+
+
+def test_raised_names_exception_and_student_line(sandbox):
+    code = """
+    import numpy as np
+
+    def helper(x):
+        raise ValueError("axis must be -1")
+
+    def softmax(x, axis=-1):
+        return helper(x)
+
+    def not_implemented(x):
+        raise NotImplementedError
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("softmax", [np.ones(3)])
+        assert out.status == "raised"
+        assert out.message == "ValueError: axis must be -1 (attention.py, line 4, in helper)"
+        out = s.call("not_implemented", [np.ones(3)])
+        assert out.message == "NotImplementedError (attention.py, line 10, in not_implemented)"
+        out = s.call("softmax", [], {"bogus": 1})
+        assert out.status == "raised" and out.message.startswith("TypeError: softmax() got an unexpected keyword")
+
+
+def test_exits_and_base_exceptions_are_raised_not_fatal(sandbox):
+    code = """
+    import sys
+
+    class Escape(BaseException):
+        pass
+
+    def exits():
+        sys.exit(3)
+
+    def system_exit():
+        raise SystemExit
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    def generator_exit():
+        raise GeneratorExit("bye")
+
+    def custom():
+        raise Escape("out")
+
+    def fine():
+        return [1.0]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        assert s.call("exits").message == "SystemExit: 3 (the function called sys.exit) (attention.py, line 7, in exits)"
+        assert s.call("system_exit").message.startswith("SystemExit: (the function called sys.exit)")
+        assert s.call("interrupt").message == "KeyboardInterrupt (attention.py, line 13, in interrupt)"
+        assert s.call("generator_exit").message.startswith("GeneratorExit: bye")
+        out = s.call("custom")
+        assert (out.status, out.message) == ("raised", "Escape: out (attention.py, line 19, in custom)")
+        assert s.call("fine").status == "ok"
+        assert s.restarts == 0
+
+
+def test_syntax_error_is_not_run_with_line(sandbox):
+    code = "import numpy as np\n\ndef softmax(x)\n    return x\n"
+    with sandbox.session("attention", code, "attention.py") as s:
+        assert s.import_outcome.status == "not_run"
+        assert s.import_outcome.message == "SyntaxError: expected ':' (attention.py, line 3)"
+        out = s.call("softmax", [1.0])
+        assert (out.status, out.message) == ("not_run", s.import_outcome.message)
+
+
+def test_exception_and_exit_at_import(sandbox):
+    with sandbox.session("attention", "import numpy as np\nx = undefined_name\n", "attention.py") as s:
+        assert s.import_outcome.status == "not_run"
+        assert s.import_outcome.message == "NameError: name 'undefined_name' is not defined (attention.py, line 2)"
+    with sandbox.session("attention", "import sys\nprint('bye')\nsys.exit(0)\n", "attention.ipynb") as s:
+        assert s.import_outcome.status == "not_run"
+        assert "SystemExit: 0 (the module called sys.exit)" in s.import_outcome.message
+        assert "attention.ipynb, line 3" in s.import_outcome.message
+        assert s.import_outcome.output == "bye\n"
+    with sandbox.session("attention", "import os\nos._exit(4)\n", "attention.py") as s:
+        assert s.import_outcome.status == "not_run"
+        assert "crashed while importing attention.py" in s.import_outcome.message
+        assert "code 4" in s.import_outcome.message
+
+
+def test_infinite_loop_at_import_costs_one_import_timeout(sandbox):
+    started = time.monotonic()
+    with sandbox.session("attention", "while True:\n    pass\n", "attention.py") as s:
+        elapsed = time.monotonic() - started
+        assert s.import_outcome.status == "not_run"
+        assert "did not finish within 2 s" in s.import_outcome.message
+        t0 = time.monotonic()
+        assert s.call("softmax", [1.0]).status == "not_run"
+        assert s.call("softmax", [2.0]).status == "not_run"
+        assert time.monotonic() - t0 < 0.1
+    assert LIMITS.import_timeout <= elapsed < LIMITS.import_timeout + 1.5
+
+
+# ====================================================================== hangs, crashes, resources
+
+HANGS = """
+import os
+import signal
+import time
+
+import numpy as np
+
+def loop(x):
+    while True:
+        pass
+
+def sleeps(x):
+    time.sleep(100)
+
+def stubborn(x):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        time.sleep(0.01)
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+def pid():
+    return [os.getpid()]
+"""
+
+
+def test_timeouts_kill_and_restart_once_per_hang(sandbox):
+    x = np.array([1.0, 2.0])
+    with sandbox.session("attention", src(HANGS), "attention.py") as s:
+        first = int(s.call("pid").value[0])
+        for name in ("loop", "sleeps", "stubborn"):
+            t0 = time.monotonic()
+            out = s.call(name, [x])
+            assert (out.status, out.message) == ("timeout", "stopped after 1 s"), name
+            assert 1.0 <= time.monotonic() - t0 < 2.0
+            ok = s.call("softmax", [x])        # the next call gets a fresh child
+            assert ok.status == "ok", ok
+            np.testing.assert_allclose(ok.value, np_softmax(x))
+        assert s.restarts == 3
+        assert wait_gone([first]) == []
+        t0 = time.monotonic()
+        again = s.call("loop", [x])           # a function that hung is not run again
+        assert again.status == "timeout" and again.message.startswith("not run again")
+        assert time.monotonic() - t0 < 0.1
+
+
+def test_timeout_per_call_overrides_the_limit(sandbox):
+    with sandbox.session("attention", src(HANGS), "attention.py") as s:
+        t0 = time.monotonic()
+        out = s.call("sleeps", [1.0], timeout=0.3)
+        assert (out.status, out.message) == ("timeout", "stopped after 0.3 s")
+        assert time.monotonic() - t0 < 0.8
+
+
+def test_restarts_are_limited(sandbox):
+    code = """
+    import os
+
+    def die(i):
+        os._exit(i)
+
+    def fine():
+        return [1.0]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        for i in range(1, LIMITS.max_restarts + 2):
+            out = s.call("die", [i])
+            assert out.status == "crashed" and f"os._exit({i})" in out.message
+        out = s.call("fine")
+        assert out.status == "crashed" and out.message.startswith("not run: the process exited with code 4")
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("os._exit(3)", "the process exited with code 3 (the code called os._exit(3) or similar)"),
+    ("os.kill(os.getpid(), signal.SIGSEGV)", "the process was killed by signal 11 (segmentation fault)"),
+    ("ctypes.string_at(0)", "the process was killed by signal 11 (segmentation fault)"),
+    ("os.abort()", "the process was killed by signal 6 (aborted)"),
+])
+def test_crashes_are_reported_and_the_next_call_works(sandbox, body, expected):
+    code = f"""
+    import ctypes
+    import os
+    import signal
+
+    def crash():
+        {body}
+
+    def fine():
+        return [1.0, 2.0]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("crash")
+        assert (out.status, out.message) == ("crashed", expected)
+        assert s.call("fine").status == "ok"
+
+
+def test_memory_bombs_are_stopped_and_the_next_session_works(sandbox):
+    code = """
+    def big_bytes():
+        return bytearray(10 ** 11)
+
+    def growing():
+        chunks = []
+        while True:
+            chunks.append(bytearray(10 ** 7))
+
+    def torch_big():
+        import torch
+        return torch.zeros(10 ** 11)
+
+    def fine():
+        return [1.0]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        for name in ("big_bytes", "growing", "torch_big"):
+            out = s.call(name, timeout=5)
+            assert out.status == "crashed", (name, out)
+            assert "exceeded the memory limit of 512 MB" in out.message, out.message
+            assert s.call("fine").status == "ok"
+    assert run(sandbox, SOFTMAX, "softmax", np.ones(2)).status == "ok"
+
+
+def test_cpu_limit():
+    code = """
+    def spin():
+        while True:
+            pass
+    """
+    with Sandbox(Limits(call_timeout=5, import_timeout=5, cpu_seconds=1)) as sb:
+        with sb.session("attention", src(code), "attention.py") as s:
+            t0 = time.monotonic()
+            out = s.call("spin")
+            assert (out.status, out.message) == ("crashed", "exceeded the CPU time limit of 1 s")
+            assert time.monotonic() - t0 < 3
+
+
+def test_fork_bomb_and_escapees_leave_nothing_behind(sandbox):
+    code = """
+    import os
+    import time
+
+    def bomb(n):
+        pids = []
+        for i in range(int(n)):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                if i % 2:
+                    os.setsid()            # try to leave the session
+                    if os.fork():          # and the process tree
+                        os._exit(0)
+                time.sleep(60)
+                os._exit(0)
+            pids.append(pid)
+        return pids
+
+    def me():
+        return [os.getpid()]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        child = int(s.call("me").value[0])
+        out = s.call("bomb", [200], timeout=10)
+        assert out.status == "ok", out
+        pids = [int(p) for p in out.value]
+        assert 10 <= len(pids) <= 200
+        assert live_in_session(child)
+        t0 = time.monotonic()
+    elapsed = time.monotonic() - t0
+    assert elapsed < 1.0
+    assert wait_gone([child] + pids) == []
+    assert wait_gone(live_in_session(child)) == []
+    # escapees: processes that called setsid and were orphaned to the zygote
+    zygote = sandbox._zygote.pid
+    orphans = [int(n) for n in os.listdir("/proc") if n.isdigit() and _ppid(int(n)) == zygote]
+    assert wait_gone(orphans) == []
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return int(data[data.rfind(b")") + 2:].split()[1])
+
+
+def test_max_processes_is_enforced_when_dropping_root(sandbox):
+    if os.geteuid() != 0:
+        pytest.skip("RLIMIT_NPROC counts the grader's own processes when not root")
+    code = """
+    import os
+    import time
+
+    def count():
+        n = 0
+        for _ in range(200):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            n += 1
+        return [n, os.getuid()]
+    """
+    out = run(sandbox, code, "count", timeout=10)
+    assert out.status == "ok"
+    n, uid = out.value
+    assert uid != 0
+    assert n < LIMITS.max_processes
+
+
+def test_spinning_thread_left_behind(sandbox):
+    code = """
+    import os
+    import threading
+
+    def spin():
+        while True:
+            pass
+
+    threading.Thread(target=spin, daemon=False).start()
+
+    def fine(x):
+        return x * 2
+
+    def me():
+        return [os.getpid()]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        child = int(s.call("me").value[0])
+        out = s.call("fine", [np.ones(3)])
+        assert out.status == "ok"
+    assert wait_gone([child]) == []
+
+
+def test_big_prints_are_capped_not_fatal(sandbox):
+    code = """
+    import sys
+
+    print("at import")
+
+    def chatty(x):
+        for i in range(10_000):
+            print("x" * 1000)
+        sys.stdout.write("y" * 10_000_000)
+        sys.stderr.write("z" * 5_000_000)
+        print("the end")
+        return x
+
+    def quiet(x):
+        print("only this")
+        return x
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        assert s.import_outcome.output == "at import\n"
+        out = s.call("chatty", [np.ones(2)], timeout=10)
+        assert out.status == "ok", out
+        assert len(out.output) <= 2048 and out.output.endswith("the end\n")
+        out = s.call("quiet", [np.ones(2)])
+        assert (out.status, out.output) == ("ok", "only this\n")
+        assert os.path.getsize(os.path.join(s._child.tmpdir, ".output")) <= LIMITS.output_bytes
+
+
+# ====================================================================== isolation and integrity
+
+def test_kit_code_cannot_be_imported(sandbox):
+    code = """
+    import os
+
+    def try_import(name):
+        try:
+            __import__(name)
+        except ImportError as err:
+            raise RuntimeError(str(err)) from None
+        return [1.0]
+
+    def neighbours():
+        names = sorted(os.listdir("."))
+        found = [os.path.exists(p) for p in ("solutions/attention.py", "../reference/attention.py",
+                                               "reference", "autograder")]
+        return [len(names), sum(found)]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        for name in ("reference", "autograder", "autograder.sandbox", "solutions", "exercises", "attnkit",
+                     "__editable___attnkit_0_1_0_finder", "_attnkit_sandbox_protocol"):
+            out = s.call("try_import", [name])
+            assert (out.status, out.message.split(" (")[0]) == \
+                ("raised", "RuntimeError: the kit's own code is not available to submissions"), name
+        out = s.call("neighbours")
+        assert out.status == "ok"
+        assert out.value.tolist() == [2.0, 0.0]       # attention.py and the capture file; no kit
+
+
+def test_the_module_is_not_main_and_has_its_own_file(sandbox):
+    code = """
+    import sys
+    RAN_MAIN = False
+    if __name__ == "__main__":
+        RAN_MAIN = True
+
+    def names():
+        return [__name__ == "attention", __file__.endswith("/attention.py"), RAN_MAIN,
+                sys.modules["attention"].names is names]
+    """
+    out = run(sandbox, code, "names")
+    assert out.value.tolist() == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_monkeypatching_numpy_in_the_child_changes_nothing_here(sandbox):
+    code = """
+    import numpy as np
+
+    np.allclose = lambda *a, **k: True
+    np.testing.assert_allclose = lambda *a, **k: None
+    np.isclose = lambda *a, **k: np.ones(np.shape(a[0]), dtype=bool)
+    np.array_equal = lambda *a, **k: True
+
+    def softmax(x, axis=-1):
+        return np.zeros_like(x)
+    """
+    out = run(sandbox, code, "softmax", np.array([1.0, 2.0]))
+    assert out.status == "ok"
+    assert not np.allclose(out.value, np_softmax(np.array([1.0, 2.0])))
+
+
+def test_forged_frames_from_the_child_are_bad_returns(sandbox):
+    code = """
+    import os
+    import struct
+
+    def garbage():
+        os.write(3, struct.pack(">I", 2 ** 31) + b"{")
+        return [1.0]
+
+    def fake_figure():
+        header = b'{"status":"ok","value":"not a figure","dtype":"Figure","seq":1,"__blobs__":0}'
+        os.write(3, struct.pack(">I", len(header)) + header)
+        import time
+        time.sleep(0.2)
+        return "whatever"
+
+    def fine():
+        return [1.0]
+    """
+    with sandbox.session("scaling", src(code), "scaling.py") as s:
+        out = s.call("fake_figure", returns="figure")
+        assert out.status == "bad_return" and "could not be read" in out.message
+        out = s.call("garbage")
+        assert out.status == "bad_return" and "could not be read" in out.message
+        assert s.call("fine").status == "ok"
+
+
+def test_zygote_death_is_a_crash_and_the_sandbox_recovers():
+    with Sandbox(Limits(call_timeout=2, import_timeout=5)) as sb:
+        with sb.session("attention", src(HANGS), "attention.py") as s:
+            assert s.call("softmax", [np.ones(2)]).status == "ok"
+            os.kill(sb._zygote.pid, signal.SIGKILL)
+            t0 = time.monotonic()
+            out = s.call("sleeps", [1.0])
+            assert out.status == "crashed", out
+            assert time.monotonic() - t0 < 2.5
+        out = run(sb, SOFTMAX, "softmax", np.ones(2))
+        assert out.status == "ok"
+        assert sb.restarts == 1
+
+
+# ====================================================================== provided stems
+
+CAUSAL = """
+import numpy as np
+from attention import softmax
+
+def create_causal_mask(seq_len):
+    return np.tril(np.ones((seq_len, seq_len), dtype=bool))
+
+def masked(x):
+    m = create_causal_mask(x.shape[-1])
+    return softmax(np.where(m, x, -1e9))
+"""
+
+
+def test_provided_stems_resolve_to_the_kit_version(sandbox):
+    x = np.zeros((3, 3))
+    out = run(sandbox, CAUSAL, "masked", x, stem="causal_mask", provided={"attention": src(SOFTMAX)})
+    assert out.status == "ok", out
+    np.testing.assert_allclose(out.value, np.tril(np.ones((3, 3))) / np.arange(1, 4)[:, None])
+
+
+def test_provided_modules_may_import_each_other_relatively(sandbox):
+    provided_causal = "from .attention import softmax\nimport numpy as np\n\n" \
+                      "def create_causal_mask(n):\n    return np.tril(np.ones((n, n)))\n"
+    code = """
+    import attention
+    from causal_mask import create_causal_mask
+
+    def both(n):
+        return attention.softmax(create_causal_mask(int(n)))
+    """
+    out = run(sandbox, code, "both", 2, stem="multihead",
+              provided={"attention": src(SOFTMAX), "causal_mask": provided_causal})
+    assert out.status == "ok", out
+    np.testing.assert_allclose(out.value, np_softmax(np.tril(np.ones((2, 2)))))
+
+
+def test_unprovided_stems_cannot_be_imported(sandbox):
+    with sandbox.session("causal_mask", src(CAUSAL), "causal_mask.py") as s:
+        assert s.import_outcome.status == "not_run"
+        assert s.import_outcome.message == ("ImportError: causal_mask.py cannot import attention here; "
+                                            "each exercise is graded on its own (causal_mask.py, line 2)")
+
+
+# ====================================================================== housekeeping
+
+def test_temp_folder_is_removed_even_after_sigkill(sandbox):
+    code = """
+    import os
+
+    def where():
+        open("junk.bin", "wb").write(b"x" * 1000)
+        os.mkdir("sub")
+        print(os.getcwd())
+        return [1.0]
+
+    def die():
+        os.kill(os.getpid(), 9)
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        first = s.call("where").output.strip()
+        assert os.path.isdir(first)
+        assert s.call("die").status == "crashed"
+        second = s.call("where").output.strip()
+        assert second != first and os.path.isdir(second)
+        assert not os.path.exists(first)
+    assert not os.path.exists(second)
+
+
+def test_two_sandboxes_at_once(sandbox):
+    with Sandbox(LIMITS) as other:
+        with sandbox.session("attention", src(SOFTMAX), "attention.py") as a, \
+                other.session("attention", src(HANGS), "attention.py") as b:
+            x = np.array([0.5, 1.5])
+            assert a.call("softmax", [x]).status == "ok"
+            assert b.call("softmax", [x]).status == "ok"
+            assert b.call("loop", [x], timeout=0.3).status == "timeout"
+            assert a.call("softmax", [x]).status == "ok"
+            assert b.call("softmax", [x]).status == "ok"
+        assert other._zygote.pid != sandbox._zygote.pid
+
+
+def test_session_overhead_is_small(sandbox):
+    x = np.random.default_rng(0).normal(size=(4, 8))
+    run(sandbox, SOFTMAX, "softmax", x)            # warm
+    n = 10
+    t0 = time.perf_counter()
+    for _ in range(n):
+        with sandbox.session("attention", src(SOFTMAX), "attention.py") as s:
+            for _ in range(5):
+                assert s.call("softmax", [x]).status == "ok"
+    per_session = (time.perf_counter() - t0) / n
+    print(f"session with 5 calls: {per_session * 1000:.1f} ms")
+    assert per_session < 0.25
+
+
+def test_protocol_rejects_malformed_blobs():
+    good = protocol.pack({}, [np.arange(3.0)])
+    assert good[:4] == (len(good[4:].split(b"}")[0]) + 1).to_bytes(4, "big")
+    for bad in (b"not npy", b"\x93NUMPY\x01\x00" + b"x" * 20):
+        with pytest.raises(protocol.ProtocolError):
+            protocol.load_npy(bad)
+    import io
+    buf = io.BytesIO()
+    np.save(buf, np.arange(10.0), allow_pickle=False)
+    data = buf.getvalue()
+    with pytest.raises(protocol.ProtocolError):
+        protocol.load_npy(data[:-8])                 # header says 10 values, 9 follow
+    huge = data.replace(b"(10,)", b"(10000000000000,)")
+    with pytest.raises(protocol.ProtocolError):
+        protocol.load_npy(huge)
+    obj = io.BytesIO()
+    np.lib.format.write_array(obj, np.array([None, 1], dtype=object), allow_pickle=True)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.load_npy(obj.getvalue())
+    assert protocol.load_npy(data).tolist() == list(range(10))
+
+
+def test_kit_files_cannot_be_read_by_path(sandbox):
+    if os.geteuid() != 0:
+        pytest.skip("hiding the kit's folder needs root (a private mount namespace)")
+    import autograder
+
+    kit = os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))
+    code = """
+    import os
+
+    def peek(kit):
+        return [os.path.isdir(kit), len(os.listdir(kit)),
+                os.path.exists(os.path.join(kit, "reference", "attention.py"))]
+    """
+    assert os.path.exists(os.path.join(kit, "reference", "attention.py"))
+    out = run(sandbox, code, "peek", kit)
+    assert out.status == "ok", out
+    if out.value.tolist() == [1.0, 0.0, 0.0]:
+        return
+    pytest.skip(f"mount namespaces are not available here: {out.value.tolist()}")
+
+
+def test_the_kits_own_provided_sources_work(sandbox):
+    import reference
+
+    sources = reference.module_sources()
+    code = """
+    import numpy as np
+    from attention import scaled_dot_product_attention
+    from causal_mask import create_causal_mask
+
+    def masked_weights(n):
+        x = np.eye(int(n))
+        return scaled_dot_product_attention(x, x, x, mask=create_causal_mask(int(n)))[1]
+    """
+    out = run(sandbox, code, "masked_weights", 3, stem="multihead",
+              provided={s: sources[s] for s in ("attention", "causal_mask")})
+    assert out.status == "ok", out
+    assert np.allclose(np.triu(out.value, 1), 0) and np.allclose(out.value.sum(-1), 1)
+
+
+def test_oversized_answers_are_refused(sandbox):
+    code = """
+    import numpy as np
+
+    def huge():
+        return np.zeros(9 * 10 ** 6)
+
+    def fine():
+        return [1.0]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("huge", timeout=10)
+        assert (out.status, out.message) == ("bad_return", "the answer could not be read (the answer is larger "
+                                                           "than the limit of 64 MB)")
+        assert s.call("fine").status == "ok"
