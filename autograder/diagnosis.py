@@ -195,7 +195,8 @@ def _weights_observation(check: Check, inputs: dict, got: np.ndarray, exp: np.nd
         return (f"each column of your {name} adds up to 1 (a sum over the queries), but the rows do not "
                 f"(the sum over the keys)")
     if not rows_ok and np.isclose(got.sum(), 1.0, atol=sum_tol) and got.size > got.shape[-1]:
-        return f"all the entries of your {name} together add up to 1, instead of each row separately"
+        each = "each column" if axis == 0 else "each row"
+        return f"all the entries of your {name} together add up to 1, instead of {each} separately"
     if heads and got.ndim == 4 and got.shape[1] > 1 and np.allclose(got, got[:, :1]) and exp is not None \
             and not np.allclose(exp, exp[:, :1]):
         return f"every head of your {name} is the same, so the heads do not attend separately"

@@ -221,9 +221,9 @@ CATALOGUE: list[Misconception] = [
         lambda: {"softmax": mu.softmax_ignores_axis}, (SOFTMAX_AXIS,)),
     Misconception(
         "softmax_whole_array", "attention",
-        "The softmax divides by the sum of the whole array instead of the sum of each row, so no row adds up "
-        "to 1. The sum (and the maximum) must be taken along the given axis only, keeping that axis so it "
-        "divides each row by its own total.",
+        "The softmax normalises by one total over the whole array. Take the sum (and the maximum) along the "
+        "given axis only, keeping that axis, so that each row (each slice along the axis) is divided by its "
+        "own total.",
         lambda: {"softmax": mu.softmax_whole_array, SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_whole_array)},
         (SOFTMAX_ROWS, SOFTMAX_AXIS, SOFTMAX_STABLE, SDPA)),
     Misconception(

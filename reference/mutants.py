@@ -133,10 +133,12 @@ def causal(Q, K, V, *, kind="lower", **options):
 
 
 def causal_fn(**options):
+    """causal_attention with `options` switched (see `causal`)."""
     return partial(causal, **options)
 
 
 def mask_fn(kind: str):
+    """create_causal_mask that builds the triangle of `kind` (see `tri_mask`)."""
     return partial(tri_mask, kind=kind)
 
 
@@ -225,6 +227,7 @@ def mha(X, W_q, W_k, W_v, W_o, num_heads, mask=None, *, project=True, transposed
 
 
 def mha_fn(**options):
+    """multi_head_attention with `options` switched (see `mha`)."""
     return partial(mha, **options)
 
 
@@ -287,6 +290,7 @@ def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, 
 
 
 def scaling_fn(**options):
+    """scaling_experiment with `options` switched (see `scaling_experiment`)."""
     return partial(scaling_experiment, **options)
 
 

@@ -139,7 +139,7 @@ def report(graded: list[Graded], s: dict, verbose: bool = False) -> str:
     ]
     lost = [g for g in graded if g.kind == "correct" and not g.full]
     full = [g for g in graded if g.kind == "buggy" and g.full]
-    missed = [g for g in graded if g.kind == "buggy" and not g.diagnosed]
+    missed = [g for g in graded if g.kind == "buggy" and not g.diagnosed and not g.full]
     if lost or full or missed:
         lines += ["", "Mismatches", f"  {'submission':55s} {'score':>9s}  {'label':26s} reported"]
         for g in lost + full + missed:
@@ -157,12 +157,13 @@ def main(argv=None) -> int:
     parser.add_argument("--stem", action="append", choices=STEMS, help="only these exercises (repeatable)")
     parser.add_argument("--verbose", "-v", action="store_true", help="every submission's failed checks and hints")
     parser.add_argument("--json", type=Path, help="also write the summary and per-file results as JSON")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="another corpus folder (<stem>/correct|buggy/...)")
     args = parser.parse_args(argv)
     stems = tuple(args.stem) if args.stem else STEMS
     course = load_course(known_checks={stem: [c.id for c in checks] for stem, checks in CHECKS.items()})
     started = time.monotonic()
     with Sandbox(limits_for(course)) as sandbox:
-        graded = grade_corpus(sandbox, course, stems)
+        graded = grade_corpus(sandbox, course, stems, args.corpus)
     s = summary(graded)
     print(report(graded, s, args.verbose))
     print(f"  ({len(graded)} submissions graded in {time.monotonic() - started:.1f} s)")

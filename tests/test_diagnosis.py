@@ -98,8 +98,8 @@ def test_mutant_functions_have_a_one_line_docstring():
 
     for name in dir(mutants):
         obj = getattr(mutants, name)
-        if callable(obj) and getattr(obj, "__module__", None) == mutants.__name__ and not name.endswith("_fn") \
-                and not name.startswith("_") and not isinstance(obj, type):
+        if callable(obj) and getattr(obj, "__module__", None) == mutants.__name__ and not name.startswith("_") \
+                and not isinstance(obj, type):
             assert obj.__doc__ and obj.__doc__.strip(), name
 
 
@@ -191,7 +191,13 @@ def _diagnose_mutant(check_id: str, mis_id: str, variant: int = 0):
 ])
 def test_hint_starts_with_what_was_seen(check_id, mis_id, seen):
     found = _diagnose_mutant(check_id, mis_id)
-    assert mis_id in found.ids and found.hint.startswith(seen), found.hint
+    first_sentence = found.hint.split(". ", 1)[0]
+    assert mis_id in found.ids and seen in first_sentence, found.hint
+    assert found.hint.endswith(next(m.hint for m in CATALOGUE if m.id == mis_id and m.stem == found_stem(check_id)))
+
+
+def found_stem(check_id: str) -> str:
+    return check_id.split(".", 1)[0]
 
 
 def test_unknown_mistake_gets_an_observation_without_an_id():

@@ -31,23 +31,23 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
     console.print(table)
     for ex in result.exercises:
         if ex.note:
-            console.print(f"[dim]{ex.stem}: {ex.note}[/]")
+            console.print(f"[dim]{ex.stem}: {ex.note}[/]", soft_wrap=True)
         failed = [c for c in ex.checks if not c.passed]
         if not failed:
             continue
         if all(c.status in ("missing", "not_implemented") for c in failed) and len(failed) == len(ex.checks):
-            console.print(f"\n[bold]{ex.stem}[/]: {failed[0].message}", highlight=False)
+            console.print(f"\n[bold]{ex.stem}[/]: {failed[0].message}", highlight=False, soft_wrap=True)
             continue
         console.print(f"\n[bold]{ex.stem}[/]")
         for c in failed:
             head = f"  {MARK[c.status]} {c.check_id} [dim]({c.title})[/]"
-            console.print(head, highlight=False)
+            console.print(head, highlight=False, soft_wrap=True)
             if c.hidden and not show_hidden:
                 console.print("      a hidden check; its details are shown after grading", highlight=False)
                 continue
-            console.print(f"      {c.message}", highlight=False, markup=False)
+            console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
             if c.hint:
-                console.print(f"      hint: {c.hint}", highlight=False, markup=False)
+                console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
             if c.misconceptions:
                 console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
     console.print(f"\n[dim]seed {result.seed}; checks run with the same seed give the same inputs[/]")

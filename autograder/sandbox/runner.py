@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
@@ -118,6 +118,7 @@ class _Zygote:
         self.exits: dict[int, tuple[int | None, int | None]] = {}
         self.forked: dict[int, Any] = {}
         self.live: set[int] = set()
+        self.forgotten: set[int] = set()   # children nobody will ask about: drop their exit reports
         self._ids = itertools.count(1)
 
     def alive(self) -> bool:
@@ -176,7 +177,10 @@ class _Zygote:
         elif event == "exit":
             pid = int(msg["pid"])
             self.live.discard(pid)
-            self.exits[pid] = (msg.get("code"), msg.get("signal"))
+            if pid in self.forgotten:
+                self.forgotten.discard(pid)
+            else:
+                self.exits[pid] = (msg.get("code"), msg.get("signal"))
 
     def fork(self, sess_fd: int, cap_fd: int, timeout: float = 30.0) -> int:
         request = next(self._ids)
@@ -634,9 +638,11 @@ class Sandbox:
         except OSError:
             pass
         shutil.rmtree(child.tmpdir, ignore_errors=True)
-        if self._zygote is not None and not self._zygote.dead:
-            self._zygote.poll(0)
-            self._zygote.exits.pop(child.pid, None)
+        z = self._zygote
+        if z is not None and not z.dead:
+            z.poll(0)
+            if z.exits.pop(child.pid, None) is None and child.pid in z.live:
+                z.forgotten.add(child.pid)
 
     # -------------------------------------------------------------- public
 

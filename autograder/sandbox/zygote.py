@@ -449,7 +449,7 @@ class Child:
     # -------------------------------------------------------------- setup
 
     def run(self) -> None:
-        header, blobs = PROTOCOL.recv_frame(self.sock, max_bytes=1 << 31)
+        header, blobs = PROTOCOL.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
         if header.get("op") != "init":
             os._exit(EXIT_INTERNAL)
         init = {k: PROTOCOL.decode(v, blobs) for k, v in header.items()}
@@ -556,7 +556,7 @@ class Child:
             if os.getpid() != self.pid:
                 os._exit(0)
             try:
-                header, blobs = PROTOCOL.recv_frame(self.sock, max_bytes=1 << 31)
+                header, blobs = PROTOCOL.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
             except PROTOCOL.ProtocolError:
                 os._exit(0)
             try:

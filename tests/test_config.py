@@ -1,0 +1,83 @@
+"""course.yml is validated at load, and a mistake names the file, the line and the key."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.checks import check_ids
+from autograder.config import DEFAULT_COURSE, ConfigError, load_course
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "course.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _edited(tmp_path: Path, old: str, new: str) -> Path:
+    text = DEFAULT_COURSE.read_text(encoding="utf-8")
+    assert old in text
+    return _write(tmp_path, text.replace(old, new, 1))
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_the_kits_course_file_is_valid_and_covers_every_check():
+    course = load_course(known_checks=check_ids())
+    assert course.assignment == "self_attention"
+    for stem, ids in check_ids().items():
+        assert sorted(course.exercises[stem].checks) == sorted(ids)
+        assert course.max_points(stem) > 0
+
+
+def test_points_shorthand_and_hidden_form(tmp_path):
+    course = load_course(known_checks=check_ids())
+    assert course.check("attention.softmax.rows").points == 1
+    assert course.check("attention.scaled_dot_product_attention.binary_mask").hidden is True
+    assert course.check("attention.softmax.rows").hidden is False
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ("call_timeout: 10 ", "call_timeout: -1 ", "limits.call_timeout"),
+    ("hints: diagnose", "hints: sometimes", "hints"),
+    ("seed: 20261122", "seed: lots", "seed"),
+    ("memory_mb: 2048", "memory_mb: 2048\n  memroy_mb: 5", "limits.memroy_mb"),
+])
+def test_a_bad_value_is_reported_with_its_key_and_line(tmp_path, old, new, key):
+    path = _edited(tmp_path, old, new)
+    with pytest.raises(ConfigError) as err:
+        load_course(path)
+    line = _line_of(path, new.splitlines()[-1].strip().split(":")[0] + ":")
+    assert f"{path}:{line}: {key}:" in str(err.value)
+
+
+def test_an_unknown_check_id_is_reported_with_its_line(tmp_path):
+    path = _edited(tmp_path, "attention.softmax.rows: 1", "attention.softmax.rowz: 1")
+    with pytest.raises(ConfigError) as err:
+        load_course(path, known_checks=check_ids())
+    text = str(err.value)
+    assert f"{path}:{_line_of(path, 'rowz')}: exercises.attention.checks.attention.softmax.rowz: no such check" in text
+    assert "no points given for attention.softmax.rows" in text
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    path = _write(tmp_path, "course: x\nseed: 1\nexercises: {attention: [\n")
+    with pytest.raises(ConfigError, match=r"course.yml:\d+: not valid YAML"):
+        load_course(path)
+
+
+def test_a_missing_file_and_a_non_mapping_are_clear(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read the course file"):
+        load_course(tmp_path / "nope.yml")
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        load_course(_write(tmp_path, "- just\n- a list\n"))
+
+
+def test_an_exercise_may_be_left_out(tmp_path):
+    data = yaml.safe_load(DEFAULT_COURSE.read_text())
+    del data["exercises"]["scaling"]
+    course = load_course(_write(tmp_path, yaml.safe_dump(data)), known_checks=check_ids())
+    assert "scaling" not in course.exercises

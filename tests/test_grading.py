@@ -1,0 +1,173 @@
+"""The whole walk for one submission: solutions score full marks, untouched stubs score 0,
+an independent correct submission scores full marks, and mistakes stay in their exercise."""
+
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograder.checks import check_ids
+from autograder.config import KIT_ROOT, load_course
+from autograder.grading import grade_submission, limits_for
+from autograder.reports.gradescope import to_gradescope
+from autograder.sandbox import Sandbox
+
+DEMO = KIT_ROOT / "demo" / "class"
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course(known_checks=check_ids())
+
+
+@pytest.fixture(scope="module")
+def sandbox(course):
+    with Sandbox(limits_for(course)) as box:
+        yield box
+
+
+def _copy(tmp_path: Path, files: dict[str, str | Path]) -> Path:
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    for name, content in files.items():
+        if isinstance(content, Path):
+            shutil.copy(content, folder / name)
+        else:
+            (folder / name).write_text(textwrap.dedent(content), encoding="utf-8")
+    return folder
+
+
+def test_the_solutions_score_full_marks(course, sandbox):
+    result = grade_submission(KIT_ROOT / "solutions", course, sandbox)
+    failed = [(c.check_id, c.message) for c in result.checks if not c.passed]
+    assert failed == []
+    assert result.score == result.max_score == sum(course.max_points(s) for s in course.exercises)
+
+
+@pytest.mark.parametrize("suffix", [".py", ".ipynb"])
+def test_untouched_stubs_score_zero_with_not_implemented_messages(course, sandbox, tmp_path, suffix):
+    folder = _copy(tmp_path, {p.name: p for p in (KIT_ROOT / "exercises").glob(f"*{suffix}")})
+    result = grade_submission(folder, course, sandbox)
+    assert result.score == 0
+    assert len(result.checks) == sum(len(ids) for ids in check_ids().values())
+    for check in result.checks:
+        assert check.status == "not_implemented", (check.check_id, check.message)
+        assert "not implemented yet" in check.message
+
+
+def test_an_independent_correct_submission_scores_full_marks(course, sandbox):
+    # demo/class/ada was written from docs/contract.md alone: einsum, -inf masks, pyplot,
+    # a causal_mask.py that imports attention, hand answers typed with 4 decimals.
+    result = grade_submission(DEMO / "ada", course, sandbox)
+    assert [(c.check_id, c.message) for c in result.checks if not c.passed] == []
+
+
+def test_a_notebook_with_magics_is_graded(course, sandbox):
+    result = grade_submission(DEMO / "dan", course, sandbox, stems=("attention",))
+    ex = result.exercise("attention")
+    assert ex.graded_file == "attention.ipynb"
+    assert ex.score == ex.max_score, [c.message for c in ex.checks if not c.passed]
+
+
+def test_a_wrong_softmax_costs_nothing_in_the_other_exercises(course, sandbox, tmp_path):
+    folder = _copy(tmp_path, {
+        "attention.py": """
+            import numpy as np
+
+            def softmax(x, axis=-1):
+                e = np.exp(x - np.max(x, axis=0, keepdims=True))
+                return e / e.sum(axis=0, keepdims=True)          # the wrong axis
+
+            def scaled_dot_product_attention(Q, K, V, mask=None):
+                s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+                if mask is not None:
+                    s = np.where(mask, s, -1e9)
+                w = softmax(s, axis=-1)
+                return w @ V, w
+        """,
+        "causal_mask.py": """
+            import numpy as np
+            from attention import scaled_dot_product_attention
+
+            def create_causal_mask(seq_len):
+                return np.tril(np.ones((seq_len, seq_len), dtype=bool))
+
+            def causal_attention(Q, K, V):
+                return scaled_dot_product_attention(Q, K, V, mask=create_causal_mask(Q.shape[-2]))
+        """,
+    })
+    result = grade_submission(folder, course, sandbox, stems=("attention", "causal_mask"))
+    assert result.exercise("attention").score < result.exercise("attention").max_score
+    causal = result.exercise("causal_mask")
+    assert causal.score == causal.max_score, [c.message for c in causal.checks if not c.passed]
+
+
+def test_attention_may_not_borrow_another_exercise(course, sandbox, tmp_path):
+    folder = _copy(tmp_path, {"attention.py": """
+        from causal_mask import causal_attention
+
+        def softmax(x, axis=-1):
+            raise RuntimeError("unused")
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            return causal_attention(Q, K, V)
+    """})
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    assert ex.score == 0
+    assert all(c.status == "error" for c in ex.checks)
+    assert "causal_mask" in ex.checks[0].message
+
+
+def test_a_missing_file_costs_only_its_exercise(course, sandbox, tmp_path):
+    folder = _copy(tmp_path, {"attention.py": KIT_ROOT / "solutions" / "attention.py"})
+    result = grade_submission(folder, course, sandbox, stems=("attention", "multihead"))
+    assert result.exercise("attention").score == course.max_points("attention")
+    multihead = result.exercise("multihead")
+    assert multihead.score == 0 and multihead.graded_file is None
+    assert {c.status for c in multihead.checks} == {"missing"}
+    assert "no multihead.py or multihead.ipynb" in multihead.checks[0].message
+
+
+def test_the_newer_of_py_and_ipynb_is_graded_and_said(course, sandbox, tmp_path):
+    folder = _copy(tmp_path, {"attention.py": KIT_ROOT / "solutions" / "attention.py",
+                              "attention.ipynb": KIT_ROOT / "exercises" / "attention.ipynb"})
+    os.utime(folder / "attention.ipynb", (1_000_000, 1_000_000))      # the notebook is older
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    assert ex.graded_file == "attention.py" and ex.score == ex.max_score
+    assert "graded attention.py" in ex.note
+
+
+def test_a_failed_check_says_what_was_expected_what_came_back_and_where(course, sandbox, tmp_path):
+    folder = _copy(tmp_path, {"causal_mask.py": """
+        import numpy as np
+
+        def create_causal_mask(seq_len):
+            return np.triu(np.ones((seq_len, seq_len)))            # upper instead of lower
+
+        def causal_attention(Q, K, V):
+            raise ValueError("not today")
+    """})
+    ex = grade_submission(folder, course, sandbox, stems=("causal_mask",)).exercise("causal_mask")
+    values = next(c for c in ex.checks if c.check_id == "causal_mask.create_causal_mask.values")
+    assert values.status == "failed"
+    assert "mask[" in values.message and "expected" in values.message and "got" in values.message
+    raised = next(c for c in ex.checks if c.check_id == "causal_mask.causal_attention.weights")
+    assert raised.status == "error"
+    assert "ValueError: not today" in raised.message and "line" in raised.message
+
+
+def test_gradescope_results_follow_the_schema(course, sandbox):
+    result = grade_submission(DEMO / "cleo", course, sandbox, stems=("attention", "multihead"))
+    data = json.loads(json.dumps(to_gradescope(result)))
+    assert data["score"] == result.score
+    assert {"score", "tests"} <= set(data)
+    for test in data["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "tags"} <= set(test)
+        assert test["status"] in ("passed", "failed")
+        assert test["tags"][0].startswith("exercise:")
+    tags = {t for test in data["tests"] for t in test["tags"]}
+    assert "misconception:mask_after_softmax" in tags
+    assert "misconception:reshape_without_transpose" in tags
