@@ -369,3 +369,29 @@ def observe(check: Check, inputs: dict, answer: Any, expected: Any) -> str | Non
             return _provenance_observation(check, inputs, got, exp, "split" if check.function == "split_heads"
                                            else "merged")
     return None
+
+
+def _raises(check: Check, overrides: dict, inputs: dict) -> str | None:
+    """The name of the exception a mutant raises on these inputs, or None if it returns."""
+    make = check.expected_run or check.run
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            make(ReferenceImplementation(check.exercise, overrides), inputs)
+    except Exception as err:
+        return type(err).__name__
+    return None
+
+
+def diagnose_error(check: Check, inputs: dict[str, Any], error_type: str) -> Diagnosis | None:
+    """The student's code raised `error_type` where the reference returns: which mutant raises it too?
+    (Q @ K instead of Q @ K^T fails on n_k != d_k with the same ValueError the student got.)"""
+    matched = [m for m in candidates(check) if m.matches is None
+               and any(_raises(check, o, inputs) == error_type for o in m.variants())]
+    if not matched:
+        return None
+    lead = f"Your code raised {error_type} on inputs where a correct implementation returns; "
+    if len(matched) == 1:
+        return Diagnosis((matched[0].id,), lead + "the same error comes from this mistake: " + matched[0].hint)
+    return Diagnosis(tuple(m.id for m in matched), lead + "the same error comes from each of these mistakes:\n"
+                     + "\n".join(f"- {m.hint}" for m in matched))

@@ -18,7 +18,7 @@ from autograder.checks import CHECKS
 from autograder.checks.base import Check, Context, ReferenceImplementation, StudentCallError, rng_for
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
-from autograder.diagnosis import diagnose
+from autograder.diagnosis import diagnose, diagnose_error
 from autograder.load import LoadError, SourceFile, load_submission
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
@@ -91,8 +91,12 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     try:
         answer = check.run(student, inputs)
     except StudentCallError as err:
-        status = {"not_implemented": "not_implemented", "bad_return": "failed"}.get(err.status, "error")
-        return result(status, err.message)
+        status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
+            err.status, "error")
+        found = diagnose_error(check, inputs, err.error_type) if err.error_type and course.hints != "off" else None
+        if found is None:
+            return result(status, err.message)
+        return result(status, err.message, _hint(check, found, course), found.ids)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
         return result("failed", f"the returned value has the wrong structure: {err}")
@@ -103,11 +107,21 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         problems = [f"the returned value could not be compared: {type(err).__name__}: {err}"]
     if not problems:
         return result("passed")
-    found = diagnose(check, inputs, answer, ctx) if course.hints == "diagnose" else None
+    found = diagnose(check, inputs, answer, ctx) if course.hints != "off" else None
     message = "; ".join(problems)
     if found is None:
-        return result("failed", message)
-    return result("failed", message, found.hint, found.ids)
+        return result("failed", message, GENERIC_HINT if course.hints == "generic" else "")
+    return result("failed", message, _hint(check, found, course), found.ids)
+
+
+GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
+                "the axis each operation works on, and the mask convention (1 = may attend).")
+
+
+def _hint(check: Check, found, course: CourseConfig) -> str:
+    """`hints: diagnose` names the mistake; `generic` gives the same nudge to everyone (the
+    misconception ids are still recorded for the instructor's summary)."""
+    return found.hint if course.hints == "diagnose" else GENERIC_HINT
 
 
 class StudentImplementation:
@@ -171,7 +185,8 @@ class StudentImplementation:
             "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
-        raise StudentCallError(name, outcome.status, text)
+        error_type = message.split(":", 1)[0].split(" ", 1)[0] if outcome.status == "raised" else ""
+        raise StudentCallError(name, outcome.status, text, error_type)
 
 
 def _cache_key(name: str, args: tuple, kwargs: dict):

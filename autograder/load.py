@@ -125,12 +125,18 @@ def strip_ipython(cell: str) -> str:
     out = []
     for line in cell.splitlines():
         stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and stripped[:-1].isidentifier()):
+        if stripped.startswith(("%", "!")) or _is_help(stripped):
             indent = line[: len(line) - len(stripped)]
             out.append(f"{indent}pass  # IPython-only line dropped by the grader")
         else:
             out.append(line)
     return "\n".join(out)
+
+
+def _is_help(line: str) -> bool:
+    """IPython's help syntax: `np.exp?`, `np.exp??`, `?np.exp`."""
+    name = line.strip("?")
+    return line != name and all(part.isidentifier() for part in name.split("."))
 
 
 def syntax_problem(source: str, name: str) -> str | None:

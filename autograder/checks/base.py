@@ -72,9 +72,10 @@ def rng_for(seed: int, check_id: str) -> np.random.Generator:
 class StudentCallError(Exception):
     """A call into the submission did not return a usable value (raised, hung, crashed...)."""
 
-    def __init__(self, function: str, status: str, message: str):
+    def __init__(self, function: str, status: str, message: str, error_type: str = ""):
         super().__init__(message)
         self.function, self.status, self.message = function, status, message
+        self.error_type = error_type   # for status "raised": the exception's class name
 
 
 class ReferenceImplementation:

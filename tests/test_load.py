@@ -1,0 +1,66 @@
+"""Room 1: files become source text or a LoadError that says what is wrong; nothing runs."""
+
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from autograder.load import LoadError, SourceFile, load_stem, strip_ipython
+
+
+def _notebook(path, *cells):
+    nb = new_notebook(cells=list(cells))
+    nbformat.write(nb, path)
+
+
+def test_a_notebook_is_its_code_cells_with_ipython_lines_dropped(tmp_path):
+    _notebook(tmp_path / "attention.ipynb",
+              new_markdown_cell("# words"),
+              new_code_cell("%matplotlib inline\n!pip install nothing\nimport numpy as np\nnp.exp?"),
+              new_code_cell("%%timeit\nwhile True: pass"),
+              new_code_cell("def softmax(x, axis=-1):\n    %time y = 1\n    return x"))
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, SourceFile) and loaded.filename == "attention.ipynb"
+    assert "import numpy as np" in loaded.source and "def softmax" in loaded.source
+    assert "while True" not in loaded.source and "pip" not in loaded.source and "words" not in loaded.source
+    compile(loaded.source, "attention.ipynb", "exec")
+
+
+@pytest.mark.parametrize("name, content, words", [
+    ("attention.py", b"", "is empty"),
+    ("attention.py", b"   \n\n", "is empty"),
+    ("attention.py", b"\x7fELF\x00\x01binary", "binary file"),
+    ("attention.py", "x = 'caf\u00e9'\n".encode("latin-1"), "not UTF-8 text (byte 0xe9 on line 1)"),
+    ("attention.py", b"def softmax(x:\n    return x\n", "syntax error at line 1"),
+    ("attention.ipynb", b"{not json", "invalid JSON at line 1"),
+    ("attention.ipynb", b'{"hello": "world"}', "not a Jupyter notebook"),
+    ("attention.ipynb", json.dumps({"cells": "nope", "nbformat": 4, "nbformat_minor": 5, "metadata": {}}).encode(),
+     "not a valid nbformat notebook"),
+])
+def test_broken_files_give_a_message_that_says_what_is_wrong(tmp_path, name, content, words):
+    (tmp_path / name).write_bytes(content)
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, LoadError) and not loaded.missing
+    assert words in loaded.message and name in loaded.message
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path):
+    (tmp_path / "attention.py").write_bytes(b"#" * (3 * 1024 * 1024))
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, LoadError) and "the limit is" in loaded.message
+
+
+def test_missing_and_symlinked_files(tmp_path):
+    assert load_stem(tmp_path, "attention").missing
+    (tmp_path / "elsewhere.py").write_text("x = 1\n")
+    (tmp_path / "attention.py").symlink_to(tmp_path / "elsewhere.py")
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, LoadError) and "symbolic link" in loaded.message
+
+
+def test_help_syntax_is_dropped_but_ordinary_code_is_kept():
+    text = strip_ipython("a = b if c else d\nx?\nnp.linalg.norm??\n?y\nprint('why?')")
+    assert text.splitlines()[0] == "a = b if c else d"
+    assert text.splitlines()[-1] == "print('why?')"
+    assert sum("dropped" in line for line in text.splitlines()) == 3
