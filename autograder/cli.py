@@ -47,15 +47,18 @@ def cmd_check(args, console: Console) -> int:
 
 def cmd_grade(args, console: Console) -> int:
     course = _course(args)
-    from autograder.classroom import grade_class
-    from autograder.reports.summary import print_summary
+    from autograder.classroom import default_jobs, grade_class
     from autograder.progress import ClassProgress
+    from autograder.reports.summary import print_summary
 
     class_dir, out = Path(args.class_dir), Path(args.out)
     if not class_dir.is_dir():
         console.print(f"[red]{class_dir}: no such folder[/]")
         return 2
-    jobs = args.jobs or max(1, os.cpu_count() or 1)
+    if args.jobs is not None and args.jobs < 0:
+        console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
+        return 2
+    jobs = args.jobs or default_jobs()
     with ClassProgress(console) as progress:
         results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
                               on_result=progress.advance, on_start=progress.start)
@@ -97,7 +100,8 @@ def parser() -> argparse.ArgumentParser:
     grade = sub.add_parser("grade", help="grade a class: one folder per student")
     grade.add_argument("class_dir", metavar="CLASS_DIR")
     grade.add_argument("--out", required=True, metavar="OUT", help="where grades.csv and results/ are written")
-    grade.add_argument("--jobs", type=int, default=0, help="submissions graded at once (default: one per core)")
+    grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                       help="submissions graded at once, each in its own sandbox (default: one per core)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
     grade.set_defaults(func=cmd_grade)
 

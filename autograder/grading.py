@@ -47,23 +47,36 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     checks = CHECKS[stem]
     title = course.exercises[stem].title
     if isinstance(loaded, LoadError):
-        status = "missing" if loaded.missing else "error"
-        return ExerciseResult(stem, title, tuple(_unanswered(c, course, status, loaded.message) for c in checks),
+        status, reason = ("missing", "missing") if loaded.missing else ("error", "load_error")
+        return ExerciseResult(stem, title,
+                              tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
     provided = {s: src for s, src in reference.module_sources().items() if s in PROVIDED[stem]}
     with sandbox.session(stem, loaded.source, loaded.filename, provided=provided) as session:
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
-            results = tuple(_unanswered(c, course, "error", why) for c in checks)
+            reason = _import_reason(session.import_outcome.message)
+            results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
             student = StudentImplementation(session, stem, loaded.filename)
             results = tuple(run_check(check, student, course) for check in checks)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=loaded.note)
 
 
-def _unanswered(check: Check, course: CourseConfig, status: str, message: str) -> CheckResult:
+def _unanswered(check: Check, course: CourseConfig, status: str, message: str, reason: str = "") -> CheckResult:
     cfg = course.check(check.id)
-    return CheckResult(check.id, check.exercise, check.title, status, 0.0, cfg.points, message, hidden=cfg.hidden)
+    return CheckResult(check.id, check.exercise, check.title, status, 0.0, cfg.points, message, hidden=cfg.hidden,
+                       reason=reason)
+
+
+def _import_reason(message: str) -> str:
+    """Why a module could not be imported, as a CheckResult.reason: the sandbox says "not_run"
+    for all of them; its message tells a hang and a crash from an exception at import."""
+    if message.startswith("importing ") and "did not finish within" in message:
+        return "timeout"
+    if message.startswith("the process crashed while importing") or "exceeded the memory limit" in message:
+        return "crashed"
+    return "not_run"
 
 
 def check_inputs(check: Check, course: CourseConfig) -> dict[str, Any]:
@@ -82,10 +95,10 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     cfg = course.check(check.id)
     inputs, expected = _expected(check, course.seed)
 
-    def result(status, message="", hint="", misconceptions=()):
+    def result(status, message="", hint="", misconceptions=(), reason=""):
         score = cfg.points if status == "passed" else 0.0
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
-                           tuple(misconceptions), cfg.hidden)
+                           tuple(misconceptions), cfg.hidden, reason)
 
     student.dtypes.clear()
     try:
@@ -94,9 +107,10 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
             err.status, "error")
         found = diagnose_error(check, inputs, err.error_type) if err.error_type and course.hints != "off" else None
+        reason = "" if err.status == "not_implemented" else err.status
         if found is None:
-            return result(status, err.message)
-        return result(status, err.message, _hint(check, found, course), found.ids)
+            return result(status, err.message, reason=reason)
+        return result(status, err.message, _hint(check, found, course), found.ids, reason)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
         return result("failed", f"the returned value has the wrong structure: {err}")

@@ -26,6 +26,9 @@ class CheckResult:
     hint: str = ""
     misconceptions: tuple[str, ...] = ()
     hidden: bool = False
+    # Why the code gave no answer, when it did not: the sandbox's status ("timeout", "crashed",
+    # "raised", "not_run", "bad_return", "missing") or "load_error" (the file could not be read).
+    reason: str = ""
 
     @property
     def passed(self) -> bool:

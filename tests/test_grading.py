@@ -171,3 +171,57 @@ def test_gradescope_results_follow_the_schema(course, sandbox):
     tags = {t for test in data["tests"] for t in test["tags"]}
     assert "misconception:mask_after_softmax" in tags
     assert "misconception:reshape_without_transpose" in tags
+
+
+@pytest.mark.parametrize("policy", ["diagnose", "generic", "off"])
+def test_the_hint_policy_decides_what_a_student_is_told(course, sandbox, policy):
+    from autograder.grading import GENERIC_HINT
+
+    strict = course.model_copy(update={"hints": policy})
+    ex = grade_submission(DEMO / "cleo", strict, sandbox, stems=("attention",)).exercise("attention")
+    masked = next(c for c in ex.checks if c.check_id == "attention.scaled_dot_product_attention.bool_mask")
+    assert masked.status == "failed" and masked.score == 0 and "sums to" in masked.message
+    if policy == "diagnose":
+        assert masked.misconceptions == ("mask_after_softmax",) and "softmax" in masked.hint
+    elif policy == "generic":
+        assert masked.misconceptions == ("mask_after_softmax",) and masked.hint == GENERIC_HINT
+    else:
+        assert masked.misconceptions == () and masked.hint == ""
+    assert ex.score == 9   # the policy never changes a score
+
+
+def test_hidden_checks_keep_their_details_unless_the_course_shows_them(course, sandbox):
+    result = grade_submission(DEMO / "cleo", course, sandbox, stems=("attention",))
+    hidden = [t for t in to_gradescope(result)["tests"] if "binary_mask" in t["name"]]
+    assert hidden[0]["status"] == "failed" and "hidden check" in hidden[0]["output"]
+    assert "sums to" not in hidden[0]["output"]
+    shown = [t for t in to_gradescope(result, show_hidden=True)["tests"] if "binary_mask" in t["name"]]
+    assert "sums to" in shown[0]["output"]
+
+
+@pytest.mark.parametrize("drawing, passes", [
+    ("a.plot(d, u); a.plot(d, s); a.legend(['unscaled', 'scaled'])", True),          # legend labels the lines
+    ("a.scatter(d, u, label='unscaled'); a.scatter(d, s, label='scaled'); a.legend()", True),
+    ("a.semilogx(d, u, label='unscaled'); a.semilogx(d, s, label='scaled'); a.set_title('t')", True),
+    ("a.plot(d, u); a.plot(d, s)", False),                                          # no labels at all
+    ("a.plot(range(len(d)), u, label='u'); a.plot(range(len(d)), s, label='s'); a.legend()", False),  # x is not d
+])
+def test_the_figure_is_inspected_as_an_object(course, sandbox, tmp_path, drawing, passes):
+    folder = _copy(tmp_path, {"scaling.py": f"""
+        import matplotlib.pyplot as plt
+
+        def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0):
+            raise NotImplementedError
+
+        def plot_scaling(results):
+            d = sorted(results)
+            u = [results[k]["entropy_unscaled"] for k in d]
+            s = [results[k]["entropy_scaled"] for k in d]
+            fig, a = plt.subplots()
+            {drawing}
+            a.set_xlabel("d"); a.set_ylabel("entropy")
+            return fig
+    """})
+    ex = grade_submission(folder, course, sandbox, stems=("scaling",)).exercise("scaling")
+    figure = next(c for c in ex.checks if c.check_id == "scaling.plot_scaling.figure")
+    assert figure.passed is passes, figure.message

@@ -120,7 +120,7 @@ def _compare_figure(answer, expected, ctx: Context) -> list[str]:
     if not isinstance(answer, dict) or not answer.get("axes"):
         return ["plot_scaling returned a Figure with no axes"]
     axes = answer["axes"]
-    lines = [ln for ax in axes for ln in ax.get("lines", [])]
+    lines = [ln for ax in axes for ln in _labelled_by_legend(ax)]
     labelled = [ln for ln in lines if ln.get("label") and not str(ln["label"]).startswith("_")]
     on_dims = [ln for ln in labelled if _same_x(ln.get("x", []), dims)]
     problems = []
@@ -132,6 +132,15 @@ def _compare_figure(answer, expected, ctx: Context) -> list[str]:
     if not (answer.get("suptitle") or any(ax.get("title") for ax in axes) or any(ax.get("legend") for ax in axes)):
         problems.append("give the figure a title or a legend so a reader can tell the series apart")
     return problems
+
+
+def _labelled_by_legend(ax: dict) -> list[dict]:
+    """`ax.legend(["unscaled", "scaled"])` labels the lines in order without setting their labels."""
+    lines = ax.get("lines", [])
+    legend = ax.get("legend", [])
+    if legend and all(str(ln.get("label", "")).startswith("_") for ln in lines):
+        return [ln | {"label": text} for ln, text in zip(lines, legend)]
+    return lines
 
 
 def _same_x(x, dims) -> bool:

@@ -20,14 +20,15 @@ def to_gradescope(result: SubmissionResult, *, show_hidden: bool = False) -> dic
     tests = []
     for ex in result.exercises:
         for c in ex.checks:
+            concealed = c.hidden and not show_hidden
             tests.append({
                 "name": f"{c.check_id}: {c.title}",
                 "score": c.score,
                 "max_score": c.max_score,
                 "status": "passed" if c.passed else "failed",
                 "output": check_output(c, show_hidden=show_hidden),
-                "tags": [f"exercise:{c.exercise}"] + [f"misconception:{m}" for m in c.misconceptions],
-                "visibility": "after_published" if c.hidden and not show_hidden else "visible",
+                "tags": [f"exercise:{c.exercise}"] + ([] if concealed else [f"misconception:{m}" for m in c.misconceptions]),
+                "visibility": "after_published" if concealed else "visible",
                 "extra_data": {"check_id": c.check_id, "result": c.status},
             })
     notes = [f"{ex.stem}: {ex.note}" for ex in result.exercises if ex.note]

@@ -42,18 +42,35 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
         per_student = Counter(m for r in results for m in {m for c in r.checks for m in c.misconceptions})
         for mis, count in per_student.most_common(8):
             console.print(f"  {count:4d}  {mis}")
-    troubled = sorted({(r.student, e.stem, _why(e)) for r in results for e in r.exercises if _why(e)})
+    troubled = sorted({(r.student, e.stem, *_why(e)) for r in results for e in r.exercises if _why(e)})
     if troubled:
-        console.print("\n[bold]code that crashed, hung or could not be read[/]")
-        for student, stem, why in troubled[:20]:
-            console.print(f"  {student} / {stem}: {why}", markup=False)
+        kinds = Counter(kind for _, _, kind, _ in troubled)
+        counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        console.print(f"\n[bold]code that crashed, hung or could not be read[/] ({counts})")
+        for student, stem, kind, why in troubled[:20]:
+            console.print(f"  {student} / {stem}: {kind}: {why}", markup=False, overflow="ellipsis",
+                          no_wrap=True, highlight=False)
         if len(troubled) > 20:
-            console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})")
-    console.print(f"\n[dim]wrote {out / 'grades.csv'} and {out / 'results'}/<student>.json[/]")
+            console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})", markup=False)
+    console.print(f"\n[dim]wrote {out / 'grades.csv'}, {out / 'results'}/<student>.json and "
+                  f"{out / 'feedback'}/<student>.md[/]", markup=True, highlight=False)
 
 
-def _why(exercise) -> str:
-    for c in exercise.checks:
-        if c.status == "error":
-            return c.message.splitlines()[0][:120]
-    return ""
+# What the summary calls each reason a submission's code gave no answer (CheckResult.reason).
+TROUBLE = {"timeout": "timed out", "crashed": "crashed", "load_error": "unreadable file",
+           "not_run": "could not be run", "raised": "raised", "grader_error": "not graded (grader error)"}
+# The worse reason wins when one exercise has several.
+_ORDER = ("grader_error", "load_error", "not_run", "timeout", "crashed", "raised")
+
+
+def _why(exercise) -> tuple[str, str] | tuple[()]:
+    """(kind, first line of the message) of the exercise's worst trouble, or () when its code ran:
+    a wrong answer, a missing function or an untouched stub is not trouble."""
+    troubled = [c for c in exercise.checks if c.reason in TROUBLE and c.status in ("error", "failed")]
+    if not troubled:
+        return ()
+    # "raised" alone is ordinary (an exception in one function); it is listed only when nothing passed.
+    worst = min(troubled, key=lambda c: _ORDER.index(c.reason))
+    if worst.reason == "raised" and any(c.passed for c in exercise.checks):
+        return ()
+    return TROUBLE[worst.reason], (worst.message.splitlines() or [""])[0][:160]

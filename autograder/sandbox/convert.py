@@ -234,6 +234,11 @@ def _describe(fig, Figure) -> dict:
         for line in list(ax.get_lines())[:MAX_LINES]:
             lines.append({"label": _text(line.get_label()),
                           "x": _points(line.get_xdata()), "y": _points(line.get_ydata())})
+        for coll in list(ax.collections)[:MAX_LINES]:        # scatter plots are series too
+            offsets = coll.get_offsets()
+            if getattr(offsets, "ndim", 0) == 2 and offsets.shape[1] == 2 and len(offsets):
+                lines.append({"label": _text(coll.get_label()),
+                              "x": _points(offsets[:, 0]), "y": _points(offsets[:, 1])})
         axes.append({
             "title": _text(" ".join(t for t in titles if t)),
             "xlabel": _text(ax.get_xlabel()),

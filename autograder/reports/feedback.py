@@ -1,0 +1,109 @@
+"""A feedback page a student can read: OUT/feedback/<student>.md.
+
+A pure function of a SubmissionResult and the course's policies: the score table, then each
+check that did not pass with what went wrong and, as the course allows, a hint. Hidden checks
+keep their details unless `show_hidden`; `hints: off` shows no hint, `generic` the same nudge
+to everyone. Everything that came from the submission (exception texts, printed output quoted
+in a message) is shown verbatim inside code blocks, never as Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import re
+
+from autograder.config import CourseConfig
+from autograder.grading import GENERIC_HINT
+from autograder.results import CheckResult, SubmissionResult
+
+
+STATUS = {"passed": "passed", "failed": "wrong answer", "error": "error", "not_implemented": "not implemented yet",
+          "missing": "not submitted"}
+REASON = {"timeout": "timed out", "crashed": "crashed", "raised": "raised an exception",
+          "not_run": "the file could not be run", "load_error": "the file could not be read",
+          "bad_return": "returned something unusable", "missing": "not defined", "grader_error": "not graded"}
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")   # intraword _ and bare parentheses are plain text
+
+
+def md_text(text: str) -> str:
+    """Plain text, one line, with every Markdown/HTML special character escaped."""
+    text = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def code_block(text: str) -> str:
+    """A fenced block that no backtick run inside `text` can close early."""
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text)).rstrip()
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def code(text: str) -> str:
+    """An inline code span (for names the contract fixes: stems, files, check ids)."""
+    text = " ".join(str(text).split())
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _label(check: CheckResult) -> str:
+    if check.status in ("failed", "error") and check.reason in REASON:
+        return REASON[check.reason]
+    return STATUS.get(check.status, check.status)
+
+
+def _pts(x: float) -> str:
+    return f"{x:g}"
+
+
+def _hint(check: CheckResult, course: CourseConfig) -> str:
+    if course.hints == "off" or check.status not in ("failed", "error"):
+        return ""
+    if course.hints == "generic":
+        return GENERIC_HINT
+    return check.hint
+
+
+def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
+    lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
+             f"Feedback for **{md_text(result.student)}**: "
+             f"**{_pts(result.score)} / {_pts(result.max_score)}** points.", "",
+             "| exercise | file | checks passed | score |", "|---|---|---:|---:|"]
+    for ex in result.exercises:
+        passed = sum(c.passed for c in ex.checks)
+        lines.append(f"| {code(ex.stem)} | {code(ex.graded_file) if ex.graded_file else '-'} | "
+                     f"{passed}/{len(ex.checks)} | {_pts(ex.score)}/{_pts(ex.max_score)} |")
+    lines.append(f"| **total** | | {sum(c.passed for c in result.checks)}/{len(result.checks)} | "
+                 f"**{_pts(result.score)}/{_pts(result.max_score)}** |")
+    for ex in result.exercises:
+        failed = [c for c in ex.checks if not c.passed]
+        if not failed and not ex.note:
+            continue
+        lines += ["", f"## {code(ex.stem)}: {md_text(ex.title)}", ""]
+        if ex.note:
+            lines += [f"Note: {md_text(ex.note)}", ""]
+        if not failed:
+            lines.append("Every check passed.")
+            continue
+        first = failed[0]
+        if len(failed) == len(ex.checks) and len({(c.status, c.message) for c in failed}) == 1 \
+                and first.status in ("missing", "not_implemented", "error") and not first.hint:
+            # One reason for the whole exercise (no file, a file that could not be read or run).
+            lines += [f"{_label(first).capitalize()}: 0/{_pts(ex.max_score)}.", "", code_block(first.message)]
+            continue
+        for c in failed:
+            lines.append(f"- {code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
+            if c.hidden and not course.show_hidden:
+                lines.append("  - a hidden check; its details are shown after grading")
+                continue
+            lines += ["", _indent(code_block(c.message or _label(c)))]
+            hint = _hint(c, course)
+            if hint:
+                lines += ["", f"  Hint: {md_text(hint)}"]
+            lines.append("")
+    lines += ["", f"Checks with random inputs used the seed {result.seed}; the same seed gives the same inputs."]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _indent(block: str) -> str:
+    return "\n".join(f"  {line}" for line in block.splitlines())
