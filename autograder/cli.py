@@ -84,6 +84,22 @@ def cmd_build(args, console: Console) -> int:
     return 0
 
 
+def cmd_misconceptions(args, console: Console) -> int:
+    from rich.table import Table
+
+    from reference.misconceptions import CATALOGUE
+
+    table = Table(title="misconceptions the grader recognises", title_justify="left", show_lines=True)
+    table.add_column("id")
+    table.add_column("exercise")
+    table.add_column("hint a student gets")
+    for mis in CATALOGUE:
+        if args.exercise in (None, mis.stem):
+            table.add_row(mis.id, mis.stem, mis.hint)
+    console.print(table)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
     p.add_argument("--course", type=Path, default=DEFAULT_COURSE,
@@ -108,6 +124,9 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
     build.set_defaults(func=cmd_build)
+    mis = sub.add_parser("misconceptions", help="list the mistakes the grader can name, with their hints")
+    mis.add_argument("--exercise", metavar="STEM", help="only this exercise")
+    mis.set_defaults(func=cmd_misconceptions)
     return p
 
 
