@@ -62,6 +62,7 @@ def cmd_grade(args, console: Console) -> int:
     with ClassProgress(console) as progress:
         results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
                               on_result=progress.advance, on_start=progress.start)
+    console.print(f"[dim]{progress.describe()}[/]", highlight=False)
     print_summary(results, course, console, out)
     return 0
 
@@ -124,6 +125,10 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
     build.set_defaults(func=cmd_build)
+    from autograder.nbgrader_course import add_subcommand as add_nbgrader
+
+    add_nbgrader(sub)
+
     mis = sub.add_parser("misconceptions", help="list the mistakes the grader can name, with their hints")
     mis.add_argument("--exercise", metavar="STEM", help="only this exercise")
     mis.set_defaults(func=cmd_misconceptions)

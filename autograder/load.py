@@ -10,8 +10,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 from autograder.contract import STEMS
 
 MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
@@ -103,19 +101,36 @@ def notebook_source(text: str, name: str) -> str | tuple[str]:
                 f"({err.msg})",)
     if not isinstance(raw, dict) or "cells" not in raw:
         return (f"{name} is JSON but not a Jupyter notebook (no 'cells')",)
+    import nbformat  # here, not at the top: importing it costs a second that grading rarely needs
+
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as err:  # nbformat raises several types for one thing: not a notebook
         return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
     cells = []
     for cell in nb.cells:
-        if cell.get("cell_type") != "code":
+        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell):
             continue
         source = cell.get("source", "")
         if isinstance(source, list):
             source = "".join(source)
-        cells.append(strip_ipython(str(source)))
+        lines = [NBGRADER_STUB_ANSWER if line.rstrip() == NBGRADER_STUB else line
+                 for line in strip_ipython(str(source)).splitlines()]
+        cells.append("\n".join(lines))
     return "\n\n".join(cells) + "\n"
+
+
+# nbgrader's release puts this line, at the left margin, where a solution was. In a module-level
+# cell (hand_computation's constants) it would stop the whole file from importing, and cost
+# the parts that are answered; a stub inside a function still raises, as it should.
+NBGRADER_STUB = "raise NotImplementedError()"
+NBGRADER_STUB_ANSWER = "pass  # nbgrader's stub: not answered yet"
+
+
+def is_nbgrader_test_cell(cell) -> bool:
+    """nbgrader's autograded test cells (grade: true, solution: false) are the grader's, not the student's."""
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 def strip_ipython(cell: str) -> str:

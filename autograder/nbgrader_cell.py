@@ -35,7 +35,6 @@ from pathlib import Path
 # hand computation) it would stop the whole notebook from importing, and a half-finished
 # notebook would earn nothing for its finished half; so the grader reads that exact
 # top-level line as "not answered yet" and skips it.
-NBGRADER_STUB = "raise NotImplementedError()"
 COURSE_ENV = "ATTNKIT_COURSE"          # set by the course's nbgrader_config.py
 COURSE_FILE = "attnkit_course.yml"     # written next to nbgrader_config.py by `attnkit nbgrader`
 RESULT_KEY = "attnkit"
@@ -45,39 +44,15 @@ RESULT_KEY = "attnkit"
 
 
 def notebook_code(path: Path) -> str | tuple[str]:
-    """The code the grader runs for a notebook: every code cell except nbgrader's test cells
-    (code cells marked ``grade: true`` and not ``solution: true``), IPython-only lines
-    dropped, nbgrader's top-level stub line skipped. ``(message,)`` when the file is unusable."""
-    import nbformat
+    """The code the grader runs for a notebook: every code cell except nbgrader's test cells,
+    IPython-only lines dropped, nbgrader's top-level stub line skipped (autograder.load does all
+    of it). ``(message,)`` when the file is unusable."""
+    from autograder.load import LoadError, read_source
 
-    from autograder.load import MAX_BYTES, strip_ipython
-
-    name = path.name
-    try:
-        if path.is_symlink() or not path.is_file():
-            return (f"no {name} next to the test cell (save the notebook under its original name)",)
-        if path.stat().st_size > MAX_BYTES:
-            return (f"{name} is larger than {MAX_BYTES // 2**20} MB; clear its outputs and save it again",)
-        nb = nbformat.reads(path.read_text(encoding="utf-8-sig"), as_version=4)
-    except (OSError, UnicodeDecodeError) as err:
-        return (f"{name} cannot be read: {err}",)
-    except Exception as err:  # nbformat raises several types for one thing: not a notebook
-        return (f"{name} is not a valid notebook: {str(err).splitlines()[0][:200] if str(err) else type(err).__name__}",)
-    cells = []
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code" or is_test_cell(cell):
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        lines = ["pass  # nbgrader's stub: not answered yet" if line.rstrip() == NBGRADER_STUB else line
-                 for line in strip_ipython(source).splitlines()]
-        cells.append("\n".join(lines))
-    return "\n\n".join(cells) + "\n"
-
-
-def is_test_cell(cell) -> bool:
-    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-    return bool(meta.get("grade")) and not meta.get("solution") and cell.get("cell_type") == "code"
+    if path.is_symlink() or not path.is_file():
+        return (f"no {path.name} next to the test cell (save the notebook under its original name)",)
+    loaded = read_source(path, path.stem)
+    return (loaded.message,) if isinstance(loaded, LoadError) else loaded
 
 
 # --------------------------------------------------------------------------- the course
@@ -124,24 +99,9 @@ def expand_ids(ids: list[str], stem: str) -> list[str]:
 
 def grade_checks(stem: str, loaded, course, sandbox, wanted: list[str]):
     """``autograder.grading.grade_exercise`` restricted to some checks of the exercise."""
-    import reference
-    from autograder.checks import CHECKS
-    from autograder.contract import PROVIDED
-    from autograder.grading import StudentImplementation, _import_reason, _unanswered, run_check
-    from autograder.load import LoadError
+    from autograder.grading import grade_exercise
 
-    checks = [c for c in CHECKS[stem] if c.id in wanted]
-    if isinstance(loaded, LoadError):
-        status, reason = ("missing", "missing") if loaded.missing else ("error", "load_error")
-        return [_unanswered(c, course, status, loaded.message, reason) for c in checks]
-    provided = {s: src for s, src in reference.module_sources().items() if s in PROVIDED[stem]}
-    with sandbox.session(stem, loaded.source, loaded.filename, provided=provided) as session:
-        if session.import_outcome.status != "ok":
-            why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
-            reason = _import_reason(session.import_outcome.message)
-            return [_unanswered(c, course, "error", why, reason) for c in checks]
-        student = StudentImplementation(session, stem, loaded.filename)
-        return [run_check(check, student, course) for check in checks]
+    return list(grade_exercise(stem, loaded, course, sandbox, only=set(wanted)).checks)
 
 
 MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not_implemented": "TODO", "missing": "MISSING"}
@@ -159,7 +119,7 @@ def report_lines(results, course) -> list[str]:
         if r.passed:
             continue
         if r.hidden and not course.show_hidden:
-            lines.append("    a hidden check; its details are shown after grading")
+            lines.append("    a hidden check: its details are not shown")
             continue
         if r.message:
             lines.append(f"    {_one_line(r.message)}")
@@ -176,13 +136,15 @@ def _one_line(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def grade_notebook(notebook: Path, ids: list[str], course=None) -> dict:
-    """Grade some checks of a saved notebook in the sandbox: {"score", "max_score", "report"}."""
-    from autograder.grading import limits_for
-    from autograder.load import LoadError, SourceFile, syntax_problem
-    from autograder.sandbox import Sandbox
-
+def grade_notebook(notebook: Path, ids: list[str], course=None, sandbox=None) -> dict:
+    """Grade some checks of a saved notebook in the sandbox: {"score", "max_score", "report"}.
+    Without `sandbox`, one is started (and closed) here."""
     course = course or load_course_for_cell()
+    if sandbox is None:
+        with start_sandbox(course) as sandbox:
+            return grade_notebook(notebook, ids, course, sandbox)
+    from autograder.load import LoadError, SourceFile, syntax_problem
+
     notebook = Path(notebook)
     stem = notebook.stem
     if stem not in course.exercises:
@@ -194,11 +156,32 @@ def grade_notebook(notebook: Path, ids: list[str], course=None) -> dict:
     else:
         problem = syntax_problem(code, notebook.name)
         loaded = LoadError(stem, notebook.name, problem) if problem else SourceFile(stem, notebook.name, code)
-    with Sandbox(limits_for(course)) as sandbox:
-        results = grade_checks(stem, loaded, course, sandbox, wanted)
+    results = grade_checks(stem, loaded, course, sandbox, wanted)
     score = sum(r.score for r in results)
     return {RESULT_KEY: 1, "score": score, "max_score": sum(r.max_score for r in results),
             "report": "\n".join(report_lines(results, course))}
+
+
+def start_sandbox(course, hide: tuple[Path, ...] = ()):
+    """The kit's sandbox with the course's limits. Its zygote starts importing numpy and torch
+    at once, so start it before the grader's own (slow) imports: they then overlap. `hide`:
+    folders the submission's code must not read (the nbgrader course: solutions, other students)."""
+    from autograder.grading import limits_for
+    from autograder.sandbox import Sandbox
+
+    return Sandbox(limits_for(course), hide=tuple(str(p) for p in hide))
+
+
+def course_root(course_file: Path | None) -> tuple[Path, ...]:
+    """The nbgrader course folder (the one holding attnkit_course.yml), to hide from children."""
+    if course_file is None or Path(course_file).name != COURSE_FILE:
+        return ()
+    root = Path(course_file).resolve().parent
+    # Never hide the Python the children run on (a virtual environment inside the course folder).
+    needed = [sys.prefix, sys.base_prefix, *(p for p in sys.path if p)]
+    if any(Path(p).resolve().is_relative_to(root) for p in needed):
+        return ()
+    return (root,)
 
 
 def grade(ids, notebook: str | Path, course_file: str | Path | None = None) -> float:
@@ -238,8 +221,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Anything the kit or its libraries print while grading must not mix into the JSON line.
         with contextlib.redirect_stdout(io.StringIO()):
-            course = load_course_for_cell(args.course)
-            result = grade_notebook(Path(args.notebook), args.ids, course)
+            from autograder.config import load_course
+
+            course_file = args.course or find_course_file()
+            course = load_course(course_file)
+            with start_sandbox(course, course_root(course_file)) as sandbox:
+                course = load_course_for_cell(course_file)   # again, now checking the ids against the kit's checks
+                result = grade_notebook(Path(args.notebook), args.ids, course, sandbox)
     except Exception as err:  # report as a result: the cell then shows why and scores 0
         result = {RESULT_KEY: 1, "score": 0.0, "max_score": args.points or 0.0,
                   "report": f"The grader could not grade this cell: {type(err).__name__}: {_one_line(err)}",

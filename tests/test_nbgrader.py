@@ -1,0 +1,302 @@
+"""The exercises as an nbgrader course: the generated course, the test cells' grader, the
+gradebook, and the real nbgrader end to end (generate_assignment, autograde, generate_feedback,
+export) on a small class: the solution, the released stub, and a buggy notebook that also
+monkeypatches numpy, torch and the kit in its kernel."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from autograder.checks import CHECKS, check_ids
+from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
+from autograder.nbgrader_cell import notebook_code, parse_result
+from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError, add_subcommand,
+                                        execute_timeout, task_grade_id, write_course)
+
+ASSIGNMENT = "self_attention"
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course(known_checks=check_ids())
+
+
+def _cells(path: Path):
+    return nbformat.read(path, as_version=4).cells
+
+
+def _meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+# --------------------------------------------------------------------------- the generated course
+
+
+def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tmp_path):
+    written = write_course(tmp_path, KIT_ROOT, course)
+    source = tmp_path / "source" / ASSIGNMENT
+    assert sorted(p.name for p in source.iterdir()) == sorted(f"{s}.ipynb" for s in course.exercises)
+    assert tmp_path / "nbgrader_config.py" in written and (tmp_path / COURSE_FILE).is_file()
+    for stem in course.exercises:
+        cells = _cells(source / f"{stem}.ipynb")
+        ids = [_meta(c)["grade_id"] for c in cells if _meta(c)]
+        assert len(ids) == len(set(ids)), stem
+        solutions = [c for c in cells if "### BEGIN SOLUTION" in c.source]
+        assert solutions
+        for cell in solutions:
+            assert cell.cell_type == "code"
+            assert {k: _meta(cell)[k] for k in ("solution", "grade", "locked", "schema_version")} == \
+                {"solution": True, "grade": False, "locked": False, "schema_version": 3}
+        tests = [c for c in cells if _meta(c).get("grade") and not _meta(c).get("solution")]
+        # The autograded points of a notebook are course.yml's, task by task.
+        assert sum(_meta(c)["points"] for c in tests) == course.max_points(stem)
+        tasks = {".".join(c.id.split(".")[:2]) for c in CHECKS[stem]}
+        assert {_meta(c)["grade_id"] for c in tests} == {task_grade_id(t) for t in tasks}
+        for cell in tests:
+            assert cell.cell_type == "code" and _meta(cell)["locked"] is True
+            assert cell.source.rstrip().endswith("_attnkit_score")       # the bare float
+            wait = int(re.search(r"timeout=(\d+)", cell.source).group(1))
+            assert 0 < wait < execute_timeout(course)    # the cell's own wait ends before nbgrader's timeout
+            listed = re.findall(r'"([a-z_]+\.[A-Za-z_]+\.[a-z_0-9]+)"', cell.source)
+            visible, _, rest = cell.source.partition("### BEGIN HIDDEN TESTS")
+            hidden = rest.partition("### END HIDDEN TESTS")[0]
+            for cid in listed:
+                inside = f'"{cid}"' in hidden
+                assert inside == course.check(cid).hidden, cid
+                assert (f'"{cid}"' in visible) != inside, cid
+        written_qs = [c for c in cells if _meta(c).get("grade") and _meta(c).get("solution")]
+        expected = [q for q in WRITTEN_QUESTIONS if q.stem == stem]
+        assert [(_meta(c)["grade_id"], _meta(c)["points"]) for c in written_qs] == \
+            [(q.grade_id, q.points) for q in expected]
+        assert all(c.cell_type == "markdown" for c in written_qs)
+    config = (tmp_path / "nbgrader_config.py").read_text()
+    assert f"c.Execute.timeout = {execute_timeout(course)}" in config
+    assert "ClearHiddenTests" in config          # show_hidden: false keeps hidden tests out of the feedback
+    assert str(tmp_path) not in config           # the config finds its folder itself
+    with pytest.raises(CourseError):
+        write_course(tmp_path, KIT_ROOT, course)
+    assert write_course(tmp_path, KIT_ROOT, course, force=True)
+
+
+def test_the_subcommand_registers_and_writes_a_course(tmp_path, capsys):
+    from rich.console import Console
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--course", type=Path, default=DEFAULT_COURSE)
+    add_subcommand(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["nbgrader", str(tmp_path / "c")])
+    console = Console(file=sys.stdout, width=200)
+    assert args.func(args, console) == 0
+    assert (tmp_path / "c" / "source" / ASSIGNMENT / "attention.ipynb").is_file()
+    assert args.func(args, console) == 2                 # no overwrite without --force
+    args = parser.parse_args(["nbgrader", str(tmp_path / "c"), "--force"])
+    assert args.func(args, console) == 0
+
+
+def test_notebook_code_leaves_out_test_cells_and_nbgrader_stubs(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("A = 1\n# YOUR CODE HERE\nraise NotImplementedError()"),
+                nbformat.v4.new_code_cell("def f():\n    raise NotImplementedError()"),
+                nbformat.v4.new_code_cell("%time x = 1\nprint('grading')")]
+    nb.cells[2].metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "t", "points": 1}
+    path = tmp_path / "x.ipynb"
+    nbformat.write(nb, path)
+    code = notebook_code(path)
+    assert "A = 1" in code and "grading" not in code
+    assert "\nraise NotImplementedError()" not in code             # the module-level stub is skipped
+    assert "    raise NotImplementedError()" in code              # a function's stub stays: "not implemented"
+
+
+def test_a_half_finished_hand_computation_keeps_its_finished_half(course, tmp_path, capsys):
+    """nbgrader's module-level stub (`raise NotImplementedError()`) in part B must not stop
+    part A's answers from being graded."""
+    from autograder.nbgrader_cell import grade
+
+    write_course(tmp_path / "course", KIT_ROOT, course)
+    nb = nbformat.read(tmp_path / "course" / "source" / ASSIGNMENT / "hand_computation.ipynb", as_version=4)
+    for cell in nb.cells:
+        if "# Task: hand_computation.part_b" in cell.source:
+            head, _, rest = cell.source.partition("### BEGIN SOLUTION")
+            cell.source = head + "# YOUR CODE HERE\nraise NotImplementedError()" + rest.partition("### END SOLUTION")[2]
+    path = tmp_path / "hand_computation.ipynb"
+    nbformat.write(nb, path)
+    score = grade(["hand_computation"], notebook=path, course_file=DEFAULT_COURSE)
+    assert score == sum(course.check(c).points for c in course.exercises["hand_computation"].checks
+                        if ".part_a." in c)
+    out = capsys.readouterr().out
+    assert "[PASS] hand_computation.part_a.weights" in out
+    assert "CSM_SCORES is still None" in out
+
+
+def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
+    """`python -I -m autograder.nbgrader_cell` still finds the installed kit (site-packages stay
+    on the path under -I; the working folder does not), and a folder named autograder/ next to
+    the notebook cannot stand in for it."""
+    write_course(tmp_path / "course", KIT_ROOT, course)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "attention.ipynb").write_bytes((tmp_path / "course" / "source" / ASSIGNMENT /
+                                            "attention.ipynb").read_bytes())
+    (work / "autograder").mkdir()
+    (work / "autograder" / "__init__.py").write_text("raise SystemExit('the fake kit was imported')\n")
+    (work / "autograder" / "nbgrader_cell.py").write_text("print('{\"attnkit\": 1, \"score\": 99}')\n")
+    run = subprocess.run([sys.executable, "-I", "-m", "autograder.nbgrader_cell", "--notebook", "attention.ipynb",
+                          "--points", "3", "attention.softmax"], cwd=work, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    result = parse_result(run.stdout)
+    assert result["score"] == result["max_score"] == 3.0, result["report"]
+    assert "[PASS] attention.softmax.stable" in result["report"]
+
+
+# --------------------------------------------------------------------------- the real nbgrader, end to end
+
+
+def _nbgrader(course_dir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course_dir}"],
+                         cwd=course_dir, capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    return run
+
+
+def _grades(csv_path: Path) -> dict[str, tuple[float, float]]:
+    with open(csv_path, newline="") as fh:
+        return {row["student_id"]: (float(row["score"]), float(row["max_score"])) for row in csv.DictReader(fh)}
+
+
+SOFTMAX_STABLE = "shifted = x - np.max(x, axis=axis, keepdims=True)"
+MASK_BEFORE = "        scores = np.where(allowed, scores, -1e9)  # (..., n_q, n_k)\n"
+WEIGHTS_LINE = "    weights = softmax(scores, axis=-1)  # (..., n_q, n_k), each row sums to 1\n"
+CHEAT = """\
+import numpy as np, torch
+np.allclose = lambda *a, **k: True
+np.testing.assert_allclose = lambda *a, **k: None
+torch.allclose = lambda *a, **k: True
+try:
+    import autograder.nbgrader_cell as _kit
+    _kit.grade = lambda *a, **k: 100.0
+    _kit.grade_notebook = lambda *a, **k: {"attnkit": 1, "score": 100.0, "max_score": 1.0, "report": "ok"}
+    _kit.main = lambda *a, **k: print('{"attnkit": 1, "score": 100.0, "report": "ok"}')
+except ImportError:
+    pass
+"""
+
+
+def _buggy_attention(source: Path, target: Path) -> None:
+    """Softmax without max-subtraction, the mask applied after the softmax, and a cell that
+    monkeypatches numpy, torch and the kit's helper in the kernel."""
+    nb = nbformat.read(source, as_version=4)
+    edits = 0
+    for cell in nb.cells:
+        if SOFTMAX_STABLE in cell.source:
+            cell.source = cell.source.replace(SOFTMAX_STABLE, "shifted = x")
+            edits += 1
+        if MASK_BEFORE in cell.source and WEIGHTS_LINE in cell.source:
+            cell.source = cell.source.replace(MASK_BEFORE, "").replace(
+                WEIGHTS_LINE, WEIGHTS_LINE + "    if mask is not None:\n        weights = weights * np.asarray(mask)\n")
+            edits += 1
+    assert edits == 2, "the solution changed: update the buggy student of this test"
+    nb.cells.insert(2, nbformat.v4.new_code_cell(CHEAT))
+    nbformat.write(nb, target)
+
+
+@pytest.mark.slow
+def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_path):
+    started = time.monotonic()
+    # A smaller course keeps the run short: three exercises, one with hidden checks, one with a
+    # written question and a module-level answer region.
+    data = yaml.safe_load(DEFAULT_COURSE.read_text())
+    data["exercises"] = {s: data["exercises"][s] for s in ("hand_computation", "attention", "causal_mask")}
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    small = load_course(course_file, known_checks=check_ids())
+    root = tmp_path / "course"
+    write_course(root, KIT_ROOT, small, course_file=course_file)
+
+    # generate_assignment: no solution code, no hidden tests in the release
+    _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    release = root / "release" / ASSIGNMENT
+    hidden_ids = [cid for stem in small.exercises for cid in small.exercises[stem].checks
+                  if small.check(cid).hidden]
+    assert hidden_ids
+    for stem in small.exercises:
+        text = (release / f"{stem}.ipynb").read_text()
+        assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
+        assert not [cid for cid in hidden_ids if cid in text]
+    assert "np.max(x, axis=axis, keepdims=True)" not in (release / "attention.ipynb").read_text()
+    assert "0.7071" not in (release / "hand_computation.ipynb").read_text()
+
+    # a class of three
+    source = root / "source" / ASSIGNMENT
+    for student, folder in (("solution", source), ("stub", release), ("buggy", source)):
+        target = root / "submitted" / student / ASSIGNMENT
+        target.mkdir(parents=True)
+        for stem in small.exercises:
+            (target / f"{stem}.ipynb").write_bytes((folder / f"{stem}.ipynb").read_bytes())
+    _buggy_attention(source / "attention.ipynb", root / "submitted" / "buggy" / ASSIGNMENT / "attention.ipynb")
+
+    _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    _nbgrader(root, "export")
+    grades = _grades(root / "grades.csv")
+    auto_max = sum(small.max_points(s) for s in small.exercises)
+    written = sum(q.points for q in WRITTEN_QUESTIONS if q.stem in small.exercises)
+    assert grades["solution"] == (auto_max, auto_max + written)
+    assert grades["stub"] == (0.0, auto_max + written)
+    # The buggy notebook earns what it computed: the kit, grading the same file outside any
+    # kernel, agrees to the point, and the monkeypatching bought nothing.
+    from autograder.grading import grade_submission, limits_for
+    from autograder.sandbox import Sandbox
+
+    with Sandbox(limits_for(small)) as sandbox:
+        results = [grade_submission(root / "submitted" / s / ASSIGNMENT, small, sandbox, student=s)
+                   for s in ("solution", "stub", "buggy")]
+    kit = {r.student: r.score for r in results}
+    assert 0 < grades["buggy"][0] < auto_max
+    assert grades["buggy"][0] == kit["buggy"] == auto_max - 4    # softmax.stable, bool/binary/broadcast mask
+    assert kit["solution"] == auto_max
+
+    # test cells: no stderr, a float result; partial credit where a task is half right
+    graded = nbformat.read(root / "autograded" / "buggy" / ASSIGNMENT / "attention.ipynb", as_version=4)
+    scores = {}
+    for cell in graded.cells:
+        if _meta(cell).get("grade") and cell.cell_type == "code":
+            assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+            result = [o for o in cell.outputs if o.output_type == "execute_result"]
+            scores[_meta(cell)["grade_id"]] = float(result[-1]["data"]["text/plain"])
+    assert scores == {"tests_attention_softmax": 2.0, "tests_attention_scaled_dot_product_attention": 6.0}
+
+    # feedback: hints shown, hidden tests and hidden checks' details not
+    _nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
+    page = (root / "feedback" / "buggy" / ASSIGNMENT / "attention.html").read_text()
+    assert "Subtracting the row maximum" in page                      # the diagnosed hint
+    assert "HIDDEN TESTS" not in page and "_attnkit_checks +=" not in page
+    assert "a hidden check: its details are not shown" in page
+    assert (root / "feedback" / "solution" / ASSIGNMENT / "causal_mask.html").is_file()
+
+    # the kit's scores into gradebooks: a new one, and the course's own (replacing nbgrader's)
+    from autograder.gradebook import write_gradebook
+
+    fresh = tmp_path / "kit-gradebook.db"
+    assert write_gradebook(results, f"sqlite:///{fresh}", small) == kit
+    export = tmp_path / "export"
+    export.mkdir()
+    run = subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--CourseDirectory.root={export}",
+                          f"--CourseDirectory.db_url=sqlite:///{fresh}"], cwd=export, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _grades(export / "grades.csv") == {s: (kit[s], auto_max) for s in kit}
+    write_gradebook(results, f"sqlite:///{root / 'gradebook.db'}", small)
+    _nbgrader(root, "export")
+    assert _grades(root / "grades.csv") == grades
+    assert time.monotonic() - started < 300
