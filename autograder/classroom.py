@@ -18,7 +18,6 @@ import os
 import queue
 import secrets
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable

@@ -1,19 +1,26 @@
-"""A progress bar for a class run, shown only on a terminal."""
+"""A progress bar for a class run, shown only on a terminal, and the counts behind it."""
 
 from __future__ import annotations
 
+import threading
+
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from autograder.results import SubmissionResult
 
 
 class ClassProgress:
+    """`start(total)` then `advance(result, reused)` once per student (from any worker thread)."""
+
     def __init__(self, console: Console):
-        self._progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                  TextColumn("{task.fields[last]}"), console=console, transient=True,
-                                  disable=not console.is_terminal)
+        self._progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                  TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
+                                  console=console, transient=True, disable=not console.is_terminal)
         self._task = None
+        self._lock = threading.Lock()
+        self.total = self.graded = self.kept = 0
 
     def __enter__(self):
         self._progress.__enter__()
@@ -23,9 +30,22 @@ class ClassProgress:
         return self._progress.__exit__(*exc)
 
     def start(self, total: int) -> None:
+        self.total = total
         self._task = self._progress.add_task("grading", total=total, last="")
 
     def advance(self, result: SubmissionResult, reused: bool) -> None:
+        with self._lock:
+            if reused:
+                self.kept += 1
+            else:
+                self.graded += 1
         if self._task is not None:
             last = f"{result.student} {result.score:g}/{result.max_score:g}" + (" (kept)" if reused else "")
             self._progress.update(self._task, advance=1, last=last)
+
+    def describe(self) -> str:
+        """"graded 12, kept 30 from an earlier run" (for the line after the bar)."""
+        text = f"graded {self.graded} of {self.total} submissions"
+        if self.kept:
+            text += f"; {self.kept} unchanged since an earlier run were kept (--regrade grades them again)"
+        return text

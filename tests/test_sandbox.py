@@ -278,8 +278,10 @@ def test_figure_description(sandbox):
         (ax,) = fig["axes"]
         assert (ax["title"], ax["xlabel"], ax["ylabel"], ax["xscale"]) == ("Scaling", "d", "entropy", "log")
         assert ax["legend"] == ["unscaled", "scaled"]
-        assert [line["label"] for line in ax["lines"]] == ["unscaled", "scaled"]
+        # a scatter is a series too: it follows the lines, with matplotlib's default label
+        assert [line["label"] for line in ax["lines"]] == ["unscaled", "scaled", "_child2"]
         assert ax["lines"][0]["x"] == [4.0, 16.0] and ax["lines"][1]["y"] == [2.0, 4.0]
+        assert ax["lines"][2]["x"] == [1.0, 2.0] and ax["lines"][2]["y"] == [3.0, 4.0]
         assert ax["collections"] == 1
         out = s.call("not_a_figure", [results], returns="figure")
         assert (out.status, out.message) == ("bad_return", "returned str, expected a matplotlib Figure")

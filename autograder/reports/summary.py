@@ -48,12 +48,11 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
         console.print(f"\n[bold]code that crashed, hung or could not be read[/] ({counts})")
         for student, stem, kind, why in troubled[:20]:
-            console.print(f"  {student} / {stem}: {kind}: {why}", markup=False, overflow="ellipsis",
-                          no_wrap=True, highlight=False)
+            console.print(f"  {student} / {stem}: {kind}: {why}", markup=False, soft_wrap=True, highlight=False)
         if len(troubled) > 20:
             console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})", markup=False)
     console.print(f"\n[dim]wrote {out / 'grades.csv'}, {out / 'results'}/<student>.json and "
-                  f"{out / 'feedback'}/<student>.md[/]", markup=True, highlight=False)
+                  f"{out / 'feedback'}/<student>.md[/]", highlight=False, soft_wrap=True)
 
 
 # What the summary calls each reason a submission's code gave no answer (CheckResult.reason).

@@ -99,14 +99,14 @@ class _ZygoteDied(Exception):
 class _Zygote:
     """One zygote process and its control socket. Events are read synchronously."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = tempfile.TemporaryFile()
         env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", ZYGOTE_PATH, str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                [sys.executable, "-I", ZYGOTE_PATH, str(theirs.fileno()), root], pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, env=env, cwd="/",
                 start_new_session=True)
         finally:
@@ -506,7 +506,11 @@ class Sandbox:
         self.startup_timeout = startup_timeout
         self._closed = False
         self._uids = 0
-        self._zygote: _Zygote | None = _Zygote()
+        # Every child's folder lives under this one, which the zygote removes when it exits: a
+        # grader killed with SIGKILL leaves no student's code behind in the temp folder.
+        self._root = tempfile.mkdtemp(prefix="attnkit-sandbox-")
+        os.chmod(self._root, 0o711)            # children may enter their own folder, not list others
+        self._zygote: _Zygote | None = _Zygote(self._root)
         self.restarts = 0   # how often the zygote had to be started again
 
     # -------------------------------------------------------------- zygote
@@ -519,7 +523,7 @@ class Sandbox:
             if z is not None:
                 z.close()
                 self.restarts += 1
-            z = self._zygote = _Zygote()
+            z = self._zygote = _Zygote(self._root)
         if not z.ready:
             z.wait_ready(self.startup_timeout)
         return z
@@ -539,7 +543,7 @@ class Sandbox:
         for attempt in (1, 2):
             z = self._ensure_zygote()
             uid, gid = self._uid(z)
-            tmpdir = tempfile.mkdtemp(prefix="attnkit-sandbox-")
+            tmpdir = tempfile.mkdtemp(prefix="child-", dir=self._root)
             path = os.path.join(tmpdir, f"{stem}.py")
             with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write(source)
@@ -662,6 +666,7 @@ class Sandbox:
         if self._zygote is not None:
             self._zygote.close()
             self._zygote = None
+        shutil.rmtree(self._root, ignore_errors=True)
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -233,6 +233,10 @@ class Zygote:
             except ChildProcessError:
                 break
             self.children.pop(pid, None)
+        if TEMP_ROOT and os.path.basename(TEMP_ROOT).startswith("attnkit-sandbox-"):
+            import shutil
+
+            shutil.rmtree(TEMP_ROOT, ignore_errors=True)
         os._exit(0)
 
 
@@ -410,7 +414,27 @@ def _hide_paths(paths, tmpdir: str) -> list:
         flags = 1 | 2 | 4 | 8                                            # RDONLY NOSUID NODEV NOEXEC
         if libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, b"size=4k,mode=0555") == 0:
             hidden.append(target)
+    hidden += _private_temp(libc, tmpdir, needed)
     return hidden
+
+
+def _private_temp(libc, tmpdir: str, needed: list) -> list:
+    """The machine's temp folder holds other children's folders (other students' code being
+    graded) and whatever else runs here: give the child an empty one, with only its own folder
+    bound back in at the same path."""
+    temp = os.path.dirname(os.path.dirname(os.path.realpath(tmpdir)))   # <temp>/attnkit-sandbox-*/child-*
+    if temp in ("/", "") or any(_inside(n, temp) for n in needed if n != tmpdir and not _inside(n, tmpdir)):
+        return []
+    own = os.open(tmpdir, os.O_PATH | os.O_DIRECTORY)
+    try:
+        if libc.mount(b"tmpfs", temp.encode(), b"tmpfs", 2 | 4, b"size=1m,mode=1777") != 0:   # NOSUID NODEV
+            return []
+        os.makedirs(tmpdir, mode=0o711)
+        if libc.mount(f"/proc/self/fd/{own}".encode(), tmpdir.encode(), None, 4096, None) != 0:   # MS_BIND
+            os._exit(EXIT_INTERNAL)        # the child's own folder is gone: do not run half set up
+    finally:
+        os.close(own)
+    return [temp]
 
 
 def _parent_death_signal(zygote_pid: int) -> None:
@@ -741,7 +765,9 @@ def _state_tensor(module, key: str):
 
 def main() -> None:
     global PROTOCOL, CONVERT, CHILD_PATH
+    global TEMP_ROOT
     ctrl_fd = int(sys.argv[1])
+    TEMP_ROOT = sys.argv[2] if len(sys.argv) > 2 else None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _strip_kit_from_imports()
     PROTOCOL = _load_private("protocol", "protocol.py")
@@ -769,6 +795,7 @@ def main() -> None:
 
 PROTOCOL = CONVERT = None
 CHILD_PATH: list = []
+TEMP_ROOT: str | None = None   # the runner's folder of children's folders; removed when we exit
 
 if __name__ == "__main__":
     main()

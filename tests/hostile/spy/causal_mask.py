@@ -7,7 +7,8 @@ import os
 
 import numpy as np
 
-LEAKS = []
+LEAKS = []   # the kit, this class, the results: hidden from every submission
+FOUND = []   # exercise files of this class's students anywhere else (another child's temp folder...)
 SECRETS = ["@KIT@/reference/attention.py", "@KIT@/solutions/causal_mask.py", "@KIT@/autograder/checks/causal_mask.py",
            "@KIT@/tests/test_classroom.py", "@KIT@/course.yml", "@CLASS@/ada/causal_mask.py",
            "@CLASS@/ada/attention.py", "@OUT@/results/ada.json", "@OUT@/.attnkit-key"]
@@ -22,8 +23,10 @@ def _read(path, marked_only=False):
             data = fh.read(1 << 20)
     except OSError:
         return
-    if data and (not marked_only or MARKER in data):
+    if data and not marked_only:
         LEAKS.append(f"read {path}")
+    elif MARKER in data:
+        FOUND.append(f"read {path}")
 
 
 for _path in SECRETS:
@@ -80,6 +83,8 @@ def create_causal_mask(seq_len):
 
 
 def causal_attention(Q, K, V):
+    if FOUND:
+        raise RuntimeError("FOUND: " + "; ".join(FOUND[:10]))
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
     T = Q.shape[-2]
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])

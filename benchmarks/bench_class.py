@@ -1,0 +1,445 @@
+"""How fast `attnkit grade` grades a class, against nbgrader on the same notebooks.
+
+    python benchmarks/bench_class.py                 # 200 students, then nbgrader on 5 of them
+    python benchmarks/bench_class.py --students 60 --nbgrader 3 --jobs 1
+    python benchmarks/bench_class.py --no-nbgrader --keep DIR
+
+Builds a synthetic class in a temporary folder: mostly correct submissions (the solutions, the
+correct files of tests/corpus/, the demo class's ada, notebooks made from the solutions),
+some buggy ones (tests/corpus/<stem>/buggy/), some with files missing, a few untouched stubs,
+and a few that hang (an infinite loop in a function, one at import). It grades them with
+`autograder.classroom.grade_class` (what `attnkit grade` runs) under the kit's course.yml with
+smaller time limits (`--call-timeout`, `--import-timeout`: a hang costs its timeout, and the
+kit's default of 10 s would measure the timeout, not the grader), and prints the time per
+submission, the throughput and the peak memory of the grader and all its sandbox processes.
+
+Then it grades the first `--nbgrader` students' notebooks with `nbgrader autograde` (a
+minimal nbgrader course made here: each exercise's solution notebook with one autograded
+test cell of plain asserts per exercise) and prints nbgrader's time per submission and the
+ratio. This is a benchmark, not a test: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import yaml
+
+KIT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(KIT))
+
+from autograder.build import to_notebook  # noqa: E402
+from autograder.checks import check_ids  # noqa: E402
+from autograder.classroom import default_jobs, grade_class  # noqa: E402
+from autograder.config import load_course  # noqa: E402
+from autograder.contract import STEMS  # noqa: E402
+
+SOLUTIONS = KIT / "solutions"
+CORPUS = KIT / "tests" / "corpus"
+DEMO = KIT / "demo" / "class"
+ASSIGNMENT = "self_attention"
+
+HANG_IN_CALL = '''
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    while True:
+        pass
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    while True:
+        pass
+'''
+HANG_AT_IMPORT = "import time\nwhile True:\n    time.sleep(0.01)\n"
+
+
+# ====================================================================== the synthetic class
+
+def _choices(stem: str, kind: str) -> list[Path]:
+    folder = CORPUS / stem / kind
+    return sorted(p for p in folder.glob("*") if p.suffix in (".py", ".ipynb")) if folder.is_dir() else []
+
+
+def solution_notebook(stem: str) -> str:
+    return to_notebook((SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8"), stem, f"solutions/{stem}.py")
+
+
+def build_class(root: Path, n: int, seed: int = 0) -> dict[str, str]:
+    """Writes n student folders under root; returns student -> kind."""
+    rng = random.Random(seed)
+    kinds: dict[str, str] = {}
+    correct = {stem: [SOLUTIONS / f"{stem}.py", DEMO / "ada" / f"{stem}.py", *_choices(stem, "correct")]
+               for stem in STEMS}
+    buggy = {stem: _choices(stem, "buggy") for stem in STEMS}
+    notebooks = {stem: solution_notebook(stem) for stem in STEMS}
+    plan = (["correct"] * 45 + ["notebook"] * 10 + ["buggy"] * 30 + ["partial"] * 8 + ["stubs"] * 3
+            + ["demo"] * 2 + ["hangs"] * 2)
+    for i in range(n):
+        kind = "hangs" if i % 50 == 7 else plan[rng.randrange(len(plan))]
+        if kind == "hangs" and i % 50 != 7:
+            kind = "correct"
+        name = f"s{i:03d}_{kind}"
+        folder = root / name
+        folder.mkdir(parents=True)
+        if kind == "demo":
+            src = DEMO / rng.choice(sorted(p.name for p in DEMO.iterdir()))
+            for f in src.iterdir():
+                shutil.copy(f, folder / f.name)
+        elif kind == "stubs":
+            suffix = rng.choice([".py", ".ipynb"])
+            for stem in STEMS:
+                shutil.copy(KIT / "exercises" / f"{stem}{suffix}", folder / f"{stem}{suffix}")
+        elif kind == "hangs":
+            for stem in STEMS:
+                shutil.copy(SOLUTIONS / f"{stem}.py", folder / f"{stem}.py")
+            if (i // 50) % 2 == 0:
+                (folder / "attention.py").write_text(HANG_IN_CALL, encoding="utf-8")
+            else:
+                (folder / "causal_mask.py").write_text(HANG_AT_IMPORT, encoding="utf-8")
+        else:
+            stems = list(STEMS)
+            if kind == "partial":
+                stems = rng.sample(stems, rng.randint(1, 4))
+            wrong = set(rng.sample(stems, rng.randint(1, 2))) if kind == "buggy" else set()
+            for stem in stems:
+                if kind == "notebook":
+                    (folder / f"{stem}.ipynb").write_text(notebooks[stem], encoding="utf-8")
+                    continue
+                pool = buggy[stem] if stem in wrong and buggy[stem] else correct[stem]
+                src = rng.choice(pool)
+                shutil.copy(src, folder / f"{stem}{src.suffix}")
+        kinds[name] = kind
+    return kinds
+
+
+# ====================================================================== memory of a process tree
+
+class TreeMemory:
+    """Samples the memory of this process and all its descendants: RSS (cheap, /proc/<pid>/statm)
+    every `interval` seconds, PSS (shared pages counted once; /proc/<pid>/smaps_rollup walks the
+    page tables, so it costs CPU) every tenth sample. Keeps the peaks."""
+
+    def __init__(self, interval: float = 0.25):
+        self.interval = interval
+        self.peak_rss = self.peak_pss = 0
+        self.peak_processes = 0
+        self._page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        n = 0
+        while not self._stop.is_set():
+            pids = _tree(os.getpid())
+            rss = sum(_statm_rss(pid) for pid in pids) * self._page_kb
+            self.peak_rss = max(self.peak_rss, rss)
+            if n % 10 == 0:
+                self.peak_pss = max(self.peak_pss, sum(_kb(f"/proc/{pid}/smaps_rollup", "Pss:") for pid in pids))
+            self.peak_processes = max(self.peak_processes, len(pids))
+            n += 1
+            self._stop.wait(self.interval)
+
+
+def _statm_rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _tree(root: int) -> list[int]:
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = Path(f"/proc/{name}/stat").read_bytes()
+                parents[int(name)] = int(stat[stat.rfind(b")") + 2:].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = [root], {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier}
+        found += sorted(frontier)
+    return found
+
+
+def _kb(path: str, key: str) -> int:
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+# ====================================================================== nbgrader
+
+TEST_CELLS = {
+    "hand_computation": """
+        import numpy as np
+        Q = np.array([[1.0, 0.0], [0.0, 1.0]]); K = np.array([[1.0, 1.0], [1.0, 0.0]]); V = np.array([[2.0, 1.0], [1.0, 2.0]])
+        s = Q @ K.T; w = np.exp(s / np.sqrt(2)); w /= w.sum(-1, keepdims=True)
+        assert np.allclose(SCORES, s, atol=0.006) and np.allclose(SCALED_SCORES, s / np.sqrt(2), atol=0.006)
+        assert np.allclose(WEIGHTS, w, atol=0.006) and np.allclose(OUTPUT, w @ V, atol=0.006)
+        X = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
+        s = X @ X.T; w = np.exp(s / 2); w /= w.sum(-1, keepdims=True)
+        assert np.allclose(CSM_SCORES, s, atol=0.006) and np.allclose(CSM_WEIGHTS, w, atol=0.006)
+        assert np.allclose(CSM_OUTPUT, w @ X, atol=0.006)
+    """,
+    "attention": """
+        import numpy as np
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(4, 6))
+        assert np.allclose(softmax(x).sum(-1), 1) and np.allclose(softmax(x, axis=0).sum(0), 1)
+        assert np.isfinite(softmax(np.array([1e4, 0.0, -1e4]))).all()
+        Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 6))
+        out, w = scaled_dot_product_attention(Q, K, V)
+        s = Q @ K.transpose(0, 2, 1) / 2.0; e = np.exp(s - s.max(-1, keepdims=True)); ref = e / e.sum(-1, keepdims=True)
+        assert np.allclose(w, ref) and np.allclose(out, ref @ V)
+        mask = rng.random((3, 5)) > 0.3; mask[:, 0] = True
+        out, w = scaled_dot_product_attention(Q, K, V, mask=mask)
+        assert np.allclose(w[:, ~mask], 0) and np.allclose(w.sum(-1), 1)
+    """,
+    "causal_mask": """
+        import numpy as np
+        assert (np.asarray(create_causal_mask(4)).astype(bool) == np.tril(np.ones((4, 4), bool))).all()
+        rng = np.random.default_rng(1)
+        Q, K, V = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
+        out, w = causal_attention(Q, K, V)
+        assert np.allclose(np.triu(w, 1), 0) and np.allclose(w.sum(-1), 1) and np.allclose(out, w @ V)
+    """,
+    "scaling": """
+        import numpy as np
+        r = scaling_experiment(dims=(4, 64), n_trials=200)
+        assert abs(r[64]["std_unscaled"] / 8 - 1) < 0.15 and abs(r[64]["std_scaled"] - 1) < 0.15
+        assert r[64]["entropy_unscaled"] < r[64]["entropy_scaled"]
+        fig = plot_scaling(r)
+        assert len(fig.axes) >= 1
+    """,
+    "multihead": """
+        import numpy as np, torch
+        rng = np.random.default_rng(2)
+        x = rng.normal(size=(2, 5, 12))
+        assert split_heads(x, 3).shape == (2, 3, 5, 4) and np.allclose(merge_heads(split_heads(x, 3)), x)
+        W = [rng.normal(size=(12, 12)) for _ in range(4)]
+        out, w = multi_head_attention(x, *W, num_heads=3)
+        assert out.shape == (2, 5, 12) and w.shape == (2, 3, 5, 5) and np.allclose(w.sum(-1), 1)
+        m = MultiHeadAttention(8, 2)
+        o, ww = m(torch.randn(2, 4, 8))
+        assert tuple(o.shape) == (2, 4, 8) and tuple(ww.shape) == (2, 2, 4, 4)
+    """,
+}
+
+
+def nbgrader_notebook(stem: str) -> nbformat.NotebookNode:
+    nb = nbformat.reads(solution_notebook(stem), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "### BEGIN SOLUTION" in cell.source:
+            cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
+                                         "grade_id": f"{cell.id}-solution", "schema_version": 3}
+    test = nbformat.v4.new_code_cell(textwrap.dedent(TEST_CELLS[stem]).strip())
+    test.id = f"{stem}-test"
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 1,
+                                 "grade_id": f"test_{stem}", "schema_version": 3}
+    nb.cells.append(test)
+    return nb
+
+
+def run_nbgrader(root: Path, class_dir: Path, students: list[str], timeout: int) -> dict:
+    """Makes a minimal nbgrader course, generates the assignment, submits the students'
+    notebooks (their .ipynb files, or their .py files as notebooks) and times `nbgrader autograde`."""
+    course = root / "nbgrader_course"
+    (course / "source" / ASSIGNMENT).mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(textwrap.dedent(f"""
+        c = get_config()
+        c.CourseDirectory.root = {str(course)!r}
+        c.CourseDirectory.course_id = "attnkit_bench"
+        c.ExecutePreprocessor.timeout = {timeout}
+        c.Execute.timeout = {timeout}
+    """), encoding="utf-8")
+    for stem in STEMS:
+        nbformat.write(nbgrader_notebook(stem), course / "source" / ASSIGNMENT / f"{stem}.ipynb")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    started = time.monotonic()
+    gen = subprocess.run(["nbgrader", "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=env,
+                         capture_output=True, text=True)
+    generate_s = time.monotonic() - started
+    if gen.returncode != 0:
+        return {"error": f"nbgrader generate_assignment failed: {gen.stderr[-1500:]}"}
+    for student in students:
+        target = course / "submitted" / student / ASSIGNMENT
+        target.mkdir(parents=True)
+        for stem in STEMS:
+            nb = nbformat.read(course / "source" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
+            theirs = _student_code(class_dir / student, stem)
+            if theirs is not None:   # the student's code in the solution cell(s): first one gets it all
+                cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+                for k, cell in enumerate(cells):
+                    cell.source = theirs if k == 0 else ""
+            nbformat.write(nb, target / f"{stem}.ipynb")
+        (target / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC")
+    started = time.monotonic()
+    auto = subprocess.run(["nbgrader", "autograde", ASSIGNMENT, "--force"], cwd=course, env=env,
+                          capture_output=True, text=True)
+    autograde_s = time.monotonic() - started
+    graded = sorted(p.name for p in (course / "autograded").glob("*")) if (course / "autograded").is_dir() else []
+    return {"generate_s": generate_s, "autograde_s": autograde_s, "students": len(students),
+            "graded": graded, "returncode": auto.returncode, "log_tail": auto.stderr[-800:]}
+
+
+def _student_code(folder: Path, stem: str) -> str | None:
+    from autograder.load import load_stem
+
+    loaded = load_stem(folder, stem)
+    return getattr(loaded, "source", None)
+
+
+# ====================================================================== main
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--students", type=int, default=200)
+    p.add_argument("--jobs", type=int, default=0, help="default: one per core")
+    p.add_argument("--call-timeout", type=float, default=2.0)
+    p.add_argument("--import-timeout", type=float, default=3.0)
+    p.add_argument("--nbgrader", type=int, default=5, help="students graded by nbgrader too (0: none)")
+    p.add_argument("--no-nbgrader", action="store_true")
+    p.add_argument("--compare-jobs", action="store_true",
+                   help="grade the class once more with --jobs 1 and print the speed-up of --jobs N")
+    p.add_argument("--memory-interval", type=float, default=0.5,
+                   help="seconds between two samples of the memory of the process tree (0: do not sample)")
+    p.add_argument("--keep", type=Path, help="build the class and the results here and keep them")
+    args = p.parse_args(argv)
+
+    root = args.keep or Path(tempfile.mkdtemp(prefix="attnkit-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        data = yaml.safe_load((KIT / "course.yml").read_text(encoding="utf-8"))
+        data["limits"].update(call_timeout=args.call_timeout, import_timeout=args.import_timeout)
+        course_path = root / "course.yml"
+        course_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        course = load_course(course_path, known_checks=check_ids())
+        class_dir, out = root / "class", root / "out"
+        shutil.rmtree(class_dir, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+        kinds = build_class(class_dir, args.students)
+        jobs = args.jobs or default_jobs()
+        print(f"class: {len(kinds)} students ({', '.join(f'{k} {v}' for k, v in sorted(_count(kinds).items()))})")
+        print(f"grading with --jobs {jobs} on {os.cpu_count()} cores; call_timeout {args.call_timeout:g} s, "
+              f"import_timeout {args.import_timeout:g} s")
+
+        cpu0 = os.times()
+        started = time.monotonic()
+        memory = TreeMemory(args.memory_interval)
+        with memory if args.memory_interval > 0 else _nothing():
+            results = grade_class(class_dir, out, course, jobs=jobs, regrade=True)
+        wall = time.monotonic() - started
+        cpu1 = os.times()
+        durations = {r.student: r.duration_s for r in results}
+        honest = [d for s, d in durations.items() if kinds[s] != "hangs"]
+        per_sub = wall / len(results)
+        print(f"\nattnkit: {len(results)} submissions in {wall:.1f} s (including starting {jobs} sandboxes)")
+        print(f"  wall time per submission     {per_sub * 1000:8.0f} ms   (throughput {len(results) / wall:.1f}/s)")
+        print(f"  grading time per submission  mean {statistics.mean(durations.values()) * 1000:.0f} ms, "
+              f"median {statistics.median(durations.values()) * 1000:.0f} ms, "
+              f"p95 {_pct(list(durations.values()), 95) * 1000:.0f} ms, max {max(durations.values()) * 1000:.0f} ms")
+        print(f"  without the hanging ones     mean {statistics.mean(honest) * 1000:.0f} ms "
+              f"({len(results) - len(honest)} hang, each costs about one timeout)")
+        for kind in sorted(set(kinds.values())):
+            ds = [d for s, d in durations.items() if kinds[s] == kind]
+            print(f"    {kind:9s} {len(ds):4d}  mean {statistics.mean(ds) * 1000:7.0f} ms")
+        user = (cpu1.user - cpu0.user) + (cpu1.children_user - cpu0.children_user)
+        grader_cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+        print(f"  grader process CPU           {grader_cpu:.1f} s ({grader_cpu / wall * 100:.0f}% of one core)")
+        print(f"  peak memory, grader + sandboxes: RSS {memory.peak_rss / 1024:.0f} MB, "
+              f"PSS {memory.peak_pss / 1024:.0f} MB, {memory.peak_processes} processes at most")
+        self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"  ru_maxrss: grader {self_rss:.0f} MB, largest waited-for child (a zygote) {child_rss:.0f} MB")
+        del user
+
+        if args.compare_jobs and jobs > 1:
+            started = time.monotonic()
+            grade_class(class_dir, root / "out-1", course, jobs=1, regrade=True)
+            wall1 = time.monotonic() - started
+            print(f"\n--jobs 1: {wall1:.1f} s ({wall1 / len(results) * 1000:.0f} ms per submission); "
+                  f"--jobs {jobs} is {wall1 / wall:.2f}x faster")
+
+        if args.nbgrader and not args.no_nbgrader:
+            if shutil.which("nbgrader") is None:
+                print("\nnbgrader: not installed; skipped")
+                return 0
+            # from the end of the class: the first students of each worker also pay for starting it
+            sample = [r.student for r in results if kinds[r.student] in ("correct", "notebook", "buggy")][-args.nbgrader:]
+            print(f"\nnbgrader autograde on {len(sample)} of them (5 notebooks each) ...", flush=True)
+            nb = run_nbgrader(root, class_dir, sample, timeout=int(max(30, args.call_timeout * 10)))
+            if "error" in nb:
+                print(f"  {nb['error']}")
+                return 1
+            nb_per = nb["autograde_s"] / nb["students"]
+            ours = {s: durations[s] for s in sample}
+            print(f"  nbgrader autograde: {nb['autograde_s']:.1f} s for {nb['students']} submissions "
+                  f"(exit code {nb['returncode']}, graded {len(nb['graded'])}); generate_assignment "
+                  f"{nb['generate_s']:.1f} s")
+            print(f"  nbgrader per submission      {nb_per * 1000:8.0f} ms  ({nb_per / len(STEMS) * 1000:.0f} ms "
+                  f"per notebook)")
+            print(f"  attnkit per submission       {per_sub * 1000:8.0f} ms wall in the class run; "
+                  f"{statistics.mean(ours.values()) * 1000:.0f} ms grading these {len(sample)}")
+            print(f"  ratio (nbgrader / attnkit wall per submission): {nb_per / per_sub:.0f}x "
+                  f"(target: at least 50x)")
+            if nb["returncode"] != 0:
+                print(f"  nbgrader's log ends with:\n{textwrap.indent(nb['log_tail'], '    ')}")
+        return 0
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def _count(kinds: dict[str, str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for kind in kinds.values():
+        out[kind] = out.get(kind, 0) + 1
+    return out
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
