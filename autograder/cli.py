@@ -64,6 +64,15 @@ def cmd_grade(args, console: Console) -> int:
                               on_result=progress.advance, on_start=progress.start)
     console.print(f"[dim]{progress.describe()}[/]", highlight=False)
     print_summary(results, course, console, out)
+    if args.gradebook:
+        from autograder.gradebook import GradebookError, write_gradebook
+
+        try:
+            written = write_gradebook(results, args.gradebook, course)
+        except GradebookError as err:
+            console.print(f"[red]--gradebook {args.gradebook}: {err}[/]", markup=False)
+            return 2
+        console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
     return 0
 
 
@@ -120,6 +129,8 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                        help="submissions graded at once, each in its own sandbox (default: one per core)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
+    grade.add_argument("--gradebook", metavar="URL",
+                       help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
     grade.set_defaults(func=cmd_grade)
 
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")

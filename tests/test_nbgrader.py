@@ -300,3 +300,22 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_pa
     _nbgrader(root, "export")
     assert _grades(root / "grades.csv") == grades
     assert time.monotonic() - started < 300
+
+
+def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    from autograder.cli import main
+    from autograder.config import KIT_ROOT
+
+    klass = tmp_path / "class" / "submitted"
+    for student in ("ada", "ben"):
+        shutil.copytree(KIT_ROOT / "demo" / "class" / student, klass / student / "self_attention")
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    assert main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--gradebook", url]) == 0
+    assert "wrote 2 students' scores into the nbgrader gradebook" in capsys.readouterr().out
+    with Gradebook(url) as gb:
+        scores = {s.student.id: s.score for s in gb.assignment_submissions("self_attention")}
+    assert scores == {"ada": 46.0, "ben": 0.0}
