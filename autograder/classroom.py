@@ -11,6 +11,7 @@ grader holds in memory before the run ends.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -66,8 +67,24 @@ def _real(path: Path) -> str:
         return str(path)
 
 
+@functools.lru_cache(maxsize=1)
+def kit_fingerprint() -> str:
+    """A hash of the code that decides a grade (checks, reference, mutants, grading): a kit
+    that changed regrades everyone instead of reusing results it would no longer give."""
+    import autograder
+    import reference
+
+    h = hashlib.sha256()
+    roots = [Path(reference.__file__).parent, Path(autograder.__file__).parent]
+    for path in sorted(p for root in roots for p in root.rglob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def fingerprint(student: Student, course: CourseConfig) -> str:
     h = hashlib.sha256(f"v{RESULT_VERSION}".encode())
+    h.update(kit_fingerprint().encode())
     h.update(course.model_dump_json().encode())
     h.update(student.name.encode("utf-8", "surrogateescape"))
     for stem in STEMS:
