@@ -946,13 +946,13 @@ def test_kit_files_cannot_be_read_by_path(sandbox):
     import os
 
     def peek(kit):
-        return [os.path.isdir(kit), len(os.listdir(kit)),
+        return [len(os.listdir(kit)) if os.path.isdir(kit) else 0,
                 os.path.exists(os.path.join(kit, "reference", "attention.py"))]
     """
     assert os.path.exists(os.path.join(kit, "reference", "attention.py"))
     out = run(sandbox, code, "peek", kit)
     assert out.status == "ok", out
-    if out.value.tolist() == [1.0, 0.0, 0.0]:
+    if out.value.tolist() == [0.0, 0.0]:     # an empty folder, or (kit in the temp folder) none at all
         return
     pytest.skip(f"mount namespaces are not available here: {out.value.tolist()}")
 

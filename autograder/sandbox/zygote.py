@@ -400,6 +400,7 @@ def _hide_paths(paths, tmpdir: str) -> list:
     if libc.mount(b"none", b"/", None, 0x4000 | (1 << 18), None) != 0:  # MS_REC | MS_PRIVATE
         return []
     needed = CHILD_PATH + [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.executable, tmpdir]
+    hidden = _private_temp(libc, tmpdir, needed)          # first: the kit may lie in the temp folder
     targets = []
     for path in paths:
         path = os.path.realpath(path)
@@ -407,33 +408,44 @@ def _hide_paths(paths, tmpdir: str) -> list:
             targets += [os.path.join(path, n) for n in KIT_FOLDERS]
         else:
             targets.append(path)
-    hidden = []
     for target in targets:
         if not os.path.isdir(target) or any(_inside(n, target) for n in needed):
             continue
         flags = 1 | 2 | 4 | 8                                            # RDONLY NOSUID NODEV NOEXEC
         if libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, b"size=4k,mode=0555") == 0:
             hidden.append(target)
-    hidden += _private_temp(libc, tmpdir, needed)
     return hidden
 
 
 def _private_temp(libc, tmpdir: str, needed: list) -> list:
     """The machine's temp folder holds other children's folders (other students' code being
-    graded) and whatever else runs here: give the child an empty one, with only its own folder
-    bound back in at the same path."""
-    temp = os.path.dirname(os.path.dirname(os.path.realpath(tmpdir)))   # <temp>/attnkit-sandbox-*/child-*
-    if temp in ("/", "") or any(_inside(n, temp) for n in needed if n != tmpdir and not _inside(n, tmpdir)):
+    graded), test folders and whatever else runs here: give the child an empty one, with only
+    what it needs bound back at the same paths: its own folder, and the interpreter's files
+    when they live there (a virtualenv made in /tmp)."""
+    tmpdir = os.path.realpath(tmpdir)
+    temp = os.path.dirname(os.path.dirname(tmpdir))          # <temp>/attnkit-sandbox-*/child-*
+    if temp in ("/", ""):
         return []
-    own = os.open(tmpdir, os.O_PATH | os.O_DIRECTORY)
+    inside = sorted({os.path.realpath(n) for n in needed if n} | {tmpdir})
+    inside = [n for n in inside if _inside(n, temp) and n != temp and os.path.exists(n)]
+    if any(_inside(temp, n) for n in needed if n and os.path.exists(n)):
+        return []                                            # the temp folder is inside what is needed
+    keep = [n for n in inside if not any(m != n and _inside(n, m) for m in inside)]   # outermost only
+    fds = {n: os.open(n, os.O_PATH | os.O_CLOEXEC) for n in keep}
     try:
         if libc.mount(b"tmpfs", temp.encode(), b"tmpfs", 2 | 4, b"size=1m,mode=1777") != 0:   # NOSUID NODEV
             return []
-        os.makedirs(tmpdir, mode=0o711)
-        if libc.mount(f"/proc/self/fd/{own}".encode(), tmpdir.encode(), None, 4096, None) != 0:   # MS_BIND
-            os._exit(EXIT_INTERNAL)        # the child's own folder is gone: do not run half set up
+        for path, fd in fds.items():
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, mode=0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                open(path, "a").close()
+            if libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, 4096 | 0x4000, None) != 0:
+                os._exit(EXIT_INTERNAL)    # MS_BIND | MS_REC failed: do not run half set up
     finally:
-        os.close(own)
+        for fd in fds.values():
+            os.close(fd)
     return [temp]
 
 
