@@ -124,8 +124,11 @@ def fits(check: Check, mis: Misconception, inputs: dict, answer, ctx: Context, e
                if expected is None or not _agrees(check, m, expected, ctx))
 
 
-def diagnose(check: Check, inputs: dict[str, Any], answer: Any, ctx: Context) -> Diagnosis | None:
-    expected = reference_answer(check, inputs)
+def diagnose(check: Check, inputs: dict[str, Any], answer: Any, ctx: Context,
+             expected: Any = None) -> Diagnosis | None:
+    """`expected`: the reference's answer, when the caller has it already."""
+    if expected is None:
+        expected = reference_answer(check, inputs)
     pool = candidates(check)
     matched = [m for m in pool if not m.fallback and fits(check, m, inputs, answer, ctx, expected)]
     if not matched:
