@@ -6,6 +6,7 @@ Hostile submissions are inline strings. Timeouts are small (1-2 s) so the file s
 from __future__ import annotations
 
 import os
+import sys
 import signal
 import textwrap
 import time
@@ -991,3 +992,25 @@ def test_oversized_answers_are_refused(sandbox):
         assert (out.status, out.message) == ("bad_return", "the answer could not be read (the answer is larger "
                                                            "than the limit of 64 MB)")
         assert s.call("fine").status == "ok"
+
+
+def test_the_temp_folder_and_the_graders_home_are_private(sandbox, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("private folders need root (a private mount namespace)")
+    secret = tmp_path / "another_student.py"
+    secret.write_text("ANSWER = 42\n")
+    home = os.path.realpath(os.path.expanduser("~"))
+    code = """
+    import os
+
+    def peek(secret, home):
+        return [os.path.exists(secret), len(os.listdir(home)) if os.path.isdir(home) else 0]
+    """
+    out = run(sandbox, code, "peek", str(secret), home)
+    assert out.status == "ok", out
+    exists, entries = out.value.tolist()
+    assert exists == 0.0, "a file in the machine's temp folder is visible to a submission"
+    # what stays of the home folder is at most what the interpreter needs (pyenv keeps Python there)
+    needed = {p.split(os.sep)[len(home.split(os.sep))] for p in (sys.prefix, sys.base_prefix)
+              if os.path.realpath(p).startswith(home + os.sep)}
+    assert entries <= len(needed)

@@ -401,6 +401,7 @@ def _hide_paths(paths, tmpdir: str) -> list:
         return []
     needed = CHILD_PATH + [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.executable, tmpdir]
     hidden = _private_temp(libc, tmpdir, needed)          # first: the kit may lie in the temp folder
+    hidden += _private_home(libc, needed + [tmpdir])
     targets = []
     for path in paths:
         path = os.path.realpath(path)
@@ -424,16 +425,31 @@ def _private_temp(libc, tmpdir: str, needed: list) -> list:
     when they live there (a virtualenv made in /tmp)."""
     tmpdir = os.path.realpath(tmpdir)
     temp = os.path.dirname(os.path.dirname(tmpdir))          # <temp>/attnkit-sandbox-*/child-*
-    if temp in ("/", ""):
+    return _emptied(libc, temp, needed + [tmpdir], "size=1m,mode=1777")
+
+
+def _private_home(libc, needed: list) -> list:
+    """The grader's home folder (an instructor's other courses, keys, notes): empty, but for
+    what the child needs from it (an interpreter installed there, as pyenv does). This matters
+    most where the child keeps CAP_DAC_READ_SEARCH to read such an interpreter."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    return _emptied(libc, home, needed, "size=1m,mode=0755")
+
+
+def _emptied(libc, folder: str, needed: list, options: str) -> list:
+    """Mount an empty tmpfs over `folder` and bind back, at the same paths, the outermost of
+    the `needed` paths that lie inside it. Nothing is done when `folder` is `/` or lies inside
+    something needed."""
+    if folder in ("/", "") or not os.path.isdir(folder):
         return []
-    inside = sorted({os.path.realpath(n) for n in needed if n} | {tmpdir})
-    inside = [n for n in inside if _inside(n, temp) and n != temp and os.path.exists(n)]
-    if any(_inside(temp, n) for n in needed if n and os.path.exists(n)):
-        return []                                            # the temp folder is inside what is needed
+    real = [os.path.realpath(n) for n in needed if n and os.path.exists(n)]
+    if any(_inside(folder, n) for n in real):
+        return []
+    inside = sorted({n for n in real if _inside(n, folder) and n != folder})
     keep = [n for n in inside if not any(m != n and _inside(n, m) for m in inside)]   # outermost only
     fds = {n: os.open(n, os.O_PATH | os.O_CLOEXEC) for n in keep}
     try:
-        if libc.mount(b"tmpfs", temp.encode(), b"tmpfs", 2 | 4, b"size=1m,mode=1777") != 0:   # NOSUID NODEV
+        if libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 2 | 4, options.encode()) != 0:   # NOSUID NODEV
             return []
         for path, fd in fds.items():
             if os.path.isdir(f"/proc/self/fd/{fd}"):
@@ -446,7 +462,7 @@ def _private_temp(libc, tmpdir: str, needed: list) -> list:
     finally:
         for fd in fds.values():
             os.close(fd)
-    return [temp]
+    return [folder]
 
 
 def _parent_death_signal(zygote_pid: int) -> None:
