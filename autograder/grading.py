@@ -80,10 +80,6 @@ def _import_reason(message: str) -> str:
     return "not_run"
 
 
-def check_inputs(check: Check, course: CourseConfig) -> dict[str, Any]:
-    return check.inputs(rng_for(course.seed, check.id))
-
-
 @lru_cache(maxsize=256)
 def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
     """Inputs and the reference's answer: the same for every student, so made once per run."""
