@@ -27,6 +27,8 @@ class LimitsConfig(_Strict):
     cpu_seconds: int = Field(120, ge=1, le=86400)
     max_processes: int = Field(32, ge=1, le=4096)
     output_kb: int = Field(1024, ge=1, le=1 << 20)
+    # wall-clock seconds for all checks of one submission; past it the rest time out, the class moves on
+    submission_timeout: float = Field(60.0, gt=0, le=86400)
 
 
 class Tolerance(_Strict):

@@ -51,6 +51,10 @@ def monitor(sess_fd: int, cap_fd: int, zygote_pid: int) -> None:
     if os.getppid() != zygote_pid:
         os._exit(EXIT_INTERNAL)
     # File descriptors: 0 = /dev/null, 1 and 2 = the capture file, 3 = the session socket.
+    import fcntl
+
+    # Out of the way first, so that no dup2 below overwrites a descriptor still needed.
+    sess_fd, cap_fd = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (sess_fd, cap_fd))
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(cap_fd, 1)
@@ -66,40 +70,83 @@ def monitor(sess_fd: int, cap_fd: int, zygote_pid: int) -> None:
         os._exit(0)
     layers = M.JAIL.unshare_child() if M.JAILED else {"pid": False, "why": "the zygote has no jail"}
     gate_r, gate_w = os.pipe()
-    worker = os.fork()
-    if worker == 0:
+    first = os.fork()
+    if first == 0:
         os.close(gate_w)
         while os.read(gate_r, 1):   # until the monitor has announced us
             pass
         os.close(gate_r)
-        code = EXIT_INTERNAL
-        try:
-            Worker(sock, layers).run()
-        except MemoryError:
-            code = EXIT_MEMORY
-        except BaseException:  # noqa: BLE001 - a broken setup; say so with the exit code
-            pass
-        os._exit(code)
+        if layers.get("pid"):
+            _init(sock, layers)      # pid 1 of the new namespace: it forks the worker and reaps
+        _run_worker(sock, layers)
     os.close(gate_r)
     try:
-        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": worker}))
+        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": first, "init": bool(layers.get("pid"))}))
     except OSError:
-        os.kill(worker, signal.SIGKILL)
+        os.kill(first, signal.SIGKILL)
     os.close(gate_w)
     sock.close()
-    os.close(devnull)
+    status = _wait_for(first)
+    if layers.get("pid") and os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + 65:
+        _exit_like(os.WEXITSTATUS(status) - 128)     # as os.waitpid encodes "killed by signal n"
+    _exit_like(status)
+
+
+def _run_worker(sock: socket.socket, layers: dict) -> None:
+    code = EXIT_INTERNAL
+    try:
+        Worker(sock, layers).run()
+    except MemoryError:
+        code = EXIT_MEMORY
+    except BaseException as err:  # noqa: BLE001 - a broken setup; say so with the exit code
+        try:
+            os.write(2, f"sandbox set-up failed: {type(err).__name__}: {err}\n".encode())
+        except BaseException:  # noqa: BLE001
+            pass
+    os._exit(code)
+
+
+def _init(sock: socket.socket, layers: dict) -> None:
+    """pid 1 of the child's PID namespace: sets up the private folders, forks the worker (so the
+    student's code is not pid 1, whose signals the kernel filters), reaps orphans, and exits as
+    the worker did -- which kills every process left in the namespace."""
+    layers.update(M.JAIL.enter_child_jail(int(M.TMP_MB)))
+    worker = os.fork()
+    if worker == 0:
+        _run_worker(sock, layers)
+    sock.close()
     while True:
         try:
-            _, status = os.waitpid(worker, 0)
-            break
+            pid, status = os.wait()
         except InterruptedError:
             continue
         except ChildProcessError:
             os._exit(EXIT_INTERNAL)
+        if pid == worker:
+            # pid 1 cannot die of its own signal: the monitor turns 128 + n back into signal n.
+            if os.WIFSIGNALED(status):
+                os._exit(128 + os.WTERMSIG(status))
+            _exit_like(status)
+
+
+def _wait_for(pid: int) -> int:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(EXIT_INTERNAL)
+
+
+def _exit_like(status: int) -> None:
+    """Exit with the worker's code, or die of its signal."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
         os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), signal.SIGKILL)     # a signal whose default is not to terminate
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else EXIT_INTERNAL)
 
 
@@ -152,8 +199,6 @@ class Worker:
 
     def run(self) -> None:
         P = M.PROTOCOL
-        if M.JAILED and self.layers.get("pid"):
-            self.layers.update(M.JAIL.enter_child_jail(int(M.TMP_MB)))
         header, blobs = P.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
         if header.get("op") != "init":
             os._exit(EXIT_INTERNAL)

@@ -35,7 +35,8 @@ class Child:
     def __init__(self, pid: int, sock: socket.socket, cap_fd: int, cgroup: ChildCgroup | None,
                  tmpdir: str | None, uid: int | None):
         self.pid, self.sock, self.cap_fd, self.cgroup, self.tmpdir, self.uid = pid, sock, cap_fd, cgroup, tmpdir, uid
-        self.worker: int | None = None
+        self.worker: int | None = None     # the first process in the child's PID namespace (its init)
+        self.init = False
         self.layers: dict = {}
         self.alive = True
 
@@ -44,7 +45,18 @@ class Child:
             used = self.cgroup.cpu_seconds()
             if used is not None:
                 return used
-        return sum(process_cpu_seconds(p) or 0.0 for p in (self.pid, self.worker) if p)
+        return sum(process_cpu_seconds(p) or 0.0 for p in self.processes())
+
+    def processes(self) -> list[int]:
+        """The monitor, the worker and, in a PID namespace, the init's children (host pids)."""
+        pids = [p for p in (self.pid, self.worker) if p]
+        if self.worker and self.init:
+            try:
+                with open(f"/proc/{self.worker}/task/{self.worker}/children") as f:
+                    pids += [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                pass
+        return pids
 
     def output_size(self) -> int:
         try:
@@ -121,7 +133,7 @@ def exchange(child: Child, frame: bytes, deadline: Deadline, max_frame: int,
         if header.get("event") == "started":
             worker = header.get("pid")
             if type(worker) is int and worker > 0 and child.worker is None:
-                child.worker = worker
+                child.worker, child.init = worker, header.get("init") is True
             continue
         return header, blobs
 

@@ -229,12 +229,11 @@ class Sandbox:
             if why.reason == Reason.BUDGET:
                 self._budget.spent = True
                 message = f"stopped: this submission used up its time budget of {self._budget.seconds:g} s"
-            elif why.reason == Reason.CPU:
-                message = f"stopped after {timeout:g} s"
+            elif time.monotonic() < deadline.backstop + deadline.pause:
+                message = f"stopped after {timeout:g} s"      # of CPU time, or of no progress at all
             else:
-                message = f"stopped after {timeout:g} s (it made no progress)" if \
-                    time.monotonic() - deadline.start < deadline.backstop - deadline.start else \
-                    f"stopped after {time.monotonic() - deadline.start:.0f} s of wall time"
+                message = (f"stopped after {time.monotonic() - deadline.start:.0f} s of wall time "
+                           f"(limit {timeout:g} s of CPU time)")
             return CallOutcome("timeout", reason=why.reason, message=message, output=child.output_since(start))
         except (PeerClosed, OSError):
             return self._crashed(child, start)

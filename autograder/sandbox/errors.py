@@ -34,6 +34,8 @@ def _safe_str(value) -> str:
 def error_info(err: BaseException, files: dict, at_import: bool = False) -> dict:
     """`files`: the student's filenames (as compiled) -> notebook cell number or None."""
     text = text_of(err)
+    if isinstance(err, SyntaxError) and type(err.msg) is str:
+        text = err.msg[:TEXT_MAX]     # str() repeats the place, which the sentence adds itself
     if isinstance(err, SystemExit):
         what = "module" if at_import else "function"
         text = f"{text} (the {what} called sys.exit)" if text else f"(the {what} called sys.exit)"

@@ -174,6 +174,11 @@ class Zygote:
             try:
                 self.ctrl.detach()
                 CHILD.monitor(sess_fd, cap_fd, self.pid)
+            except BaseException as err:  # noqa: BLE001 - say why in the capture file
+                try:
+                    os.write(2, f"sandbox monitor failed: {type(err).__name__}: {err}\n".encode())
+                except BaseException:  # noqa: BLE001
+                    pass
             finally:
                 os._exit(CHILD.EXIT_INTERNAL)
         os.close(sess_fd)
