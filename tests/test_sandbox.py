@@ -916,3 +916,60 @@ def test_the_temp_folder_and_the_graders_home_are_private(sandbox, tmp_path):
     needed = {p.split(os.sep)[len(home.split(os.sep))] for p in (sys.prefix, sys.base_prefix)
               if os.path.realpath(p).startswith(home + os.sep)}
     assert entries <= len(needed)
+
+
+# ====================================================================== typed outcomes and notebook cells
+
+def test_raised_outcomes_carry_a_typed_error(sandbox):
+    code = """
+    import numpy as np
+
+    def helper(a, b):
+        return a @ b
+
+    def softmax(x):
+        return helper(np.ones((2, 3)), np.ones((2, 3)))
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("softmax", [np.ones(2)])
+    assert (out.status, out.reason) == ("raised", "raised")
+    err = out.error
+    assert (err.type, err.line, err.function, err.cell) == ("ValueError", 4, "helper", None)
+    assert err.operation == "return a @ b"
+    assert "matmul" in err.text and out.message.startswith("ValueError: ")
+
+
+def test_import_outcomes_say_why_in_types(sandbox):
+    cases = {"def f(:\n": ("syntax", "SyntaxError"), "import numpy\nraise KeyError('k')\n": ("raised", "KeyError")}
+    for code, (reason, kind) in cases.items():
+        with sandbox.session("attention", code, "attention.py") as s:
+            o = s.import_outcome
+            assert (o.status, o.reason, o.error.type) == ("not_run", reason, kind), o
+            assert s.call("softmax").reason == reason
+    with sandbox.session("attention", "while True:\n    pass\n", "attention.py") as s:
+        assert (s.import_outcome.status, s.import_outcome.reason) == ("not_run", "timeout")
+
+
+CELLS = [
+    {"index": 1, "source": "import numpy as np\n", "solution": False},
+    {"index": 2, "source": "print('scratch')\nundefined_in_scratch\n", "solution": False},
+    {"index": 4, "source": "def softmax(x):\n    e = np.exp(x - x.max())\n    return e / e.sum()\n",
+     "solution": True},
+    {"index": 5, "source": "def broken(x):\n    return x +\n", "solution": True},
+    {"index": 6, "source": "def later(x):\n    y = 1\n    return x / 0\n", "solution": False},
+]
+
+
+def test_notebook_cells_run_in_order_and_a_raising_cell_is_skipped(sandbox):
+    with sandbox.session("attention", CELLS, "attention.ipynb") as s:
+        o = s.import_outcome
+        assert o.status == "ok", o
+        assert [(c.index, c.solution, c.error.type) for c in o.skipped] == \
+            [(2, False, "NameError"), (5, True, "SyntaxError")]
+        assert o.skipped[0].first_line == "print('scratch')" and o.skipped[0].error.line == 2
+        assert o.skipped[0].error.cell == 2
+        x = np.array([1.0, 2.0])
+        assert s.call("softmax", [x]).status == "ok"
+        out = s.call("later", [1.0], returns="float")
+    assert (out.error.cell, out.error.line, out.error.function) == (6, 3, "later")
+    assert "attention.ipynb, cell 6, line 3, in later" in out.message
