@@ -29,8 +29,9 @@ Each child (forked from the zygote, see child.py):
      where mounting proc is refused, as in Docker).
  10. after the rlimits: every capability dropped with securebits locked, PR_SET_NO_NEW_PRIVS.
 
-Every step is checked; `Layers` records which held. A step that fails leaves the process as
-it was and says why; the zygote then runs without the jail and reports it (see isolation).
+Every step is checked and raises JailError(step, reason). Only the first steps ("user
+namespace", "mount namespace") leave the process as it was: the zygote then runs without the
+jail and reports why (Sandbox.isolation). After them, a failure ends the zygote.
 
 Loaded inside the zygote from its file path: standard library only, plus its sibling kernel.py.
 """
@@ -105,6 +106,7 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
     """Steps 1-7 above. `uid`: the private uid to become when running as root (None: stay).
     Returns the layers that hold; raises JailError (process unchanged only if step 1 failed)."""
     root = os.geteuid() == 0
+    _step("user namespace", _user_namespaces_allowed)      # probe first: later failures cannot be undone
     if root:
         _step("mount namespace", K.unshare, K.CLONE_NEWNS)
     else:
@@ -131,7 +133,8 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
             _step("drop to a private uid", _become, uid)
             # setresuid made us non-dumpable, which makes /proc/self/uid_map root's: undo until mapped.
             _step("dumpable for the uid map", K.prctl, K.PR_SET_DUMPABLE, 1)
-            _step("user namespace", K.unshare, K.CLONE_NEWUSER | K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
+            _step("user namespace of the private uid", K.unshare,
+                  K.CLONE_NEWUSER | K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
             _step("uid map", K.write_id_maps, uid, uid)
         else:
             _step("namespaces", K.unshare, K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
@@ -144,6 +147,22 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
     _step("not dumpable", K.prctl, K.PR_SET_DUMPABLE, 0)
     return {"user": uid is not None or not root, "mount": True, "net": True, "ipc": True, "uid": uid is not None,
             "dumpable": False}
+
+
+def _user_namespaces_allowed() -> None:
+    try:
+        with open("/proc/sys/user/max_user_namespaces") as f:
+            if f.read().strip() == "0":
+                raise OSError(1, "user namespaces are disabled (user.max_user_namespaces=0)")
+    except FileNotFoundError:
+        pass
+    if os.geteuid() != 0:
+        try:
+            with open("/proc/sys/kernel/unprivileged_userns_clone") as f:
+                if f.read().strip() == "0":
+                    raise OSError(1, "user namespaces are disabled (kernel.unprivileged_userns_clone=0)")
+        except FileNotFoundError:
+            pass
 
 
 def _build_root(plan, fds: dict, proc_fd: int, dev_fds: dict) -> None:
