@@ -281,7 +281,8 @@ def main() -> None:
     JAIL.K = KERNEL
     guard = _load_private("guard")
     errors = _load_private("errors")
-    CHILD = _load_private("child")
+    worker = _load_private("child")
+    CHILD = _load_private("monitor")
 
     import numpy  # noqa: F401
     if config.get("torch", True):
@@ -299,9 +300,11 @@ def main() -> None:
 
     child_path = _child_sys_path()
     layers = _enter_jail(config)
-    CHILD.configure(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
+    facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
                     CHILD_PATH=child_path, JAILED=layers["jailed"], LAST_CAP=KERNEL.last_capability(),
                     TMP_MB=int(config.get("tmp_mb", 256)))
+    worker.configure(**facts)
+    CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
     gc.collect()
     gc.freeze()
