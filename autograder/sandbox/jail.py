@@ -146,7 +146,7 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
         pass
     _step("not dumpable", K.prctl, K.PR_SET_DUMPABLE, 0)
     return {"user": uid is not None or not root, "mount": True, "net": True, "ipc": True, "uid": uid is not None,
-            "dumpable": False}
+            "not_dumpable": True}
 
 
 def _user_namespaces_allowed() -> None:

@@ -236,7 +236,7 @@ def _enter_jail(config: dict) -> dict:
     """The jail (jail.py) when asked for and possible; else the layers that hold and why not."""
     if not config.get("jail") or not KERNEL.available():
         why = "isolation was turned off" if not config.get("jail") else "not Linux"
-        return {"jailed": False, "why": why}
+        return {"jailed": False, "why": why, "not_dumpable": _not_dumpable()}
     try:
         layers = JAIL.enter_zygote_jail(config.get("uid"), KIT_ROOT)
     except JAIL.JailError as err:
@@ -249,9 +249,18 @@ def _enter_jail(config: dict) -> dict:
             sys.stderr.write(f"the sandbox's jail could not be built: {err}\n")
             sys.stderr.flush()
             os._exit(3)
-        return {"jailed": False, "why": why}
+        return {"jailed": False, "why": why, "not_dumpable": _not_dumpable()}
     layers["jailed"] = True
     return layers
+
+
+def _not_dumpable() -> bool:
+    """Without a jail too: a child of the same uid cannot read the zygote's memory."""
+    try:
+        KERNEL.prctl(KERNEL.PR_SET_DUMPABLE, 0)
+        return True
+    except Exception:  # noqa: BLE001 - not Linux
+        return False
 
 
 def _userns_hint(err) -> str:
