@@ -8,8 +8,8 @@
                 s.call("softmax", [x], {"axis": -1}, returns="array")
 
 `source` is a string, or a notebook's cells: [{"source": ..., "index": 3, "solution": True}, ...].
-A numpy-only zygote serves sources that do not mention torch; a torch zygote starts only when
-one does (or `torch=True` is passed). Student code never runs in this process; everything a
+A numpy-only zygote serves sources that mention neither torch nor matplotlib; a zygote that
+imported them starts only when a source does (or `torch=True` / `matplotlib=True` is passed). Student code never runs in this process; everything a
 child sends is validated here again. See docs/architecture.md and docs/security.md.
 """
 
@@ -35,7 +35,7 @@ from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONTRACT_STEMS = ("hand_computation", "attention", "causal_mask", "scaling", "multihead")
 UID_BASE = 1_000_000
-_TORCH = re.compile(r"\btorch\b")
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
 class Sandbox:
@@ -54,13 +54,13 @@ class Sandbox:
         self.stems = tuple(stems)
         self.startup_timeout = startup_timeout
         self._closed = False
-        self._zygotes: dict[bool, _Zygote] = {}
+        self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
         self._budget: Budget | None = None
         self._root: str | None = None       # children's folders, only when there is no jail
         self.cgroups, self._cgroup_why = Cgroups.detect()
         self.restarts = 0
         if warm or require_isolation:
-            self._start(torch=False)    # the numpy-only zygote is cheap; torch starts when a stem needs it
+            self._start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
         if require_isolation:
             iso = self.isolation
             if not iso.full:
@@ -75,28 +75,28 @@ class Sandbox:
             return None
         return UID_BASE + (os.getpid() % (1 << 14)) * 64 + (id(self) >> 4) % 64
 
-    def _start(self, torch: bool) -> _Zygote:
-        config = {"torch": torch, "uid": self._uid(), "jail": self.limits.drop_privileges or os.geteuid() != 0,
+    def _start(self, needs: tuple[bool, bool]) -> _Zygote:
+        config = {"torch": needs[0], "matplotlib": needs[1], "uid": self._uid(), "jail": self.limits.drop_privileges or os.geteuid() != 0,
                   "tmp_mb": self.limits.tmp_mb}
-        z = self._zygotes[torch] = _Zygote(config)
+        z = self._zygotes[needs] = _Zygote(config)
         return z
 
-    def _zygote(self, torch: bool) -> _Zygote:
+    def _zygote(self, needs: tuple[bool, bool]) -> _Zygote:
         if self._closed:
             raise SandboxError("the sandbox is closed")
-        z = self._zygotes.get(torch)
+        z = self._zygotes.get(needs)
         if z is None or not z.alive():
             if z is not None:
                 z.close()
                 self.restarts += 1
-            z = self._start(torch)
+            z = self._start(needs)
         if not z.ready:
             z.wait_ready(self.startup_timeout)
         return z
 
     @property
     def _zygote_any(self) -> _Zygote:
-        return next(iter(self._zygotes.values())) if self._zygotes else self._zygote(False)
+        return next(iter(self._zygotes.values())) if self._zygotes else self._zygote((False, False))
 
     @property
     def isolation(self) -> Isolation:
@@ -139,7 +139,7 @@ class Sandbox:
 
     # -------------------------------------------------------------- children
 
-    def _spawn(self, stem: str, source: Any, filename: str, provided: dict, torch: bool,
+    def _spawn(self, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool],
                timeout: float) -> tuple[Child | None, CallOutcome]:
         """Forks a child and executes the source in it: (child or None, import outcome)."""
         spent = self.budget_left()
@@ -148,7 +148,7 @@ class Sandbox:
         child = None
         for attempt in (1, 2):
             try:
-                z = self._zygote(torch)
+                z = self._zygote(needs)
                 child = self._fork(z)
                 break
             except (_ZygoteDied, SandboxError) as err:
@@ -304,13 +304,16 @@ class Sandbox:
 
     @contextlib.contextmanager
     def session(self, stem: str, source: str | list, filename: str | None = None,
-                provided: dict[str, dict[str, Any]] | None = None, torch: bool | None = None) -> Iterator[Session]:
-        """`provided`: stem -> {name: grader-side callable or plain value}. `torch`: whether the
-        stem needs torch (default: whether its source mentions it)."""
-        if torch is None:
-            text = source if isinstance(source, str) else "\n".join(str(c.get("source", "")) for c in source)
-            torch = bool(_TORCH.search(text))
-        s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), torch)
+                provided: dict[str, dict[str, Any]] | None = None, torch: bool | None = None,
+                matplotlib: bool | None = None) -> Iterator[Session]:
+        """`provided`: stem -> {name: grader-side callable or plain value}. `torch`, `matplotlib`:
+        whether the stem needs them warm (default: whether its source mentions them; a child
+        can still import either, only slower)."""
+        text = source if isinstance(source, str) else "\n".join(str(c.get("source", "")) for c in source)
+        imported = imported_modules(text)
+        needs = ("torch" in imported if torch is None else bool(torch),
+                 "matplotlib" in imported if matplotlib is None else bool(matplotlib))
+        s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), needs)
         try:
             yield s
         finally:
@@ -339,6 +342,21 @@ class Sandbox:
             self.close()
         except Exception:  # noqa: BLE001
             pass
+
+
+def imported_modules(text: str) -> set[str]:
+    """Top-level names of the modules a source imports (import statements only: a comment
+    that mentions torch does not start a torch zygote)."""
+    names = set()
+    for match in _IMPORT.finditer(text):
+        if match.group(1):
+            names.add(match.group(1).split(".")[0])
+        else:
+            for part in match.group(2).split(","):
+                words = part.split()
+                if words:
+                    names.add(words[0].split(".")[0])
+    return names
 
 
 def _provided(provided: dict) -> dict[str, dict[str, Any]]:

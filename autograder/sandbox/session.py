@@ -30,10 +30,10 @@ _SIGNALS = {
 
 
 class Session:
-    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, torch: bool):
+    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool]):
         self.sandbox, self.stem, self.source, self.filename = sandbox, stem, source, filename
         self.provided = provided
-        self.torch = torch
+        self.needs = needs               # (torch, matplotlib) warm in its zygote
         self.limits: Limits = sandbox.limits
         self.restarts = 0
         self._seq = 0
@@ -48,7 +48,7 @@ class Session:
             self._child = None
 
     def _spawn(self):
-        return self.sandbox._spawn(self.stem, self.source, self.filename, self.provided, self.torch,
+        return self.sandbox._spawn(self.stem, self.source, self.filename, self.provided, self.needs,
                                    self.limits.import_timeout)
 
     @property

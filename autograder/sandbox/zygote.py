@@ -4,9 +4,9 @@ runs a torch op (OpenMP pools and fork do not mix), and is single-threaded: one 
 over the control socket and a SIGCHLD wake-up pipe.
 
 Run by the grader as `python -I zygote.py <control fd> <config JSON>`: a clean interpreter (no
-kit, no PYTHONPATH, no cwd on sys.path). The config says whether to import torch (a torch
-zygote) or only numpy and matplotlib, the private uid to become as root, and the jail's
-settings.
+kit, no PYTHONPATH, no cwd on sys.path). The config says what to import besides numpy
+(torch, matplotlib: each costs start-up time, so only the zygotes of stems that need them do),
+the private uid to become as root, and the jail's settings.
 
 Control socket (SOCK_SEQPACKET, one JSON message per packet):
     grader -> zygote  {"op": "fork", "id": n} + two fds (session socket, capture file)
@@ -298,11 +298,12 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(1)
-    import matplotlib
+    if config.get("matplotlib", True):
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.figure  # noqa: F401
-    import matplotlib.pyplot  # noqa: F401
+        matplotlib.use("Agg")
+        import matplotlib.figure  # noqa: F401
+        import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
     import math  # noqa: F401
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
