@@ -336,21 +336,23 @@ def test_a_slow_correct_submission_meets_its_budget_and_the_class_moves_on(sandb
 
     def slow(x):
         t = time.process_time()
-        while time.process_time() - t < 0.4:
+        while time.process_time() - t < 0.1:
             pass
         return x
     """
     outcomes = []
     t0 = time.monotonic()
-    with sandbox.budget(2.0):
+    with sandbox.budget(3.0):
         with sandbox.session("attention", src(code), "attention.py") as s:
-            for _ in range(30):
+            for _ in range(200):
                 outcomes.append(s.call("slow", [np.ones(2)]))
     elapsed = time.monotonic() - t0
     statuses = [o.status for o in outcomes]
-    assert "ok" in statuses and statuses[-1] == "timeout"
-    assert outcomes[-1].reason == Reason.BUDGET and "budget" in outcomes[-1].message
-    print(f"\n{statuses.count('ok')} calls answered within a 2 s budget; the run took {elapsed:.1f} s")
+    # every call is correct and under its own limit; the ones past the budget answer at once
+    assert set(statuses) <= {"ok", "timeout"} and statuses[-1] == "timeout"
+    assert all(o.reason == Reason.BUDGET and "budget" in o.message for o in outcomes if o.status == "timeout")
+    assert elapsed < 3.0 + 2 * LIMITS.call_timeout    # the budget holds, whatever the machine's load
+    print(f"\n{statuses.count('ok')} calls answered within a 3 s budget; the run took {elapsed:.1f} s")
 
 
 def test_a_busy_machine_does_not_cost_a_correct_submission_points(sandbox):
