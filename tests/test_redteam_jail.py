@@ -278,8 +278,7 @@ def test_deep_trees_and_many_files_cost_the_grader_nothing(sandbox):
 # ====================================================================== budgets
 
 def test_processes_of_a_child_are_capped_together(sandbox):
-    if not sandbox.isolation.cgroups:
-        pytest.skip("no cgroups here: RLIMIT_NPROC per uid holds instead")
+    # with cgroups: pids.max of the child's cgroup; without: RLIMIT_NPROC in its user namespace
     code = """
     import os
     import time
@@ -387,3 +386,12 @@ def test_sleeping_forever_is_stopped_near_the_limit(sandbox):
     """
     out = call(sandbox, code, "sleeps", timeout=1.0)
     assert (out.status, out.reason) == ("timeout", Reason.WALL)
+
+
+def test_grading_can_require_isolation():
+    from autograder.sandbox import SandboxError
+
+    if os.geteuid() != 0:
+        pytest.skip("only root can turn the jail off (Limits.drop_privileges=False) to see the refusal")
+    with pytest.raises(SandboxError, match="--no-isolation"):
+        Sandbox(Limits(drop_privileges=False), require_isolation=True)

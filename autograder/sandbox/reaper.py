@@ -143,7 +143,7 @@ class Cgroups:
             return None, f"the cgroup v2 subtree {own} is not delegated to this user ({err.strerror})"
         try:
             with open(os.path.join(base, "cgroup.subtree_control"), "w") as f:
-                f.write("+memory +pids +cpu")
+                f.write("+memory +pids")     # cpu.stat (usage_usec) exists without the cpu controller
         except OSError as err:
             _rmdir(base)
             return None, f"memory and pids controllers cannot be enabled in {own} ({err.strerror})"
