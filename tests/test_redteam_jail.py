@@ -395,3 +395,35 @@ def test_grading_can_require_isolation():
         pytest.skip("only root can turn the jail off (Limits.drop_privileges=False) to see the refusal")
     with pytest.raises(SandboxError, match="--no-isolation"):
         Sandbox(Limits(drop_privileges=False), require_isolation=True)
+
+
+def test_system_calls_no_submission_needs_are_refused(sandbox):
+    if not sandbox.isolation.seccomp:
+        pytest.skip("no seccomp filter here (pyseccomp or libseccomp missing)")
+    code = """
+    import ctypes
+    import errno
+    import os
+
+    def probe():
+        libc = ctypes.CDLL(None, use_errno=True)
+        refused = []
+        for number, args in ((101, (16, 1, 0, 0)),          # ptrace(PTRACE_ATTACH, 1)
+                             (250, (0, 0, 0, 0)),           # keyctl
+                             (272, (0x10000000,)),          # unshare(CLONE_NEWUSER)
+                             (425, (8, 0)),                 # io_uring_setup
+                             (321, (0, 0, 0))):             # bpf
+            ctypes.set_errno(0)
+            result = libc.syscall(number, *args)
+            refused.append(float(result == -1 and ctypes.get_errno() == errno.EPERM))
+        pid = os.fork()                                     # plain fork still works
+        if pid == 0:
+            os._exit(7)
+        refused.append(float(os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 7))
+        return refused
+    """
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the probe uses x86_64 system call numbers")
+    assert call(sandbox, code, "probe").value.tolist() == [1.0] * 6

@@ -121,6 +121,7 @@ class Worker:
         if M.JAILED:
             M.JAIL.drop_privileges(M.LAST_CAP)
             self.layers["capabilities"] = False
+            self.layers["seccomp"] = M.JAIL.install_seccomp(M.SECCOMP)
         elif init.get("uid") is not None:
             uid = int(init["uid"])
             os.setgroups([])

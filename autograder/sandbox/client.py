@@ -111,7 +111,8 @@ class Sandbox:
         return Isolation(user_namespace=jailed and bool(layers.get("user")), mount_namespace=jailed,
                          pid_namespace=jailed, ipc_namespace=jailed, network=jailed,
                          private_uid=bool(layers.get("uid")) or (not jailed and self._uid() is not None),
-                         not_dumpable=jailed or layers.get("not_dumpable") is True, cgroups=self.cgroups.version if self.cgroups else "", why=tuple(why))
+                         not_dumpable=jailed or layers.get("not_dumpable") is True,
+                         seccomp=jailed and layers.get("seccomp") is True, cgroups=self.cgroups.version if self.cgroups else "", why=tuple(why))
 
     # -------------------------------------------------------------- budget
 

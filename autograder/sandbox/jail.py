@@ -28,6 +28,9 @@ Each child (forked from the zygote, see child.py):
      (cleanup is the namespace dying), a fresh /proc of its PID namespace (an empty tmpfs
      where mounting proc is refused, as in Docker).
  10. after the rlimits: every capability dropped with securebits locked, PR_SET_NO_NEW_PRIVS.
+ 11. a seccomp filter (libseccomp, through pyseccomp, where installed) that refuses what no
+     submission needs and the kernel does not namespace: ptrace and cross-process memory,
+     keyrings, new namespaces, mounts, bpf, perf, io_uring, userfaultfd, modules.
 
 Every step is checked and raises JailError(step, reason). Only the first steps ("user
 namespace", "mount namespace") leave the process as it was: the zygote then runs without the
@@ -240,3 +243,41 @@ def drop_privileges(last_cap: int) -> None:
     """Step 10: no capability left in any set, none regainable through exec."""
     K.drop_all_capabilities(last_cap)
     K.prctl(K.PR_SET_NO_NEW_PRIVS, 1)
+
+
+# Refused with EPERM by the seccomp filter: none is needed by numpy, torch or matplotlib, and
+# each is either not namespaced (keyrings, perf, bpf) or a frequent route to kernel bugs.
+DENIED_SYSCALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "keyctl", "add_key", "request_key",
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsmount", "fsconfig", "fspick", "mount_setattr",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
+    "swapoff", "syslog", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "vhangup",
+)
+NAMESPACE_FLAGS = (0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x02000000, 0x80)
+
+
+def install_seccomp(seccomp) -> bool:
+    """Step 11. `seccomp`: the pyseccomp module (imported by the zygote before the jail), or None."""
+    if seccomp is None:
+        return False
+    import errno
+
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            rules.add_rule(deny, name)
+        except (OSError, ValueError, RuntimeError):
+            pass    # not a system call on this architecture or this libseccomp
+    for flag in NAMESPACE_FLAGS:    # fork() stays allowed; clone() into a new namespace does not
+        rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    try:
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")   # its flags are out of reach: libc falls back to clone
+    except (OSError, ValueError, RuntimeError):
+        pass
+    rules.load()
+    return True

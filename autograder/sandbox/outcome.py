@@ -111,6 +111,7 @@ class Isolation:
     network: bool = False             # no network (an empty network namespace)
     private_uid: bool = False         # as root: an unprivileged uid outside
     not_dumpable: bool = False        # the zygote's memory cannot be read through /proc or ptrace
+    seccomp: bool = False             # a system-call filter (no ptrace, keyrings, namespaces, bpf, io_uring...)
     cgroups: str = ""                 # "v1" / "v2": memory and process count of a child's processes together
     why: tuple[str, ...] = ()         # what failed, in words, for the layers that do not hold
 
@@ -122,7 +123,7 @@ class Isolation:
         held = [name for name, on in (("user namespace", self.user_namespace), ("mount namespace",
                 self.mount_namespace), ("PID namespace", self.pid_namespace), ("IPC namespace",
                 self.ipc_namespace), ("no network", self.network), ("private uid", self.private_uid),
-                ("not dumpable", self.not_dumpable), (f"cgroups {self.cgroups}", bool(self.cgroups))) if on]
+                ("not dumpable", self.not_dumpable), ("seccomp", self.seccomp), (f"cgroups {self.cgroups}", bool(self.cgroups))) if on]
         text = "isolation: " + (", ".join(held) or "none")
         return text + (f" (missing: {'; '.join(self.why)})" if self.why else "")
 

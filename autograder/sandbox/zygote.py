@@ -308,11 +308,18 @@ def main() -> None:
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
 
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(pyseccomp.ALLOW)     # loads libseccomp now, while the host's libraries are in view
+    except Exception:  # noqa: BLE001 - not installed, or no libseccomp: the filter layer does not hold
+        pyseccomp = None
     child_path = _child_sys_path()
     layers = _enter_jail(config)
+    layers["seccomp"] = pyseccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
                     CHILD_PATH=child_path, JAILED=layers["jailed"], LAST_CAP=KERNEL.last_capability(),
-                    TMP_MB=int(config.get("tmp_mb", 256)))
+                    TMP_MB=int(config.get("tmp_mb", 256)), SECCOMP=pyseccomp)
     worker.configure(**facts)
     CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
