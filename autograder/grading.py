@@ -37,6 +37,7 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     started = time.monotonic()
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
+    sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
     # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
     with sandbox.budget(course.limits.submission_timeout):
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox) for stem in stems)

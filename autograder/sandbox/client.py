@@ -44,7 +44,7 @@ class Sandbox:
 
     def __init__(self, limits: Limits | None = None, *, blocked: tuple[str, ...] = (),
                  hide: tuple[str, ...] = (), stems: tuple[str, ...] = CONTRACT_STEMS,
-                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = True):
+                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False):
         """`blocked`: more top-level module names a submission may not import. `hide`: kept for
         callers; with the jail nothing outside the interpreter is in a child's view anyway.
         `require_isolation`: raise SandboxError unless the jail holds (`attnkit grade`)."""
@@ -93,6 +93,34 @@ class Sandbox:
         if not z.ready:
             z.wait_ready(self.startup_timeout)
         return z
+
+    def prepare(self, sources) -> None:
+        """Starts, without waiting, the zygotes these sources will need: they warm up while
+        the stems before them are graded."""
+        for source in sources:
+            if self._closed or source is None:
+                continue
+            needs = self._needs(source, None, None)
+            z = self._zygotes.get(needs)
+            if z is None or not z.alive():
+                self._zygote_start_quietly(needs)
+
+    def _zygote_start_quietly(self, needs: tuple[bool, bool]) -> None:
+        try:
+            old = self._zygotes.get(needs)
+            if old is not None:
+                old.close()
+                self.restarts += 1
+            self._start(needs)
+        except (OSError, SandboxError):
+            pass     # session() will try again and say why
+
+    @staticmethod
+    def _needs(source: Any, torch: bool | None, matplotlib: bool | None) -> tuple[bool, bool]:
+        text = source if isinstance(source, str) else "\n".join(str(c.get("source", "")) for c in source)
+        imported = imported_modules(text)
+        return ("torch" in imported if torch is None else bool(torch),
+                "matplotlib" in imported if matplotlib is None else bool(matplotlib))
 
     @property
     def _zygote_any(self) -> _Zygote:
@@ -310,10 +338,7 @@ class Sandbox:
         """`provided`: stem -> {name: grader-side callable or plain value}. `torch`, `matplotlib`:
         whether the stem needs them warm (default: whether its source mentions them; a child
         can still import either, only slower)."""
-        text = source if isinstance(source, str) else "\n".join(str(c.get("source", "")) for c in source)
-        imported = imported_modules(text)
-        needs = ("torch" in imported if torch is None else bool(torch),
-                 "matplotlib" in imported if matplotlib is None else bool(matplotlib))
+        needs = self._needs(source, torch, matplotlib)
         s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), needs)
         try:
             yield s
