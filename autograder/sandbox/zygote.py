@@ -277,11 +277,42 @@ def _userns_hint(err) -> str:
     return f"user namespaces are not available here ({err})"
 
 
+def _watch_grader(ctrl_fd: int):
+    """During the slow imports: exit at once if the grader goes away (it sends nothing before
+    "ready" but "exit"). Returns a function that stops the watcher and waits for it: the jail's
+    unshare(CLONE_NEWUSER) needs a single-threaded process."""
+    import threading
+
+    stop_r, stop_w = os.pipe()
+
+    def watch() -> None:
+        readable, _, _ = select.select([ctrl_fd, stop_r], [], [])
+        if ctrl_fd in readable and stop_r not in readable:
+            try:
+                data = socket.socket(fileno=os.dup(ctrl_fd)).recv(65536, socket.MSG_PEEK)
+            except OSError:
+                data = b""
+            if not data or b'"exit"' in data:
+                os._exit(0)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        os.write(stop_w, b"x")
+        thread.join()
+        os.close(stop_r)
+        os.close(stop_w)
+
+    return stop
+
+
 def main() -> None:
     global PROTOCOL, KERNEL, JAIL, CHILD
     ctrl_fd = int(sys.argv[1])
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stop_watching = _watch_grader(ctrl_fd)
     _strip_kit_from_imports()
     PROTOCOL = _load_private("protocol")
     convert = _load_private("convert")
@@ -315,6 +346,7 @@ def main() -> None:
     except Exception:  # noqa: BLE001 - not installed, or no libseccomp: the filter layer does not hold
         pyseccomp = None
     child_path = _child_sys_path()
+    stop_watching()
     layers = _enter_jail(config)
     layers["seccomp"] = pyseccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
