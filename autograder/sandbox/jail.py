@@ -52,6 +52,7 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
 DEVICES = ("null", "zero", "full", "random", "urandom")
 EMPTY_DIRS = ("tmp", "var/tmp", "run/lock", "dev/shm", "proc", "etc", "home")
 STAGING = "/tmp"
+KIT_FOLDERS = ("autograder", "reference", "solutions", "exercises", "tests", "docs", "demo", "benchmarks", ".git")
 
 # Per child, size-capped private folders: the namespace's death removes them (no rmtree here).
 CHILD_TMPFS = (("/tmp", "tmp_mb", 200_000), ("/var/tmp", None, 1000), ("/dev/shm", None, 1000),
@@ -63,18 +64,24 @@ def _inside(path: str, root: str) -> bool:
 
 
 def interpreter_paths(kit_root: str) -> list[str]:
-    """The folders the interpreter needs, outermost only, minus the kit's own folder."""
-    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                                           os.path.dirname(os.path.realpath(sys.executable)))}
-    paths |= {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    """The folders the interpreter needs, outermost only: its prefixes, and the sys.path folders
+    that lie in a prefix or outside the kit's folder (a checkout on sys.path is not bound)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                                              os.path.dirname(os.path.realpath(sys.executable)))}
     kit = os.path.realpath(kit_root)
-    paths = {p for p in paths if os.path.isdir(p) and not _inside(p, kit) and p != "/"}
-    outer = sorted(p for p in paths if not any(q != p and _inside(p, q) for q in paths))
-    return outer
+    paths = set(prefixes)
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        if real and os.path.isdir(real) and (any(_inside(real, p) for p in prefixes) or not _inside(real, kit)):
+            paths.add(real)
+    paths = {p for p in paths if os.path.isdir(p) and p != "/"}
+    return sorted(p for p in paths if not any(q != p and _inside(p, q) for q in paths))
 
 
 def _bind_plan(kit_root: str) -> list[tuple[str, str]]:
-    """(source, kind) pairs: kind is "dir", "file" or "link:<target>"."""
+    """(path, kind) pairs: kind is "dir", "file", "link:<target>", or "mask" -- an empty
+    read-only tmpfs over a folder of the kit that lies inside a bound folder (a kit installed
+    into site-packages: its reference must not be readable by path)."""
     plan = []
     for path in SYSTEM_DIRS + ETC_FILES:
         if os.path.islink(path) and path in SYSTEM_DIRS:
@@ -83,10 +90,17 @@ def _bind_plan(kit_root: str) -> list[tuple[str, str]]:
             plan.append((path, "dir"))
         elif os.path.isfile(path):
             plan.append((path, "file"))
-    system = [p for p, kind in plan if kind == "dir"]
+    system = [os.path.realpath(p) for p, kind in plan if kind == "dir"]
+    bound = list(system)
     for path in interpreter_paths(kit_root):
-        if not any(_inside(os.path.realpath(path), os.path.realpath(s)) for s in system):
+        if not any(_inside(path, s) for s in system):
             plan.append((path, "dir"))
+            bound.append(path)
+    kit = os.path.realpath(kit_root)
+    for name in KIT_FOLDERS:
+        folder = os.path.join(kit, name)
+        if os.path.isdir(folder) and any(_inside(folder, b) for b in bound):
+            plan.append((folder, "mask"))
     return plan
 
 
@@ -121,7 +135,7 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
     plan = _bind_plan(kit_root)
     fds = {}
     for path, kind in plan:
-        if not kind.startswith("link:"):
+        if kind in ("dir", "file"):
             fds[path] = _step(f"open {path}", os.open, path, os.O_PATH | os.O_CLOEXEC)
     proc_fd = _step("open /proc", os.open, "/proc", os.O_PATH | os.O_CLOEXEC)
     dev_fds = {d: os.open(f"/dev/{d}", os.O_PATH | os.O_CLOEXEC) for d in DEVICES if os.path.exists(f"/dev/{d}")}
@@ -177,6 +191,8 @@ def _build_root(plan, fds: dict, proc_fd: int, dev_fds: dict) -> None:
     ro = K.MS_BIND | K.MS_REC | K.MS_REMOUNT | K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV
     for path, kind in plan:
         target = new + path
+        if kind == "mask":
+            continue
         if kind.startswith("link:"):
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.symlink(kind[5:], target)
@@ -188,6 +204,10 @@ def _build_root(plan, fds: dict, proc_fd: int, dev_fds: dict) -> None:
             open(target, "a").close()
         _step(f"bind {path}", K.mount, f"/proc/self/fd/{fds[path]}", target, None, K.MS_BIND | K.MS_REC)
         _step(f"read-only {path}", K.mount, None, target, None, ro)
+    for path, kind in plan:
+        if kind == "mask" and os.path.isdir(new + path):
+            _step(f"hide {path}", K.mount, "tmpfs", new + path, "tmpfs",
+                  K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV | K.MS_NOEXEC, "size=4k,mode=0555")
     for name, fd in dev_fds.items():
         open(f"{new}/dev/{name}", "a").close()
         _step(f"bind /dev/{name}", K.mount, f"/proc/self/fd/{fd}", f"{new}/dev/{name}", None, K.MS_BIND)
