@@ -15,20 +15,43 @@ no entry fits, that observation alone is the hint, if there is one.
 from __future__ import annotations
 
 import hashlib
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from autograder.checks.base import Check, Context, ReferenceImplementation
+from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation, near_one
 from reference.misconceptions import CATALOGUE, Misconception
+from reference.recognisers import low_precision_dtype
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    ids: tuple[str, ...]      # the misconceptions that fit (empty: none fits, the hint is an observation)
-    hint: str
+    ids: tuple[str, ...]           # the misconceptions that fit (empty: none fits, the hint is an observation)
+    observation: str = ""          # what was seen in the answer ("position 0 attends to position 3")
+    hints: tuple[str, ...] = ()    # each fitting misconception's hint, in the order of `ids`
+    lead: str = ""                 # for an error: what was raised, said before the hints
+
+    @property
+    def hint(self) -> str:
+        """What a student is shown for a visible check: the observation, then the mistake(s)."""
+        head = " ".join(t for t in (f"{_capitalised(self.observation)}." if self.observation else "", self.lead) if t)
+        if not self.hints:
+            return head
+        if len(self.hints) == 1:
+            return f"{head} {self.hints[0]}".strip()
+        many = (f"{len(self.hints)} explanations fit your answer equally well (this check cannot tell them "
+                "apart):\n" + "\n".join(f"- {h}" for h in self.hints))
+        return f"{head} {many}".strip()
+
+
+def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
+    """The entry's hint, with the dtype named where the hint speaks of it."""
+    if "{dtype}" not in mis.hint:
+        return mis.hint
+    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer)) or "a 16-bit float")
 
 
 def candidates(check: Check) -> list[Misconception]:
@@ -134,17 +157,12 @@ def diagnose(check: Check, inputs: dict[str, Any], answer: Any, ctx: Context,
     if not matched:
         matched = [m for m in pool if m.fallback and fits(check, m, inputs, answer, ctx, expected)]
     try:
-        seen = observe(check, inputs, answer, expected)
+        seen = observe(check, inputs, answer, expected, ctx)
     except Exception:  # an observation is a courtesy; a strange answer must not break grading
         seen = None
-    lead = f"{_capitalised(seen)}. " if seen else ""
     if not matched:
-        return Diagnosis((), lead.strip()) if seen else None
-    if len(matched) == 1:
-        return Diagnosis((matched[0].id,), lead + matched[0].hint)
-    hint = (lead + f"{len(matched)} explanations fit your answer equally well (this check cannot tell them "
-            "apart):\n" + "\n".join(f"- {m.hint}" for m in matched))
-    return Diagnosis(tuple(m.id for m in matched), hint)
+        return Diagnosis((), seen) if seen else None
+    return Diagnosis(tuple(m.id for m in matched), seen or "", tuple(_hint_of(m, ctx, answer) for m in matched))
 
 
 # ---------------------------------------------------------------- observations
@@ -241,9 +259,9 @@ def _weights_observation(check: Check, inputs: dict, got: np.ndarray, exp: np.nd
         return None
     bad = tuple(int(i) for i in np.argwhere(~np.isclose(rows, 1.0, atol=sum_tol))[0])
     if axis == 0:
-        return f"column {bad[-1]} of your {name} adds up to {rows[bad]:.3g}, not 1"
+        return f"column {bad[-1]} of your {name} adds up to {near_one(rows[bad])}, not 1"
     *lead, i = bad
-    return f"{_where(tuple(lead), heads)}row {i} of your {name} adds up to {rows[bad]:.3g}, not 1"
+    return f"{_where(tuple(lead), heads)}row {i} of your {name} adds up to {near_one(rows[bad])}, not 1"
 
 
 def _mask_observation(got: np.ndarray, exp: np.ndarray, name: str) -> str | None:
@@ -327,7 +345,7 @@ def _hand_observation(got: np.ndarray, exp: np.ndarray, tol: float, name: str) -
 PAIRS = ("scaled_dot_product_attention", "causal_attention", "multi_head_attention", "MultiHeadAttention")
 
 
-def observe(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+def observe(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None = None) -> str | None:
     """One sentence about what is wrong with the answer, from its properties; None if nothing specific."""
     stem, name = check.exercise, check.id.rsplit(".", 1)[-1]
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -374,27 +392,53 @@ def observe(check: Check, inputs: dict, answer: Any, expected: Any) -> str | Non
     return None
 
 
-def _raises(check: Check, overrides: dict, inputs: dict) -> str | None:
-    """The name of the exception a mutant raises on these inputs, or None if it returns."""
+def _raised_by(check: Check, overrides: dict, inputs: dict) -> tuple[str, str] | None:
+    """(type, message) of the exception a mutant raises on these inputs, or None if it returns."""
     make = check.expected_run or check.run
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             make(ReferenceImplementation(check.exercise, overrides), inputs)
     except Exception as err:
-        return type(err).__name__
+        return type(err).__name__, str(err)
     return None
 
 
-def diagnose_error(check: Check, inputs: dict[str, Any], error_type: str) -> Diagnosis | None:
-    """The student's code raised `error_type` where the reference returns: which mutant raises it too?
-    (Q @ K instead of Q @ K^T fails on n_k != d_k with the same ValueError the student got.)"""
-    matched = [m for m in candidates(check) if m.matches is None
-               and any(_raises(check, o, inputs) == error_type for o in m.variants())]
+def _shape_of(text: str) -> str:
+    """A message with its numbers masked: "(size 5 is different from 4)" -> "(size # is different from #)"."""
+    return re.sub(r"\d+", "#", " ".join(text.split()))
+
+
+def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> Diagnosis | None:
+    """The student's code raised `error` where the reference returns: which mistake raises it?
+
+    An entry explains it when it recognises the error's text itself (`if mask:` on an array), or
+    when one of its mutants, given the same inputs, fails the same way at the same operation: the
+    same exception type and the same message (Q @ K on n_k != d_k fails in matmul with the sizes
+    the student's code reported). The same type alone proves nothing: `.T` on a batch and a
+    softmax without keepdims raise ValueError too. A message that matches only with its numbers
+    masked counts when exactly one entry fits that way. Nothing fits: None (a generic hint)."""
+    pool = candidates(check)
+    by_text = [m for m in pool if m.raises is not None and _safe(m.raises, error)]
+    exact, shaped = [], []
+    for mis in (m for m in pool if m.raises is None and m.matches is None):
+        raised = [r for r in (_raised_by(check, o, inputs) for o in mis.variants()) if r is not None]
+        same_type = [text for kind, text in raised if kind == error.type]
+        if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):
+            exact.append(mis)
+        elif any(_shape_of(text) == _shape_of(error.text) for text in same_type):
+            shaped.append(mis)
+    matched = by_text + exact or (shaped if len(shaped) == 1 else [])
     if not matched:
         return None
-    lead = f"Your code raised {error_type} on inputs where a correct implementation returns; "
-    if len(matched) == 1:
-        return Diagnosis((matched[0].id,), lead + "the same error comes from this mistake: " + matched[0].hint)
-    return Diagnosis(tuple(m.id for m in matched), lead + "the same error comes from each of these mistakes:\n"
-                     + "\n".join(f"- {m.hint}" for m in matched))
+    where = f" at {error.operation}" if error.operation else ""
+    lead = (f"Your code raised {error.type}{where} on inputs where a correct implementation returns; "
+            f"the same error comes from {'this mistake' if len(matched) == 1 else 'each of these mistakes'}:")
+    return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)
+
+
+def _safe(predicate, error) -> bool:
+    try:
+        return bool(predicate(error))
+    except Exception:
+        return False

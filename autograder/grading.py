@@ -6,6 +6,7 @@ of them re-implements a room.
 
 from __future__ import annotations
 
+import re
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -15,10 +16,11 @@ import numpy as np
 
 import reference
 from autograder.checks import CHECKS
-from autograder.checks.base import Check, Context, ReferenceImplementation, StudentCallError, rng_for
+from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
+                                    rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
-from autograder.diagnosis import diagnose, diagnose_error
+from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
 from autograder.load import LoadError, SourceFile, load_submission
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
@@ -92,10 +94,12 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     cfg = course.check(check.id)
     inputs, expected = _expected(check, course.seed)
 
-    def result(status, message="", hint="", misconceptions=(), reason=""):
+    def result(status, message="", found=None, reason=""):
         score = cfg.points if status == "passed" else 0.0
+        hint = decide_hint(check, status, found, course, hidden=cfg.hidden)
+        ids = found.ids if found is not None and course.hints != "off" else ()
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
-                           tuple(misconceptions), cfg.hidden, reason)
+                           tuple(ids), cfg.hidden, reason)
 
     student.dtypes.clear()
     try:
@@ -103,11 +107,8 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     except StudentCallError as err:
         status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
             err.status, "error")
-        found = diagnose_error(check, inputs, err.error_type) if err.error_type and course.hints != "off" else None
-        reason = "" if err.status == "not_implemented" else err.status
-        if found is None:
-            return result(status, err.message, reason=reason)
-        return result(status, err.message, _hint(check, found, course), found.ids, reason)
+        found = diagnose_error(check, inputs, err.error) if err.error is not None and course.hints != "off" else None
+        return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
         return result("failed", f"the returned value has the wrong structure: {err}")
@@ -119,20 +120,38 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     if not problems:
         return result("passed")
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
-    message = "; ".join(problems)
-    if found is None:
-        return result("failed", message, GENERIC_HINT if course.hints == "generic" else "")
-    return result("failed", message, _hint(check, found, course), found.ids)
+    return result("failed", "; ".join(problems), found)
 
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
                 "the axis each operation works on, and the mask convention (1 = may attend).")
 
 
-def _hint(check: Check, found, course: CourseConfig) -> str:
-    """`hints: diagnose` names the mistake; `generic` gives the same nudge to everyone (the
-    misconception ids are still recorded for the instructor's summary)."""
-    return found.hint if course.hints == "diagnose" else GENERIC_HINT
+def decide_hint(check: Check, status: str, found: Diagnosis | None, course: CourseConfig, *,
+                hidden: bool) -> str:
+    """The one place the hint policy is applied; reports show `CheckResult.hint` as it is.
+
+    off: no hint. generic: the same nudge for every wrong answer or error (the misconception ids
+    are still recorded for the instructor's summary). diagnose: what was seen and the mistake
+    named; on a hidden check (unless the course shows them) what kind of input failed and what
+    to try, with the mistake named but nothing seen in the hidden inputs.
+    """
+    if course.hints == "off" or status not in ("failed", "error"):
+        return ""
+    if course.hints == "generic":
+        return GENERIC_HINT
+    if hidden and not course.show_hidden:
+        advice = check.advice or f"try inputs like these yourself: {check.title}"
+        lead = f"A hidden check failed ({check.title}): {advice}."
+        return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
+    if found is not None and found.hint:
+        return found.hint
+    return GENERIC_ERROR_HINT if status == "error" else ""
+
+
+GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
+                      "message names, and print the shapes (and dtypes) of the arrays it combines for inputs like "
+                      "the check's.")
 
 
 class StudentImplementation:
@@ -149,8 +168,14 @@ class StudentImplementation:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._call(name, args, kwargs)
 
-    def _call(self, name: str, args: tuple, kwargs: dict):
-        key = _cache_key(name, args, kwargs)
+    def fresh(self, name: str):
+        """`name`, called anew each time: a check that calls twice with the same seed wants two answers."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
+
+    def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
+        key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
         outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
@@ -187,8 +212,28 @@ class StudentImplementation:
             "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
-        error_type = message.split(":", 1)[0].split(" ", 1)[0] if outcome.status == "raised" else ""
-        raise StudentCallError(name, outcome.status, text, error_type)
+        error = raised_error(outcome) if outcome.status == "raised" else None
+        raise StudentCallError(name, outcome.status, text, error)
+
+
+_LOCATION = re.compile(r" \((?P<file>[^(),]+), (?:cell (?P<cell>\d+), )?line (?P<line>\d+)(?:, in [^()]+)?\)$")
+
+
+def raised_error(outcome) -> RaisedError:
+    """The typed error of a raised call: the sandbox's `error` when it sends one; until then the
+    text "Type: message (file, line N, in f)" it sends today, read once here and nowhere else."""
+    typed = getattr(outcome, "error", None)
+    if typed is not None:
+        return RaisedError(type=getattr(typed, "type", ""), text=getattr(typed, "text", ""),
+                           operation=getattr(typed, "operation", "") or "", line=getattr(typed, "line", None),
+                           cell=getattr(typed, "cell", None))
+    message = outcome.message or ""
+    found = _LOCATION.search(message)
+    head = message[:found.start()] if found else message
+    kind, _, text = head.partition(": ")
+    return RaisedError(type=kind.strip(), text=text.strip(),
+                       line=int(found["line"]) if found else None,
+                       cell=int(found["cell"]) if found and found["cell"] else None)
 
 
 def _cache_key(name: str, args: tuple, kwargs: dict):
