@@ -420,18 +420,22 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     masked counts when exactly one entry fits that way. Nothing fits: None (a generic hint)."""
     pool = candidates(check)
     by_text = [m for m in pool if m.raises is not None and _safe(m.raises, error)]
+    if by_text:     # the error's own words (or the line that raised) say which: the most specific evidence
+        return _error_diagnosis(error, by_text)
     exact, shaped = [], []
-    for mis in (m for m in pool if m.raises is None and m.matches is None):
+    for mis in (m for m in pool if m.matches is None):
         raised = [r for r in (_raised_by(check, o, inputs) for o in mis.variants()) if r is not None]
         same_type = [text for kind, text in raised if kind == error.type]
         if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):
             exact.append(mis)
         elif any(_shape_of(text) == _shape_of(error.text) for text in same_type):
             shaped.append(mis)
-    matched = by_text + exact or (shaped if len(shaped) == 1 else [])
-    if not matched:
-        return None
-    where = f" at {error.operation}" if error.operation else ""
+    matched = exact or (shaped if len(shaped) == 1 else [])
+    return _error_diagnosis(error, matched) if matched else None
+
+
+def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:
+    where = f" on line {error.line}" if error.line else ""
     lead = (f"Your code raised {error.type}{where} on inputs where a correct implementation returns; "
             f"the same error comes from {'this mistake' if len(matched) == 1 else 'each of these mistakes'}:")
     return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)

@@ -61,7 +61,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
             reason = _import_reason(session.import_outcome.message)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            student = StudentImplementation(session, stem, loaded.filename)
+            student = StudentImplementation(session, stem, loaded.filename, loaded.source)
             results = tuple(run_check(check, student, course) for check in checks)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=loaded.note)
 
@@ -141,8 +141,8 @@ def decide_hint(check: Check, status: str, found: Diagnosis | None, course: Cour
     if course.hints == "generic":
         return GENERIC_HINT
     if hidden and not course.show_hidden:
-        advice = check.advice or f"try inputs like these yourself: {check.title}"
-        lead = f"A hidden check failed ({check.title}): {advice}."
+        lead = (f"A hidden check failed ({check.title}): {check.advice}." if check.advice
+                else f"A hidden check failed: {check.title}. Try inputs like these yourself.")
         return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
     if found is not None and found.hint:
         return found.hint
@@ -158,8 +158,9 @@ class StudentImplementation:
     """The submission's functions, called through the sandbox. Each call returns plain data or
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
-    def __init__(self, session, stem: str, filename: str):
+    def __init__(self, session, stem: str, filename: str, source: str = ""):
         self._session, self._stem, self._filename = session, stem, filename
+        self._lines = source.splitlines()
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
@@ -212,28 +213,34 @@ class StudentImplementation:
             "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
-        error = raised_error(outcome) if outcome.status == "raised" else None
+        error = raised_error(outcome, self._lines) if outcome.status == "raised" else None
         raise StudentCallError(name, outcome.status, text, error)
 
 
 _LOCATION = re.compile(r" \((?P<file>[^(),]+), (?:cell (?P<cell>\d+), )?line (?P<line>\d+)(?:, in [^()]+)?\)$")
 
 
-def raised_error(outcome) -> RaisedError:
+def raised_error(outcome, lines: list[str] = ()) -> RaisedError:
     """The typed error of a raised call: the sandbox's `error` when it sends one; until then the
-    text "Type: message (file, line N, in f)" it sends today, read once here and nowhere else."""
+    text "Type: message (file, line N, in f)" it sends today, read once here and nowhere else.
+    `operation` is the submission's line that raised (from `lines`, its source as executed)."""
     typed = getattr(outcome, "error", None)
     if typed is not None:
+        line = getattr(typed, "line", None)
         return RaisedError(type=getattr(typed, "type", ""), text=getattr(typed, "text", ""),
-                           operation=getattr(typed, "operation", "") or "", line=getattr(typed, "line", None),
+                           operation=getattr(typed, "operation", "") or _line(lines, line), line=line,
                            cell=getattr(typed, "cell", None))
     message = outcome.message or ""
     found = _LOCATION.search(message)
     head = message[:found.start()] if found else message
     kind, _, text = head.partition(": ")
-    return RaisedError(type=kind.strip(), text=text.strip(),
-                       line=int(found["line"]) if found else None,
+    line = int(found["line"]) if found else None
+    return RaisedError(type=kind.strip(), text=text.strip(), operation=_line(lines, line), line=line,
                        cell=int(found["cell"]) if found and found["cell"] else None)
+
+
+def _line(lines, number: int | None) -> str:
+    return lines[number - 1].strip() if number and 0 < number <= len(lines) else ""
 
 
 def _cache_key(name: str, args: tuple, kwargs: dict):

@@ -213,7 +213,8 @@ CATALOGUE: list[Misconception] = [
         "every exp() there underflows to 0, and 0/0 is nan. Subtract each row's own maximum (along the axis), "
         "not one maximum for the whole array.",
         lambda: {"softmax": mu.softmax_global_max}, (SOFTMAX_STABLE,), matches=rc.softmax_underflows),
-    Misconception("transpose_all_axes", "attention", TRANSPOSE_ALL_AXES, _attn(transpose_keys="all"), (SDPA,)),
+    Misconception("transpose_all_axes", "attention", TRANSPOSE_ALL_AXES, _attn(transpose_keys="all"), (SDPA,),
+                  raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "attention", TRUTH_VALUE, _attn(truth_test=True), SDPA_MASKED,
                   raises=rc.truth_value_of_array),
     Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
@@ -275,7 +276,8 @@ CATALOGUE: list[Misconception] = [
                   "scores is divided by another row's total. Keep the summed axis as a size-1 axis.",
                   _causal(softmax_fn=mu.softmax_no_keepdims), CAUSAL_VALUES),
     Misconception("keys_not_transposed", "causal_mask", KEYS_NOT_TRANSPOSED, _causal(transpose_keys=False), CAUSAL_VALUES),
-    Misconception("transpose_all_axes", "causal_mask", TRANSPOSE_ALL_AXES, _causal(transpose_keys="all"), (CAUSAL,)),
+    Misconception("transpose_all_axes", "causal_mask", TRANSPOSE_ALL_AXES, _causal(transpose_keys="all"), (CAUSAL,),
+                  raises=rc.transpose_all_axes),
     _low_precision("causal_mask", (CAUSAL,), _causal(dtype=np.float16)),
 
     # ------------------------------------------------------------ hand_computation.py
@@ -401,7 +403,7 @@ CATALOGUE: list[Misconception] = [
                   MHA_MASKS + MOD_MASKS),
     Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
-                  (MHA, MOD)),
+                  (MHA, MOD), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MHA_MASKS + MOD_MASKS,
                   raises=rc.truth_value_of_array),
     Misconception("weights_averaged_over_heads", "multihead", WEIGHTS_AVERAGED, _multihead(heads_shape="mean"),

@@ -8,6 +8,7 @@ entry's mutants instead). An error predicate is (RaisedError) -> bool.
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable
 
 import numpy as np
@@ -71,6 +72,15 @@ def truth_value_of_array(error) -> bool:
     return error.type in ("ValueError", "RuntimeError") and (
         "truth value of an array with more than one element is ambiguous" in error.text
         or "Boolean value of Tensor with more than one value is ambiguous" in error.text)
+
+
+SHAPE_ERRORS = ("mismatch in its core dimension", "must match the size of tensor", "could not be broadcast",
+                "cannot be multiplied", "Expected size for first two dimensions", "shapes cannot be")
+
+
+def transpose_all_axes(error) -> bool:
+    """A shape error raised on a line that uses `.T`, which reverses every axis of a batch."""
+    return bool(re.search(r"\.T\b", error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
 
 
 def low_precision_error(error) -> bool:

@@ -8,6 +8,7 @@ statistic is accepted within a band around what theory (std) or a large referenc
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -20,11 +21,28 @@ OTHER = {"dims": (8, 32, 128), "seq_len": 6, "n_trials": 500, "seed": 7}
 STAT_ATOL = {"entropy": 0.06, "max_weight": 0.04}   # around a 10 000-trial reference run
 
 
+class Reseeded(dict):
+    """scaling_experiment's answer (the dict itself), with its answer for the next seed alongside:
+    numbers that stay the same when the seed changes were not drawn, and earn nothing."""
+    other: Any = None
+
+
 def _experiment(args: dict):
     def run(impl, i):
-        return impl.scaling_experiment(dims=args["dims"], seq_len=args["seq_len"],
-                                       n_trials=args["n_trials"], seed=args["seed"])
+        answer = Reseeded(impl.scaling_experiment(dims=args["dims"], seq_len=args["seq_len"],
+                                                  n_trials=args["n_trials"], seed=args["seed"]))
+        answer.other = impl.scaling_experiment(dims=args["dims"], seq_len=args["seq_len"],
+                                               n_trials=args["n_trials"], seed=args["seed"] + 1)
+        return answer
     return run
+
+
+def _drawn_problems(answer, dims) -> list[str]:
+    other = getattr(answer, "other", None)
+    if isinstance(other, dict) and not _shape_problems(other, dims) and _same_numbers(answer, other, dims):
+        return ["scaling_experiment gives exactly the same numbers for two different seeds: the statistics "
+                "must come from Q and K drawn with the given seed"]
+    return []
 
 
 def _shape_problems(answer, dims) -> list[str]:
@@ -82,14 +100,15 @@ def _plausible_problems(answer, dims, seq_len: int) -> list[str]:
 
 def _compare_keys(args):
     def compare(answer, expected, ctx: Context) -> list[str]:
-        return _shape_problems(answer, args["dims"]) or _plausible_problems(answer, args["dims"], args["seq_len"])
+        return (_shape_problems(answer, args["dims"]) or _plausible_problems(answer, args["dims"], args["seq_len"])
+                or _drawn_problems(answer, args["dims"]))
     return compare
 
 
 def _compare_std(args):
     def compare(answer, expected, ctx: Context) -> list[str]:
-        return _shape_problems(answer, args["dims"]) or _std_problems(
-            answer, args["dims"], ctx.course.tolerances.scaling.std_rel)
+        return (_shape_problems(answer, args["dims"]) or _drawn_problems(answer, args["dims"])
+                or _std_problems(answer, args["dims"], ctx.course.tolerances.scaling.std_rel))
     return compare
 
 
@@ -116,7 +135,8 @@ def _trend_problems(answer, expected, dims, stat: str, ctx: Context) -> list[str
 
 def _compare_trend(stat: str, args):
     def compare(answer, expected, ctx: Context) -> list[str]:
-        return _shape_problems(answer, args["dims"]) or _trend_problems(answer, expected, args["dims"], stat, ctx)
+        return (_shape_problems(answer, args["dims"]) or _drawn_problems(answer, args["dims"])
+                or _trend_problems(answer, expected, args["dims"], stat, ctx))
     return compare
 
 
@@ -128,7 +148,7 @@ def _precise_expected(args):
 
 
 def _compare_other(answer, expected, ctx: Context) -> list[str]:
-    return (_shape_problems(answer, OTHER["dims"])
+    return (_shape_problems(answer, OTHER["dims"]) or _drawn_problems(answer, OTHER["dims"])
             or _std_problems(answer, OTHER["dims"], ctx.course.tolerances.scaling.std_rel)
             or _trend_problems(answer, expected, OTHER["dims"], "entropy", ctx))
 
