@@ -435,7 +435,7 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
 
 
 def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:
-    where = f" on line {error.line}" if error.line else ""
+    where = (f" in cell {error.cell}, line {error.line}" if error.cell else f" on line {error.line}") if error.line else ""
     lead = (f"Your code raised {error.type}{where} on inputs where a correct implementation returns; "
             f"the same error comes from {'this mistake' if len(matched) == 1 else 'each of these mistakes'}:")
     return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
+from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection
@@ -15,13 +17,14 @@ from typing import Any, Collection
 import numpy as np
 
 import reference
+from autograder.cells import LOCATION, located, open_session
 from autograder.checks import CHECKS
 from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
                                     rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
 from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
-from autograder.load import LoadError, SourceFile, load_submission
+from autograder.load import LoadError, NotebookSource, SourceFile, load_submission
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 
@@ -54,16 +57,22 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
         return ExerciseResult(stem, title,
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
-    provided = {s: src for s, src in reference.module_sources().items() if s in PROVIDED[stem]}
-    with sandbox.session(stem, loaded.source, loaded.filename, provided=provided) as session:
+    with ExitStack() as stack:
+        session, loaded, skipped = open_session(stack, sandbox, stem, loaded, provided_sources(stem))
         if session.import_outcome.status != "ok":
-            why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
+            why = f"{loaded.filename} could not be run: {located(session.import_outcome.message, loaded.source)}"
             reason = _import_reason(session.import_outcome.message)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
             student = StudentImplementation(session, stem, loaded.filename, loaded.source)
             results = tuple(run_check(check, student, course) for check in checks)
-    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=loaded.note)
+    note = "; ".join(n for n in (loaded.note, *skipped) if n)
+    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
+
+
+def provided_sources(stem: str) -> dict[str, str]:
+    """The reference modules a submission of `stem` may import (the one place `provided` is built)."""
+    return {s: src for s, src in reference.module_sources().items() if s in PROVIDED[stem]}
 
 
 def _unanswered(check: Check, course: CourseConfig, status: str, message: str, reason: str = "") -> CheckResult:
@@ -160,7 +169,7 @@ class StudentImplementation:
 
     def __init__(self, session, stem: str, filename: str, source: str = ""):
         self._session, self._stem, self._filename = session, stem, filename
-        self._lines = source.splitlines()
+        self._source, self._lines = source, source.splitlines()
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
@@ -198,6 +207,12 @@ class StudentImplementation:
         return self._unwrap(class_name, outcome)
 
     def _unwrap(self, name: str, outcome):
+        error = raised_error(outcome, self._lines) if outcome.status == "raised" else None
+        if outcome.status != "ok" and isinstance(self._source, NotebookSource):
+            outcome = replace(outcome, message=located(outcome.message, self._source))
+            if error is not None and error.line and error.cell is None:
+                where = self._source.locate(error.line)
+                error = replace(error, cell=where[0], line=where[1]) if where else error
         if outcome.status == "ok":
             dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
             self.dtypes.update(d for d in dtypes if d)
@@ -213,11 +228,10 @@ class StudentImplementation:
             "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
-        error = raised_error(outcome, self._lines) if outcome.status == "raised" else None
         raise StudentCallError(name, outcome.status, text, error)
 
 
-_LOCATION = re.compile(r" \((?P<file>[^(),]+), (?:cell (?P<cell>\d+), )?line (?P<line>\d+)(?:, in [^()]+)?\)$")
+_LOCATION = LOCATION
 
 
 def raised_error(outcome, lines: list[str] = ()) -> RaisedError:
@@ -234,7 +248,7 @@ def raised_error(outcome, lines: list[str] = ()) -> RaisedError:
     found = _LOCATION.search(message)
     head = message[:found.start()] if found else message
     kind, _, text = head.partition(": ")
-    line = int(found["line"]) if found else None
+    line = int(found["line"]) if found and not found["cell"] else None
     return RaisedError(type=kind.strip(), text=text.strip(), operation=_line(lines, line), line=line,
                        cell=int(found["cell"]) if found and found["cell"] else None)
 

@@ -288,7 +288,7 @@ CORPUS = MEASURE.corpus_files()
 
 def test_corpus_is_large_enough():
     kinds = [kind for _, kind, _ in CORPUS]
-    assert kinds.count("correct") >= 15 and kinds.count("buggy") >= 25
+    assert kinds.count("correct") >= 25 and kinds.count("buggy") >= 80 and kinds.count("degenerate") >= 8
     labels = {MEASURE.label_of(p) for _, kind, p in CORPUS if kind == "buggy"}
     assert labels <= {m.id for m in CATALOGUE}, labels - {m.id for m in CATALOGUE}
     for stem, kind, path in CORPUS:
@@ -315,7 +315,13 @@ def test_corpus_submission(sandbox, stem, kind, path):
     if kind == "correct":
         assert result.score == result.max_score, problems
         return
+    if kind == "degenerate":
+        assert result.score == 0, [c.check_id for c in result.checks if c.passed]
+        return
     label = MEASURE.label_of(path)
     assert result.score < result.max_score, f"{path.name} gets full marks"
     reported = {m for c in result.checks if not c.passed for m in c.misconceptions}
     assert label in reported, (reported, problems)
+    # A check that names mistakes names this one (two names are fine where a check cannot tell them apart).
+    wrong = [(c.check_id, c.misconceptions) for c in result.checks if c.misconceptions and label not in c.misconceptions]
+    assert not wrong, wrong
