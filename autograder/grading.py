@@ -61,7 +61,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
         session, loaded, skipped = open_session(stack, sandbox, stem, loaded, provided_sources(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {located(session.import_outcome.message, loaded.source)}"
-            reason = _import_reason(session.import_outcome.message)
+            reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
             student = StudentImplementation(session, stem, loaded.filename, loaded.source)
@@ -81,9 +81,14 @@ def _unanswered(check: Check, course: CourseConfig, status: str, message: str, r
                        reason=reason)
 
 
-def _import_reason(message: str) -> str:
-    """Why a module could not be imported, as a CheckResult.reason: the sandbox says "not_run"
-    for all of them; its message tells a hang and a crash from an exception at import."""
+def _import_reason(outcome) -> str:
+    """Why a module could not be imported, as a CheckResult.reason: the sandbox's typed `reason`
+    ("timeout", "crashed", "memory", ...) when it sends one. Until it does (helper A's CallOutcome
+    fields), the status "not_run" it gives all of them is told apart by its message, here only."""
+    reason = getattr(outcome, "reason", None)
+    if reason:
+        return "crashed" if reason == "memory" else str(reason)
+    message = outcome.message or ""
     if message.startswith("importing ") and "did not finish within" in message:
         return "timeout"
     if message.startswith("the process crashed while importing") or "exceeded the memory limit" in message:
@@ -195,7 +200,10 @@ class StudentImplementation:
 
     def value(self, name: str):
         outcome = self._session.attribute(name, returns="array")
-        if outcome.status == "bad_return" and "NoneType" in outcome.message:
+        # A constant still None is "not answered yet". The sandbox reports what came back as `dtype`
+        # ("NoneType"); its message says so too, read only while `dtype` is not sent.
+        returned_none = outcome.dtype == "NoneType" if outcome.dtype else "NoneType" in (outcome.message or "")
+        if outcome.status == "bad_return" and returned_none:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
         return self._unwrap(name, outcome)
 
