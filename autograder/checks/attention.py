@@ -6,6 +6,7 @@ import numpy as np
 
 from autograder.checks.base import Check, compare_arrays
 from autograder.checks.masks import padding_mask, random_mask as _random_mask
+from autograder.exercise import PAIR, Exercise
 
 _pair = compare_arrays("output", "weights")
 _probs = compare_arrays("softmax", weights=("softmax",))
@@ -70,3 +71,10 @@ CHECKS = [
                  "heads and queries, and each batch entry has its own padding"),
 ]
 
+
+EXERCISE = Exercise(
+    stem="attention", title="Softmax and scaled dot-product attention", order=2,
+    returns={"softmax": "array", "scaled_dot_product_attention": PAIR},
+    provided=(),
+    checks=CHECKS,
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks.base import Check, Context, compare_arrays, weights_problem
+from autograder.exercise import PAIR, Exercise
 
 
 def _qkv(rng, batch: tuple[int, ...], seq: int, d: int):
@@ -76,3 +77,11 @@ CHECKS = [
           run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),
           compare=compare_arrays("output", "weights")),
 ]
+
+
+EXERCISE = Exercise(
+    stem="causal_mask", title="The causal mask", order=3,
+    returns={"create_causal_mask": "array", "causal_attention": PAIR},
+    provided=("attention",),
+    checks=CHECKS,
+)

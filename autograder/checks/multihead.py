@@ -6,6 +6,7 @@ import numpy as np
 
 from autograder.checks.base import Check, Context, compare_arrays, weights_problem
 from autograder.checks.masks import padding_mask, random_mask
+from autograder.exercise import PAIR, Exercise
 
 
 def _position_coded(batch: int, seq: int, d_model: int) -> np.ndarray:
@@ -136,3 +137,13 @@ CHECKS = [
           advice="try forward with a padding mask of shape (batch, 1, 1, seq) holding 0.0/1.0, different for "
                  "each batch entry"),
 ]
+
+
+EXERCISE = Exercise(
+    stem="multihead", title="Multi-head attention", order=5,
+    returns={"split_heads": "array", "merge_heads": "array", "multi_head_attention": PAIR,
+             "MultiHeadAttention": PAIR},
+    provided=("attention", "causal_mask"),
+    needs_torch=True,
+    checks=CHECKS,
+)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from autograder.checks.base import Check, Context
+from autograder.exercise import Exercise
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")
@@ -312,3 +313,11 @@ CHECKS = [
           inputs=_figure_inputs, run=lambda impl, i: impl.plot_scaling(i["results"]),
           compare=_compare_figure, random=False, expected_run=lambda impl, i: None),
 ]
+
+
+EXERCISE = Exercise(
+    stem="scaling", title="The sqrt(d_k) scaling experiment", order=4,
+    returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
+    provided=("attention",),
+    checks=CHECKS,
+)
