@@ -34,6 +34,13 @@ class Exercise:
     needs_torch: bool = False                   # a graded name is a torch.nn.Module
     notes: dict[str, str] = field(default_factory=dict)   # anything else worth saying, by topic
 
+    @property
+    def misconceptions(self) -> list:
+        """The catalogue's entries for this exercise: mutants, recognisers and hints."""
+        from reference.misconceptions import CATALOGUE
+
+        return [m for m in CATALOGUE if m.stem == self.stem]
+
     def __post_init__(self):
         for check in self.checks:
             if check.exercise != self.stem:

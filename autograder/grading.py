@@ -110,7 +110,7 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
 
     def result(status, message="", found=None, reason=""):
         score = cfg.points if status == "passed" else 0.0
-        hint = decide_hint(check, status, found, course, hidden=cfg.hidden)
+        hint = decide_hint(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
         ids = found.ids if found is not None and course.hints != "off" else ()
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
                            tuple(ids), cfg.hidden, reason)
@@ -142,7 +142,7 @@ GENERIC_HINT = ("Compare your function with its docstring step by step: the shap
 
 
 def decide_hint(check: Check, status: str, found: Diagnosis | None, course: CourseConfig, *,
-                hidden: bool) -> str:
+                hidden: bool, raised: bool = False) -> str:
     """The one place the hint policy is applied; reports show `CheckResult.hint` as it is.
 
     off: no hint. generic: the same nudge for every wrong answer or error (the misconception ids
@@ -160,7 +160,7 @@ def decide_hint(check: Check, status: str, found: Diagnosis | None, course: Cour
         return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
     if found is not None and found.hint:
         return found.hint
-    return GENERIC_ERROR_HINT if status == "error" else ""
+    return GENERIC_ERROR_HINT if raised else ""
 
 
 GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
