@@ -75,7 +75,8 @@ CHECKS = [
     Check("causal_mask.causal_attention.batched", "batched inputs of shape (2, 3, 5, 4)",
           inputs=lambda rng: _qkv(rng, (2, 3), 5, 4),
           run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),
-          compare=compare_arrays("output", "weights")),
+          compare=compare_arrays("output", "weights"),
+          advice="try Q, K, V with two leading batch axes, shape (2, 3, seq, d): the mask covers the last two"),
 ]
 
 

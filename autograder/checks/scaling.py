@@ -300,7 +300,9 @@ CHECKS = [
           random=False, expected_run=_precise_expected(DEFAULT)),
     Check("scaling.scaling_experiment.other_dims", "other dims, seq_len and seed: dims=(8, 32, 128), seq_len=6",
           inputs=lambda rng: {}, run=_experiment(OTHER), compare=_compare_other, random=False,
-          expected_run=_precise_expected(OTHER)),
+          expected_run=_precise_expected(OTHER),
+          advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
+                 "key and every statistic follows them"),
     Check("scaling.scaling_experiment.seed", "the same seed gives the same numbers, another seed other numbers",
           inputs=lambda rng: {}, run=_seed_run, compare=_compare_seed, random=False,
           advice="call scaling_experiment twice with one seed, then with another: draw everything from a "
