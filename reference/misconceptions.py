@@ -334,7 +334,7 @@ CATALOGUE: list[Misconception] = [
         "seed_ignored", "scaling",
         "The `seed` argument does not decide the numbers: two calls with the same seed differ, or two seeds give "
         "the same numbers. Make one generator from `seed` inside the function and draw every Q and K from it.",
-        _scaling(seeded=False), (S + "seed",), matches=rc.seed_ignored),
+        _scaling(seeded=False), (S + "seed", S + "n_trials"), matches=rc.seed_ignored),
     Misconception(
         "n_trials_ignored", "scaling",
         "The statistics are not averaged over `n_trials` trials: asking for more trials does not make them any "

@@ -154,9 +154,24 @@ def _stats_equal(a, b) -> bool:
         return False
 
 
+def _few_trials_spread(answer) -> tuple[float, float] | None:
+    """On the n_trials check (ten seeds with few trials, ten with many): the spreads of
+    std_unscaled across the seeds, (few, many), relative to their size (0.0: all the same)."""
+    try:
+        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer)
+    except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
+        return None
+    scale = max(float(np.abs(few).mean()), 1e-300)
+    spreads = tuple(float(np.std(v)) / scale for v in (few, many))
+    return tuple(0.0 if s <= 1e-12 else s for s in spreads)
+
+
 def seed_ignored(answer, expected, ctx, check) -> bool:
     """On the seed check (one seed twice, then another): the two same-seed runs differ, or the
-    two seeds agree."""
+    two seeds agree. On the n_trials check: ten seeds give the same numbers."""
+    if check.id.endswith(".n_trials"):
+        spreads = _few_trials_spread(answer)
+        return spreads is not None and spreads[0] == 0.0
     try:
         first, again, other = answer
     except (TypeError, ValueError):
@@ -165,10 +180,7 @@ def seed_ignored(answer, expected, ctx, check) -> bool:
 
 
 def n_trials_ignored(answer, expected, ctx, check) -> bool:
-    """On the n_trials check (ten seeds with few trials, ten with many): the spread across seeds
-    does not narrow."""
-    try:
-        few, many = ([float(next(iter(r.values()))["std_unscaled"]) for r in runs] for runs in answer)
-    except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
-        return False
-    return not np.std(many) < np.std(few) / 4
+    """On the n_trials check: the spread across seeds does not narrow with more trials (and the
+    seeds do make a difference, or nothing about trials could be seen)."""
+    spreads = _few_trials_spread(answer)
+    return spreads is not None and spreads[0] > 0.0 and not spreads[1] < spreads[0] / 4

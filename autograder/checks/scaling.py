@@ -206,6 +206,9 @@ def _compare_spread(answer, expected, ctx: Context) -> list[str]:
             return problems
     few, many = ([r[dims[0]]["std_unscaled"] for r in runs] for runs in answer)
     spread_few, spread_many = float(np.std(few)), float(np.std(many))
+    if spread_few <= 1e-12 * abs(float(np.mean(few))):
+        return [f"ten different seeds give the same numbers with n_trials={SPREAD['few']}: the `seed` argument is "
+                f"not used, so the effect of n_trials cannot show"]
     # Averaging 400 times more trials narrows the spread across seeds about 20-fold; 4-fold is the bar.
     if not spread_many < spread_few / 4:
         return [f"std_unscaled varies as much across seeds with n_trials={SPREAD['many']} ({spread_many:.3g}) as "
