@@ -190,6 +190,12 @@ def _compare_seed(answer, expected, ctx: Context) -> list[str]:
     return _std_problems(first, dims, ctx.course.tolerances.scaling.std_rel)
 
 
+def _told_by_recognisers(answer, other, ctx: Context) -> list[str]:
+    """Diagnosis on the seed and n_trials checks: random runs are never equal to a mutant's, so the
+    mistakes are recognised by the answer's properties (reference/recognisers.py), not matched."""
+    return ["runs of a random experiment are not compared with each other"]
+
+
 def _spread_run(impl, i):
     """std_unscaled at d=16 over ten seeds, with few trials and with many."""
     run = impl.fresh("scaling_experiment")
@@ -307,11 +313,11 @@ CHECKS = [
           advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
                  "key and every statistic follows them"),
     Check("scaling.scaling_experiment.seed", "the same seed gives the same numbers, another seed other numbers",
-          inputs=lambda rng: {}, run=_seed_run, compare=_compare_seed, random=False,
+          inputs=lambda rng: {}, run=_seed_run, compare=_compare_seed, random=False, match=_told_by_recognisers,
           advice="call scaling_experiment twice with one seed, then with another: draw everything from a "
                  "generator made from `seed` inside the function"),
     Check("scaling.scaling_experiment.n_trials", "more trials narrow the spread of the statistics across seeds",
-          inputs=lambda rng: {}, run=_spread_run, compare=_compare_spread, random=False,
+          inputs=lambda rng: {}, run=_spread_run, compare=_compare_spread, random=False, match=_told_by_recognisers,
           advice="compare the spread across seeds with n_trials=2 and n_trials=800: the statistics must be "
                  "averaged over n_trials trials"),
     Check("scaling.plot_scaling.figure", "plot_scaling draws labelled series against d, with the values passed in",
