@@ -138,6 +138,18 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
         return weights @ V, weights
 
 
+def attention_torch_keys(Q, K, V, mask=None):
+    """Q @ K without the transpose, written with torch: torch's own error when the shapes clash."""
+    import torch
+
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (Q, K, V))
+    scores = q @ k / math.sqrt(q.shape[-1])                                # (..., n_q, d) @ (..., n_k, d)
+    if mask is not None:
+        scores = scores.masked_fill(torch.as_tensor(np.asarray(mask)) == 0, MASK_FILL)
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).numpy(), weights.numpy()
+
+
 def sdpa(**options):
     """scaled_dot_product_attention with `options` switched (see `attention`)."""
     return partial(attention, **options)
