@@ -311,6 +311,28 @@ def module_class(linear="right", project=True, **options):
     return MutantMultiHeadAttention
 
 
+def module_torch_keys():
+    """A MultiHeadAttention computing q @ k without the transpose in torch: torch's own error."""
+    import torch
+
+    from .multihead import MultiHeadAttention
+
+    class KeysNotTransposed(MultiHeadAttention):
+        """The reference module with the keys not transposed, in torch."""
+
+        def forward(self, x, mask=None):
+            x = torch.as_tensor(x, dtype=self.W_q.weight.dtype)
+            q, k, v = (self._split(layer(x)) for layer in (self.W_q, self.W_k, self.W_v))   # (B, h, T, d_head)
+            scores = q @ k / math.sqrt(self.d_head)
+            if mask is not None:
+                scores = scores.masked_fill(torch.as_tensor(mask) == 0, MASK_FILL)
+            weights = torch.softmax(scores, dim=-1)
+            merged = (weights @ v).transpose(1, 2).reshape(x.shape)
+            return self.W_o(merged), weights
+
+    return KeysNotTransposed
+
+
 # ---------------------------------------------------------------- scaling experiment
 
 
