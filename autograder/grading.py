@@ -6,7 +6,10 @@ of them re-implements a room.
 
 from __future__ import annotations
 
+import re
 import time
+from dataclasses import replace
+from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection
@@ -14,12 +17,14 @@ from typing import Any, Collection
 import numpy as np
 
 import reference
+from autograder.cells import LOCATION, located, open_session
 from autograder.checks import CHECKS
-from autograder.checks.base import Check, Context, ReferenceImplementation, StudentCallError, rng_for
+from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
+                                    rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
-from autograder.diagnosis import diagnose, diagnose_error
-from autograder.load import LoadError, SourceFile, load_submission
+from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
+from autograder.load import LoadError, NotebookSource, SourceFile, load_submission
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 
@@ -55,16 +60,17 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
         return ExerciseResult(stem, title,
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
-    provided = _provided(stem)
-    with sandbox.session(stem, loaded.source, loaded.filename, provided=provided) as session:
+    with ExitStack() as stack:
+        session, loaded, skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
-            why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
-            reason = _import_reason(session.import_outcome.message)
+            why = f"{loaded.filename} could not be run: {located(session.import_outcome.message, loaded.source)}"
+            reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            student = StudentImplementation(session, stem, loaded.filename)
+            student = StudentImplementation(session, stem, loaded.filename, loaded.source)
             results = tuple(run_check(check, student, course) for check in checks)
-    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=loaded.note)
+    note = "; ".join(n for n in (loaded.note, *skipped) if n)
+    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
 
 
 @lru_cache(maxsize=None)
@@ -87,9 +93,14 @@ def _unanswered(check: Check, course: CourseConfig, status: str, message: str, r
                        reason=reason)
 
 
-def _import_reason(message: str) -> str:
-    """Why a module could not be imported, as a CheckResult.reason: the sandbox says "not_run"
-    for all of them; its message tells a hang and a crash from an exception at import."""
+def _import_reason(outcome) -> str:
+    """Why a module could not be imported, as a CheckResult.reason: the sandbox's typed `reason`
+    ("timeout", "crashed", "memory", ...) when it sends one. Until it does (helper A's CallOutcome
+    fields), the status "not_run" it gives all of them is told apart by its message, here only."""
+    reason = getattr(outcome, "reason", None)
+    if reason:
+        return "crashed" if reason == "memory" else str(reason)
+    message = outcome.message or ""
     if message.startswith("importing ") and "did not finish within" in message:
         return "timeout"
     if message.startswith("the process crashed while importing") or "exceeded the memory limit" in message:
@@ -109,10 +120,12 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     cfg = course.check(check.id)
     inputs, expected = _expected(check, course.seed)
 
-    def result(status, message="", hint="", misconceptions=(), reason=""):
+    def result(status, message="", found=None, reason=""):
         score = cfg.points if status == "passed" else 0.0
+        hint = decide_hint(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
+        ids = found.ids if found is not None and course.hints != "off" else ()
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
-                           tuple(misconceptions), cfg.hidden, reason)
+                           tuple(ids), cfg.hidden, reason)
 
     student.dtypes.clear()
     try:
@@ -120,11 +133,8 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     except StudentCallError as err:
         status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
             err.status, "error")
-        found = diagnose_error(check, inputs, err.error_type) if err.error_type and course.hints != "off" else None
-        reason = "" if err.status == "not_implemented" else err.status
-        if found is None:
-            return result(status, err.message, reason=reason)
-        return result(status, err.message, _hint(check, found, course), found.ids, reason)
+        found = diagnose_error(check, inputs, err.error) if err.error is not None and course.hints != "off" else None
+        return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
         return result("failed", f"the returned value has the wrong structure: {err}")
@@ -136,28 +146,47 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     if not problems:
         return result("passed")
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
-    message = "; ".join(problems)
-    if found is None:
-        return result("failed", message, GENERIC_HINT if course.hints == "generic" else "")
-    return result("failed", message, _hint(check, found, course), found.ids)
+    return result("failed", "; ".join(problems), found)
 
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
                 "the axis each operation works on, and the mask convention (1 = may attend).")
 
 
-def _hint(check: Check, found, course: CourseConfig) -> str:
-    """`hints: diagnose` names the mistake; `generic` gives the same nudge to everyone (the
-    misconception ids are still recorded for the instructor's summary)."""
-    return found.hint if course.hints == "diagnose" else GENERIC_HINT
+def decide_hint(check: Check, status: str, found: Diagnosis | None, course: CourseConfig, *,
+                hidden: bool, raised: bool = False) -> str:
+    """The one place the hint policy is applied; reports show `CheckResult.hint` as it is.
+
+    off: no hint. generic: the same nudge for every wrong answer or error (the misconception ids
+    are still recorded for the instructor's summary). diagnose: what was seen and the mistake
+    named; on a hidden check (unless the course shows them) what kind of input failed and what
+    to try, with the mistake named but nothing seen in the hidden inputs.
+    """
+    if course.hints == "off" or status not in ("failed", "error"):
+        return ""
+    if course.hints == "generic":
+        return GENERIC_HINT
+    if hidden and not course.show_hidden:
+        lead = (f"A hidden check failed ({check.title}): {check.advice}." if check.advice
+                else f"A hidden check failed: {check.title}. Try inputs like these yourself.")
+        return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
+    if found is not None and found.hint:
+        return found.hint
+    return GENERIC_ERROR_HINT if raised else ""
+
+
+GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
+                      "message names, and print the shapes (and dtypes) of the arrays it combines for inputs like "
+                      "the check's.")
 
 
 class StudentImplementation:
     """The submission's functions, called through the sandbox. Each call returns plain data or
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
-    def __init__(self, session, stem: str, filename: str):
+    def __init__(self, session, stem: str, filename: str, source: str = ""):
         self._session, self._stem, self._filename = session, stem, filename
+        self._source, self._lines = source, source.splitlines()
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
@@ -166,8 +195,14 @@ class StudentImplementation:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._call(name, args, kwargs)
 
-    def _call(self, name: str, args: tuple, kwargs: dict):
-        key = _cache_key(name, args, kwargs)
+    def fresh(self, name: str):
+        """`name`, called anew each time: a check that calls twice with the same seed wants two answers."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
+
+    def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
+        key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
         outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
@@ -177,7 +212,10 @@ class StudentImplementation:
 
     def value(self, name: str):
         outcome = self._session.attribute(name, returns="array")
-        if outcome.status == "bad_return" and "NoneType" in outcome.message:
+        # A constant still None is "not answered yet". The sandbox reports what came back as `dtype`
+        # ("NoneType"); its message says so too, read only while `dtype` is not sent.
+        returned_none = outcome.dtype == "NoneType" if outcome.dtype else "NoneType" in (outcome.message or "")
+        if outcome.status == "bad_return" and returned_none:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
         return self._unwrap(name, outcome)
 
@@ -189,6 +227,12 @@ class StudentImplementation:
         return self._unwrap(class_name, outcome)
 
     def _unwrap(self, name: str, outcome):
+        error = raised_error(outcome, self._lines) if outcome.status == "raised" else None
+        if outcome.status != "ok" and isinstance(self._source, NotebookSource):
+            outcome = replace(outcome, message=located(outcome.message, self._source))
+            if error is not None and error.line and error.cell is None:
+                where = self._source.locate(error.line)
+                error = replace(error, cell=where[0], line=where[1]) if where else error
         if outcome.status == "ok":
             dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
             self.dtypes.update(d for d in dtypes if d)
@@ -204,8 +248,33 @@ class StudentImplementation:
             "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
-        error_type = message.split(":", 1)[0].split(" ", 1)[0] if outcome.status == "raised" else ""
-        raise StudentCallError(name, outcome.status, text, error_type)
+        raise StudentCallError(name, outcome.status, text, error)
+
+
+_LOCATION = LOCATION
+
+
+def raised_error(outcome, lines: list[str] = ()) -> RaisedError:
+    """The typed error of a raised call: the sandbox's `error` when it sends one; until then the
+    text "Type: message (file, line N, in f)" it sends today, read once here and nowhere else.
+    `operation` is the submission's line that raised (from `lines`, its source as executed)."""
+    typed = getattr(outcome, "error", None)
+    if typed is not None:
+        line = getattr(typed, "line", None)
+        return RaisedError(type=getattr(typed, "type", ""), text=getattr(typed, "text", ""),
+                           operation=getattr(typed, "operation", "") or _line(lines, line), line=line,
+                           cell=getattr(typed, "cell", None))
+    message = outcome.message or ""
+    found = _LOCATION.search(message)
+    head = message[:found.start()] if found else message
+    kind, _, text = head.partition(": ")
+    line = int(found["line"]) if found and not found["cell"] else None
+    return RaisedError(type=kind.strip(), text=text.strip(), operation=_line(lines, line), line=line,
+                       cell=int(found["cell"]) if found and found["cell"] else None)
+
+
+def _line(lines, number: int | None) -> str:
+    return lines[number - 1].strip() if number and 0 < number <= len(lines) else ""
 
 
 def _cache_key(name: str, args: tuple, kwargs: dict):

@@ -1,7 +1,10 @@
 """Room 1: a submission folder becomes source text per stem, or a LoadError that says why not.
 
-Nothing is executed here. Notebooks become the concatenation of their code cells, with
-IPython magics (`%time`, `%%capture`) and shell lines (`!pip install`) dropped.
+Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
+notebook's cells, source, whether it is a solution cell), with IPython magics (`%time`,
+`%%capture`) and shell lines (`!pip install`) dropped, and the concatenation of those cells as
+the source. A scratch cell (not a solution cell) that does not even compile is left out with a
+note; a solution cell that does not compile makes the file a LoadError naming cell and line.
 """
 
 from __future__ import annotations
@@ -16,11 +19,57 @@ MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a note
 
 
 @dataclass(frozen=True)
+class Cell:
+    index: int           # 1-based, counting every cell of the notebook (markdown too), as Jupyter shows them
+    source: str          # Python source, IPython-only lines dropped
+    solution: bool       # nbgrader's `solution` metadata, or the `### BEGIN SOLUTION` markers
+
+    @property
+    def first_line(self) -> str:
+        return next((line.strip() for line in self.source.splitlines() if line.strip()), "")
+
+    def as_dict(self) -> dict:
+        """The form the sandbox takes: {"source", "index", "solution"}."""
+        return {"source": self.source, "index": self.index, "solution": self.solution}
+
+
+class NotebookSource(str):
+    """A notebook's code as one source (str), carrying its cells, the cells left out, and where
+    each cell starts in the joined text, so that a line of the source is a (cell, line) again."""
+    cells: tuple[Cell, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+    @classmethod
+    def join(cls, cells: list[Cell], skipped: list[str] = ()) -> "NotebookSource":
+        text = cls(CELL_SEPARATOR.join(c.source for c in cells) + "\n")
+        text.cells, text.skipped = tuple(cells), tuple(skipped)
+        return text
+
+    def locate(self, line: int) -> tuple[int, int] | None:
+        """(cell index, line within the cell) of line `line` of the joined source."""
+        start = 1
+        for cell in self.cells:
+            length = cell.source.count("\n") + 1             # lines the cell takes in the joined text
+            if start <= line < start + length:
+                return cell.index, line - start + 1
+            start += length + CELL_SEPARATOR.count("\n") - 1  # the separator adds one blank line
+        return None
+
+
+CELL_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
 class SourceFile:
     stem: str
     filename: str        # the file the source came from: "attention.py" or "attention.ipynb"
     source: str          # Python source, as it will be executed
     note: str = ""       # e.g. why this file was chosen over another
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """A notebook's code cells; () for a .py file."""
+        return getattr(self.source, "cells", ())
 
 
 @dataclass(frozen=True)
@@ -83,17 +132,40 @@ def read_source(path: Path, stem: str) -> str | LoadError:
         return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
                                      f"save it as UTF-8")
     if path.suffix == ".ipynb":
-        source = notebook_source(text, name)
-        if isinstance(source, str):
-            text = source
-        else:
-            return LoadError(stem, name, source[0])
+        cells = notebook_cells(text, name)
+        if isinstance(cells, tuple):
+            return LoadError(stem, name, cells[0])
+        return compiled_cells(cells, name, stem)
     problem = syntax_problem(text, name)
     return LoadError(stem, name, problem) if problem else text
 
 
+def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
+    """The cells that compile, joined; a scratch cell that does not is left out with a note."""
+    kept, skipped = [], []
+    for cell in cells:
+        problem = syntax_problem(cell.source, f"{name}, cell {cell.index}")
+        if problem is None:
+            kept.append(cell)
+        elif cell.solution:
+            return LoadError(stem, name, problem)
+        else:
+            skipped.append(skip_note(cell, problem))
+    return NotebookSource.join(kept, skipped)
+
+
+def skip_note(cell: Cell, why: str) -> str:
+    return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {why}"
+
+
 def notebook_source(text: str, name: str) -> str | tuple[str]:
     """The code of a notebook, cell after cell; or (message,) when it is not a usable notebook."""
+    cells = notebook_cells(text, name)
+    return cells if isinstance(cells, tuple) else NotebookSource.join(cells)
+
+
+def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
+    """The code cells of a notebook; or (message,) when it is not a usable notebook."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
@@ -108,7 +180,7 @@ def notebook_source(text: str, name: str) -> str | tuple[str]:
     except Exception as err:  # nbformat raises several types for one thing: not a notebook
         return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
     cells = []
-    for cell in nb.cells:
+    for number, cell in enumerate(nb.cells, start=1):
         if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell):
             continue
         source = cell.get("source", "")
@@ -116,8 +188,16 @@ def notebook_source(text: str, name: str) -> str | tuple[str]:
             source = "".join(source)
         lines = [NBGRADER_STUB_ANSWER if line.rstrip() == NBGRADER_STUB else line
                  for line in strip_ipython(str(source)).splitlines()]
-        cells.append("\n".join(lines))
-    return "\n\n".join(cells) + "\n"
+        cells.append(Cell(number, "\n".join(lines), is_solution_cell(cell)))
+    return cells
+
+
+def is_solution_cell(cell) -> bool:
+    """nbgrader's solution cells: `solution: true` in the metadata, or the BEGIN SOLUTION markers."""
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    return bool(meta.get("solution")) or "### BEGIN SOLUTION" in source
 
 
 # nbgrader's release puts this line, at the left margin, where a solution was. In a module-level

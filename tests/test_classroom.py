@@ -242,7 +242,7 @@ def test_every_student_is_graded_and_written(run):
 
 
 def test_honest_students_are_not_affected_by_the_others(run, tmp_path):
-    assert run.results["ada"].score == run.results["ada"].max_score == 46
+    assert run.results["ada"].score == run.results["ada"].max_score == 53
     # The same submissions graded alone, in a class of their own: the same results, check by check.
     alone = tmp_path / "alone"
     for name in ("ada", "cleo", "magics", "spinning_thread"):
@@ -261,7 +261,7 @@ def test_the_witness_exercise_is_graded_for_every_hostile_student(run):
 def test_notebook_magics_and_shell_lines_are_skipped(run):
     ex = run.results["magics"].exercise("attention")
     assert ex.graded_file == "attention.ipynb"
-    assert ex.score == 12, [(c.check_id, c.message) for c in ex.checks if not c.passed]
+    assert ex.score == ex.max_score == 13, [(c.check_id, c.message) for c in ex.checks if not c.passed]
 
 
 def test_odd_folder_names_work(run):
@@ -411,13 +411,13 @@ def test_what_a_submission_writes_never_becomes_a_grade(run):
     # tried to write (its results.json, ada's, grades.csv, a new student) is there.
     assert run.results["writer"].score == 14
     assert run.grades()["writer"]["total"] == "14"
-    assert run.grades()["ada"]["total"] == "46"
+    assert run.grades()["ada"]["total"] == "53"
     assert "zz-new" not in run.grades()
     assert not (run.class_dir / "writer" / "results.json").exists()
     assert not (run.out / "results" / "zz-new.json").exists()
     data = json.loads((run.out / "results" / "ada.json").read_text(encoding="utf-8"))
-    assert data["score"] == 46 and len(data["tests"]) == 39
-    assert "46 / 46" in (run.out / "feedback" / "ada.md").read_text(encoding="utf-8")
+    assert data["score"] == 53 and len(data["tests"]) == 46
+    assert "53 / 53" in (run.out / "feedback" / "ada.md").read_text(encoding="utf-8")
 
 
 def test_a_forged_result_file_is_not_believed_on_resume(run, tmp_path):

@@ -318,4 +318,4 @@ def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
     assert "wrote 2 students' scores into the nbgrader gradebook" in capsys.readouterr().out
     with Gradebook(url) as gb:
         scores = {s.student.id: s.score for s in gb.assignment_submissions("self_attention")}
-    assert scores == {"ada": 46.0, "ben": 0.0}
+    assert scores == {"ada": 53.0, "ben": 0.0}

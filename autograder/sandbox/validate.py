@@ -132,6 +132,7 @@ def _validate_figure(value: Any) -> dict:
             "collections": _int_field(ax, "collections"),
             "collection_labels": _text_list(ax, "collection_labels"), "patches": _int_field(ax, "patches"),
         })
-    return {"axes": axes, "suptitle": _text_field(value, "suptitle"), "legends": _text_list(value, "legends")}
+    return {"axes": axes, "suptitle": _text_field(value, "suptitle"), "legends": _text_list(value, "legends"),
+            "supxlabel": _text_field(value, "supxlabel"), "supylabel": _text_field(value, "supylabel")}
 
 
