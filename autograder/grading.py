@@ -7,6 +7,7 @@ of them re-implements a room.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection
@@ -20,6 +21,7 @@ from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
 from autograder.diagnosis import diagnose, diagnose_error
 from autograder.load import LoadError, SourceFile, load_submission
+from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 
@@ -120,9 +122,10 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         return result("passed")
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
     message = "; ".join(problems)
+    visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     if found is None:
-        return result("failed", message, GENERIC_HINT if course.hints == "generic" else "")
-    return result("failed", message, _hint(check, found, course), found.ids)
+        return replace(result("failed", message, GENERIC_HINT if course.hints == "generic" else ""), visual=visual)
+    return replace(result("failed", message, _hint(check, found, course), found.ids), visual=visual)
 
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
