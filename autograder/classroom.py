@@ -307,8 +307,9 @@ def default_jobs() -> int:
 
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int = 1, regrade: bool = False,
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
-                on_start: Callable[[int], None] | None = None) -> list[SubmissionResult]:
-    """Grade every student (reusing unchanged results unless `regrade`) and write OUT/grades.csv."""
+                on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = ()) -> list[SubmissionResult]:
+    """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
+    class report and `exports` (reports.finish.finish_run)."""
     class_dir, out = Path(class_dir), Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "feedback").mkdir(parents=True, exist_ok=True)
@@ -406,7 +407,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
     ordered = [results[s.name] for s in students if s.name in results]
     _verify_written(out, ordered, texts, course)
     # Always written, also when a worker failed: every graded student is in it.
-    finish_run(out, ordered, course)
+    finish_run(out, ordered, course, exports=exports)
     if failures:
         raise failures[0]
     return ordered

@@ -51,8 +51,9 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
             console.print(f"  {student} / {stem}: {kind}: {why}", markup=False, soft_wrap=True, highlight=False)
         if len(troubled) > 20:
             console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})", markup=False)
-    console.print(f"\n[dim]wrote {out / 'grades.csv'}, {out / 'results'}/<student>.json and "
-                  f"{out / 'feedback'}/<student>.md[/]", highlight=False, soft_wrap=True)
+    console.print(f"\nwrote {out / 'report.html'}, {out / 'summary.json'}, {out / 'grades.csv'}, "
+                  f"{out / 'results'}/<student>.json and {out / 'feedback'}/<student>.md|.html",
+                  highlight=False, soft_wrap=True, markup=False, style="dim")
 
 
 # What the summary calls each reason a submission's code gave no answer (CheckResult.reason).
