@@ -28,7 +28,7 @@ from autograder.contract import STEMS
 from autograder.grading import grade_submission, limits_for
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
-from autograder.reports.finish import finish_run
+from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
 from autograder.sandbox import Sandbox
 
@@ -393,6 +393,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
             texts[student.name] = text
         write_atomic(feedback_path(out, result.student), feedback_markdown(result, course))
         write_atomic(result_path(out, result.student), text)
+        write_feedback_html(out, result, course)     # here, while other workers wait on their sandboxes
         if on_result:
             with lock:
                 on_result(result, False)

@@ -5,6 +5,7 @@ with raw HTML disabled, followed by pictures of the failed checks that carry pic
 from __future__ import annotations
 
 import html
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
@@ -22,19 +23,40 @@ CAPTION = {"weights": "your attention weights beside the expected ones",
            "figure": "the lines of your plot beside the results it was given"}
 
 
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    """CommonMark with tables; raw HTML in the text is shown as text, never as HTML."""
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
 def feedback_html(result: SubmissionResult, course: CourseConfig) -> str:
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(feedback_markdown(result, course))
-    figures = []
-    for c in result.checks:
-        if c.passed or not c.visual or (c.hidden and not course.show_hidden):
-            continue
-        svg = render(c.visual)
-        if svg:
-            caption = f"{c.check_id}: {CAPTION.get(c.visual.get('kind'), 'picture')}"
-            figures.append(f'<figure role="img" aria-label="{html.escape(caption)}">'
-                           f"<figcaption>{html.escape(caption)}</figcaption>{svg}</figure>")
-    pictures = ("<h2>Pictures of what went wrong</h2>" + "".join(figures)) if figures else ""
+    body = _markdown().render(feedback_markdown(result, course))
+    for ex in result.exercises:
+        figures = [_figure(c) for c in ex.checks
+                   if not c.passed and c.visual and (not c.hidden or course.show_hidden)]
+        figures = [f for f in figures if f]
+        if figures:
+            body = _after_section(body, ex.stem, "".join(figures))
     title = html.escape(f"{course.course}: {result.assignment} - {result.student}")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<style>{STYLE}</style></head><body>{body}{pictures}</body></html>\n")
+            f"<style>{STYLE}</style></head><body>{body}</body></html>\n")
+
+
+def _figure(check) -> str:
+    svg = render(check.visual)
+    if not svg:
+        return ""
+    caption = html.escape(f"{check.check_id}: {CAPTION.get(check.visual.get('kind'), 'picture')}")
+    return f'<figure role="img" aria-label="{caption}"><figcaption>{caption}</figcaption>{svg}</figure>'
+
+
+def _after_section(body: str, stem: str, figures: str) -> str:
+    """`figures` at the end of the exercise's section (before the next heading or the closing
+    seed line), so each picture sits under the checks it shows."""
+    head = body.find(f"<h2><code>{html.escape(stem)}</code>")
+    if head < 0:
+        return body + figures
+    ends = [i for i in (body.find("<h2>", head + 4), body.rfind("<p>Checks with random inputs")) if i > head]
+    end = min(ends) if ends else len(body)
+    return body[:end] + figures + body[end:]

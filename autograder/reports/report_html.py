@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import warnings
 
 import numpy as np
 
@@ -142,7 +143,9 @@ def _heat_map(s: dict) -> str:
     else:
         ax.set_ylabel(f"{len(rows)} students, in the order of the table below")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    with warnings.catch_warnings():    # a name in a script the font lacks: the table below shows it
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     data = base64.b64encode(buf.getvalue()).decode()
     legend = " ".join(f'<span style="color:rgb({",".join(str(int(255 * c)) for c in COLOURS[k])})">&#9632;</span> '
                       f"{esc(v)}" for k, v in LEGEND.items())
