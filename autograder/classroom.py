@@ -406,7 +406,10 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
         while t.is_alive():        # a timed join keeps the main thread interruptible (Ctrl-C)
             t.join(0.2)
     ordered = [results[s.name] for s in students if s.name in results]
-    _verify_written(out, ordered, texts, course)
+    try:
+        _verify_written(out, ordered, texts, course)
+    except Exception as err:  # noqa: BLE001 - reported after grades.csv is written
+        failures.append(err)
     # Always written, also when a worker failed: every graded student is in it.
     finish_run(out, ordered, course, exports=exports)
     if failures:
