@@ -659,8 +659,26 @@ def test_a_deep_folder_tree_in_a_submission_costs_nothing(tmp_path):
             fd = nxt
     finally:
         os.close(fd)
-    results = grade_class(class_dir, tmp_path / "out", course, jobs=1)
-    assert [(r.student, r.score) for r in results] == [("deep", 7)]
+    try:
+        results = grade_class(class_dir, tmp_path / "out", course, jobs=1)
+        assert [(r.student, r.score) for r in results] == [("deep", 7)]
+    finally:
+        _remove_chain(folder, "d", 3000)    # pytest's own clean-up of old temp folders recurses
+
+
+def _remove_chain(folder: Path, name: str, depth: int) -> None:
+    """Remove folder/name/name/... (depth levels) without recursion, deepest first."""
+    fds = [os.open(folder, os.O_RDONLY)]
+    try:
+        for _ in range(depth - 1):
+            fds.append(os.open(name, os.O_RDONLY, dir_fd=fds[-1]))
+        while fds:
+            fd = fds.pop()
+            os.rmdir(name, dir_fd=fd)
+            os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def test_grades_csv_is_written_when_writing_one_student_fails(tmp_path, monkeypatch):

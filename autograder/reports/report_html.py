@@ -11,6 +11,7 @@ import base64
 import html
 import io
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -172,12 +173,25 @@ def _quoted(name: str) -> str:
     return feedback_link(name)[len("feedback/"):]
 
 
+ROWS_SHOWN = 50         # longer tables show their first rows; the rest fold away
+
+
+def _table(head: str, rows: list[str]) -> str:
+    table = f"<table>{head}{''.join(rows[:ROWS_SHOWN])}</table>"
+    if len(rows) > ROWS_SHOWN:
+        table += (f"<details><summary>{len(rows) - ROWS_SHOWN} more</summary><table>{head}"
+                  f"{''.join(rows[ROWS_SHOWN:])}</table></details>")
+    return table
+
+
 def _trouble(s: dict) -> str:
     if not s["trouble"]:
         return "<p>None.</p>"
-    rows = "".join(f"<tr><td>{_link(t['student'], t['feedback'])}</td><td>{esc(t['exercise'])}</td>"
-                   f"<td>{esc(t['kind'])}</td><td>{esc(t['message'])}</td></tr>" for t in s["trouble"])
-    return "<table><tr><th>student</th><th>exercise</th><th>what</th><th>message</th></tr>" + rows + "</table>"
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(t["kind"] for t in s["trouble"]).items()))
+    rows = [f"<tr><td>{_link(t['student'], t['feedback'])}</td><td>{esc(t['exercise'])}</td>"
+            f"<td>{esc(t['kind'])}</td><td>{esc(t['message'])}</td></tr>" for t in s["trouble"]]
+    return f"<p>{esc(kinds)}</p>" + _table(
+        "<tr><th>student</th><th>exercise</th><th>what</th><th>message</th></tr>", rows)
 
 
 def _slowest(s: dict) -> str:
@@ -191,11 +205,10 @@ def _slowest(s: dict) -> str:
 def _intake(s: dict) -> str:
     if not s["intake"]:
         return "<p>Every file was where and as it should be.</p>"
-    rows = "".join(f"<tr><td>{_link(i['student'], 'feedback/' + _quoted(i['student']))}</td>"
-                   f"<td>{esc(i['exercise'])}</td><td>{esc(i['file'] or '')}</td>"
-                   f"<td>{esc(', '.join(i['flags']))}</td><td>{esc(i['note'])}</td></tr>" for i in s["intake"])
-    return ("<table><tr><th>student</th><th>exercise</th><th>file graded</th><th>flags</th><th>note</th></tr>"
-            + rows + "</table>")
+    rows = [f"<tr><td>{_link(i['student'], 'feedback/' + _quoted(i['student']))}</td>"
+            f"<td>{esc(i['exercise'])}</td><td>{esc(i['file'] or '')}</td>"
+            f"<td>{esc(', '.join(i['flags']))}</td><td>{esc(i['note'])}</td></tr>" for i in s["intake"]]
+    return _table("<tr><th>student</th><th>exercise</th><th>file graded</th><th>flags</th><th>note</th></tr>", rows)
 
 
 def _students(s: dict) -> str:
