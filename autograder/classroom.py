@@ -18,74 +18,24 @@ import json
 import os
 import queue
 import secrets
+import stat
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from autograder.config import CourseConfig
-from autograder.contract import STEMS
 from autograder.grading import grade_submission, limits_for
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
+from autograder.roster import Student, _listing, find_students, open_confined  # noqa: F401 (public here too)
 from autograder.sandbox import Sandbox
 
 RESULT_VERSION = 2
 KEY_FILE = ".attnkit-key"
 MAX_RESULT_BYTES = 16 * 1024 * 1024   # a result is a few KB; with the data of its pictures maybe 200 KB
-
-
-@dataclass(frozen=True)
-class Student:
-    name: str
-    folder: Path
-    # Why nothing is graded from this folder ("" when it is graded): a student folder or
-    # assignment folder that is a symbolic link could lead to another student or the solutions.
-    refused: str = ""
-
-
-def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = ()) -> list[Student]:
-    """One folder per student; nbgrader's `submitted/<student>/<assignment>/` layout is read too.
-    Hidden folders, zip litter (__MACOSX) and the folders in `exclude` (OUT, when it lies inside
-    the class folder) are not students. A student folder (or its assignment folder) that is a
-    symbolic link is listed, refused: it is never read."""
-    from autograder.intake import ignored
-
-    class_dir = Path(class_dir)
-    if not class_dir.is_dir():
-        raise FileNotFoundError(f"{class_dir}: no such folder")
-    root = class_dir / "submitted" if (class_dir / "submitted").is_dir() else class_dir
-    root = Path(os.path.realpath(root))      # the instructor's own path may pass through links
-    skip = {_real(p) for p in exclude}
-    students = []
-    for folder in sorted(root.iterdir(), key=lambda p: p.name):
-        if ignored(folder.name) or _real(folder) in skip:
-            continue
-        if folder.is_symlink():
-            if folder.is_dir():
-                students.append(Student(folder.name, folder, refused=(
-                    f"the submission folder {folder.name} is a symbolic link, not a folder of its own; "
-                    f"nothing was graded from it")))
-            continue
-        if not folder.is_dir():
-            continue
-        nested = folder / assignment
-        if nested.is_symlink():
-            students.append(Student(folder.name, nested, refused=(
-                f"the assignment folder {folder.name}/{assignment} is a symbolic link, not a folder of its own; "
-                f"nothing was graded from it")))
-            continue
-        students.append(Student(folder.name, nested if nested.is_dir() else folder))
-    return students
-
-
-def _real(path: Path) -> str:
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return str(path)
 
 
 @functools.lru_cache(maxsize=1)
@@ -113,30 +63,6 @@ def fingerprint(student: Student, course: CourseConfig) -> str:
         for line in _listing(student.folder):
             h.update(line.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
-
-
-def _listing(folder: Path, max_depth: int = 4, max_entries: int = 2000) -> list[str]:
-    """Name, kind, size and mtime of what lies in a student's folder (links not followed), bounded
-    in depth and count so that a deep or huge tree costs nothing: what intake could grade."""
-    lines, stack = [], [(folder, "", 0)]
-    while stack and len(lines) < max_entries:
-        path, rel, depth = stack.pop()
-        try:
-            with os.scandir(path) as it:
-                entries = sorted(it, key=lambda e: e.name)[:max_entries]
-        except (OSError, ValueError):
-            lines.append(f"{rel}:unreadable")
-            continue
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                lines.append(f"{rel}/{entry.name}:gone")
-                continue
-            lines.append(f"{rel}/{entry.name}:{st.st_mode:o}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-            if entry.is_dir(follow_symlinks=False) and depth < max_depth:
-                stack.append((Path(entry.path), f"{rel}/{entry.name}", depth + 1))
-    return lines
 
 
 def result_path(out: Path, student: str) -> Path:
@@ -245,24 +171,6 @@ def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> S
         return keep_the_better_form(result, folder, course, sandbox)
     finally:
         os.close(fd)
-
-
-def open_confined(folder: Path) -> int:
-    """A descriptor of `folder`, reached from its parent's parent without following a link in
-    the last two components (the student's folder and nbgrader's assignment folder)."""
-    folder = Path(folder)
-    parts = folder.parts
-    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(Path(*parts[:-2]) if len(parts) > 2 else Path(parts[0]), flags & ~getattr(os, "O_NOFOLLOW", 0))
-    try:
-        for part in parts[-2:] if len(parts) > 2 else parts[1:]:
-            nxt = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseConfig,

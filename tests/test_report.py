@@ -245,3 +245,33 @@ def test_a_report_of_1000_students_stays_small_and_fast(tmp_path):
     assert size < 3_000_000
     page = _browse(tmp_path / "report.html", tmp_path, _shots(tmp_path) / "report-1000.png")
     assert page["broken"] == 0 and page["errors"] == [] and page["console"] == []
+
+
+# ====================================================================== pictures from real grading
+
+@pytest.mark.parametrize("stem, case, check_id, kind", [
+    ("attention", "no_scaling", "attention.scaled_dot_product_attention.single", "weights"),
+    ("scaling", "no_scaling", "scaling.scaling_experiment.std", "scaling"),
+])
+def test_a_failed_check_carries_the_data_of_its_picture(tmp_path, stem, case, check_id, kind):
+    """Graded for real (sandbox): the student's weights / statistics are the buggy ones, the
+    expected ones the reference's, and the feedback page draws them."""
+    from autograder.grading import grade_submission, limits_for
+    from autograder.reports.feedback_html import feedback_html
+    from autograder.sandbox import Sandbox
+
+    shutil.copy(KIT_ROOT / "tests" / "corpus" / stem / "buggy" / f"{case}.py", tmp_path / f"{stem}.py")
+    with Sandbox(limits_for(COURSE)) as sandbox:
+        result = grade_submission(tmp_path, COURSE, sandbox, student="bo", stems=(stem,))
+    check = next(c for c in result.checks if c.check_id == check_id)
+    assert not check.passed and check.visual is not None and check.visual["kind"] == kind
+    if kind == "weights":
+        student, expected = np.array(check.visual["student"]), np.array(check.visual["expected"])
+        assert student.shape == expected.shape and np.allclose(student.sum(-1), 1) and np.allclose(expected.sum(-1), 1)
+        assert not np.allclose(student, expected, atol=1e-3)    # unscaled weights are sharper
+    else:
+        d = str(check.visual["dims"][-1])
+        assert check.visual["student"][d]["std_scaled"] > 2 * check.visual["expected"][d]["std_scaled"]
+    page = feedback_html(result, COURSE)
+    assert page.count("<figure") >= 1 and check_id in page
+    assert json.loads(json.dumps(result.to_dict()))       # the picture's data travels as plain JSON
