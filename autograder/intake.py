@@ -308,10 +308,12 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
     chosen: list[tuple[str, str]] = []       # (name, note)
     for suffix in SUFFIXES:
         exact = f"{stem}{suffix}"
-        if exact in names:
+        # a folder named like a file is not a candidate (a link or a file is, and is judged on reading)
+        near = [n for n in names if n.lower().endswith(suffix) and normal_stem(n) == stem
+                and _kind(root, base + (n,)) != "dir"]
+        if exact in near:
             chosen.append((exact, ""))
             continue
-        near = [n for n in names if n.lower().endswith(suffix) and normal_stem(n) == stem]
         if len(near) == 1:
             chosen.append((near[0], f"no {exact} was found, so {prefix}{near[0]} was graded as {exact}; "
                                     f"name it {exact} next time"))

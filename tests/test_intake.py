@@ -197,20 +197,18 @@ def test_a_file_swapped_for_a_link_is_never_read_through_it(tmp_path, solutions,
     import autograder.intake as intake
 
     target = _write(tmp_path / "attention.py", "x = 1\n")
-    real_stat, calls = os.stat, []
+    real_open, calls = os.open, []
 
-    def swap(path, *args, **kwargs):
-        result = real_stat(path, *args, **kwargs)
+    def swap(path, flags, *args, **kwargs):
         if path == "attention.py" and kwargs.get("dir_fd") is not None:
-            calls.append(path)
-            if len(calls) == 2:     # the last look before the open: swap it now
-                target.unlink()
-                target.symlink_to(solutions / "attention.py")
-        return result
+            calls.append(path)          # every check has passed: now it becomes a link
+            target.unlink()
+            target.symlink_to(solutions / "attention.py")
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(intake.os, "stat", swap)
+    monkeypatch.setattr(intake.os, "open", swap)
     loaded = load_stem(tmp_path, "attention")
-    assert len(calls) == 2 and target.is_symlink()
+    assert calls == ["attention.py"] and target.is_symlink()
     assert isinstance(loaded, LoadError) and "symbolic link" in loaded.message and SECRET not in str(loaded)
 
 
@@ -285,3 +283,10 @@ def test_a_deeply_nested_source_file_is_a_message_not_a_crash(tmp_path):
     _write(tmp_path / "attention.py", "x = " + "(" * 100_000 + ")" * 100_000 + "\n")
     loaded = load_stem(tmp_path, "attention")
     assert isinstance(loaded, LoadError)
+
+
+def test_a_folder_named_like_the_file_is_not_taken_for_it(tmp_path):
+    (tmp_path / "attention.py").mkdir()
+    _write(tmp_path / "Attention (1).py", "x = 1\n")
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, SourceFile) and loaded.filename == "Attention (1).py"
