@@ -329,7 +329,7 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
             why += f" (found {', '.join(others[:5])}: submit the .py or .ipynb file itself)"
         elif truncated:
             why += f" (the folder holds more than {MAX_ENTRIES} entries; only the first were looked at)"
-        return StemFiles(stem, problem=Problem(stem, None, why, flags), notes=notes)
+        return StemFiles(stem, problem=Problem(stem, None, why), notes=notes)
     files, problems = [], []
     for name, note in chosen:
         relpath = prefix + name

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from autograder.config import CourseConfig
 from autograder.reports.grades_csv import ordered, submitted
-from autograder.reports.summary import TROUBLE, _why
+from autograder.reports.summary import _why
 from autograder.results import SubmissionResult
 
 SCHEMA = "attnkit-summary/1"
@@ -98,16 +98,11 @@ def _misconceptions(results: list[SubmissionResult]) -> list[dict]:
             for m, names in sorted(students.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 
-# CheckResult.reason -> the kind of trouble the report lists (refused: intake would not read it).
-KINDS = dict(TROUBLE, refused="refused")
-
-
 def _trouble(results: list[SubmissionResult]) -> list[dict]:
     rows = []
     for r in results:
         for e in r.exercises:
-            refused = next((c for c in e.checks if c.reason == "refused"), None)
-            why = ("refused", refused.message.splitlines()[0][:200]) if refused else _why(e)
+            why = _why(e)
             if why:
                 rows.append({"student": r.student, "exercise": e.stem, "kind": why[0], "message": why[1],
                              "feedback": feedback_link(r.student)})
