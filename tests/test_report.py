@@ -275,3 +275,40 @@ def test_a_failed_check_carries_the_data_of_its_picture(tmp_path, stem, case, ch
     page = feedback_html(result, COURSE)
     assert page.count("<figure") >= 1 and check_id in page
     assert json.loads(json.dumps(result.to_dict()))       # the picture's data travels as plain JSON
+
+
+# ====================================================================== names are data on the terminal too
+
+def test_rich_markup_in_names_files_and_messages_is_printed_as_text(tmp_path):
+    from rich.console import Console
+
+    from autograder.reports.summary import print_summary
+    from autograder.reports.table import print_report
+
+    name = "[bold red]mallory[/bold red][link=http://x]y[/link]"
+    result = _result(name, {"attention": "error"}, reason="refused",
+                     note="[blink]hw/[red]Attention.py[/red] was graded as attention.py")
+    result = type(result)(result.student, tuple(e if e.stem != "attention" else
+                                                type(e)(e.stem, e.title, e.checks, "[red]x[/red].py", e.note)
+                                                for e in result.exercises), result.seed, result.assignment)
+    report, summary = (Console(record=True, width=300, force_terminal=True) for _ in range(2))
+    print_report(result, report)
+    print_summary([result], COURSE, summary, tmp_path)
+    flat = (lambda text: "".join(text.split()))      # a long title wraps
+    text = flat(report.export_text())
+    assert flat(name) in text and "[red]x[/red].py" in text and flat("[blink]hw/[red]Attention.py[/red]") in text
+    assert flat(name) in flat(summary.export_text())
+
+
+def test_a_hidden_checks_picture_is_shown_only_with_show_hidden():
+    from autograder.reports.feedback_html import feedback_html
+
+    hidden = next(cid for ex in COURSE.exercises.values() for cid, cfg in ex.checks.items() if cfg.hidden)
+    stem = hidden.split(".")[0]
+    result = _result("bo", {stem: "failed"})
+    result = type(result)("bo", tuple(
+        type(e)(e.stem, e.title, tuple(c if c.check_id != hidden else
+                                       type(c)(**{**c.__dict__, "visual": _weights_visual()}) for c in e.checks),
+                e.graded_file) for e in result.exercises), result.seed, result.assignment)
+    assert "<figure" not in feedback_html(result, COURSE)
+    assert "<figure" in feedback_html(result, COURSE.model_copy(update={"show_hidden": True}))
