@@ -192,6 +192,8 @@ def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseC
         alternative = getattr(source, "alternative", None)
         if alternative is not None and course.both_forms == "py":
             ex = replace(ex, note=f"{ex.note}; the course grades the .py file")
+        elif alternative is not None and course.both_forms == "best" and ex.score >= ex.max_score:
+            ex = replace(ex, note=f"{ex.note}; {ex.graded_file} has full marks, so {alternative.filename} was not graded")
         elif alternative is not None:
             second = replace(grade_exercise(first.stem, alternative, course, sandbox), flags=ex.flags)
             if course.both_forms == "ipynb":
