@@ -59,9 +59,14 @@ def cmd_grade(args, console: Console) -> int:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
     jobs = args.jobs or default_jobs()
-    with ClassProgress(console) as progress:
-        results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
-                              on_result=progress.advance, on_start=progress.start)
+    try:
+        with ClassProgress(console) as progress:
+            results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
+                                  on_result=progress.advance, on_start=progress.start,
+                                  exports=tuple(args.export or ()))
+    except OSError as err:   # OUT could not be written (a full disk, permissions): say so, no traceback
+        print(f"attnkit: {err} (results written so far are kept; run the same command to resume)", file=sys.stderr)
+        return 1
     console.print(f"[dim]{progress.describe()}[/]", highlight=False)
     print_summary(results, course, console, out)
     if args.gradebook:
@@ -131,6 +136,9 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
+    grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
+                       help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
+                            "gradescope-csv (repeatable)")
     grade.set_defaults(func=cmd_grade)
 
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")

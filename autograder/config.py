@@ -75,6 +75,9 @@ class CourseConfig(_Strict):
     tolerances: Tolerances = Tolerances()
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False
+    # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
+    # or always grade one form. (An untouched stub is never preferred to work.)
+    both_forms: Literal["best", "py", "ipynb"] = "best"
     exercises: dict[str, ExerciseConfig]
 
     def check(self, check_id: str) -> CheckConfig:

@@ -25,6 +25,7 @@ from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
 from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
 from autograder.load import LoadError, NotebookSource, SourceFile, load_submission
+from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 
@@ -146,7 +147,8 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     if not problems:
         return result("passed")
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
-    return result("failed", "; ".join(problems), found)
+    visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
+    return replace(result("failed", "; ".join(problems), found), visual=visual)
 
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "

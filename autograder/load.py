@@ -62,9 +62,11 @@ CELL_SEPARATOR = "\n\n"
 @dataclass(frozen=True)
 class SourceFile:
     stem: str
-    filename: str        # the file the source came from: "attention.py" or "attention.ipynb"
+    filename: str        # the file the source came from: "attention.py", "hw1/Attention.ipynb"
     source: str          # Python source, as it will be executed
     note: str = ""       # e.g. why this file was chosen over another
+    flags: tuple[str, ...] = ()             # intake.Flag values: what intake did about the file
+    alternative: "SourceFile | None" = None  # the other form, when both hold work (graded too, the better kept)
 
     @property
     def cells(self) -> tuple[Cell, ...]:
@@ -77,6 +79,8 @@ class LoadError:
     stem: str
     filename: str | None  # None: no file for this stem
     message: str
+    reason: str = "load_error"               # "refused": a link out of the folder, a special file
+    flags: tuple[str, ...] = ()
 
     @property
     def missing(self) -> bool:
@@ -84,31 +88,59 @@ class LoadError:
 
 
 def load_submission(folder: Path, stems: tuple[str, ...] = STEMS) -> dict[str, SourceFile | LoadError]:
-    folder = Path(folder)
-    return {stem: load_stem(folder, stem) for stem in stems}
+    """Each stem's source, chosen and read by autograder.intake (never outside `folder`)."""
+    from autograder.intake import discover
 
-
-def _is_file(path: Path) -> bool:
-    # A symlink is never followed: it could point at another student's work or the kit.
-    return path.is_file() and not path.is_symlink()
+    found = discover(Path(folder), tuple(stems))
+    return {stem: _choose(found[stem]) for stem in stems}
 
 
 def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
-    candidates = [p for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if _is_file(p)]
-    if not candidates:
-        linked = [p.name for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if p.is_symlink()]
-        why = f"{linked[0]} is a symbolic link; submit the file itself" if linked else \
-            f"no {stem}.py or {stem}.ipynb in the submission"
-        return LoadError(stem, linked[0] if linked else None, why)
-    note = ""
-    if len(candidates) == 2:
-        candidates.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        note = f"both {stem}.py and {stem}.ipynb were found; graded {candidates[0].name}, the one modified last"
-    path = candidates[0]
-    result = read_source(path, stem)
-    if isinstance(result, LoadError):
-        return result
-    return SourceFile(stem, path.name, result, note)
+    return load_submission(folder, (stem,))[stem]
+
+
+def _choose(files) -> SourceFile | LoadError:
+    """One SourceFile from intake's files for a stem: the form that holds work; with both holding
+    work, the .py, carrying the notebook as its alternative."""
+    from autograder.intake import Flag, has_work
+
+    stem = files.stem
+    if files.problem is not None:
+        p = files.problem
+        reason = "refused" if Flag.REFUSED in p.flags else "load_error"
+        return LoadError(stem, p.relpath, p.message, reason if p.relpath else "load_error",
+                         tuple(f.value for f in p.flags))
+    loaded = []
+    for found in files.files:
+        source = source_from_bytes(found.data, found.relpath, found.suffix, stem)
+        flags = tuple(f.value for f in found.flags)
+        if isinstance(source, LoadError):
+            loaded.append(LoadError(stem, source.filename, source.message, flags=flags))
+        else:
+            loaded.append(SourceFile(stem, found.relpath, source, found.note, flags))
+    if len(loaded) == 1:
+        return loaded[0]
+    good = [s for s in loaded if isinstance(s, SourceFile)]
+    if not good:
+        return loaded[0]
+    if len(good) == 1:
+        other = next(s for s in loaded if s is not good[0])
+        return _noted(good[0], f"{other.filename} could not be read ({other.message}); graded {good[0].filename}")
+    py, nb = good
+    work = [has_work(s.source, stem) for s in good]
+    if work == [True, True]:
+        return _noted(py, f"both {py.filename} and {nb.filename} hold work", Flag.BOTH_FORMS.value, alternative=nb)
+    keep, stub = (nb, py) if work == [False, True] else (py, nb)
+    if work == [False, False]:
+        return _noted(py, f"both {py.filename} and {nb.filename} are untouched stubs; graded {py.filename}")
+    return _noted(keep, f"{stub.filename} is an untouched stub; graded {keep.filename}", Flag.STUB_SKIPPED.value)
+
+
+def _noted(source: SourceFile, note: str, flag: str = "", alternative: SourceFile | None = None) -> SourceFile:
+    from dataclasses import replace
+
+    return replace(source, note="; ".join(filter(None, (source.note, note))),
+                   flags=source.flags + ((flag,) if flag else ()), alternative=alternative)
 
 
 def read_source(path: Path, stem: str) -> str | LoadError:
@@ -116,11 +148,22 @@ def read_source(path: Path, stem: str) -> str | LoadError:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            return LoadError(stem, name, f"{name} is {size / 1e6:.1f} MB; the limit is {MAX_BYTES / 1e6:.0f} MB "
-                                         f"(clear the notebook's outputs and submit again)")
+            return LoadError(stem, name, _too_big(name, size))
         data = path.read_bytes()
     except OSError as err:
         return LoadError(stem, name, f"{name} cannot be read: {err.strerror or err}")
+    return source_from_bytes(data, name, path.suffix, stem)
+
+
+def _too_big(name: str, size: int) -> str:
+    return (f"{name} is {size / 1e6:.1f} MB or more; the limit is {MAX_BYTES / 1e6:.0f} MB "
+            f"(clear the notebook's outputs and submit again)")
+
+
+def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
+    """The Python source of a file's bytes (a notebook's code cells), or why there is none."""
+    if len(data) > MAX_BYTES:
+        return LoadError(stem, name, _too_big(name, len(data)))
     if not data.strip():
         return LoadError(stem, name, f"{name} is empty")
     if b"\x00" in data:
@@ -131,8 +174,11 @@ def read_source(path: Path, stem: str) -> str | LoadError:
         line = data[: err.start].count(b"\n") + 1
         return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
                                      f"save it as UTF-8")
-    if path.suffix == ".ipynb":
-        cells = notebook_cells(text, name)
+    if suffix.lower() == ".ipynb":
+        try:
+            cells = notebook_cells(text, name)
+        except (RecursionError, MemoryError):   # json and nbformat recurse per nesting level
+            cells = (f"{name} is not a usable notebook: its JSON is nested too deeply",)
         if isinstance(cells, tuple):
             return LoadError(stem, name, cells[0])
         return compiled_cells(cells, name, stem)
