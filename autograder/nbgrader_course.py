@@ -160,10 +160,11 @@ def task_cell_source(stem: str, task: str, visible: list[str], hidden_points: fl
     notebook = f"{stem}.ipynb"
     pts = f"{points:g}"
     listing = "[\n" + "".join(f"    {json.dumps(i)},\n" for i in visible) + "]"
-    hidden = f", {hidden_points:g} of them in hidden checks graded after you hand in" if hidden_points else ""
-    lines = [
-        f"# Autograder tests for {task} ({pts} points{hidden}). Save the notebook first: this",
-        f"# cell grades the saved {notebook} in a fresh Python process, not the variables of this kernel.",
+    lines = [f"# Autograder tests for {task} ({pts} points). Save the notebook first: this cell grades",
+             f"# the saved {notebook} in a fresh Python process, not the variables of this kernel."]
+    if hidden_points:
+        lines.append(f"# {hidden_points:g} of the {pts} points are for hidden checks, graded after you hand in.")
+    lines += [
         "import json as _attnkit_json, os as _attnkit_os, subprocess as _attnkit_subprocess, sys as _attnkit_sys",
         f"_attnkit_checks = {listing}",
         "_attnkit_score = 0.0",
