@@ -41,7 +41,9 @@ from benchmarks.plain_nbgrader import write_plain_course  # noqa: E402
 
 def nbgrader(course_dir: Path, *args: str) -> float:
     """Run one nbgrader command in the course folder; its wall seconds."""
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    # nbgrader_config.py imports the kit: this tree's, whatever is installed
+    path = os.pathsep.join(filter(None, [str(KIT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=path)
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_dir, env=env,
                          capture_output=True, text=True)

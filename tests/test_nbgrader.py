@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
+import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nbformat
@@ -168,8 +167,10 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
 
 
 def _nbgrader(course_dir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    # nbgrader_config.py imports the kit: this tree's kit, whatever is installed
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course_dir}"],
-                         cwd=course_dir, capture_output=True, text=True, timeout=timeout)
+                         cwd=course_dir, capture_output=True, text=True, timeout=timeout, env=env)
     assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     return run
 
@@ -217,7 +218,6 @@ def _buggy_attention(source: Path, target: Path) -> None:
 
 @pytest.mark.slow
 def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_path):
-    started = time.monotonic()
     # A smaller course keeps the run short: three exercises, one with hidden checks, one with a
     # written question and a module-level answer region.
     data = yaml.safe_load(DEFAULT_COURSE.read_text())
@@ -250,7 +250,8 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_pa
             (target / f"{stem}.ipynb").write_bytes((folder / f"{stem}.ipynb").read_bytes())
     _buggy_attention(source / "attention.ipynb", root / "submitted" / "buggy" / ASSIGNMENT / "attention.ipynb")
 
-    _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    run = _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    assert "Attribute 'checksum'" not in run.stdout + run.stderr      # untouched test cells: no warning
     _nbgrader(root, "export")
     grades = _grades(root / "grades.csv")
     auto_max = sum(small.max_points(s) for s in small.exercises)
@@ -303,7 +304,6 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_pa
     write_gradebook(results, f"sqlite:///{root / 'gradebook.db'}", small)
     _nbgrader(root, "export")
     assert _grades(root / "grades.csv") == grades
-    assert time.monotonic() - started < 300
 
 
 def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
@@ -333,23 +333,26 @@ HOSTILE_CELLS = {
     "transformer": UNMARK + (
         "def _blank_grader(lines):\n"
         "    return ['1.0\\n'] if any('_attnkit' in line for line in lines) else lines\n"
-        "get_ipython().input_transformers_post.append(_blank_grader)\n"),
+        "if 'get_ipython' in globals():   # the file still imports outside IPython\n"
+        "    get_ipython().input_transformers_post.append(_blank_grader)\n"),
     # a display hook: every float prints as 1.0, and a fake report after every cell
     "displayhook": UNMARK + (
-        "_ip = get_ipython()\n"
-        "_ip.display_formatter.formatters['text/plain'].for_type(float, lambda v, p, cycle: p.text('1.0'))\n"
-        "_ip.events.register('post_run_cell', lambda result: print('[PASS] everything'))\n"),
-    # patched subprocess, json and float
+        "if 'get_ipython' in globals():   # the file still imports outside IPython\n"
+        "    _ip = get_ipython()\n"
+        "    _ip.display_formatter.formatters['text/plain'].for_type(float, lambda v, p, cycle: p.text('1.0'))\n"
+        "    _ip.events.register('post_run_cell', lambda result: print('[PASS] everything'))\n"),
+    # patched subprocess, json (only for the grader's line: the kernel itself needs json) and float
     "patcher": UNMARK + (
-        "import builtins, json, subprocess\n"
+        "import json, subprocess\n"
         "class _Done:\n"
         "    returncode = 0\n"
         "    stdout = '{\"attnkit\": 1, \"score\": 1.0, \"max_score\": 1.0, \"report\": \"[PASS] all\"}\\n'\n"
         "    stderr = ''\n"
         "subprocess.run = lambda *a, **k: _Done()\n"
-        "json.loads = lambda text, *a, **k: {'attnkit': 1, 'score': 1.0, 'report': '[PASS] all'}\n"
-        "_float = builtins.float\n"
-        "builtins.float = lambda *a: _float(1.0)\n"),
+        "_loads = json.loads\n"
+        "json.loads = lambda text, *a, **k: ({'attnkit': 1, 'score': 1.0, 'report': '[PASS] all'}\n"
+        "                                  if str(text).startswith('{\"attnkit\"') else _loads(text, *a, **k))\n"
+        "float = lambda *a: 1.0\n"),
     # a notebook that copies the course's solutions over its own file and its submitted files
     "rewriter": UNMARK + (
         "import pathlib, shutil\n"
