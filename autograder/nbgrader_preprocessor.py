@@ -11,9 +11,10 @@ generated ``nbgrader_config.py`` adds two preprocessors (``configure``):
   about to grade (``autograder.load``, as ``attnkit check`` reads a file), loads the course
   file, starts the kit's sandbox and sets ``ATTNKIT_AUTOGRADE`` so that the test cells do
   nothing in the kernels that follow (their outputs are replaced anyway).
-* ``GradeInSandbox``, right after ``Execute``: grades the snapshot of this notebook's code in
-  the one warm sandbox kept for the whole run (``autograder.grading.grade_exercise``) and
-  writes each kit test cell's outputs: the report (a stdout stream) and the score as a float
+* ``GradeInSandbox``, right after ``Execute``: takes the grade of the snapshot of this
+  notebook's code, made in the one warm sandbox kept for the whole run
+  (``autograder.grading.grade_exercise``, in a worker thread that grades the snapshot in
+  nbgrader's order while nbgrader's kernels run), and writes each kit test cell's outputs: the report (a stdout stream) and the score as a float
   ``execute_result``, nbgrader's partial credit. Whatever the kernel printed there is gone.
 
 A kernel can still install input transformers, display hooks, patch ``subprocess``, ``json``
@@ -27,6 +28,7 @@ import atexit
 import glob
 import logging
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,13 +42,18 @@ log = logging.getLogger(__name__)
 @dataclass
 class _Run:
     """What one ``nbgrader autograde`` process shares between notebooks: nbgrader makes new
-    preprocessor objects for every notebook, so the warm sandbox lives here."""
+    preprocessor objects for every notebook, so the warm sandbox lives here. One worker thread
+    grades the snapshot in nbgrader's order, ahead of nbgrader's kernels: while a notebook runs
+    in its kernel, the kit grades it (and the next ones) in the sandbox. Only that thread
+    touches the sandbox."""
 
     course: object = None
     sandbox: object = None
     hide: tuple[Path, ...] = ()
     snapshot: dict[Path, object] = field(default_factory=dict)   # submitted notebook -> SourceFile | LoadError
     started: bool = False
+    _pool: ThreadPoolExecutor | None = None
+    _futures: dict[Path, Future] = field(default_factory=dict)
 
     def start(self, notebooks: list[Path]) -> None:
         """Everything the grade depends on, read before any kernel of this run exists."""
@@ -60,12 +67,17 @@ class _Run:
         self.course = load_course_for_cell(course_file)
         self.hide = course_root(course_file)
         self._start_sandbox()
-        for path in notebooks:
+        paths = [_key(path) for path in notebooks]
+        for path in paths:
             self.remember(path)
         # The grading code itself, imported now: later a kernel may write to the file system.
         import autograder.diagnosis  # noqa: F401
         import autograder.grading  # noqa: F401
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnkit-grader")
         atexit.register(self.close)
+        for path in paths:
+            if path.stem in self.course.exercises:
+                self._submit(path)
 
     def _start_sandbox(self) -> None:
         from autograder.nbgrader_cell import start_sandbox
@@ -75,30 +87,47 @@ class _Run:
     def remember(self, path: Path) -> object:
         from autograder.nbgrader_cell import load_notebook
 
-        path = Path(os.path.abspath(path))
+        path = _key(path)
         if path not in self.snapshot:
             self.snapshot[path] = load_notebook(path)
         return self.snapshot[path]
 
-    def grade(self, path: Path, stem: str):
-        """The ExerciseResult of a submitted notebook's snapshot; one retry on a fresh sandbox
-        when the sandbox itself failed (never the submission's fault)."""
+    def _submit(self, path: Path) -> Future:
+        if path not in self._futures:
+            self._futures[path] = self._pool.submit(self._grade_now, path)
+        return self._futures[path]
+
+    def grade(self, path: Path):
+        """The ExerciseResult of a submitted notebook's snapshot (waits for the worker)."""
+        self.remember(path)
+        return self._submit(_key(path)).result()
+
+    def _grade_now(self, path: Path):
+        """In the worker thread. One retry on a fresh sandbox when the sandbox itself failed
+        (never the submission's fault)."""
         from autograder.grading import grade_exercise
         from autograder.sandbox import SandboxError
 
-        loaded = self.remember(path)
+        loaded = self.snapshot[path]
         try:
-            return grade_exercise(stem, loaded, self.course, self.sandbox)
+            return grade_exercise(path.stem, loaded, self.course, self.sandbox)
         except SandboxError as err:
             log.warning("attnkit: the sandbox failed (%s); starting a new one", err)
             self.sandbox.close()
             self._start_sandbox()
-            return grade_exercise(stem, loaded, self.course, self.sandbox)
+            return grade_exercise(path.stem, loaded, self.course, self.sandbox)
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
+
+
+def _key(path) -> Path:
+    return Path(os.path.abspath(path))
 
 
 RUN = _Run()
@@ -161,7 +190,7 @@ class GradeInSandbox(NbGraderPreprocessor):
             return nb, resources
         path = submitted_path(self, resources)
         try:
-            result = RUN.grade(path, stem)
+            result = RUN.grade(path)
             by_id = {c.check_id: c for c in result.checks}
         except Exception as err:  # the kit failed, not the student: say so in the cell, score 0, go on
             log.error("attnkit could not grade %s: %s: %s", path, type(err).__name__, err)
