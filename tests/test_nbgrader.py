@@ -163,6 +163,56 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
     assert "[PASS] attention.softmax.stable" in result["report"]
 
 
+def test_configure_puts_the_kit_first_in_sanitize_and_right_after_execute():
+    from nbgrader.preprocessors import Execute, SaveAutoGrades
+    from traitlets.config import Config
+
+    from autograder.nbgrader_preprocessor import GradeInSandbox, SnapshotSubmissions, configure
+
+    c = Config()
+    configure(c)
+    assert c.Autograde.sanitize_preprocessors[0] is SnapshotSubmissions
+    auto = c.Autograde.autograde_preprocessors
+    assert auto[auto.index(Execute) + 1] is GradeInSandbox and SaveAutoGrades in auto
+
+
+def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(course, tmp_path, monkeypatch):
+    """In-process, without nbgrader's CLI: the code is read at the snapshot; a kernel that then
+    empties the file and prints its own scores changes nothing."""
+    import shutil
+
+    from autograder import nbgrader_preprocessor as pp
+    from autograder.nbgrader_cell import MARKER_ENV
+
+    root = tmp_path / "course"
+    write_course(root, KIT_ROOT, course)
+    submitted = root / "submitted" / "ada" / ASSIGNMENT
+    submitted.mkdir(parents=True)
+    shutil.copy(root / "source" / ASSIGNMENT / "attention.ipynb", submitted / "attention.ipynb")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("ATTNKIT_COURSE", str(root / COURSE_FILE))
+    monkeypatch.setenv(MARKER_ENV, "")
+    monkeypatch.setattr(pp, "RUN", pp._Run())
+    resources = {"nbgrader": {"student": "ada", "assignment": ASSIGNMENT, "notebook": "attention"}}
+    nb = nbformat.read(submitted / "attention.ipynb", as_version=4)
+    try:
+        pp.SnapshotSubmissions().preprocess(nb, resources)
+        assert os.environ[MARKER_ENV] == "1"                 # the kernels' test cells stand down
+        nbformat.write(nbformat.v4.new_notebook(), submitted / "attention.ipynb")    # the kernel's doing
+        tests = [c for c in nb.cells if _meta(c).get("grade") and not _meta(c).get("solution")]
+        for cell in tests:
+            cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "99.0"}, execution_count=1)]
+        pp.GradeInSandbox().preprocess(nb, resources)
+    finally:
+        pp.RUN.close()
+    for cell in tests:
+        points = _meta(cell)["points"]
+        assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
+        assert float(cell.outputs[1]["data"]["text/plain"]) == points
+        assert cell.outputs[0].text.endswith(f"score: {points:g} / {points:g}\n")
+    assert sum(_meta(c)["points"] for c in tests) == course.max_points("attention")
+
+
 # --------------------------------------------------------------------------- the real nbgrader, end to end
 
 
