@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -20,11 +19,7 @@ def _course(args):
 
 def cmd_check(args, console: Console) -> int:
     course = _course(args)
-    from autograder.grading import grade_submission, limits_for
-    from autograder.reports.gradescope import to_gradescope
-    from autograder.reports.table import print_report
-    from autograder.results import dumps, write_atomic
-    from autograder.sandbox import Sandbox
+    from autograder.session import GradingSession
 
     folder = Path(args.submission) if args.submission else Path("exercises")
     if not folder.is_dir():
@@ -36,12 +31,24 @@ def cmd_check(args, console: Console) -> int:
     if unknown:
         console.print(f"[red]--exercise {unknown[0]}: no such exercise[/] (one of {', '.join(course.exercises)})")
         return 2
-    with Sandbox(limits_for(course)) as sandbox:
-        result = grade_submission(folder, course, sandbox, student=args.name or folder.resolve().name, stems=stems)
-    print_report(result, console, show_hidden=course.show_hidden)
-    if args.json:
-        write_atomic(Path(args.json), dumps(to_gradescope(result, show_hidden=course.show_hidden)))
-        console.print(f"[dim]wrote {args.json}[/]")
+    with GradingSession(course).start() as session:     # the sandbox warms up while the reports import
+        from autograder.reports.table import print_report
+
+        result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
+        print_report(result, console, show_hidden=course.show_hidden)
+        if args.json:
+            from autograder.reports.gradescope import to_gradescope
+            from autograder.results import dumps, write_atomic
+
+            write_atomic(Path(args.json), dumps(to_gradescope(result, show_hidden=course.show_hidden)))
+            console.print(f"[dim]wrote {args.json}[/]")
+        if args.watch:
+            from autograder.watch import Watcher, watch
+
+            watcher = Watcher(session, folder, stems or tuple(course.exercises), console)
+            watcher.first(result.exercises)
+            watch(watcher)
+            return 0
     return 0 if result.score == result.max_score else 1
 
 
@@ -126,6 +133,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--json", metavar="FILE", help="also write Gradescope's results.json to FILE")
     check.add_argument("--exercise", action="append", metavar="STEM", help="only this exercise (repeatable)")
     check.add_argument("--name", help="the student's name in the report (default: the folder's name)")
+    check.add_argument("--watch", action="store_true",
+                       help="keep grading: re-grade an exercise each time its file is saved (Ctrl-C stops)")
     check.set_defaults(func=cmd_check)
 
     grade = sub.add_parser("grade", help="grade a class: one folder per student")

@@ -31,11 +31,10 @@ import os
 import sys
 from pathlib import Path
 
-# nbgrader's stub for a cleared solution region. At module level (the typed answers of the
-# hand computation) it would stop the whole notebook from importing, and a half-finished
-# notebook would earn nothing for its finished half; so the grader reads that exact
-# top-level line as "not answered yet" and skips it.
+from autograder.load import LoadError, SourceFile
+
 COURSE_ENV = "ATTNKIT_COURSE"          # set by the course's nbgrader_config.py
+MARKER_ENV = "ATTNKIT_AUTOGRADE"       # set by the kit's nbgrader preprocessor: the test cells stand down
 COURSE_FILE = "attnkit_course.yml"     # written next to nbgrader_config.py by `attnkit nbgrader`
 RESULT_KEY = "attnkit"
 
@@ -47,12 +46,21 @@ def notebook_code(path: Path) -> str | tuple[str]:
     """The code the grader runs for a notebook: every code cell except nbgrader's test cells,
     IPython-only lines dropped, nbgrader's top-level stub line skipped (autograder.load does all
     of it). ``(message,)`` when the file is unusable."""
-    from autograder.load import LoadError, read_source
+    loaded = load_notebook(path)
+    return loaded.source if isinstance(loaded, SourceFile) else (loaded.message,)
 
+
+def load_notebook(path: Path) -> "SourceFile | LoadError":
+    """A saved notebook as ``attnkit check`` reads it (autograder.load): a SourceFile, or a
+    LoadError that says why it cannot be graded."""
+    from autograder.load import read_source
+
+    path = Path(path)
+    stem = path.stem
     if path.is_symlink() or not path.is_file():
-        return (f"no {path.name} next to the test cell (save the notebook under its original name)",)
-    loaded = read_source(path, path.stem)
-    return (loaded.message,) if isinstance(loaded, LoadError) else loaded
+        return LoadError(stem, None, f"no {path.name} next to the test cell (save the notebook under its original name)")
+    loaded = read_source(path, stem)
+    return loaded if isinstance(loaded, LoadError) else SourceFile(stem, path.name, loaded)
 
 
 # --------------------------------------------------------------------------- the course
@@ -107,9 +115,11 @@ def grade_checks(stem: str, loaded, course, sandbox, wanted: list[str]):
 MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not_implemented": "TODO", "missing": "MISSING"}
 
 
-def report_lines(results, course) -> list[str]:
+def report_lines(results, course, points: float | None = None) -> list[str]:
     """What the test cell prints: one line per check; message and hint as the course allows
-    (a hidden check shows only whether it passed unless ``show_hidden``)."""
+    (a hidden check shows only whether it passed unless ``show_hidden``). ``points``: the
+    cell's points, when more than these checks are worth (the released cell runs only the
+    visible checks; the hidden ones are graded after hand-in)."""
     from autograder.grading import GENERIC_HINT
 
     lines = []
@@ -127,7 +137,12 @@ def report_lines(results, course) -> list[str]:
         if hint and r.status in ("failed", "error"):
             lines.append(f"    Hint: {_one_line(hint)}")
     total, best = sum(r.score for r in results), sum(r.max_score for r in results)
-    lines.append(f"score: {total:g} / {best:g}")
+    if points is not None and points > best:
+        rest = points - best
+        lines.append(f"score: {total:g} / {points:g} ({rest:g} point{'s' if rest != 1 else ''} "
+                     f"in hidden checks, graded after you hand in)")
+    else:
+        lines.append(f"score: {total:g} / {best:g}")
     return lines
 
 
@@ -136,30 +151,23 @@ def _one_line(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def grade_notebook(notebook: Path, ids: list[str], course=None, sandbox=None) -> dict:
+def grade_notebook(notebook: Path, ids: list[str], course=None, sandbox=None, points: float | None = None) -> dict:
     """Grade some checks of a saved notebook in the sandbox: {"score", "max_score", "report"}.
     Without `sandbox`, one is started (and closed) here."""
     course = course or load_course_for_cell()
     if sandbox is None:
         with start_sandbox(course) as sandbox:
-            return grade_notebook(notebook, ids, course, sandbox)
-    from autograder.load import LoadError, SourceFile, syntax_problem
-
+            return grade_notebook(notebook, ids, course, sandbox, points)
     notebook = Path(notebook)
     stem = notebook.stem
     if stem not in course.exercises:
         raise ValueError(f"{notebook.name}: no exercise {stem!r} in the course")
     wanted = expand_ids(ids, stem)
-    code = notebook_code(notebook)
-    if isinstance(code, tuple):
-        loaded = LoadError(stem, notebook.name if notebook.is_file() else None, code[0])
-    else:
-        problem = syntax_problem(code, notebook.name)
-        loaded = LoadError(stem, notebook.name, problem) if problem else SourceFile(stem, notebook.name, code)
+    loaded = load_notebook(notebook)
     results = grade_checks(stem, loaded, course, sandbox, wanted)
     score = sum(r.score for r in results)
     return {RESULT_KEY: 1, "score": score, "max_score": sum(r.max_score for r in results),
-            "report": "\n".join(report_lines(results, course))}
+            "report": "\n".join(report_lines(results, course, points))}
 
 
 def start_sandbox(course, hide: tuple[Path, ...] = ()):
@@ -227,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             course = load_course(course_file)
             with start_sandbox(course, course_root(course_file)) as sandbox:
                 course = load_course_for_cell(course_file)   # again, now checking the ids against the kit's checks
-                result = grade_notebook(Path(args.notebook), args.ids, course, sandbox)
+                result = grade_notebook(Path(args.notebook), args.ids, course, sandbox, args.points)
     except Exception as err:  # report as a result: the cell then shows why and scores 0
         result = {RESULT_KEY: 1, "score": 0.0, "max_score": args.points or 0.0,
                   "report": f"The grader could not grade this cell: {type(err).__name__}: {_one_line(err)}",

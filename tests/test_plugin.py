@@ -69,3 +69,16 @@ def test_attnkit_reports_a_bad_course_file_without_a_traceback(tmp_path, capsys)
     bad.write_text("course: x\nseed: -4\nexercises: {}\n")
     assert main(["--course", str(bad), "check", "--submission", str(KIT_ROOT / "solutions")]) == 2
     assert f"{bad}:2: seed:" in capsys.readouterr().err
+
+
+def test_hidden_checks_show_as_attnkit_check_shows_them(pytester, capsys):
+    """A failed hidden check: its title and that it failed, no message, hint or misconception."""
+    cleo = KIT_ROOT / "demo" / "class" / "cleo"
+    result = _run(pytester, "--submission", str(cleo), "-k", "binary_mask or bool_mask")
+    result.assert_outcomes(failed=2, deselected=N_CHECKS - 2)
+    out = result.stdout.str()
+    hidden_line = "a hidden check; its details are shown after grading"
+    assert out.count("hint: ") == 1 and out.count("misconception: mask_after_softmax") == 1   # bool_mask only
+    assert hidden_line in out
+    main(["check", "--submission", str(cleo), "--exercise", "attention"])
+    assert hidden_line in capsys.readouterr().out
