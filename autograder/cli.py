@@ -60,8 +60,15 @@ def cmd_grade(args, console: Console) -> int:
         return 2
     jobs = args.jobs or default_jobs()
     with ClassProgress(console) as progress:
-        results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
-                              on_result=progress.advance, on_start=progress.start)
+        if args.scheduler:
+            from autograder.cluster.cli import grade_on_cluster
+
+            results = grade_on_cluster(args, class_dir, out, course, progress, console)
+            if results is None:
+                return 2
+        else:
+            results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
+                                  on_result=progress.advance, on_start=progress.start)
     console.print(f"[dim]{progress.describe()}[/]", highlight=False)
     print_summary(results, course, console, out)
     if args.gradebook:
@@ -129,6 +136,8 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                        help="submissions graded at once, each in its own sandbox (default: one per core)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
+    grade.add_argument("--scheduler", metavar="ADDRESS",
+                       help="grade on a Dask cluster: its scheduler's address, e.g. tcp://host:8786 (docs/cluster.md)")
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
     grade.set_defaults(func=cmd_grade)
