@@ -34,9 +34,11 @@ class ClusterError(RuntimeError):
     """The scheduler cannot be reached or has no workers (the message says which)."""
 
 
-def connect(address: str, timeout: float = 30.0):
+def connect(address: str, timeout: float | None = None):
     from distributed import Client
 
+    if timeout is None:
+        timeout = float(os.environ.get("ATTNKIT_CONNECT_TIMEOUT", "30"))
     try:
         return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
@@ -65,7 +67,8 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     owned = isinstance(scheduler, str)
     client = connect(scheduler) if owned else scheduler
     try:
-        client.register_plugin(SandboxPlugin(limits_for(course)), name=SandboxPlugin.name)
+        hide = (str(class_dir.resolve()), str(out.resolve()))
+        client.register_plugin(SandboxPlugin(limits_for(course), hide), name=SandboxPlugin.name)
         run = _Run(client, out, course, key, task, in_flight or default_in_flight(client), on_result)
         run.grade(_to_grade(run, students, regrade))
         stored = StoredResults(out, [s.name for s in students], run.digests)

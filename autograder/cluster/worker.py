@@ -43,8 +43,9 @@ class SandboxPlugin(WorkerPlugin):
 
     name = PLUGIN_NAME
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, hide: tuple[str, ...] = ()):
         self.limits_fields = asdict(limits)   # plain data: the plugin travels to the workers
+        self.extra_hide = tuple(str(p) for p in hide)   # the class and OUT, if a worker sees them
         self._idle: queue.LifoQueue | None = None
         self._all: list[Sandbox] = []
         self._lock = threading.Lock()
@@ -52,16 +53,18 @@ class SandboxPlugin(WorkerPlugin):
         self.hide: tuple[str, ...] = ()
 
     def __getstate__(self):
-        return {"limits_fields": self.limits_fields}
+        return {"limits_fields": self.limits_fields, "extra_hide": self.extra_hide}
 
     def __setstate__(self, state):
-        self.__init__(Limits(**state["limits_fields"]))
+        self.__init__(Limits(**state["limits_fields"]), tuple(state["extra_hide"]))
 
     def setup(self, worker) -> None:
         self.root = tempfile.mkdtemp(prefix="attnkit-worker-")
         os.chmod(self.root, 0o700)
         local = getattr(worker, "local_directory", None)
-        self.hide = tuple(p for p in (self.root, local) if p)
+        # Hidden from submissions: every submission unpacked here, the worker's own folder, and
+        # the class and OUT where a shared file system shows them to the worker too.
+        self.hide = tuple(p for p in (self.root, local, *self.extra_hide) if p and os.path.isdir(p))
         self._idle = queue.LifoQueue()
         self._idle.put(self._new())            # warm before the first task arrives
 
