@@ -83,6 +83,22 @@ def cmd_grade(args, console: Console) -> int:
     return 0
 
 
+def cmd_gradescope(args, console: Console) -> int:
+    _course(args)     # a course with a mistake is reported here, not on Gradescope
+    from autograder.gradescope.package import PackageError, build_zip
+    from autograder.gradescope.settings import GradescopeSettings
+
+    settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
+    try:
+        names = build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"), settings)
+    except PackageError as err:
+        console.print(str(err), style="red", markup=False)
+        return 2
+    console.print(f"wrote {args.zip} ({len(names)} files): upload it as the assignment's autograder "
+                  f"(docs/gradescope.md)", markup=False)
+    return 0
+
+
 def cmd_build(args, console: Console) -> int:
     from autograder.build import build
 
@@ -141,6 +157,13 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
     grade.set_defaults(func=cmd_grade)
+
+    gs = sub.add_parser("gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, the kit)")
+    gs.add_argument("zip", metavar="OUT.zip")
+    gs.add_argument("--hidden-visibility", choices=("after_published", "after_due_date", "hidden"),
+                    default="after_published", help="when students see hidden checks (default: after_published)")
+    gs.add_argument("--leaderboard", action="store_true", help="show scores on Gradescope's leaderboard")
+    gs.set_defaults(func=cmd_gradescope)
 
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
