@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     p.add_argument("--import-timeout", type=float, default=3.0)
     args = p.parse_args(argv)
 
-    from autograder.cluster.client import grade_class_on_cluster
+    from autograder.cluster.client import ensure_plugin, grade_class_on_cluster
     from autograder.cluster.worker import SandboxPlugin
     from autograder.grading import limits_for
 
@@ -139,8 +139,9 @@ def main(argv=None) -> int:
         cluster = LoopbackCluster(workers, logs)
         try:
             # Warm up: the plugin starts each worker's sandbox, as it would before a deadline.
-            cluster.client.register_plugin(SandboxPlugin(limits_for(course)), name=SandboxPlugin.name)
             out = root / f"dask{workers}"
+            hide = (str(class_dir.resolve()), str(out.resolve()))
+            ensure_plugin(cluster.client, SandboxPlugin(limits_for(course), hide))
             started = time.monotonic()
             grade_class_on_cluster(class_dir, out, course, cluster.client, regrade=True)
             times[label] = time.monotonic() - started

@@ -20,7 +20,7 @@ def passed_result(student: str, course: CourseConfig) -> SubmissionResult:
     return SubmissionResult(student, exercises, seed=course.seed, assignment=course.assignment, duration_s=0.5)
 
 
-def canned_task(student: str, packed: bytes, course_json: str, kit: str) -> str:
+def canned_task(student: str, packed: bytes, course_json: str, kit: str, plugin_name: str) -> str:
     """What `grade_packed` answers for a correct submission, without grading it."""
     result = passed_result(student, CourseConfig.model_validate_json(course_json))
     return json.dumps({"result": result.to_dict()}, allow_nan=False)

@@ -21,7 +21,7 @@ from autograder.classroom import (Student, feedback_path, find_students, fingerp
 from autograder.cluster.stored import StoredResults, digest, write_grades_csv
 from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, parse_answer
-from autograder.cluster.worker import SandboxPlugin, grade_packed
+from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
 from autograder.config import CourseConfig
 from autograder.grading import limits_for
 from autograder.reports.feedback import feedback_markdown
@@ -43,6 +43,21 @@ def connect(address: str, timeout: float | None = None):
         return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
         raise ClusterError(f"--scheduler {address}: cannot reach a Dask scheduler there ({err})") from None
+
+
+def _worker_plugin_names(dask_scheduler=None) -> list[str]:
+    return list(dask_scheduler.worker_plugins)
+
+
+def ensure_plugin(client, plugin: SandboxPlugin) -> None:
+    """Registers `plugin` unless the same one is registered (its workers' sandboxes are warm),
+    and unregisters attnkit plugins made with other settings (closing their sandboxes)."""
+    names = client.run_on_scheduler(_worker_plugin_names)
+    for name in names:
+        if name.startswith(PLUGIN_PREFIX) and name != plugin.name:
+            client.unregister_worker_plugin(name)
+    if plugin.name not in names:
+        client.register_plugin(plugin, name=plugin.name)
 
 
 def default_in_flight(client) -> int:
@@ -67,9 +82,9 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     owned = isinstance(scheduler, str)
     client = connect(scheduler) if owned else scheduler
     try:
-        hide = (str(class_dir.resolve()), str(out.resolve()))
-        client.register_plugin(SandboxPlugin(limits_for(course), hide), name=SandboxPlugin.name)
-        run = _Run(client, out, course, key, task, in_flight or default_in_flight(client), on_result)
+        plugin = SandboxPlugin(limits_for(course), (str(class_dir.resolve()), str(out.resolve())))
+        ensure_plugin(client, plugin)
+        run = _Run(client, out, course, key, task, in_flight or default_in_flight(client), on_result, plugin.name)
         run.grade(_to_grade(run, students, regrade))
         stored = StoredResults(out, [s.name for s in students], run.digests)
         changed = set(stored.changed())      # a file rewritten by someone else: grade those again
@@ -117,19 +132,20 @@ def _to_grade(run: "_Run", students: list[Student], regrade: bool) -> Iterator[t
 
 class _Run:
     def __init__(self, client, out: Path, course: CourseConfig, key: bytes, task, in_flight: int,
-                 on_result: OnResult | None):
+                 on_result: OnResult | None, plugin_name: str):
         self.client, self.out, self.course, self.key, self.task = client, out, course, key, task
         self.in_flight, self.on_result = max(1, in_flight), on_result
         self.course_json = course.model_dump_json()
         self.kit = kit_fingerprint()
         self.digests: dict[str, str] = {}
         self.stems = tuple(course.exercises)
+        self.plugin_name = plugin_name
 
     def grade(self, todo: Iterator[tuple[Student, str]]) -> None:
         from distributed import as_completed
 
         waiting: dict[str, tuple[Student, str]] = {}
-        done = as_completed([], with_results=False)
+        done = as_completed([], with_results=False, loop=self.client.loop)
         try:
             for _ in range(self.in_flight):
                 if not self._submit(todo, waiting, done):
@@ -152,7 +168,7 @@ class _Run:
         packed = pack_submission(student.folder, self.stems)
         key = f"attnkit-grade-{uuid.uuid4().hex}"
         future = self.client.submit(self.task, student.name, packed, self.course_json, self.kit,
-                                    key=key, pure=False)
+                                    self.plugin_name, key=key, pure=False)
         waiting[future.key] = item
         done.add(future)
         return True

@@ -12,6 +12,7 @@ signs it and writes it. Nothing a submission made ever crosses as a Python objec
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import queue
@@ -30,7 +31,7 @@ from autograder.config import CourseConfig
 from autograder.grading import grade_submission
 from autograder.sandbox import Limits, Sandbox
 
-PLUGIN_NAME = "attnkit-sandbox"
+PLUGIN_PREFIX = "attnkit-sandbox-"
 
 
 class KitMismatch(RuntimeError):
@@ -41,11 +42,13 @@ class SandboxPlugin(WorkerPlugin):
     """One warm Sandbox per worker thread (made when first needed, the first at setup),
     closed at teardown. Submissions are unpacked under a private folder hidden from them."""
 
-    name = PLUGIN_NAME
-
     def __init__(self, limits: Limits, hide: tuple[str, ...] = ()):
         self.limits_fields = asdict(limits)   # plain data: the plugin travels to the workers
         self.extra_hide = tuple(str(p) for p in hide)   # the class and OUT, if a worker sees them
+        # The name says what the sandboxes are made with: a run with the same limits and folders
+        # finds them registered and warm; other settings get a plugin (and sandboxes) of their own.
+        token = json.dumps([self.limits_fields, self.extra_hide], sort_keys=True)
+        self.name = PLUGIN_PREFIX + hashlib.sha256(token.encode()).hexdigest()[:16]
         self._idle: queue.LifoQueue | None = None
         self._all: list[Sandbox] = []
         self._lock = threading.Lock()
@@ -113,23 +116,23 @@ class SandboxPlugin(WorkerPlugin):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _plugin() -> SandboxPlugin:
+def _plugin(name: str) -> SandboxPlugin:
     from distributed import get_worker
 
-    plugin = get_worker().plugins.get(PLUGIN_NAME)
+    plugin = get_worker().plugins.get(name)
     if not isinstance(plugin, SandboxPlugin):
         raise RuntimeError("the attnkit sandbox plugin is not registered on this worker")
     return plugin
 
 
-def grade_packed(student: str, packed: bytes, course_json: str, kit: str) -> str:
+def grade_packed(student: str, packed: bytes, course_json: str, kit: str, plugin_name: str) -> str:
     """The task: JSON text, {"result": SubmissionResult.to_dict()} or {"error": "why"}.
     A grader failure is retried once on a fresh sandbox, as locally."""
     try:
         if kit != kit_fingerprint():
             raise KitMismatch("this worker has another version of attnkit than the client "
                               "(install the same kit on every worker)")
-        plugin = _plugin()
+        plugin = _plugin(plugin_name)
         course = CourseConfig.model_validate_json(course_json)
         with plugin.private_folder() as folder:
             unpack_submission(packed, folder, tuple(course.exercises))

@@ -43,8 +43,11 @@ def run(root: Path) -> dict:
     try:
         found = find_submission(submission, tuple(course.exercises))
         notes = found.notes
-        # Hidden from the student's code: the upload itself, the course and kit, the results.
+        # Hidden from the student's code: the upload itself, the course and kit, the results
+        # (a private mount namespace where the container allows one; and root-only permissions,
+        # which hold for the children's unprivileged uid where it does not).
         hide = tuple(str(p) for p in (submission, source, results) if p.is_dir())
+        _root_only(hide)
         with Sandbox(limits_for(course), hide=hide) as sandbox:
             result = grade_submission(found.folder, course, sandbox, student="submission")
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens
@@ -52,6 +55,16 @@ def run(root: Path) -> dict:
     data = results_json(result, course, settings, notes=notes, execution_time=time.monotonic() - started)
     write_atomic(results / "results.json", dumps(data))
     return data
+
+
+def _root_only(folders: tuple[str, ...]) -> None:
+    if os.geteuid() != 0:
+        return
+    for folder in folders:
+        try:
+            os.chmod(folder, 0o700)
+        except OSError:
+            pass
 
 
 def _settings(path: Path) -> GradescopeSettings:
