@@ -254,7 +254,8 @@ def test_a_class_on_two_workers_grades_exactly_as_a_local_run_and_resumes(tmp_pa
     # Resume: nothing changed, so nothing is sent again; a forged result is graded again.
     forged = cluster_out / "results" / "cleo.json"
     data = json.loads(forged.read_text())
-    data["extra_data"]["result"]["exercises"][0]["checks"][0]["status"] = "passed"
+    check = next(c for e in data["extra_data"]["result"]["exercises"] for c in e["checks"] if c["status"] != "passed")
+    check.update(status="passed", score=check["max_score"])
     forged.write_text(json.dumps(data))
     before = {p.name: p.stat().st_mtime_ns for p in (cluster_out / "results").iterdir()}
     graded: list[tuple[str, bool]] = []
