@@ -271,9 +271,32 @@ def test_an_unreachable_scheduler_is_a_clear_message(tmp_path):
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(DEMO), "--out", str(tmp_path / "o"),
                           "--scheduler", f"tcp://127.0.0.1:{_free_port()}"],
                          cwd=KIT_ROOT, capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, PYTHONPATH=str(KIT_ROOT), ATTNKIT_CONNECT_TIMEOUT="3"))
+                         env=_env() | {"ATTNKIT_CONNECT_TIMEOUT": "3"})
     assert run.returncode == 2
     assert "cannot reach a Dask scheduler" in run.stdout + run.stderr
+
+
+def test_a_scheduler_without_workers_is_a_clear_message(tmp_path):
+    port = _free_port()
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--dashboard-address", ":0", "--no-show"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.5)
+        run = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(DEMO), "--out",
+                              str(tmp_path / "o"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                             cwd=KIT_ROOT, capture_output=True, text=True, timeout=120,
+                             env=_env() | {"ATTNKIT_CONNECT_TIMEOUT": "3"})
+    finally:
+        scheduler.terminate()
+        scheduler.wait(30)
+    assert run.returncode == 2, run.stderr
+    assert "has no workers" in run.stdout + run.stderr
 
 
 # ====================================================================== memory: 2,000 students

@@ -40,9 +40,16 @@ def connect(address: str, timeout: float | None = None):
     if timeout is None:
         timeout = float(os.environ.get("ATTNKIT_CONNECT_TIMEOUT", "30"))
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        client = Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
         raise ClusterError(f"--scheduler {address}: cannot reach a Dask scheduler there ({err})") from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError) as err:
+        client.close()
+        raise ClusterError(f"--scheduler {address}: the scheduler has no workers (none joined within "
+                           f"{timeout:g} s; start some with `dask worker {address}`)") from None
+    return client
 
 
 def _worker_plugin_names(dask_scheduler=None) -> list[str]:
