@@ -68,9 +68,16 @@ def cmd_grade(args, console: Console) -> int:
     jobs = args.jobs or default_jobs()
     try:
         with ClassProgress(console) as progress:
-            results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
-                                  on_result=progress.advance, on_start=progress.start,
-                                  exports=tuple(args.export or ()))
+            if args.scheduler:
+                from autograder.cluster.cli import grade_on_cluster
+
+                results = grade_on_cluster(args, class_dir, out, course, progress, console)
+                if results is None:
+                    return 2
+            else:
+                results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
+                                      on_result=progress.advance, on_start=progress.start,
+                                      exports=tuple(args.export or ()))
     except OSError as err:   # OUT could not be written (a full disk, permissions): say so, no traceback
         print(f"attnkit: {err} (results written so far are kept; run the same command to resume)", file=sys.stderr)
         return 1
@@ -85,6 +92,22 @@ def cmd_grade(args, console: Console) -> int:
             console.print(f"[red]--gradebook {args.gradebook}: {err}[/]", markup=False)
             return 2
         console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
+    return 0
+
+
+def cmd_gradescope(args, console: Console) -> int:
+    _course(args)     # a course with a mistake is reported here, not on Gradescope
+    from autograder.gradescope.package import PackageError, build_zip
+    from autograder.gradescope.settings import GradescopeSettings
+
+    settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
+    try:
+        names = build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"), settings)
+    except PackageError as err:
+        console.print(str(err), style="red", markup=False)
+        return 2
+    console.print(f"wrote {args.zip} ({len(names)} files): upload it as the assignment's autograder "
+                  f"(docs/gradescope.md)", markup=False)
     return 0
 
 
@@ -143,12 +166,21 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                        help="submissions graded at once, each in its own sandbox (default: one per core)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
+    grade.add_argument("--scheduler", metavar="ADDRESS",
+                       help="grade on a Dask cluster: its scheduler's address, e.g. tcp://host:8786 (docs/cluster.md)")
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
     grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
                        help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
                             "gradescope-csv (repeatable)")
     grade.set_defaults(func=cmd_grade)
+
+    gs = sub.add_parser("gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, the kit)")
+    gs.add_argument("zip", metavar="OUT.zip")
+    gs.add_argument("--hidden-visibility", choices=("after_published", "after_due_date", "hidden"),
+                    default="after_published", help="when students see hidden checks (default: after_published)")
+    gs.add_argument("--leaderboard", action="store_true", help="show scores on Gradescope's leaderboard")
+    gs.set_defaults(func=cmd_gradescope)
 
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")

@@ -1,0 +1,22 @@
+"""The `--scheduler` branch of `attnkit grade`: clear messages when Dask is missing or the
+scheduler cannot be reached, then the cluster run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console):
+    """The results (a Sequence), or None after printing why the cluster cannot be used."""
+    try:
+        from autograder.cluster.client import ClusterError, grade_class_on_cluster
+    except ImportError as err:
+        console.print(f"[red]--scheduler needs Dask[/] ({err.name or err} is not installed): "
+                      f"pip install 'attnkit[cluster]'", highlight=False)
+        return None
+    try:
+        return grade_class_on_cluster(class_dir, out, course, args.scheduler, regrade=args.regrade,
+                                      on_result=progress.advance, on_start=progress.start)
+    except ClusterError as err:
+        console.print(str(err), style="red", markup=False)
+        return None

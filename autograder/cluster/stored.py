@@ -1,0 +1,64 @@
+"""A class's results read back from OUT/results one at a time, so a run of thousands of
+students never holds them all: a Sequence for the end-of-run reports (grades.csv, the summary,
+the gradebook), checked against the digests the client kept of what it wrote."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from autograder.classroom import result_path
+from autograder.reports.grades_csv import grades_csv
+from autograder.results import SubmissionResult, write_atomic
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class ResultChanged(RuntimeError):
+    """A result file no longer says what the grader wrote (nobody else may write OUT)."""
+
+
+class StoredResults(Sequence):
+    """Results of `names` (in that order) as written in OUT; `digests` holds what was written."""
+
+    def __init__(self, out: Path, names: list[str], digests: dict[str, str]):
+        self.out, self.names, self.digests = Path(out), list(names), digests
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self.load(self.names[index])
+
+    def load(self, name: str) -> SubmissionResult:
+        text = self.text(name)
+        if text is None:
+            raise ResultChanged(f"{result_path(self.out, name)} changed after it was written; grade again")
+        return SubmissionResult.from_dict(json.loads(text)["extra_data"]["result"])
+
+    def text(self, name: str) -> str | None:
+        """The file's text when it is what was written, else None."""
+        try:
+            text = result_path(self.out, name).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return None
+        return text if digest(text) == self.digests.get(name) else None
+
+    def changed(self) -> list[str]:
+        """Students whose result file differs from what was written."""
+        return [n for n in self.names if self.text(n) is None]
+
+
+def write_grades_csv(out: Path, results: StoredResults, stems: tuple[str, ...]) -> None:
+    """grades.csv as `grades_csv` writes it, one student at a time (rows sorted by student, as
+    there)."""
+    lines = [grades_csv([], stems)]
+    for name in sorted(results.names):
+        lines.append(grades_csv([results.load(name)], stems).split("\n", 1)[1])
+    write_atomic(Path(out) / "grades.csv", "".join(lines))

@@ -1,0 +1,333 @@
+"""`attnkit grade --scheduler`: a class graded on a Dask cluster says exactly what a local run
+says; submissions cross as tar bytes and are loaded on the worker as locally; a worker's answer
+is validated, and the client's memory does not grow with the class.
+
+The cluster test starts a real scheduler and two workers (`dask scheduler`, `dask worker`
+subprocesses on 127.0.0.1) and compares with `grade_class` on the same class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from autograder.checks import check_ids  # noqa: E402
+from autograder.classroom import grade_class  # noqa: E402
+from autograder.cluster.client import answer_json, grade_class_on_cluster  # noqa: E402
+from autograder.cluster.transport import PackError, pack_submission, unpack_submission  # noqa: E402
+from autograder.cluster.validate import BadAnswer, parse_answer  # noqa: E402
+from autograder.config import KIT_ROOT, load_course  # noqa: E402
+from autograder.contract import STEMS  # noqa: E402
+from autograder.load import MAX_BYTES, load_submission  # noqa: E402
+
+from tests.cluster_canned import passed_result  # noqa: E402
+from tests.test_classroom import _hostile, _student, small_course  # noqa: E402
+
+DEMO = KIT_ROOT / "demo" / "class"
+SOLUTIONS = KIT_ROOT / "solutions"
+HOSTILE = KIT_ROOT / "tests" / "hostile"
+
+
+def course_at(path: Path):
+    return load_course(path, known_checks=check_ids())
+
+
+# ====================================================================== transport
+
+def _roundtrip(folder: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "unpacked"
+    dest.mkdir(parents=True)
+    unpack_submission(pack_submission(folder, STEMS), dest, STEMS)
+    return dest
+
+
+def test_every_demo_and_corpus_submission_loads_the_same_after_the_trip(tmp_path):
+    folders = [p for p in sorted(DEMO.iterdir())] + sorted(
+        p for p in (KIT_ROOT / "tests" / "corpus").glob("*/*") if p.is_dir())
+    for i, folder in enumerate(folders):
+        dest = _roundtrip(folder, tmp_path / str(i))
+        assert load_submission(dest) == load_submission(folder), folder
+
+
+def test_links_huge_files_mtimes_and_odd_entries_read_the_same(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    secret = tmp_path / "secret.py"
+    secret.write_text("SECRET = 1\n")
+    (src / "attention.py").symlink_to(secret)                       # a link to a real file
+    (src / "causal_mask.py").symlink_to(tmp_path / "nowhere.py")   # a dangling link
+    (src / "scaling.py").write_bytes(b"# pad\n" * (MAX_BYTES // 6 + 10))   # over the size limit
+    (src / "multihead.py").write_text("X = 1\n")
+    (src / "multihead.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    os.utime(src / "multihead.py", ns=(1, 1_700_000_000_123_456_789))          # the .ipynb is newer
+    os.mkfifo(src / "hand_computation.py")                          # neither file nor link
+    (src / "notes.txt").write_text("not sent")
+    dest = _roundtrip(src, tmp_path)
+    assert load_submission(dest) == load_submission(src)
+    assert sorted(p.name for p in dest.iterdir()) == sorted(
+        ["attention.py", "causal_mask.py", "scaling.py", "multihead.py", "multihead.ipynb"])
+    assert os.readlink(dest / "attention.py") != str(secret)       # never followed, never pointed home
+    assert os.stat(dest / "multihead.py").st_mtime_ns == 1_700_000_000_123_456_789
+    assert b"SECRET" not in pack_submission(src, STEMS)
+
+
+def _tar(members: list[tuple[str, bytes, bytes]]) -> bytes:
+    """A tar built by hand: (name, type flag, data)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, kind, data in members:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            if kind == tarfile.LNKTYPE:
+                info.linkname = "attention.py"
+            info.size = len(data) if kind == tarfile.REGTYPE else 0
+            tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("members", [
+    [("../attention.py", b"0", b"x = 1\n")],
+    [("/tmp/attention.py", b"0", b"x = 1\n")],
+    [("sub/attention.py", b"0", b"x = 1\n")],
+    [("notes.txt", b"0", b"x")],
+    [("attention.py", b"0", b"x"), ("attention.py", b"0", b"y")],
+    [("attention.py", b"0", b"x"), ("causal_mask.py", b"1", b"")],      # a hard link
+    [("attention.py", b"5", b"")],                                       # a folder
+])
+def test_unpacking_refuses_what_the_client_never_packs(tmp_path, members):
+    with pytest.raises(PackError):
+        unpack_submission(_tar(members), tmp_path, STEMS)
+    assert not (tmp_path.parent / "attention.py").exists()
+
+
+def test_unpacking_refuses_bytes_that_are_not_a_tar(tmp_path):
+    with pytest.raises(PackError):
+        unpack_submission(b"\x80\x04not a tar" * 100, tmp_path, STEMS)
+
+
+# ====================================================================== validation of answers
+
+def test_an_honest_answer_is_accepted_and_a_doctored_one_is_not():
+    course = course_at(KIT_ROOT / "course.yml")
+    honest = passed_result("ada", course)
+    assert parse_answer(answer_json(honest), "ada", course) == honest
+    data = json.loads(answer_json(honest))
+    doctored = json.loads(json.dumps(data))
+    doctored["result"]["exercises"][0]["checks"][0]["max_score"] = 100
+    lost = json.loads(json.dumps(data))
+    del lost["result"]["exercises"][1]["checks"][0]
+    failed_full = json.loads(json.dumps(data))
+    failed_full["result"]["exercises"][0]["checks"][0]["status"] = "failed"
+    for text, name in [(answer_json(honest), "ben"), (json.dumps(doctored), "ada"), (json.dumps(lost), "ada"),
+                       (json.dumps(failed_full), "ada"), ('{"error": "KitMismatch: other kit"}', "ada"),
+                       ("[1, 2]", "ada"), ("not json", "ada")]:
+        with pytest.raises(BadAnswer):
+            parse_answer(text, name, course)
+
+
+# ====================================================================== a real cluster on loopback
+
+def _env() -> dict:
+    """This kit first on the path (and tests/, for the workers' canned task)."""
+    path = [str(KIT_ROOT), str(KIT_ROOT / "tests"), os.environ.get("PYTHONPATH", "")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p), MPLBACKEND="Agg")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """`dask scheduler` and two `dask worker`s (one thread each) on 127.0.0.1, using this kit."""
+    logs = tmp_path_factory.mktemp("dask-logs")
+    env = _env()
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    procs = [subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                               "--dashboard-address", ":0", "--no-show"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=open(logs / "scheduler.log", "wb"))]
+    for i in range(2):
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--nworkers", "1",
+             "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(logs / f"w{i}")],
+            env=env, stdout=subprocess.DEVNULL, stderr=open(logs / f"worker{i}.log", "wb")))
+    from distributed import Client
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with Client(address, timeout=5) as client:
+                client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
+            break
+        except Exception:  # noqa: BLE001 - not up yet
+            if time.monotonic() > deadline:
+                for p in procs:
+                    p.kill()
+                pytest.fail("the Dask scheduler and workers did not start: " +
+                            (logs / "scheduler.log").read_text(errors="replace")[-2000:])
+            time.sleep(1)
+    yield address
+    for p in reversed(procs):
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def _class(root: Path) -> tuple[Path, Path]:
+    """The demo class, a hostile spy and writer, a link, a huge file, both .py and .ipynb, an odd name."""
+    class_dir = root / "class"
+    out = root / "out"
+    for folder in DEMO.iterdir():
+        _student(class_dir, folder.name, {p.name: p for p in folder.iterdir()})
+    paths = {"@KIT@": str(KIT_ROOT), "@CLASS@": str(class_dir), "@OUT@": str(out)}
+    witness = {"hand_computation.py": SOLUTIONS / "hand_computation.py"}
+    for case in ("spy", "writer"):
+        _student(class_dir, case, witness | {"causal_mask.py": _hostile(case, "causal_mask", paths)})
+    linked = _student(class_dir, "linked", witness)
+    (linked / "attention.py").symlink_to(class_dir / "ada" / "attention.py")
+    _student(class_dir, "huge", witness | {"attention.py": b"# padding\n" * 300_000})
+    both = _student(class_dir, "both", {"attention.py": "def softmax(x, axis=-1):\n    return x\n",
+                                        "attention.ipynb": (DEMO / "ben" / "attention.ipynb").read_bytes()})
+    os.utime(both / "attention.py", (1_000_000, 1_000_000))
+    _student(class_dir, "José Ñúñez", {"causal_mask.py": SOLUTIONS / "causal_mask.py"})
+    return class_dir, out
+
+
+def _comparable(out: Path) -> dict[str, object]:
+    """Every file of OUT but the key, with what differs between any two runs removed (timing,
+    and the signature, made with each run folder's own key)."""
+    files: dict[str, object] = {}
+    for path in sorted(out.rglob("*")):
+        rel = str(path.relative_to(out))
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        if path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            for extra in (data["extra_data"], data["extra_data"]["result"]):
+                extra.pop("duration_s", None)
+            data["extra_data"].pop("signature", None)
+            files[rel] = data
+        else:
+            files[rel] = path.read_text(encoding="utf-8")
+    return files
+
+
+@pytest.mark.slow
+def test_a_class_on_two_workers_grades_exactly_as_a_local_run_and_resumes(tmp_path, scheduler):
+    class_dir, _ = _class(tmp_path)
+    course_file = small_course(tmp_path)
+    local_out, cluster_out = tmp_path / "local-out", tmp_path / "cluster-out"
+    grade_class(class_dir, local_out, course_at(course_file), jobs=2)
+    run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course_file), "grade",
+                          str(class_dir), "--out", str(cluster_out), "--scheduler", scheduler],
+                         cwd=KIT_ROOT, capture_output=True, text=True, timeout=900,
+                         env=_env())
+    assert run.returncode == 0, run.stderr + run.stdout
+    local, cluster = _comparable(local_out), _comparable(cluster_out)
+    assert set(cluster) == set(local)
+    for name in local:
+        assert cluster[name] == local[name], name
+    results = {p.stem: json.loads(p.read_text())["extra_data"]["result"] for p in (cluster_out / "results").iterdir()}
+    assert results["spy"]["score"] == results["writer"]["score"] == 14   # found nothing, changed nothing
+    assert not (class_dir / "writer" / "results.json").exists()
+    assert "symbolic link" in json.dumps(results["linked"])
+    assert "is 3.0 MB" in json.dumps(results["huge"])
+
+    # Resume: nothing changed, so nothing is sent again; a forged result is graded again.
+    forged = cluster_out / "results" / "cleo.json"
+    data = json.loads(forged.read_text())
+    check = next(c for e in data["extra_data"]["result"]["exercises"] for c in e["checks"] if c["status"] != "passed")
+    check.update(status="passed", score=check["max_score"])
+    forged.write_text(json.dumps(data))
+    before = {p.name: p.stat().st_mtime_ns for p in (cluster_out / "results").iterdir()}
+    graded: list[tuple[str, bool]] = []
+    grade_class_on_cluster(class_dir, cluster_out, course_at(course_file), scheduler,
+                           on_result=lambda r, reused: graded.append((r.student, reused)))
+    assert sorted(n for n, reused in graded if not reused) == ["cleo"]
+    after = {p.name: p.stat().st_mtime_ns for p in (cluster_out / "results").iterdir()}
+    assert {n for n in before if before[n] != after[n]} == {"cleo.json"}
+    assert _comparable(cluster_out) == local
+
+
+def test_an_unreachable_scheduler_is_a_clear_message(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(DEMO), "--out", str(tmp_path / "o"),
+                          "--scheduler", f"tcp://127.0.0.1:{_free_port()}"],
+                         cwd=KIT_ROOT, capture_output=True, text=True, timeout=120,
+                         env=_env() | {"ATTNKIT_CONNECT_TIMEOUT": "3"})
+    assert run.returncode == 2
+    assert "cannot reach a Dask scheduler" in run.stdout + run.stderr
+
+
+def test_a_scheduler_without_workers_is_a_clear_message(tmp_path):
+    port = _free_port()
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--dashboard-address", ":0", "--no-show"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.5)
+        run = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(DEMO), "--out",
+                              str(tmp_path / "o"), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                             cwd=KIT_ROOT, capture_output=True, text=True, timeout=120,
+                             env=_env() | {"ATTNKIT_CONNECT_TIMEOUT": "3"})
+    finally:
+        scheduler.terminate()
+        scheduler.wait(30)
+    assert run.returncode == 2, run.stderr
+    assert "has no workers" in run.stdout + run.stderr
+
+
+# ====================================================================== memory: 2,000 students
+
+def _synthetic_class(root: Path, n: int) -> Path:
+    source = (SOLUTIONS / "attention.py").read_bytes()
+    for i in range(n):
+        folder = root / f"s{i:05d}"
+        folder.mkdir(parents=True)
+        (folder / "attention.py").write_bytes(source)
+    return root
+
+
+@pytest.mark.slow
+def test_two_thousand_students_stream_to_disk_with_bounded_client_memory(tmp_path, scheduler):
+    """The client (its own process; the workers answer at once with full marks) grades 200 and
+    then 2,000 students: its peak memory grows by far less than the results it wrote."""
+    peaks = {}
+    for n in (200, 2000):
+        class_dir = _synthetic_class(tmp_path / f"class{n}", n)
+        run = subprocess.run([sys.executable, str(KIT_ROOT / "tests" / "cluster_canned.py"), str(class_dir),
+                              str(tmp_path / f"out{n}"), scheduler], cwd=KIT_ROOT, capture_output=True, text=True,
+                             timeout=1200, env=_env())
+        assert run.returncode == 0, run.stderr[-3000:]
+        report = json.loads(run.stdout.strip().splitlines()[-1])
+        assert report["n"] == n
+        peaks[n] = report["max_rss_kb"] * 1024
+    out = tmp_path / "out2000"
+    written = sum(p.stat().st_size for p in (out / "results").iterdir())
+    assert written > 40e6                                   # what holding every result would cost, at least
+    assert peaks[2000] - peaks[200] < 0.25 * written, (peaks, written)   # ten times the students
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert len(rows) == 2001 and rows[1].startswith("s00000,") and rows[-1].endswith(",46,46")
+    assert json.loads((out / "results" / "s01999.json").read_text())["extra_data"]["result"]["student"] == "s01999"

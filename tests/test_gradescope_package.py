@@ -1,0 +1,242 @@
+"""`attnkit gradescope OUT.zip`: the zip unpacked into a temporary root laid out like
+Gradescope's (source/, submission/, results/), its setup.sh run with the network install
+skipped (this environment has the dependencies), and its real run_autograder run on a correct,
+a buggy, an empty and a hostile submission; results.json is checked against Gradescope's
+schema (written here from Gradescope's specification, not from the kit's output).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from autograder.build import to_notebook
+from autograder.config import KIT_ROOT
+
+SOLUTIONS = KIT_ROOT / "solutions"
+BUGGY = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "no_scaling.py"
+STEMS = ("hand_computation", "attention", "causal_mask", "scaling", "multihead")
+
+VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+# Gradescope's results.json (gradescope-autograders.readthedocs.io, "Autograder Specifications").
+SCHEMA = {
+    "type": "object",
+    "required": ["tests"],
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "required": ["score", "max_score", "name"],
+            "properties": {
+                "score": {"type": "number"}, "max_score": {"type": "number"},
+                "status": {"enum": ["passed", "failed"]}, "name": {"type": "string"},
+                "number": {"type": "string"}, "output": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "visibility": VISIBILITY, "extra_data": {"type": "object"},
+            }}},
+        "leaderboard": {"type": "array", "items": {
+            "type": "object", "required": ["name", "value"],
+            "properties": {"name": {"type": "string"}, "value": {"type": ["number", "string"]},
+                           "order": {"enum": ["asc", "desc"]}}}},
+    },
+}
+
+HOSTILE = '''
+import os, sys
+ROOT = "@ROOT@"
+# Forge the grade, read the kit and the course, flood the log.
+for target in (ROOT + "/results/results.json", ROOT + "/results/forged.json"):
+    try:
+        with open(target, "w") as fh:
+            fh.write('{"score": 1000, "tests": []}')
+    except OSError:
+        pass
+LEAKED = []
+for secret in (ROOT + "/source/attnkit/reference/attention.py", ROOT + "/source/course.yml",
+               ROOT + "/submission/causal_mask.py"):
+    try:
+        with open(secret) as fh:
+            LEAKED.append(secret + fh.read(10))
+    except OSError:
+        pass
+sys.stdout.write("spam " * 2_000_000)
+''' + (SOLUTIONS / "causal_mask.py").read_text(encoding="utf-8") + '''
+
+_right = create_causal_mask
+
+
+def create_causal_mask(seq_len):
+    if LEAKED:
+        raise RuntimeError("leaked: " + "; ".join(LEAKED))
+    return _right(seq_len)
+'''
+
+
+def _small_course(tmp: Path, **changes) -> Path:
+    data = yaml.safe_load((KIT_ROOT / "course.yml").read_text(encoding="utf-8"))
+    data["limits"].update(call_timeout=3, import_timeout=5, memory_mb=1024, cpu_seconds=20)
+    data.update(changes)
+    data["exercises"]["attention"]["checks"]["attention.softmax.rows"] = {"points": 1, "hidden": True}
+    path = tmp / "course.yml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _attnkit(*args: str, cwd: Path = KIT_ROOT) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(KIT_ROOT))
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("gs")
+    course = _small_course(tmp)
+    target = tmp / "autograder.zip"
+    run = _attnkit("--course", str(course), "gradescope", str(target), "--leaderboard")
+    assert run.returncode == 0, run.stderr + run.stdout
+    return target
+
+
+def _root(tmp_path: Path, zip_path: Path) -> Path:
+    """A folder laid out as Gradescope's /autograder after setup.sh."""
+    root = tmp_path / "autograder"
+    for sub in ("source", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / script, 0o755)
+    env = _env(root)
+    for script in ("setup.sh", "run_autograder"):
+        check = subprocess.run(["bash", "-n", str(root / "source" / script)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert setup.returncode == 0 and "ready" in setup.stdout, setup.stderr
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")   # as Gradescope does
+    return root
+
+
+def _env(root: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return env | {"ATTNKIT_GRADESCOPE_ROOT": str(root), "ATTNKIT_SKIP_INSTALL": "1", "ATTNKIT_PYTHON": sys.executable}
+
+
+def _grade(root: Path) -> tuple[dict, subprocess.CompletedProcess]:
+    run = subprocess.run([str(root / "run_autograder")], cwd=root, env=_env(root), capture_output=True,
+                         timeout=600)
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == sum(t["score"] for t in results["tests"])
+    return results, run
+
+
+def _by_id(results: dict) -> dict[str, dict]:
+    return {t["extra_data"]["check_id"]: t for t in results["tests"]}
+
+
+def test_the_zip_holds_the_scripts_the_kit_the_course_and_exact_pins(autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as zf:
+        names = set(zf.namelist())
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
+        pins = zf.read("requirements.txt").decode().splitlines()
+        setup = zf.read("setup.sh").decode()
+    assert {"setup.sh", "run_autograder", "course.yml", "gradescope.json", "requirements.txt",
+            "attnkit/autograder/grading.py", "attnkit/reference/attention.py"} <= names
+    assert modes["setup.sh"] == modes["run_autograder"] == 0o755
+    assert not any("__pycache__" in n or n.startswith("attnkit/solutions") for n in names)
+    import numpy
+    import pydantic
+
+    assert f"numpy=={numpy.__version__}" in pins and f"pydantic=={pydantic.VERSION}" in pins
+    assert all("==" in p for p in pins if not p.startswith("#")) and not any(p.startswith("torch==") for p in pins)
+    assert "download.pytorch.org/whl/cpu" in setup and "torch==" in setup
+
+
+@pytest.mark.slow
+def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
+    root = _root(tmp_path, autograder_zip)
+    submission = root / "submission"
+
+    # correct, as nbgrader-named notebooks in one folder (a zip of the released assignment folder)
+    folder = submission / "self_attention"
+    folder.mkdir()
+    for stem in STEMS:
+        text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
+        (folder / f"{stem}.ipynb").write_text(to_notebook(text, stem, f"solutions/{stem}.py"), encoding="utf-8")
+    results, _ = _grade(root)
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) == 46
+    assert "self_attention/" in results["output"]
+    assert results["leaderboard"] == [{"name": "score", "value": 46.0, "order": "desc"}]
+    hidden = _by_id(results)["attention.softmax.rows"]
+    assert hidden["visibility"] == "after_published" and hidden["status"] == "passed"
+
+    # buggy: the solutions at the top, attention.py without the scaling
+    shutil.rmtree(folder)
+    for stem in STEMS:
+        shutil.copy(SOLUTIONS / f"{stem}.py", submission)
+    shutil.copy(BUGGY, submission / "attention.py")
+    results, _ = _grade(root)
+    tests = _by_id(results)
+    assert 0 < results["score"] < 46
+    assert tests["attention.softmax.rows"]["status"] == "passed"
+    unscaled = [t for t in tests.values() if "misconception:no_scaling" in t["tags"]]
+    assert unscaled and all(t["score"] == 0 and "Hint:" in t["output"] for t in unscaled)
+
+    # empty
+    for path in submission.iterdir():
+        path.unlink()
+    results, _ = _grade(root)
+    assert results["score"] == 0 and "no exercise files were found" in results["output"]
+    assert all(t["status"] == "failed" for t in results["tests"])
+
+    # hostile: tries to forge results.json, to read the kit and the course, and floods stdout
+    (submission / "causal_mask.py").write_text(HOSTILE.replace("@ROOT@", str(root)), encoding="utf-8")
+    shutil.copy(SOLUTIONS / "hand_computation.py", submission)
+    results, run = _grade(root)
+    tests = _by_id(results)
+    causal = [t for cid, t in tests.items() if cid.startswith("causal_mask.")]
+    assert all(t["status"] == "passed" for t in causal), [t["output"] for t in causal]
+    assert results["score"] == 14
+    assert not (root / "results" / "forged.json").exists()
+    assert len(run.stdout) <= 64 * 1024 and b"spam spam" not in run.stdout
+
+
+@pytest.mark.slow
+def test_hidden_checks_follow_the_chosen_visibility(tmp_path):
+    course = _small_course(tmp_path)
+    target = tmp_path / "ag.zip"
+    assert _attnkit("--course", str(course), "gradescope", str(target), "--hidden-visibility", "hidden").returncode == 0
+    root = _root(tmp_path, target)
+    shutil.copy(BUGGY, root / "submission" / "attention.py")
+    results, _ = _grade(root)
+    hidden = _by_id(results)["attention.softmax.rows"]
+    assert hidden["visibility"] == "hidden"
+    assert "leaderboard" not in results
+    data = yaml.safe_load(course.read_text(encoding="utf-8"))
+    hidden_ids = {cid for ex in data["exercises"].values() for cid, c in ex["checks"].items()
+                  if isinstance(c, dict) and c.get("hidden")}
+    assert {cid for cid, t in _by_id(results).items() if t["visibility"] != "visible"} == hidden_ids
+
+
+def test_a_course_with_a_mistake_makes_no_zip(tmp_path):
+    course = _small_course(tmp_path, seed=-1)
+    run = _attnkit("--course", str(course), "gradescope", str(tmp_path / "ag.zip"))
+    assert run.returncode == 2 and "seed" in run.stderr + run.stdout
+    assert not (tmp_path / "ag.zip").exists()
