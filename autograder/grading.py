@@ -6,7 +6,6 @@ of them re-implements a room.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import replace
 from contextlib import ExitStack
@@ -17,17 +16,18 @@ from typing import Any, Collection
 import numpy as np
 
 import reference
-from autograder.cells import LOCATION, located, open_session
+from autograder.cells import open_session
 from autograder.checks import CHECKS
 from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
                                     rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
 from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
-from autograder.load import LoadError, NotebookSource, SourceFile, load_submission
+from autograder.load import LoadError, SourceFile, load_submission
 from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox.outcome import Reason
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
@@ -64,11 +64,11 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     with ExitStack() as stack:
         session, loaded, skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
-            why = f"{loaded.filename} could not be run: {located(session.import_outcome.message, loaded.source)}"
+            why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            student = StudentImplementation(session, stem, loaded.filename, loaded.source)
+            student = StudentImplementation(session, stem, loaded.filename)
             results = tuple(run_check(check, student, course) for check in checks)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -95,18 +95,9 @@ def _unanswered(check: Check, course: CourseConfig, status: str, message: str, r
 
 
 def _import_reason(outcome) -> str:
-    """Why a module could not be imported, as a CheckResult.reason: the sandbox's typed `reason`
-    ("timeout", "crashed", "memory", ...) when it sends one. Until it does (helper A's CallOutcome
-    fields), the status "not_run" it gives all of them is told apart by its message, here only."""
-    reason = getattr(outcome, "reason", None)
-    if reason:
-        return "crashed" if reason == "memory" else str(reason)
-    message = outcome.message or ""
-    if message.startswith("importing ") and "did not finish within" in message:
-        return "timeout"
-    if message.startswith("the process crashed while importing") or "exceeded the memory limit" in message:
-        return "crashed"
-    return "not_run"
+    """Why a module could not be imported, as a CheckResult.reason, from the sandbox's typed reason."""
+    return {Reason.TIMEOUT: "timeout", Reason.CRASHED: "crashed", Reason.MEMORY: "crashed",
+            Reason.SANDBOX: "grader_error"}.get(outcome.reason, "not_run")
 
 
 @lru_cache(maxsize=256)
@@ -186,9 +177,8 @@ class StudentImplementation:
     """The submission's functions, called through the sandbox. Each call returns plain data or
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
-    def __init__(self, session, stem: str, filename: str, source: str = ""):
+    def __init__(self, session, stem: str, filename: str):
         self._session, self._stem, self._filename = session, stem, filename
-        self._source, self._lines = source, source.splitlines()
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
@@ -214,10 +204,7 @@ class StudentImplementation:
 
     def value(self, name: str):
         outcome = self._session.attribute(name, returns="array")
-        # A constant still None is "not answered yet". The sandbox reports what came back as `dtype`
-        # ("NoneType"); its message says so too, read only while `dtype` is not sent.
-        returned_none = outcome.dtype == "NoneType" if outcome.dtype else "NoneType" in (outcome.message or "")
-        if outcome.status == "bad_return" and returned_none:
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType":   # a constant still None
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
         return self._unwrap(name, outcome)
 
@@ -229,12 +216,7 @@ class StudentImplementation:
         return self._unwrap(class_name, outcome)
 
     def _unwrap(self, name: str, outcome):
-        error = raised_error(outcome, self._lines) if outcome.status == "raised" else None
-        if outcome.status != "ok" and isinstance(self._source, NotebookSource):
-            outcome = replace(outcome, message=located(outcome.message, self._source))
-            if error is not None and error.line and error.cell is None:
-                where = self._source.locate(error.line)
-                error = replace(error, cell=where[0], line=where[1]) if where else error
+        error = raised_error(outcome) if outcome.status == "raised" else None
         if outcome.status == "ok":
             dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
             self.dtypes.update(d for d in dtypes if d)
@@ -253,30 +235,13 @@ class StudentImplementation:
         raise StudentCallError(name, outcome.status, text, error)
 
 
-_LOCATION = LOCATION
-
-
-def raised_error(outcome, lines: list[str] = ()) -> RaisedError:
-    """The typed error of a raised call: the sandbox's `error` when it sends one; until then the
-    text "Type: message (file, line N, in f)" it sends today, read once here and nowhere else.
-    `operation` is the submission's line that raised (from `lines`, its source as executed)."""
-    typed = getattr(outcome, "error", None)
-    if typed is not None:
-        line = getattr(typed, "line", None)
-        return RaisedError(type=getattr(typed, "type", ""), text=getattr(typed, "text", ""),
-                           operation=getattr(typed, "operation", "") or _line(lines, line), line=line,
-                           cell=getattr(typed, "cell", None))
-    message = outcome.message or ""
-    found = _LOCATION.search(message)
-    head = message[:found.start()] if found else message
-    kind, _, text = head.partition(": ")
-    line = int(found["line"]) if found and not found["cell"] else None
-    return RaisedError(type=kind.strip(), text=text.strip(), operation=_line(lines, line), line=line,
-                       cell=int(found["cell"]) if found and found["cell"] else None)
-
-
-def _line(lines, number: int | None) -> str:
-    return lines[number - 1].strip() if number and 0 < number <= len(lines) else ""
+def raised_error(outcome) -> RaisedError:
+    """The typed error of a raised call, as the sandbox located it (`operation`: what raised)."""
+    typed = outcome.error
+    if typed is None:
+        return RaisedError(type="", text=outcome.message or "", operation="", line=None, cell=None)
+    return RaisedError(type=typed.type, text=typed.text, operation=typed.operation, line=typed.line,
+                       cell=typed.cell)
 
 
 def _cache_key(name: str, args: tuple, kwargs: dict):

@@ -34,8 +34,8 @@ class Cell:
 
 
 class NotebookSource(str):
-    """A notebook's code as one source (str), carrying its cells, the cells left out, and where
-    each cell starts in the joined text, so that a line of the source is a (cell, line) again."""
+    """A notebook's code as one source (str: what is hashed, shown and checked for stubs), carrying
+    its cells (what the sandbox runs, one by one) and the cells the loader left out."""
     cells: tuple[Cell, ...] = ()
     skipped: tuple[str, ...] = ()
 
@@ -44,16 +44,6 @@ class NotebookSource(str):
         text = cls(CELL_SEPARATOR.join(c.source for c in cells) + "\n")
         text.cells, text.skipped = tuple(cells), tuple(skipped)
         return text
-
-    def locate(self, line: int) -> tuple[int, int] | None:
-        """(cell index, line within the cell) of line `line` of the joined source."""
-        start = 1
-        for cell in self.cells:
-            length = cell.source.count("\n") + 1             # lines the cell takes in the joined text
-            if start <= line < start + length:
-                return cell.index, line - start + 1
-            start += length + CELL_SEPARATOR.count("\n") - 1  # the separator adds one blank line
-        return None
 
 
 CELL_SEPARATOR = "\n\n"

@@ -355,8 +355,8 @@ class Worker:
         C = M.CONVERT
         try:
             plain, dtype = C.convert(value, kind)
-        except C.BadReturn as err:
-            return {"status": "bad_return", "message": err.message}
+        except C.BadReturn as err:   # dtype: what came back ("NoneType" is "not answered yet")
+            return {"status": "bad_return", "message": err.message, "dtype": C.type_name(value)}
         except MemoryError:
             raise
         except BaseException as err:  # noqa: BLE001 - the student's object misbehaved while converted

@@ -135,7 +135,9 @@ class Session:
             return CallOutcome("raised", reason=Reason.RAISED, message=message, output=output,
                                error=ErrorInfo.from_json(head.get("error")))
         if status in ("missing", "bad_return"):
-            return CallOutcome(status, message=message, output=output)
+            returned = head.get("dtype")
+            return CallOutcome(status, message=message, output=output,
+                               dtype=returned[:100] if type(returned) is str else None)
         if status == "crashed":
             self.sandbox.kill(child)
             return CallOutcome("crashed", reason=Reason.SANDBOX, message=message, output=output)
