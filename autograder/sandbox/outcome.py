@@ -37,7 +37,7 @@ class SandboxError(RuntimeError):
 class Limits:
     call_timeout: float = 10.0        # s of CPU time per call (a call may pass its own); see docs/security.md
     import_timeout: float = 20.0      # s of CPU time executing the module
-    memory_mb: int = 2048             # all processes of one child together (cgroup), and each one (RLIMIT_AS)
+    memory_mb: int = 2048             # each process (RLIMIT_AS); all of one child's together: 1.25 x + 64 (cgroup)
     cpu_seconds: int = 60             # CPU time per child process (RLIMIT_CPU)
     max_processes: int = 64           # processes of one child together (pids cgroup / RLIMIT_NPROC)
     output_bytes: int = 1024 * 1024   # the capture file of prints (RLIMIT_FSIZE)
