@@ -237,10 +237,7 @@ class Sandbox:
             raise
         finally:
             theirs.close()
-        # The cgroup caps all the child's processes together, a little above the per-process
-        # RLIMIT_AS, so that a single process meets its own limit first (a MemoryError it can name).
-        total_mb = self.limits.memory_mb + self.limits.memory_mb // 4 + 64
-        group = self.cgroups.create(total_mb, self.limits.max_processes) if self.cgroups else None
+        group = self.cgroups.create(self.limits.group_memory_mb, self.limits.max_processes) if self.cgroups else None
         if group is not None and not group.add(pid):
             self.cgroups.discard(group)
             group = None

@@ -47,6 +47,12 @@ class Limits:
     tmp_mb: int = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
     wall_factor: float = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
 
+    @property
+    def group_memory_mb(self) -> int:
+        """All processes of one child together (cgroup): a little above the per-process limit,
+        so that a single process meets its own limit first (a MemoryError it can name)."""
+        return self.memory_mb + self.memory_mb // 4 + 64
+
 
 @dataclass(frozen=True)
 class ErrorInfo:
