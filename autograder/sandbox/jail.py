@@ -3,7 +3,7 @@
 The zygote (once, after importing numpy/torch, before any fork):
 
   1. root only: a private mount namespace while still root   -- so the root can read every
-     source it binds (a pyenv under a 0700 /root), and nothing it mounts is seen outside.
+     source it binds (a pyenv under a home folder only its owner may enter), and nothing it mounts is seen outside.
      normal user: a user namespace (inside 0 -> itself; setgroups denied) together with the
      mount, network, IPC and UTS namespaces -- a user namespace is what lets it mount at all.
   2. mounts made private (MS_REC|MS_PRIVATE)                 -- nothing propagates back out.
