@@ -173,11 +173,15 @@ def _user_namespaces_allowed() -> None:
                 raise OSError(1, "user namespaces are disabled (user.max_user_namespaces=0)")
     except FileNotFoundError:
         pass
-    if os.geteuid() != 0:
+    # The namespaces are made by an unprivileged process (root drops its uid first), so the
+    # switches for unprivileged user namespaces apply to both.
+    for path, bad, why in (("/proc/sys/kernel/unprivileged_userns_clone", "0", "disabled"),
+                           ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "restricted by AppArmor")):
         try:
-            with open("/proc/sys/kernel/unprivileged_userns_clone") as f:
-                if f.read().strip() == "0":
-                    raise OSError(1, "user namespaces are disabled (kernel.unprivileged_userns_clone=0)")
+            with open(path) as f:
+                if f.read().strip() == bad:
+                    name = path[len("/proc/sys/"):].replace("/", ".")
+                    raise OSError(1, f"user namespaces are {why} ({name}={bad})")
         except FileNotFoundError:
             pass
 
