@@ -6,7 +6,7 @@
 #   1. finds a Python with the kit's dependencies that the user can read: this interpreter if
 #      every folder above it is world-searchable, else the same installation made visible at
 #      /opt/attnkit-python (a read-only bind mount, or a copy where mounting is not allowed --
-#      e.g. a pyenv under /root, which is 0700);
+#      e.g. a pyenv under root's home folder, which others may not enter);
 #   2. creates the user `attnkit-redteam` (no password, no sudo) if it does not exist;
 #   3. copies the working tree into that user's home and runs the red-team tests there as them.
 # Elsewhere (not root, not Linux) it exits 0 after saying why it skipped.

@@ -326,7 +326,7 @@ def test_memory_is_capped_for_all_processes_of_a_child_together(sandbox):
         return [alive]
     """
     out = call(sandbox, code, "hog", 6, 150, timeout=20)    # 900 MB in all, each under 512
-    assert out.status != "ok" or out.value[0] * 150 < LIMITS.memory_mb, out
+    assert out.status != "ok" or out.value[0] * 150 < LIMITS.group_memory_mb, out
 
 
 def test_a_slow_correct_submission_meets_its_budget_and_the_class_moves_on(sandbox):

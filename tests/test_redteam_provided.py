@@ -95,12 +95,40 @@ def test_errors_of_provided_functions_are_the_students(sandbox):
 
     def huge():
         return scaled_dot_product_attention(np.ones((1 << 14, 1)), np.ones((1 << 14, 1)), np.ones((1 << 14, 1)))[0]
+
+    def from_a_thread():
+        import threading
+        box = []
+        t = threading.Thread(target=lambda: box.append(_try(lambda: scaled_dot_product_attention(
+            np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2))))))
+        t.start()
+        t.join()
+        return [float(box[0])]
+
+    def _try(fn):
+        try:
+            fn()
+            return 1
+        except RuntimeError:
+            return 0
     """
     with sandbox.session("causal_mask", src(code), "causal_mask.py", provided=_provided("causal_mask")) as s:
         out = s.call("wrong")
         assert out.status == "raised" and out.error is not None and out.error.type == "ValueError", out
         assert out.error.function == "wrong" and out.error.line == 5
         out = s.call("huge")
+        assert out.status == "raised" and "larger than" in out.message, out
+        # a thread cannot talk over the socket while the main thread does
+        assert s.call("from_a_thread").value.tolist() == [0.0]
+        assert s.call("wrong").status == "raised"
+    code = """
+from causal_mask import create_causal_mask
+
+def big():
+    return create_causal_mask(10 ** 6)
+"""
+    with sandbox.session("multihead", code, "multihead.py", provided=_provided("multihead")) as s:
+        out = s.call("big")
         assert out.status == "raised" and "larger than" in out.message, out
 
 

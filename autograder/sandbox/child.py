@@ -76,6 +76,10 @@ class Worker:
         self.sock, self.layers = sock, dict(layers)
         self.pid = os.getpid()
         self.files: dict[str, int | None] = {}    # compiled filenames of the student's code -> cell
+        import threading
+
+        self.main_thread = threading.get_ident()
+        self.busy = True     # the grader is waiting for an answer (import, then each call): proxies may talk
 
     # -------------------------------------------------------------- setup
 
@@ -216,8 +220,11 @@ class Worker:
     def call_provided(self, stem: str, name: str, args: tuple, kwargs: dict):
         """A provided function's call: sent to the grader, which answers with its own result."""
         P = M.PROTOCOL
-        if os.getpid() != self.pid:
-            raise RuntimeError(f"the kit-provided {stem}.{name} can only be called from the graded process")
+        import threading
+
+        if os.getpid() != self.pid or threading.get_ident() != self.main_thread or not self.busy:
+            raise RuntimeError(f"the kit-provided {stem}.{name} can only be called while the grader runs your "
+                               f"code, from its main thread")
         torch = sys.modules.get("torch")
 
         def plain(x, depth=0):
@@ -248,10 +255,12 @@ class Worker:
         while True:
             if os.getpid() != self.pid:
                 os._exit(0)
+            self.busy = False
             try:
                 header, blobs = P.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
             except P.ProtocolError:
                 os._exit(0)
+            self.busy = True
             try:
                 reply = self.handle(header, blobs)
             except MemoryError:

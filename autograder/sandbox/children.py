@@ -202,7 +202,13 @@ def answer_provided(header: dict, blobs: list, provided: dict[str, dict[str, Cal
         return protocol.pack({"status": "raised", "type": type(err).__name__, "message": str(err)[:500]})
 
 
+PROVIDED_MAX_INT = 4096           # a size passed as a number (create_causal_mask(n) makes n x n)
+
+
 def _check_size(values: list) -> None:
+    for v in values:
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > PROVIDED_MAX_INT:
+            raise ValueError(f"the arguments are larger than the kit-provided functions accept here ({v})")
     arrays = [np.asarray(v) for v in values if isinstance(v, (np.ndarray, list, tuple))]
     total = sum(a.size for a in arrays if a.dtype != object)
     rows = max((int(np.prod(a.shape[:-1])) for a in arrays if a.ndim >= 2), default=0)

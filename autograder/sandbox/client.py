@@ -16,6 +16,7 @@ child sends is validated here again. See docs/architecture.md and docs/security.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import subprocess
@@ -34,6 +35,7 @@ from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UID_BASE = 1_000_000
+_SANDBOX_IDS = itertools.count()
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
@@ -58,6 +60,7 @@ class Sandbox:
         self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
         self._budget: Budget | None = None
         self._root: str | None = None       # children's folders, only when there is no jail
+        self._private_uid: int | None = None
         self.cgroups, self._cgroup_why = Cgroups.detect()
         self.restarts = 0
         if warm or require_isolation:
@@ -72,9 +75,12 @@ class Sandbox:
     # -------------------------------------------------------------- zygotes
 
     def _uid(self) -> int | None:
+        """As root: this Sandbox's private uid, unique among the Sandboxes of this process."""
         if not self.limits.drop_privileges or os.geteuid() != 0:
             return None
-        return UID_BASE + (os.getpid() % (1 << 14)) * 64 + (id(self) >> 4) % 64
+        if self._private_uid is None:
+            self._private_uid = UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
+        return self._private_uid
 
     def _start(self, needs: tuple[bool, bool]) -> _Zygote:
         config = {"torch": needs[0], "matplotlib": needs[1], "uid": self._uid(), "jail": self.limits.drop_privileges or os.geteuid() != 0,
@@ -238,7 +244,7 @@ class Sandbox:
             raise
         finally:
             theirs.close()
-        group = self.cgroups.create(self.limits.memory_mb, self.limits.max_processes) if self.cgroups else None
+        group = self.cgroups.create(self.limits.group_memory_mb, self.limits.max_processes) if self.cgroups else None
         if group is not None and not group.add(pid):
             self.cgroups.discard(group)
             group = None

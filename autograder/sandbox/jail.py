@@ -3,7 +3,7 @@
 The zygote (once, after importing numpy/torch, before any fork):
 
   1. root only: a private mount namespace while still root   -- so the root can read every
-     source it binds (a pyenv under a 0700 /root), and nothing it mounts is seen outside.
+     source it binds (a pyenv under a home folder only its owner may enter), and nothing it mounts is seen outside.
      normal user: a user namespace (inside 0 -> itself; setgroups denied) together with the
      mount, network, IPC and UTS namespaces -- a user namespace is what lets it mount at all.
   2. mounts made private (MS_REC|MS_PRIVATE)                 -- nothing propagates back out.
@@ -14,9 +14,10 @@ The zygote (once, after importing numpy/torch, before any fork):
      urandom} and /proc                                      -- the kit, the class folder, OUT
      and home folders are simply not there.
   5. pivot_root into it, the old root detached, the new root remounted read-only.
-  6. root only: setgroups([]), setresgid/setresuid to a private unprivileged uid, then a user
-     namespace (inside 0 -> that uid) with network, IPC and UTS namespaces -- nothing it does
-     is root outside, and unshare(CLONE_NEWUSER) needs a root that is the namespace's root.
+  6. root only: a user namespace (inside 0 -> a private unprivileged uid outside; the map is
+     written by a forked helper that is still root) with network, IPC and UTS namespaces, then
+     setresuid/setresgid to that 0 -- nothing it does is root outside. Made after pivot_root:
+     unshare(CLONE_NEWUSER) needs a root that is the mount namespace's root.
   7. PR_SET_DUMPABLE 0                                        -- /proc/PID/mem and ptrace refused.
 
 Each child (forked from the zygote, see child.py):
@@ -147,12 +148,7 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
     _step("pivot_root", _pivot)
     if root:
         if uid is not None:
-            _step("drop to a private uid", _become, uid)
-            # setresuid made us non-dumpable, which makes /proc/self/uid_map root's: undo until mapped.
-            _step("dumpable for the uid map", K.prctl, K.PR_SET_DUMPABLE, 1)
-            _step("user namespace of the private uid", K.unshare,
-                  K.CLONE_NEWUSER | K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
-            _step("uid map", K.write_id_maps, uid, uid)
+            _step("user namespace of the private uid", _private_user_namespace, uid)
         else:
             _step("namespaces", K.unshare, K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
     try:
@@ -173,11 +169,15 @@ def _user_namespaces_allowed() -> None:
                 raise OSError(1, "user namespaces are disabled (user.max_user_namespaces=0)")
     except FileNotFoundError:
         pass
-    if os.geteuid() != 0:
+    if os.geteuid() == 0:
+        return    # root makes its user namespace while privileged: the switches below do not apply
+    for path, bad, why in (("/proc/sys/kernel/unprivileged_userns_clone", "0", "disabled"),
+                           ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "restricted by AppArmor")):
         try:
-            with open("/proc/sys/kernel/unprivileged_userns_clone") as f:
-                if f.read().strip() == "0":
-                    raise OSError(1, "user namespaces are disabled (kernel.unprivileged_userns_clone=0)")
+            with open(path) as f:
+                if f.read().strip() == bad:
+                    name = path[len("/proc/sys/"):].replace("/", ".")
+                    raise OSError(1, f"user namespaces are {why} ({name}={bad})")
         except FileNotFoundError:
             pass
 
@@ -223,10 +223,43 @@ def _pivot() -> None:
     K.mount(None, "/", None, K.MS_REMOUNT | K.MS_BIND | K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV)
 
 
-def _become(uid: int) -> None:
+def _private_user_namespace(uid: int) -> None:
+    """Root: a user namespace whose 0 is `uid` outside, made while still privileged (so AppArmor's
+    restriction of unprivileged user namespaces does not apply) and mapped by a forked helper
+    that stays root outside (a process cannot map another uid for itself). Then become that 0."""
     os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
+    go_r, go_w = os.pipe()
+    done_r, done_w = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        os.close(go_w)
+        os.close(done_r)
+        ok = b"0"
+        if os.read(go_r, 1) == b"x":
+            try:
+                parent = os.getppid()
+                for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1\n"), ("gid_map", f"0 {uid} 1\n")):
+                    with open(f"/proc/{parent}/{name}", "w") as f:
+                        f.write(text)
+                ok = b"1"
+            except OSError:
+                pass
+        os.write(done_w, ok)
+        os._exit(0)
+    os.close(go_r)
+    os.close(done_w)
+    try:
+        K.unshare(K.CLONE_NEWUSER | K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
+        os.write(go_w, b"x")
+    finally:
+        os.close(go_w)
+        answer = os.read(done_r, 1)
+        os.close(done_r)
+        os.waitpid(helper, 0)
+    if answer != b"1":
+        raise OSError(1, "the helper could not write the uid map")
+    os.setresgid(0, 0, 0)     # inside: 0; outside: the private uid
+    os.setresuid(0, 0, 0)
 
 
 # ====================================================================== per child

@@ -37,7 +37,7 @@ class SandboxError(RuntimeError):
 class Limits:
     call_timeout: float = 10.0        # s of CPU time per call (a call may pass its own); see docs/security.md
     import_timeout: float = 20.0      # s of CPU time executing the module
-    memory_mb: int = 2048             # all processes of one child together (cgroup), and each one (RLIMIT_AS)
+    memory_mb: int = 2048             # each process (RLIMIT_AS); all of one child's together: 1.25 x + 64 (cgroup)
     cpu_seconds: int = 60             # CPU time per child process (RLIMIT_CPU)
     max_processes: int = 64           # processes of one child together (pids cgroup / RLIMIT_NPROC)
     output_bytes: int = 1024 * 1024   # the capture file of prints (RLIMIT_FSIZE)
@@ -46,6 +46,12 @@ class Limits:
     drop_privileges: bool = True      # as root: the zygote and its children run as a private unprivileged uid
     tmp_mb: int = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
     wall_factor: float = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
+
+    @property
+    def group_memory_mb(self) -> int:
+        """All processes of one child together (cgroup): a little above the per-process limit,
+        so that a single process meets its own limit first (a MemoryError it can name)."""
+        return self.memory_mb + self.memory_mb // 4 + 64
 
 
 @dataclass(frozen=True)
