@@ -8,8 +8,10 @@ The class is bench_class.py's synthetic class (correct, notebook, buggy, partial
 submissions; `--hangs` keeps its hanging ones, which measure the timeout, not the grader).
 It is graded four times, from scratch each time (--regrade): locally with one job and with
 two, then with `--scheduler` on a `dask scheduler` with one worker and with two workers (one
-thread each), started here on 127.0.0.1 and warmed up first (their sandboxes start when the
-plugin is registered, as on a real cluster before the deadline rush). The overhead per
+thread each), started here on 127.0.0.1. Both sides start warm: this process computes the
+reference answers before the local runs, and the workers get `--warm-up` seconds after the
+plugin is registered (it starts their sandboxes and computes the same answers), as a cluster
+started before a deadline would be. A local run's own sandbox start is in its time. The overhead per
 submission is (cluster with one worker - local with one job) / students: packing, the
 scheduler's round trip, validating and writing. Grades are compared across the four runs.
 This is a benchmark, not a test: nothing is asserted, and on a shared machine the figures
@@ -113,6 +115,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--students", type=int, default=40)
     p.add_argument("--hangs", action="store_true", help="keep bench_class's hanging submissions")
+    p.add_argument("--warm-up", type=float, default=30.0,
+                   help="seconds the workers get to warm up before the clock starts (default 30)")
     # The kit's own limits: on a loaded machine a short call_timeout times out honest code, and
     # the runs would differ by load, not by where they ran.
     p.add_argument("--call-timeout", type=float, default=10.0)
@@ -120,7 +124,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from autograder.cluster.client import ensure_plugin, grade_class_on_cluster
-    from autograder.cluster.worker import SandboxPlugin
+    from autograder.cluster.worker import SandboxPlugin, warm_up
     from autograder.grading import limits_for
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-bench-cluster-"))
@@ -142,6 +146,7 @@ def main(argv=None) -> int:
 
     times: dict[str, float] = {}
     inside: dict[str, float] = {}
+    warm_up(course.seed)   # the same head start as the workers get (reference answers, nbformat)
     csvs: dict[str, str] = {}
     for jobs in (1, 2):
         label = f"local, --jobs {jobs}"
@@ -160,7 +165,8 @@ def main(argv=None) -> int:
             # Warm up: the plugin starts each worker's sandbox, as it would before a deadline.
             out = root / f"dask{workers}"
             hide = (str(class_dir.resolve()), str(out.resolve()))
-            ensure_plugin(cluster.client, SandboxPlugin(limits_for(course), hide))
+            ensure_plugin(cluster.client, SandboxPlugin(limits_for(course), hide, course.seed))
+            time.sleep(args.warm_up)   # the workers' warm-up (sandbox, reference answers) runs now
             started = time.monotonic()
             grade_class_on_cluster(class_dir, out, course, cluster.client, regrade=True)
             times[label] = time.monotonic() - started

@@ -89,7 +89,7 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     owned = isinstance(scheduler, str)
     client = connect(scheduler) if owned else scheduler
     try:
-        plugin = SandboxPlugin(limits_for(course), (str(class_dir.resolve()), str(out.resolve())))
+        plugin = SandboxPlugin(limits_for(course), (str(class_dir.resolve()), str(out.resolve())), course.seed)
         ensure_plugin(client, plugin)
         run = _Run(client, out, course, key, task, in_flight or default_in_flight(client), on_result, plugin.name)
         run.grade(_to_grade(run, students, regrade))

@@ -42,12 +42,13 @@ class SandboxPlugin(WorkerPlugin):
     """One warm Sandbox per worker thread (made when first needed, the first at setup),
     closed at teardown. Submissions are unpacked under a private folder hidden from them."""
 
-    def __init__(self, limits: Limits, hide: tuple[str, ...] = ()):
+    def __init__(self, limits: Limits, hide: tuple[str, ...] = (), seed: int | None = None):
         self.limits_fields = asdict(limits)   # plain data: the plugin travels to the workers
         self.extra_hide = tuple(str(p) for p in hide)   # the class and OUT, if a worker sees them
+        self.seed = seed                      # the course's: the reference answers to compute ahead
         # The name says what the sandboxes are made with: a run with the same limits and folders
         # finds them registered and warm; other settings get a plugin (and sandboxes) of their own.
-        token = json.dumps([self.limits_fields, self.extra_hide], sort_keys=True)
+        token = json.dumps([self.limits_fields, self.extra_hide, seed], sort_keys=True)
         self.name = PLUGIN_PREFIX + hashlib.sha256(token.encode()).hexdigest()[:16]
         self._idle: queue.LifoQueue | None = None
         self._all: list[Sandbox] = []
@@ -56,10 +57,10 @@ class SandboxPlugin(WorkerPlugin):
         self.hide: tuple[str, ...] = ()
 
     def __getstate__(self):
-        return {"limits_fields": self.limits_fields, "extra_hide": self.extra_hide}
+        return {"limits_fields": self.limits_fields, "extra_hide": self.extra_hide, "seed": self.seed}
 
     def __setstate__(self, state):
-        self.__init__(Limits(**state["limits_fields"]), tuple(state["extra_hide"]))
+        self.__init__(Limits(**state["limits_fields"]), tuple(state["extra_hide"]), state["seed"])
 
     def setup(self, worker) -> None:
         self.root = tempfile.mkdtemp(prefix="attnkit-worker-")
@@ -70,6 +71,9 @@ class SandboxPlugin(WorkerPlugin):
         self.hide = tuple(p for p in (self.root, local, *self.extra_hide) if p and os.path.isdir(p))
         self._idle = queue.LifoQueue()
         self._idle.put(self._new())            # warm before the first task arrives
+        # The grader's side warms too, off the event loop: the reference answers of every check
+        # (seconds for scaling and multihead) and nbformat, which every first submission would pay.
+        threading.Thread(target=warm_up, args=(self.seed,), daemon=True, name="attnkit-warm-up").start()
 
     def teardown(self, worker) -> None:
         with self._lock:
@@ -114,6 +118,21 @@ class SandboxPlugin(WorkerPlugin):
             yield Path(folder)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def warm_up(seed: int | None) -> None:
+    try:
+        import nbformat  # noqa: F401
+
+        if seed is not None:
+            from autograder.checks import CHECKS
+            from autograder.grading import _expected
+
+            for checks in CHECKS.values():
+                for check in checks:
+                    _expected(check, seed)
+    except Exception:  # noqa: BLE001 - only a head start: the first task computes what is missing
+        pass
 
 
 def _plugin(name: str) -> SandboxPlugin:
