@@ -69,7 +69,9 @@ def saved_stems(paths: Iterable[str | Path], folder: Path, stems: Iterable[str])
 
 
 def print_changes(console: Console, before: ExerciseResult | None, after: ExerciseResult, seconds: float,
-                  show_hidden: bool) -> None:
+                  show_hidden: bool, details: bool = True) -> None:
+    """`details`: each failing check's message and hint (off when the file itself could not be
+    loaded: one message says why, not one per check)."""
     was = f"{before.score:g}/{before.max_score:g} -> " if before else ""
     delta = after.score - before.score if before else 0.0
     sign = f" ({delta:+g})" if before and delta else ""
@@ -81,7 +83,7 @@ def print_changes(console: Console, before: ExerciseResult | None, after: Exerci
             continue
         colour = {Change.FIXED: "green", Change.BROKE: "red"}.get(item.change, "yellow")
         console.print(f"  [{colour}]{item.change.value}[/] {c.check_id} [dim]({c.title})[/]", highlight=False)
-        if c.passed:
+        if c.passed or not details:
             continue
         if c.hidden and not show_hidden:
             console.print("      a hidden check; its details are shown after grading", highlight=False)
@@ -117,10 +119,11 @@ class Watcher:
         from autograder.grading import grade_exercise
 
         result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox)
+        broken = isinstance(loaded, LoadError)
         print_changes(self.console, self.results.get(stem), result, time.monotonic() - started,
-                      self.session.course.show_hidden)
-        if isinstance(loaded, LoadError):
-            self.console.print(f"  {loaded.message}", highlight=False, markup=False)
+                      self.session.course.show_hidden, details=not broken)
+        if broken:
+            self.console.print(f"  {loaded.message}", highlight=False, markup=False, soft_wrap=True)
         self.results[stem], self._sources[stem] = result, source
         return result
 

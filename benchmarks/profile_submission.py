@@ -2,9 +2,9 @@
 
     python benchmarks/profile_submission.py            # the solutions, 3 repetitions per stage
 
-Each stage runs in a fresh interpreter and is charged its CPU time (user + system of that
-interpreter and every process under it that was waited for: the sandbox's zygote and its
-forked children), so the figures are core-seconds, not wall time on a busy machine:
+Each stage runs in a fresh interpreter and is charged its CPU time (that interpreter and
+every process under it: the sandbox's zygote and its forked children, counted by a cpuacct
+cgroup when one can be made), so the figures are core-seconds, not wall time on a busy machine:
 
   python + the grader's imports          the grading modules, numpy, pydantic, rich (torch only where needed)
   + the sandbox started                  the zygote's warm start (its own imports)
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import pstats
 import statistics
 import subprocess
@@ -52,17 +51,37 @@ GRADE = ("for stem in {stems!r}:\n"
 END = "sandbox.close() if 'sandbox' in globals() else None\n"
 
 
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
 def core_seconds(code: str) -> tuple[float, float]:
-    """(core-seconds, wall seconds) of running `code` in a fresh interpreter, descendants included."""
-    wrapper = (
-        "import resource, subprocess, sys, time, json\n"
-        "t0 = time.monotonic()\n"
-        "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True)\n"
-        "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-        "print(json.dumps([r.ru_utime + r.ru_stime, time.monotonic() - t0]))\n")
-    out = subprocess.run([sys.executable, "-c", wrapper, code], capture_output=True, text=True, check=True)
-    cpu, wall = json.loads(out.stdout.strip().splitlines()[-1])
-    return cpu, wall
+    """(core-seconds, wall seconds) of running `code` in a fresh interpreter, every descendant
+    included. A cpuacct cgroup counts them all (when this process may make one); otherwise
+    RUSAGE_CHILDREN counts those that were waited for, which misses processes reaped by others."""
+    import os
+    import resource
+    import time
+
+    group = CPUACCT / f"attnkit-profile-{os.getpid()}"
+    try:
+        group.mkdir()
+    except OSError:
+        group = None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+
+    def enter_group():
+        if group is not None:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+
+    subprocess.run([sys.executable, "-c", code], check=True, preexec_fn=enter_group)
+    wall = time.monotonic() - started
+    if group is not None:
+        cpu = int((group / "cpuacct.usage").read_text()) / 1e9
+        group.rmdir()
+        return cpu, wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall
 
 
 def median_of(code: str, repeat: int) -> tuple[float, float]:

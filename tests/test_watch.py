@@ -79,3 +79,17 @@ def _save_until_graded(target, source, graded: queue.Queue, tries: int = 60):
         except queue.Empty:
             continue
     raise AssertionError("no re-grade after saving the file")
+
+
+def test_a_file_that_cannot_load_is_said_once(tmp_path):
+    course = load_course(known_checks=check_ids())
+    shutil.copy(KIT_ROOT / "solutions" / "attention.py", tmp_path / "attention.py")
+    out = io.StringIO()
+    with GradingSession(course) as session:
+        watcher = Watcher(session, tmp_path, ("attention",), Console(file=out, width=200))
+        watcher.first(session.grade(tmp_path, stems=("attention",)).exercises)
+        (tmp_path / "attention.py").write_text("def softmax(x:\n")
+        result = watcher.regrade("attention")
+    assert result.score == 0
+    assert out.getvalue().count("syntax error") == 1
+    assert "broke attention.softmax.rows" in out.getvalue()
