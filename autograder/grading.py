@@ -13,7 +13,6 @@ from typing import Any, Collection
 
 import numpy as np
 
-import reference
 from autograder.checks import CHECKS
 from autograder.checks.base import Check, Context, ReferenceImplementation, StudentCallError, rng_for
 from autograder.config import CourseConfig
