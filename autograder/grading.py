@@ -15,7 +15,6 @@ from typing import Any, Collection
 
 import numpy as np
 
-import reference
 from autograder.cells import open_session
 from autograder.checks import CHECKS
 from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,

@@ -18,8 +18,8 @@ from typing import Any, Callable
 import numpy as np
 
 from autograder.sandbox import protocol
-from autograder.sandbox.outcome import CallOutcome, Limits, Reason
-from autograder.sandbox.protocol import FrameTimeout, PeerClosed, ProtocolError, TensorArg
+from autograder.sandbox.outcome import Limits, Reason
+from autograder.sandbox.protocol import FrameTimeout, ProtocolError, TensorArg
 from autograder.sandbox.reaper import ChildCgroup, process_cpu_seconds
 
 OUTPUT_TAIL = 2048

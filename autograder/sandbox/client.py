@@ -8,9 +8,10 @@
                 s.call("softmax", [x], {"axis": -1}, returns="array")
 
 `source` is a string, or a notebook's cells: [{"source": ..., "index": 3, "solution": True}, ...].
-A numpy-only zygote serves sources that mention neither torch nor matplotlib; a zygote that
-imported them starts only when a source does (or `torch=True` / `matplotlib=True` is passed). Student code never runs in this process; everything a
-child sends is validated here again. See docs/architecture.md and docs/security.md.
+A numpy-only zygote serves sources that import neither torch nor matplotlib; a zygote that
+imported them starts only when a source does (or `torch=True` / `matplotlib=True` is passed).
+Student code never runs in this process; everything a child sends is validated here again.
+See docs/architecture.md and docs/security.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import re
 import subprocess
 import tempfile
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from autograder.sandbox import protocol
 from autograder.sandbox.children import Child, Deadline, Expired, exchange
@@ -83,7 +84,8 @@ class Sandbox:
         return self._private_uid
 
     def _start(self, needs: tuple[bool, bool]) -> _Zygote:
-        config = {"torch": needs[0], "matplotlib": needs[1], "uid": self._uid(), "jail": self.limits.drop_privileges or os.geteuid() != 0,
+        config = {"torch": needs[0], "matplotlib": needs[1], "uid": self._uid(),
+                  "jail": self.limits.drop_privileges or os.geteuid() != 0,
                   "tmp_mb": self.limits.tmp_mb}
         z = self._zygotes[needs] = _Zygote(config)
         return z
@@ -147,7 +149,8 @@ class Sandbox:
                          pid_namespace=jailed, ipc_namespace=jailed, network=jailed,
                          private_uid=bool(layers.get("uid")) or (not jailed and self._uid() is not None),
                          not_dumpable=jailed or layers.get("not_dumpable") is True,
-                         seccomp=jailed and layers.get("seccomp") is True, cgroups=self.cgroups.version if self.cgroups else "", why=tuple(why))
+                         seccomp=jailed and layers.get("seccomp") is True,
+                         cgroups=self.cgroups.version if self.cgroups else "", why=tuple(why))
 
     # -------------------------------------------------------------- budget
 
@@ -218,7 +221,8 @@ class Sandbox:
             return child, CallOutcome("ok", output=output, skipped=_skipped(header.get("skipped")))
         reason = header.get("reason") if header.get("reason") in (Reason.SYNTAX, Reason.RAISED, Reason.MEMORY) \
             else Reason.RAISED
-        return child, CallOutcome("not_run", reason=reason, output=output, error=ErrorInfo.from_json(header.get("error")),
+        return child, CallOutcome("not_run", reason=reason, output=output,
+                                  error=ErrorInfo.from_json(header.get("error")),
                                   message=clean(header.get("message")) or "the module could not be imported")
 
     def _fork(self, z: _Zygote) -> Child:
@@ -410,7 +414,8 @@ def _skipped(data: Any) -> tuple[SkippedCell, ...]:
         if type(item) is dict and type(item.get("index")) is int:
             first = item.get("first_line")
             cells.append(SkippedCell(index=item["index"], first_line=clean(first, 200) if type(first) is str else "",
-                                     error=ErrorInfo.from_json(item.get("error")), solution=item.get("solution") is True))
+                                     error=ErrorInfo.from_json(item.get("error")),
+                                     solution=item.get("solution") is True))
     return tuple(cells)
 
 

@@ -129,7 +129,8 @@ class Isolation:
         held = [name for name, on in (("user namespace", self.user_namespace), ("mount namespace",
                 self.mount_namespace), ("PID namespace", self.pid_namespace), ("IPC namespace",
                 self.ipc_namespace), ("no network", self.network), ("private uid", self.private_uid),
-                ("not dumpable", self.not_dumpable), ("seccomp", self.seccomp), (f"cgroups {self.cgroups}", bool(self.cgroups))) if on]
+                ("not dumpable", self.not_dumpable), ("seccomp", self.seccomp),
+                (f"cgroups {self.cgroups}", bool(self.cgroups))) if on]
         text = "isolation: " + (", ".join(held) or "none")
         return text + (f" (missing: {'; '.join(self.why)})" if self.why else "")
 

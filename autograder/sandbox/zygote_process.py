@@ -36,7 +36,8 @@ class _Zygote:
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", ZYGOTE_PATH, str(theirs.fileno()), json.dumps(config)], pass_fds=[theirs.fileno()],
+                [sys.executable, "-I", ZYGOTE_PATH, str(theirs.fileno()), json.dumps(config)],
+                pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, env=env, cwd="/",
                 start_new_session=True)
         finally:
