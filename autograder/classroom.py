@@ -217,9 +217,11 @@ def default_jobs() -> int:
 
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int = 1, regrade: bool = False,
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
-                on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = ()) -> list[SubmissionResult]:
+                on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
+                isolation: bool = True) -> list[SubmissionResult]:
     """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
-    class report and `exports` (reports.finish.finish_run)."""
+    class report and `exports` (reports.finish.finish_run). With `isolation` (the default), a
+    machine where the sandbox's jail does not hold raises SandboxError before any student runs."""
     class_dir, out = Path(class_dir), Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "feedback").mkdir(parents=True, exist_ok=True)
@@ -270,8 +272,10 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
                     return grader_failure(student, course, err), False
         raise AssertionError("unreachable")
 
-    def worker():
-        box_: list = [None]
+    # The jail is checked once, here, before any student's code runs (the first worker keeps it).
+    first = Sandbox(limits, hide=hide, require_isolation=True) if isolation and not todo.empty() else None
+
+    def worker(box_: list):
         try:
             while True:
                 try:
@@ -308,8 +312,8 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
             with lock:
                 on_result(result, False)
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"attnkit-grader-{i}")
-               for i in range(max(1, min(jobs, todo.qsize())))]
+    threads = [threading.Thread(target=worker, args=([first if i == 0 else None],), daemon=True,
+                                name=f"attnkit-grader-{i}") for i in range(max(1, min(jobs, todo.qsize())))]
     for t in threads:
         t.start()
     for t in threads:

@@ -299,20 +299,20 @@ def test_a_file_that_cannot_be_imported_scores_zero_with_its_reason(run, case):
 
 
 def test_a_hang_costs_at_most_its_timeout(run):
-    slack = 1.6   # restarting the child, the witness exercise, a busy machine (two timeouts would exceed it)
-    assert run.results["loop_at_import"].duration_s < IMPORT_TIMEOUT + slack
+    """A hang is stopped as a timeout, and costs at most its limit times the wall factor (the
+    backstop for a call that keeps a CPU busy on a loaded machine), never the class's time."""
+    from autograder.sandbox import Limits
+
+    most = Limits().wall_factor
+    slack = 3.0   # restarting the child, the witness exercise
+    assert run.results["loop_at_import"].duration_s < IMPORT_TIMEOUT * most + slack
+    assert {c.reason for c in run.results["loop_at_import"].exercise("causal_mask").checks} == {"timeout"}
     # create_causal_mask hangs on its first call; its second check is not run again.
     for case in ("sleep_forever", "ignores_signals"):
-        assert run.results[case].duration_s < CALL_TIMEOUT + slack, (case, run.results[case].duration_s)
+        assert run.results[case].duration_s < CALL_TIMEOUT * most + slack, (case, run.results[case].duration_s)
+        assert "timeout" in {c.reason for c in run.results[case].checks}, case
     # eve: softmax hangs (one timeout), create_causal_mask exits.
-    assert run.results["eve"].duration_s < CALL_TIMEOUT + slack
-
-
-def test_the_whole_run_takes_about_the_honest_work_plus_the_timeouts(run):
-    hangs = 3 * CALL_TIMEOUT + IMPORT_TIMEOUT          # sleep_forever, ignores_signals, eve; loop_at_import
-    busy = sum(r.duration_s for r in run.results.values())
-    assert busy < hangs + 40
-    assert run.seconds < busy / 2 + 20            # two workers share the work (+ starting the sandboxes)
+    assert run.results["eve"].duration_s < CALL_TIMEOUT * most + slack
 
 
 def test_nothing_is_left_running(run):
@@ -618,7 +618,7 @@ def test_intake_in_a_class_links_forms_and_names(tmp_path):
     assert hc.score == 0 and hc.checks[0].reason == "refused" and "outside your folder" in hc.checks[0].message
     assert results["mallory"].exercise("attention").checks[0].reason == "refused"
     att = results["both"].exercise("attention")
-    assert att.score == 12 and att.graded_file == "attention.ipynb" and "both were graded" in att.note
+    assert att.score == att.max_score and att.graded_file == "attention.ipynb" and "both were graded" in att.note
     assert "both_forms" in att.flags
     zed = results["zed"].exercise("hand_computation")
     assert zed.score == 7 and "Homework 1/" in zed.note and "graded as hand_computation.py" in zed.note
@@ -701,3 +701,31 @@ def test_grades_csv_is_written_when_writing_one_student_fails(tmp_path, monkeypa
     grades = {row["student"]: row["total"] for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
     assert grades == {"ada": "7", "bo": "7"}
     assert (out / "report.html").is_file()
+
+
+def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, monkeypatch, capsys):
+    """No user namespaces (a locked-down kernel, macOS): `attnkit grade` says why and grades
+    nothing, unless the instructor passes --no-isolation."""
+    from autograder import classroom, cli
+    from autograder.sandbox import SandboxError
+
+    seen = []
+
+    class NoJail:
+        def __init__(self, limits, *, hide=(), require_isolation=False):
+            seen.append(require_isolation)
+            if require_isolation:
+                raise SandboxError("the sandbox cannot isolate submissions here: user namespaces are disabled. "
+                                   "Pass --no-isolation to grade anyway (only for code you trust).")
+            raise RuntimeError("graded without a jail")
+
+    monkeypatch.setattr(classroom, "Sandbox", NoJail)
+    student = tmp_path / "class" / "ada"
+    student.mkdir(parents=True)
+    (student / "attention.py").write_text("x = 1\n")
+    assert cli.main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 2
+    assert "--no-isolation" in capsys.readouterr().err and seen == [True]
+    assert not (tmp_path / "out" / "results" / "ada.json").exists()
+    # With --no-isolation the run goes on (here every submission is a grader error: no sandbox at all).
+    assert cli.main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--no-isolation"]) == 0
+    assert seen[1] is False and (tmp_path / "out" / "grades.csv").is_file()
