@@ -124,6 +124,15 @@ class Folder:
         # student's: classroom hands over a descriptor it opened without following links).
         self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
 
+    def is_kit_folder(self, parts: tuple[str, ...]) -> bool:
+        """Whether the folder at `parts` is one of the kit's own folders of answers."""
+        fd = self._open_dir(parts)
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        return (st.st_dev, st.st_ino) in _kit_folders()
+
     def close(self) -> None:
         os.close(self.fd)
 
@@ -248,7 +257,8 @@ def _inside(base: tuple[str, ...], target: str) -> tuple[str, ...] | None:
 # ---------------------------------------------------------------- discovery
 
 def _kit_inodes() -> frozenset[tuple[int, int]]:
-    """(device, inode) of the kit's own files: a hard link to one of them is never graded."""
+    """(device, inode) of the kit's own files: a hard link to one of them is never graded
+    (unless it is graded in its own folder: `attnkit check --submission solutions`)."""
     import reference
 
     roots = [Path(reference.__file__).parent, Path(reference.__file__).parent.parent / "solutions"]
@@ -263,6 +273,21 @@ def _kit_inodes() -> frozenset[tuple[int, int]]:
     return frozenset(found)
 
 
+def _kit_folders() -> frozenset[tuple[int, int]]:
+    """(device, inode) of the kit's folders of answers: there, the kit's files are its own."""
+    import reference
+
+    found = set()
+    for root in (Path(reference.__file__).parent, Path(reference.__file__).parent.parent / "solutions"):
+        try:
+            st = root.stat()
+            found.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    return frozenset(found)
+
+
+_kit_folders = lru_cache(maxsize=1)(_kit_folders)
 _kit_inodes = lru_cache(maxsize=1)(_kit_inodes)
 
 
@@ -343,7 +368,7 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
             continue
         extra: tuple[Flag, ...] = (Flag.RENAMED,) if note else ()
         if st.st_nlink > 1:
-            if (st.st_dev, st.st_ino) in _kit_inodes():
+            if (st.st_dev, st.st_ino) in _kit_inodes() and not root.is_kit_folder(base):
                 problems.append(Problem(stem, relpath, f"{relpath} is a hard link to a file of the course's "
                                         f"solutions; submit your own file", flags + (Flag.REFUSED,)))
                 continue
