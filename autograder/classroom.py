@@ -18,53 +18,24 @@ import json
 import os
 import queue
 import secrets
+import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from autograder.config import CourseConfig
-from autograder.contract import STEMS
 from autograder.grading import grade_submission, limits_for
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
-from autograder.reports.grades_csv import grades_csv
+from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
+from autograder.roster import Student, _listing, find_students, open_confined  # noqa: F401 (public here too)
 from autograder.sandbox import Sandbox
 
 RESULT_VERSION = 2
 KEY_FILE = ".attnkit-key"
-
-
-@dataclass(frozen=True)
-class Student:
-    name: str
-    folder: Path
-
-
-def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = ()) -> list[Student]:
-    """One folder per student; nbgrader's `submitted/<student>/<assignment>/` layout is read too.
-    Hidden folders and the folders in `exclude` (OUT, when it lies inside the class folder) are
-    not students."""
-    class_dir = Path(class_dir)
-    if not class_dir.is_dir():
-        raise FileNotFoundError(f"{class_dir}: no such folder")
-    root = class_dir / "submitted" if (class_dir / "submitted").is_dir() else class_dir
-    skip = {_real(p) for p in exclude}
-    students = []
-    for folder in sorted(root.iterdir(), key=lambda p: p.name):
-        if folder.name.startswith(".") or not folder.is_dir() or _real(folder) in skip:
-            continue
-        nested = folder / assignment
-        students.append(Student(folder.name, nested if nested.is_dir() else folder))
-    return students
-
-
-def _real(path: Path) -> str:
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return str(path)
+MAX_RESULT_BYTES = 16 * 1024 * 1024   # a result is a few KB; with the data of its pictures maybe 200 KB
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,17 +58,10 @@ def fingerprint(student: Student, course: CourseConfig) -> str:
     h.update(kit_fingerprint().encode())
     h.update(course.model_dump_json().encode())
     h.update(student.name.encode("utf-8", "surrogateescape"))
-    for stem in STEMS:
-        for suffix in (".py", ".ipynb"):
-            path = student.folder / f"{stem}{suffix}"
-            try:
-                if path.is_file() and not path.is_symlink():
-                    stat = path.stat()
-                    h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-                elif path.exists() or path.is_symlink():
-                    h.update(f"{path.name}:other".encode())
-            except OSError:
-                h.update(f"{path.name}:unreadable".encode())
+    h.update(student.refused.encode())
+    if not student.refused:
+        for line in _listing(student.folder):
+            h.update(line.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -139,6 +103,8 @@ def _signature(key: bytes, fp: str, result: dict) -> str:
 def load_previous(out: Path, student: Student, fp: str, key: bytes | None = None) -> SubmissionResult | None:
     path = result_path(out, student.name)
     try:
+        if path.stat().st_size > MAX_RESULT_BYTES:
+            return None
         data = json.loads(path.read_text(encoding="utf-8"))
         extra = data["extra_data"]
         if extra.get("fingerprint") != fp:
@@ -148,7 +114,7 @@ def load_previous(out: Path, student: Student, fp: str, key: bytes | None = None
             return None
         result = SubmissionResult.from_dict(extra["result"])
         return result if result.student == student.name else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except Exception:  # noqa: BLE001 - any damaged file (deep, huge, odd types) is graded again
         return None
 
 
@@ -173,13 +139,73 @@ def grader_failure(student: Student, course: CourseConfig, err: BaseException) -
     """A student the grader itself could not grade (a bug or a broken sandbox, not the student's
     doing): every check 0 with a message that says so. Never reused by a rerun."""
     why = f"the grader could not grade this submission ({type(err).__name__}: {str(err)[:300]}); ask the instructor"
+    return unanswered(student, course, why, "grader_error")
+
+
+def unanswered(student: Student, course: CourseConfig, why: str, reason: str) -> SubmissionResult:
+    """Every check 0, with one reason and message (a grader failure, a refused folder)."""
     exercises = []
     for stem, ex in course.exercises.items():
         checks = tuple(CheckResult(cid, stem, cid, "error", 0.0, cfg.points, why, hidden=cfg.hidden,
-                                   reason="grader_error") for cid, cfg in ex.checks.items())
+                                   reason=reason) for cid, cfg in ex.checks.items())
         exercises.append(ExerciseResult(stem, ex.title, checks))
     return SubmissionResult(student=student.name, exercises=tuple(exercises), seed=course.seed,
                             assignment=course.assignment)
+
+
+def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> SubmissionResult:
+    """One student, graded on its own (also what a distributed worker calls). The folder is
+    opened without following links below the class folder and handed to grading as that open
+    descriptor, so nothing it is swapped for meanwhile is read. Raises on a grader failure."""
+    if student.refused:
+        return unanswered(student, course, student.refused, "refused")
+    try:
+        fd = open_confined(student.folder)
+    except OSError as err:
+        return unanswered(student, course, f"the submission folder {student.name} cannot be opened as a folder "
+                                           f"of its own ({err.strerror or err}); nothing was graded from it",
+                          "refused")
+    try:
+        folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
+        result = grade_submission(folder, course, sandbox, student=student.name)
+        return keep_the_better_form(result, folder, course, sandbox)
+    finally:
+        os.close(fd)
+
+
+def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseConfig,
+                         sandbox: Sandbox) -> SubmissionResult:
+    """What intake decided, applied to the result: its flags on each exercise, a refused file's
+    reason, and where .py and .ipynb both hold work, the other form graded too and the better
+    kept (or the form course.yml names in `both_forms`), said in the exercise's note."""
+    from autograder.grading import grade_exercise
+    from autograder.load import LoadError, load_submission
+
+    sources = load_submission(folder, tuple(e.stem for e in result.exercises))
+    exercises = []
+    for first in result.exercises:
+        source = sources[first.stem]
+        ex = replace(first, flags=tuple(source.flags))
+        if isinstance(source, LoadError) and source.reason == "refused":
+            ex = replace(ex, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
+                                          for c in ex.checks))
+        alternative = getattr(source, "alternative", None)
+        if alternative is not None and course.both_forms == "py":
+            ex = replace(ex, note=f"{ex.note}; the course grades the .py file")
+        elif alternative is not None and course.both_forms == "best" and ex.score >= ex.max_score:
+            ex = replace(ex, note=f"{ex.note}; {ex.graded_file} has full marks, so {alternative.filename} was not graded")
+        elif alternative is not None:
+            second = replace(grade_exercise(first.stem, alternative, course, sandbox), flags=ex.flags)
+            if course.both_forms == "ipynb":
+                ex = replace(second, note=f"{ex.note}; the course grades the notebook")
+            else:
+                keep = second if second.score > ex.score else ex
+                ex = replace(keep, note=(
+                    f"{ex.note}: both were graded, {ex.graded_file} {ex.score:g}/{ex.max_score:g} and "
+                    f"{second.graded_file} {second.score:g}/{second.max_score:g}; the better, {keep.graded_file}, "
+                    f"counts"))
+        exercises.append(ex)
+    return replace(result, exercises=tuple(exercises))
 
 
 def default_jobs() -> int:
@@ -191,8 +217,11 @@ def default_jobs() -> int:
 
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int = 1, regrade: bool = False,
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
-                on_start: Callable[[int], None] | None = None) -> list[SubmissionResult]:
-    """Grade every student (reusing unchanged results unless `regrade`) and write OUT/grades.csv."""
+                on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
+                isolation: bool = True) -> list[SubmissionResult]:
+    """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
+    class report and `exports` (reports.finish.finish_run). With `isolation` (the default), a
+    machine where the sandbox's jail does not hold raises SandboxError before any student runs."""
     class_dir, out = Path(class_dir), Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "feedback").mkdir(parents=True, exist_ok=True)
@@ -231,51 +260,74 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
             try:
                 if sandbox_box[0] is None:
                     sandbox_box[0] = Sandbox(limits, hide=hide)
-                return grade_submission(student.folder, course, sandbox_box[0], student=student.name), True
+                return grade_student(student, course, sandbox_box[0]), True
             except Exception as err:  # noqa: BLE001 - one student never stops the class
                 if sandbox_box[0] is not None:
-                    sandbox_box[0].close()
+                    try:
+                        sandbox_box[0].close()
+                    except Exception:  # noqa: BLE001 - a sandbox that cannot close is dropped
+                        pass
                     sandbox_box[0] = None
                 if attempt == 2:
                     return grader_failure(student, course, err), False
         raise AssertionError("unreachable")
 
-    def worker():
-        box: list = [None]
+    # The jail is checked once, here, before any student's code runs (the first worker keeps it).
+    first = Sandbox(limits, hide=hide, require_isolation=True) if isolation and not todo.empty() else None
+
+    def worker(box_: list):
         try:
             while True:
                 try:
                     student, fp = todo.get_nowait()
                 except queue.Empty:
                     return
-                result, trusted = grade_one(box, student)
-                fp = fp if trusted else ""
-                text = result_text(result, fp, course, key)
-                write_atomic(feedback_path(out, result.student), feedback_markdown(result, course))
-                write_atomic(result_path(out, result.student), text)
-                with lock:
-                    results[student.name] = result
-                    texts[student.name] = text
-                    if on_result:
-                        on_result(result, False)
+                try:
+                    _record(box_, student, fp)
+                except Exception as err:  # noqa: BLE001 - writing one student failed: say so, go on
+                    failures.append(err)
         except BaseException as err:  # surfaced after the other workers finish their students
             failures.append(err)
         finally:
-            if box[0] is not None:
-                box[0].close()
+            if box_[0] is not None:
+                try:
+                    box_[0].close()
+                except Exception:  # noqa: BLE001
+                    pass
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"attnkit-grader-{i}")
-               for i in range(max(1, min(jobs, todo.qsize())))]
+    def _record(sandbox_box: list, student: Student, fp: str) -> None:
+        result, trusted = grade_one(sandbox_box, student)
+        try:
+            text = result_text(result, fp if trusted else "", course, key)
+        except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error
+            result = grader_failure(student, course, err)
+            text = result_text(result, "", course, key)
+        with lock:      # held first: a file that cannot be written still leaves the grade in grades.csv
+            results[student.name] = result
+            texts[student.name] = text
+        write_atomic(feedback_path(out, result.student), feedback_markdown(result, course))
+        write_atomic(result_path(out, result.student), text)
+        write_feedback_html(out, result, course)     # here, while other workers wait on their sandboxes
+        if on_result:
+            with lock:
+                on_result(result, False)
+
+    threads = [threading.Thread(target=worker, args=([first if i == 0 else None],), daemon=True,
+                                name=f"attnkit-grader-{i}") for i in range(max(1, min(jobs, todo.qsize())))]
     for t in threads:
         t.start()
     for t in threads:
         while t.is_alive():        # a timed join keeps the main thread interruptible (Ctrl-C)
             t.join(0.2)
+    ordered = [results[s.name] for s in students if s.name in results]
+    try:
+        _verify_written(out, ordered, texts, course)
+    except Exception as err:  # noqa: BLE001 - reported after grades.csv is written
+        failures.append(err)
+    # Always written, also when a worker failed: every graded student is in it.
+    finish_run(out, ordered, course, exports=exports)
     if failures:
         raise failures[0]
-    ordered = [results[s.name] for s in students if s.name in results]
-    _verify_written(out, ordered, texts, course)
-    write_atomic(out / "grades.csv", grades_csv(ordered, tuple(course.exercises)))
     return ordered
 
 

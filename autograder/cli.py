@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -20,11 +19,7 @@ def _course(args):
 
 def cmd_check(args, console: Console) -> int:
     course = _course(args)
-    from autograder.grading import grade_submission, limits_for
-    from autograder.reports.gradescope import to_gradescope
-    from autograder.reports.table import print_report
-    from autograder.results import dumps, write_atomic
-    from autograder.sandbox import Sandbox
+    from autograder.session import GradingSession
 
     folder = Path(args.submission) if args.submission else Path("exercises")
     if not folder.is_dir():
@@ -36,18 +31,31 @@ def cmd_check(args, console: Console) -> int:
     if unknown:
         console.print(f"[red]--exercise {unknown[0]}: no such exercise[/] (one of {', '.join(course.exercises)})")
         return 2
-    with Sandbox(limits_for(course)) as sandbox:
-        result = grade_submission(folder, course, sandbox, student=args.name or folder.resolve().name, stems=stems)
-    print_report(result, console, show_hidden=course.show_hidden)
-    if args.json:
-        write_atomic(Path(args.json), dumps(to_gradescope(result, show_hidden=course.show_hidden)))
-        console.print(f"[dim]wrote {args.json}[/]")
+    with GradingSession(course).start() as session:     # the sandbox warms up while the reports import
+        from autograder.reports.table import print_report
+
+        result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
+        print_report(result, console, show_hidden=course.show_hidden)
+        if args.json:
+            from autograder.reports.gradescope import to_gradescope
+            from autograder.results import dumps, write_atomic
+
+            write_atomic(Path(args.json), dumps(to_gradescope(result, show_hidden=course.show_hidden)))
+            console.print(f"[dim]wrote {args.json}[/]")
+        if args.watch:
+            from autograder.watch import Watcher, watch
+
+            watcher = Watcher(session, folder, stems or tuple(course.exercises), console)
+            watcher.first(result.exercises)
+            watch(watcher)
+            return 0
     return 0 if result.score == result.max_score else 1
 
 
 def cmd_grade(args, console: Console) -> int:
     course = _course(args)
     from autograder.classroom import default_jobs, grade_class
+    from autograder.sandbox import SandboxError
     from autograder.progress import ClassProgress
     from autograder.reports.summary import print_summary
 
@@ -59,16 +67,24 @@ def cmd_grade(args, console: Console) -> int:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
     jobs = args.jobs or default_jobs()
-    with ClassProgress(console) as progress:
-        if args.scheduler:
-            from autograder.cluster.cli import grade_on_cluster
+    try:
+        with ClassProgress(console) as progress:
+            if args.scheduler:
+                from autograder.cluster.cli import grade_on_cluster
 
-            results = grade_on_cluster(args, class_dir, out, course, progress, console)
-            if results is None:
-                return 2
-        else:
-            results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
-                                  on_result=progress.advance, on_start=progress.start)
+                results = grade_on_cluster(args, class_dir, out, course, progress, console)
+                if results is None:
+                    return 2
+            else:
+                results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
+                                      on_result=progress.advance, on_start=progress.start,
+                                      exports=tuple(args.export or ()), isolation=not args.no_isolation)
+    except SandboxError as err:   # the jail does not hold here: refuse untrusted code, say why
+        print(f"attnkit grade: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:   # OUT could not be written (a full disk, permissions): say so, no traceback
+        print(f"attnkit: {err} (results written so far are kept; run the same command to resume)", file=sys.stderr)
+        return 1
     console.print(f"[dim]{progress.describe()}[/]", highlight=False)
     print_summary(results, course, console, out)
     if args.gradebook:
@@ -144,6 +160,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--json", metavar="FILE", help="also write Gradescope's results.json to FILE")
     check.add_argument("--exercise", action="append", metavar="STEM", help="only this exercise (repeatable)")
     check.add_argument("--name", help="the student's name in the report (default: the folder's name)")
+    check.add_argument("--watch", action="store_true",
+                       help="keep grading: re-grade an exercise each time its file is saved (Ctrl-C stops)")
     check.set_defaults(func=cmd_check)
 
     grade = sub.add_parser("grade", help="grade a class: one folder per student")
@@ -152,10 +170,16 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                        help="submissions graded at once, each in its own sandbox (default: one per core)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
+    grade.add_argument("--no-isolation", action="store_true",
+                       help="grade even where the sandbox cannot isolate submissions (no user namespaces, "
+                            "macOS): only for code you trust (docs/security.md)")
     grade.add_argument("--scheduler", metavar="ADDRESS",
                        help="grade on a Dask cluster: its scheduler's address, e.g. tcp://host:8786 (docs/cluster.md)")
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
+    grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
+                       help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
+                            "gradescope-csv (repeatable)")
     grade.set_defaults(func=cmd_grade)
 
     gs = sub.add_parser("gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, the kit)")

@@ -27,6 +27,8 @@ class LimitsConfig(_Strict):
     cpu_seconds: int = Field(120, ge=1, le=86400)
     max_processes: int = Field(32, ge=1, le=4096)
     output_kb: int = Field(1024, ge=1, le=1 << 20)
+    # wall-clock seconds for all checks of one submission; past it the rest time out, the class moves on
+    submission_timeout: float = Field(60.0, gt=0, le=86400)
 
 
 class Tolerance(_Strict):
@@ -73,6 +75,9 @@ class CourseConfig(_Strict):
     tolerances: Tolerances = Tolerances()
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False
+    # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
+    # or always grade one form. (An untouched stub is never preferred to work.)
+    both_forms: Literal["best", "py", "ipynb"] = "best"
     exercises: dict[str, ExerciseConfig]
 
     def check(self, check_id: str) -> CheckConfig:

@@ -7,21 +7,26 @@ of them re-implements a room.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection
 
 import numpy as np
 
-import reference
+from autograder.cells import open_session
 from autograder.checks import CHECKS
-from autograder.checks.base import Check, Context, ReferenceImplementation, StudentCallError, rng_for
+from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
+                                    rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
-from autograder.diagnosis import diagnose, diagnose_error
+from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
 from autograder.load import LoadError, SourceFile, load_submission
+from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox.outcome import Reason
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
@@ -37,7 +42,10 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     started = time.monotonic()
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
-    exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox) for stem in stems)
+    sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
+    # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
+    with sandbox.budget(course.limits.submission_timeout):
+        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox) for stem in stems)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises, seed=course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
 
@@ -52,16 +60,31 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
         return ExerciseResult(stem, title,
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
-    provided = {s: src for s, src in reference.module_sources().items() if s in PROVIDED[stem]}
-    with sandbox.session(stem, loaded.source, loaded.filename, provided=provided) as session:
+    with ExitStack() as stack:
+        session, loaded, skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
-            reason = _import_reason(session.import_outcome.message)
+            reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
             student = StudentImplementation(session, stem, loaded.filename)
             results = tuple(run_check(check, student, course) for check in checks)
-    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=loaded.note)
+    note = "; ".join(n for n in (loaded.note, *skipped) if n)
+    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
+
+
+@lru_cache(maxsize=None)
+def _provided(stem: str) -> dict[str, dict[str, Any]]:
+    """The stems a submission file may import, as the reference's own functions: the sandbox
+    answers the child's calls of them here, so no reference code ever reaches a child."""
+    import importlib
+
+    out = {}
+    for other in PROVIDED[stem]:
+        module = importlib.import_module(f"reference.{other}")
+        out[other] = {name: getattr(module, name) for name in RETURNS[other]
+                      if callable(getattr(module, name, None)) and not isinstance(getattr(module, name), type)}
+    return out
 
 
 def _unanswered(check: Check, course: CourseConfig, status: str, message: str, reason: str = "") -> CheckResult:
@@ -70,14 +93,10 @@ def _unanswered(check: Check, course: CourseConfig, status: str, message: str, r
                        reason=reason)
 
 
-def _import_reason(message: str) -> str:
-    """Why a module could not be imported, as a CheckResult.reason: the sandbox says "not_run"
-    for all of them; its message tells a hang and a crash from an exception at import."""
-    if message.startswith("importing ") and "did not finish within" in message:
-        return "timeout"
-    if message.startswith("the process crashed while importing") or "exceeded the memory limit" in message:
-        return "crashed"
-    return "not_run"
+def _import_reason(outcome) -> str:
+    """Why a module could not be imported, as a CheckResult.reason, from the sandbox's typed reason."""
+    return {Reason.TIMEOUT: "timeout", Reason.CRASHED: "crashed", Reason.MEMORY: "crashed",
+            Reason.SANDBOX: "grader_error"}.get(outcome.reason, "not_run")
 
 
 @lru_cache(maxsize=256)
@@ -92,10 +111,12 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     cfg = course.check(check.id)
     inputs, expected = _expected(check, course.seed)
 
-    def result(status, message="", hint="", misconceptions=(), reason=""):
+    def result(status, message="", found=None, reason=""):
         score = cfg.points if status == "passed" else 0.0
+        hint = decide_hint(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
+        ids = found.ids if found is not None and course.hints != "off" else ()
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
-                           tuple(misconceptions), cfg.hidden, reason)
+                           tuple(ids), cfg.hidden, reason)
 
     student.dtypes.clear()
     try:
@@ -103,11 +124,8 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     except StudentCallError as err:
         status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
             err.status, "error")
-        found = diagnose_error(check, inputs, err.error_type) if err.error_type and course.hints != "off" else None
-        reason = "" if err.status == "not_implemented" else err.status
-        if found is None:
-            return result(status, err.message, reason=reason)
-        return result(status, err.message, _hint(check, found, course), found.ids, reason)
+        found = diagnose_error(check, inputs, err.error) if err.error is not None and course.hints != "off" else None
+        return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
         return result("failed", f"the returned value has the wrong structure: {err}")
@@ -119,20 +137,39 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     if not problems:
         return result("passed")
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
-    message = "; ".join(problems)
-    if found is None:
-        return result("failed", message, GENERIC_HINT if course.hints == "generic" else "")
-    return result("failed", message, _hint(check, found, course), found.ids)
+    visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
+    return replace(result("failed", "; ".join(problems), found), visual=visual)
 
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
                 "the axis each operation works on, and the mask convention (1 = may attend).")
 
 
-def _hint(check: Check, found, course: CourseConfig) -> str:
-    """`hints: diagnose` names the mistake; `generic` gives the same nudge to everyone (the
-    misconception ids are still recorded for the instructor's summary)."""
-    return found.hint if course.hints == "diagnose" else GENERIC_HINT
+def decide_hint(check: Check, status: str, found: Diagnosis | None, course: CourseConfig, *,
+                hidden: bool, raised: bool = False) -> str:
+    """The one place the hint policy is applied; reports show `CheckResult.hint` as it is.
+
+    off: no hint. generic: the same nudge for every wrong answer or error (the misconception ids
+    are still recorded for the instructor's summary). diagnose: what was seen and the mistake
+    named; on a hidden check (unless the course shows them) what kind of input failed and what
+    to try, with the mistake named but nothing seen in the hidden inputs.
+    """
+    if course.hints == "off" or status not in ("failed", "error"):
+        return ""
+    if course.hints == "generic":
+        return GENERIC_HINT
+    if hidden and not course.show_hidden:
+        lead = (f"A hidden check failed ({check.title}): {check.advice}." if check.advice
+                else f"A hidden check failed: {check.title}. Try inputs like these yourself.")
+        return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
+    if found is not None and found.hint:
+        return found.hint
+    return GENERIC_ERROR_HINT if raised else ""
+
+
+GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
+                      "message names, and print the shapes (and dtypes) of the arrays it combines for inputs like "
+                      "the check's.")
 
 
 class StudentImplementation:
@@ -149,8 +186,14 @@ class StudentImplementation:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._call(name, args, kwargs)
 
-    def _call(self, name: str, args: tuple, kwargs: dict):
-        key = _cache_key(name, args, kwargs)
+    def fresh(self, name: str):
+        """`name`, called anew each time: a check that calls twice with the same seed wants two answers."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
+
+    def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
+        key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
         outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
@@ -160,7 +203,7 @@ class StudentImplementation:
 
     def value(self, name: str):
         outcome = self._session.attribute(name, returns="array")
-        if outcome.status == "bad_return" and "NoneType" in outcome.message:
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType":   # a constant still None
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
         return self._unwrap(name, outcome)
 
@@ -172,6 +215,7 @@ class StudentImplementation:
         return self._unwrap(class_name, outcome)
 
     def _unwrap(self, name: str, outcome):
+        error = raised_error(outcome) if outcome.status == "raised" else None
         if outcome.status == "ok":
             dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
             self.dtypes.update(d for d in dtypes if d)
@@ -187,8 +231,16 @@ class StudentImplementation:
             "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
-        error_type = message.split(":", 1)[0].split(" ", 1)[0] if outcome.status == "raised" else ""
-        raise StudentCallError(name, outcome.status, text, error_type)
+        raise StudentCallError(name, outcome.status, text, error)
+
+
+def raised_error(outcome) -> RaisedError:
+    """The typed error of a raised call, as the sandbox located it (`operation`: what raised)."""
+    typed = outcome.error
+    if typed is None:
+        return RaisedError(type="", text=outcome.message or "", operation="", line=None, cell=None)
+    return RaisedError(type=typed.type, text=typed.text, operation=typed.operation, line=typed.line,
+                       cell=typed.cell)
 
 
 def _cache_key(name: str, args: tuple, kwargs: dict):

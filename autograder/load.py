@@ -1,7 +1,10 @@
 """Room 1: a submission folder becomes source text per stem, or a LoadError that says why not.
 
-Nothing is executed here. Notebooks become the concatenation of their code cells, with
-IPython magics (`%time`, `%%capture`) and shell lines (`!pip install`) dropped.
+Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
+notebook's cells, source, whether it is a solution cell), with IPython magics (`%time`,
+`%%capture`) and shell lines (`!pip install`) dropped, and the concatenation of those cells as
+the source. A scratch cell (not a solution cell) that does not even compile is left out with a
+note; a solution cell that does not compile makes the file a LoadError naming cell and line.
 """
 
 from __future__ import annotations
@@ -16,11 +19,49 @@ MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a note
 
 
 @dataclass(frozen=True)
+class Cell:
+    index: int           # 1-based, counting every cell of the notebook (markdown too), as Jupyter shows them
+    source: str          # Python source, IPython-only lines dropped
+    solution: bool       # nbgrader's `solution` metadata, or the `### BEGIN SOLUTION` markers
+
+    @property
+    def first_line(self) -> str:
+        return next((line.strip() for line in self.source.splitlines() if line.strip()), "")
+
+    def as_dict(self) -> dict:
+        """The form the sandbox takes: {"source", "index", "solution"}."""
+        return {"source": self.source, "index": self.index, "solution": self.solution}
+
+
+class NotebookSource(str):
+    """A notebook's code as one source (str: what is hashed, shown and checked for stubs), carrying
+    its cells (what the sandbox runs, one by one) and the cells the loader left out."""
+    cells: tuple[Cell, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+    @classmethod
+    def join(cls, cells: list[Cell], skipped: list[str] = ()) -> "NotebookSource":
+        text = cls(CELL_SEPARATOR.join(c.source for c in cells) + "\n")
+        text.cells, text.skipped = tuple(cells), tuple(skipped)
+        return text
+
+
+CELL_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
 class SourceFile:
     stem: str
-    filename: str        # the file the source came from: "attention.py" or "attention.ipynb"
+    filename: str        # the file the source came from: "attention.py", "hw1/Attention.ipynb"
     source: str          # Python source, as it will be executed
     note: str = ""       # e.g. why this file was chosen over another
+    flags: tuple[str, ...] = ()             # intake.Flag values: what intake did about the file
+    alternative: "SourceFile | None" = None  # the other form, when both hold work (graded too, the better kept)
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """A notebook's code cells; () for a .py file."""
+        return getattr(self.source, "cells", ())
 
 
 @dataclass(frozen=True)
@@ -28,6 +69,8 @@ class LoadError:
     stem: str
     filename: str | None  # None: no file for this stem
     message: str
+    reason: str = "load_error"               # "refused": a link out of the folder, a special file
+    flags: tuple[str, ...] = ()
 
     @property
     def missing(self) -> bool:
@@ -35,31 +78,59 @@ class LoadError:
 
 
 def load_submission(folder: Path, stems: tuple[str, ...] = STEMS) -> dict[str, SourceFile | LoadError]:
-    folder = Path(folder)
-    return {stem: load_stem(folder, stem) for stem in stems}
+    """Each stem's source, chosen and read by autograder.intake (never outside `folder`)."""
+    from autograder.intake import discover
 
-
-def _is_file(path: Path) -> bool:
-    # A symlink is never followed: it could point at another student's work or the kit.
-    return path.is_file() and not path.is_symlink()
+    found = discover(Path(folder), tuple(stems))
+    return {stem: _choose(found[stem]) for stem in stems}
 
 
 def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
-    candidates = [p for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if _is_file(p)]
-    if not candidates:
-        linked = [p.name for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if p.is_symlink()]
-        why = f"{linked[0]} is a symbolic link; submit the file itself" if linked else \
-            f"no {stem}.py or {stem}.ipynb in the submission"
-        return LoadError(stem, linked[0] if linked else None, why)
-    note = ""
-    if len(candidates) == 2:
-        candidates.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        note = f"both {stem}.py and {stem}.ipynb were found; graded {candidates[0].name}, the one modified last"
-    path = candidates[0]
-    result = read_source(path, stem)
-    if isinstance(result, LoadError):
-        return result
-    return SourceFile(stem, path.name, result, note)
+    return load_submission(folder, (stem,))[stem]
+
+
+def _choose(files) -> SourceFile | LoadError:
+    """One SourceFile from intake's files for a stem: the form that holds work; with both holding
+    work, the .py, carrying the notebook as its alternative."""
+    from autograder.intake import Flag, has_work
+
+    stem = files.stem
+    if files.problem is not None:
+        p = files.problem
+        reason = "refused" if Flag.REFUSED in p.flags else "load_error"
+        return LoadError(stem, p.relpath, p.message, reason if p.relpath else "load_error",
+                         tuple(f.value for f in p.flags))
+    loaded = []
+    for found in files.files:
+        source = source_from_bytes(found.data, found.relpath, found.suffix, stem)
+        flags = tuple(f.value for f in found.flags)
+        if isinstance(source, LoadError):
+            loaded.append(LoadError(stem, source.filename, source.message, flags=flags))
+        else:
+            loaded.append(SourceFile(stem, found.relpath, source, found.note, flags))
+    if len(loaded) == 1:
+        return loaded[0]
+    good = [s for s in loaded if isinstance(s, SourceFile)]
+    if not good:
+        return loaded[0]
+    if len(good) == 1:
+        other = next(s for s in loaded if s is not good[0])
+        return _noted(good[0], f"{other.filename} could not be read ({other.message}); graded {good[0].filename}")
+    py, nb = good
+    work = [has_work(s.source, stem) for s in good]
+    if work == [True, True]:
+        return _noted(py, f"both {py.filename} and {nb.filename} hold work", Flag.BOTH_FORMS.value, alternative=nb)
+    keep, stub = (nb, py) if work == [False, True] else (py, nb)
+    if work == [False, False]:
+        return _noted(py, f"both {py.filename} and {nb.filename} are untouched stubs; graded {py.filename}")
+    return _noted(keep, f"{stub.filename} is an untouched stub; graded {keep.filename}", Flag.STUB_SKIPPED.value)
+
+
+def _noted(source: SourceFile, note: str, flag: str = "", alternative: SourceFile | None = None) -> SourceFile:
+    from dataclasses import replace
+
+    return replace(source, note="; ".join(filter(None, (source.note, note))),
+                   flags=source.flags + ((flag,) if flag else ()), alternative=alternative)
 
 
 def read_source(path: Path, stem: str) -> str | LoadError:
@@ -67,11 +138,22 @@ def read_source(path: Path, stem: str) -> str | LoadError:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            return LoadError(stem, name, f"{name} is {size / 1e6:.1f} MB; the limit is {MAX_BYTES / 1e6:.0f} MB "
-                                         f"(clear the notebook's outputs and submit again)")
+            return LoadError(stem, name, _too_big(name, size))
         data = path.read_bytes()
     except OSError as err:
         return LoadError(stem, name, f"{name} cannot be read: {err.strerror or err}")
+    return source_from_bytes(data, name, path.suffix, stem)
+
+
+def _too_big(name: str, size: int) -> str:
+    return (f"{name} is {size / 1e6:.1f} MB or more; the limit is {MAX_BYTES / 1e6:.0f} MB "
+            f"(clear the notebook's outputs and submit again)")
+
+
+def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
+    """The Python source of a file's bytes (a notebook's code cells), or why there is none."""
+    if len(data) > MAX_BYTES:
+        return LoadError(stem, name, _too_big(name, len(data)))
     if not data.strip():
         return LoadError(stem, name, f"{name} is empty")
     if b"\x00" in data:
@@ -82,18 +164,44 @@ def read_source(path: Path, stem: str) -> str | LoadError:
         line = data[: err.start].count(b"\n") + 1
         return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
                                      f"save it as UTF-8")
-    if path.suffix == ".ipynb":
-        source = notebook_source(text, name)
-        if isinstance(source, str):
-            text = source
-        else:
-            return LoadError(stem, name, source[0])
+    if suffix.lower() == ".ipynb":
+        try:
+            cells = notebook_cells(text, name)
+        except (RecursionError, MemoryError):   # json and nbformat recurse per nesting level
+            cells = (f"{name} is not a usable notebook: its JSON is nested too deeply",)
+        if isinstance(cells, tuple):
+            return LoadError(stem, name, cells[0])
+        return compiled_cells(cells, name, stem)
     problem = syntax_problem(text, name)
     return LoadError(stem, name, problem) if problem else text
 
 
+def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
+    """The cells that compile, joined; a scratch cell that does not is left out with a note."""
+    kept, skipped = [], []
+    for cell in cells:
+        problem = syntax_problem(cell.source, f"{name}, cell {cell.index}")
+        if problem is None:
+            kept.append(cell)
+        elif cell.solution:
+            return LoadError(stem, name, problem)
+        else:
+            skipped.append(skip_note(cell, problem))
+    return NotebookSource.join(kept, skipped)
+
+
+def skip_note(cell: Cell, why: str) -> str:
+    return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {why}"
+
+
 def notebook_source(text: str, name: str) -> str | tuple[str]:
     """The code of a notebook, cell after cell; or (message,) when it is not a usable notebook."""
+    cells = notebook_cells(text, name)
+    return cells if isinstance(cells, tuple) else NotebookSource.join(cells)
+
+
+def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
+    """The code cells of a notebook; or (message,) when it is not a usable notebook."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
@@ -108,7 +216,7 @@ def notebook_source(text: str, name: str) -> str | tuple[str]:
     except Exception as err:  # nbformat raises several types for one thing: not a notebook
         return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
     cells = []
-    for cell in nb.cells:
+    for number, cell in enumerate(nb.cells, start=1):
         if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell):
             continue
         source = cell.get("source", "")
@@ -116,8 +224,16 @@ def notebook_source(text: str, name: str) -> str | tuple[str]:
             source = "".join(source)
         lines = [NBGRADER_STUB_ANSWER if line.rstrip() == NBGRADER_STUB else line
                  for line in strip_ipython(str(source)).splitlines()]
-        cells.append("\n".join(lines))
-    return "\n\n".join(cells) + "\n"
+        cells.append(Cell(number, "\n".join(lines), is_solution_cell(cell)))
+    return cells
+
+
+def is_solution_cell(cell) -> bool:
+    """nbgrader's solution cells: `solution: true` in the metadata, or the BEGIN SOLUTION markers."""
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    return bool(meta.get("solution")) or "### BEGIN SOLUTION" in source
 
 
 # nbgrader's release puts this line, at the left margin, where a solution was. In a module-level

@@ -3,7 +3,7 @@
 Writes a course folder that nbgrader (0.9) manages as it is::
 
     COURSE_DIR/
-      nbgrader_config.py            timeouts from course.yml, hidden tests out of the feedback
+      nbgrader_config.py            the kit's autograde preprocessors, timeouts from course.yml
       attnkit_course.yml            the course file the test cells grade with
       source/<assignment>/<stem>.ipynb   one notebook per exercise, from solutions/<stem>.py
 
@@ -15,10 +15,12 @@ In each notebook (see docs/nbgrader.md):
   computation) is preceded by the kit's ``NAME = None  # TODO(...)`` lines, so the release
   still shows what to fill in.
 * after the cell (and its demo cells) of each task, a locked autograded test cell worth the
-  task's points in course.yml. Checks marked ``hidden`` are listed inside
-  ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``. The cell grades the saved notebook
-  in a fresh interpreter (``python -I -m autograder.nbgrader_cell``), prints the report and
-  ends with the score as a bare float: nbgrader's partial credit.
+  task's points in course.yml. It lists the task's visible checks; the hidden ones are only in
+  the course file, so the released cell equals the source cell. Run by the student, it grades
+  the saved notebook in a fresh interpreter (``python -I -m autograder.nbgrader_cell``), prints
+  the report and ends with the score as a bare float: nbgrader's partial credit. Under
+  ``nbgrader autograde`` it does nothing: ``autograder.nbgrader_preprocessor`` grades the
+  submitted file in nbgrader's process and writes the cell's outputs.
 * manually graded written questions (markdown cells with ``grade: true, solution: true``):
   why scores are scaled by sqrt(d_k) (scaling), what a causal mask prevents (causal_mask).
 """
@@ -145,27 +147,28 @@ def _nbgrader(grade_id: str, *, solution: bool, grade: bool, locked: bool, point
     return meta
 
 
-def task_cell_source(stem: str, task: str, visible: list[str], hidden: list[str], points: float,
+def task_cell_source(stem: str, task: str, visible: list[str], hidden_points: float, points: float,
                      timeout: int) -> str:
     """The code of one autograded test cell. Self-contained: it uses nothing the notebook
-    defined, imports under private names, writes nothing to stderr, and ends with a float."""
+    defined, imports under private names, writes nothing to stderr, and ends with a float.
+    It lists only the visible checks: the hidden ones are known to the grader (course file),
+    so the released cell is the source cell and nbgrader sees no changed checksum.
+    Under ``nbgrader autograde`` (``ATTNKIT_AUTOGRADE`` set by the kit's preprocessor) it does
+    nothing: the preprocessor grades the submitted file and writes this cell's outputs."""
+    from autograder.nbgrader_cell import MARKER_ENV
+
     notebook = f"{stem}.ipynb"
     pts = f"{points:g}"
-
-    def listing(ids: list[str]) -> str:
-        return "[\n" + "".join(f"    {json.dumps(i)},\n" for i in ids) + "]"
-
-    lines = [
-        f"# Autograder tests for {task} ({pts} points). Save the notebook first: this cell grades",
-        f"# the saved {notebook} in a fresh Python process, not the variables of this kernel.",
-        "import json as _attnkit_json, subprocess as _attnkit_subprocess, sys as _attnkit_sys",
-        f"_attnkit_checks = {listing(visible)}",
-    ]
-    if hidden:
-        lines += ["### BEGIN HIDDEN TESTS", f"_attnkit_checks += {listing(hidden)}", "### END HIDDEN TESTS"]
+    listing = "[\n" + "".join(f"    {json.dumps(i)},\n" for i in visible) + "]"
+    lines = [f"# Autograder tests for {task} ({pts} points). Save the notebook first: this cell grades",
+             f"# the saved {notebook} in a fresh Python process, not the variables of this kernel."]
+    if hidden_points:
+        lines.append(f"# {hidden_points:g} of the {pts} points are for hidden checks, graded after you hand in.")
     lines += [
+        "import json as _attnkit_json, os as _attnkit_os, subprocess as _attnkit_subprocess, sys as _attnkit_sys",
+        f"_attnkit_checks = {listing}",
         "_attnkit_score = 0.0",
-        'if __name__ == "__main__" and _attnkit_checks:',
+        f'if __name__ == "__main__" and _attnkit_checks and not _attnkit_os.environ.get("{MARKER_ENV}"):',
         "    _attnkit_run = None",
         "    try:",
         "        _attnkit_run = _attnkit_subprocess.run(",
@@ -224,9 +227,9 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
             if points <= 0:
                 continue
             visible = [c for c in ids if not course.check(c).hidden]
-            hidden = [c for c in ids if course.check(c).hidden]
-            cell = nbformat.v4.new_code_cell(task_cell_source(stem, task, visible, hidden, points,
-                                                              cell_timeout(course, len(ids))))
+            hidden_points = task_points(course, [c for c in ids if course.check(c).hidden])
+            cell = nbformat.v4.new_code_cell(task_cell_source(stem, task, visible, hidden_points, points,
+                                                              cell_timeout(course, len(visible))))
             cell["id"] = safe_id(f"{stem}-{task_grade_id(task)}").replace("_", "-")[:64]
             cell.metadata["nbgrader"] = _nbgrader(task_grade_id(task), solution=False, grade=True, locked=True,
                                                   points=points)
@@ -267,12 +270,6 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
 
 
 def nbgrader_config(course: CourseConfig) -> str:
-    hide = "" if course.show_hidden else (
-        "\n# course.yml has show_hidden: false, so the feedback pages show the test cells without\n"
-        "# their hidden-test regions (nbgrader's default feedback would show them in full).\n"
-        "from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor\n"
-        "from nbgrader.preprocessors import ClearHiddenTests, GetGrades\n\n"
-        "c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]\n")
     return f'''"""nbgrader configuration of this course, written by `attnkit nbgrader` (see the kit's
 docs/nbgrader.md). Run nbgrader from this folder: `nbgrader generate_assignment {course.assignment}`,
 `nbgrader autograde {course.assignment}`, `nbgrader generate_feedback {course.assignment}`, `nbgrader export`."""
@@ -284,14 +281,20 @@ c = get_config()  # noqa: F821 (provided by nbgrader when it reads this file)
 _here = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = _here
 
-# The test cells grade with this course file (points, hidden checks, hints, limits, seed).
+# The kit grades with this course file (points, hidden checks, hints, limits, seed).
 os.environ["ATTNKIT_COURSE"] = os.path.join(_here, "{COURSE_FILE}")
 
-# Every cell, a student's or a test cell, is interrupted after this many seconds (from
-# course.yml's limits: longer than the longest test cell's own wait for its grader).
+# `nbgrader autograde` grades with the kit, in nbgrader's own process: the submitted code is
+# read before any kernel runs, graded in one warm sandbox, and each test cell's outputs (the
+# report and the score) are written by the kit after the kernel is done.
+from autograder.nbgrader_preprocessor import configure  # noqa: E402
+
+configure(c)
+
+# A student cell that runs longer than this many seconds is interrupted and the run goes on.
 c.Execute.timeout = {execute_timeout(course)}
 c.Execute.interrupt_on_timeout = True
-{hide}'''
+'''
 
 
 # --------------------------------------------------------------------------- the course folder

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
@@ -40,7 +41,7 @@ class ClassProgress:
             else:
                 self.graded += 1
         if self._task is not None:
-            last = f"{result.student} {result.score:g}/{result.max_score:g}" + (" (kept)" if reused else "")
+            last = escape(f"{result.student} {result.score:g}/{result.max_score:g}" + (" (kept)" if reused else ""))
             self._progress.update(self._task, advance=1, last=last)
 
     def describe(self) -> str:

@@ -45,11 +45,12 @@ def check_params(stem: str) -> list:
 
 
 class _Grader:
-    """Grades each exercise of the submission once, on first use, in one sandbox."""
+    """Grades each exercise of the submission once, on first use, in the same grading session
+    as `attnkit check` (autograder.session: one course, one warm sandbox)."""
 
     def __init__(self, config: pytest.Config):
         self._config = config
-        self._sandbox = None
+        self._session = None
         self._course = None
         self.exercises: dict[str, ExerciseResult] = {}
 
@@ -79,14 +80,11 @@ class _Grader:
 
     def exercise(self, stem: str) -> ExerciseResult:
         if stem not in self.exercises:
-            from autograder.grading import grade_exercise, limits_for
-            from autograder.load import load_stem
-            from autograder.sandbox import Sandbox
+            from autograder.session import GradingSession
 
-            if self._sandbox is None:
-                self._sandbox = Sandbox(limits_for(self.course)).__enter__()
-            self.exercises[stem] = grade_exercise(stem, load_stem(self.submission(), stem), self.course,
-                                                  self._sandbox)
+            if self._session is None:
+                self._session = GradingSession(self.course)
+            self.exercises[stem] = self._session.grade_exercise(self.submission(), stem)
         return self.exercises[stem]
 
     def result(self, check_id: str) -> CheckResult:
@@ -94,9 +92,9 @@ class _Grader:
         return next(c for c in self.exercise(stem).checks if c.check_id == check_id)
 
     def close(self) -> None:
-        if self._sandbox is not None:
-            self._sandbox.__exit__(None, None, None)
-            self._sandbox = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
 
 @pytest.fixture
@@ -105,10 +103,14 @@ def graded(request: pytest.FixtureRequest) -> _Grader:
 
 
 def assert_check(grader: _Grader, check_id: str) -> None:
-    """Fail the test with the grader's words, not a traceback."""
+    """Fail the test with the grader's words, not a traceback; a hidden check as `attnkit check`
+    shows it (that it failed, its details only with ``show_hidden``)."""
     result = grader.result(check_id)
     if result.passed:
         return
+    if result.hidden and not grader.course.show_hidden:
+        pytest.fail(f"[{result.status}] {result.title}\na hidden check; its details are shown after grading",
+                    pytrace=False)
     text = f"[{result.status}] {result.title}\n{result.message}"
     if result.hint:
         text += f"\nhint: {result.hint}"

@@ -29,6 +29,9 @@ class CheckResult:
     # Why the code gave no answer, when it did not: the sandbox's status ("timeout", "crashed",
     # "raised", "not_run", "bad_return", "missing") or "load_error" (the file could not be read).
     reason: str = ""
+    # Small data for a picture on the feedback page (autograder.reports.pictures): the student's
+    # and the expected attention weights, or scaling curves. None for most checks.
+    visual: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -41,7 +44,8 @@ class ExerciseResult:
     title: str
     checks: tuple[CheckResult, ...]
     graded_file: str | None = None  # which file was graded ("attention.ipynb"), None when missing
-    note: str = ""                  # e.g. "both attention.py and attention.ipynb found; graded the newer"
+    note: str = ""                  # e.g. "Attention.py was graded as attention.py"
+    flags: tuple[str, ...] = ()     # autograder.intake.Flag values: what intake did (for the class report)
 
     @property
     def score(self) -> float:
@@ -83,6 +87,7 @@ class SubmissionResult:
         exercises = tuple(
             ExerciseResult(
                 stem=e["stem"], title=e["title"], graded_file=e.get("graded_file"), note=e.get("note", ""),
+                flags=tuple(e.get("flags", ())),
                 checks=tuple(CheckResult(**(c | {"misconceptions": tuple(c.get("misconceptions", ()))}))
                              for c in e["checks"]),
             )

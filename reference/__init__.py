@@ -19,21 +19,28 @@ gets a correct implementation.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
-STEMS = ("hand_computation", "attention", "causal_mask", "scaling", "multihead")
+HERE = Path(__file__).parent
+# Modules of this package that are not an exercise's reference (the grader's, never shipped).
+SUPPORT = ("mutants", "misconceptions", "recognisers")
+
+# One reference module per exercise stem: the files here, in name order.
+STEMS = tuple(sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_") and p.stem not in SUPPORT))
+
+
+def _relative_imports(stem: str) -> list[str]:
+    """The sibling stems a reference module imports (``from .attention import ...``)."""
+    tree = ast.parse((HERE / f"{stem}.py").read_text(encoding="utf-8"))
+    return sorted({node.module.split(".")[0] for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module})
+
 
 # stem -> the reference stems its module imports (relative imports, one level)
-DEPENDS = {
-    "hand_computation": ["attention"],
-    "attention": [],
-    "causal_mask": ["attention"],
-    "scaling": ["attention"],
-    "multihead": ["attention"],
-}
+DEPENDS = {stem: _relative_imports(stem) for stem in STEMS}
 
 
 def module_sources() -> dict[str, str]:
     """The source text of each reference module, by stem (in ``STEMS`` order)."""
-    here = Path(__file__).parent
-    return {stem: (here / f"{stem}.py").read_text(encoding="utf-8") for stem in STEMS}
+    return {stem: (HERE / f"{stem}.py").read_text(encoding="utf-8") for stem in STEMS}

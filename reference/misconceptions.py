@@ -15,12 +15,15 @@ The grader puts a sentence about what it saw in the student's answer before it.
 from __future__ import annotations
 
 import math
+from functools import partial
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from . import mutants as mu
+from . import recognisers as rc
+from .recognisers import hand_imprecise, hand_slip, std_pattern
 
 Overrides = Callable[[], dict]
 
@@ -37,6 +40,9 @@ class Misconception:
     # `expected` is the reference's answer; the mutants (overrides) stay the example used by tests.
     matches: Callable[[Any, Any, Any, Any], bool | None] | None = None
     fallback: bool = False                     # considered only when no other entry fits
+    # (RaisedError) -> bool: recognises the error this mistake raises by its text alone (`if mask:`).
+    # Without it, an error is explained by a mutant raising the same error on the same inputs.
+    raises: Callable[[Any], bool] | None = None
 
     def applies_to(self, check_id: str) -> bool:
         return not self.checks or any(check_id.startswith(p) for p in self.checks)
@@ -46,76 +52,14 @@ class Misconception:
         return [self.overrides(), *(alt() for alt in self.alternatives)]
 
 
-# ---------------------------------------------------------------- predicates
-
-
-def _non_finite(answer, expected, ctx, check) -> bool:
-    """Some entry is inf or nan where the reference is finite."""
-    got = np.asarray(answer, dtype=np.float64)
-    return got.shape == np.shape(expected) and bool((~np.isfinite(got) & np.isfinite(expected)).any())
-
-
-def _hand_errors(answer, expected, ctx):
-    got, exp = np.asarray(answer, dtype=np.float64), np.asarray(expected, dtype=np.float64)
-    if got.shape != exp.shape or not np.isfinite(got).all():
-        return None
-    err = np.abs(got - exp)
-    return err, err > ctx.course.tolerances.hand
-
-
-HAND_CLOSE = 0.06      # an answer within this of the exact value everywhere is imprecise, not wrong
-
-
-def _hand_imprecise(answer, expected, ctx, check) -> bool:
-    """Every entry within 0.06 of the exact value, but some not within the tolerance (0.006)."""
-    found = _hand_errors(answer, expected, ctx)
-    return found is not None and bool(found[1].any()) and float(found[0].max()) <= HAND_CLOSE
-
-
-def _hand_slip(answer, expected, ctx, check) -> bool:
-    """One dot product wrong and carried through: one score (or a symmetric pair) off, or some rows
-    off while the others are right (and weights still sum to 1 per row)."""
-    found = _hand_errors(answer, expected, ctx)
-    if found is None:
-        return False
-    err, wrong = found
-    if not wrong.any() or err.max() <= HAND_CLOSE:
-        return False
-    got = np.asarray(answer, dtype=np.float64)
-    if check.id.endswith("scores"):
-        cells = [tuple(c) for c in np.argwhere(wrong)]
-        return len(cells) == 1 or (len(cells) == 2 and cells[0] == cells[1][::-1])
-    if check.id.endswith("weights") and not np.allclose(got.sum(axis=-1), 1.0, atol=0.01):
-        return False
-    return bool((~wrong.any(axis=-1)).any())          # at least one row entirely right
-
-
-def _std_close(answer, dims, key, target: Callable[[int], float], ctx) -> bool:
-    rel = ctx.course.tolerances.scaling.std_rel
-    try:
-        return all(abs(float(answer[d][key]) - target(d)) <= rel * target(d) for d in dims)
-    except (KeyError, TypeError, ValueError):
-        return False
-
-
-def _std_pattern(key: str, target: Callable[[int], float]):
-    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant."""
-    def matches(answer, expected, ctx, check):
-        if not check.id.endswith((".std", ".other_dims")):
-            return None
-        if not isinstance(answer, dict) or not answer:
-            return False
-        return _std_close(answer, sorted(answer), key, target, ctx)
-    return matches
-
-
 # ---------------------------------------------------------------- check ids
 
 A = "attention."
 SOFTMAX_ROWS, SOFTMAX_AXIS, SOFTMAX_STABLE = A + "softmax.rows", A + "softmax.axis", A + "softmax.stable"
 SDPA = A + "scaled_dot_product_attention."
 SDPA_SINGLE, SDPA_BATCHED = SDPA + "single", SDPA + "batched"
-SDPA_MASKED = tuple(SDPA + c for c in ("bool_mask", "binary_mask", "broadcast_mask"))
+SDPA_MASKED = tuple(SDPA + c for c in ("bool_mask", "binary_mask", "broadcast_mask", "padding_mask"))
+SDPA_BATCH_MASKED = tuple(SDPA + c for c in ("binary_mask", "broadcast_mask", "padding_mask"))
 SDPA_3D = tuple(SDPA + c for c in ("batched", "float32", "binary_mask", "broadcast_mask"))
 
 C = "causal_mask."
@@ -135,9 +79,12 @@ M = "multihead."
 SPLIT, MERGE, ROUND_TRIP = M + "split_heads.", M + "merge_heads.values", M + "merge_heads.round_trip"
 MHA = M + "multi_head_attention."
 MHA_OUT, MHA_W, MHA_MASK = MHA + "output", MHA + "weights", MHA + "mask"
+MHA_MASKS = (MHA_MASK, MHA + "random_mask", MHA + "padding_mask")
 MOD = M + "MultiHeadAttention."
 MOD_STRUCT, MOD_TORCH, MOD_MASK = MOD + "structure", MOD + "matches_torch", MOD + "mask"
-MOD_VALUES = (MOD_TORCH, MOD_MASK)
+MOD_MASKS = (MOD_MASK, MOD + "random_mask", MOD + "padding_mask")
+MOD_VALUES = (MOD_TORCH, *MOD_MASKS)
+MASKS_4D = (MHA + "random_mask", MHA + "padding_mask", MOD + "random_mask", MOD + "padding_mask")
 
 SDPA_NAME, CAUSAL_NAME, MHA_NAME, MOD_NAME = ("scaled_dot_product_attention", "causal_attention",
                                               "multi_head_attention", "MultiHeadAttention")
@@ -160,6 +107,11 @@ def _multihead(mha: dict | None = None, module: dict | None = None, **both) -> O
     """The numpy function and the torch module with the same option(s) switched."""
     return lambda: {MHA_NAME: mu.mha_fn(**both, **(mha or {})),
                     MOD_NAME: mu.module_class(**both, **(module or {}))}
+
+
+def _low_precision(stem: str, checks: tuple[str, ...], overrides: Overrides) -> Misconception:
+    return Misconception("low_precision_dtype", stem, LOW_PRECISION_HINT, overrides, checks,
+                         matches=rc.low_precision, raises=rc.low_precision_error)
 
 
 def _scaling(**options) -> Overrides:
@@ -194,6 +146,26 @@ MASK_AFTER_SOFTMAX = ("The mask was applied after the softmax, by zeroing weight
 MASK_FILL_ZERO = ("Blocked scores were set to 0 (or multiplied by the 0/1 mask), but exp(0) = 1: a blocked key "
                   "still gets as much weight as a key with score 0. A blocked score must become a large negative "
                   "number (or -inf), so that its exponential is 0.")
+TRANSPOSE_ALL_AXES = ("K.T reverses EVERY axis of K, not just the last two: on a batch of shape (batch, n_k, d_k) "
+                      "it gives (d_k, n_k, batch), so the product fails (or mixes batch entries). Swap only the "
+                      "last two axes of K, the ones that hold keys and features.")
+TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), which has no single truth value when "
+               "the array has more than one element. To ask whether a mask was given, compare it with None; to "
+               "ask something about its entries, say which entries (any of them, all of them).")
+LOW_PRECISION_HINT = ("Your arrays are {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
+                      "add up to 1 only within about 0.001, and the values are off by as much. Compute in float32 "
+                      "or float64 (leave the inputs' dtype as it is, or cast to float64).")
+MASK_ALWAYS_CAUSAL = ("A causal (lower-triangular) mask is applied whatever mask is passed in: a padding mask or any "
+                      "other pattern is ignored. Use the mask you are given, as it is, broadcast to the scores' "
+                      "shape.")
+MASK_RANK = ("The mask is applied only when it has one particular number of dimensions (for example 2-D); masks of "
+             "shape (batch, 1, 1, seq) or (batch, 1, seq, seq) are skipped. Any mask that broadcasts to the "
+             "scores' shape must be applied, whatever its rank.")
+WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (batch, seq, seq); the contract asks "
+                    "for each head's weights, shape (batch, num_heads, seq, seq) (torch's "
+                    "average_attn_weights=False). Return the weights before any mean over the head axis.")
+
+
 MASK_ADDITIVE = ("The 0/1 mask was added to the scores, as if it were an additive mask: allowed keys get +1 and "
                  "blocked keys nothing. A 1/0 mask says which keys are allowed; blocked scores must be replaced "
                  "by a large negative number before the softmax.")
@@ -207,7 +179,7 @@ CATALOGUE: list[Misconception] = [
         "softmax_unstable", "attention",
         "Your softmax overflows for large scores: exp(1000) is inf, and inf/inf is nan. Subtracting the row "
         "maximum before exponentiating changes nothing mathematically and keeps every exp() at most 1.",
-        lambda: {"softmax": mu.softmax_no_max}, (SOFTMAX_STABLE,), matches=_non_finite),
+        lambda: {"softmax": mu.softmax_no_max}, (SOFTMAX_STABLE,), matches=rc.softmax_overflows),
     Misconception(
         "softmax_wrong_axis", "attention", WRONG_AXIS,
         lambda: {"softmax": mu.softmax_default_axis0, SDPA_NAME: mu.sdpa(axis=-2)}, (SOFTMAX_ROWS, SOFTMAX_STABLE, SDPA),
@@ -232,10 +204,27 @@ CATALOGUE: list[Misconception] = [
         "by another row's total (on other shapes it fails to broadcast). Keep the summed axis as a size-1 axis "
         "so each row is divided by its own sum.",
         lambda: {"softmax": mu.softmax_no_keepdims, SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_no_keepdims)},
-        (SOFTMAX_STABLE, SDPA_SINGLE)),
+        (SOFTMAX_ROWS, SOFTMAX_STABLE, SDPA),
+        alternatives=(lambda: {"softmax": mu.softmax_no_keepdims_torch,
+                               SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_no_keepdims_torch)},)),
+    Misconception(
+        "softmax_underflow", "attention",
+        "Your softmax gives nan on a row whose scores are all far below the largest score of the whole array: "
+        "every exp() there underflows to 0, and 0/0 is nan. Subtract each row's own maximum (along the axis), "
+        "not one maximum for the whole array.",
+        lambda: {"softmax": mu.softmax_global_max}, (SOFTMAX_STABLE,), matches=rc.softmax_underflows),
+    Misconception("transpose_all_axes", "attention", TRANSPOSE_ALL_AXES, _attn(transpose_keys="all"), (SDPA,),
+                  raises=rc.transpose_all_axes),
+    Misconception("array_truth_value", "attention", TRUTH_VALUE, _attn(truth_test=True), SDPA_MASKED,
+                  raises=rc.truth_value_of_array),
+    Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
+    Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_BATCH_MASKED),
+    _low_precision("attention", (A,), lambda: {"softmax": partial(mu.softmax_in, np.float16),
+                                               SDPA_NAME: mu.sdpa(dtype=np.float16)}),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
     Misconception("scaled_by_dk", "attention", SCALED_BY_DK, _attn(scale="dk"), (SDPA,)),
-    Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), (SDPA,)),
+    Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), (SDPA,),
+                  alternatives=(lambda: {SDPA_NAME: mu.attention_torch_keys},)),
     Misconception("mask_ignored", "attention", MASK_IGNORED, _attn(mask_mode="ignored"), SDPA_MASKED),
     Misconception("mask_inverted", "attention", MASK_INVERTED, _attn(mask_mode="inverted"), SDPA_MASKED),
     Misconception("mask_after_softmax", "attention", MASK_AFTER_SOFTMAX, _attn(mask_mode="after"), SDPA_MASKED),
@@ -288,6 +277,9 @@ CATALOGUE: list[Misconception] = [
                   "scores is divided by another row's total. Keep the summed axis as a size-1 axis.",
                   _causal(softmax_fn=mu.softmax_no_keepdims), CAUSAL_VALUES),
     Misconception("keys_not_transposed", "causal_mask", KEYS_NOT_TRANSPOSED, _causal(transpose_keys=False), CAUSAL_VALUES),
+    Misconception("transpose_all_axes", "causal_mask", TRANSPOSE_ALL_AXES, _causal(transpose_keys="all"), (CAUSAL,),
+                  raises=rc.transpose_all_axes),
+    _low_precision("causal_mask", (CAUSAL,), _causal(dtype=np.float16)),
 
     # ------------------------------------------------------------ hand_computation.py
     Misconception(
@@ -310,12 +302,12 @@ CATALOGUE: list[Misconception] = [
         "One number early on is wrong (a dot product or an exponential), and every step computed from it "
         "carries the error while the other rows are right. Recompute the wrong row's scores one product at a "
         "time, then redo the steps that follow from them.",
-        mu.hand_slip, (H,), matches=_hand_slip, fallback=True),
+        mu.hand_slip, (H,), matches=hand_slip, fallback=True),
     Misconception(
         "hand_imprecise", "hand_computation",
         "Your numbers are close but not close enough: off by more than rounding (0.006). Carry 4 or 5 decimals "
         "through every step and round only the final answer; rounding early makes the error pile up.",
-        mu.hand_offset, (H,), matches=_hand_imprecise, fallback=True),
+        mu.hand_offset, (H,), matches=hand_imprecise, fallback=True),
 
     # ------------------------------------------------------------ scaling.py
     Misconception(
@@ -323,22 +315,32 @@ CATALOGUE: list[Misconception] = [
         "Your 'scaled' statistics are the unscaled ones: the scores were never divided by sqrt(d) before the "
         "scaled std, entropy and max weight were taken, so std_scaled grows like sqrt(d) instead of staying "
         "near 1.",
-        _scaling(scale="none"), SCALING_STATS, matches=_std_pattern("std_scaled", math.sqrt)),
+        _scaling(scale="none"), SCALING_STATS, matches=std_pattern("std_scaled", math.sqrt)),
     Misconception(
         "scaled_by_dk", "scaling",
         "The scaled scores were divided by d instead of sqrt(d): std_scaled shrinks like 1/sqrt(d) instead of "
         "staying near 1. A sum of d products of unit-variance numbers has variance d and std sqrt(d).",
-        _scaling(scale="dk"), SCALING_STATS, matches=_std_pattern("std_scaled", lambda d: 1 / math.sqrt(d))),
+        _scaling(scale="dk"), SCALING_STATS, matches=std_pattern("std_scaled", lambda d: 1 / math.sqrt(d))),
     Misconception(
         "variance_not_std", "scaling",
         "The 'std' entries hold the variance: std_unscaled grows like d, not sqrt(d). Report the standard "
         "deviation (the square root of the variance).",
-        _scaling(variance=True), (S + "std", S + "other_dims"), matches=_std_pattern("std_unscaled", float)),
+        _scaling(variance=True), (S + "std", S + "other_dims"), matches=std_pattern("std_unscaled", float)),
     Misconception(
         "entropy_log2", "scaling",
         "The entropies are in bits (log base 2), about 1.44 times too large; the contract asks for the natural "
         "log (nats), so that a uniform row of n weights has entropy log(n).",
         _scaling(log=np.log2), (S + "entropy", S + "other_dims")),
+    Misconception(
+        "seed_ignored", "scaling",
+        "The `seed` argument does not decide the numbers: two calls with the same seed differ, or two seeds give "
+        "the same numbers. Make one generator from `seed` inside the function and draw every Q and K from it.",
+        _scaling(seeded=False), (S + "seed", S + "n_trials"), matches=rc.seed_ignored),
+    Misconception(
+        "n_trials_ignored", "scaling",
+        "The statistics are not averaged over `n_trials` trials: asking for more trials does not make them any "
+        "steadier from seed to seed. Draw n_trials independent pairs of Q and K for each d and average over them.",
+        _scaling(trials=50), (S + "n_trials",), matches=rc.n_trials_ignored),
 
     # ------------------------------------------------------------ multihead.py
     Misconception(
@@ -364,7 +366,7 @@ CATALOGUE: list[Misconception] = [
         "positions: it is not the inverse of split_heads. Move the head axis back next to d_head first (to "
         "batch, seq, heads, d_head), then join the last two axes.",
         lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
-        (MERGE, ROUND_TRIP, MHA_OUT, MHA_MASK) + MOD_VALUES),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
     Misconception(
         "heads_not_split", "multihead",
         "The attention was computed once over all d_model features instead of once per head: every head has "
@@ -378,7 +380,7 @@ CATALOGUE: list[Misconception] = [
         "no_output_projection", "multihead",
         "The merged heads are returned as they are: the output projection W_o is never applied. After merging "
         "the heads, mix them with the output projection.",
-        _multihead(project=False), (MHA_OUT, MHA_MASK) + MOD_VALUES),
+        _multihead(project=False), (MHA_OUT, *MHA_MASKS) + MOD_VALUES),
     Misconception(
         "scaled_by_d_model", "multihead",
         "Each head's scores were divided by sqrt(d_model) instead of sqrt(d_head): a head only sees d_head "
@@ -393,14 +395,24 @@ CATALOGUE: list[Misconception] = [
     Misconception("softmax_wrong_axis", "multihead", WRONG_AXIS, _multihead(axis=-2), (MHA,) + MOD_VALUES),
     Misconception("softmax_hardcoded_axis", "multihead", HARDCODED_AXIS, _multihead(axis=1), (MHA,) + MOD_VALUES),
     Misconception("keys_not_transposed", "multihead", KEYS_NOT_TRANSPOSED, _multihead(transpose_keys=False),
-                  (MHA,) + MOD_VALUES),
-    Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), (MHA_MASK, MOD_MASK)),
-    Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), (MHA_MASK, MOD_MASK),
+                  (MHA,) + MOD_VALUES + (MOD_STRUCT,),
+                  alternatives=(lambda: _multihead(transpose_keys=False)() | {MOD_NAME: mu.module_torch_keys()},)),
+    Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), MHA_MASKS + MOD_MASKS),
+    Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), MHA_MASKS + MOD_MASKS,
                   alternatives=(_multihead(mask_mode="inverted", empty_rows="nan"),
                                 _multihead(mask_mode="inverted", empty_rows="zero"))),
     Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
-                  (MHA_MASK, MOD_MASK)),
-    Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), (MHA_MASK, MOD_MASK)),
+                  MHA_MASKS + MOD_MASKS),
+    Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),
+    Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
+                  (MHA, MOD), raises=rc.transpose_all_axes),
+    Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MHA_MASKS + MOD_MASKS,
+                  raises=rc.truth_value_of_array),
+    Misconception("weights_averaged_over_heads", "multihead", WEIGHTS_AVERAGED, _multihead(heads_shape="mean"),
+                  (MHA, MOD)),
+    Misconception("mask_always_causal", "multihead", MASK_ALWAYS_CAUSAL, _multihead(mask_mode="causal"), MASKS_4D),
+    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MASKS_4D),
+    _low_precision("multihead", (MHA,), lambda: {MHA_NAME: mu.mha_fn(dtype=np.float16)}),
     Misconception(
         "projection_transposed", "multihead",
         "The projection matrices are applied the other way round. In multi_head_attention every W is applied as "

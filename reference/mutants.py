@@ -51,6 +51,28 @@ def softmax_no_keepdims(x, axis=-1):
     return e / e.sum(axis=axis)
 
 
+def softmax_in(dtype, x, axis=-1):
+    """The reference softmax computed in `dtype` (float16: about 3 significant digits)."""
+    return softmax(np.asarray(x, dtype=dtype), axis=axis)
+
+
+def softmax_global_max(x, axis=-1):
+    """Softmax subtracting the maximum of the whole array: rows far below it underflow to 0/0."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore", under="ignore"):
+        e = np.exp(x - x.max())
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_no_keepdims_torch(x, axis=-1):
+    """softmax_no_keepdims written with torch: the sum's axis dropped, torch's broadcasting error."""
+    import torch
+
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    e = torch.exp(t - t.max(dim=axis, keepdim=True).values)
+    return (e / e.sum(dim=axis)).numpy()
+
+
 def _softmax_nan_rows(x, axis=-1):
     """Stable softmax that leaves an all -inf slice as nan (what np.exp and torch.softmax give)."""
     x = np.asarray(x, dtype=np.float64)
@@ -72,17 +94,27 @@ def _divisor(scale, d_k: int) -> float:
 
 
 def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1, softmax_fn=softmax,
-              mask_mode="before", empty_rows="uniform"):
+              mask_mode="before", empty_rows="uniform", truth_test=False, dtype=np.float64):
     """Scaled dot-product attention with one option switched; the defaults are the reference.
 
+    transpose_keys: True (right) | False (Q @ K) | "all" (K.T, which reverses every axis of a batch).
+    truth_test: `if mask:` on the mask (raises for an array). dtype: the precision computed in.
+
     mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
-    zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores).
+    zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores) |
+    causal (a causal mask instead of the one given) | 2d_only (a mask of another rank ignored).
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
     """
-    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
-    keys = np.swapaxes(K, -1, -2) if transpose_keys else K
-    scores = (Q @ keys) / _divisor(scale, Q.shape[-1])                    # (..., n_q, n_k)
+    Q, K, V = (np.asarray(a, dtype=dtype) for a in (Q, K, V))
+    if truth_test and mask is not None and not bool(np.asarray(mask)):
+        mask = None
+    keys = K.T if transpose_keys == "all" else (np.swapaxes(K, -1, -2) if transpose_keys else K)
+    scores = (Q @ keys) / np.asarray(_divisor(scale, Q.shape[-1]), dtype=dtype)   # (..., n_q, n_k)
     blocked = None
+    if mask is not None and mask_mode == "causal":           # a causal mask, whatever mask is given
+        mask, mask_mode = np.tril(np.ones(scores.shape[-2:], dtype=bool)), "before"
+    if mask is not None and mask_mode == "2d_only":          # the mask applied only when it is 2-D
+        mask, mask_mode = (mask if np.ndim(mask) == 2 else None), "before"
     if mask is not None and mask_mode != "ignored":
         allowed = np.broadcast_to(np.asarray(mask) != 0, scores.shape)
         if mask_mode == "before":
@@ -104,6 +136,18 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
         weights = np.where(allowed, weights, 0.0 if mask_mode == "after" else -np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
         return weights @ V, weights
+
+
+def attention_torch_keys(Q, K, V, mask=None):
+    """Q @ K without the transpose, written with torch: torch's own error when the shapes clash."""
+    import torch
+
+    q, k, v = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (Q, K, V))
+    scores = q @ k / math.sqrt(q.shape[-1])                                # (..., n_q, d) @ (..., n_k, d)
+    if mask is not None:
+        scores = scores.masked_fill(torch.as_tensor(np.asarray(mask)) == 0, MASK_FILL)
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).numpy(), weights.numpy()
 
 
 def sdpa(**options):
@@ -204,6 +248,8 @@ def _heads(q, k, v, num_heads, mask, *, split="right", merge="right", scale="hea
         return out, w
     qh, kh, vh = (SPLITS[split](a, num_heads) for a in (q, k, v))                     # (B, h, T, d_head)
     out, w = attention(qh, kh, vh, mask=mask, scale=divisor, **options)
+    if heads_shape == "mean":
+        w = w.mean(axis=1)                                # (B, T, T): torch's average_attn_weights=True
     return MERGES[merge](out), w
 
 
@@ -223,7 +269,8 @@ def mha(X, W_q, W_k, W_v, W_o, num_heads, mask=None, *, project=True, transposed
         Ws = [W.T for W in Ws]
     q, k, v = (X @ W for W in Ws[:3])                                     # (B, T, D)
     merged, weights = _heads(q, k, v, int(num_heads), mask, **options)
-    return (merged @ Ws[3] if project else merged), weights
+    out = merged @ Ws[3] if project else merged
+    return out.astype(merged.dtype), weights                       # a float16 computation stays float16
 
 
 def mha_fn(**options):
@@ -264,13 +311,37 @@ def module_class(linear="right", project=True, **options):
     return MutantMultiHeadAttention
 
 
+def module_torch_keys():
+    """A MultiHeadAttention computing q @ k without the transpose in torch: torch's own error."""
+    import torch
+
+    from .multihead import MultiHeadAttention
+
+    class KeysNotTransposed(MultiHeadAttention):
+        """The reference module with the keys not transposed, in torch."""
+
+        def forward(self, x, mask=None):
+            x = torch.as_tensor(x, dtype=self.W_q.weight.dtype)
+            q, k, v = (self._split(layer(x)) for layer in (self.W_q, self.W_k, self.W_v))   # (B, h, T, d_head)
+            scores = q @ k / math.sqrt(self.d_head)
+            if mask is not None:
+                scores = scores.masked_fill(torch.as_tensor(mask) == 0, MASK_FILL)
+            weights = torch.softmax(scores, dim=-1)
+            merged = (weights @ v).transpose(1, 2).reshape(x.shape)
+            return self.W_o(merged), weights
+
+    return KeysNotTransposed
+
+
 # ---------------------------------------------------------------- scaling experiment
 
 
 def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, *, scale="sqrt",
-                       variance=False, log=np.log):
-    """The scaling experiment with one option switched: the scale, variance for std, the log's base."""
-    rng = np.random.default_rng(seed)
+                       variance=False, log=np.log, seeded=True, trials=None):
+    """The scaling experiment with one option switched: the scale, variance for std, the log's base,
+    an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says."""
+    rng = np.random.default_rng(seed if seeded else None)
+    n_trials = n_trials if trials is None else trials
     results = {}
     for d in dims:
         d = int(d)

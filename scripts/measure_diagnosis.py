@@ -3,12 +3,14 @@
     python scripts/measure_diagnosis.py [--stem attention] [--verbose] [--json out.json]
 
 The corpus lives in tests/corpus/<stem>/correct/<style>.py|.ipynb (honest, right answers in
-different styles) and tests/corpus/<stem>/buggy/<misconception_id>[__<variant>].py (exactly one
-mistake, named by the file). Each file is graded as the exercise <stem> by
+different styles), tests/corpus/<stem>/buggy/<misconception_id>[__<variant>].py (exactly one
+mistake, named by the file) and tests/corpus/<stem>/degenerate/<what>.py (zeros, constants, nan,
+made-up numbers: they must earn nothing at all). Each file is graded as the exercise <stem> by
 autograder.grading.grade_exercise, with the real sandbox, as if it were the student's <stem>.py.
 
 Prints: how many correct submissions get full marks (must be all), how many buggy ones get
-full marks (must be none), the diagnosis accuracy (the fraction of buggy submissions whose
+full marks (must be none), how many degenerate ones earn any point (must be none), the same per
+class of mistake (CLASSES), the diagnosis accuracy (the fraction of buggy submissions whose
 label is among the misconception ids reported on their failed checks), and a table of the
 buggy submissions whose label was not reported. The exit code is non-zero when a correct
 submission loses points or a buggy one does not.
@@ -36,13 +38,32 @@ from autograder.results import ExerciseResult  # noqa: E402
 from autograder.sandbox import Sandbox  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
-TARGET_ACCURACY = 0.95
+TARGET_ACCURACY = 0.98
+KINDS = ("correct", "buggy", "degenerate")
+
+# The classes of issue 9, by the label of a buggy file; every other label is "other".
+CLASSES = {
+    "masks": {"mask_ignored", "mask_inverted", "mask_after_softmax", "mask_fill_zero", "mask_additive",
+              "mask_always_causal", "mask_rank_ignored", "mask_upper_triangular", "mask_excludes_diagonal",
+              "causal_mask_additive"},
+    "arguments": {"seed_ignored", "n_trials_ignored", "entropy_log2", "variance_not_std"},
+    "exceptions": {"transpose_all_axes", "array_truth_value", "softmax_no_keepdims", "keys_not_transposed"},
+    "precision": {"low_precision_dtype", "softmax_underflow", "softmax_unstable"},
+    "heads": {"weights_averaged_over_heads", "heads_not_split", "reshape_without_transpose",
+              "merge_without_transpose", "split_interleaved"},
+}
+
+
+def class_of(g: "Graded") -> str:
+    if g.kind != "buggy":
+        return g.kind
+    return next((name for name, labels in CLASSES.items() if g.label in labels), "other")
 
 
 @dataclass
 class Graded:
     stem: str
-    kind: str                    # "correct" | "buggy"
+    kind: str                    # "correct" | "buggy" | "degenerate"
     path: Path
     label: str                   # the misconception id in the file name ("" for correct ones)
     result: ExerciseResult
@@ -65,7 +86,7 @@ def corpus_files(stems=STEMS, corpus: Path = CORPUS) -> list[tuple[str, str, Pat
     """(stem, "correct" | "buggy", path) for every corpus submission, in a stable order."""
     files = []
     for stem in stems:
-        for kind in ("correct", "buggy"):
+        for kind in KINDS:
             folder = corpus / stem / kind
             if folder.is_dir():
                 files += [(stem, kind, p) for p in sorted(folder.iterdir())
@@ -98,8 +119,18 @@ def grade_corpus(sandbox: Sandbox, course, stems=STEMS, corpus: Path = CORPUS) -
 def summary(graded: list[Graded]) -> dict:
     correct = [g for g in graded if g.kind == "correct"]
     buggy = [g for g in graded if g.kind == "buggy"]
+    degenerate = [g for g in graded if g.kind == "degenerate"]
     failed_checks = [(g, c) for g in buggy for c in g.result.checks if c.status == "failed"]
+    classes = {}
+    for g in buggy:
+        row = classes.setdefault(class_of(g), {"buggy": 0, "false_pass": 0, "named": 0})
+        row["buggy"] += 1
+        row["false_pass"] += g.full
+        row["named"] += g.diagnosed
     return {
+        "degenerate": len(degenerate),
+        "degenerate_scored": sum(g.result.score > 0 for g in degenerate),
+        "classes": classes,
         "correct": len(correct),
         "correct_full": sum(g.full for g in correct),
         "buggy": len(buggy),
@@ -108,6 +139,9 @@ def summary(graded: list[Graded]) -> dict:
         "accuracy": sum(g.diagnosed for g in buggy) / len(buggy) if buggy else 1.0,
         "failed_checks": len(failed_checks),
         "failed_checks_named": sum(g.label in c.misconceptions for g, c in failed_checks),
+        # checks that name a mistake, but not the one the file makes (a tie naming both is not wrong)
+        "wrong_names": sum(bool(c.misconceptions) and g.label not in c.misconceptions
+                           for g in buggy for c in g.result.checks if not c.passed),
     }
 
 
@@ -132,22 +166,29 @@ def report(graded: list[Graded], s: dict, verbose: bool = False) -> str:
         "Diagnosis corpus",
         f"  correct submissions graded full:  {_pct(s['correct_full'], s['correct'])}   (must be 100%)",
         f"  buggy submissions graded full:    {_pct(s['buggy_full'], s['buggy'])}   (must be 0%)",
+        f"  degenerate ones earning a point:  {_pct(s['degenerate_scored'], s['degenerate'])}   (must be 0%)",
         f"  diagnosis accuracy:               {_pct(s['diagnosed'], s['buggy'])}   "
         f"(label among the ids reported on failed checks; target >= {TARGET_ACCURACY:.0%})",
         f"  failed checks naming the label:   {_pct(s['failed_checks_named'], s['failed_checks'])}   "
         f"(per check, status 'failed' only)",
+        f"  checks naming another mistake:    {s['wrong_names']}   (a name the file's mistake does not have)",
     ]
+    lines += ["", f"  {'class':12s} {'buggy':>6s} {'false passes':>13s} {'named':>14s}"]
+    for name, row in sorted(s["classes"].items()):
+        lines.append(f"  {name:12s} {row['buggy']:>6d} {row['false_pass']:>13d} {_pct(row['named'], row['buggy']):>14s}")
     lost = [g for g in graded if g.kind == "correct" and not g.full]
-    full = [g for g in graded if g.kind == "buggy" and g.full]
+    full = [g for g in graded if (g.kind == "buggy" and g.full) or (g.kind == "degenerate" and g.result.score > 0)]
     missed = [g for g in graded if g.kind == "buggy" and not g.diagnosed and not g.full]
     if lost or full or missed:
         lines += ["", "Mismatches", f"  {'submission':55s} {'score':>9s}  {'label':26s} reported"]
         for g in lost + full + missed:
-            what = "correct, lost points" if g.kind == "correct" else (g.label + (" (graded full)" if g.full else ""))
+            what = {"correct": "correct, lost points", "degenerate": "degenerate, earned points"}.get(
+                g.kind, g.label + (" (graded full)" if g.full else ""))
             lines.append(f"  {g.name:55s} {g.result.score:>4g}/{g.result.max_score:<4g}  {what:26s} "
                          f"{', '.join(sorted(g.reported)) or '-'}")
             for c in g.result.checks:
-                if not c.passed and (g.kind == "correct" or g.label not in c.misconceptions):
+                if (g.kind == "degenerate" and c.passed) or (
+                        g.kind != "degenerate" and not c.passed and (g.kind == "correct" or g.label not in c.misconceptions)):
                     lines.append(f"      {c.check_id} [{c.status}] {c.message[:140]}")
     return "\n".join(lines)
 
@@ -171,7 +212,7 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps({"summary": s, "files": [
             {"file": g.name, "label": g.label, "score": g.result.score, "max": g.result.max_score,
              "reported": sorted(g.reported)} for g in graded]}, indent=2))
-    ok = s["correct_full"] == s["correct"] and s["buggy_full"] == 0
+    ok = s["correct_full"] == s["correct"] and s["buggy_full"] == 0 and s["degenerate_scored"] == 0
     return 0 if ok else 1
 
 

@@ -242,7 +242,7 @@ def test_every_student_is_graded_and_written(run):
 
 
 def test_honest_students_are_not_affected_by_the_others(run, tmp_path):
-    assert run.results["ada"].score == run.results["ada"].max_score == 46
+    assert run.results["ada"].score == run.results["ada"].max_score == 53
     # The same submissions graded alone, in a class of their own: the same results, check by check.
     alone = tmp_path / "alone"
     for name in ("ada", "cleo", "magics", "spinning_thread"):
@@ -261,7 +261,7 @@ def test_the_witness_exercise_is_graded_for_every_hostile_student(run):
 def test_notebook_magics_and_shell_lines_are_skipped(run):
     ex = run.results["magics"].exercise("attention")
     assert ex.graded_file == "attention.ipynb"
-    assert ex.score == 12, [(c.check_id, c.message) for c in ex.checks if not c.passed]
+    assert ex.score == ex.max_score == 13, [(c.check_id, c.message) for c in ex.checks if not c.passed]
 
 
 def test_odd_folder_names_work(run):
@@ -299,20 +299,20 @@ def test_a_file_that_cannot_be_imported_scores_zero_with_its_reason(run, case):
 
 
 def test_a_hang_costs_at_most_its_timeout(run):
-    slack = 1.6   # restarting the child, the witness exercise, a busy machine (two timeouts would exceed it)
-    assert run.results["loop_at_import"].duration_s < IMPORT_TIMEOUT + slack
+    """A hang is stopped as a timeout, and costs at most its limit times the wall factor (the
+    backstop for a call that keeps a CPU busy on a loaded machine), never the class's time."""
+    from autograder.sandbox import Limits
+
+    most = Limits().wall_factor
+    slack = 3.0   # restarting the child, the witness exercise
+    assert run.results["loop_at_import"].duration_s < IMPORT_TIMEOUT * most + slack
+    assert {c.reason for c in run.results["loop_at_import"].exercise("causal_mask").checks} == {"timeout"}
     # create_causal_mask hangs on its first call; its second check is not run again.
     for case in ("sleep_forever", "ignores_signals"):
-        assert run.results[case].duration_s < CALL_TIMEOUT + slack, (case, run.results[case].duration_s)
+        assert run.results[case].duration_s < CALL_TIMEOUT * most + slack, (case, run.results[case].duration_s)
+        assert "timeout" in {c.reason for c in run.results[case].checks}, case
     # eve: softmax hangs (one timeout), create_causal_mask exits.
-    assert run.results["eve"].duration_s < CALL_TIMEOUT + slack
-
-
-def test_the_whole_run_takes_about_the_honest_work_plus_the_timeouts(run):
-    hangs = 3 * CALL_TIMEOUT + IMPORT_TIMEOUT          # sleep_forever, ignores_signals, eve; loop_at_import
-    busy = sum(r.duration_s for r in run.results.values())
-    assert busy < hangs + 40
-    assert run.seconds < busy / 2 + 20            # two workers share the work (+ starting the sandboxes)
+    assert run.results["eve"].duration_s < CALL_TIMEOUT * most + slack
 
 
 def test_nothing_is_left_running(run):
@@ -411,13 +411,13 @@ def test_what_a_submission_writes_never_becomes_a_grade(run):
     # tried to write (its results.json, ada's, grades.csv, a new student) is there.
     assert run.results["writer"].score == 14
     assert run.grades()["writer"]["total"] == "14"
-    assert run.grades()["ada"]["total"] == "46"
+    assert run.grades()["ada"]["total"] == "53"
     assert "zz-new" not in run.grades()
     assert not (run.class_dir / "writer" / "results.json").exists()
     assert not (run.out / "results" / "zz-new.json").exists()
     data = json.loads((run.out / "results" / "ada.json").read_text(encoding="utf-8"))
-    assert data["score"] == 46 and len(data["tests"]) == 39
-    assert "46 / 46" in (run.out / "feedback" / "ada.md").read_text(encoding="utf-8")
+    assert data["score"] == 53 and len(data["tests"]) == 46
+    assert "53 / 53" in (run.out / "feedback" / "ada.md").read_text(encoding="utf-8")
 
 
 def test_a_forged_result_file_is_not_believed_on_resume(run, tmp_path):
@@ -580,3 +580,152 @@ def test_a_grader_failure_on_one_student_does_not_stop_the_class(run, tmp_path, 
     monkeypatch.setattr(classroom, "grade_submission", real)
     again = {r.student: r for r in grade_class(class_dir, tmp_path / "out", run.course, jobs=2)}
     assert again["cleo"].score == 14
+
+
+# ====================================================================== intake in a class, and a run that always ends
+
+def _notebook_of(path: Path) -> bytes:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(path.read_text(encoding="utf-8"))]
+    return nbformat.writes(nb).encode("utf-8")
+
+
+def test_intake_in_a_class_links_forms_and_names(tmp_path):
+    """Links to the solutions or another student score 0 as refused; both forms with work: the
+    better counts; near-miss names in a subfolder are graded and said; the report lists it all."""
+    course = load_course(small_course(tmp_path), known_checks=check_ids())
+    root = tmp_path / "course" / "submitted"
+    secret = tmp_path / "solutions"
+    shutil.copytree(SOLUTIONS, secret)
+    _student(root / "ada", "self_attention", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
+    (root / "copycat").symlink_to(root / "ada", target_is_directory=True)
+    (root / "eve").mkdir()
+    (root / "eve" / "self_attention").symlink_to(secret, target_is_directory=True)
+    mallory = _student(root / "mallory", "self_attention", {})
+    (mallory / "hand_computation.py").symlink_to(secret / "hand_computation.py")
+    (mallory / "attention.py").symlink_to(Path("..") / ".." / "ada" / "self_attention" / "hand_computation.py")
+    buggy = (KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "no_scaling.py").read_bytes()
+    _student(root / "both", "self_attention", {"attention.py": buggy,
+                                                "attention.ipynb": _notebook_of(SOLUTIONS / "attention.py")})
+    _student(root / "zed" / "self_attention", "Homework 1", {"Hand-Computation (1).py": SOLUTIONS / "hand_computation.py"})
+    out = tmp_path / "out"
+    results = {r.student: r for r in grade_class(tmp_path / "course", out, course, jobs=2, exports=("canvas",))}
+    assert results["ada"].score == 7
+    for name in ("copycat", "eve"):
+        assert results[name].score == 0 and {c.reason for c in results[name].checks} == {"refused"}
+        assert "symbolic link" in results[name].checks[0].message
+    hc = results["mallory"].exercise("hand_computation")
+    assert hc.score == 0 and hc.checks[0].reason == "refused" and "outside your folder" in hc.checks[0].message
+    assert results["mallory"].exercise("attention").checks[0].reason == "refused"
+    att = results["both"].exercise("attention")
+    assert att.score == att.max_score and att.graded_file == "attention.ipynb" and "both were graded" in att.note
+    assert "both_forms" in att.flags
+    zed = results["zed"].exercise("hand_computation")
+    assert zed.score == 7 and "Homework 1/" in zed.note and "graded as hand_computation.py" in zed.note
+    assert "graded as hand_computation.py" in (out / "feedback" / "zed.md").read_text(encoding="utf-8")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    refused = {(t["student"], t["exercise"]) for t in summary["trouble"] if t["kind"] == "refused"}
+    assert {("copycat", "attention"), ("eve", "attention"), ("mallory", "hand_computation")} <= refused
+    assert any(i["student"] == "both" and "both_forms" in i["flags"] for i in summary["intake"])
+    assert (out / "report.html").is_file() and (out / "export-canvas.csv").is_file()
+    grades = {row["student"]: row for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    assert grades["ada"]["attention"] == "" and grades["ada"]["hand_computation"] == "7"
+    assert grades["copycat"]["total"] == "0"
+
+
+def test_a_damaged_result_file_is_graded_again_never_a_crash(tmp_path):
+    course = load_course(small_course(tmp_path), known_checks=check_ids())
+    class_dir, out = tmp_path / "class", tmp_path / "out"
+    _student(class_dir, "ada", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
+    _student(class_dir, "bo", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
+    grade_class(class_dir, out, course, jobs=1)
+    (out / "results" / "ada.json").write_text('{"extra_data": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (out / "results" / "bo.json").write_text('{"extra_data": {"fingerprint": 1, "result": [null]}}')
+    for _ in range(2):
+        results = {r.student: r.score for r in grade_class(class_dir, out, course, jobs=1)}
+        assert results == {"ada": 7, "bo": 7}
+
+
+def test_a_deep_folder_tree_in_a_submission_costs_nothing(tmp_path):
+    course = load_course(small_course(tmp_path), known_checks=check_ids())
+    class_dir = tmp_path / "class"
+    folder = _student(class_dir, "deep", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
+    fd = os.open(folder, os.O_RDONLY)
+    try:                                          # 3000 levels: deeper than any path Python could spell
+        for _ in range(3000):
+            os.mkdir("d", dir_fd=fd)
+            nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    finally:
+        os.close(fd)
+    try:
+        results = grade_class(class_dir, tmp_path / "out", course, jobs=1)
+        assert [(r.student, r.score) for r in results] == [("deep", 7)]
+    finally:
+        _remove_chain(folder, "d", 3000)    # pytest's own clean-up of old temp folders recurses
+
+
+def _remove_chain(folder: Path, name: str, depth: int) -> None:
+    """Remove folder/name/name/... (depth levels) without recursion, deepest first."""
+    fds = [os.open(folder, os.O_RDONLY)]
+    try:
+        for _ in range(depth - 1):
+            fds.append(os.open(name, os.O_RDONLY, dir_fd=fds[-1]))
+        while fds:
+            fd = fds.pop()
+            os.rmdir(name, dir_fd=fd)
+            os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_grades_csv_is_written_when_writing_one_student_fails(tmp_path, monkeypatch):
+    import autograder.classroom as classroom
+
+    course = load_course(small_course(tmp_path), known_checks=check_ids())
+    class_dir, out = tmp_path / "class", tmp_path / "out"
+    for name in ("ada", "bo"):
+        _student(class_dir, name, {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
+    real = classroom.write_atomic
+
+    def failing(path, text):
+        if Path(path).name == "bo.json":
+            raise OSError(28, "No space left on device")
+        return real(path, text)
+
+    monkeypatch.setattr(classroom, "write_atomic", failing)
+    with pytest.raises(OSError):
+        grade_class(class_dir, out, course, jobs=2)
+    grades = {row["student"]: row["total"] for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    assert grades == {"ada": "7", "bo": "7"}
+    assert (out / "report.html").is_file()
+
+
+def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, monkeypatch, capsys):
+    """No user namespaces (a locked-down kernel, macOS): `attnkit grade` says why and grades
+    nothing, unless the instructor passes --no-isolation."""
+    from autograder import classroom, cli
+    from autograder.sandbox import SandboxError
+
+    seen = []
+
+    class NoJail:
+        def __init__(self, limits, *, hide=(), require_isolation=False):
+            seen.append(require_isolation)
+            if require_isolation:
+                raise SandboxError("the sandbox cannot isolate submissions here: user namespaces are disabled. "
+                                   "Pass --no-isolation to grade anyway (only for code you trust).")
+            raise RuntimeError("graded without a jail")
+
+    monkeypatch.setattr(classroom, "Sandbox", NoJail)
+    student = tmp_path / "class" / "ada"
+    student.mkdir(parents=True)
+    (student / "attention.py").write_text("x = 1\n")
+    assert cli.main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out")]) == 2
+    assert "--no-isolation" in capsys.readouterr().err and seen == [True]
+    assert not (tmp_path / "out" / "results" / "ada.json").exists()
+    # With --no-isolation the run goes on (here every submission is a grader error: no sandbox at all).
+    assert cli.main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--no-isolation"]) == 0
+    assert seen[1] is False and (tmp_path / "out" / "grades.csv").is_file()

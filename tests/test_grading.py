@@ -225,3 +225,98 @@ def test_the_figure_is_inspected_as_an_object(course, sandbox, tmp_path, drawing
     ex = grade_submission(folder, course, sandbox, stems=("scaling",)).exercise("scaling")
     figure = next(c for c in ex.checks if c.check_id == "scaling.plot_scaling.figure")
     assert figure.passed is passes, figure.message
+
+
+def _notebook_folder(tmp_path, *cells):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    made = [new_markdown_cell("# Exercise")] + [
+        new_code_cell(src, metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": f"c{i}"}} if sol else {})
+        for i, (src, sol) in enumerate(cells)]
+    nbformat.write(new_notebook(cells=made), folder / "attention.ipynb")
+    return folder
+
+
+def test_a_scratch_cell_that_raises_is_skipped_with_a_note(course, sandbox, tmp_path):
+    solution = (KIT_ROOT / "solutions" / "attention.py").read_text()
+    folder = _notebook_folder(tmp_path, ("import numpy as np", False), ("softmax(np.ones(3))", False),
+                              (solution, True), ("assert 1 == 2, 'my own check'", False),
+                              ("import seaborn", False), ("print(softmax(np.ones(3))", False))
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    assert ex.score == ex.max_score, [c.message for c in ex.checks if not c.passed]
+    for cell, words in ((3, "NameError"), (5, "AssertionError"), (6, "seaborn"), (7, "syntax error")):
+        assert f"cell {cell} (" in ex.note and words in ex.note, ex.note
+
+
+def test_a_solution_cell_that_raises_keeps_what_it_defined_and_is_named(course, sandbox, tmp_path):
+    """As in nbgrader, which runs on past a raising cell: what the cell defined before the error
+    is graded, and the note names the solution cell, its line and the error."""
+    softmax = ("def softmax(x, axis=-1):\n"
+               "    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n"
+               "    return e / np.sum(e, axis=axis, keepdims=True)\n\n"
+               "undefined_name + 1")
+    folder = _notebook_folder(tmp_path, ("import numpy as np", False), (softmax, True))
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    softmax_checks = [c for c in ex.checks if c.check_id.startswith("attention.softmax.")]
+    assert softmax_checks and all(c.passed for c in softmax_checks), [c.message for c in softmax_checks]
+    assert "solution cell 3" in ex.note and "NameError" in ex.note and "line 5" in ex.note, ex.note
+
+
+def test_a_raise_in_a_function_names_the_cell_and_line(course, sandbox, tmp_path):
+    folder = _notebook_folder(tmp_path, ("import numpy as np", False),
+                              ("def softmax(x, axis=-1):\n    x = np.asarray(x)\n    return x / undefined_total", True))
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    rows = next(c for c in ex.checks if c.check_id == "attention.softmax.rows")
+    assert rows.status == "error" and "cell 3, line 3" in rows.message, rows.message
+
+
+ATTENTION_TEMPLATE = """
+    import numpy as np
+
+    def softmax(x, axis=-1):
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    def scaled_dot_product_attention(Q, K, V, mask=None):
+        scores = {scores} / np.sqrt(Q.shape[-1])
+        {mask_test}
+            scores = np.where(np.asarray(mask) != 0, scores, -1e9)
+        weights = softmax(scores)
+        return weights @ V, weights
+"""
+
+
+@pytest.mark.parametrize("scores, mask_test, named", [
+    ("Q @ K.T", "if mask is not None:", "transpose_all_axes"),       # tutorial code on batched input
+    ("Q @ np.swapaxes(K, -1, -2)", "if mask:", "array_truth_value"),
+    ("Q @ np.swapaxes(K, -1, -2) @ np.eye(Q.shape[-1] + 1)", "if mask is not None:", None),  # no known mistake
+])
+def test_an_error_is_named_only_by_the_mistake_that_raises_it(course, sandbox, tmp_path, scores, mask_test, named):
+    folder = _copy(tmp_path, {"attention.py": ATTENTION_TEMPLATE.format(scores=scores, mask_test=mask_test)})
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    errors = [c for c in ex.checks if c.status == "error"]
+    assert errors
+    for c in errors:
+        assert c.misconceptions == ((named,) if named else ()), (c.check_id, c.misconceptions, c.message)
+        assert c.hint, c.check_id                          # a generic hint when nothing is named
+
+
+def test_the_hint_is_decided_once_and_hidden_checks_reveal_no_inputs(course, sandbox, tmp_path):
+    from autograder.grading import GENERIC_HINT
+
+    folder = _copy(tmp_path, {"attention.py": ATTENTION_TEMPLATE.format(
+        scores="Q @ np.swapaxes(K, -1, -2) @ np.eye(Q.shape[-1] + 1)", mask_test="if mask is not None:")})
+    generic = course.model_copy(update={"hints": "generic"})
+    ex = grade_submission(folder, generic, sandbox, stems=("attention",)).exercise("attention")
+    assert all(c.hint == GENERIC_HINT for c in ex.checks if c.status in ("failed", "error"))
+
+    cleo = grade_submission(DEMO / "cleo", course, sandbox, stems=("attention",)).exercise("attention")
+    hidden = next(c for c in cleo.checks if c.check_id.endswith("binary_mask"))
+    visible = next(c for c in cleo.checks if c.check_id.endswith("bool_mask"))
+    assert hidden.hidden and hidden.hint.startswith("A hidden check failed")
+    assert "mask_after_softmax" in hidden.misconceptions
+    observation = visible.hint.split(". ", 1)[0]         # what was seen: rows, positions, numbers
+    assert observation not in hidden.hint and "row" not in hidden.hint.split(":")[0]

@@ -64,3 +64,22 @@ def test_help_syntax_is_dropped_but_ordinary_code_is_kept():
     assert text.splitlines()[0] == "a = b if c else d"
     assert text.splitlines()[-1] == "print('why?')"
     assert sum("dropped" in line for line in text.splitlines()) == 3
+
+
+def test_a_notebook_keeps_its_cells_numbered_as_jupyter_shows_them(tmp_path):
+    _notebook(tmp_path / "attention.ipynb",
+              new_markdown_cell("# words"),
+              new_code_cell("import numpy as np"),
+              new_code_cell("def softmax(x, axis=-1):\n    return x", metadata={"nbgrader": {"solution": True}}),
+              new_code_cell("### BEGIN SOLUTION\ny = 2\n### END SOLUTION"),
+              new_code_cell("print(softmax(np.ones(3))"))          # a scratch cell that does not compile
+    loaded = load_stem(tmp_path, "attention")
+    assert [(c.index, c.solution) for c in loaded.cells] == [(2, False), (3, True), (4, True)]
+    assert "cell 5" in loaded.source.skipped[0] and "syntax error" in loaded.source.skipped[0]
+
+
+def test_a_solution_cell_that_does_not_compile_names_its_cell(tmp_path):
+    _notebook(tmp_path / "attention.ipynb", new_code_cell("x = 1"),
+              new_code_cell("def softmax(x:\n    pass", metadata={"nbgrader": {"solution": True}}))
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, LoadError) and "cell 2" in loaded.message and "line 1" in loaded.message

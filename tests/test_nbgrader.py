@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
+import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nbformat
@@ -69,12 +68,16 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
             wait = int(re.search(r"timeout=(\d+)", cell.source).group(1))
             assert 0 < wait < execute_timeout(course)    # the cell's own wait ends before nbgrader's timeout
             listed = re.findall(r'"([a-z_]+\.[A-Za-z_]+\.[a-z_0-9]+)"', cell.source)
-            visible, _, rest = cell.source.partition("### BEGIN HIDDEN TESTS")
-            hidden = rest.partition("### END HIDDEN TESTS")[0]
-            for cid in listed:
-                inside = f'"{cid}"' in hidden
-                assert inside == course.check(cid).hidden, cid
-                assert (f'"{cid}"' in visible) != inside, cid
+            task = next(t for t in tasks if task_grade_id(t) == _meta(cell)["grade_id"])
+            ids = [c.id for c in CHECKS[stem] if c.id.startswith(task + ".")]
+            # Only the visible checks are listed: the release equals the source cell (no checksum
+            # change), and the hidden ids are only in the course file.
+            assert listed == [c for c in ids if not course.check(c).hidden]
+            assert "HIDDEN TESTS" not in cell.source
+            header = re.search(r"\((\d+) points\)", cell.source)
+            assert float(header.group(1)) == _meta(cell)["points"]
+            hidden_pts = sum(course.check(c).points for c in ids if course.check(c).hidden)
+            assert (f"# {hidden_pts:g} of the" in cell.source) == (hidden_pts > 0)
         written_qs = [c for c in cells if _meta(c).get("grade") and _meta(c).get("solution")]
         expected = [q for q in WRITTEN_QUESTIONS if q.stem == stem]
         assert [(_meta(c)["grade_id"], _meta(c)["points"]) for c in written_qs] == \
@@ -82,7 +85,7 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
         assert all(c.cell_type == "markdown" for c in written_qs)
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert f"c.Execute.timeout = {execute_timeout(course)}" in config
-    assert "ClearHiddenTests" in config          # show_hidden: false keeps hidden tests out of the feedback
+    assert "configure(c)" in config              # the kit's preprocessors in nbgrader's autograde
     assert str(tmp_path) not in config           # the config finds its folder itself
     with pytest.raises(CourseError):
         write_course(tmp_path, KIT_ROOT, course)
@@ -160,12 +163,64 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
     assert "[PASS] attention.softmax.stable" in result["report"]
 
 
+def test_configure_puts_the_kit_first_in_sanitize_and_right_after_execute():
+    from nbgrader.preprocessors import Execute, SaveAutoGrades
+    from traitlets.config import Config
+
+    from autograder.nbgrader_preprocessor import GradeInSandbox, SnapshotSubmissions, configure
+
+    c = Config()
+    configure(c)
+    assert c.Autograde.sanitize_preprocessors[0] is SnapshotSubmissions
+    auto = c.Autograde.autograde_preprocessors
+    assert auto[auto.index(Execute) + 1] is GradeInSandbox and SaveAutoGrades in auto
+
+
+def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(course, tmp_path, monkeypatch):
+    """In-process, without nbgrader's CLI: the code is read at the snapshot; a kernel that then
+    empties the file and prints its own scores changes nothing."""
+    import shutil
+
+    from autograder import nbgrader_preprocessor as pp
+    from autograder.nbgrader_cell import MARKER_ENV
+
+    root = tmp_path / "course"
+    write_course(root, KIT_ROOT, course)
+    submitted = root / "submitted" / "ada" / ASSIGNMENT
+    submitted.mkdir(parents=True)
+    shutil.copy(root / "source" / ASSIGNMENT / "attention.ipynb", submitted / "attention.ipynb")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("ATTNKIT_COURSE", str(root / COURSE_FILE))
+    monkeypatch.setenv(MARKER_ENV, "")
+    monkeypatch.setattr(pp, "RUN", pp._Run())
+    resources = {"nbgrader": {"student": "ada", "assignment": ASSIGNMENT, "notebook": "attention"}}
+    nb = nbformat.read(submitted / "attention.ipynb", as_version=4)
+    try:
+        pp.SnapshotSubmissions().preprocess(nb, resources)
+        assert os.environ[MARKER_ENV] == "1"                 # the kernels' test cells stand down
+        nbformat.write(nbformat.v4.new_notebook(), submitted / "attention.ipynb")    # the kernel's doing
+        tests = [c for c in nb.cells if _meta(c).get("grade") and not _meta(c).get("solution")]
+        for cell in tests:
+            cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "99.0"}, execution_count=1)]
+        pp.GradeInSandbox().preprocess(nb, resources)
+    finally:
+        pp.RUN.close()
+    for cell in tests:
+        points = _meta(cell)["points"]
+        assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
+        assert float(cell.outputs[1]["data"]["text/plain"]) == points
+        assert cell.outputs[0].text.endswith(f"score: {points:g} / {points:g}\n")
+    assert sum(_meta(c)["points"] for c in tests) == course.max_points("attention")
+
+
 # --------------------------------------------------------------------------- the real nbgrader, end to end
 
 
 def _nbgrader(course_dir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    # nbgrader_config.py imports the kit: this tree's kit, whatever is installed
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course_dir}"],
-                         cwd=course_dir, capture_output=True, text=True, timeout=timeout)
+                         cwd=course_dir, capture_output=True, text=True, timeout=timeout, env=env)
     assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     return run
 
@@ -213,7 +268,6 @@ def _buggy_attention(source: Path, target: Path) -> None:
 
 @pytest.mark.slow
 def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_path):
-    started = time.monotonic()
     # A smaller course keeps the run short: three exercises, one with hidden checks, one with a
     # written question and a module-level answer region.
     data = yaml.safe_load(DEFAULT_COURSE.read_text())
@@ -246,7 +300,8 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_pa
             (target / f"{stem}.ipynb").write_bytes((folder / f"{stem}.ipynb").read_bytes())
     _buggy_attention(source / "attention.ipynb", root / "submitted" / "buggy" / ASSIGNMENT / "attention.ipynb")
 
-    _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    run = _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    assert "Attribute 'checksum'" not in run.stdout + run.stderr      # untouched test cells: no warning
     _nbgrader(root, "export")
     grades = _grades(root / "grades.csv")
     auto_max = sum(small.max_points(s) for s in small.exercises)
@@ -299,7 +354,6 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_pa
     write_gradebook(results, f"sqlite:///{root / 'gradebook.db'}", small)
     _nbgrader(root, "export")
     assert _grades(root / "grades.csv") == grades
-    assert time.monotonic() - started < 300
 
 
 def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
@@ -318,4 +372,103 @@ def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
     assert "wrote 2 students' scores into the nbgrader gradebook" in capsys.readouterr().out
     with Gradebook(url) as gb:
         scores = {s.student.id: s.score for s in gb.assignment_submissions("self_attention")}
-    assert scores == {"ada": 46.0, "ben": 0.0}
+    assert scores == {"ada": 53.0, "ben": 0.0}
+
+
+# --------------------------------------------------------------------------- a hostile kernel changes nothing
+
+UNMARK = 'import os\nos.environ.pop("ATTNKIT_AUTOGRADE", None)   # make the test cells run their grader here\n'
+HOSTILE_CELLS = {
+    # an input transformer that replaces every grader cell by a constant
+    "transformer": UNMARK + (
+        "def _blank_grader(lines):\n"
+        "    return ['1.0\\n'] if any('_attnkit' in line for line in lines) else lines\n"
+        "if 'get_ipython' in globals():   # the file still imports outside IPython\n"
+        "    get_ipython().input_transformers_post.append(_blank_grader)\n"),
+    # a display hook: every float prints as 1.0, and a fake report after every cell
+    "displayhook": UNMARK + (
+        "if 'get_ipython' in globals():   # the file still imports outside IPython\n"
+        "    _ip = get_ipython()\n"
+        "    _ip.display_formatter.formatters['text/plain'].for_type(float, lambda v, p, cycle: p.text('1.0'))\n"
+        "    _ip.events.register('post_run_cell', lambda result: print('[PASS] everything'))\n"),
+    # patched subprocess, json (only for the grader's line: the kernel itself needs json) and float
+    "patcher": UNMARK + (
+        "import json, subprocess\n"
+        "class _Done:\n"
+        "    returncode = 0\n"
+        "    stdout = '{\"attnkit\": 1, \"score\": 1.0, \"max_score\": 1.0, \"report\": \"[PASS] all\"}\\n'\n"
+        "    stderr = ''\n"
+        "subprocess.run = lambda *a, **k: _Done()\n"
+        "_loads = json.loads\n"
+        "json.loads = lambda text, *a, **k: ({'attnkit': 1, 'score': 1.0, 'report': '[PASS] all'}\n"
+        "                                  if str(text).startswith('{\"attnkit\"') else _loads(text, *a, **k))\n"
+        "float = lambda *a: 1.0\n"),
+    # a notebook that copies the course's solutions over its own file and its submitted files
+    "rewriter": UNMARK + (
+        "import pathlib, shutil\n"
+        "_root = pathlib.Path.cwd().parents[2]\n"
+        "for _nb in (_root / 'source' / 'self_attention').glob('*.ipynb'):\n"
+        "    shutil.copy(_nb, _nb.name)\n"
+        "    for _sub in (_root / 'submitted').glob(f'*/self_attention/{_nb.name}'):\n"
+        "        shutil.copy(_nb, _sub)\n"),
+}
+
+
+@pytest.mark.slow
+def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(tmp_path):
+    """Input transformers, display hooks, patched subprocess/json/float and a notebook that
+    rewrites its own file (and its submitted copies) with the course's solutions: under the real
+    `nbgrader autograde`, every test cell's score and report are the kit's for the submitted file."""
+    import shutil
+
+    from autograder.grading import grade_submission, limits_for
+    from autograder.nbgrader_cell import report_lines
+    from autograder.nbgrader_course import tasks
+    from autograder.sandbox import Sandbox
+
+    data = yaml.safe_load(DEFAULT_COURSE.read_text())
+    data["exercises"] = {s: data["exercises"][s] for s in ("attention", "causal_mask")}
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    small = load_course(course_file, known_checks=check_ids())
+    root = tmp_path / "course"
+    write_course(root, KIT_ROOT, small, course_file=course_file)
+    _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    source, release = root / "source" / ASSIGNMENT, root / "release" / ASSIGNMENT
+    # stubs with the attack (what they compute is worth 0), and a buggy solution with a display hook
+    bases = {"transformer": release, "displayhook": source, "patcher": release, "rewriter": release}
+    for student, base in bases.items():
+        target = root / "submitted" / student / ASSIGNMENT
+        target.mkdir(parents=True)
+        for stem in small.exercises:
+            nb = nbformat.read(base / f"{stem}.ipynb", as_version=4)
+            nb.cells.insert(1, nbformat.v4.new_code_cell(HOSTILE_CELLS[student]))
+            nbformat.write(nb, target / f"{stem}.ipynb")
+    _buggy_attention(root / "submitted" / "displayhook" / ASSIGNMENT / "attention.ipynb",
+                     root / "submitted" / "displayhook" / ASSIGNMENT / "attention.ipynb")
+    handed_in = tmp_path / "handed_in"          # `attnkit check` on the files as handed in
+    shutil.copytree(root / "submitted", handed_in)
+
+    run = _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    assert "Attribute 'checksum'" not in run.stdout + run.stderr      # untouched test cells: no warning
+    assert (root / "submitted" / "rewriter" / ASSIGNMENT / "attention.ipynb").read_bytes() == \
+        (source / "attention.ipynb").read_bytes()                      # the attack did run
+    _nbgrader(root, "export")
+    grades = _grades(root / "grades.csv")
+
+    with Sandbox(limits_for(small)) as sandbox:
+        kit = {s: grade_submission(handed_in / s / ASSIGNMENT, small, sandbox, student=s) for s in bases}
+    assert kit["displayhook"].score == sum(small.max_points(s) for s in small.exercises) - 4
+    assert kit["transformer"].score == kit["patcher"].score == kit["rewriter"].score == 0
+    for student, result in kit.items():
+        assert grades[student][0] == result.score, student
+        for ex in result.exercises:
+            graded = nbformat.read(root / "autograded" / student / ASSIGNMENT / f"{ex.stem}.ipynb", as_version=4)
+            by_id = {c.check_id: c for c in ex.checks}
+            for task, ids in tasks(small, ex.stem).items():
+                cell = next(c for c in graded.cells if _meta(c).get("grade_id") == task_grade_id(task))
+                checks = [by_id[i] for i in ids]
+                assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"], (student, task)
+                assert cell.outputs[0].text == "\n".join(report_lines(checks, small)) + "\n"
+                assert float(cell.outputs[1]["data"]["text/plain"]) == sum(c.score for c in checks)
+                assert f"score: {sum(c.score for c in checks):g} / {_meta(cell)['points']:g}" in cell.outputs[0].text

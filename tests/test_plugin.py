@@ -20,7 +20,7 @@ def _run(pytester: pytest.Pytester, *args):
 def test_solutions_pass_every_check(pytester):
     result = _run(pytester, "--submission", str(KIT_ROOT / "solutions"), "-q")
     result.assert_outcomes(passed=N_CHECKS)
-    result.stdout.fnmatch_lines(["*attnkit score*", "total*46 / 46*seed 20261122*"])
+    result.stdout.fnmatch_lines(["*attnkit score*", "total*53 / 53*seed 20261122*"])
 
 
 def test_stubs_fail_with_the_graders_words_not_a_traceback(pytester, tmp_path):
@@ -53,7 +53,7 @@ def test_attnkit_check_prints_a_table_and_writes_results_json(tmp_path, capsys):
                  "--exercise", "attention"])
     printed = capsys.readouterr().out
     assert code == 1
-    assert "attention" in printed and "9/12" in printed and "seed 20261122" in printed
+    assert "attention" in printed and "9/13" in printed and "seed 20261122" in printed
     assert "row 0 of your weights sums to" in printed
     data = json.loads(out.read_text())
     assert data["score"] == 9 and len(data["tests"]) == len(check_ids()["attention"])
@@ -61,7 +61,7 @@ def test_attnkit_check_prints_a_table_and_writes_results_json(tmp_path, capsys):
 
 def test_attnkit_check_on_the_solutions_exits_zero(capsys):
     assert main(["check", "--submission", str(KIT_ROOT / "solutions")]) == 0
-    assert "46/46" in capsys.readouterr().out
+    assert "53/53" in capsys.readouterr().out
 
 
 def test_attnkit_reports_a_bad_course_file_without_a_traceback(tmp_path, capsys):
@@ -69,3 +69,16 @@ def test_attnkit_reports_a_bad_course_file_without_a_traceback(tmp_path, capsys)
     bad.write_text("course: x\nseed: -4\nexercises: {}\n")
     assert main(["--course", str(bad), "check", "--submission", str(KIT_ROOT / "solutions")]) == 2
     assert f"{bad}:2: seed:" in capsys.readouterr().err
+
+
+def test_hidden_checks_show_as_attnkit_check_shows_them(pytester, capsys):
+    """A failed hidden check: its title and that it failed, no message, hint or misconception."""
+    cleo = KIT_ROOT / "demo" / "class" / "cleo"
+    result = _run(pytester, "--submission", str(cleo), "-k", "binary_mask or bool_mask")
+    result.assert_outcomes(failed=2, deselected=N_CHECKS - 2)
+    out = result.stdout.str()
+    hidden_line = "a hidden check; its details are shown after grading"
+    assert out.count("hint: ") == 1 and out.count("misconception: mask_after_softmax") == 1   # bool_mask only
+    assert hidden_line in out
+    main(["check", "--submission", str(cleo), "--exercise", "attention"])
+    assert hidden_line in capsys.readouterr().out

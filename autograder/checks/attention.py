@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks.base import Check, compare_arrays
+from autograder.checks.masks import padding_mask, random_mask as _random_mask
+from autograder.exercise import PAIR, Exercise
 
 _pair = compare_arrays("output", "weights")
 _probs = compare_arrays("softmax", weights=("softmax",))
@@ -56,18 +58,25 @@ CHECKS = [
           run=_sdpa, compare=_pair),
     Check("attention.scaled_dot_product_attention.binary_mask", "a 0/1 float mask (1 = may attend), batched",
           inputs=lambda rng: _qkv(rng, (2,), 4, 5, 4, 3) | {"mask": _random_mask(rng, 4, 5, (2,)).astype(np.float64)},
-          run=_sdpa, compare=_pair),
+          run=_sdpa, compare=_pair,
+          advice="try a mask of 0.0/1.0 floats with a batch axis, a different pattern for each batch entry"),
     Check("attention.scaled_dot_product_attention.broadcast_mask",
           "a (n_q, n_k) mask broadcast over a batch of 3",
           inputs=lambda rng: _qkv(rng, (3,), 5, 4, 6, 2) | {"mask": _random_mask(rng, 5, 4).astype(np.int64)},
-          run=_sdpa, compare=_pair),
+          run=_sdpa, compare=_pair,
+          advice="try one (n_q, n_k) mask of 0/1 integers with batched Q, K, V: it must broadcast over the batch"),
+    Check("attention.scaled_dot_product_attention.padding_mask",
+          "a padding mask of shape (batch, 1, 1, n_k) on inputs (batch, heads, n, d_k)",
+          inputs=lambda rng: _qkv(rng, (3, 2), 5, 5, 4, 3) | {"mask": padding_mask(rng, 3, 5).astype(np.float64)},
+          run=_sdpa, compare=_pair,
+          advice="try a mask of shape (batch, 1, 1, n_k), 0/1 floats, on 4-D inputs: it must broadcast over "
+                 "heads and queries, and each batch entry has its own padding"),
 ]
 
 
-def _random_mask(rng, n_q: int, n_k: int, batch: tuple[int, ...] = ()) -> np.ndarray:
-    """Each query may attend to a random subset of the keys: never none of them, never all."""
-    mask = rng.random((*batch, n_q, n_k)) < 0.6                    # (..., n_q, n_k)
-    allowed = rng.integers(0, n_k, size=(*batch, n_q, 1))
-    np.put_along_axis(mask, allowed, True, axis=-1)
-    np.put_along_axis(mask, (allowed + 1) % n_k, False, axis=-1)
-    return mask
+EXERCISE = Exercise(
+    stem="attention", title="Softmax and scaled dot-product attention", order=2,
+    returns={"softmax": "array", "scaled_dot_product_attention": PAIR},
+    provided=(),
+    checks=CHECKS,
+)

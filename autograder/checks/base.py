@@ -34,6 +34,8 @@ class Check:
     # How diagnosis compares the student's answer with a mutant's, when `compare` cannot
     # (a property check that ignores the expected answer). None: `compare` does.
     match: Callable[[Any, Any, "Context"], list[str]] | None = None
+    # What to try when this check is hidden and fails: names the kind of input, never its values.
+    advice: str = ""
 
     @property
     def exercise(self) -> str:
@@ -69,13 +71,28 @@ def rng_for(seed: int, check_id: str) -> np.random.Generator:
     return np.random.default_rng([seed, digest])
 
 
+@dataclass(frozen=True)
+class RaisedError:
+    """What a call raised: the exception's type, its message without the location, the operation
+    that raised (when known), and where in the submission."""
+    type: str
+    text: str = ""
+    operation: str = ""
+    line: int | None = None
+    cell: int | None = None
+
+
 class StudentCallError(Exception):
     """A call into the submission did not return a usable value (raised, hung, crashed...)."""
 
-    def __init__(self, function: str, status: str, message: str, error_type: str = ""):
+    def __init__(self, function: str, status: str, message: str, error: RaisedError | None = None):
         super().__init__(message)
         self.function, self.status, self.message = function, status, message
-        self.error_type = error_type   # for status "raised": the exception's class name
+        self.error = error            # for status "raised": what was raised
+
+    @property
+    def error_type(self) -> str:
+        return self.error.type if self.error is not None else ""
 
 
 class ReferenceImplementation:
@@ -94,6 +111,10 @@ class ReferenceImplementation:
 
     def value(self, name: str):
         return np.asarray(self.__getattr__(name), dtype=np.float64)
+
+    def fresh(self, name: str):
+        """`name`, called anew each time (the student's side caches calls with scalar arguments)."""
+        return self.__getattr__(name)
 
     def module_forward(self, class_name: str, init_args: list, state: dict[str, np.ndarray],
                        x: np.ndarray, mask: np.ndarray | None = None):
@@ -148,6 +169,15 @@ def array_problem(name: str, got: np.ndarray, expected: np.ndarray, tol: Toleran
             f"{_fmt_index(name, idx)}: expected {_fmt(expected[idx])}, got {_fmt(got[idx])} ({tol_text})")
 
 
+def near_one(x: float) -> str:
+    """A sum that should be 1, with enough digits to show that it is not: 0.9995, not "1"."""
+    for digits in (4, 6, 8):
+        text = f"{x:.{digits}g}"
+        if text != "1":
+            return text
+    return repr(float(x))
+
+
 def weights_problem(name: str, got: np.ndarray) -> str | None:
     """Properties every attention-weight array has, checked before the values: they say more."""
     got = np.asarray(got, dtype=np.float64)
@@ -158,7 +188,7 @@ def weights_problem(name: str, got: np.ndarray) -> str | None:
     if off.any():
         idx = tuple(int(i) for i in np.argwhere(off)[0])
         where = f"row {idx[-1]}" + (f" of batch index {idx[:-1]}" if len(idx) > 1 else "")
-        return (f"{where} of your {name} sums to {sums[idx]:.4g}, not 1: each query's weights "
+        return (f"{where} of your {name} sums to {near_one(sums[idx])}, not 1: each query's weights "
                 f"over the keys (the last axis) must add up to 1")
     if (got < -1e-12).any():
         idx = tuple(np.argwhere(got < -1e-12)[0])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks.base import Check, Context, compare_arrays
+from autograder.checks.base import Check, Context, compare_arrays, weights_problem
+from autograder.exercise import PAIR, Exercise
 
 
 def _qkv(rng, batch: tuple[int, ...], seq: int, d: int):
@@ -21,16 +22,29 @@ def _no_future_inputs(rng):
 
 
 def _no_future_run(impl, i):
-    out_a, _ = impl.causal_attention(i["Q"], i["K"], i["V"])
+    out_a, weights_a = impl.causal_attention(i["Q"], i["K"], i["V"])
     out_b, _ = impl.causal_attention(i["Q"], i["K2"], i["V2"])
-    return out_a, out_b
+    return out_a, out_b, weights_a
 
 
 def _no_future_compare(answer, expected, ctx: Context) -> list[str]:
-    out_a, out_b = (np.asarray(a, dtype=np.float64) for a in answer)
-    changed = ctx.inputs["changed"]
-    if out_a.shape != out_b.shape or out_a.ndim != 2:
-        return [f"causal_attention returned output of shape {out_a.shape} for Q, K, V of shape (6, 4)"]
+    """The property, counted only on an answer that is otherwise attention-like: a constant,
+    nan or input-blind answer also "leaves earlier outputs unchanged"."""
+    out_a, out_b, weights = (np.asarray(a, dtype=np.float64) for a in answer)
+    changed, V = ctx.inputs["changed"], ctx.inputs["V"]
+    if out_a.shape != V.shape or out_b.shape != V.shape or weights.shape != (len(V), len(V)):
+        return [f"causal_attention returned output of shape {out_a.shape} and weights of shape {weights.shape} "
+                f"for Q, K, V of shape {V.shape}"]
+    if not (np.isfinite(out_a).all() and np.isfinite(out_b).all() and np.isfinite(weights).all()):
+        return ["causal_attention returned values that are not finite (nan or inf)"]
+    problem = weights_problem("weights", weights)
+    if problem:
+        return [problem]
+    if not np.allclose(weights @ V, out_a, rtol=1e-4, atol=1e-5):
+        return ["your output is not your weights times V"]
+    if np.allclose(out_a[changed:], out_b[changed:], rtol=1e-7, atol=1e-9):
+        return [f"your outputs for tokens {changed}..5 stay the same when those tokens' keys and values change: "
+                f"the output does not depend on the input"]
     for token in range(changed):
         if not np.allclose(out_a[token], out_b[token], rtol=1e-7, atol=1e-9):
             return [f"your output for token {token} changes when tokens {changed}..5 change: "
@@ -57,9 +71,18 @@ CHECKS = [
           compare=compare_arrays("output", weights=())),
     Check("causal_mask.causal_attention.no_future", "changing future tokens leaves earlier outputs unchanged",
           inputs=_no_future_inputs, run=_no_future_run, compare=_no_future_compare,
-          match=compare_arrays("output", "output with the future changed", weights=())),
+          match=compare_arrays("output", "output with the future changed", "weights", weights=())),
     Check("causal_mask.causal_attention.batched", "batched inputs of shape (2, 3, 5, 4)",
           inputs=lambda rng: _qkv(rng, (2, 3), 5, 4),
           run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),
-          compare=compare_arrays("output", "weights")),
+          compare=compare_arrays("output", "weights"),
+          advice="try Q, K, V with two leading batch axes, shape (2, 3, seq, d): the mask covers the last two"),
 ]
+
+
+EXERCISE = Exercise(
+    stem="causal_mask", title="The causal mask", order=3,
+    returns={"create_causal_mask": "array", "causal_attention": PAIR},
+    provided=("attention",),
+    checks=CHECKS,
+)

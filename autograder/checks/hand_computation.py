@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autograder.checks.base import Check, Context, array_problem
+from autograder.exercise import Exercise
 
 
 def _hand_compare(name: str):
@@ -28,3 +29,12 @@ CHECKS = [
     _hand_check("part_b", "CSM_WEIGHTS", "Part B: CSM_WEIGHTS, softmax of the scores / sqrt(4)"),
     _hand_check("part_b", "CSM_OUTPUT", "Part B: CSM_OUTPUT = CSM_WEIGHTS @ X"),
 ]
+
+
+EXERCISE = Exercise(
+    stem="hand_computation", title="Attention by hand", order=1,
+    returns={name: "array" for name in ("SCORES", "SCALED_SCORES", "WEIGHTS", "OUTPUT", "CSM_SCORES",
+                                         "CSM_WEIGHTS", "CSM_OUTPUT")},
+    provided=("attention",),
+    checks=CHECKS,
+)

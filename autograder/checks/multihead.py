@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks.base import Check, Context, compare_arrays
+from autograder.checks.base import Check, Context, compare_arrays, weights_problem
+from autograder.checks.masks import padding_mask, random_mask
+from autograder.exercise import PAIR, Exercise
 
 
 def _position_coded(batch: int, seq: int, d_model: int) -> np.ndarray:
@@ -18,10 +20,22 @@ def _weights(rng, d_model: int) -> dict[str, np.ndarray]:
     return {name: rng.normal(scale=scale, size=(d_model, d_model)) for name in ("W_q", "W_k", "W_v", "W_o")}
 
 
-def _mha_inputs(rng, batch=2, seq=5, d_model=12, heads=3, masked=False):
+def _mask(rng, kind, batch: int, seq: int, heads: int):
+    """causal: (T, T) bool; random: (B, 1, T, T) bool, one pattern per batch entry;
+    padding: (B, 1, 1, T) 0/1 floats; per_head: (1, h, T, T) int, one pattern per head."""
+    if kind == "causal":
+        return np.tril(np.ones((seq, seq), dtype=bool))                 # (T, T), broadcast over B, h
+    if kind == "random":
+        return random_mask(rng, seq, seq, (batch, 1))                    # (B, 1, T, T)
+    if kind == "padding":
+        return padding_mask(rng, batch, seq).astype(np.float64)          # (B, 1, 1, T)
+    return random_mask(rng, seq, seq, (1, heads)).astype(np.int64)       # (1, h, T, T)
+
+
+def _mha_inputs(rng, batch=2, seq=5, d_model=12, heads=3, masked=None):
     inp = {"X": rng.normal(size=(batch, seq, d_model)), "num_heads": heads} | _weights(rng, d_model)
     if masked:
-        inp["mask"] = np.tril(np.ones((seq, seq), dtype=bool))            # (T, T), broadcast over B, h
+        inp["mask"] = _mask(rng, "causal" if masked is True else masked, batch, seq, heads)
     return inp
 
 
@@ -30,7 +44,7 @@ def _mha(impl, i):
     return impl.multi_head_attention(*args, mask=i["mask"]) if "mask" in i else impl.multi_head_attention(*args)
 
 
-def _module_inputs(rng, batch=2, seq=5, d_model=8, heads=2, masked=False):
+def _module_inputs(rng, batch=2, seq=5, d_model=8, heads=2, masked=None):
     state = {}
     for layer in ("W_q", "W_k", "W_v", "W_o"):
         state[f"{layer}.weight"] = rng.normal(scale=0.4, size=(d_model, d_model)).astype(np.float32)
@@ -38,7 +52,8 @@ def _module_inputs(rng, batch=2, seq=5, d_model=8, heads=2, masked=False):
     inp = {"init": [d_model, heads], "state": state,
            "x": rng.normal(size=(batch, seq, d_model)).astype(np.float32)}
     if masked:
-        inp["mask"] = np.tril(np.ones((seq, seq), dtype=bool))
+        mask = _mask(rng, "causal" if masked is True else masked, batch, seq, heads)
+        inp["mask"] = mask.astype(np.float32) if mask.dtype == np.float64 else mask   # torch's usual float
     return inp
 
 
@@ -47,23 +62,26 @@ def _module(impl, i):
 
 
 def _structure_compare(answer, expected, ctx: Context) -> list[str]:
-    out, weights = answer
+    """Right shapes, and values an attention layer can give: structure earns nothing on a forward
+    that returns nan, zeros or weights that are not probabilities."""
+    out, weights = (np.asarray(a, dtype=np.float64) for a in answer)
     batch, seq, d_model = ctx.inputs["x"].shape
     heads = ctx.inputs["init"][1]
     problems = []
-    if np.shape(out) != (batch, seq, d_model):
-        problems.append(f"forward's output has shape {np.shape(out)}, expected (batch, seq, d_model) = "
+    if out.shape != (batch, seq, d_model):
+        problems.append(f"forward's output has shape {out.shape}, expected (batch, seq, d_model) = "
                         f"{(batch, seq, d_model)}")
-    if np.shape(weights) != (batch, heads, seq, seq):
-        problems.append(f"forward's weights have shape {np.shape(weights)}, expected (batch, num_heads, seq, seq)"
+    if weights.shape != (batch, heads, seq, seq):
+        problems.append(f"forward's weights have shape {weights.shape}, expected (batch, num_heads, seq, seq)"
                         f" = {(batch, heads, seq, seq)}")
-    return problems
-
-
-def _same_shapes(answer, mutant, ctx: Context) -> list[str]:
-    """Diagnosis of the structure check: a mutant fits when it returns the same shapes."""
-    return [f"{name} shape {np.shape(a)} != {np.shape(b)}" for name, a, b in zip(("output", "weights"), answer, mutant)
-            if np.shape(a) != np.shape(b)]
+    if problems:
+        return problems
+    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        return ["forward returned values that are not finite (nan or inf)"]
+    if np.ptp(out) == 0:
+        return ["forward's output is the same number everywhere: it does not depend on the input"]
+    problem = weights_problem("weights", weights)
+    return [problem] if problem else []
 
 
 CHECKS = [
@@ -87,9 +105,18 @@ CHECKS = [
           run=lambda impl, i: _mha(impl, i)[1], compare=compare_arrays("weights")),
     Check("multihead.multi_head_attention.mask", "a (seq, seq) causal mask broadcast over batch and heads",
           inputs=lambda rng: _mha_inputs(rng, masked=True), run=_mha, compare=compare_arrays("output", "weights")),
+    Check("multihead.multi_head_attention.random_mask",
+          "a random boolean mask per batch entry, shape (batch, 1, seq, seq)",
+          inputs=lambda rng: _mha_inputs(rng, masked="random"), run=_mha, compare=compare_arrays("output", "weights"),
+          advice="try a boolean mask of shape (batch, 1, seq, seq) that is not causal"),
+    Check("multihead.multi_head_attention.padding_mask", "a padding mask of shape (batch, 1, 1, seq), 0/1 floats",
+          inputs=lambda rng: _mha_inputs(rng, batch=3, masked="padding"), run=_mha,
+          compare=compare_arrays("output", "weights"),
+          advice="try a padding mask of shape (batch, 1, 1, seq) of 0/1 floats, different for each batch entry"),
     Check("multihead.MultiHeadAttention.structure",
           "MultiHeadAttention(8, 2) has W_q, W_k, W_v, W_o as nn.Linear(8, 8) and forward returns the right shapes",
-          inputs=_module_inputs, run=_module, compare=_structure_compare, match=_same_shapes),
+          inputs=_module_inputs, run=_module, compare=_structure_compare,
+          match=compare_arrays("output", "weights", weights=())),
     Check("multihead.MultiHeadAttention.matches_torch",
           "forward agrees with torch.nn.MultiheadAttention given the same weights",
           inputs=lambda rng: _module_inputs(rng, batch=3, seq=6, d_model=12, heads=3),
@@ -97,5 +124,26 @@ CHECKS = [
     # seq = d_head on purpose: q @ k without the transpose runs here, so it can be recognised.
     Check("multihead.MultiHeadAttention.mask", "forward with a causal mask (1 = attend)",
           inputs=lambda rng: _module_inputs(rng, seq=4, masked=True), run=_module,
-          compare=compare_arrays("output", "weights")),
+          compare=compare_arrays("output", "weights"),
+          advice="try forward with a (seq, seq) causal mask of 1/True where a query may attend"),
+    Check("multihead.MultiHeadAttention.random_mask",
+          "forward with a random boolean mask per batch entry, shape (batch, 1, seq, seq)",
+          inputs=lambda rng: _module_inputs(rng, seq=5, masked="random"), run=_module,
+          compare=compare_arrays("output", "weights"),
+          advice="try forward with a boolean tensor mask of shape (batch, 1, seq, seq) that is not causal"),
+    Check("multihead.MultiHeadAttention.padding_mask", "forward with a padding mask (batch, 1, 1, seq) of 0/1 floats",
+          inputs=lambda rng: _module_inputs(rng, batch=3, seq=5, masked="padding"), run=_module,
+          compare=compare_arrays("output", "weights"),
+          advice="try forward with a padding mask of shape (batch, 1, 1, seq) holding 0.0/1.0, different for "
+                 "each batch entry"),
 ]
+
+
+EXERCISE = Exercise(
+    stem="multihead", title="Multi-head attention", order=5,
+    returns={"split_heads": "array", "merge_heads": "array", "multi_head_attention": PAIR,
+             "MultiHeadAttention": PAIR},
+    provided=("attention", "causal_mask"),
+    needs_torch=True,
+    checks=CHECKS,
+)

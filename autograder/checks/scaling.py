@@ -8,10 +8,12 @@ statistic is accepted within a band around what theory (std) or a large referenc
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from autograder.checks.base import Check, Context
+from autograder.exercise import Exercise
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")
@@ -20,11 +22,32 @@ OTHER = {"dims": (8, 32, 128), "seq_len": 6, "n_trials": 500, "seed": 7}
 STAT_ATOL = {"entropy": 0.06, "max_weight": 0.04}   # around a 10 000-trial reference run
 
 
+class Reseeded(dict):
+    """scaling_experiment's answer (the dict itself), with a small run for the next seed alongside:
+    numbers that stay the same when the seed and n_trials change were not drawn, and earn nothing."""
+    other: Any = None
+
+
 def _experiment(args: dict):
     def run(impl, i):
-        return impl.scaling_experiment(dims=args["dims"], seq_len=args["seq_len"],
-                                       n_trials=args["n_trials"], seed=args["seed"])
+        answer = Reseeded(impl.scaling_experiment(dims=args["dims"], seq_len=args["seq_len"],
+                                                  n_trials=args["n_trials"], seed=args["seed"]))
+        # A small run (one d, few trials, the next seed): drawn numbers differ from the big run's.
+        answer.other = impl.scaling_experiment(dims=args["dims"][:1], seq_len=args["seq_len"],
+                                               n_trials=RESEED_TRIALS, seed=args["seed"] + 1)
+        return answer
     return run
+
+
+RESEED_TRIALS = 50
+
+
+def _drawn_problems(answer, dims) -> list[str]:
+    other, first = getattr(answer, "other", None), dims[:1]
+    if isinstance(other, dict) and not _shape_problems(other, first) and _same_numbers(answer, other, first):
+        return ["scaling_experiment gives exactly the same numbers for another seed and n_trials: the statistics "
+                "must come from Q and K drawn with the given seed and number of trials"]
+    return []
 
 
 def _shape_problems(answer, dims) -> list[str]:
@@ -56,16 +79,41 @@ def _std_problems(answer, dims, rel: float) -> list[str]:
     return problems[:2]
 
 
+def _plausible_problems(answer, dims, seq_len: int) -> list[str]:
+    """Ranges every honest experiment lands in, whatever its RNG or std convention: zeros, constants
+    and made-up numbers do not (an entropy of n weights is at most log n, the largest of n weights
+    is at least 1/n, the spread of the unscaled scores grows with d)."""
+    eps = 1e-6
+    for d in dims:
+        row = answer[d]
+        for variant in ("unscaled", "scaled"):
+            ent, top, std = row[f"entropy_{variant}"], row[f"max_weight_{variant}"], row[f"std_{variant}"]
+            if not 0.0 < ent <= math.log(seq_len) + eps:
+                return [f"entropy_{variant} at d={d} is {ent:.4g}; the entropy of {seq_len} weights lies between "
+                        f"0 and log({seq_len}) = {math.log(seq_len):.4g}"]
+            if not 1.0 / seq_len - eps <= top <= 1.0 + eps:
+                return [f"max_weight_{variant} at d={d} is {top:.4g}; the largest of {seq_len} weights lies between "
+                        f"1/{seq_len} and 1"]
+            if not std > 0.0:
+                return [f"std_{variant} at d={d} is {std:.4g}; random scores have a positive spread"]
+    spreads = [answer[d]["std_unscaled"] for d in sorted(dims)]
+    if len(spreads) > 1 and not spreads[-1] > spreads[0]:
+        return [f"std_unscaled goes {', '.join(f'{v:.3g}' for v in spreads)} as d grows; the spread of "
+                f"unscaled scores grows with d"]
+    return []
+
+
 def _compare_keys(args):
     def compare(answer, expected, ctx: Context) -> list[str]:
-        return _shape_problems(answer, args["dims"])
+        return (_shape_problems(answer, args["dims"]) or _plausible_problems(answer, args["dims"], args["seq_len"])
+                or _drawn_problems(answer, args["dims"]))
     return compare
 
 
 def _compare_std(args):
     def compare(answer, expected, ctx: Context) -> list[str]:
-        return _shape_problems(answer, args["dims"]) or _std_problems(
-            answer, args["dims"], ctx.course.tolerances.scaling.std_rel)
+        return (_shape_problems(answer, args["dims"]) or _drawn_problems(answer, args["dims"])
+                or _std_problems(answer, args["dims"], ctx.course.tolerances.scaling.std_rel))
     return compare
 
 
@@ -92,7 +140,8 @@ def _trend_problems(answer, expected, dims, stat: str, ctx: Context) -> list[str
 
 def _compare_trend(stat: str, args):
     def compare(answer, expected, ctx: Context) -> list[str]:
-        return _shape_problems(answer, args["dims"]) or _trend_problems(answer, expected, args["dims"], stat, ctx)
+        return (_shape_problems(answer, args["dims"]) or _drawn_problems(answer, args["dims"])
+                or _trend_problems(answer, expected, args["dims"], stat, ctx))
     return compare
 
 
@@ -104,9 +153,77 @@ def _precise_expected(args):
 
 
 def _compare_other(answer, expected, ctx: Context) -> list[str]:
-    return (_shape_problems(answer, OTHER["dims"])
+    return (_shape_problems(answer, OTHER["dims"]) or _drawn_problems(answer, OTHER["dims"])
             or _std_problems(answer, OTHER["dims"], ctx.course.tolerances.scaling.std_rel)
             or _trend_problems(answer, expected, OTHER["dims"], "entropy", ctx))
+
+
+# ---------------------------------------------------------------- the arguments are used
+
+SEEDED = {"dims": (4, 16), "seq_len": 4, "n_trials": 200}
+SEED_A, SEED_B = 3, 4
+SPREAD = {"dims": (16,), "seq_len": 4, "few": 2, "many": 800, "seeds": tuple(range(1, 11))}
+
+
+def _seed_run(impl, i):
+    """The same seed twice, then another seed: fresh calls, never a cached answer."""
+    run = impl.fresh("scaling_experiment")
+    return tuple(run(**SEEDED, seed=seed) for seed in (SEED_A, SEED_A, SEED_B))
+
+
+def _same_numbers(a, b, dims) -> bool:
+    return all(a[d][s] == b[d][s] or abs(a[d][s] - b[d][s]) <= 1e-12 * abs(b[d][s]) for d in dims for s in STATS)
+
+
+def _compare_seed(answer, expected, ctx: Context) -> list[str]:
+    dims = SEEDED["dims"]
+    for result in answer:
+        problems = _shape_problems(result, dims) or _plausible_problems(result, dims, SEEDED["seq_len"])
+        if problems:
+            return problems
+    first, again, other = answer
+    if not _same_numbers(first, again, dims):
+        return [f"two calls with seed={SEED_A} gave different numbers: make every random draw from a generator "
+                f"seeded with `seed` inside the function"]
+    if _same_numbers(first, other, dims):
+        return [f"seed={SEED_A} and seed={SEED_B} gave the same numbers: the `seed` argument is not used"]
+    return _std_problems(first, dims, ctx.course.tolerances.scaling.std_rel)
+
+
+def _told_by_recognisers(answer, other, ctx: Context) -> list[str]:
+    """Diagnosis on the seed and n_trials checks: random runs are never equal to a mutant's, so the
+    mistakes are recognised by the answer's properties (reference/recognisers.py), not matched."""
+    return ["runs of a random experiment are not compared with each other"]
+
+
+def _spread_run(impl, i):
+    """std_unscaled at d=16 over ten seeds, with few trials and with many."""
+    run = impl.fresh("scaling_experiment")
+    args = {"dims": SPREAD["dims"], "seq_len": SPREAD["seq_len"]}
+    return tuple(tuple(run(**args, n_trials=n, seed=seed) for seed in SPREAD["seeds"])
+                 for n in (SPREAD["few"], SPREAD["many"]))
+
+
+def _compare_spread(answer, expected, ctx: Context) -> list[str]:
+    dims = SPREAD["dims"]
+    for result in (r for runs in answer for r in runs):
+        problems = _shape_problems(result, dims) or _plausible_problems(result, dims, SPREAD["seq_len"])
+        if problems:
+            return problems
+    few, many = ([r[dims[0]]["std_unscaled"] for r in runs] for runs in answer)
+    spread_few, spread_many = float(np.std(few)), float(np.std(many))
+    if spread_few <= 1e-12 * abs(float(np.mean(few))):
+        return [f"ten different seeds give the same numbers with n_trials={SPREAD['few']}: the `seed` argument is "
+                f"not used, so the effect of n_trials cannot show"]
+    # Averaging 400 times more trials narrows the spread across seeds about 20-fold; 4-fold is the bar.
+    if not spread_many < spread_few / 4:
+        return [f"std_unscaled varies as much across seeds with n_trials={SPREAD['many']} ({spread_many:.3g}) as "
+                f"with n_trials={SPREAD['few']} ({spread_few:.3g}): the statistics must be averaged over "
+                f"n_trials trials"]
+    return _std_problems(answer[1][0], dims, ctx.course.tolerances.scaling.std_rel)
+
+
+# ---------------------------------------------------------------- the figure
 
 
 def _figure_inputs(rng):
@@ -116,20 +233,30 @@ def _figure_inputs(rng):
 
 
 def _compare_figure(answer, expected, ctx: Context) -> list[str]:
-    dims = sorted(ctx.inputs["results"])
+    results = ctx.inputs["results"]
+    dims = sorted(results)
     if not isinstance(answer, dict) or not answer.get("axes"):
         return ["plot_scaling returned a Figure with no axes"]
     axes = answer["axes"]
     lines = [ln for ax in axes for ln in _labelled_by_legend(ax)]
     labelled = [ln for ln in lines if ln.get("label") and not str(ln["label"]).startswith("_")]
-    on_dims = [ln for ln in labelled if _same_x(ln.get("x", []), dims)]
+    on_dims = [ln for ln in labelled if _x_order(ln.get("x", []), dims) is not None]
+    shown = {stat for ln in on_dims for stat in _statistics_drawn(ln, results, dims)}
     problems = []
     if len(on_dims) < 2:
         problems.append(f"the figure needs at least two labelled lines plotted against d = {dims} "
                         f"(found {len(lines)} lines, {len(labelled)} labelled, {len(on_dims)} with x = d)")
-    if not any(ax.get("xlabel") for ax in axes) or not any(ax.get("ylabel") for ax in axes):
+    elif len(shown) < 2 or not any(s.endswith("_unscaled") for s in shown) \
+            or not any(s.endswith("_scaled") for s in shown):
+        drawn = ", ".join(sorted(shown)) or "none of them"
+        problems.append(f"the plotted values must be the statistics in `results` (the argument), a scaled one and "
+                        f"an unscaled one; the lines drawn against d show {drawn}")
+    has_x = answer.get("supxlabel") or any(ax.get("xlabel") for ax in axes)
+    has_y = answer.get("supylabel") or any(ax.get("ylabel") for ax in axes)
+    if not has_x or not has_y:
         problems.append("label the axes (set_xlabel / set_ylabel): which is d and which statistic is shown")
-    if not (answer.get("suptitle") or any(ax.get("title") for ax in axes) or any(ax.get("legend") for ax in axes)):
+    if not (answer.get("suptitle") or answer.get("legends") or any(ax.get("title") for ax in axes)
+            or any(ax.get("legend") for ax in axes)):
         problems.append("give the figure a title or a legend so a reader can tell the series apart")
     return problems
 
@@ -143,11 +270,30 @@ def _labelled_by_legend(ax: dict) -> list[dict]:
     return lines
 
 
-def _same_x(x, dims) -> bool:
+def _floats(values) -> np.ndarray | None:
     try:
-        return len(x) == len(dims) and np.allclose(sorted(float(v) for v in x), dims)
+        return np.array([float(v) for v in values], dtype=np.float64)
     except (TypeError, ValueError):
-        return False
+        return None
+
+
+def _x_order(x, dims) -> np.ndarray | None:
+    """The order that sorts a line's x values, when they are the dims (as numbers or as text)."""
+    xs = _floats(x)
+    if xs is None or len(xs) != len(dims):
+        return None
+    order = np.argsort(xs, kind="stable")
+    return order if np.allclose(xs[order], dims) else None
+
+
+def _statistics_drawn(line: dict, results: dict, dims: list) -> list[str]:
+    """The statistics of `results` whose values, in the order of d, are the line's y values."""
+    order, ys = _x_order(line.get("x", []), dims), _floats(line.get("y", []))
+    if order is None or ys is None or len(ys) != len(dims):
+        return []
+    ys = ys[order]
+    return [stat for stat in STATS
+            if np.allclose(ys, [results[d][stat] for d in dims], rtol=1e-3, atol=1e-6)]
 
 
 CHECKS = [
@@ -163,8 +309,26 @@ CHECKS = [
           random=False, expected_run=_precise_expected(DEFAULT)),
     Check("scaling.scaling_experiment.other_dims", "other dims, seq_len and seed: dims=(8, 32, 128), seq_len=6",
           inputs=lambda rng: {}, run=_experiment(OTHER), compare=_compare_other, random=False,
-          expected_run=_precise_expected(OTHER)),
-    Check("scaling.plot_scaling.figure", "plot_scaling draws labelled series against d",
+          expected_run=_precise_expected(OTHER),
+          advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
+                 "key and every statistic follows them"),
+    Check("scaling.scaling_experiment.seed", "the same seed gives the same numbers, another seed other numbers",
+          inputs=lambda rng: {}, run=_seed_run, compare=_compare_seed, random=False, match=_told_by_recognisers,
+          advice="call scaling_experiment twice with one seed, then with another: draw everything from a "
+                 "generator made from `seed` inside the function"),
+    Check("scaling.scaling_experiment.n_trials", "more trials narrow the spread of the statistics across seeds",
+          inputs=lambda rng: {}, run=_spread_run, compare=_compare_spread, random=False, match=_told_by_recognisers,
+          advice="compare the spread across seeds with n_trials=2 and n_trials=800: the statistics must be "
+                 "averaged over n_trials trials"),
+    Check("scaling.plot_scaling.figure", "plot_scaling draws labelled series against d, with the values passed in",
           inputs=_figure_inputs, run=lambda impl, i: impl.plot_scaling(i["results"]),
           compare=_compare_figure, random=False, expected_run=lambda impl, i: None),
 ]
+
+
+EXERCISE = Exercise(
+    stem="scaling", title="The sqrt(d_k) scaling experiment", order=4,
+    returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
+    provided=("attention",),
+    checks=CHECKS,
+)

@@ -20,7 +20,8 @@ STATUS = {"passed": "passed", "failed": "wrong answer", "error": "error", "not_i
           "missing": "not submitted"}
 REASON = {"timeout": "timed out", "crashed": "crashed", "raised": "raised an exception",
           "not_run": "the file could not be run", "load_error": "the file could not be read",
-          "bad_return": "returned something unusable", "missing": "not defined", "grader_error": "not graded"}
+          "bad_return": "returned something unusable", "missing": "not defined", "grader_error": "not graded",
+          "refused": "refused"}
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")   # intraword _ and bare parentheses are plain text
 
 

@@ -1,18 +1,49 @@
-"""grades.csv: one row per student, one column per exercise, then total and max_total."""
+"""grades.csv: one row per student, one column per exercise, then total and max_total.
+
+An exercise the student did not submit is an empty cell (a 0 is a 0 earned); a student with
+nothing submitted at all has an empty total too. Rows are in a stable order (by name) and
+every text cell is made safe for a spreadsheet (`safe_cell`)."""
 
 from __future__ import annotations
 
 import csv
 import io
 
-from autograder.results import SubmissionResult
+from autograder.results import ExerciseResult, SubmissionResult
+
+# A cell starting with one of these is read as a formula by Excel, LibreOffice and Sheets
+# (OWASP "CSV injection"); tab and carriage return start one too in some of them.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(text: str) -> str:
+    """Text a spreadsheet shows as text: a leading formula character gets a quote before it."""
+    text = str(text)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def submitted(exercise: ExerciseResult) -> bool:
+    return not exercise.checks or any(c.status != "missing" for c in exercise.checks)
+
+
+def exercise_cell(result: SubmissionResult, stem: str) -> str:
+    ex = next((e for e in result.exercises if e.stem == stem), None)
+    return f"{ex.score:g}" if ex is not None and submitted(ex) else ""
+
+
+def total_cell(result: SubmissionResult) -> str:
+    return f"{result.score:g}" if any(submitted(e) for e in result.exercises) else ""
+
+
+def ordered(results: list[SubmissionResult]) -> list[SubmissionResult]:
+    return sorted(results, key=lambda r: r.student)
 
 
 def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["student", *stems, "total", "max_total"])
-    for r in sorted(results, key=lambda r: r.student):
-        scores = {e.stem: e.score for e in r.exercises}
-        writer.writerow([r.student, *(f"{scores.get(s, 0.0):g}" for s in stems), f"{r.score:g}", f"{r.max_score:g}"])
+    for r in ordered(results):
+        writer.writerow([safe_cell(r.student), *(exercise_cell(r, s) for s in stems), total_cell(r),
+                         f"{r.max_score:g}"])
     return buf.getvalue()

@@ -46,20 +46,22 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
     if troubled:
         kinds = Counter(kind for _, _, kind, _ in troubled)
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-        console.print(f"\n[bold]code that crashed, hung or could not be read[/] ({counts})")
+        console.print(f"\n[bold]code that crashed, hung, could not be read or was refused[/] ({counts})")
         for student, stem, kind, why in troubled[:20]:
             console.print(f"  {student} / {stem}: {kind}: {why}", markup=False, soft_wrap=True, highlight=False)
         if len(troubled) > 20:
             console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})", markup=False)
-    console.print(f"\n[dim]wrote {out / 'grades.csv'}, {out / 'results'}/<student>.json and "
-                  f"{out / 'feedback'}/<student>.md[/]", highlight=False, soft_wrap=True)
+    console.print(f"\nwrote {out / 'report.html'}, {out / 'summary.json'}, {out / 'grades.csv'}, "
+                  f"{out / 'results'}/<student>.json and {out / 'feedback'}/<student>.md|.html",
+                  highlight=False, soft_wrap=True, markup=False, style="dim")
 
 
 # What the summary calls each reason a submission's code gave no answer (CheckResult.reason).
 TROUBLE = {"timeout": "timed out", "crashed": "crashed", "load_error": "unreadable file",
-           "not_run": "could not be run", "raised": "raised", "grader_error": "not graded (grader error)"}
+           "not_run": "could not be run", "raised": "raised", "grader_error": "not graded (grader error)",
+           "refused": "refused"}
 # The worse reason wins when one exercise has several.
-_ORDER = ("grader_error", "load_error", "not_run", "timeout", "crashed", "raised")
+_ORDER = ("grader_error", "refused", "load_error", "not_run", "timeout", "crashed", "raised")
 
 
 def _why(exercise) -> tuple[str, str] | tuple[()]:

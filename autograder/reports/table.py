@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from autograder.results import SubmissionResult
@@ -16,14 +17,14 @@ def _pts(x: float) -> str:
 
 
 def print_report(result: SubmissionResult, console: Console, *, show_hidden: bool = False) -> None:
-    table = Table(title=f"{result.assignment}: {result.student}", title_justify="left")
+    table = Table(title=escape(f"{result.assignment}: {result.student}"), title_justify="left")
     table.add_column("exercise")
     table.add_column("file")
     table.add_column("checks passed", justify="right")
     table.add_column("score", justify="right")
     for ex in result.exercises:
         passed = sum(c.passed for c in ex.checks)
-        table.add_row(ex.stem, ex.graded_file or "-", f"{passed}/{len(ex.checks)}",
+        table.add_row(ex.stem, escape(ex.graded_file or "-"), f"{passed}/{len(ex.checks)}",
                       f"{_pts(ex.score)}/{_pts(ex.max_score)}")
     table.add_section()
     table.add_row("[bold]total[/]", "", f"{sum(c.passed for c in result.checks)}/{len(result.checks)}",
@@ -31,12 +32,12 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
     console.print(table)
     for ex in result.exercises:
         if ex.note:
-            console.print(f"[dim]{ex.stem}: {ex.note}[/]", soft_wrap=True)
+            console.print(f"[dim]{ex.stem}: {escape(ex.note)}[/]", soft_wrap=True)
         failed = [c for c in ex.checks if not c.passed]
         if not failed:
             continue
         if all(c.status in ("missing", "not_implemented") for c in failed) and len(failed) == len(ex.checks):
-            console.print(f"\n[bold]{ex.stem}[/]: {failed[0].message}", highlight=False, soft_wrap=True)
+            console.print(f"\n[bold]{ex.stem}[/]: {escape(failed[0].message)}", highlight=False, soft_wrap=True)
             continue
         console.print(f"\n[bold]{ex.stem}[/]")
         for c in failed:

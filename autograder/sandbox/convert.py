@@ -255,7 +255,9 @@ def _describe(fig, Figure) -> dict:
     legends = []
     for leg in list(getattr(fig, "legends", []))[:MAX_LINES]:
         legends.extend(_text(t.get_text()) for t in leg.get_texts())
-    return {"axes": axes, "suptitle": _text(sup.get_text()) if sup is not None else "", "legends": legends}
+    labels = {key: _text(getattr(fig, f"_{key}").get_text()) if getattr(fig, f"_{key}", None) is not None else ""
+              for key in ("supxlabel", "supylabel")}       # fig.supxlabel / supylabel: the axes' shared labels
+    return {"axes": axes, "suptitle": _text(sup.get_text()) if sup is not None else "", "legends": legends} | labels
 
 
 def _text(x) -> str:

@@ -37,12 +37,15 @@ class MultiHeadAttention(torch.nn.Module):
     def forward(self, x, mask=None):
         d_head = x.shape[-1] // self.num_heads
         q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        B, T, _ = x.shape
+        if mask is not None:   # one (B, T, T) mask per head, whatever shape it broadcasts from
+            mask = torch.as_tensor(mask).bool().expand(B, self.num_heads, T, T)
         head_outputs, head_weights = [], []
         for h in range(self.num_heads):
             cols = slice(h * d_head, (h + 1) * d_head)
             s = q[..., cols] @ k[..., cols].transpose(-1, -2) / d_head ** 0.5
             if mask is not None:
-                s = torch.where(torch.as_tensor(mask).bool(), s, torch.tensor(-1e9, dtype=s.dtype))
+                s = torch.where(mask[:, h], s, torch.tensor(-1e9, dtype=s.dtype))
             w = s.softmax(dim=-1)
             head_weights.append(w)
             head_outputs.append(w @ v[..., cols])

@@ -1,0 +1,34 @@
+"""A notebook run cell by cell: a cell that raises is skipped, and the note names it.
+
+nbgrader runs a notebook's cells in order and goes on past a cell that raises; a student's
+scratch cell (a NameError while trying things out, an `assert` of their own, `import seaborn`)
+must not cost the exercise. The sandbox executes the cells one by one in one namespace
+(`session(stem, [cell, ...])`), skips a cell that raises, and reports it; every location it
+gives names the cell and its line. A solution cell that raises is skipped too (what it defined
+before the error stays, as in the notebook), and the note says it was the solution cell.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+from autograder.load import SourceFile
+
+
+def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):
+    """(session, the file as run, notes on skipped cells); the session is closed with `stack`."""
+    notes = list(getattr(loaded.source, "skipped", ()))    # cells the loader left out (no compile)
+    source = [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source
+    session = stack.enter_context(sandbox.session(stem, source, loaded.filename, provided=provided))
+    notes += [skipped_note(cell) for cell in session.import_outcome.skipped]
+    return session, loaded, notes
+
+
+def skipped_note(cell) -> str:
+    """"cell 4 ('x = undefined_name') raised NameError: ... and was skipped"."""
+    error = cell.error
+    why = f"{error.type}: {error.text}" if error is not None else "an error"
+    if error is not None and error.line:
+        why += f" (line {error.line})"
+    whose = "your solution cell" if cell.solution else "cell"
+    return f"{whose} {cell.index} ({cell.first_line[:60]!r}) raised {why} and was skipped"

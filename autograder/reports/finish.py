@@ -1,0 +1,57 @@
+"""Everything written at the end of a class run, in one place: grades.csv, summary.json,
+report.html, each student's feedback page as HTML, and the gradebook exports asked for.
+
+`finish_run` is called by `attnkit grade` (classroom.grade_class) and by any other way of
+grading a class (a distributed run): the same results give the same files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from autograder.config import CourseConfig
+from autograder.reports.class_summary import class_summary
+from autograder.reports.exports import ExportFormat, export
+from autograder.reports.feedback_html import feedback_html
+from autograder.reports.grades_csv import grades_csv
+from autograder.results import SubmissionResult, dumps, write_atomic
+
+
+def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
+               exports: tuple[ExportFormat | str, ...] = ()) -> dict:
+    """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
+    OUT/export-<format>.csv for each of `exports`; return the summary."""
+    from autograder.reports.report_html import report_html
+
+    out = Path(out)
+    write_atomic(out / "grades.csv", grades_csv(results, tuple(course.exercises)))
+    for result in results:
+        write_feedback_html(out, result, course)
+    summary = class_summary(results, course)
+    write_atomic(out / "summary.json", dumps(summary))
+    write_atomic(out / "report.html", report_html(summary))
+    for fmt in exports:
+        fmt = ExportFormat(fmt)
+        write_atomic(out / fmt.filename, export(fmt, results, course))
+    return summary
+
+
+def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig) -> Path:
+    """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
+    large class does not draw every picture again)."""
+    path = Path(out) / "feedback" / f"{result.student}.html"
+    stamp = hashlib.sha256(json.dumps([result.to_dict(), course.model_dump(mode="json")], sort_keys=True,
+                                      default=str).encode("utf-8", "surrogateescape")).hexdigest()
+    mark = f"<!-- attnkit {stamp} -->"
+    try:
+        with path.open(encoding="utf-8") as fh:
+            if fh.readline(64) and fh.readline(200).strip() == mark:
+                return path
+    except (OSError, ValueError):
+        pass
+    page = feedback_html(result, course)
+    doctype, rest = page.split("\n", 1)
+    write_atomic(path, f"{doctype}\n{mark}\n{rest}")
+    return path

@@ -1,0 +1,186 @@
+"""Pictures that teach better than numbers, on a student's feedback page.
+
+`picture_data` keeps what a picture needs from a failed check as small plain data (it travels
+in the result file): the student's and the expected attention weights of one matrix (at most
+MAX_SIDE x MAX_SIDE), or the scaling statistics / plotted curves against the reference's.
+`render` draws it with matplotlib into an inline SVG string; no file, no network.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+MAX_SIDE = 12
+STATS = ("std", "entropy", "max_weight")
+
+
+def picture_data(check_id: str, answer: Any, expected: Any, inputs: dict | None = None) -> dict | None:
+    """Small data for a picture of a failed check, or None when no picture would help."""
+    try:
+        if check_id.endswith(".weights") or ".scaled_dot_product_attention." in check_id or \
+                check_id.startswith(("causal_mask.causal_attention", "multihead.multi_head_attention")):
+            return _weights(answer, expected)
+        if check_id.startswith("scaling.scaling_experiment"):
+            return _scaling(answer, expected)
+        if check_id == "scaling.plot_scaling.figure" and inputs is not None:
+            return _figure(answer, inputs.get("results"))
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+        return None
+    return None
+
+
+def _matrix(value) -> np.ndarray | None:
+    """The first 2-D matrix of an array (first batch, first head), clipped to MAX_SIDE."""
+    a = np.asarray(value, dtype=float)
+    if a.ndim < 2:
+        return None
+    while a.ndim > 2:
+        a = a[0]
+    return a[:MAX_SIDE, :MAX_SIDE]
+
+
+def _weights(answer, expected) -> dict | None:
+    pick = (lambda v: v[1] if isinstance(v, (tuple, list)) and len(v) == 2 else v)
+    student, reference = _matrix(pick(answer)), _matrix(pick(expected))
+    if student is None or reference is None:
+        return None
+    return {"kind": "weights", "student": _plain(student), "expected": _plain(reference)}
+
+
+def _scaling(answer, expected) -> dict | None:
+    if not isinstance(answer, dict) or not isinstance(expected, dict):
+        return None
+    dims = sorted(int(d) for d in expected)
+    student = {str(d): {k: _num(v) for k, v in dict(answer.get(d, answer.get(str(d), {})) or {}).items()}
+               for d in dims}
+    return {"kind": "scaling", "dims": dims, "student": student,
+            "expected": {str(d): {k: _num(v) for k, v in expected[d].items()} for d in dims}}
+
+
+def _figure(answer, results) -> dict | None:
+    if not isinstance(answer, dict) or not isinstance(results, dict):
+        return None
+    lines = [{"label": str(ln.get("label", ""))[:60], "x": [_num(x) for x in ln.get("x", [])][:32],
+              "y": [_num(y) for y in ln.get("y", [])][:32]}
+             for ax in answer.get("axes", [])[:4] for ln in ax.get("lines", [])[:12]]
+    dims = sorted(int(d) for d in results)
+    expected = {str(d): {k: _num(v) for k, v in results[d].items()} for d in dims}
+    return {"kind": "figure", "dims": dims, "student_lines": lines, "expected": expected}
+
+
+def _num(v) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return round(f, 6) if math.isfinite(f) else None
+
+
+def _plain(a: np.ndarray) -> list[list[float | None]]:
+    return [[_num(x) for x in row] for row in a]
+
+
+# ---------------------------------------------------------------- drawing
+
+def render(visual: dict) -> str | None:
+    """An inline <svg> element for the picture (None when the data cannot be drawn)."""
+    try:
+        draw = {"weights": _draw_weights, "scaling": _draw_scaling, "figure": _draw_figure}[visual["kind"]]
+        return draw(visual)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def figure_svg(fig) -> str:
+    """A matplotlib Figure as an inline <svg> element (no XML prolog, no doctype)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+class _Figures:
+    """Figures made without pyplot (no global figure manager: safe from several threads)."""
+
+    @staticmethod
+    def subplots(nrows: int, ncols: int, figsize: tuple[float, float]):
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        matplotlib.rcParams["svg.fonttype"] = "none"      # text stays text: small and searchable
+        matplotlib.rcParams["svg.hashsalt"] = "attnkit"   # stable ids: the same result draws the same page
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots(nrows, ncols)
+
+
+def _pyplot():
+    return _Figures
+
+
+def _array(rows) -> np.ndarray:
+    return np.array([[np.nan if x is None else x for x in row] for row in rows], dtype=float)
+
+
+def _draw_weights(v: dict) -> str:
+    plt = _pyplot()
+    student, expected = _array(v["student"]), _array(v["expected"])
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3.2))
+    top = max(1.0, float(np.nanmax(np.abs(np.concatenate([student.ravel(), expected.ravel()])))))
+    for ax, data, title in ((axes[0], student, "your weights"), (axes[1], expected, "expected weights")):
+        im = ax.imshow(data, cmap="viridis", vmin=0, vmax=top)
+        ax.set_title(title)
+        ax.set_xlabel("key position")
+        ax.set_ylabel("query position")
+        if data.shape[0] <= 6 and data.shape[1] <= 6:
+            for (i, j), x in np.ndenumerate(data):
+                ax.text(j, i, "?" if np.isnan(x) else f"{x:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if x < top / 2 else "black")
+    fig.colorbar(im, ax=axes, shrink=0.8)
+    return figure_svg(fig)
+
+
+def _series(table: dict, dims: list[int], key: str) -> list[float]:
+    return [np.nan if table.get(str(d), {}).get(key) is None else table[str(d)][key] for d in dims]
+
+
+def _draw_scaling(v: dict) -> str:
+    plt = _pyplot()
+    dims = v["dims"]
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3))
+    for ax, stat in zip(axes, STATS):
+        for variant, style in (("unscaled", "-"), ("scaled", "--")):
+            key = f"{stat}_{variant}"
+            ax.plot(dims, _series(v["expected"], dims, key), style, color="0.6", lw=3, label=f"reference, {variant}")
+            ax.plot(dims, _series(v["student"], dims, key), style, marker="o", label=f"yours, {variant}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d")
+        ax.set_title(stat)
+    axes[0].legend(fontsize=7)
+    return figure_svg(fig)
+
+
+def _draw_figure(v: dict) -> str:
+    plt = _pyplot()
+    dims = v["dims"]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    for line in v["student_lines"]:
+        x = [np.nan if a is None else a for a in line["x"]]
+        y = [np.nan if a is None else a for a in line["y"]]
+        if x and len(x) == len(y):
+            axes[0].plot(x, y, marker="o", label=line["label"] or "(no label)")
+    axes[0].set_title("your plot (its lines)")
+    if v["student_lines"]:
+        axes[0].legend(fontsize=7)
+    for stat in STATS:
+        for variant, style in (("unscaled", "-"), ("scaled", "--")):
+            axes[1].plot(dims, _series(v["expected"], dims, f"{stat}_{variant}"), style, marker=".",
+                         label=f"{stat}, {variant}")
+    axes[1].set_xscale("log", base=2)
+    axes[1].set_xlabel("d")
+    axes[1].set_title("the results you were given")
+    axes[1].legend(fontsize=6)
+    return figure_svg(fig)

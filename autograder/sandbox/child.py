@@ -1,0 +1,403 @@
+"""Child side: the worker -- one stem of one submission (see monitor.py for how it starts).
+
+It reads the init frame, sets limits, drops every capability, executes the submission (one
+source, or notebook cells in order, each under its own name) and answers requests until the
+grader closes the socket. A provided module's functions send requests the other way.
+
+Loaded inside the zygote from its file path (see zygote.py): standard library, numpy and,
+lazily, torch only.
+"""
+
+from __future__ import annotations
+
+import io
+import linecache
+import os
+import resource
+import signal
+import socket
+import sys
+import types
+
+EXIT_INTERNAL = 114    # the child could not be set up (as monitor.py)
+_MISSING = object()
+_BUILTIN_ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError,
+                   "KeyError": KeyError, "ZeroDivisionError": ZeroDivisionError, "RuntimeError": RuntimeError,
+                   "ArithmeticError": ArithmeticError, "AttributeError": AttributeError}
+
+M = types.SimpleNamespace()   # sibling modules and zygote facts, set by the zygote: see configure()
+
+
+def configure(**kwargs) -> None:
+    vars(M).update(kwargs)
+
+
+# ====================================================================== the worker
+
+class _CaptureWriter(io.RawIOBase):
+    """fd 1/2 as seen from Python: never raises, and wraps around (truncates) at the cap so the
+    file keeps the most recent output instead of the first."""
+
+    def __init__(self, fd: int, cap: int):
+        self._fd, self._cap = fd, max(1024, cap)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        n = len(data)
+        try:
+            chunk = bytes(data)[-(self._cap // 2):] if n > self._cap // 2 else data
+            if os.lseek(self._fd, 0, os.SEEK_CUR) + len(chunk) > self._cap:
+                os.ftruncate(self._fd, 0)
+                os.lseek(self._fd, 0, os.SEEK_SET)
+            os.write(self._fd, chunk)
+        except OSError:
+            pass
+        return n
+
+    def fileno(self) -> int:
+        return self._fd
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class Worker:
+    def __init__(self, sock: socket.socket, layers: dict):
+        self.sock, self.layers = sock, dict(layers)
+        self.pid = os.getpid()
+        self.files: dict[str, int | None] = {}    # compiled filenames of the student's code -> cell
+        import threading
+
+        self.main_thread = threading.get_ident()
+        self.busy = True     # the grader is waiting for an answer (import, then each call): proxies may talk
+
+    # -------------------------------------------------------------- setup
+
+    def run(self) -> None:
+        P = M.PROTOCOL
+        header, blobs = P.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
+        if header.get("op") != "init":
+            os._exit(EXIT_INTERNAL)
+        init = {k: P.decode(v, blobs) for k, v in header.items()}
+        self.stem, self.filename = init["stem"], init["filename"]
+        limits = init["limits"]
+        self.memory_mb = limits["memory_mb"]
+        tmp = "/tmp" if self.layers.get("private_tmp") else init["tmpdir"]
+        self.path = os.path.join(tmp, f"{self.stem}.py")
+        cells = init.get("cells")
+        source = "\n".join(c["source"] for c in cells) if cells is not None else init["source"]
+        with open(self.path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(source)
+        os.chdir(tmp)
+        os.environ.update(HOME=tmp, TMPDIR=tmp, MPLCONFIGDIR=tmp)
+        import tempfile
+
+        tempfile.tempdir = tmp
+        self._limits(limits, init)
+        self._imports(init)
+        self._streams(int(limits["output_bytes"]))
+        reply = self.import_cells(cells) if cells is not None else self.import_source(source)
+        reply["layers"] = self.layers
+        self.reply(reply)
+        if reply["status"] != "ok":
+            os._exit(0)
+        self.serve()
+
+    def _limits(self, limits: dict, init: dict) -> None:
+        rl = resource
+        rl.setrlimit(rl.RLIMIT_CORE, (0, 0))
+        cpu = int(limits["cpu_seconds"])
+        rl.setrlimit(rl.RLIMIT_CPU, (cpu, cpu + 1))
+        out = int(limits["output_bytes"])
+        rl.setrlimit(rl.RLIMIT_FSIZE, (out, out))
+        space = _vm_size() + int(limits["memory_mb"]) * 1024 * 1024
+        rl.setrlimit(rl.RLIMIT_AS, (space, space))
+        if M.JAILED:
+            M.JAIL.drop_privileges(M.LAST_CAP)
+            self.layers["capabilities"] = False
+            self.layers["seccomp"] = M.JAIL.install_seccomp(M.SECCOMP)
+        elif init.get("uid") is not None:
+            uid = int(init["uid"])
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            M.KERNEL.prctl(M.KERNEL.PR_SET_NO_NEW_PRIVS, 1)
+        if init.get("nproc"):
+            procs = int(limits["max_processes"])
+            try:
+                rl.setrlimit(rl.RLIMIT_NPROC, (procs, procs))
+            except (ValueError, OSError):
+                pass
+
+    def _imports(self, init: dict) -> None:
+        sys.path[:] = [os.path.dirname(self.path)] + list(M.CHILD_PATH)
+        sys.path_importer_cache.clear()
+        self.guard = M.GUARD.ImportGuard(self.stem, self.filename, init.get("provided") or {}, init["stems"],
+                                         init.get("blocked") or (), self.call_provided)
+        M.GUARD.install(self.guard)
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        sys.argv = [self.path]
+        sys.dont_write_bytecode = True
+
+    def _streams(self, out: int) -> None:
+        """What the student prints goes to the capture file (a capped tail of it reaches messages)."""
+        self.stdout = io.TextIOWrapper(io.BufferedWriter(_CaptureWriter(1, out), 8192), encoding="utf-8",
+                                       errors="backslashreplace")
+        self.stderr = io.TextIOWrapper(io.BufferedWriter(_CaptureWriter(2, out), 8192), encoding="utf-8",
+                                       errors="backslashreplace", line_buffering=True)
+        sys.stdout = sys.__stdout__ = self.stdout
+        sys.stderr = sys.__stderr__ = self.stderr
+        sys.stdin = sys.__stdin__ = open(0, closefd=False)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # writes past RLIMIT_FSIZE fail, not kill
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    # -------------------------------------------------------------- executing the submission
+
+    def _module(self) -> None:
+        import importlib.util
+
+        self.module = types.ModuleType(self.stem)
+        self.module.__file__ = self.path
+        self.module.__spec__ = importlib.util.spec_from_file_location(self.stem, self.path)
+        self.module.__loader__ = self.module.__spec__.loader
+        sys.modules[self.stem] = self.module
+
+    def _failed(self, err: BaseException, reason: str) -> dict:
+        sys.modules.pop(self.stem, None)
+        info = M.ERRORS.error_info(err, self.files, at_import=True)
+        message = M.ERRORS.sentence(info, self.filename)
+        if M.ERRORS.is_memory_error(err):
+            reason = "memory"
+            message = f"importing {self.filename} exceeded the memory limit of {self.memory_mb} MB ({message})"
+        return {"status": "not_run", "reason": reason, "message": message, "error": info}
+
+    def import_source(self, source: str) -> dict:
+        self._module()
+        self.files = {self.path: None}
+        try:
+            code = compile(source, self.path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, MemoryError) as err:
+            return self._failed(err, "syntax")
+        try:
+            exec(code, self.module.__dict__)
+        except BaseException as err:  # noqa: BLE001 - SystemExit, KeyboardInterrupt... at import
+            return self._failed(err, "raised")
+        return {"status": "ok"}
+
+    def import_cells(self, cells: list) -> dict:
+        """Each cell in order in one namespace, compiled under its own name; a cell that raises
+        is skipped (and reported), as it would be in a notebook run top to bottom."""
+        self._module()
+        skipped = []
+        for cell in cells:
+            index, text = int(cell["index"]), str(cell["source"])
+            name = f"{self.path}::cell{index}"
+            self.files[name] = index
+            linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+            try:
+                exec(compile(text, name, "exec", dont_inherit=True), self.module.__dict__)
+            except BaseException as err:  # noqa: BLE001
+                if M.ERRORS.is_memory_error(err):
+                    return self._failed(err, "memory")
+                first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:200]
+                skipped.append({"index": index, "first_line": first, "solution": bool(cell.get("solution")),
+                                "error": M.ERRORS.error_info(err, self.files, at_import=True)})
+        sys.modules[self.stem] = self.module
+        return {"status": "ok", "skipped": skipped}
+
+    # -------------------------------------------------------------- provided modules
+
+    def call_provided(self, stem: str, name: str, args: tuple, kwargs: dict):
+        """A provided function's call: sent to the grader, which answers with its own result."""
+        P = M.PROTOCOL
+        import threading
+
+        if os.getpid() != self.pid or threading.get_ident() != self.main_thread or not self.busy:
+            raise RuntimeError(f"the kit-provided {stem}.{name} can only be called while the grader runs your "
+                               f"code, from its main thread")
+        torch = sys.modules.get("torch")
+
+        def plain(x, depth=0):
+            if depth > 20:
+                raise TypeError("arguments nested too deeply")
+            if torch is not None and isinstance(x, torch.Tensor):
+                return P.TensorArg(x.detach().cpu().numpy(), str(x.dtype).rpartition(".")[2])
+            if isinstance(x, (list, tuple)):
+                return type(x)(plain(v, depth + 1) for v in x) if type(x) in (list, tuple) else list(x)
+            return x
+
+        try:
+            payload = {"args": [plain(a) for a in args], "kwargs": {str(k): plain(v) for k, v in kwargs.items()}}
+            frame = P.message({"op": "provided", "stem": stem, "name": name}, payload)
+        except TypeError as err:
+            raise TypeError(f"{stem}.{name} (kit-provided) takes arrays, tensors and numbers: {err}") from None
+        self.sock.sendall(frame)
+        header, blobs = P.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
+        if header.get("status") == "ok":
+            return P.decode(header.get("value"), blobs, _make_tensor)
+        kind = _BUILTIN_ERRORS.get(header.get("type"), RuntimeError)
+        raise kind(str(header.get("message", "")))
+
+    # -------------------------------------------------------------- calls
+
+    def serve(self) -> None:
+        P = M.PROTOCOL
+        while True:
+            if os.getpid() != self.pid:
+                os._exit(0)
+            self.busy = False
+            try:
+                header, blobs = P.recv_frame(self.sock, max_bytes=1 << 31, max_header=1 << 31)
+            except P.ProtocolError:
+                os._exit(0)
+            self.busy = True
+            try:
+                reply = self.handle(header, blobs)
+            except MemoryError:
+                reply = {"status": "memory", "message": f"exceeded the memory limit of {self.memory_mb} MB"}
+            except Exception as err:  # noqa: BLE001 - a malformed request or a bug here: say so
+                reply = {"status": "crashed", "message": f"internal error in the sandbox child "
+                                                         f"({M.ERRORS.text_of(err)})"}
+            reply["seq"] = header.get("seq")
+            self.reply(reply)
+
+    def reply(self, reply: dict) -> None:
+        P = M.PROTOCOL
+        if os.getpid() != self.pid:
+            os._exit(0)   # a process the student forked came back here: only the worker answers
+        for stream in (getattr(self, "stdout", None), getattr(self, "stderr", None)):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+        value = reply.pop("value", None)
+        try:
+            frame = P.message(reply, {"value": value})
+        except MemoryError:
+            frame = P.message({"status": "memory", "message": f"exceeded the memory limit of {self.memory_mb} MB"})
+        except Exception as err:  # noqa: BLE001
+            frame = P.message({"status": "bad_return",
+                               "message": f"the answer could not be sent ({M.ERRORS.text_of(err)})"})
+        try:
+            self.sock.sendall(frame)
+        except OSError:
+            os._exit(0)
+
+    def handle(self, header: dict, blobs: list) -> dict:
+        P, C = M.PROTOCOL, M.CONVERT
+        op = header.get("op")
+        kind = header.get("returns")
+        if op == "attribute":
+            name = header["name"]
+            value = getattr(self.module, name, _MISSING)
+            if value is _MISSING:
+                return {"status": "missing", "message": f"{self.filename} defines no {name}"}
+            return self.convert(value, kind)
+        args = P.decode(header.get("args", []), blobs, _make_tensor)
+        kwargs = P.decode(header.get("kwargs", {}), blobs, _make_tensor)
+        if op == "call":
+            name = header["function"]
+            fn = getattr(self.module, name, _MISSING)
+            if fn is _MISSING:
+                return {"status": "missing", "message": f"{self.filename} defines no function {name}"}
+            if not callable(fn):
+                return {"status": "missing",
+                        "message": f"{name} in {self.filename} is a {C.type_name(fn)}, not a function"}
+            try:
+                value = fn(*args, **kwargs)
+            except BaseException as err:  # noqa: BLE001
+                return self.raised(err)
+            return self.convert(value, kind)
+        if op == "module":
+            return self.call_module(header, blobs, args, kwargs, kind)
+        return {"status": "bad_return", "message": f"unknown request {op!r}"}
+
+    def call_module(self, header: dict, blobs: list, args, kwargs, kind) -> dict:
+        import torch
+
+        P, C = M.PROTOCOL, M.CONVERT
+        name = header["class_name"]
+        cls = getattr(self.module, name, _MISSING)
+        if cls is _MISSING:
+            return {"status": "missing", "message": f"{self.filename} defines no class {name}"}
+        init_args = P.decode(header.get("init_args", []), blobs, _make_tensor)
+        init_kwargs = P.decode(header.get("init_kwargs", {}), blobs, _make_tensor)
+        state = P.decode(header.get("state", {}), blobs, _make_tensor)
+        try:
+            obj = cls(*init_args, **init_kwargs)
+        except BaseException as err:  # noqa: BLE001
+            return self.raised(err)
+        if not isinstance(obj, torch.nn.Module):
+            return {"status": "bad_return",
+                    "message": f"returned {C.type_name(obj)} from {name}(...), expected a torch.nn.Module "
+                               f"({name} must subclass torch.nn.Module)"}
+        try:
+            with torch.no_grad():
+                for key, array in state.items():
+                    target = _state_tensor(obj, key)
+                    if target is None:
+                        return {"status": "bad_return",
+                                "message": f"returned a {name} without the parameter {key}, expected one "
+                                           f"(it is needed to load the test weights)"}
+                    if tuple(target.shape) != tuple(array.shape):
+                        return {"status": "bad_return",
+                                "message": f"returned a {name} whose {key} has shape {tuple(target.shape)}, "
+                                           f"expected {tuple(array.shape)}"}
+                    target.copy_(torch.from_numpy(array).to(target.dtype))
+            torch.nn.Module.eval(obj)
+            value = obj(*args, **kwargs)
+        except BaseException as err:  # noqa: BLE001
+            return self.raised(err)
+        return self.convert(value, kind)
+
+    def convert(self, value, kind) -> dict:
+        C = M.CONVERT
+        try:
+            plain, dtype = C.convert(value, kind)
+        except C.BadReturn as err:   # dtype: what came back ("NoneType" is "not answered yet")
+            return {"status": "bad_return", "message": err.message, "dtype": C.type_name(value)}
+        except MemoryError:
+            raise
+        except BaseException as err:  # noqa: BLE001 - the student's object misbehaved while converted
+            return {"status": "bad_return", "message": f"returned a value that could not be converted "
+                                                       f"({C._exc_text(err)})"}
+        return {"status": "ok", "value": plain, "dtype": dtype}
+
+    def raised(self, err: BaseException) -> dict:
+        info = M.ERRORS.error_info(err, self.files)
+        message = M.ERRORS.sentence(info, self.filename)
+        if M.ERRORS.is_memory_error(err):
+            return {"status": "memory", "message": f"exceeded the memory limit of {self.memory_mb} MB ({message})"}
+        return {"status": "raised", "message": message, "exception": info["type"], "error": info}
+
+
+def _make_tensor(array, dtype: str):
+    import torch
+
+    tensor = torch.from_numpy(array)
+    target = getattr(torch, dtype, None)
+    if isinstance(target, torch.dtype) and tensor.dtype != target:
+        tensor = tensor.to(target)
+    return tensor
+
+
+def _state_tensor(module, key: str):
+    import torch
+
+    obj = module
+    for part in key.split("."):
+        try:
+            obj = getattr(obj, part)
+        except BaseException:  # noqa: BLE001
+            return None
+    return obj if isinstance(obj, torch.Tensor) else None

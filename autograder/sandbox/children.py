@@ -1,0 +1,227 @@
+"""Grader side: one child (monitor + worker) and one request/answer exchange with it.
+
+The time limits count the child's CPU time (its cgroup's, or its worker's from /proc), so a
+busy machine does not cost a correct submission points; a child that makes no progress at all
+(sleeping, blocked) is stopped after the limit in wall time, and a wall backstop of
+`limits.wall_factor` times the limit stops anything else. Requests the child makes on the way
+(calls of provided functions) are answered here, by the grader's own implementation.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from autograder.sandbox import protocol
+from autograder.sandbox.outcome import Limits, Reason
+from autograder.sandbox.protocol import FrameTimeout, ProtocolError, TensorArg
+from autograder.sandbox.reaper import ChildCgroup, process_cpu_seconds
+
+OUTPUT_TAIL = 2048
+IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
+PROVIDED_MAX_ELEMENTS = 1 << 22   # a provided call's inputs, all arrays together
+PROVIDED_MAX_WORK = 1 << 26       # the largest "rows x rows" a provided call may compute
+
+
+class Child:
+    """One forked child: the monitor's pid, the worker's pid (once announced), its socket,
+    capture file, cgroup and (without a jail) its temp folder."""
+
+    def __init__(self, pid: int, sock: socket.socket, cap_fd: int, cgroup: ChildCgroup | None,
+                 tmpdir: str | None, uid: int | None):
+        self.pid, self.sock, self.cap_fd, self.cgroup, self.tmpdir, self.uid = pid, sock, cap_fd, cgroup, tmpdir, uid
+        self.worker: int | None = None     # the first process in the child's PID namespace (its init)
+        self.init = False
+        self.layers: dict = {}
+        self.alive = True
+
+    def cpu_seconds(self) -> float:
+        if self.cgroup is not None:
+            used = self.cgroup.cpu_seconds()
+            if used is not None:
+                return used
+        return sum(process_cpu_seconds(p) or 0.0 for p in self.processes())
+
+    def processes(self) -> list[int]:
+        """The monitor, the worker and, in a PID namespace, the init's children (host pids)."""
+        pids = [p for p in (self.pid, self.worker) if p]
+        if self.worker and self.init:
+            try:
+                with open(f"/proc/{self.worker}/task/{self.worker}/children") as f:
+                    pids += [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                pass
+        return pids
+
+    def output_size(self) -> int:
+        try:
+            return os.fstat(self.cap_fd).st_size
+        except OSError:
+            return 0
+
+    def output_since(self, start: int) -> str:
+        size = self.output_size()
+        begin = max(start, size - OUTPUT_TAIL) if size >= start else max(0, size - OUTPUT_TAIL)
+        if size <= begin:
+            return ""
+        try:
+            data = os.pread(self.cap_fd, size - begin, begin)
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace")
+        return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
+
+
+class Deadline:
+    """When a request has taken too long: CPU limit, no progress, wall backstop, budget."""
+
+    def __init__(self, child: Child, limit: float, limits: Limits, budget_end: float | None):
+        self.child, self.limit = child, limit
+        self.start = time.monotonic()
+        self.cpu0 = child.cpu_seconds()
+        self.backstop = self.start + max(limit * limits.wall_factor, limit + 2.0)
+        self.budget_end = budget_end
+        self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
+        self.pause = 0.0                           # wall time spent answering the child's requests
+
+    def next_check(self) -> float:
+        """Seconds to wait for the answer before looking at the clocks again."""
+        ends = [self.backstop + self.pause] + ([self.budget_end] if self.budget_end is not None else [])
+        return min(0.25, max(0.01, min(ends) - time.monotonic()))
+
+    def child_cpu(self) -> float:
+        return self.child.cpu_seconds() - self.cpu0
+
+    def expired(self) -> str | None:
+        now = time.monotonic()
+        if self.budget_end is not None and now >= self.budget_end:
+            return Reason.BUDGET
+        cpu = self.child_cpu()
+        if cpu >= self.limit:
+            return Reason.CPU
+        if now >= self.backstop + self.pause:
+            return Reason.WALL
+        wall = now - self.start - self.pause
+        if wall >= self.limit:
+            w0, c0 = self.window
+            if now - w0 >= 0.5:
+                progressing = (cpu + self.cpu0 - c0) / (now - w0) >= IDLE_CPU
+                self.window = (now, cpu + self.cpu0)
+                if not progressing:
+                    return Reason.WALL
+        return None
+
+
+def exchange(child: Child, frame: bytes, deadline: Deadline, max_frame: int,
+             provided: dict[str, dict[str, Callable]]) -> tuple[dict, list] | str:
+    """Sends `frame` and reads the answer, answering the child's own requests meanwhile.
+    Returns (header, blobs), or a Reason when time ran out; raises PeerClosed / ProtocolError."""
+    _send(child.sock, frame, deadline)
+    while True:
+        header, blobs = _recv(child.sock, deadline, max_frame)
+        if header.get("op") == "provided":
+            started = time.monotonic()
+            reply = answer_provided(header, blobs, provided)
+            protocol.send_frame(child.sock, reply, time.monotonic() + 30)
+            deadline.pause += time.monotonic() - started
+            continue
+        if header.get("event") == "started":
+            worker = header.get("pid")
+            if type(worker) is int and worker > 0 and child.worker is None:
+                child.worker, child.init = worker, header.get("init") is True
+            continue
+        return header, blobs
+
+
+def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
+    view = memoryview(frame)
+    while view:
+        why = deadline.expired()
+        if why:
+            raise _Expired(why)
+        try:
+            protocol.send_frame(sock, bytes(view[: 1 << 20]), time.monotonic() + deadline.next_check())
+            view = view[1 << 20:]
+        except FrameTimeout:
+            continue
+
+
+def _recv(sock: socket.socket, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
+    while True:
+        why = deadline.expired()
+        if why:
+            raise _Expired(why)
+        readable, _, _ = select.select([sock], [], [], deadline.next_check())
+        if readable:
+            # A frame has begun: read it whole, within the backstop (a child that sends half a frame
+            # and stops is not making progress that CPU time could count).
+            return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop + deadline.pause),
+                                       max_frame)
+
+
+class _Expired(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+Expired = _Expired
+
+
+# ====================================================================== provided functions
+
+def answer_provided(header: dict, blobs: list, provided: dict[str, dict[str, Callable]]) -> bytes:
+    """The grader's answer to a child's call of a provided function: its own implementation,
+    applied to the child's (validated, numeric) arrays. Tensors in, tensors out."""
+    stem, name = header.get("stem"), header.get("name")
+    fn = provided.get(stem, {}).get(name) if isinstance(stem, str) and isinstance(name, str) else None
+    if not callable(fn):
+        return protocol.pack({"status": "raised", "type": "RuntimeError", "message": f"{stem}.{name} is not provided"})
+    tensors: list[str] = []
+
+    def as_array(array, dtype):
+        tensors.append(dtype)
+        return array
+
+    try:
+        args = protocol.decode(header.get("args", []), blobs, as_array)
+        kwargs = protocol.decode(header.get("kwargs", {}), blobs, as_array)
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise ProtocolError("malformed arguments")
+        _check_size(list(args) + list(kwargs.values()))
+        value = fn(*args, **kwargs)
+        if tensors:
+            value = _as_tensors(value, tensors[0])
+        return protocol.message({"status": "ok"}, {"value": value})
+    except Exception as err:  # noqa: BLE001 - the student's arguments made the reference raise: tell them
+        return protocol.pack({"status": "raised", "type": type(err).__name__, "message": str(err)[:500]})
+
+
+PROVIDED_MAX_INT = 4096           # a size passed as a number (create_causal_mask(n) makes n x n)
+
+
+def _check_size(values: list) -> None:
+    for v in values:
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > PROVIDED_MAX_INT:
+            raise ValueError(f"the arguments are larger than the kit-provided functions accept here ({v})")
+    arrays = [np.asarray(v) for v in values if isinstance(v, (np.ndarray, list, tuple))]
+    total = sum(a.size for a in arrays if a.dtype != object)
+    rows = max((int(np.prod(a.shape[:-1])) for a in arrays if a.ndim >= 2), default=0)
+    last = max((a.shape[-2] for a in arrays if a.ndim >= 2), default=0)
+    if total > PROVIDED_MAX_ELEMENTS or rows * last > PROVIDED_MAX_WORK:
+        raise ValueError("the arguments are larger than the kit-provided functions accept here")
+
+
+def _as_tensors(value: Any, dtype: str) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return TensorArg(value, dtype if value.dtype.kind == "f" else None)
+    if isinstance(value, tuple):
+        return tuple(_as_tensors(v, dtype) for v in value)
+    if isinstance(value, list):
+        return [_as_tensors(v, dtype) for v in value]
+    return value

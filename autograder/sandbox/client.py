@@ -1,0 +1,438 @@
+"""The grader's side of the sandbox: `Sandbox` and `Session`.
+
+    with Sandbox(limits, require_isolation=True) as sandbox:     # zygotes start when first needed
+        sandbox.isolation                                        # which layers hold (outcome.Isolation)
+        with sandbox.budget(60):                                 # one submission's wall budget
+            with sandbox.session(stem, source, filename, provided={"attention": {"softmax": fn}}) as s:
+                s.import_outcome                                 # CallOutcome: "ok" or why not
+                s.call("softmax", [x], {"axis": -1}, returns="array")
+
+`source` is a string, or a notebook's cells: [{"source": ..., "index": 3, "solution": True}, ...].
+A numpy-only zygote serves sources that import neither torch nor matplotlib; a zygote that
+imported them starts only when a source does (or `torch=True` / `matplotlib=True` is passed).
+Student code never runs in this process; everything a child sends is validated here again.
+See docs/architecture.md and docs/security.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import subprocess
+import tempfile
+import time
+from typing import Any, Iterator
+
+from autograder.sandbox import protocol
+from autograder.sandbox.children import Child, Deadline, Expired, exchange
+from autograder.sandbox.outcome import Budget, CallOutcome, ErrorInfo, Isolation, Limits, Reason, SandboxError
+from autograder.sandbox.outcome import SkippedCell
+from autograder.sandbox.protocol import PeerClosed, ProtocolError
+from autograder.sandbox.reaper import Cgroups, kill_tree
+from autograder.sandbox.session import Session, clean, exit_text
+from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
+
+KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UID_BASE = 1_000_000
+_SANDBOX_IDS = itertools.count()
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
+
+
+class Sandbox:
+    """Warm zygotes (numpy-only and torch, each started when first needed); `session()` forks a
+    child per stem of a submission. Use from one thread; several Sandboxes can run at once."""
+
+    def __init__(self, limits: Limits | None = None, *, blocked: tuple[str, ...] = (),
+                 hide: tuple[str, ...] = (), stems: tuple[str, ...] | None = None,
+                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False):
+        """`blocked`: more top-level module names a submission may not import. `hide`: kept for
+        callers; with the jail nothing outside the interpreter is in a child's view anyway.
+        `require_isolation`: raise SandboxError unless the jail holds (`attnkit grade`)."""
+        self.limits = limits or Limits()
+        self.blocked = tuple(blocked)
+        self.hide = tuple(hide)
+        if stems is None:   # the exercises' stems: importing one not provided is refused by name
+            from autograder.contract import STEMS as stems
+        self.stems = tuple(stems)
+        self.startup_timeout = startup_timeout
+        self._closed = False
+        self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
+        self._budget: Budget | None = None
+        self._root: str | None = None       # children's folders, only when there is no jail
+        self._private_uid: int | None = None
+        self.cgroups, self._cgroup_why = Cgroups.detect()
+        self.restarts = 0
+        if warm or require_isolation:
+            self._start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
+        if require_isolation:
+            iso = self.isolation
+            if not iso.full:
+                self.close()
+                raise SandboxError("the sandbox cannot isolate submissions here: " + "; ".join(iso.why or ("?",))
+                                   + ". Pass --no-isolation to grade anyway (only for code you trust).")
+
+    # -------------------------------------------------------------- zygotes
+
+    def _uid(self) -> int | None:
+        """As root: this Sandbox's private uid, unique among the Sandboxes of this process."""
+        if not self.limits.drop_privileges or os.geteuid() != 0:
+            return None
+        if self._private_uid is None:
+            self._private_uid = UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
+        return self._private_uid
+
+    def _start(self, needs: tuple[bool, bool]) -> _Zygote:
+        config = {"torch": needs[0], "matplotlib": needs[1], "uid": self._uid(),
+                  "jail": self.limits.drop_privileges or os.geteuid() != 0,
+                  "tmp_mb": self.limits.tmp_mb}
+        z = self._zygotes[needs] = _Zygote(config)
+        return z
+
+    def _zygote(self, needs: tuple[bool, bool]) -> _Zygote:
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        z = self._zygotes.get(needs)
+        if z is None or not z.alive():
+            if z is not None:
+                z.close()
+                self.restarts += 1
+            z = self._start(needs)
+        if not z.ready:
+            z.wait_ready(self.startup_timeout)
+        return z
+
+    def prepare(self, sources) -> None:
+        """Starts, without waiting, the zygotes these sources will need: they warm up while
+        the stems before them are graded."""
+        for source in sources:
+            if self._closed or source is None:
+                continue
+            needs = self._needs(source, None, None)
+            z = self._zygotes.get(needs)
+            if z is None or not z.alive():
+                self._zygote_start_quietly(needs)
+
+    def _zygote_start_quietly(self, needs: tuple[bool, bool]) -> None:
+        try:
+            old = self._zygotes.get(needs)
+            if old is not None:
+                old.close()
+                self.restarts += 1
+            self._start(needs)
+        except (OSError, SandboxError):
+            pass     # session() will try again and say why
+
+    @staticmethod
+    def _needs(source: Any, torch: bool | None, matplotlib: bool | None) -> tuple[bool, bool]:
+        text = source if isinstance(source, str) else "\n".join(str(c.get("source", "")) for c in source)
+        imported = imported_modules(text)
+        return ("torch" in imported if torch is None else bool(torch),
+                "matplotlib" in imported if matplotlib is None else bool(matplotlib))
+
+    @property
+    def _zygote_any(self) -> _Zygote:
+        return next(iter(self._zygotes.values())) if self._zygotes else self._zygote((False, False))
+
+    @property
+    def isolation(self) -> Isolation:
+        z = self._zygote_any
+        if not z.ready:
+            z.wait_ready(self.startup_timeout)
+        layers = z.layers
+        jailed = bool(layers.get("jailed"))
+        why = [] if jailed else [str(layers.get("why") or "no jail")]
+        if not self.cgroups:
+            why.append(self._cgroup_why or "no cgroups: memory and processes are limited per process only")
+        return Isolation(user_namespace=jailed and bool(layers.get("user")), mount_namespace=jailed,
+                         pid_namespace=jailed, ipc_namespace=jailed, network=jailed,
+                         private_uid=bool(layers.get("uid")) or (not jailed and self._uid() is not None),
+                         not_dumpable=jailed or layers.get("not_dumpable") is True,
+                         seccomp=jailed and layers.get("seccomp") is True,
+                         cgroups=self.cgroups.version if self.cgroups else "", why=tuple(why))
+
+    # -------------------------------------------------------------- budget
+
+    @contextlib.contextmanager
+    def budget(self, seconds: float | None) -> Iterator[Budget | None]:
+        """Every call and import inside shares `seconds` of wall time; past it they answer a
+        timeout (reason "budget") at once."""
+        if not seconds or seconds <= 0:
+            yield None
+            return
+        outer = self._budget
+        self._budget = Budget(seconds, time.monotonic() + seconds)
+        try:
+            yield self._budget
+        finally:
+            self._budget = outer
+
+    def budget_left(self) -> CallOutcome | None:
+        b = self._budget
+        if b is not None and time.monotonic() >= b.deadline:
+            b.spent = True
+            return CallOutcome("timeout", reason=Reason.BUDGET,
+                               message=f"not run: this submission used up its time budget of {b.seconds:g} s")
+        return None
+
+    # -------------------------------------------------------------- children
+
+    def _spawn(self, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool],
+               timeout: float) -> tuple[Child | None, CallOutcome]:
+        """Forks a child and executes the source in it: (child or None, import outcome)."""
+        spent = self.budget_left()
+        if spent is not None:
+            return None, CallOutcome("not_run", reason=Reason.TIMEOUT, message=spent.message)
+        child = None
+        for attempt in (1, 2):
+            try:
+                z = self._zygote(needs)
+                child = self._fork(z)
+                break
+            except (_ZygoteDied, SandboxError) as err:
+                if attempt == 2:
+                    return None, CallOutcome("not_run", reason=Reason.SANDBOX,
+                                             message=f"the sandbox could not start a process ({err})")
+        limits = self.limits
+        init = {"op": "init", "stem": stem, "filename": filename, "tmpdir": child.tmpdir, "uid": child.uid,
+                "stems": list(self.stems), "blocked": list(self.blocked), "nproc": self.cgroups is None,
+                "provided": {s: {n: (None if callable(v) else v) for n, v in names.items()}
+                             for s, names in provided.items()},
+                "limits": {"cpu_seconds": limits.cpu_seconds, "memory_mb": limits.memory_mb,
+                           "max_processes": limits.max_processes, "output_bytes": limits.output_bytes}}
+        cells = source if isinstance(source, list) else None
+        payload = {"cells": [{"source": str(c["source"]), "index": int(c["index"]),
+                              "solution": bool(c.get("solution"))} for c in cells]} if cells is not None \
+            else {"source": source}
+        reply = self.roundtrip(child, protocol.message(init, payload), timeout, provided)
+        if isinstance(reply, CallOutcome):
+            if reply.status == "timeout":
+                message = (reply.message if reply.reason == Reason.BUDGET else
+                           f"importing {filename} did not finish within {timeout:g} s (is there an infinite "
+                           f"loop or a long computation at the top level of the file?)")
+                return child, CallOutcome("not_run", reason=Reason.TIMEOUT, message=message, output=reply.output)
+            reason = Reason.MEMORY if reply.reason == Reason.MEMORY else Reason.CRASHED
+            return child, CallOutcome("not_run", reason=reason, output=reply.output,
+                                      message=f"the process crashed while importing {filename}: {reply.message}")
+        header, _blobs, output = reply
+        child.layers = header.get("layers") if isinstance(header.get("layers"), dict) else {}
+        if header.get("status") == "ok":
+            return child, CallOutcome("ok", output=output, skipped=_skipped(header.get("skipped")))
+        reason = header.get("reason") if header.get("reason") in (Reason.SYNTAX, Reason.RAISED, Reason.MEMORY) \
+            else Reason.RAISED
+        return child, CallOutcome("not_run", reason=reason, output=output,
+                                  error=ErrorInfo.from_json(header.get("error")),
+                                  message=clean(header.get("message")) or "the module could not be imported")
+
+    def _fork(self, z: _Zygote) -> Child:
+        import socket
+
+        tmpdir, uid = None, None
+        if not z.layers.get("jailed"):
+            # No jail: a folder of our own for the child, removed in the background afterwards.
+            if self._root is None:
+                self._root = tempfile.mkdtemp(prefix="attnkit-sandbox-")
+                os.chmod(self._root, 0o711)
+            tmpdir = tempfile.mkdtemp(prefix="child-", dir=self._root)
+            uid = self._uid()
+            if uid is not None:
+                os.chown(tmpdir, uid, uid)
+        cap_fd = _capture_file(self.limits.output_bytes)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = z.fork(theirs.fileno(), cap_fd)
+        except _ZygoteDied:
+            ours.close()
+            os.close(cap_fd)
+            raise
+        finally:
+            theirs.close()
+        group = self.cgroups.create(self.limits.group_memory_mb, self.limits.max_processes) if self.cgroups else None
+        if group is not None and not group.add(pid):
+            self.cgroups.discard(group)
+            group = None
+        child = Child(pid, ours, cap_fd, group, tmpdir, uid)
+        child.zygote = z
+        return child
+
+    def roundtrip(self, child: Child, frame: bytes, timeout: float, provided: dict):
+        """One request and its answer: (header, blobs, output) or a failed CallOutcome (timeout,
+        crashed, bad_return). A failure leaves the child dead."""
+        start = child.output_size()
+        budget_end = self._budget.deadline if self._budget is not None else None
+        deadline = Deadline(child, timeout, self.limits, budget_end)
+        try:
+            header, blobs = exchange(child, frame, deadline, self.limits.max_frame_bytes, provided)
+        except Expired as why:
+            self.kill(child)
+            if why.reason == Reason.BUDGET:
+                self._budget.spent = True
+                message = f"stopped: this submission used up its time budget of {self._budget.seconds:g} s"
+            elif time.monotonic() < deadline.backstop + deadline.pause:
+                message = f"stopped after {timeout:g} s"      # of CPU time, or of no progress at all
+            else:
+                message = (f"stopped after {time.monotonic() - deadline.start:.0f} s of wall time "
+                           f"(limit {timeout:g} s of CPU time)")
+            return CallOutcome("timeout", reason=why.reason, message=message, output=child.output_since(start))
+        except (PeerClosed, OSError):
+            return self._crashed(child, start)
+        except ProtocolError as err:
+            self.kill(child)
+            return CallOutcome("bad_return", message=f"the answer could not be read ({clean(str(err), 200)})",
+                               output=child.output_since(start))
+        except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
+            self.kill(child)
+            return CallOutcome("bad_return", message=f"the answer could not be read ({type(err).__name__})",
+                               output=child.output_since(start))
+        return header, blobs, child.output_since(start)
+
+    def _crashed(self, child: Child, start: int) -> CallOutcome:
+        z = child.zygote
+        info = z.wait_exit(child.pid, 2.0)
+        if info is None and not z.alive():
+            message, reason = "the sandbox's server process died", Reason.SANDBOX
+        elif info is None:
+            message, reason = "the process closed its connection to the grader", Reason.EXIT
+        else:
+            message, reason = exit_text(info, self.limits)
+        if child.cgroup is not None and child.cgroup.out_of_memory():
+            message, reason = f"exceeded the memory limit of {self.limits.memory_mb} MB", Reason.MEMORY
+        self.kill(child)
+        return CallOutcome("crashed", reason=reason, message=message, output=child.output_since(start))
+
+    def kill(self, child: Child) -> None:
+        if not child.alive:
+            return
+        child.alive = False
+        z = child.zygote
+        # A worker is pid 1 of its PID namespace: its death takes every process in it along.
+        for pid in (child.worker, child.pid):
+            if pid:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+        if child.cgroup is not None:
+            child.cgroup.kill()
+        if not child.layers.get("pid"):
+            kill_tree(child.pid, z.pid, z.live - {child.pid}, child.uid)
+            if child.worker:
+                kill_tree(child.worker, z.pid, z.live - {child.pid}, child.uid)
+        try:
+            child.sock.close()
+        except OSError:
+            pass
+
+    def discard(self, child: Child) -> None:
+        self.kill(child)
+        try:
+            os.close(child.cap_fd)
+        except OSError:
+            pass
+        if child.cgroup is not None:
+            self.cgroups.discard(child.cgroup)
+        if child.tmpdir:
+            _remove_in_background(child.tmpdir)
+        z = child.zygote
+        if not z.dead:
+            z.poll(0)
+            if z.exits.pop(child.pid, None) is None and child.pid in z.live:
+                z.forgotten.add(child.pid)
+
+    # -------------------------------------------------------------- public
+
+    @contextlib.contextmanager
+    def session(self, stem: str, source: str | list, filename: str | None = None,
+                provided: dict[str, dict[str, Any]] | None = None, torch: bool | None = None,
+                matplotlib: bool | None = None) -> Iterator[Session]:
+        """`provided`: stem -> {name: grader-side callable or plain value}. `torch`, `matplotlib`:
+        whether the stem needs them warm (default: whether its source mentions them; a child
+        can still import either, only slower)."""
+        needs = self._needs(source, torch, matplotlib)
+        s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), needs)
+        try:
+            yield s
+        finally:
+            s.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for z in self._zygotes.values():
+            z.close()
+        self._zygotes.clear()
+        if self.cgroups is not None:
+            self.cgroups.close()
+        if self._root is not None:
+            _remove_in_background(self._root)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def imported_modules(text: str) -> set[str]:
+    """Top-level names of the modules a source imports (import statements only: a comment
+    that mentions torch does not start a torch zygote)."""
+    names = set()
+    for match in _IMPORT.finditer(text):
+        if match.group(1):
+            names.add(match.group(1).split(".")[0])
+        else:
+            for part in match.group(2).split(","):
+                words = part.split()
+                if words:
+                    names.add(words[0].split(".")[0])
+    return names
+
+
+def _provided(provided: dict) -> dict[str, dict[str, Any]]:
+    out = {}
+    for stem, names in provided.items():
+        if not isinstance(names, dict):
+            raise TypeError(f"provided[{stem!r}] must map names to grader-side callables or values, "
+                            f"not {type(names).__name__} (source text is never sent to a child)")
+        out[str(stem)] = dict(names)
+    return out
+
+
+def _skipped(data: Any) -> tuple[SkippedCell, ...]:
+    if type(data) is not list:
+        return ()
+    cells = []
+    for item in data[:1000]:
+        if type(item) is dict and type(item.get("index")) is int:
+            first = item.get("first_line")
+            cells.append(SkippedCell(index=item["index"], first_line=clean(first, 200) if type(first) is str else "",
+                                     error=ErrorInfo.from_json(item.get("error")),
+                                     solution=item.get("solution") is True))
+    return tuple(cells)
+
+
+def _capture_file(cap: int) -> int:
+    """Where a child's prints go: a memory file (nothing on disk to clean), else an unlinked file."""
+    try:
+        return os.memfd_create("attnkit-output", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        with tempfile.TemporaryFile() as f:
+            return os.dup(f.fileno())
+
+
+def _remove_in_background(path: str) -> None:
+    """Without a jail, a child's folder is removed by `rm -rf` in the background: deep trees,
+    many files and odd modes cost the grader nothing, and never raise here."""
+    try:
+        subprocess.Popen(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        pass

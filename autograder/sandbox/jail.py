@@ -1,0 +1,336 @@
+"""The jail, built from the kernel's namespaces in the order bubblewrap and nsjail use.
+
+The zygote (once, after importing numpy/torch, before any fork):
+
+  1. root only: a private mount namespace while still root   -- so the root can read every
+     source it binds (a pyenv under a home folder only its owner may enter), and nothing it mounts is seen outside.
+     normal user: a user namespace (inside 0 -> itself; setgroups denied) together with the
+     mount, network, IPC and UTS namespaces -- a user namespace is what lets it mount at all.
+  2. mounts made private (MS_REC|MS_PRIVATE)                 -- nothing propagates back out.
+  3. every source opened as an O_PATH fd                    -- binds are made from the fds, so
+     mounting the staging tmpfs over /tmp cannot hide a virtualenv that lives in /tmp.
+  4. a tmpfs as the new root, holding only read-only binds of /usr, /lib*, /bin, a few /etc
+     files, the interpreter's prefixes and sys.path folders, /dev/{null,zero,full,random,
+     urandom} and /proc                                      -- the kit, the class folder, OUT
+     and home folders are simply not there.
+  5. pivot_root into it, the old root detached, the new root remounted read-only.
+  6. root only: a user namespace (inside 0 -> a private unprivileged uid outside; the map is
+     written by a forked helper that is still root) with network, IPC and UTS namespaces, then
+     setresuid/setresgid to that 0 -- nothing it does is root outside. Made after pivot_root:
+     unshare(CLONE_NEWUSER) needs a root that is the mount namespace's root.
+  7. PR_SET_DUMPABLE 0                                        -- /proc/PID/mem and ptrace refused.
+
+Each child (forked from the zygote, see child.py):
+
+  8. unshare a PID, mount and IPC namespace; fork once more: the grandchild is pid 1 of its
+     own PID namespace (a daemon dies with it; nothing outside can be signalled or traced),
+     and SysV/POSIX shared memory dies with its IPC namespace.
+  9. grandchild: PR_SET_PDEATHSIG, size-capped tmpfs on /tmp, /var/tmp, /dev/shm, /run/lock
+     (cleanup is the namespace dying), a fresh /proc of its PID namespace (an empty tmpfs
+     where mounting proc is refused, as in Docker).
+ 10. after the rlimits: every capability dropped with securebits locked, PR_SET_NO_NEW_PRIVS.
+ 11. a seccomp filter (libseccomp, through pyseccomp, where installed) that refuses what no
+     submission needs and the kernel does not namespace: ptrace and cross-process memory,
+     keyrings, new namespaces, mounts, bpf, perf, io_uring, userfaultfd, modules.
+
+Every step is checked and raises JailError(step, reason). Only the first steps ("user
+namespace", "mount namespace") leave the process as it was: the zygote then runs without the
+jail and reports why (Sandbox.isolation). After them, a failure ends the zygote.
+
+Loaded inside the zygote from its file path: standard library only, plus its sibling kernel.py.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+K = None   # kernel.py, set by the zygote (it loads both under private names)
+
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
+             "/etc/group", "/etc/nsswitch.conf", "/etc/fonts", "/etc/alternatives")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+EMPTY_DIRS = ("tmp", "var/tmp", "run/lock", "dev/shm", "proc", "etc", "home")
+STAGING = "/tmp"
+KIT_FOLDERS = ("autograder", "reference", "solutions", "exercises", "tests", "docs", "demo", "benchmarks", ".git")
+
+# Per child, size-capped private folders: the namespace's death removes them (no rmtree here).
+CHILD_TMPFS = (("/tmp", "tmp_mb", 200_000), ("/var/tmp", None, 1000), ("/dev/shm", None, 1000),
+               ("/run/lock", None, 100))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def interpreter_paths(kit_root: str) -> list[str]:
+    """The folders the interpreter needs, outermost only: its prefixes, and the sys.path folders
+    that lie in a prefix or outside the kit's folder (a checkout on sys.path is not bound)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                                              os.path.dirname(os.path.realpath(sys.executable)))}
+    kit = os.path.realpath(kit_root)
+    paths = set(prefixes)
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        if real and os.path.isdir(real) and (any(_inside(real, p) for p in prefixes) or not _inside(real, kit)):
+            paths.add(real)
+    paths = {p for p in paths if os.path.isdir(p) and p != "/"}
+    return sorted(p for p in paths if not any(q != p and _inside(p, q) for q in paths))
+
+
+def _bind_plan(kit_root: str) -> list[tuple[str, str]]:
+    """(path, kind) pairs: kind is "dir", "file", "link:<target>", or "mask" -- an empty
+    read-only tmpfs over a folder of the kit that lies inside a bound folder (a kit installed
+    into site-packages: its reference must not be readable by path)."""
+    plan = []
+    for path in SYSTEM_DIRS + ETC_FILES:
+        if os.path.islink(path) and path in SYSTEM_DIRS:
+            plan.append((path, "link:" + os.readlink(path)))
+        elif os.path.isdir(path):
+            plan.append((path, "dir"))
+        elif os.path.isfile(path):
+            plan.append((path, "file"))
+    system = [os.path.realpath(p) for p, kind in plan if kind == "dir"]
+    bound = list(system)
+    for path in interpreter_paths(kit_root):
+        if not any(_inside(path, s) for s in system):
+            plan.append((path, "dir"))
+            bound.append(path)
+    kit = os.path.realpath(kit_root)
+    for name in KIT_FOLDERS:
+        folder = os.path.join(kit, name)
+        if os.path.isdir(folder) and any(_inside(folder, b) for b in bound):
+            plan.append((folder, "mask"))
+    return plan
+
+
+class JailError(Exception):
+    """A step of the jail failed: (step, reason)."""
+
+    def __init__(self, step: str, reason: str):
+        super().__init__(f"{step}: {reason}")
+        self.step, self.reason = step, reason
+
+
+def _step(name: str, fn, *args):
+    try:
+        return fn(*args)
+    except (OSError, ValueError) as err:
+        raise JailError(name, str(err)) from None
+
+
+def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
+    """Steps 1-7 above. `uid`: the private uid to become when running as root (None: stay).
+    Returns the layers that hold; raises JailError (process unchanged only if step 1 failed)."""
+    root = os.geteuid() == 0
+    _step("user namespace", _user_namespaces_allowed)      # probe first: later failures cannot be undone
+    if root:
+        _step("mount namespace", K.unshare, K.CLONE_NEWNS)
+    else:
+        outside_uid, outside_gid = os.geteuid(), os.getegid()
+        _step("user namespace", K.unshare, K.CLONE_NEWUSER | K.CLONE_NEWNS | K.CLONE_NEWNET | K.CLONE_NEWIPC
+              | K.CLONE_NEWUTS)
+        _step("uid map", K.write_id_maps, outside_uid, outside_gid)
+    _step("private mounts", K.mount, "none", "/", None, K.MS_REC | K.MS_PRIVATE)
+    plan = _bind_plan(kit_root)
+    fds = {}
+    for path, kind in plan:
+        if kind in ("dir", "file"):
+            fds[path] = _step(f"open {path}", os.open, path, os.O_PATH | os.O_CLOEXEC)
+    proc_fd = _step("open /proc", os.open, "/proc", os.O_PATH | os.O_CLOEXEC)
+    dev_fds = {d: os.open(f"/dev/{d}", os.O_PATH | os.O_CLOEXEC) for d in DEVICES if os.path.exists(f"/dev/{d}")}
+    try:
+        _build_root(plan, fds, proc_fd, dev_fds)
+    finally:
+        for fd in list(fds.values()) + [proc_fd] + list(dev_fds.values()):
+            os.close(fd)
+    _step("pivot_root", _pivot)
+    if root:
+        if uid is not None:
+            _step("user namespace of the private uid", _private_user_namespace, uid)
+        else:
+            _step("namespaces", K.unshare, K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
+    try:
+        import socket
+
+        socket.sethostname("sandbox")
+    except OSError:
+        pass
+    _step("not dumpable", K.prctl, K.PR_SET_DUMPABLE, 0)
+    return {"user": uid is not None or not root, "mount": True, "net": True, "ipc": True, "uid": uid is not None,
+            "not_dumpable": True}
+
+
+def _user_namespaces_allowed() -> None:
+    try:
+        with open("/proc/sys/user/max_user_namespaces") as f:
+            if f.read().strip() == "0":
+                raise OSError(1, "user namespaces are disabled (user.max_user_namespaces=0)")
+    except FileNotFoundError:
+        pass
+    if os.geteuid() == 0:
+        return    # root makes its user namespace while privileged: the switches below do not apply
+    for path, bad, why in (("/proc/sys/kernel/unprivileged_userns_clone", "0", "disabled"),
+                           ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "restricted by AppArmor")):
+        try:
+            with open(path) as f:
+                if f.read().strip() == bad:
+                    name = path[len("/proc/sys/"):].replace("/", ".")
+                    raise OSError(1, f"user namespaces are {why} ({name}={bad})")
+        except FileNotFoundError:
+            pass
+
+
+def _build_root(plan, fds: dict, proc_fd: int, dev_fds: dict) -> None:
+    new = STAGING
+    _step("root tmpfs", K.mount, "tmpfs", new, "tmpfs", K.MS_NOSUID | K.MS_NODEV, "size=1m,mode=0755")
+    for d in EMPTY_DIRS:
+        os.makedirs(f"{new}/{d}", mode=0o755, exist_ok=True)
+    os.chmod(f"{new}/tmp", 0o1777)
+    ro = K.MS_BIND | K.MS_REC | K.MS_REMOUNT | K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV
+    for path, kind in plan:
+        target = new + path
+        if kind == "mask":
+            continue
+        if kind.startswith("link:"):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.symlink(kind[5:], target)
+            continue
+        if kind == "dir":
+            os.makedirs(target, mode=0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+            open(target, "a").close()
+        _step(f"bind {path}", K.mount, f"/proc/self/fd/{fds[path]}", target, None, K.MS_BIND | K.MS_REC)
+        _step(f"read-only {path}", K.mount, None, target, None, ro)
+    for path, kind in plan:
+        if kind == "mask" and os.path.isdir(new + path):
+            _step(f"hide {path}", K.mount, "tmpfs", new + path, "tmpfs",
+                  K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV | K.MS_NOEXEC, "size=4k,mode=0555")
+    for name, fd in dev_fds.items():
+        open(f"{new}/dev/{name}", "a").close()
+        _step(f"bind /dev/{name}", K.mount, f"/proc/self/fd/{fd}", f"{new}/dev/{name}", None, K.MS_BIND)
+    _step("bind /proc", K.mount, f"/proc/self/fd/{proc_fd}", f"{new}/proc", None, K.MS_BIND | K.MS_REC)
+    os.makedirs(f"{new}/.old", mode=0o700)
+
+
+def _pivot() -> None:
+    K.pivot_root(STAGING, f"{STAGING}/.old")
+    os.chdir("/")
+    K.umount("/.old")
+    os.rmdir("/.old")
+    K.mount(None, "/", None, K.MS_REMOUNT | K.MS_BIND | K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV)
+
+
+def _private_user_namespace(uid: int) -> None:
+    """Root: a user namespace whose 0 is `uid` outside, made while still privileged (so AppArmor's
+    restriction of unprivileged user namespaces does not apply) and mapped by a forked helper
+    that stays root outside (a process cannot map another uid for itself). Then become that 0."""
+    os.setgroups([])
+    go_r, go_w = os.pipe()
+    done_r, done_w = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        os.close(go_w)
+        os.close(done_r)
+        ok = b"0"
+        if os.read(go_r, 1) == b"x":
+            try:
+                parent = os.getppid()
+                for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1\n"), ("gid_map", f"0 {uid} 1\n")):
+                    with open(f"/proc/{parent}/{name}", "w") as f:
+                        f.write(text)
+                ok = b"1"
+            except OSError:
+                pass
+        os.write(done_w, ok)
+        os._exit(0)
+    os.close(go_r)
+    os.close(done_w)
+    try:
+        K.unshare(K.CLONE_NEWUSER | K.CLONE_NEWNET | K.CLONE_NEWIPC | K.CLONE_NEWUTS)
+        os.write(go_w, b"x")
+    finally:
+        os.close(go_w)
+        answer = os.read(done_r, 1)
+        os.close(done_r)
+        os.waitpid(helper, 0)
+    if answer != b"1":
+        raise OSError(1, "the helper could not write the uid map")
+    os.setresgid(0, 0, 0)     # inside: 0; outside: the private uid
+    os.setresuid(0, 0, 0)
+
+
+# ====================================================================== per child
+
+def unshare_child() -> dict:
+    """Step 8, in the process forked from the zygote (before its one extra fork)."""
+    try:
+        K.unshare(K.CLONE_NEWPID | K.CLONE_NEWNS | K.CLONE_NEWIPC)
+    except OSError as err:
+        return {"pid": False, "why": str(err)}
+    return {"pid": True}
+
+
+def enter_child_jail(tmp_mb: int) -> dict:
+    """Step 9, in the grandchild (pid 1 of its namespace). Returns the layers that hold."""
+    layers = {"private_tmp": False, "proc": False}
+    K.prctl(K.PR_SET_PDEATHSIG, 9)
+    K.mount("none", "/", None, K.MS_REC | K.MS_PRIVATE)
+    for path, size_key, inodes in CHILD_TMPFS:
+        size = f"{tmp_mb}m" if size_key else "16m"
+        K.mount("tmpfs", path, "tmpfs", K.MS_NOSUID | K.MS_NODEV,
+                f"size={size},nr_inodes={inodes},mode=1777")
+    layers["private_tmp"] = True
+    try:
+        K.mount("proc", "/proc", "proc", K.MS_NOSUID | K.MS_NODEV | K.MS_NOEXEC)
+        layers["proc"] = True
+    except OSError:
+        # Mounting proc is refused (Docker masks parts of /proc): hide the outer one instead.
+        K.mount("tmpfs", "/proc", "tmpfs", K.MS_NOSUID | K.MS_NODEV | K.MS_NOEXEC | K.MS_RDONLY, "size=4k")
+    return layers
+
+
+def drop_privileges(last_cap: int) -> None:
+    """Step 10: no capability left in any set, none regainable through exec."""
+    K.drop_all_capabilities(last_cap)
+    K.prctl(K.PR_SET_NO_NEW_PRIVS, 1)
+
+
+# Refused with EPERM by the seccomp filter: none is needed by numpy, torch or matplotlib, and
+# each is either not namespaced (keyrings, perf, bpf) or a frequent route to kernel bugs.
+DENIED_SYSCALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "keyctl", "add_key", "request_key",
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsmount", "fsconfig", "fspick", "mount_setattr",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
+    "swapoff", "syslog", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "vhangup",
+)
+NAMESPACE_FLAGS = (0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x02000000, 0x80)
+
+
+def install_seccomp(seccomp) -> bool:
+    """Step 11. `seccomp`: the pyseccomp module (imported by the zygote before the jail), or None."""
+    if seccomp is None:
+        return False
+    import errno
+
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            rules.add_rule(deny, name)
+        except (OSError, ValueError, RuntimeError):
+            pass    # not a system call on this architecture or this libseccomp
+    for flag in NAMESPACE_FLAGS:    # fork() stays allowed; clone() into a new namespace does not
+        rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    try:
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")   # its flags are out of reach: libc falls back to clone
+    except (OSError, ValueError, RuntimeError):
+        pass
+    rules.load()
+    return True

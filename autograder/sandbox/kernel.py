@@ -1,0 +1,126 @@
+"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, mount, pivot_root, prctl,
+capset). Each raises OSError with the call's name and errno when it fails.
+
+Loaded inside the zygote from its file path (see zygote.py), so it imports only the standard
+library. On a system without these calls (macOS) `available()` is False and nothing is called.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import platform
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
+MS_PRIVATE, MS_SLAVE = 1 << 18, 1 << 19
+MNT_DETACH = 2
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+# NOROOT, NO_SETUID_FIXUP and KEEP_CAPS_LOCKED, each with its lock: exec never grants capabilities back.
+SECUREBITS_LOCKED = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
+
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
+_CAP_VERSION_3 = 0x20080522
+
+_libc = None
+
+
+def available() -> bool:
+    return platform.system() == "Linux" and _lib() is not None
+
+
+def _lib():
+    global _libc
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        except OSError:
+            return None
+        _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+        _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return _libc
+
+
+def _check(result: int, what: str) -> int:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def unshare(flags: int) -> None:
+    _check(_lib().unshare(flags), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = (lambda s: None if s is None else s.encode())
+    _check(_lib().mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def umount(target: str) -> None:
+    _check(_lib().umount2(target.encode(), MNT_DETACH), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    number = _SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None:
+        raise OSError(38, f"pivot_root: unknown system call number on {platform.machine()}")
+    _check(_lib().syscall(number, new_root.encode(), put_old.encode()), "pivot_root")
+
+
+def prctl(option: int, arg2: int = 0, arg3: int = 0) -> None:
+    _check(_lib().prctl(option, arg2, arg3, 0, 0), f"prctl {option}")
+
+
+def drop_all_capabilities(last_cap: int) -> None:
+    """Securebits locked (so exec cannot regain anything), the bounding and ambient sets
+    emptied, then the effective, permitted and inheritable sets set to nothing."""
+    prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED)
+    for cap in range(last_cap + 1):
+        try:
+            prctl(PR_CAPBSET_DROP, cap)
+        except OSError as err:
+            if err.errno != 22:   # EINVAL: a capability this kernel does not know
+                raise
+    try:
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    except OSError:
+        pass   # kernels before 4.3 have no ambient set
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)(0, 0, 0, 0, 0, 0)
+    _check(_lib().capset(header, data), "capset")
+
+
+def last_capability() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 63
+
+
+def write_id_maps(uid_outside: int, gid_outside: int) -> None:
+    """Inside uid/gid 0 maps to the given outside ids, and nothing else (setgroups denied first,
+    as an unprivileged process must)."""
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"0 {uid_outside} 1\n")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"0 {gid_outside} 1\n")

@@ -1,0 +1,142 @@
+"""Child side: how a child starts and ends, forked from the zygote.
+
+    zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init (pid 1) --fork--> worker
+
+The *monitor* waits until the grader has put it in its cgroup (the first byte of the init
+frame), unshares the namespaces, forks the init, tells the grader the init's pid, and then
+only waits for it and exits the same way (code or signal). The *init* builds the private
+folders (jail.py), forks the worker (child.py) and reaps; when it exits, the kernel kills
+every process left in the namespace. Without a jail there is no init: the monitor's child is
+the worker.
+
+Loaded inside the zygote from its file path: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import types
+
+EXIT_MEMORY = 113      # the child's own machinery ran out of memory
+EXIT_INTERNAL = 114    # the child could not be set up
+
+M = types.SimpleNamespace()   # sibling modules and zygote facts, set by the zygote: see configure()
+
+
+def configure(**kwargs) -> None:
+    vars(M).update(kwargs)
+
+
+def monitor(sess_fd: int, cap_fd: int, zygote_pid: int) -> None:
+    """In the process forked by the zygote. Never returns."""
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.setsid()
+    M.KERNEL.prctl(M.KERNEL.PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != zygote_pid:
+        os._exit(EXIT_INTERNAL)
+    # File descriptors: 0 = /dev/null, 1 and 2 = the capture file, 3 = the session socket.
+    import fcntl
+
+    # Out of the way first, so that no dup2 below overwrites a descriptor still needed.
+    sess_fd, cap_fd = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (sess_fd, cap_fd))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(cap_fd, 1)
+    os.dup2(cap_fd, 2)
+    os.dup2(sess_fd, 3, inheritable=False)
+    os.closerange(4, max(4, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
+    sock = socket.socket(fileno=3)
+    sock.setblocking(True)
+    try:
+        if not sock.recv(1, socket.MSG_PEEK):   # the grader placed us in our cgroup, then wrote
+            os._exit(0)
+    except OSError:
+        os._exit(0)
+    layers = M.JAIL.unshare_child() if M.JAILED else {"pid": False, "why": "the zygote has no jail"}
+    gate_r, gate_w = os.pipe()
+    first = os.fork()
+    if first == 0:
+        os.close(gate_w)
+        while os.read(gate_r, 1):   # until the monitor has announced us
+            pass
+        os.close(gate_r)
+        if layers.get("pid"):
+            _init(sock, layers)      # pid 1 of the new namespace: it forks the worker and reaps
+        _run_worker(sock, layers)
+    os.close(gate_r)
+    try:
+        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": first, "init": bool(layers.get("pid"))}))
+    except OSError:
+        os.kill(first, signal.SIGKILL)
+    os.close(gate_w)
+    sock.close()
+    status = _wait_for(first)
+    if layers.get("pid") and os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + 65:
+        _exit_like(os.WEXITSTATUS(status) - 128)     # as os.waitpid encodes "killed by signal n"
+    _exit_like(status)
+
+
+def _run_worker(sock: socket.socket, layers: dict) -> None:
+    code = EXIT_INTERNAL
+    try:
+        M.WORKER.Worker(sock, layers).run()
+    except MemoryError:
+        code = EXIT_MEMORY
+    except BaseException as err:  # noqa: BLE001 - a broken setup; say so with the exit code
+        try:
+            os.write(2, f"sandbox set-up failed: {type(err).__name__}: {err}\n".encode())
+        except BaseException:  # noqa: BLE001
+            pass
+    os._exit(code)
+
+
+def _init(sock: socket.socket, layers: dict) -> None:
+    """pid 1 of the child's PID namespace: sets up the private folders, forks the worker (so the
+    student's code is not pid 1, whose signals the kernel filters), reaps orphans, and exits as
+    the worker did -- which kills every process left in the namespace."""
+    layers.update(M.JAIL.enter_child_jail(int(M.TMP_MB)))
+    worker = os.fork()
+    if worker == 0:
+        _run_worker(sock, layers)
+    sock.close()
+    while True:
+        try:
+            pid, status = os.wait()
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(EXIT_INTERNAL)
+        if pid == worker:
+            # pid 1 cannot die of its own signal: the monitor turns 128 + n back into signal n.
+            if os.WIFSIGNALED(status):
+                os._exit(128 + os.WTERMSIG(status))
+            _exit_like(status)
+
+
+def _wait_for(pid: int) -> int:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(EXIT_INTERNAL)
+
+
+def _exit_like(status: int) -> None:
+    """Exit with the worker's code, or die of its signal."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), signal.SIGKILL)     # a signal whose default is not to terminate
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else EXIT_INTERNAL)
+
+

@@ -1,0 +1,219 @@
+"""Grader side: one stem of one submission running in a child (`Session`), and the words for
+what happened to a child (`exit_text`, `clean`).
+
+Each call answers a CallOutcome; after a timeout or a crash the next call gets a fresh child
+(at most limits.max_restarts times); a function that hung is not called again.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+import numpy as np
+
+from autograder.sandbox import protocol
+from autograder.sandbox.outcome import CallOutcome, ErrorInfo, Limits, Reason
+from autograder.sandbox.protocol import TensorArg
+from autograder.sandbox.validate import Invalid, check_kind, validate
+
+MESSAGE_MAX = 2000
+EXIT_MEMORY = 113
+EXIT_INTERNAL = 114
+_SIGNALS = {
+    signal.SIGSEGV: "segmentation fault", signal.SIGBUS: "bus error", signal.SIGABRT: "aborted",
+    signal.SIGFPE: "floating-point exception", signal.SIGILL: "illegal instruction",
+    signal.SIGTERM: "terminated", signal.SIGKILL: "killed; perhaps the machine ran out of memory",
+    signal.SIGXFSZ: "wrote a file larger than the output limit",
+}
+
+
+class Session:
+    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool]):
+        self.sandbox, self.stem, self.source, self.filename = sandbox, stem, source, filename
+        self.provided = provided
+        self.needs = needs               # (torch, matplotlib) warm in its zygote
+        self.limits: Limits = sandbox.limits
+        self.restarts = 0
+        self._seq = 0
+        self._closed = False
+        self._failure: CallOutcome | None = None   # what killed the last child
+        self._timed_out: dict[str, CallOutcome] = {}
+        started = time.monotonic()
+        self._child, self.import_outcome = self._spawn()
+        self.import_seconds = time.monotonic() - started
+        if self.import_outcome.status != "ok" and self._child is not None:
+            sandbox.discard(self._child)
+            self._child = None
+
+    def _spawn(self):
+        return self.sandbox._spawn(self.stem, self.source, self.filename, self.provided, self.needs,
+                                   self.limits.import_timeout)
+
+    @property
+    def layers(self) -> dict:
+        """What the jail of the current child holds (pid, private_tmp, proc, capabilities)."""
+        return dict(self._child.layers) if self._child is not None else {}
+
+    # -------------------------------------------------------------- calls
+
+    def call(self, function: str, args=(), kwargs: dict | None = None, returns: Any = "array",
+             timeout: float | None = None) -> CallOutcome:
+        payload = {"args": list(args), "kwargs": dict(kwargs or {})}
+        return self._request(function, {"op": "call", "function": function}, payload, returns, timeout)
+
+    def attribute(self, name: str, returns: Any = "array", timeout: float | None = None) -> CallOutcome:
+        return self._request(name, {"op": "attribute", "name": name}, {}, returns, timeout)
+
+    def call_module(self, class_name: str, init_args=(), init_kwargs: dict | None = None,
+                    state: dict[str, np.ndarray] | None = None, forward_args=(), forward_kwargs: dict | None = None,
+                    returns: Any = ("tuple", "array", "array"), timeout: float | None = None) -> CallOutcome:
+        """Instantiates the submission's torch.nn.Module subclass, copies `state` into its tensors
+        (shapes checked), and calls it. Arrays in forward_args/forward_kwargs arrive as tensors."""
+        payload = {"init_args": list(init_args), "init_kwargs": dict(init_kwargs or {}),
+                   "state": {k: np.asarray(v) for k, v in (state or {}).items()},
+                   "args": [_as_tensor(a) for a in forward_args],
+                   "kwargs": {k: _as_tensor(v) for k, v in (forward_kwargs or {}).items()}}
+        return self._request(class_name, {"op": "module", "class_name": class_name}, payload, returns, timeout)
+
+    def _request(self, name: str, header: dict, payload: dict, returns: Any,
+                 timeout: float | None) -> CallOutcome:
+        kind = check_kind(returns)
+        seq = self._seq = self._seq + 1
+        frame = protocol.message(dict(header, returns=kind, seq=seq), payload)
+        if self._closed:
+            return CallOutcome("not_run", message="the session is closed")
+        if self.import_outcome.status != "ok":
+            o = self.import_outcome
+            return CallOutcome("not_run", message=o.message, reason=o.reason, error=o.error)
+        spent = self.sandbox.budget_left()
+        if spent is not None:
+            return spent
+        if name in self._timed_out:
+            first = self._timed_out[name]
+            return CallOutcome("timeout", reason=first.reason,
+                               message=f"not run again: an earlier call of {name} {first.message}")
+        ready = self._ready_child()
+        if ready is not None:
+            return ready
+        child = self._child
+        limit = self.limits.call_timeout if timeout is None else timeout
+        reply = self.sandbox.roundtrip(child, frame, limit, self.provided)
+        if isinstance(reply, CallOutcome):
+            self._failure = CallOutcome(reply.status, reason=reply.reason, message=f"{reply.message} (in {name})")
+            if reply.status == "timeout" and reply.reason != Reason.BUDGET:
+                self._timed_out[name] = reply
+            return reply
+        head, blobs, output = reply
+        if head.get("seq") != seq:
+            self.sandbox.kill(child)
+            self._failure = CallOutcome("bad_return", message=f"an answer arrived out of sequence (in {name})")
+            return CallOutcome("bad_return", message="the answer could not be read (it arrived out of sequence)",
+                               output=output)
+        return self._outcome(head, blobs, output, kind, child, name)
+
+    def _outcome(self, head: dict, blobs: list, output: str, kind: Any, child, name: str) -> CallOutcome:
+        status = head.get("status")
+        message = clean(head.get("message"))
+        if status == "ok":
+            try:
+                value = protocol.decode(head.get("value"), blobs)
+                value, dtype = validate(value, head.get("dtype"), kind)
+            except (Invalid, protocol.ProtocolError) as err:
+                return CallOutcome("bad_return", message=f"the answer could not be read ({err})", output=output)
+            except Exception as err:  # noqa: BLE001
+                return CallOutcome("bad_return", message=f"the answer could not be read ({type(err).__name__})",
+                                   output=output)
+            return CallOutcome("ok", value=value, dtype=dtype, output=output)
+        if status == "memory":
+            self.sandbox.kill(child)
+            self._failure = CallOutcome("crashed", reason=Reason.MEMORY, message=f"{message} (in {name})")
+            return CallOutcome("crashed", reason=Reason.MEMORY, message=message or "exceeded the memory limit",
+                               output=output)
+        if status == "raised":
+            return CallOutcome("raised", reason=Reason.RAISED, message=message, output=output,
+                               error=ErrorInfo.from_json(head.get("error")))
+        if status in ("missing", "bad_return"):
+            returned = head.get("dtype")
+            return CallOutcome(status, message=message, output=output,
+                               dtype=returned[:100] if type(returned) is str else None)
+        if status == "crashed":
+            self.sandbox.kill(child)
+            return CallOutcome("crashed", reason=Reason.SANDBOX, message=message, output=output)
+        self.sandbox.kill(child)
+        return CallOutcome("bad_return", message="the answer could not be read (unknown status)", output=output)
+
+    def _ready_child(self) -> CallOutcome | None:
+        """None when a live child is there (restarting one if allowed), else the outcome to answer."""
+        if self._child is not None and self._child.alive:
+            return None
+        failure = self._failure or CallOutcome("crashed", message="the process died")
+        if self.restarts >= self.limits.max_restarts:
+            return CallOutcome(failure.status, reason=failure.reason,
+                               message=f"not run: {failure.message}, and the process was "
+                                       f"restarted {self.restarts} times already")
+        self.restarts += 1
+        if self._child is not None:
+            self.sandbox.discard(self._child)
+            self._child = None
+        child, outcome = self._spawn()
+        if outcome.status != "ok":
+            if child is not None:
+                self.sandbox.discard(child)
+            self.restarts = self.limits.max_restarts
+            if outcome.reason == Reason.TIMEOUT and self.sandbox.budget_left() is not None:
+                return self.sandbox.budget_left()
+            self._failure = CallOutcome("crashed", reason=outcome.reason,
+                                        message=f"the process could not be restarted: {outcome.message}")
+            return CallOutcome("crashed", reason=outcome.reason, message=self._failure.message)
+        self._child = child
+        return None
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._child is not None:
+            self.sandbox.discard(self._child)
+            self._child = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _as_tensor(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return TensorArg(value)
+    return value
+
+
+def exit_text(info: tuple[int | None, int | None] | None, limits: Limits) -> tuple[str, str]:
+    """(message, reason) for a child that died."""
+    if info is None:
+        return "the process died", Reason.EXIT
+    code, sig = info
+    if sig is not None:
+        if sig == signal.SIGXCPU:
+            return f"exceeded the CPU time limit of {limits.cpu_seconds} s", Reason.SIGNAL
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        what = _SIGNALS.get(sig) or (signal.strsignal(sig) or name).lower()
+        return f"the process was killed by signal {sig} ({what})", Reason.SIGNAL
+    if code == EXIT_MEMORY:
+        return f"exceeded the memory limit of {limits.memory_mb} MB", Reason.MEMORY
+    if code == EXIT_INTERNAL:
+        return "the sandbox could not set up the process", Reason.SANDBOX
+    return f"the process exited with code {code} (the code called os._exit({code}) or similar)", Reason.EXIT
+
+
+def clean(text: Any, limit: int = MESSAGE_MAX) -> str:
+    if not isinstance(text, str):
+        return ""
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text[: limit * 2])
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,176 @@
+"""Grader side: the zygote as a process -- started, asked to fork, told to exit -- and the
+events it reports (ready with the layers of its jail, forked, exited).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from autograder.sandbox.outcome import SandboxError
+from autograder.sandbox.reaper import kill_tree
+
+ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+_ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
+
+
+class _ZygoteDied(Exception):
+    pass
+
+
+class _Zygote:
+    """One zygote process and its control socket. Events are read synchronously."""
+
+    def __init__(self, config: dict) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.stderr = tempfile.TemporaryFile()
+        env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
+        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", ZYGOTE_PATH, str(theirs.fileno()), json.dumps(config)],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, env=env, cwd="/",
+                start_new_session=True)
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.pid = self.proc.pid
+        self.ready = False
+        self.layers: dict = {}
+        self.torch = bool(config.get("torch", True))
+        self.dead = False
+        self.exits: dict[int, tuple[int | None, int | None]] = {}
+        self.forked: dict[int, Any] = {}
+        self.live: set[int] = set()
+        self.forgotten: set[int] = set()   # children nobody will ask about: drop their exit reports
+        self._ids = itertools.count(1)
+
+    def alive(self) -> bool:
+        if not self.dead and self.proc.poll() is not None:
+            self.poll(0)
+            self.dead = True
+        return not self.dead
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.ready:
+            if self.dead or time.monotonic() > deadline:
+                raise SandboxError(f"the sandbox server did not start: {self.stderr_tail() or 'no message'}")
+            self.poll(min(0.5, max(0.0, deadline - time.monotonic())))
+            if not self.ready and self.proc.poll() is not None:
+                self.poll(0)
+                self.dead = self.dead or not self.ready
+                if self.dead:
+                    raise SandboxError(f"the sandbox server exited with code {self.proc.returncode}: "
+                                       f"{self.stderr_tail() or 'no message'}")
+
+    def poll(self, timeout: float = 0.0) -> None:
+        """Handles every event that is ready, waiting up to `timeout` for the first one."""
+        wait = timeout
+        while not self.dead:
+            try:
+                readable, _, _ = select.select([self.sock], [], [], max(0.0, wait))
+            except (OSError, ValueError):
+                self.dead = True
+                return
+            if not readable:
+                return
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                self.dead = True
+                return
+            self._handle(data)
+            wait = 0.0
+
+    def _handle(self, data: bytes) -> None:
+        try:
+            msg = json.loads(data.decode("utf-8"))
+        except ValueError:
+            return
+        event = msg.get("event")
+        if event == "ready":
+            self.ready = True
+            self.layers = msg.get("layers") if isinstance(msg.get("layers"), dict) else {}
+        elif event == "forked":
+            self.forked[msg.get("id")] = int(msg["pid"])
+            self.live.add(int(msg["pid"]))
+        elif event == "fork_failed":
+            self.forked[msg.get("id")] = str(msg.get("message", "fork failed"))
+        elif event == "exit":
+            pid = int(msg["pid"])
+            self.live.discard(pid)
+            if pid in self.forgotten:
+                self.forgotten.discard(pid)
+            else:
+                self.exits[pid] = (msg.get("code"), msg.get("signal"))
+
+    def fork(self, sess_fd: int, cap_fd: int, timeout: float = 30.0) -> int:
+        request = next(self._ids)
+        data = json.dumps({"op": "fork", "id": request}).encode("utf-8")
+        try:
+            socket.send_fds(self.sock, [data], [sess_fd, cap_fd])
+        except OSError as err:
+            self.dead = True
+            raise _ZygoteDied(str(err)) from None
+        deadline = time.monotonic() + timeout
+        while request not in self.forked:
+            if not self.alive() or time.monotonic() > deadline:
+                raise _ZygoteDied("the sandbox server did not answer")
+            self.poll(min(0.2, max(0.0, deadline - time.monotonic())))
+        answer = self.forked.pop(request)
+        if isinstance(answer, str):
+            raise _ZygoteDied(answer)
+        return answer
+
+    def wait_exit(self, pid: int, timeout: float) -> tuple[int | None, int | None] | None:
+        deadline = time.monotonic() + timeout
+        while pid not in self.exits:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.alive():
+                break
+            self.poll(min(remaining, 0.1))
+        return self.exits.pop(pid, None)
+
+    def stderr_tail(self) -> str:
+        try:
+            size = os.fstat(self.stderr.fileno()).st_size
+            data = os.pread(self.stderr.fileno(), 2000, max(0, size - 2000))
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace")
+        return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text).strip()
+
+    def close(self) -> None:
+        if not self.dead:
+            try:
+                self.sock.send(json.dumps({"op": "exit"}).encode("utf-8"))
+            except OSError:
+                pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for pid in list(self.live):
+            kill_tree(pid, self.pid, set())
+        self.live.clear()
+        self.dead = True
+        self.stderr.close()
+
+

@@ -1,0 +1,55 @@
+"""One grading session: a course and its warm sandbox, reused for every grading in one process.
+
+`attnkit check`, `attnkit check --watch` and the pytest plugin (`pytest autograder`) all grade
+through a GradingSession, so they run the same rooms with the same sandbox settings, and a
+second grading in the same process pays nothing for starting the sandbox again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.config import CourseConfig
+from autograder.results import ExerciseResult, SubmissionResult
+
+
+class GradingSession:
+    def __init__(self, course: CourseConfig):
+        self.course = course
+        self._sandbox = None
+
+    def start(self) -> "GradingSession":
+        """Start the sandbox now: its warm start then overlaps whatever the caller does next."""
+        if self._sandbox is None:
+            from autograder.grading import limits_for
+            from autograder.sandbox import Sandbox
+
+            self._sandbox = Sandbox(limits_for(self.course))
+        return self
+
+    @property
+    def sandbox(self):
+        return self.start()._sandbox
+
+    def grade(self, folder: Path, *, stems: tuple[str, ...] | None = None,
+              student: str | None = None) -> SubmissionResult:
+        from autograder.grading import grade_submission
+
+        return grade_submission(Path(folder), self.course, self.sandbox, student=student, stems=stems)
+
+    def grade_exercise(self, folder: Path, stem: str) -> ExerciseResult:
+        from autograder.grading import grade_exercise
+        from autograder.load import load_stem
+
+        return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox)
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    def __enter__(self) -> "GradingSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,186 @@
+"""Recognisers: mistakes told by a property of the answer, or by the error they raise, rather
+than by one exact wrong answer (reference/misconceptions.py uses them).
+
+An answer predicate is (answer, expected, ctx, check) -> bool | None (None: compare with the
+entry's mutants instead). An error predicate is (RaisedError) -> bool.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable
+
+import numpy as np
+
+EXP_OVERFLOW = 709.0   # np.exp(x) is inf above this (float64)
+
+
+def _non_finite_rows(answer, expected, ctx) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rows of the input with a non-finite answer, the input) when the answer is non-finite where
+    the reference is finite; None otherwise."""
+    got = np.asarray(answer, dtype=np.float64)
+    x = np.asarray(ctx.inputs.get("x"), dtype=np.float64)
+    if got.shape != np.shape(expected) or got.shape != x.shape:
+        return None
+    bad = ~np.isfinite(got) & np.isfinite(expected)
+    return (bad.any(axis=-1), x) if bad.any() else None
+
+
+EXP_UNDERFLOW = -745.0  # np.exp(x) is 0 below this
+
+
+def softmax_overflows(answer, expected, ctx, check) -> bool:
+    """Non-finite weights in a row that only an overflowing exp() explains (its largest score is
+    above 709, and not far below the array's maximum): no maximum subtracted."""
+    found = _non_finite_rows(answer, expected, ctx)
+    if found is None:
+        return False
+    rows, x = found
+    top = x.max(axis=-1)[rows]
+    return bool(((top > EXP_OVERFLOW) & (top - x.max() >= EXP_UNDERFLOW)).any())
+
+
+def softmax_underflows(answer, expected, ctx, check) -> bool:
+    """Non-finite weights where exp() underflowed to 0 everywhere in a row and 0/0 is nan (the
+    maximum of the whole array subtracted, not each row's), and no row that only overflow explains."""
+    found = _non_finite_rows(answer, expected, ctx)
+    return found is not None and not softmax_overflows(answer, expected, ctx, check)
+
+
+LOW_PRECISION = ("float16", "bfloat16")
+
+
+def low_precision_dtype(ctx, answer=None) -> str | None:
+    """The 16-bit float dtype the answer came in (the student's dtypes, or the array's own)."""
+    found = [d for d in LOW_PRECISION if d in getattr(ctx, "dtypes", ())]
+    dtypes = [str(getattr(a, "dtype", "")) for a in (answer if isinstance(answer, (tuple, list)) else (answer,))]
+    found += [d for d in LOW_PRECISION if d in dtypes]
+    return found[0] if found else None
+
+
+def low_precision(answer, expected, ctx, check) -> bool:
+    """Computed in a 16-bit float. Named whenever the answer came in one: with about 3 significant
+    digits, inputs and sums are rounded before any other mistake could be seen."""
+    return low_precision_dtype(ctx, answer) is not None
+
+
+# ---------------------------------------------------------------- errors, recognised by their text
+
+def truth_value_of_array(error) -> bool:
+    """`if mask:` on an array or tensor of more than one element (numpy's and torch's words)."""
+    return error.type in ("ValueError", "RuntimeError") and (
+        "truth value of an array with more than one element is ambiguous" in error.text
+        or "Boolean value of Tensor with more than one value is ambiguous" in error.text)
+
+
+SHAPE_ERRORS = ("mismatch in its core dimension", "must match the size of tensor", "could not be broadcast",
+                "cannot be multiplied", "Expected size for first two dimensions", "shapes cannot be")
+
+
+def transpose_all_axes(error) -> bool:
+    """A shape error raised on a line that uses `.T`, which reverses every axis of a batch."""
+    return bool(re.search(r"\.T\b", error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
+
+
+def low_precision_error(error) -> bool:
+    """An operation refused to mix a 16-bit float with another dtype."""
+    return any(word in error.text for word in ("Half", "float16", "BFloat16", "bfloat16"))
+
+
+def _hand_errors(answer, expected, ctx):
+    got, exp = np.asarray(answer, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if got.shape != exp.shape or not np.isfinite(got).all():
+        return None
+    err = np.abs(got - exp)
+    return err, err > ctx.course.tolerances.hand
+
+
+HAND_CLOSE = 0.06      # an answer within this of the exact value everywhere is imprecise, not wrong
+
+
+def hand_imprecise(answer, expected, ctx, check) -> bool:
+    """Every entry within 0.06 of the exact value, but some not within the tolerance (0.006)."""
+    found = _hand_errors(answer, expected, ctx)
+    return found is not None and bool(found[1].any()) and float(found[0].max()) <= HAND_CLOSE
+
+
+def hand_slip(answer, expected, ctx, check) -> bool:
+    """One dot product wrong and carried through: one score (or a symmetric pair) off, or some rows
+    off while the others are right (and weights still sum to 1 per row)."""
+    found = _hand_errors(answer, expected, ctx)
+    if found is None:
+        return False
+    err, wrong = found
+    if not wrong.any() or err.max() <= HAND_CLOSE:
+        return False
+    got = np.asarray(answer, dtype=np.float64)
+    if check.id.endswith("scores"):
+        cells = [tuple(c) for c in np.argwhere(wrong)]
+        return len(cells) == 1 or (len(cells) == 2 and cells[0] == cells[1][::-1])
+    if check.id.endswith("weights") and not np.allclose(got.sum(axis=-1), 1.0, atol=0.01):
+        return False
+    return bool((~wrong.any(axis=-1)).any())          # at least one row entirely right
+
+
+def _std_close(answer, dims, key, target: Callable[[int], float], ctx) -> bool:
+    rel = ctx.course.tolerances.scaling.std_rel
+    try:
+        return all(abs(float(answer[d][key]) - target(d)) <= rel * target(d) for d in dims)
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def std_pattern(key: str, target: Callable[[int], float]):
+    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant."""
+    def matches(answer, expected, ctx, check):
+        if not check.id.endswith((".std", ".other_dims")):
+            return None
+        if not isinstance(answer, dict) or not answer:
+            return False
+        return _std_close(answer, sorted(answer), key, target, ctx)
+    return matches
+
+
+
+
+# ---------------------------------------------------------------- the experiment's arguments
+
+def _stats_equal(a, b) -> bool:
+    try:
+        return all(np.allclose(list(a[d].values()), list(b[d].values()), rtol=1e-12, atol=0) for d in a) and \
+            sorted(a) == sorted(b)
+    except (TypeError, KeyError, AttributeError, ValueError):
+        return False
+
+
+def _few_trials_spread(answer) -> tuple[float, float] | None:
+    """On the n_trials check (ten seeds with few trials, ten with many): the spreads of
+    std_unscaled across the seeds, (few, many), relative to their size (0.0: all the same)."""
+    try:
+        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer)
+    except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
+        return None
+    scale = max(float(np.abs(few).mean()), 1e-300)
+    spreads = tuple(float(np.std(v)) / scale for v in (few, many))
+    return tuple(0.0 if s <= 1e-12 else s for s in spreads)
+
+
+def seed_ignored(answer, expected, ctx, check) -> bool:
+    """On the seed check (one seed twice, then another): the two same-seed runs differ, or the
+    two seeds agree. On the n_trials check: ten seeds give the same numbers."""
+    if check.id.endswith(".n_trials"):
+        spreads = _few_trials_spread(answer)
+        return spreads is not None and spreads[0] == 0.0
+    try:
+        first, again, other = answer
+    except (TypeError, ValueError):
+        return False
+    return not _stats_equal(first, again) or _stats_equal(first, other)
+
+
+def n_trials_ignored(answer, expected, ctx, check) -> bool:
+    """On the n_trials check: the spread across seeds does not narrow with more trials (and the
+    seeds do make a difference, or nothing about trials could be seen)."""
+    spreads = _few_trials_spread(answer)
+    return spreads is not None and spreads[0] > 0.0 and not spreads[1] < spreads[0] / 4

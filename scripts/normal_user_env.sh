@@ -1,0 +1,58 @@
+#!/bin/sh
+# Runs the red-team suite as a normal (unprivileged) user: the usual instructor on a laptop or
+# a shared server, where the sandbox's isolation comes from user namespaces alone.
+#
+# Run as root from the repository root (CI does: `sh scripts/normal_user_env.sh`). It
+#   1. finds a Python with the kit's dependencies that the user can read: this interpreter if
+#      every folder above it is world-searchable, else the same installation made visible at
+#      /opt/attnkit-python (a read-only bind mount, or a copy where mounting is not allowed --
+#      e.g. a pyenv under root's home folder, which others may not enter);
+#   2. creates the user `attnkit-redteam` (no password, no sudo) if it does not exist;
+#   3. copies the working tree into that user's home and runs the red-team tests there as them.
+# Elsewhere (not root, not Linux) it exits 0 after saying why it skipped.
+# Extra arguments are passed to pytest.
+set -eu
+
+USER_NAME="${ATTNKIT_TEST_USER:-attnkit-redteam}"
+PYTHON="${PYTHON:-python}"
+VISIBLE=/opt/attnkit-python
+
+if [ "$(uname -s)" != "Linux" ]; then echo "normal_user_env: skipped (not Linux)"; exit 0; fi
+if [ "$(id -u)" != "0" ]; then echo "normal_user_env: skipped (must run as root to create a user)"; exit 0; fi
+
+prefix="$("$PYTHON" -c 'import sys, os; print(os.path.realpath(sys.prefix))')"
+exe="$("$PYTHON" -c 'import sys, os; print(os.path.realpath(sys.executable))')"
+readable() {   # every folder from $1 up to / is world-searchable
+    p="$1"
+    while [ "$p" != "/" ]; do
+        perm=$(stat -c %A "$p")
+        case "$perm" in d????????x|d????????t|-*) ;; *) return 1 ;; esac
+        p=$(dirname "$p")
+    done
+}
+if readable "$prefix"; then
+    user_python="$exe"
+else
+    if ! mountpoint -q "$VISIBLE" 2>/dev/null; then
+        mkdir -p "$VISIBLE"
+        if ! mount --bind -o ro "$prefix" "$VISIBLE" 2>/dev/null; then
+            echo "normal_user_env: cannot bind-mount $prefix; copying it to $VISIBLE"
+            cp -a "$prefix/." "$VISIBLE/"
+        fi
+    fi
+    user_python="$VISIBLE/${exe#"$prefix"/}"
+fi
+# A shared-library build finds libpython through an RPATH into the old prefix: point it here.
+libdir="$(dirname "$(dirname "$user_python")")/lib"
+
+id "$USER_NAME" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$USER_NAME"
+home="$(getent passwd "$USER_NAME" | cut -d: -f6)"
+rm -rf "$home/attnkit"
+mkdir -p "$home/attnkit"
+git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$home/attnkit" 2>/dev/null || cp -a . "$home/attnkit"
+chown -R "$USER_NAME" "$home/attnkit"
+
+echo "normal_user_env: running the red-team suite as $USER_NAME with $user_python"
+cd "$home/attnkit"
+exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
+    "$user_python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py tests/test_redteam_provided.py "$@"

@@ -1,0 +1,429 @@
+"""Red team: hostile submissions, written as a student would, against the jail (issue 8).
+
+Each test is one attack class. Where the jail cannot be built here (no user namespaces),
+the tests that need it skip and say why; `attnkit grade` refuses to run there anyway.
+Run as root in CI and as a normal user through scripts/normal_user_env.sh.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from autograder.sandbox import Limits, Reason, Sandbox
+
+LIMITS = Limits(call_timeout=2.0, import_timeout=5.0, memory_mb=512, cpu_seconds=30, max_processes=32,
+                output_bytes=256 * 1024)
+KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    os.environ["ATTNKIT_REDTEAM_SECRET"] = "signing-key-0123456789"
+    with Sandbox(LIMITS) as sb:
+        if not sb.isolation.full:
+            pytest.skip(f"no jail here: {sb.isolation.describe()}")
+        yield sb
+
+
+def call(sandbox, code, function, *args, timeout=None, stem="attention", provided=None):
+    with sandbox.session(stem, src(code), f"{stem}.py", provided=provided) as s:
+        assert s.import_outcome.status == "ok", s.import_outcome
+        return s.call(function, list(args), timeout=timeout)
+
+
+def pid_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+# ====================================================================== reading what is not theirs
+
+READER = """
+import os
+
+def probe(paths):
+    seen = []
+    for p in paths.split("|"):
+        try:
+            if os.path.isdir(p):
+                os.listdir(p)
+            else:
+                open(p, "rb").read(1)
+            seen.append(1.0)
+        except OSError:
+            seen.append(0.0)
+    return seen
+"""
+
+
+def test_nothing_of_the_kit_the_class_or_the_grader_is_in_view(sandbox, tmp_path):
+    other = tmp_path / "other_student" / "attention.py"
+    other.parent.mkdir()
+    other.write_text("SECRET = 1\n")
+    out_dir = tmp_path / "OUT"
+    out_dir.mkdir()
+    (out_dir / "key").write_text("k")
+    paths = [os.path.join(KIT, "reference", "attention.py"), os.path.join(KIT, "solutions", "attention.py"),
+             os.path.join(KIT, "autograder", "grading.py"), str(other), str(out_dir / "key"),
+             f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/mem", f"/proc/{os.getpid()}/cmdline",
+             os.path.expanduser("~/.bash_history"), "/etc/shadow"]
+    assert all(os.path.exists(p) for p in paths[:5])
+    out = call(sandbox, READER, "probe", "|".join(paths))
+    assert out.status == "ok", out
+    assert dict(zip(paths, out.value.tolist())) == dict.fromkeys(paths, 0.0)
+
+
+def test_the_graders_environment_is_not_the_childs(sandbox):
+    code = """
+    import os
+
+    def leaked():
+        return [float(any("signing-key" in v for v in os.environ.values()))]
+    """
+    assert call(sandbox, code, "leaked").value.tolist() == [0.0]
+
+
+def test_only_its_own_processes_are_visible_and_signals_reach_nothing_outside(sandbox):
+    code = """
+    import ctypes
+    import os
+    import signal
+
+    def attack(zygote, grader):
+        libc = ctypes.CDLL(None, use_errno=True)
+        hits = 0
+        for pid in (int(zygote), int(grader)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                hits += 1
+            except OSError:
+                pass
+            if libc.ptrace(16, pid, 0, 0) == 0:      # PTRACE_ATTACH
+                hits += 1
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) > 2]
+        return [hits, len(others)]
+    """
+    zygote = sandbox._zygote_any.pid
+    out = call(sandbox, code, "attack", zygote, os.getpid())
+    assert out.status == "ok", out
+    assert out.value.tolist() == [0.0, 0.0]
+    assert sandbox._zygote_any.alive()
+
+
+def test_no_network(sandbox):
+    code = """
+    import socket
+
+    def connect():
+        try:
+            socket.create_connection(("1.1.1.1", 53), timeout=1)
+            return [1.0]
+        except OSError:
+            return [0.0]
+    """
+    assert call(sandbox, code, "connect").value.tolist() == [0.0]
+
+
+# ====================================================================== nothing outlives a child
+
+def test_daemons_die_with_the_child(sandbox):
+    code = """
+    import os
+    import time
+
+    def daemonize():
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(600)
+            os._exit(0)
+        return [1.0]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        assert s.call("daemonize").status == "ok"
+        time.sleep(0.2)
+        init = s._child.worker
+        tree = descendants(init)
+        assert len(tree) >= 3, tree            # the init, the worker and the daemon, at least
+        ns = pid_namespace(init)               # unreadable as a normal user: the init is not dumpable
+        assert ns is None or ns != pid_namespace(os.getpid())
+    deadline = time.monotonic() + 5
+    while alive(tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive(tree) == []
+
+
+def descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def alive(pids: list[int]) -> list[int]:
+    out = []
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                    out.append(p)
+        except OSError:
+            pass
+    return out
+
+
+def _host_leftovers() -> tuple:
+    def listing(folder):
+        try:
+            return sorted(os.listdir(folder))
+        except OSError:
+            return []
+
+    try:
+        with open("/proc/sysvipc/shm") as f:
+            shm = sorted(line.split()[1] for line in f.readlines()[1:])
+    except OSError:
+        shm = []
+    return listing("/dev/shm"), listing("/var/tmp"), listing("/run/lock"), listing("/tmp"), shm
+
+
+LITTER = """
+import ctypes
+import os
+
+def litter():
+    made = 0
+    for folder in ("/dev/shm", "/var/tmp", "/run/lock", "/tmp"):
+        try:
+            with open(os.path.join(folder, "redteam-left-behind"), "w") as f:
+                f.write("x" * 1000)
+            made += 1
+        except OSError:
+            pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(0x5EED, 1 << 20, 0o1666)      # IPC_CREAT | 0666
+    return [made, float(shmid >= 0)]
+
+def read_shared():
+    try:
+        return [float(open("/dev/shm/redteam-left-behind").read() == "x" * 1000)]
+    except OSError:
+        return [0.0]
+"""
+
+
+def test_temp_folders_and_shared_memory_leave_nothing_and_carry_nothing(sandbox):
+    before = _host_leftovers()
+    with sandbox.session("attention", src(LITTER), "attention.py") as s:
+        out = s.call("litter")
+        assert out.status == "ok" and out.value.tolist() == [4.0, 1.0], out
+        # another stem's child, graded at the same time, sees none of it
+        with sandbox.session("causal_mask", src(LITTER), "causal_mask.py") as other:
+            assert other.call("read_shared").value.tolist() == [0.0]
+    assert _host_leftovers() == before
+
+
+def test_deep_trees_and_many_files_cost_the_grader_nothing(sandbox):
+    code = """
+    import os
+
+    def deep(n):
+        os.chdir("/tmp")
+        for _ in range(int(n)):
+            os.mkdir("d")
+            os.chdir("d")
+        os.chmod(".", 0)
+        return [1.0]
+
+    def many(n):
+        os.mkdir("/tmp/many")
+        made = 0
+        for i in range(int(n)):
+            try:
+                open(f"/tmp/many/{i}", "w").close()
+                made += 1
+            except OSError:
+                break
+        return [made]
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        assert s.call("deep", [3000], timeout=20).status == "ok"
+        out = s.call("many", [100_000], timeout=30)
+        assert out.status == "ok", out
+        t0 = time.monotonic()
+    print(f"\nclosing a session with a 3000-deep tree and {int(out.value[0])} files: "
+          f"{time.monotonic() - t0:.3f} s")
+    assert call(sandbox, "def f():\n    return [1.0]\n", "f").status == "ok"
+
+
+# ====================================================================== budgets
+
+def test_processes_of_a_child_are_capped_together(sandbox):
+    # with cgroups: pids.max of the child's cgroup; without: RLIMIT_NPROC in its user namespace
+    code = """
+    import os
+    import time
+
+    def bomb():
+        n = 0
+        for _ in range(500):
+            try:
+                if os.fork() == 0:
+                    time.sleep(30)
+                    os._exit(0)
+                n += 1
+            except OSError:
+                break
+        return [n]
+    """
+    out = call(sandbox, code, "bomb", timeout=20)
+    assert out.status == "ok", out
+    assert out.value[0] < LIMITS.max_processes
+
+
+def test_memory_is_capped_for_all_processes_of_a_child_together(sandbox):
+    if not sandbox.isolation.cgroups:
+        pytest.skip("no cgroups here: RLIMIT_AS per process holds instead")
+    code = """
+    import os
+    import time
+
+    def hog(n, mb):
+        kids = []
+        for _ in range(int(n)):
+            pid = os.fork()
+            if pid == 0:
+                block = bytearray(int(mb) * 1024 * 1024)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                time.sleep(30)
+                os._exit(0)
+            kids.append(pid)
+        time.sleep(3)
+        alive = 0
+        for pid in kids:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            alive += done == 0
+        return [alive]
+    """
+    out = call(sandbox, code, "hog", 6, 150, timeout=20)    # 900 MB in all, each under 512
+    assert out.status != "ok" or out.value[0] * 150 < LIMITS.group_memory_mb, out
+
+
+def test_a_slow_correct_submission_meets_its_budget_and_the_class_moves_on(sandbox):
+    code = """
+    import time
+
+    def slow(x):
+        t = time.process_time()
+        while time.process_time() - t < 0.1:
+            pass
+        return x
+    """
+    outcomes = []
+    t0 = time.monotonic()
+    with sandbox.budget(3.0):
+        with sandbox.session("attention", src(code), "attention.py") as s:
+            for _ in range(200):
+                outcomes.append(s.call("slow", [np.ones(2)]))
+    elapsed = time.monotonic() - t0
+    statuses = [o.status for o in outcomes]
+    # every call is correct and under its own limit; the ones past the budget answer at once
+    assert set(statuses) <= {"ok", "timeout"} and statuses[-1] == "timeout"
+    assert all(o.reason == Reason.BUDGET and "budget" in o.message for o in outcomes if o.status == "timeout")
+    assert elapsed < 3.0 + 2 * LIMITS.call_timeout    # the budget holds, whatever the machine's load
+    print(f"\n{statuses.count('ok')} calls answered within a 3 s budget; the run took {elapsed:.1f} s")
+
+
+def test_a_busy_machine_does_not_cost_a_correct_submission_points(sandbox):
+    """More CPU hogs than cores; each call needs ~0.3 s of CPU against a 2 s CPU limit."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 2))]
+    code = """
+    import numpy as np
+
+    def work(x):
+        a = np.asarray(x)
+        for _ in range(300):
+            a = np.tanh(a @ np.eye(len(a)) * 0.5 + 0.1)
+        return a
+    """
+    try:
+        time.sleep(0.5)
+        with sandbox.session("attention", src(code), "attention.py") as s:
+            outcomes = [s.call("work", [np.ones(200)]) for _ in range(5)]
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert [o.status for o in outcomes] == ["ok"] * 5, outcomes
+
+
+def test_sleeping_forever_is_stopped_near_the_limit(sandbox):
+    code = """
+    import time
+
+    def sleeps():
+        time.sleep(600)
+    """
+    out = call(sandbox, code, "sleeps", timeout=1.0)
+    assert (out.status, out.reason) == ("timeout", Reason.WALL)
+
+
+def test_grading_can_require_isolation():
+    from autograder.sandbox import SandboxError
+
+    if os.geteuid() != 0:
+        pytest.skip("only root can turn the jail off (Limits.drop_privileges=False) to see the refusal")
+    with pytest.raises(SandboxError, match="--no-isolation"):
+        Sandbox(Limits(drop_privileges=False), require_isolation=True)
+
+
+def test_system_calls_no_submission_needs_are_refused(sandbox):
+    if not sandbox.isolation.seccomp:
+        pytest.skip("no seccomp filter here (pyseccomp or libseccomp missing)")
+    code = """
+    import ctypes
+    import errno
+    import os
+
+    def probe():
+        libc = ctypes.CDLL(None, use_errno=True)
+        refused = []
+        for number, args in ((101, (16, 1, 0, 0)),          # ptrace(PTRACE_ATTACH, 1)
+                             (250, (0, 0, 0, 0)),           # keyctl
+                             (272, (0x10000000,)),          # unshare(CLONE_NEWUSER)
+                             (425, (8, 0)),                 # io_uring_setup
+                             (321, (0, 0, 0))):             # bpf
+            ctypes.set_errno(0)
+            result = libc.syscall(number, *args)
+            refused.append(float(result == -1 and ctypes.get_errno() == errno.EPERM))
+        pid = os.fork()                                     # plain fork still works
+        if pid == 0:
+            os._exit(7)
+        refused.append(float(os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 7))
+        return refused
+    """
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the probe uses x86_64 system call numbers")
+    assert call(sandbox, code, "probe").value.tolist() == [1.0] * 6

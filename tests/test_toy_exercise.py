@@ -1,0 +1,136 @@
+"""A sixth exercise is four files: its reference, its solution, its checks module (with the
+descriptor) and its course.yml entry. Nothing else in the kit changes, and it is graded by
+`attnkit build`/`check`, by the pytest plugin and written into the nbgrader course."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograder.config import KIT_ROOT
+
+REFERENCE = '''
+"""Dot-product scores: the reference of the toy exercise."""
+
+import numpy as np
+
+
+def dot_scores(Q, K):
+    """(..., n_q, d) and (..., n_k, d) -> (..., n_q, n_k): every query against every key."""
+    return np.asarray(Q, dtype=np.float64) @ np.swapaxes(np.asarray(K, dtype=np.float64), -1, -2)
+'''
+
+SOLUTION = '''
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Exercise 6 - Dot-product scores
+#
+# Every query against every key.
+
+# %%
+import numpy as np
+
+
+# %%
+def dot_scores(Q, K):
+    """(..., n_q, d) and (..., n_k, d) -> (..., n_q, n_k)."""
+    ### BEGIN SOLUTION
+    return np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)
+    ### END SOLUTION
+'''
+
+CHECKS = '''
+"""Checks for toy.py: dot-product scores."""
+
+from autograder.checks.base import Check, compare_arrays
+from autograder.exercise import Exercise
+
+CHECKS = [
+    Check("toy.dot_scores.batched", "scores of a batch: (2, 3, 4) against (2, 5, 4)",
+          inputs=lambda rng: {"Q": rng.normal(size=(2, 3, 4)), "K": rng.normal(size=(2, 5, 4))},
+          run=lambda impl, i: impl.dot_scores(i["Q"], i["K"]), compare=compare_arrays("scores", weights=())),
+]
+
+EXERCISE = Exercise(stem="toy", title="Dot-product scores", order=6, returns={"dot_scores": "array"},
+                    checks=CHECKS)
+'''
+
+COURSE_ENTRY = '''
+  toy:
+    title: Dot-product scores
+    checks:
+      toy.dot_scores.batched: 2
+'''
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory) -> Path:
+    """A copy of the kit (its tracked files) with the toy exercise's four files written."""
+    root = tmp_path_factory.mktemp("kit") / "attnkit"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=KIT_ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if name.startswith(("tests/", "demo/", "benchmarks/")) or not (KIT_ROOT / name).is_file():
+            continue
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(KIT_ROOT / name, root / name)
+    written = {"reference/toy.py": REFERENCE, "solutions/toy.py": SOLUTION, "autograder/checks/toy.py": CHECKS}
+    for name, text in written.items():
+        (root / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    with open(root / "course.yml", "a", encoding="utf-8") as fh:            # the fourth file
+        fh.write(COURSE_ENTRY)
+    return root
+
+
+def _run(kit: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Python in the copy: its working folder comes first on sys.path, so the copy's kit runs."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(kit)}
+    return subprocess.run([sys.executable, *args], cwd=kit, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_build_makes_the_toy_stub(kit):
+    run = _run(kit, "-m", "autograder.cli", "build")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (kit / "exercises" / "toy.py").is_file() and (kit / "exercises" / "toy.ipynb").is_file()
+    assert "NotImplementedError" in (kit / "exercises" / "toy.py").read_text()
+
+
+def test_attnkit_check_grades_the_toy_exercise(kit):
+    solved = _run(kit, "-m", "autograder.cli", "check", "--submission", "solutions", "--exercise", "toy")
+    assert solved.returncode == 0 and "2/2" in solved.stdout, solved.stdout + solved.stderr
+    wrong = kit / "wrong"
+    wrong.mkdir()
+    (wrong / "toy.py").write_text("import numpy as np\n\ndef dot_scores(Q, K):\n    return np.asarray(Q) @ "
+                                  "np.asarray(K).T\n")
+    failed = _run(kit, "-m", "autograder.cli", "check", "--submission", "wrong", "--exercise", "toy")
+    assert failed.returncode == 1 and "0/2" in failed.stdout, failed.stdout + failed.stderr
+
+
+def test_pytest_grades_the_toy_exercise(kit):
+    run = _run(kit, "-m", "pytest", "autograder", "-p", "no:cacheprovider", "--submission", "solutions",
+               "-k", "toy", "-q")
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_the_nbgrader_course_has_the_toy_notebook(kit):
+    run = _run(kit, "-m", "autograder.cli", "nbgrader", str(kit / "nbcourse"), "--force")
+    assert run.returncode == 0, run.stdout + run.stderr
+    notebook = kit / "nbcourse" / "source" / "self_attention" / "toy.ipynb"
+    assert notebook.is_file() and "toy.dot_scores" in notebook.read_text()
