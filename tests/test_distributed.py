@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -211,6 +212,15 @@ def _class(root: Path) -> tuple[Path, Path]:
     return class_dir, out
 
 
+def _without_timing(data):
+    """The summary without grading times (and the list of the slowest students they order)."""
+    if isinstance(data, dict):
+        return {k: _without_timing(v) for k, v in data.items() if k not in ("duration_s", "slowest")}
+    if isinstance(data, list):
+        return [_without_timing(v) for v in data]
+    return data
+
+
 def _comparable(out: Path) -> dict[str, object]:
     """Every file of OUT but the key, with what differs between any two runs removed (timing,
     and the signature, made with each run folder's own key)."""
@@ -219,14 +229,20 @@ def _comparable(out: Path) -> dict[str, object]:
         rel = str(path.relative_to(out))
         if not path.is_file() or path.name.startswith("."):
             continue
-        if path.suffix == ".json" and path.parent.name == "results":
+        if path.name == "summary.json":
+            files[rel] = _without_timing(json.loads(path.read_text(encoding="utf-8")))
+        elif path.name == "report.html":     # its "slowest" table lists grading times
+            files[rel] = re.sub(r"<table><tr><th>student</th><th class=n>grading time</th>.*?</table>", "",
+                                path.read_text(encoding="utf-8"), flags=re.S)
+        elif path.suffix == ".json" and path.parent.name == "results":
             data = json.loads(path.read_text(encoding="utf-8"))
             for extra in (data["extra_data"], data["extra_data"]["result"]):
                 extra.pop("duration_s", None)
             data["extra_data"].pop("signature", None)
             files[rel] = data
-        else:
-            files[rel] = path.read_text(encoding="utf-8")
+        else:   # an HTML page's stamp hashes its result, timing included: it differs between any two runs
+            files[rel] = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                                   if not line.startswith("<!-- attnkit "))
     return files
 
 
