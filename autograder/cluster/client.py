@@ -17,14 +17,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from autograder.classroom import (Student, feedback_path, find_students, fingerprint, grader_failure,
-                                  kit_fingerprint, load_previous, result_path, result_text, run_key)
-from autograder.cluster.stored import StoredResults, digest, write_grades_csv
+                                  kit_fingerprint, load_previous, result_path, result_text, run_key, unanswered)
+from autograder.cluster.stored import StoredResults, digest
 from autograder.cluster.transport import pack_submission
-from autograder.cluster.validate import BadAnswer, parse_answer
+from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
 from autograder.config import CourseConfig
 from autograder.grading import limits_for
 from autograder.reports.feedback import feedback_markdown
+from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 
 OnResult = Callable[[SubmissionResult, bool], None]
@@ -77,7 +78,8 @@ def default_in_flight(client) -> int:
 def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, scheduler, *,
                            regrade: bool = False, in_flight: int | None = None,
                            on_result: OnResult | None = None, on_start: Callable[[int], None] | None = None,
-                           task: Callable[..., str] = grade_packed) -> StoredResults:
+                           task: Callable[..., str] = grade_packed, exports: tuple[str, ...] = (),
+                           isolation: bool = True) -> StoredResults:
     """Grade every student on the cluster at `scheduler` (an address, or a distributed.Client)
     and write OUT as `grade_class` does. Returns the results as a Sequence read from OUT."""
     class_dir, out = Path(class_dir), Path(out)
@@ -89,7 +91,8 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     owned = isinstance(scheduler, str)
     client = connect(scheduler) if owned else scheduler
     try:
-        plugin = SandboxPlugin(limits_for(course), (str(class_dir.resolve()), str(out.resolve())), course.seed)
+        plugin = SandboxPlugin(limits_for(course), (str(class_dir.resolve()), str(out.resolve())), course.seed,
+                               isolation)
         ensure_plugin(client, plugin)
         run = _Run(client, out, course, key, task, in_flight or default_in_flight(client), on_result, plugin.name)
         run.grade(_to_grade(run, students, regrade))
@@ -102,7 +105,7 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     finally:
         if owned:
             client.close()
-    write_grades_csv(out, stored, tuple(course.exercises))
+    finish_run(out, stored, course, exports=exports)     # grades.csv, summary, report, as locally
     return stored
 
 
@@ -168,7 +171,9 @@ class _Run:
             raise
 
     def _submit(self, todo, waiting: dict, done) -> bool:
-        item = next(todo, None)
+        while (item := next(todo, None)) is not None and item[0].refused:
+            # A folder intake refused (a link): graded here as locally, nothing to send.
+            self.record(item[0], unanswered(item[0], self.course, item[0].refused, "refused"), item[1])
         if item is None:
             return False
         student, fp = item
@@ -183,14 +188,20 @@ class _Run:
     def _finish(self, future, student: Student, fp: str) -> None:
         try:
             result = parse_answer(future.result(), student.name, self.course)
+        except WorkerRefused as err:
+            raise ClusterError(f"a worker refused to grade: {err} (--no-isolation grades anyway)") from None
         except BadAnswer as err:
             result, fp = grader_failure(student, self.course, RuntimeError(str(err))), ""
         except Exception as err:  # noqa: BLE001 - a lost worker: that student is not graded this run
             result, fp = grader_failure(student, self.course, err), ""
+        self.record(student, result, fp)
+
+    def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
         text = result_text(result, fp, self.course, self.key)
         # The feedback page, then the result (a rerun looks for the result), as in a local run.
         write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course))
         write_atomic(result_path(self.out, student.name), text)
+        write_feedback_html(self.out, result, self.course)
         self.digests[student.name] = digest(text)
         if self.on_result:
             self.on_result(result, False)

@@ -1,6 +1,7 @@
 """A class's results read back from OUT/results one at a time, so a run of thousands of
-students never holds them all: a Sequence for the end-of-run reports (grades.csv, the summary,
-the gradebook), checked against the digests the client kept of what it wrote."""
+students does not hold them all while it grades: a Sequence for the end-of-run reports
+(finish_run, the summary, the gradebook), checked against the digests the client kept of what
+it wrote."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.classroom import result_path
-from autograder.reports.grades_csv import grades_csv
-from autograder.results import SubmissionResult, write_atomic
+from autograder.results import SubmissionResult
 
 
 def digest(text: str) -> str:
@@ -53,12 +53,3 @@ class StoredResults(Sequence):
     def changed(self) -> list[str]:
         """Students whose result file differs from what was written."""
         return [n for n in self.names if self.text(n) is None]
-
-
-def write_grades_csv(out: Path, results: StoredResults, stems: tuple[str, ...]) -> None:
-    """grades.csv as `grades_csv` writes it, one student at a time (rows sorted by student, as
-    there)."""
-    lines = [grades_csv([], stems)]
-    for name in sorted(results.names):
-        lines.append(grades_csv([results.load(name)], stems).split("\n", 1)[1])
-    write_atomic(Path(out) / "grades.csv", "".join(lines))

@@ -1,14 +1,15 @@
 """A submission as bytes: packed by the client from its folder, unpacked on a worker.
 
-Only the contract's files travel (`<stem>.py`, `<stem>.ipynb` for the course's stems), read
-with O_NOFOLLOW from regular files: a link is never followed. What the loader needs to say
-the same thing on the worker as it would locally travels too, without the content it refuses:
-a symbolic link becomes a dangling link (the loader reports "is a symbolic link"), a file over
-the loader's size limit becomes a sparse file of the same size (it reports the size), and each
-file keeps its modification time (the loader grades the newer of `.py` and `.ipynb`).
+The student's folder travels as a tree, so the worker's intake (autograder.intake) sees what a
+local run sees: every entry's name and kind down to the depth intake looks at, the content of
+the files it may grade (`.py`, `.ipynb`), each file's modification time, and symbolic links as
+links with their target text (never followed here: intake judges them on the worker exactly as
+locally, following only links that stay inside the folder). A file over the loader's size
+limit travels as its size (a sparse file there); other files travel empty (intake only lists
+them). Entries are read with lstat and O_NOFOLLOW.
 
-The format is a POSIX (pax) tar built member by member, and unpacking writes each member
-itself after checking its name and type: tarfile's own extraction is never used.
+The format is a POSIX (pax) tar built member by member; unpacking writes each member itself
+after checking its name and type, never through a link: tarfile's own extraction is not used.
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ import stat
 import tarfile
 from pathlib import Path
 
-from autograder.load import MAX_BYTES
+from autograder.intake import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
 
 SIZE_KEY = "ATTNKIT.size"          # pax header: the size of a file sent without its content
 MTIME_KEY = "ATTNKIT.mtime_ns"     # pax header: the exact modification time
 LINK_TARGET = "/nonexistent/attnkit-link-not-followed"
-MAX_MEMBERS = 64                   # 2 files per stem; anything more is not a packed submission
+MAX_MEMBERS = 20_000               # entries of one packed submission
 MAX_SPARSE = 1 << 40               # a size claimed for an oversized file
+MAX_DEPTH = MAX_DESCENT + 1        # folders below the student's that intake may look into
+MAX_TOTAL = 32 * 1024 * 1024       # bytes of source files sent for one submission
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 class PackError(ValueError):
@@ -36,32 +40,59 @@ def contract_names(stems: tuple[str, ...]) -> list[str]:
     return [f"{stem}{suffix}" for stem in stems for suffix in (".py", ".ipynb")]
 
 
-def pack_submission(folder: Path, stems: tuple[str, ...]) -> bytes:
-    """The contract's files of `folder` as a tar (bytes). Files that are missing are left out."""
+def pack_submission(folder: Path, stems: tuple[str, ...] = ()) -> bytes:
+    """The student's folder as a tar (bytes): see the module's docstring."""
     buf = io.BytesIO()
+    budget = [MAX_TOTAL]
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name in contract_names(stems):
-            _add(tar, Path(folder), name)
+        _walk(tar, Path(folder), "", 0, budget)
     return buf.getvalue()
 
 
-def _add(tar: tarfile.TarFile, folder: Path, name: str) -> None:
-    path = folder / name
+def _walk(tar: tarfile.TarFile, folder: Path, prefix: str, depth: int, budget: list) -> None:
     try:
-        st = os.lstat(path)
+        with os.scandir(folder) as it:
+            names = sorted(e.name for e in it)[:MAX_ENTRIES]
     except OSError:
         return
-    info = tarfile.TarInfo(name)
-    info.mtime = st.st_mtime
+    for name in names:
+        rel = f"{prefix}{name}"
+        try:
+            st = os.lstat(folder / name)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            info = _info(rel, st, tarfile.DIRTYPE)
+            tar.addfile(info)
+            if depth < MAX_DEPTH:
+                _walk(tar, folder / name, f"{rel}/", depth + 1, budget)
+        elif stat.S_ISLNK(st.st_mode):
+            info = _info(rel, st, tarfile.SYMTYPE)
+            try:
+                info.linkname = os.readlink(folder / name)
+            except OSError:
+                info.linkname = LINK_TARGET
+            tar.addfile(info)
+        elif stat.S_ISREG(st.st_mode):
+            _add_file(tar, folder / name, rel, st, budget)
+        else:       # a fifo, socket or device: intake sees "not a regular file"; a fifo says the same
+            tar.addfile(_info(rel, st, tarfile.FIFOTYPE))
+
+
+def _info(rel: str, st: os.stat_result, kind: bytes) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(rel)
+    info.type, info.mtime = kind, st.st_mtime
     info.pax_headers = {MTIME_KEY: str(st.st_mtime_ns)}
-    if stat.S_ISLNK(st.st_mode):
-        info.type, info.linkname = tarfile.SYMTYPE, LINK_TARGET
-        tar.addfile(info)
+    return info
+
+
+def _add_file(tar: tarfile.TarFile, path: Path, rel: str, st: os.stat_result, budget: list) -> None:
+    info = _info(rel, st, tarfile.REGTYPE)
+    if not rel.lower().endswith(SOURCE_SUFFIXES):
+        tar.addfile(info)        # intake only lists it: its name and kind travel, not its bytes
         return
-    if not stat.S_ISREG(st.st_mode):
-        return     # a folder or a fifo with a contract name: the loader sees no file either
-    if st.st_size > MAX_BYTES:
-        info.pax_headers[SIZE_KEY] = str(st.st_size)
+    if st.st_size > MAX_BYTES or st.st_size > budget[0]:
+        info.pax_headers[SIZE_KEY] = str(max(st.st_size, MAX_BYTES + 1))
         tar.addfile(info)
         return
     try:
@@ -73,18 +104,19 @@ def _add(tar: tarfile.TarFile, folder: Path, name: str) -> None:
             return
         data = fh.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:     # it grew since the lstat: send its size, as above
-        info.pax_headers[SIZE_KEY] = str(max(len(data), st.st_size))
+        info.pax_headers[SIZE_KEY] = str(len(data))
         tar.addfile(info)
         return
+    budget[0] -= len(data)
     info.size = len(data)
     tar.addfile(info, io.BytesIO(data))
 
 
-def unpack_submission(data: bytes, folder: Path, stems: tuple[str, ...]) -> list[str]:
-    """Writes the packed files into the (empty, private) `folder`; returns the names written.
-    Raises PackError for anything that is not exactly what `pack_submission` makes."""
-    allowed = set(contract_names(stems))
+def unpack_submission(data: bytes, folder: Path, stems: tuple[str, ...] = ()) -> list[str]:
+    """Writes the packed tree into the (empty, private) `folder`; returns the names written.
+    Raises PackError for anything that is not what `pack_submission` makes."""
     written: list[str] = []
+    dirs: set[str] = {""}
     try:
         tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
     except tarfile.TarError as err:
@@ -92,19 +124,35 @@ def unpack_submission(data: bytes, folder: Path, stems: tuple[str, ...]) -> list
     with tar:
         for count, member in enumerate(_members(tar)):
             if count >= MAX_MEMBERS:
-                raise PackError("too many files in a packed submission")
+                raise PackError("too many entries in a packed submission")
             name = member.name
-            if name not in allowed or name in written:
-                raise PackError(f"unexpected file in a packed submission: {name[:80]!r}")
-            target = os.path.join(folder, name)
-            if member.issym():
-                os.symlink(LINK_TARGET, target)
-            elif member.isreg():
-                _write(tar, member, target)
-            else:
-                raise PackError(f"unexpected member type in a packed submission: {name!r}")
+            parts = name.split("/")
+            parent = "/".join(parts[:-1])
+            if (not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts)
+                    or parent not in dirs or name in written or len(parts) > MAX_DEPTH + 1):
+                raise PackError(f"unexpected entry in a packed submission: {name[:80]!r}")
+            target = os.path.join(folder, *parts)
+            try:
+                _create(tar, member, target)
+            except OSError as err:
+                raise PackError(f"entry {name[:80]!r} could not be written: {err.strerror or err}") from None
+            if member.isdir():
+                dirs.add(name)
             written.append(name)
     return written
+
+
+def _create(tar: tarfile.TarFile, member: tarfile.TarInfo, target: str) -> None:
+    if member.isdir():
+        os.mkdir(target, 0o700)
+    elif member.issym():
+        os.symlink(member.linkname, target)   # judged by intake there, never followed here
+    elif member.isreg():
+        _write(tar, member, target)
+    elif member.isfifo():
+        os.mkfifo(target, 0o600)
+    else:
+        raise PackError(f"unexpected member type in a packed submission: {member.name[:80]!r}")
 
 
 def _members(tar: tarfile.TarFile):

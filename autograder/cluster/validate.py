@@ -18,6 +18,10 @@ class BadAnswer(ValueError):
     """A worker's answer that is not a valid result (its message says what is wrong)."""
 
 
+class WorkerRefused(RuntimeError):
+    """A worker where the sandbox's jail does not hold: it grades nobody (--no-isolation to grade anyway)."""
+
+
 def parse_answer(text: str, student: str, course: CourseConfig) -> SubmissionResult:
     """The SubmissionResult in a worker's answer, or BadAnswer (an "error" answer included)."""
     if not isinstance(text, str) or len(text) > MAX_ANSWER:
@@ -28,6 +32,8 @@ def parse_answer(text: str, student: str, course: CourseConfig) -> SubmissionRes
         raise BadAnswer(f"the worker's answer is not JSON ({err})") from None
     if not isinstance(data, dict):
         raise BadAnswer("the worker's answer is not a JSON object")
+    if "refused" in data:
+        raise WorkerRefused(str(data["refused"])[:500])
     if "error" in data:
         raise BadAnswer(f"the worker could not grade it: {str(data['error'])[:500]}")
     try:

@@ -25,11 +25,10 @@ from typing import Iterator
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from autograder.classroom import kit_fingerprint
+from autograder.classroom import Student, grade_student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config import CourseConfig
-from autograder.grading import grade_submission
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Limits, Sandbox, SandboxError
 
 PLUGIN_PREFIX = "attnkit-sandbox-"
 
@@ -42,13 +41,16 @@ class SandboxPlugin(WorkerPlugin):
     """One warm Sandbox per worker thread (made when first needed, the first at setup),
     closed at teardown. Submissions are unpacked under a private folder hidden from them."""
 
-    def __init__(self, limits: Limits, hide: tuple[str, ...] = (), seed: int | None = None):
+    def __init__(self, limits: Limits, hide: tuple[str, ...] = (), seed: int | None = None,
+                 isolation: bool = True):
         self.limits_fields = asdict(limits)   # plain data: the plugin travels to the workers
         self.extra_hide = tuple(str(p) for p in hide)   # the class and OUT, if a worker sees them
         self.seed = seed                      # the course's: the reference answers to compute ahead
+        self.isolation = isolation            # refuse to grade where the sandbox's jail does not hold
+        self.refusal = ""                     # why this worker cannot grade (the jail does not hold)
         # The name says what the sandboxes are made with: a run with the same limits and folders
         # finds them registered and warm; other settings get a plugin (and sandboxes) of their own.
-        token = json.dumps([self.limits_fields, self.extra_hide, seed], sort_keys=True)
+        token = json.dumps([self.limits_fields, self.extra_hide, seed, isolation], sort_keys=True)
         self.name = PLUGIN_PREFIX + hashlib.sha256(token.encode()).hexdigest()[:16]
         self._idle: queue.LifoQueue | None = None
         self._all: list[Sandbox] = []
@@ -57,10 +59,12 @@ class SandboxPlugin(WorkerPlugin):
         self.hide: tuple[str, ...] = ()
 
     def __getstate__(self):
-        return {"limits_fields": self.limits_fields, "extra_hide": self.extra_hide, "seed": self.seed}
+        return {"limits_fields": self.limits_fields, "extra_hide": self.extra_hide, "seed": self.seed,
+                "isolation": self.isolation}
 
     def __setstate__(self, state):
-        self.__init__(Limits(**state["limits_fields"]), tuple(state["extra_hide"]), state["seed"])
+        self.__init__(Limits(**state["limits_fields"]), tuple(state["extra_hide"]), state["seed"],
+                      state["isolation"])
 
     def setup(self, worker) -> None:
         self.root = tempfile.mkdtemp(prefix="attnkit-worker-")
@@ -70,7 +74,11 @@ class SandboxPlugin(WorkerPlugin):
         # the class and OUT where a shared file system shows them to the worker too.
         self.hide = tuple(p for p in (self.root, local, *self.extra_hide) if p and os.path.isdir(p))
         self._idle = queue.LifoQueue()
-        self._idle.put(self._new())            # warm before the first task arrives
+        try:
+            # Warm before the first task arrives; the jail is checked here, once per worker.
+            self._idle.put(self._new(require_isolation=self.isolation))
+        except SandboxError as err:
+            self.refusal = str(err)
         # The grader's side warms too, off the event loop: the reference answers of every check
         # (seconds for scaling and multihead) and nbformat, which every first submission would pay.
         threading.Thread(target=warm_up, args=(self.seed,), daemon=True, name="attnkit-warm-up").start()
@@ -83,8 +91,8 @@ class SandboxPlugin(WorkerPlugin):
         if self.root:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def _new(self) -> Sandbox:
-        box = Sandbox(Limits(**self.limits_fields), hide=self.hide)
+    def _new(self, require_isolation: bool = False) -> Sandbox:
+        box = Sandbox(Limits(**self.limits_fields), hide=self.hide, require_isolation=require_isolation)
         with self._lock:
             self._all.append(box)
         return box
@@ -152,13 +160,15 @@ def grade_packed(student: str, packed: bytes, course_json: str, kit: str, plugin
             raise KitMismatch("this worker has another version of attnkit than the client "
                               "(install the same kit on every worker)")
         plugin = _plugin(plugin_name)
+        if plugin.refusal:
+            return json.dumps({"refused": plugin.refusal})
         course = CourseConfig.model_validate_json(course_json)
         with plugin.private_folder() as folder:
             unpack_submission(packed, folder, tuple(course.exercises))
             for attempt in (1, 2):
                 try:
                     with plugin.sandbox() as box:
-                        result = grade_submission(folder, course, box, student=student)
+                        result = grade_student(Student(student, folder), course, box)
                     break
                 except Exception:  # noqa: BLE001 - a broken sandbox: once more on a fresh one
                     if attempt == 2:

@@ -27,11 +27,11 @@ def gradescope_root() -> Path:
 
 def run(root: Path) -> dict:
     from autograder.checks import check_ids
-    from autograder.classroom import Student, grader_failure
+    from autograder.classroom import Student, grade_student, grader_failure
     from autograder.config import load_course
     from autograder.gradescope.results import results_json
     from autograder.gradescope.submission import find_submission
-    from autograder.grading import grade_submission, limits_for
+    from autograder.grading import limits_for
     from autograder.results import dumps, write_atomic
     from autograder.sandbox import Sandbox
 
@@ -49,7 +49,7 @@ def run(root: Path) -> dict:
         hide = tuple(str(p) for p in (submission, source, results) if p.is_dir())
         _root_only(hide)
         with Sandbox(limits_for(course), hide=hide) as sandbox:
-            result = grade_submission(found.folder, course, sandbox, student="submission")
+            result = grade_student(Student("submission", found.folder), course, sandbox)
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens
         result = grader_failure(Student("submission", submission), course, err)
     data = results_json(result, course, settings, notes=notes, execution_time=time.monotonic() - started)
