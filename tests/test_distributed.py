@@ -265,7 +265,7 @@ def test_a_class_on_two_workers_grades_exactly_as_a_local_run_and_resumes(tmp_pa
     assert results["spy"]["score"] == results["writer"]["score"] == 14   # found nothing, changed nothing
     assert not (class_dir / "writer" / "results.json").exists()
     assert "symbolic link" in json.dumps(results["linked"])
-    assert "is 3.0 MB" in json.dumps(results["huge"])
+    assert "the limit is 2 MB" in json.dumps(results["huge"])
 
     # Resume: nothing changed, so nothing is sent again; a forged result is graded again.
     forged = cluster_out / "results" / "cleo.json"
@@ -347,5 +347,6 @@ def test_two_thousand_students_stream_to_disk_with_bounded_client_memory(tmp_pat
     # here: about 20 MB more for 1,800 more students (71 MB written).
     assert peaks[2000] - peaks[200] < 0.4 * written, (peaks, written)
     rows = (out / "grades.csv").read_text().splitlines()
-    assert len(rows) == 2001 and rows[1].startswith("s00000,") and rows[-1].endswith(",46,46")
+    total, max_total = rows[-1].split(",")[-2:]
+    assert len(rows) == 2001 and rows[1].startswith("s00000,") and total == max_total   # every student correct
     assert json.loads((out / "results" / "s01999.json").read_text())["extra_data"]["result"]["student"] == "s01999"

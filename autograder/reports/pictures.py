@@ -98,7 +98,10 @@ def render(visual: dict) -> str | None:
 def figure_svg(fig) -> str:
     """A matplotlib Figure as an inline <svg> element (no XML prolog, no doctype)."""
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "attnkit"}):   # the same picture, the same bytes (no date, fixed ids)
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg"):]
 

@@ -146,7 +146,7 @@ def _heat_map(s: dict) -> str:
     buf = io.BytesIO()
     with warnings.catch_warnings():    # a name in a script the font lacks: the table below shows it
         warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=90, bbox_inches="tight", metadata={"Software": None})
     data = base64.b64encode(buf.getvalue()).decode()
     legend = " ".join(f'<span style="color:rgb({",".join(str(int(255 * c)) for c in COLOURS[k])})">&#9632;</span> '
                       f"{esc(v)}" for k, v in LEGEND.items())
