@@ -181,9 +181,10 @@ def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
         text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
         (folder / f"{stem}.ipynb").write_text(to_notebook(text, stem, f"solutions/{stem}.py"), encoding="utf-8")
     results, _ = _grade(root)
-    assert results["score"] == sum(t["max_score"] for t in results["tests"]) == 46
+    top = sum(t["max_score"] for t in results["tests"])
+    assert top > 0 and results["score"] == top
     assert "self_attention/" in results["output"]
-    assert results["leaderboard"] == [{"name": "score", "value": 46.0, "order": "desc"}]
+    assert results["leaderboard"] == [{"name": "score", "value": top, "order": "desc"}]
     hidden = _by_id(results)["attention.softmax.rows"]
     assert hidden["visibility"] == "after_published" and hidden["status"] == "passed"
 
@@ -194,7 +195,7 @@ def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
     shutil.copy(BUGGY, submission / "attention.py")
     results, _ = _grade(root)
     tests = _by_id(results)
-    assert 0 < results["score"] < 46
+    assert 0 < results["score"] < top
     assert tests["attention.softmax.rows"]["status"] == "passed"
     unscaled = [t for t in tests.values() if "misconception:no_scaling" in t["tags"]]
     assert unscaled and all(t["score"] == 0 and "Hint:" in t["output"] for t in unscaled)
