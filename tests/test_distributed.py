@@ -250,7 +250,10 @@ def _comparable(out: Path) -> dict[str, object]:
 @pytest.mark.slow
 def test_a_class_on_two_workers_grades_exactly_as_a_local_run_and_resumes(tmp_path, scheduler):
     class_dir, _ = _class(tmp_path)
-    course_file = small_course(tmp_path)
+    # The kit's time limits: on a loaded machine a 2 s limit times out honest code in one run and
+    # not the other, and the runs would differ by load, not by where they ran.
+    course_file = small_course(tmp_path, limits={"call_timeout": 10, "import_timeout": 20, "memory_mb": 1024,
+                                                 "cpu_seconds": 60, "max_processes": 32})
     local_out, cluster_out = tmp_path / "local-out", tmp_path / "cluster-out"
     grade_class(class_dir, local_out, course_at(course_file), jobs=2)
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course_file), "grade",
