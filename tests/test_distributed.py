@@ -232,24 +232,29 @@ def _comparable(out: Path) -> dict[str, object]:
         if path.name == "summary.json":
             files[rel] = _without_timing(json.loads(path.read_text(encoding="utf-8")))
         elif path.name == "report.html":     # its "slowest" table lists grading times
+            text = re.sub(r"<dc:date>.*?</dc:date>", "", path.read_text(encoding="utf-8"))
             files[rel] = re.sub(r"<table><tr><th>student</th><th class=n>grading time</th>.*?</table>", "",
-                                path.read_text(encoding="utf-8"), flags=re.S)
+                                text, flags=re.S)
         elif path.suffix == ".json" and path.parent.name == "results":
             data = json.loads(path.read_text(encoding="utf-8"))
             for extra in (data["extra_data"], data["extra_data"]["result"]):
                 extra.pop("duration_s", None)
             data["extra_data"].pop("signature", None)
             files[rel] = data
-        else:   # an HTML page's stamp hashes its result, timing included: it differs between any two runs
-            files[rel] = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
-                                   if not line.startswith("<!-- attnkit "))
+        else:   # an HTML page's stamp hashes its result, timing included, and its pictures carry
+            # matplotlib's date: both differ between any two runs
+            text = re.sub(r"<dc:date>.*?</dc:date>", "", path.read_text(encoding="utf-8"))
+            files[rel] = "\n".join(line for line in text.splitlines() if not line.startswith("<!-- attnkit "))
     return files
 
 
 @pytest.mark.slow
 def test_a_class_on_two_workers_grades_exactly_as_a_local_run_and_resumes(tmp_path, scheduler):
     class_dir, _ = _class(tmp_path)
-    course_file = small_course(tmp_path)
+    # The kit's time limits: on a loaded machine a 2 s limit times out honest code in one run and
+    # not the other, and the runs would differ by load, not by where they ran.
+    course_file = small_course(tmp_path, limits={"call_timeout": 10, "import_timeout": 20, "memory_mb": 1024,
+                                                 "cpu_seconds": 60, "max_processes": 32})
     local_out, cluster_out = tmp_path / "local-out", tmp_path / "cluster-out"
     grade_class(class_dir, local_out, course_at(course_file), jobs=2)
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course_file), "grade",
@@ -265,7 +270,8 @@ def test_a_class_on_two_workers_grades_exactly_as_a_local_run_and_resumes(tmp_pa
     assert results["spy"]["score"] == results["writer"]["score"] == 14   # found nothing, changed nothing
     assert not (class_dir / "writer" / "results.json").exists()
     assert "symbolic link" in json.dumps(results["linked"])
-    assert "the limit is 2 MB" in json.dumps(results["huge"])
+    huge = next(e for e in results["huge"]["exercises"] if e["stem"] == "attention")
+    assert all(c["status"] == "error" and c["reason"] in ("load_error", "refused") for c in huge["checks"])
 
     # Resume: nothing changed, so nothing is sent again; a forged result is graded again.
     forged = cluster_out / "results" / "cleo.json"
@@ -347,6 +353,6 @@ def test_two_thousand_students_stream_to_disk_with_bounded_client_memory(tmp_pat
     # here: about 20 MB more for 1,800 more students (71 MB written).
     assert peaks[2000] - peaks[200] < 0.4 * written, (peaks, written)
     rows = (out / "grades.csv").read_text().splitlines()
-    total, max_total = rows[-1].split(",")[-2:]
-    assert len(rows) == 2001 and rows[1].startswith("s00000,") and total == max_total   # every student correct
+    top = sum(c.points for ex in course_at(KIT_ROOT / "course.yml").exercises.values() for c in ex.checks.values())
+    assert len(rows) == 2001 and rows[1].startswith("s00000,") and rows[-1].endswith(f",{top:g},{top:g}")
     assert json.loads((out / "results" / "s01999.json").read_text())["extra_data"]["result"]["student"] == "s01999"
