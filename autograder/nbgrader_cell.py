@@ -123,8 +123,6 @@ def report_lines(results, course, points: float | None = None) -> list[str]:
     (a hidden check shows only whether it passed unless ``show_hidden``). ``points``: the
     cell's points, when more than these checks are worth (the released cell runs only the
     visible checks; the hidden ones are graded after hand-in)."""
-    from autograder.grading import GENERIC_HINT
-
     lines = []
     for r in results:
         lines.append(f"[{MARK.get(r.status, r.status.upper())}] {r.check_id} - {r.title} "
@@ -133,12 +131,10 @@ def report_lines(results, course, points: float | None = None) -> list[str]:
             continue
         if r.hidden and not course.show_hidden:
             lines.append("    a hidden check: its details are not shown")
-            continue
-        if r.message:
+        elif r.message:
             lines.append(f"    {_one_line(r.message)}")
-        hint = "" if course.hints == "off" else (GENERIC_HINT if course.hints == "generic" else r.hint)
-        if hint and r.status in ("failed", "error"):
-            lines.append(f"    Hint: {_one_line(hint)}")
+        if r.hint:   # decided once by grading, for the course's policy (a hidden check's names no input)
+            lines.append(f"    Hint: {_one_line(r.hint)}")
     total, best = sum(r.score for r in results), sum(r.max_score for r in results)
     if points is not None and points > best:
         rest = points - best

@@ -109,7 +109,8 @@ def assert_check(grader: _Grader, check_id: str) -> None:
     if result.passed:
         return
     if result.hidden and not grader.course.show_hidden:
-        pytest.fail(f"[{result.status}] {result.title}\na hidden check; its details are shown after grading",
+        hint = f"\nhint: {result.hint}" if result.hint else ""   # names no hidden input
+        pytest.fail(f"[{result.status}] {result.title}\na hidden check; its details are shown after grading{hint}",
                     pytrace=False)
     text = f"[{result.status}] {result.title}\n{result.message}"
     if result.hint:

@@ -87,6 +87,8 @@ def print_changes(console: Console, before: ExerciseResult | None, after: Exerci
             continue
         if c.hidden and not show_hidden:
             console.print("      a hidden check; its details are shown after grading", highlight=False)
+            if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
+                console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
             continue
         if c.message:
             console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)

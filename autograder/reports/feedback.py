@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from autograder.config import CourseConfig
-from autograder.grading import GENERIC_HINT
 from autograder.results import CheckResult, SubmissionResult
 
 
@@ -57,14 +56,6 @@ def _pts(x: float) -> str:
     return f"{x:g}"
 
 
-def _hint(check: CheckResult, course: CourseConfig) -> str:
-    if course.hints == "off" or check.status not in ("failed", "error"):
-        return ""
-    if course.hints == "generic":
-        return GENERIC_HINT
-    return check.hint
-
-
 def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
              f"Feedback for **{md_text(result.student)}**: "
@@ -96,9 +87,11 @@ def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
             lines.append(f"- {code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
             if c.hidden and not course.show_hidden:
                 lines.append("  - a hidden check; its details are shown after grading")
+                if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
+                    lines += ["", _indent(f"Hint: {md_text(c.hint)}")]
                 continue
             lines += ["", _indent(code_block(c.message or _label(c)))]
-            hint = _hint(c, course)
+            hint = c.hint   # decided once by grading, for the course's hint policy
             if hint:
                 lines += ["", f"  Hint: {md_text(hint)}"]
             lines.append("")

@@ -8,8 +8,9 @@ from autograder.results import CheckResult, SubmissionResult
 def check_output(check: CheckResult, *, show_hidden: bool) -> str:
     if check.passed:
         return "passed"
-    if check.hidden and not show_hidden:
-        return "A hidden check failed; its details are shown after grading."
+    if check.hidden and not show_hidden:   # the hint was made for it: it names no hidden input
+        text = "A hidden check failed; its details are shown after grading."
+        return f"{text}\n\nHint: {check.hint}" if check.hint else text
     text = check.message
     if check.hint:
         text += f"\n\nHint: {check.hint}"

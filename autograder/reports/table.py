@@ -45,6 +45,8 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
             console.print(head, highlight=False, soft_wrap=True)
             if c.hidden and not show_hidden:
                 console.print("      a hidden check; its details are shown after grading", highlight=False)
+                if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
+                    console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
                 continue
             console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
             if c.hint:
