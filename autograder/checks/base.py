@@ -110,9 +110,9 @@ class ReferenceImplementation:
         return self._overrides[name] if name in self._overrides else getattr(self._module, name)
 
     @property
-    def is_plain_reference(self) -> bool:
-        """No name replaced: the reference itself, whose answers may be cached across runs."""
-        return not self._overrides
+    def overrides(self) -> dict[str, Any]:
+        """The names replaced (empty: the reference itself), for caches that key on them."""
+        return dict(self._overrides)
 
     def value(self, name: str):
         return np.asarray(self.__getattr__(name), dtype=np.float64)
