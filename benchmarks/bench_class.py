@@ -42,6 +42,7 @@ KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
 from autograder.checks import check_ids  # noqa: E402
+from autograder.checks.reference_cache import cache_folder  # noqa: E402
 from autograder.classroom import default_jobs, grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
@@ -252,7 +253,12 @@ def main(argv=None) -> int:
     p.add_argument("--memory-interval", type=float, default=0.5,
                    help="seconds between two samples of the memory of the process tree (0: do not sample)")
     p.add_argument("--keep", type=Path, help="build the class and the results here and keep them")
+    p.add_argument("--cold-reference", action="store_true",
+                   help="an empty cache of reference runs (the first class graded on a machine); default: the "
+                        "user's cache as it is (made by any earlier run)")
     args = p.parse_args(argv)
+    if args.cold_reference:
+        os.environ["ATTNKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="attnkit-bench-cache-")
 
     root = args.keep or Path(tempfile.mkdtemp(prefix="attnkit-bench-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -269,7 +275,10 @@ def main(argv=None) -> int:
         jobs = args.jobs or default_jobs()
         print(f"class: {len(kinds)} students ({', '.join(f'{k} {v}' for k, v in sorted(_count(kinds).items()))})")
         print(f"grading with --jobs {jobs} on {os.cpu_count()} cores; call_timeout {args.call_timeout:g} s, "
-              f"import_timeout {args.import_timeout:g} s")
+              f"import_timeout {args.import_timeout:g} s; load average {os.getloadavg()[0]:.1f}")
+        cached = len(list(cache_folder().glob("*.json"))) if cache_folder().is_dir() else 0
+        print(f"reference runs cached on disk before grading: {cached} "
+              f"({'cold: made by this run' if not cached else 'warm: made by an earlier run'})")
 
         cpu0 = os.times()
         started = time.monotonic()

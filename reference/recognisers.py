@@ -155,7 +155,7 @@ def _stats_equal(a, b) -> bool:
 
 
 def _few_trials_spread(answer) -> tuple[float, float] | None:
-    """On the n_trials check (ten seeds with few trials, ten with many): the spreads of
+    """On the n_trials check (many seeds with few trials, a few with many): the spreads of
     std_unscaled across the seeds, (few, many), relative to their size (0.0: all the same)."""
     try:
         few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer)
@@ -168,7 +168,7 @@ def _few_trials_spread(answer) -> tuple[float, float] | None:
 
 def seed_ignored(answer, expected, ctx, check) -> bool:
     """On the seed check (one seed twice, then another): the two same-seed runs differ, or the
-    two seeds agree. On the n_trials check: ten seeds give the same numbers."""
+    two seeds agree. On the n_trials check: all the seeds give the same numbers."""
     if check.id.endswith(".n_trials"):
         spreads = _few_trials_spread(answer)
         return spreads is not None and spreads[0] == 0.0

@@ -109,6 +109,11 @@ class ReferenceImplementation:
             raise AttributeError(name)
         return self._overrides[name] if name in self._overrides else getattr(self._module, name)
 
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """The names replaced (empty: the reference itself), for caches that key on them."""
+        return dict(self._overrides)
+
     def value(self, name: str):
         return np.asarray(self.__getattr__(name), dtype=np.float64)
 
