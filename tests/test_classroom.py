@@ -463,16 +463,29 @@ def test_feedback_shows_scores_messages_and_hints(run):
 
 
 def test_feedback_follows_the_hint_policy_and_show_hidden(run):
-    cleo = run.results["cleo"]
+    """Grading decides the hint once, for the course's policy; the page shows what was decided."""
+    from autograder.grading import grade_submission, limits_for
+    from autograder.sandbox import Sandbox
+
+    def graded(**policy):
+        course = run.course.model_copy(update=policy)
+        with Sandbox(limits_for(course)) as sandbox:
+            result = grade_submission(DEMO / "cleo", course, sandbox, student="cleo", stems=("attention",))
+        checks = {c.check_id: c for c in result.checks}
+        return feedback_markdown(result, course), checks
+
     masked = run.check("cleo", "attention.scaled_dot_product_attention.bool_mask")
-    off = feedback_markdown(cleo, run.course.model_copy(update={"hints": "off"}))
+    off, _ = graded(hints="off")
     assert "Hint:" not in off and masked.message.split(";")[0] in off
-    generic = feedback_markdown(cleo, run.course.model_copy(update={"hints": "generic"}))
+    generic, _ = graded(hints="generic")
     assert GENERIC_HINT.split(":")[0] in generic and masked.hint.split(".")[0] not in generic
-    shown = feedback_markdown(cleo, run.course.model_copy(update={"show_hidden": True}))
-    assert "a hidden check" not in shown
     hidden = run.check("cleo", "attention.scaled_dot_product_attention.binary_mask")
-    assert hidden.message.split(";")[0] in shown
+    default = feedback_markdown(run.results["cleo"], run.course)
+    assert "a hidden check" in default and hidden.message.split(";")[0] not in default
+    assert hidden.hint.startswith("A hidden check failed") and hidden.hint in default   # what to try, no value
+    shown, checks = graded(show_hidden=True)
+    assert "a hidden check" not in shown
+    assert checks[hidden.check_id].message.split(";")[0] in shown
 
 
 def test_feedback_never_renders_what_a_submission_wrote(run):

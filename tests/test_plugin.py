@@ -72,13 +72,16 @@ def test_attnkit_reports_a_bad_course_file_without_a_traceback(tmp_path, capsys)
 
 
 def test_hidden_checks_show_as_attnkit_check_shows_them(pytester, capsys):
-    """A failed hidden check: its title and that it failed, no message, hint or misconception."""
+    """A failed hidden check: its title, that it failed, and the hint made for it (what kind of
+    input to try, the mistake named); never its message or a hidden value."""
     cleo = KIT_ROOT / "demo" / "class" / "cleo"
     result = _run(pytester, "--submission", str(cleo), "-k", "binary_mask or bool_mask")
     result.assert_outcomes(failed=2, deselected=N_CHECKS - 2)
     out = result.stdout.str()
     hidden_line = "a hidden check; its details are shown after grading"
-    assert out.count("hint: ") == 1 and out.count("misconception: mask_after_softmax") == 1   # bool_mask only
+    assert out.count("hint: ") == 2 and out.count("misconception: mask_after_softmax") == 1   # tag: bool_mask only
+    assert "hint: A hidden check failed (a 0/1 float mask" in out
+    assert "entries of output differ" in out and out.count("entries of output differ") == 1   # bool_mask's message
     assert hidden_line in out
     main(["check", "--submission", str(cleo), "--exercise", "attention"])
     assert hidden_line in capsys.readouterr().out
