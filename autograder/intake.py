@@ -256,35 +256,34 @@ def _inside(base: tuple[str, ...], target: str) -> tuple[str, ...] | None:
 
 # ---------------------------------------------------------------- discovery
 
-def _kit_inodes() -> frozenset[tuple[int, int]]:
-    """(device, inode) of the kit's own files: a hard link to one of them is never graded
-    (unless it is graded in its own folder: `attnkit check --submission solutions`)."""
+def _kit_roots() -> tuple[Path, ...]:
+    """The kit's folders of answers: its reference and its solutions."""
     import reference
 
-    roots = [Path(reference.__file__).parent, Path(reference.__file__).parent.parent / "solutions"]
+    here = Path(reference.__file__).parent
+    return here, here.parent / "solutions"
+
+
+def _identities(paths) -> frozenset[tuple[int, int]]:
     found = set()
-    for root in roots:
-        for path in root.glob("*.py"):
-            try:
-                st = path.stat()
-                found.add((st.st_dev, st.st_ino))
-            except OSError:
-                pass
-    return frozenset(found)
-
-
-def _kit_folders() -> frozenset[tuple[int, int]]:
-    """(device, inode) of the kit's folders of answers: there, the kit's files are its own."""
-    import reference
-
-    found = set()
-    for root in (Path(reference.__file__).parent, Path(reference.__file__).parent.parent / "solutions"):
+    for path in paths:
         try:
-            st = root.stat()
+            st = path.stat()
             found.add((st.st_dev, st.st_ino))
         except OSError:
             pass
     return frozenset(found)
+
+
+def _kit_inodes() -> frozenset[tuple[int, int]]:
+    """(device, inode) of the kit's own files: a hard link to one of them is never graded
+    (unless it is graded in its own folder: `attnkit check --submission solutions`)."""
+    return _identities(path for root in _kit_roots() for path in root.glob("*.py"))
+
+
+def _kit_folders() -> frozenset[tuple[int, int]]:
+    """(device, inode) of the kit's folders of answers: there, the kit's files are its own."""
+    return _identities(_kit_roots())
 
 
 _kit_folders = lru_cache(maxsize=1)(_kit_folders)

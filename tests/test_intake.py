@@ -225,6 +225,8 @@ def test_a_hard_link_to_the_kits_solution_is_refused(tmp_path):
         pytest.skip("the kit lies on another file system: no hard link can be made to it")
     loaded = load_stem(tmp_path, "attention")
     assert isinstance(loaded, LoadError) and loaded.reason == "refused" and "hard link" in loaded.message
+    # ... while the kit's own folder still grades its own file (`attnkit check --submission solutions`)
+    assert isinstance(load_stem(SOLUTIONS, "attention"), SourceFile)
 
 
 def test_other_hard_links_are_graded_and_flagged(tmp_path):
