@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from autograder.contract import RETURNS
+from autograder.roster import descend
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen
@@ -32,7 +33,6 @@ MAX_DESCENT = 3                  # single subfolders descended into (zip inside 
 MAX_LINK_HOPS = 8
 SUFFIXES = (".py", ".ipynb")
 
-_O_DIR = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _O_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 IGNORED_NAMES = {"__MACOSX", "__pycache__", "Thumbs.db", "desktop.ini", "Icon\r"}
@@ -195,16 +195,7 @@ class Folder:
             os.close(fd)
 
     def _open_dir(self, parts: tuple[str, ...]) -> int:
-        fd = os.dup(self.fd)
-        try:
-            for part in parts:
-                nxt = os.open(part, _O_DIR, dir_fd=fd)
-                os.close(fd)
-                fd = nxt
-            return fd
-        except BaseException:
-            os.close(fd)
-            raise
+        return descend(os.dup(self.fd), parts)
 
     def _resolve(self, parts: tuple[str, ...]) -> tuple[str, ...]:
         """`parts` with every link inside the folder replaced by its target; Refused when a link

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from autograder.checks import CHECKS
 from autograder.config import DEFAULT_COURSE, ConfigError, load_course
 from autograder.results import CheckResult, ExerciseResult
 
@@ -38,10 +37,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     grader = config.stash.get(_STATE_KEY, None)
     if grader is not None:
         grader.close()
-
-
-def check_params(stem: str) -> list:
-    return [pytest.param(c.id, id=c.id, marks=pytest.mark.check(c.id)) for c in CHECKS[stem]]
 
 
 class _Grader:

@@ -73,8 +73,14 @@ def open_confined(folder: Path) -> int:
     folder = Path(folder)
     parts = folder.parts
     fd = os.open(Path(*parts[:-2]) if len(parts) > 2 else Path(parts[0]), _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    return descend(fd, parts[-2:] if len(parts) > 2 else parts[1:])
+
+
+def descend(fd: int, parts) -> int:
+    """The folder `parts` below the folder `fd`, opened one step at a time without following a
+    link. Takes `fd` over: it is closed, also when a step fails."""
     try:
-        for part in parts[-2:] if len(parts) > 2 else parts[1:]:
+        for part in parts:
             nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = nxt
