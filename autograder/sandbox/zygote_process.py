@@ -22,6 +22,16 @@ ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.p
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
 
 
+UID_BASE = 1_000_000
+_SANDBOX_IDS = itertools.count()
+
+
+def next_private_uid() -> int:
+    """As root: a private uid for one Sandbox, unique among the Sandboxes of this process and,
+    by the pid, among the grader processes of this machine."""
+    return UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
+
+
 class _ZygoteDied(Exception):
     pass
 
@@ -43,6 +53,7 @@ class _Zygote:
         finally:
             theirs.close()
         self.sock = ours
+        self.config = config
         self.pid = self.proc.pid
         self.ready = False
         self.layers: dict = {}

@@ -1,0 +1,138 @@
+"""Zygotes started before the grader has imported itself.
+
+A zygote's warm-up (numpy: ~0.3 s, matplotlib: ~0.8 s, torch: ~2.5 s) is the longest wait of a
+cold `attnkit check`. Started as the command's first act -- before the grader imports pydantic,
+rich, numpy and its checks -- it runs on the second core while those imports run on the first,
+and the Sandbox made later adopts it instead of starting its own.
+
+This module must stay cheap to import (no numpy, nothing of the kit but the zygote process):
+it is imported before everything else.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import json
+import os
+import re
+from pathlib import Path
+
+from autograder.sandbox.zygote_process import _Zygote
+
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
+_MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
+
+_waiting: list[_Zygote] = []     # started early, not yet adopted by a Sandbox
+
+
+def imported_modules(text: str) -> set[str]:
+    """Top-level names of the modules a source imports: import statements anywhere (a function
+    may import inside), except in `if __name__ == "__main__":` demo blocks, which the grader
+    never runs. A comment that mentions torch does not start a torch zygote."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _imported_by_pattern(text)
+    names: set[str] = set()
+    todo = [node for node in tree.body if not _is_main_block(node)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__" and isinstance(test.ops[0], ast.Eq))
+
+
+def _imported_by_pattern(text: str) -> set[str]:
+    """For a source that does not parse (it will fail to import anyway): its import lines."""
+    names = set()
+    for match in _IMPORT.finditer(text):
+        if match.group(1):
+            names.add(match.group(1).split(".")[0])
+        else:
+            for part in match.group(2).split(","):
+                words = part.split()
+                if words:
+                    names.add(words[0].split(".")[0])
+    return names
+
+
+def needs_of(texts: list[str]) -> tuple[bool, bool]:
+    """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
+    imported = set().union(*(imported_modules(text) for text in texts))
+    return "torch" in imported, "matplotlib" in imported
+
+
+def zygote_config(needs: tuple[bool, bool], uid: int | None, jail: bool, tmp_mb: int) -> dict:
+    return {"torch": needs[0], "matplotlib": needs[1], "uid": uid, "jail": jail, "tmp_mb": tmp_mb}
+
+
+def start(configs: list[dict]) -> None:
+    """Starts one zygote per config, now, without waiting for any."""
+    for config in configs:
+        if not any(z.config == config for z in _waiting):
+            _waiting.append(_Zygote(config))
+
+
+def adopt(config: dict, *, any_uid: bool) -> _Zygote | None:
+    """The early zygote started with this config (with `any_uid`: whatever its private uid),
+    handed over to the caller; None if there is none or it died."""
+    for z in list(_waiting):
+        same = all(z.config.get(k) == v for k, v in config.items() if not (any_uid and k == "uid"))
+        if same:
+            _waiting.remove(z)
+            if z.alive():
+                return z
+            z.close()
+    return None
+
+
+def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool, bool]]:
+    """The zygotes a submission folder's files will need, read from their import lines (a
+    notebook's code cells included). Unreadable files need nothing early: the loader reports them."""
+    needs: set[tuple[bool, bool]] = set()
+    try:
+        entries = list(os.scandir(folder))[:200]
+    except OSError:
+        return needs
+    for entry in entries:
+        stem, ext = os.path.splitext(entry.name)
+        if ext not in (".py", ".ipynb") or (stems is not None and stem not in stems):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or entry.stat().st_size > _MAX_SCAN_BYTES:
+                continue
+            text = Path(entry.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        needs.add(needs_of(_notebook_cells(text) if ext == ".ipynb" else [text]))
+    return needs
+
+
+def _notebook_cells(text: str) -> list[str]:
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError, RecursionError):
+        return []
+    parts = []
+    for cell in cells if isinstance(cells, list) else []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            parts.append("".join(map(str, source)) if isinstance(source, list) else str(source))
+    return parts
+
+
+@atexit.register
+def _close_unadopted() -> None:
+    while _waiting:
+        _waiting.pop().close()

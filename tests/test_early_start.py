@@ -1,0 +1,67 @@
+"""`attnkit check` starts the zygotes its files need before the grader imports itself, and the
+Sandbox adopts them: a cold check pays each warm-up once, beside the grader's own imports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+from autograder.sandbox import early
+from autograder.sandbox.zygote_process import _Zygote
+
+KIT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import numpy as np\n", set()),
+    ("import torch\nfrom torch import nn\n", {"torch"}),
+    ("def plot():\n    import matplotlib.pyplot as plt\n", {"matplotlib"}),   # imported when called
+    ('if __name__ == "__main__":\n    import matplotlib.pyplot as plt\n', set()),   # a demo: never run
+    ("# import torch would be slow\nx = 'import torch'\n", set()),
+    ("%matplotlib inline\nimport matplotlib.pyplot as plt\n", {"matplotlib"}),   # does not parse: by lines
+])
+def test_what_a_source_imports(source, expected):
+    assert early.imported_modules(source) & {"torch", "matplotlib"} == expected
+
+
+def test_the_bundled_numpy_exercises_need_no_matplotlib_to_be_graded():
+    """Their demos draw, but only in `if __name__ == "__main__":` blocks the grader never runs."""
+    for stem in ("hand_computation", "attention", "causal_mask"):
+        for folder in ("solutions", "exercises"):
+            path = KIT / folder / f"{stem}.py"
+            assert early.needs_of([path.read_text(encoding="utf-8")]) == (False, False), path
+
+
+def test_a_notebook_is_read_cell_by_cell(tmp_path):
+    cells = [{"cell_type": "code", "source": ["%matplotlib inline\n", "import numpy as np\n"]},
+             {"cell_type": "markdown", "source": "import torch"},
+             {"cell_type": "code", "source": "import matplotlib.pyplot as plt\n"}]
+    (tmp_path / "scaling.ipynb").write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    (tmp_path / "multihead.py").write_text("import torch\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("import torch\n", encoding="utf-8")
+    assert early.folder_needs(tmp_path, None) == {(False, True), (True, False)}
+    assert early.folder_needs(tmp_path, ("scaling",)) == {(False, True)}
+    assert early.folder_needs(tmp_path / "missing", None) == set()
+
+
+def test_check_adopts_the_zygotes_it_started_early(tmp_path, monkeypatch, capsys):
+    started: list[dict] = []
+    real_init = _Zygote.__init__
+
+    def counting_init(self, config):
+        started.append(dict(config))
+        real_init(self, config)
+
+    monkeypatch.setattr(_Zygote, "__init__", counting_init)
+    for stem in ("attention", "causal_mask"):
+        (tmp_path / f"{stem}.py").write_text((KIT / "solutions" / f"{stem}.py").read_text(encoding="utf-8"),
+                                             encoding="utf-8")
+    code = cli.main(["check", "--submission", str(tmp_path), "--exercise", "attention",
+                     "--exercise", "causal_mask"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert [(c["torch"], c["matplotlib"]) for c in started] == [(False, False)]   # one zygote, started once
+    assert not early._waiting                                                    # and adopted
