@@ -99,10 +99,10 @@ def kit(tmp_path_factory) -> Path:
     return root
 
 
-def _run(kit: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Python in the copy: its working folder comes first on sys.path, so the copy's kit runs."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(kit)}
-    return subprocess.run([sys.executable, *args], cwd=kit, capture_output=True, text=True, timeout=timeout, env=env)
+def _run(cwd: Path, *args: str, kit_path: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Python in the copy: the copy's folder comes first on sys.path, so the copy's kit runs."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(kit_path or cwd)}
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_build_makes_the_toy_stub(kit):
@@ -134,3 +134,57 @@ def test_the_nbgrader_course_has_the_toy_notebook(kit):
     assert run.returncode == 0, run.stdout + run.stderr
     notebook = kit / "nbcourse" / "source" / "self_attention" / "toy.ipynb"
     assert notebook.is_file() and "toy.dot_scores" in notebook.read_text()
+
+
+def _nbgrader(kit: Path, course_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    run = _run(course_dir, "-m", "nbgrader", *args, f"--CourseDirectory.root={course_dir}", kit_path=kit)
+    assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    return run
+
+
+@pytest.mark.slow
+def test_nbgrader_autogrades_the_toy_exercise_as_attnkit_check_does(kit):
+    """The real nbgrader on the generated course: a right and a wrong toy notebook earn, test
+    cell by test cell and in the gradebook, exactly what `attnkit check` gives the same file."""
+    import json
+
+    import nbformat
+
+    course_dir = kit / "nbtoy"
+    made = _run(kit, "-m", "autograder.cli", "nbgrader", str(course_dir))
+    assert made.returncode == 0, made.stdout + made.stderr
+    _nbgrader(kit, course_dir, "generate_assignment", "self_attention", "--force")
+    source = nbformat.read(course_dir / "source" / "self_attention" / "toy.ipynb", as_version=4)
+    wrong = nbformat.from_dict(json.loads(json.dumps(source)))
+    edits = 0
+    for cell in wrong.cells:
+        if "np.swapaxes(np.asarray(K), -1, -2)" in cell.source:
+            cell.source = cell.source.replace("np.swapaxes(np.asarray(K), -1, -2)", "np.asarray(K).T")
+            edits += 1
+    assert edits == 1
+    for student, nb in (("right", source), ("wrong", wrong)):
+        folder = course_dir / "submitted" / student / "self_attention"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "toy.ipynb")
+    _nbgrader(kit, course_dir, "autograde", "self_attention", "--force")
+
+    for student in ("right", "wrong"):
+        folder = course_dir / "submitted" / student / "self_attention"
+        checked = _run(kit, "-m", "autograder.cli", "check", "--submission", str(folder), "--exercise", "toy",
+                       "--json", str(kit / f"{student}.json"))
+        assert checked.returncode in (0, 1), checked.stdout + checked.stderr
+        result = json.loads((kit / f"{student}.json").read_text())
+        kit_score = sum(t["score"] for t in result["tests"])
+        graded = nbformat.read(course_dir / "autograded" / student / "self_attention" / "toy.ipynb", as_version=4)
+        cell_scores = [float(o["data"]["text/plain"]) for c in graded.cells
+                       if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+                       for o in c.outputs if o.output_type == "execute_result"]
+        assert cell_scores and sum(cell_scores) == kit_score, (student, cell_scores, result)
+        assert kit_score == (2.0 if student == "right" else 0.0)
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+        for student, expected in (("right", 2.0), ("wrong", 0.0)):
+            graded = gradebook.find_submission_notebook("toy", "self_attention", student)
+            assert (graded.score, graded.max_score) == (expected, 2.0)
