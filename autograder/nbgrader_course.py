@@ -34,7 +34,7 @@ import re
 import shutil
 from pathlib import Path
 
-from autograder.build import (BEGIN, SOLUTIONS_DIR, BuildError, _module_level_stub, parse_regions, solution_files,
+from autograder.build import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
                               to_notebook)
 from autograder.config import CourseConfig
 
@@ -172,7 +172,7 @@ def _with_none_stubs(text: str, filename: str, stem: str) -> str:
     regions = parse_regions(text, filename, stem)
     for region in sorted((r for r in regions if r.module_level), key=lambda r: r.begin, reverse=True):
         at = (region.task_line or region.begin) - 1
-        lines[at:at] = _module_level_stub(lines, region, filename)
+        lines[at:at] = module_level_stub(lines, region, filename)
     return "\n".join(lines) + "\n"
 
 
