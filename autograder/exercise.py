@@ -4,7 +4,8 @@ Each module `autograder/checks/<stem>.py` ends with `EXERCISE = Exercise(...)`: 
 title, where it comes in the assignment, what each graded name returns (how the sandbox turns
 a submission's value into plain data), which other stems a submission may import (the kit's
 correct version is provided), whether it needs torch, its checks, the observer that looks at
-each graded function's wrong answers (autograder/observations.py), the catalogue module whose
+each graded function's wrong answers (autograder/observations.py), the pictures its failed
+checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
 `CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem), and its
 manually graded written questions. The contract (autograder/contract.py), the list of stems, the
 pytest items, diagnosis, the nbgrader course and the course's check ids all derive from these
@@ -51,6 +52,9 @@ class Exercise:
     observe: dict[str, Callable] = field(default_factory=dict)
     catalogue: str = CATALOGUE_MODULE           # the module whose CATALOGUE holds this exercise's entries
     written: tuple[WrittenQuestion, ...] = ()   # manually graded questions (the nbgrader course)
+    # function or function.case -> the picture a failed check gets on the feedback page
+    # (autograder/reports/pictures.py: "weights", "scaling", "figure")
+    pictures: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)   # anything else worth saying, by topic
 
     @property
@@ -66,6 +70,10 @@ class Exercise:
         unknown = sorted(set(self.observe) - functions)
         if unknown:
             raise ValueError(f"exercise {self.stem}: observers for {unknown}, which no check calls")
+        tails = [c.id.split(".", 1)[1] for c in self.checks]
+        unknown = sorted(k for k in self.pictures if not any(t == k or t.startswith(k + ".") for t in tails))
+        if unknown:
+            raise ValueError(f"exercise {self.stem}: pictures for {unknown}, which names no check")
         object.__setattr__(self, "written", tuple(
             q if q.stem == self.stem else WrittenQuestion(q.grade_id, q.points, q.question, q.answer, self.stem)
             for q in self.written))

@@ -82,4 +82,5 @@ EXERCISE = Exercise(
     checks=CHECKS,
     observe={"softmax": observations.probabilities("softmax"),
              "scaled_dot_product_attention": observations.attention()},
+    pictures={"scaled_dot_product_attention": "weights"},
 )

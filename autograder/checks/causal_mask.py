@@ -88,6 +88,7 @@ EXERCISE = Exercise(
     checks=CHECKS,
     observe={"create_causal_mask": observations.mask_entries(),
              "causal_attention": observations.attention(causal=True)},
+    pictures={"causal_attention": "weights"},
     written=(WrittenQuestion(
         "written_what_causal_mask_prevents", 2,
         "## Written question (manually graded, 2 points)\n\n"

@@ -39,4 +39,5 @@ EXERCISE = Exercise(
     provided=("attention",),
     checks=CHECKS,
     observe={"part_a": observations.hand_values(), "part_b": observations.hand_values(prefix="CSM_")},
+    pictures={"part_a.weights": "weights", "part_b.weights": "weights"},
 )

@@ -150,4 +150,5 @@ EXERCISE = Exercise(
     observe={"split_heads": observations.provenance("split"), "merge_heads": observations.provenance("merged"),
              "multi_head_attention": observations.attention(heads=True),
              "MultiHeadAttention": observations.attention(heads=True)},
+    pictures={"multi_head_attention": "weights"},
 )

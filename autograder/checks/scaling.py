@@ -339,6 +339,7 @@ EXERCISE = Exercise(
     returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
     provided=("attention",),
     checks=CHECKS,
+    pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,
         "## Written question (manually graded, 2 points)\n\n"
