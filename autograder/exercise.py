@@ -3,7 +3,7 @@
 Each module `autograder/checks/<stem>.py` ends with `EXERCISE = Exercise(...)`: its stem, its
 title, where it comes in the assignment, what each graded name returns (how the sandbox turns
 a submission's value into plain data), which other stems a submission may import (the kit's
-correct version is provided), whether it needs torch, its checks, the observer that looks at
+correct version is provided), its checks, the observer that looks at
 each graded function's wrong answers (autograder/observations.py), the pictures its failed
 checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
 `CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem), and its
@@ -47,7 +47,6 @@ class Exercise:
     returns: dict[str, object]                  # graded name -> return kind (see the module docstring)
     checks: list[Check]
     provided: tuple[str, ...] = ()              # stems it may import, answered by the kit's reference
-    needs_torch: bool = False                   # a graded name is a torch.nn.Module
     # check's function (the id's second part) -> what to say about a wrong answer (observations.py)
     observe: dict[str, Callable] = field(default_factory=dict)
     catalogue: str = CATALOGUE_MODULE           # the module whose CATALOGUE holds this exercise's entries
@@ -55,7 +54,6 @@ class Exercise:
     # function or function.case -> the picture a failed check gets on the feedback page
     # (autograder/reports/pictures.py: "weights", "scaling", "figure")
     pictures: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, str] = field(default_factory=dict)   # anything else worth saying, by topic
 
     @property
     def misconceptions(self) -> list:

@@ -145,7 +145,6 @@ EXERCISE = Exercise(
     returns={"split_heads": "array", "merge_heads": "array", "multi_head_attention": PAIR,
              "MultiHeadAttention": PAIR},
     provided=("attention", "causal_mask"),
-    needs_torch=True,
     checks=CHECKS,
     observe={"split_heads": observations.provenance("split"), "merge_heads": observations.provenance("merged"),
              "multi_head_attention": observations.attention(heads=True),
