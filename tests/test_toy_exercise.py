@@ -1,7 +1,7 @@
 """A sixth exercise is four files: its reference, its solution, its checks module (with the
 descriptor and its misconceptions) and its course.yml entry. Nothing else in the kit changes,
-and it is built by `attnkit build`, graded by `attnkit check`, by the pytest plugin and by the
-real `nbgrader autograde` in the generated course, with the same points on every path."""
+and it is built by `attnkit build`, graded by `attnkit check`, `attnkit grade`, the pytest plugin
+and the real `nbgrader autograde` in the generated course, with the same points on every path."""
 
 from __future__ import annotations
 
@@ -135,6 +135,22 @@ def test_attnkit_check_grades_the_toy_exercise(kit):
                                   "np.asarray(K).T\n")
     failed = _run(kit, "-m", "autograder.cli", "check", "--submission", "wrong", "--exercise", "toy")
     assert failed.returncode == 1 and "0/2" in failed.stdout, failed.stdout + failed.stderr
+
+
+
+def test_attnkit_grade_grades_the_toy_exercise_in_a_class(kit):
+    import csv
+
+    for student, body in (("ada", "np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)"),
+                          ("bob", "np.asarray(Q) @ np.asarray(K)")):
+        folder = kit / "class" / student
+        folder.mkdir(parents=True)
+        (folder / "toy.py").write_text(f"import numpy as np\n\ndef dot_scores(Q, K):\n    return {body}\n")
+    run = _run(kit, "-m", "autograder.cli", "grade", "class", "--out", "graded", "--jobs", "1")
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    with open(kit / "graded" / "grades.csv", newline="") as fh:
+        rows = {row["student"]: row for row in csv.DictReader(fh)}
+    assert float(rows["ada"]["toy"]) == 2.0 and float(rows["bob"]["toy"]) == 0.0, rows
 
 
 # Strict: once diagnosis.candidates and `attnkit misconceptions` read the descriptors' catalogues
