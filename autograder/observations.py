@@ -50,6 +50,11 @@ def _causal_mask_given(inputs: dict) -> bool:
     return m.ndim == 2 and m.shape[0] == m.shape[1] and bool((m == np.tril(np.ones(m.shape, bool))).all())
 
 
+def _probabilities(a: np.ndarray) -> bool:
+    """Attention weights: non-negative, each row adding up to 1."""
+    return a.ndim >= 2 and bool((a >= 0).all()) and np.allclose(a.sum(axis=-1), 1.0, atol=1e-6)
+
+
 def _normalised_axis(exp: np.ndarray | None) -> int:
     """The axis the expected answer sums to 1 along: the last one, or the first (softmax(x, axis=0))."""
     if exp is None or exp.ndim < 2 or np.allclose(exp.sum(axis=-1), 1.0, atol=1e-6):
@@ -204,7 +209,7 @@ def _hand_observation(got: np.ndarray, exp: np.ndarray, tol: float, name: str) -
 
 def attention(*, causal: bool = False, heads: bool = False) -> Observer:
     """For a function returning (output, weights): the weights' properties, then which of the two
-    steps went wrong. A check that grades the weights alone (a ``.weights`` check) gets the first.
+    steps went wrong. A check that grades the weights alone gets the first.
     `causal`: the function always masks the future; `heads`: weights are (batch, heads, n_q, n_k)."""
 
     def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
@@ -218,8 +223,8 @@ def attention(*, causal: bool = False, heads: bool = False) -> Observer:
                     return seen
             return _pair_observation(inputs, tuple(answer), expected)
         got, exp = _array(answer), _array(expected)
-        if got is None or exp is None or not check.id.endswith(".weights"):
-            return None
+        if got is None or exp is None or not _probabilities(exp):
+            return None            # the output alone: nothing to say that the comparison does not
         return _weights_observation(inputs, got, exp, "weights", causal=causal, heads=heads)
 
     return observer
