@@ -25,7 +25,8 @@ From each solution file the build writes
 Task ids are ``<stem>.<name>``. For a region inside a top-level ``def`` or ``class`` the
 name is that def's or class's name (both regions of ``MultiHeadAttention.__init__`` and
 ``.forward`` belong to ``multihead.MultiHeadAttention``). A module-level region names its
-task in a comment on the line above it: ``# Task: hand_computation.part_a``.
+task in a comment on the line above it: ``# Task: hand_computation.part_a``. The regions
+are found and validated by autograder/regions.py; this module writes what is made from them.
 
 ``build(kit_root, check=True)`` writes nothing and returns the files that are out of
 date; the tests use it to catch a solution edited without a rebuild.
@@ -39,17 +40,14 @@ import io
 import re
 import sys
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
 
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
+# The solution files' regions (re-exported: the build's vocabulary for its callers).
+from autograder.regions import (BEGIN, END, BuildError, Region, check_imports, parse_python,  # noqa: F401
+                                parse_regions)
 
 SOLUTIONS_DIR = "solutions"
 EXERCISES_DIR = "exercises"
-
-# What a solution file may import: the same rule as for a student's submission.
-ALLOWED_IMPORTS = frozenset({"numpy", "torch", "matplotlib", "math"})
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
@@ -57,191 +55,14 @@ _GENERATED_TAG = "Generated from {source} by `attnkit build`; edit the solution,
 _STUDENT_NOTE = "(That line is for the kit's maintainers. Students: this file is yours - fill in every TODO.)"
 _GENERATED_RE = re.compile(r"^# Generated from (\S+) by `attnkit build`")
 
-_CELL_RE = re.compile(r"^# %%(.*)$")
-_NON_CODE_CELL_RE = re.compile(r"\[(markdown|md|raw)\]")
-_TASK_RE = re.compile(r"^#\s*Task:\s*(\S+)\s*$")
-_TASK_ID_RE = re.compile(r"^[A-Za-z_]\w*\.[A-Za-z_]\w*$")
-_MARKER_WORDS = re.compile(r"\b(BEGIN|END)\s+SOLUTION\b")
-
 # Cell metadata jupytext adds to remember blank lines of the text form; meaningless in a notebook.
 _JUPYTEXT_CELL_KEYS = ("lines_to_next_cell", "lines_to_end_of_cell_marker", "cell_marker")
-
-
-class BuildError(Exception):
-    """A solution file the generator cannot turn into an exercise; names file and line."""
-
-    def __init__(self, filename: str, line: int | None, message: str) -> None:
-        self.filename = filename
-        self.line = line
-        self.reason = message
-        where = f"{filename}:{line}" if line is not None else filename
-        super().__init__(f"{where}: {message}")
-
-
-@dataclass(frozen=True)
-class Region:
-    """One solution region. Line numbers are 1-based and point at the marker lines."""
-
-    begin: int
-    end: int
-    indent: str
-    task: str
-    module_level: bool
-    task_line: int | None  # the ``# Task:`` comment line, if any
-    where: str  # what the student implements here, for the TODO text: "softmax", "MultiHeadAttention.__init__"
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-def _split_lines(text: str) -> list[str]:
-    return text.splitlines()
-
-
-def _find_markers(lines: list[str], filename: str) -> list[tuple[int, int, str]]:
-    """Balanced (begin, end, indent) triples, or a BuildError at the first bad marker."""
-    pairs: list[tuple[int, int, str]] = []
-    open_at: int | None = None
-    open_indent = ""
-    in_code_cell = True  # text before the first cell marker becomes a code cell
-    for number, line in enumerate(lines, start=1):
-        cell = _CELL_RE.match(line)
-        if cell:
-            if open_at is not None:
-                raise BuildError(filename, number,
-                                 f"a cell marker inside the solution region opened at line {open_at}; "
-                                 f"close it with '{END}' before the next '# %%'")
-            in_code_cell = not _NON_CODE_CELL_RE.search(cell.group(1))
-            continue
-        stripped = line.strip()
-        if stripped in (BEGIN, END):
-            indent = line[: len(line) - len(line.lstrip())]
-            if not in_code_cell:
-                raise BuildError(filename, number, f"'{stripped}' in a markdown or raw cell; markers belong in code")
-            if stripped == BEGIN:
-                if open_at is not None:
-                    raise BuildError(filename, number,
-                                     f"'{BEGIN}' inside the region already opened at line {open_at} "
-                                     f"(regions do not nest)")
-                open_at, open_indent = number, indent
-            else:
-                if open_at is None:
-                    raise BuildError(filename, number, f"'{END}' without a matching '{BEGIN}'")
-                if indent != open_indent:
-                    raise BuildError(filename, number,
-                                     f"'{END}' is indented differently from its '{BEGIN}' at line {open_at}")
-                if not any(lines[i].strip() for i in range(open_at, number - 1)):
-                    raise BuildError(filename, open_at, "empty solution region")
-                pairs.append((open_at, number, open_indent))
-                open_at = None
-        elif _MARKER_WORDS.search(line) and "SOLUTION" in line and "###" in line:
-            raise BuildError(filename, number,
-                             f"misplaced marker: '{BEGIN}' and '{END}' must stand alone on their line")
-        elif open_at is not None and stripped and not line.startswith(open_indent):
-            raise BuildError(filename, number,
-                             f"line is indented less than the '{BEGIN}' at line {open_at}; "
-                             f"a region must stay inside one block")
-    if open_at is not None:
-        raise BuildError(filename, open_at, f"'{BEGIN}' is never closed with '{END}'")
-    return pairs
-
-
-def _task_comment(lines: list[str], begin: int) -> tuple[str, int] | None:
-    """The ``# Task: <id>`` comment on the nearest non-blank line above ``begin``."""
-    number = begin - 1
-    while number >= 1 and not lines[number - 1].strip():
-        number -= 1
-    if number < 1:
-        return None
-    match = _TASK_RE.match(lines[number - 1].strip())
-    return (match.group(1), number) if match else None
-
-
-def _enclosing(tree: ast.Module, line: int) -> ast.stmt | None:
-    for node in tree.body:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        if start < line <= (node.end_lineno or node.lineno):
-            return node
-    return None
-
-
-def _innermost_def_name(node: ast.AST, line: int) -> str:
-    """Dotted name of the innermost def/class around ``line``, from the top-level ``node``."""
-    names = [node.name]  # type: ignore[attr-defined]
-    current = node
-    while True:
-        for child in ast.iter_child_nodes(current):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
-                    child.lineno < line <= (child.end_lineno or child.lineno):
-                names.append(child.name)
-                current = child
-                break
-        else:
-            return ".".join(names)
-
-
-def _parse(text: str, filename: str) -> ast.Module:
-    try:
-        return ast.parse(text, filename=filename)
-    except SyntaxError as err:
-        raise BuildError(filename, err.lineno, f"syntax error: {err.msg}") from None
-
-
-def parse_regions(text: str, filename: str, stem: str) -> list[Region]:
-    """Find and validate the solution regions of one solution file."""
-    lines = _split_lines(text)
-    pairs = _find_markers(lines, filename)
-    tree = _parse(text, filename)
-    regions: list[Region] = []
-    for begin, end, indent in pairs:
-        comment = _task_comment(lines, begin)
-        if not indent:
-            if comment is None:
-                raise BuildError(filename, begin,
-                                 f"a module-level solution region needs a '# Task: {stem}.<name>' "
-                                 f"comment on the line above it")
-            task, task_line = comment
-            where = task.split(".", 1)[-1]
-        else:
-            node = _enclosing(tree, begin)
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                raise BuildError(filename, begin,
-                                 "an indented solution region must sit inside a top-level def or class")
-            task, task_line = f"{stem}.{node.name}", None
-            where = _innermost_def_name(node, begin)
-            if comment is not None and comment[0] != task:
-                raise BuildError(filename, comment[1],
-                                 f"'# Task: {comment[0]}' disagrees with the enclosing definition ({task})")
-        if not _TASK_ID_RE.match(task) or not task.startswith(f"{stem}."):
-            raise BuildError(filename, task_line or begin,
-                             f"task id {task!r} must have the form '{stem}.<name>'")
-        regions.append(Region(begin, end, indent, task, not indent, task_line, where))
-    return regions
-
-
-def _check_imports(tree: ast.Module, filename: str) -> None:
-    stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                raise BuildError(filename, node.lineno, "relative imports are not allowed in an exercise")
-            names = [node.module or ""]
-        else:
-            continue
-        for name in names:
-            top = name.split(".")[0]
-            if top not in ALLOWED_IMPORTS and top not in stdlib:
-                raise BuildError(filename, node.lineno,
-                                 f"import of {name!r}: an exercise may import only numpy, torch, "
-                                 f"matplotlib, math and the standard library")
 
 
 # --------------------------------------------------------------------------- stubs
 
 
-def _module_level_stub(lines: list[str], region: Region, filename: str) -> list[str]:
+def module_level_stub(lines: list[str], region: Region, filename: str) -> list[str]:
     """``NAME = None  # TODO(task): hint`` for every assignment of a module-level region."""
     body = "\n".join(lines[region.begin: region.end - 1]) + "\n"
     offset = region.begin  # body line 1 is file line begin + 1
@@ -286,12 +107,12 @@ def _after_header(lines: list[str]) -> int:
 def make_stub(text: str, filename: str, stem: str, source: str | None = None) -> str:
     """The student stub of one solution file (``source`` is named in the header comment)."""
     regions = parse_regions(text, filename, stem)  # markers first: their errors are the most precise
-    _check_imports(_parse(text, filename), filename)
-    lines = _split_lines(text)
+    check_imports(parse_python(text, filename), filename)
+    lines = text.splitlines()
     replaced: dict[int, list[str]] = {}  # first 0-based line index -> replacement; skipped lines map to []
     for region in regions:
         first = (region.task_line or region.begin) - 1
-        stub = _module_level_stub(lines, region, filename) if region.module_level else _function_stub(region)
+        stub = module_level_stub(lines, region, filename) if region.module_level else _function_stub(region)
         replaced[first] = stub
         for index in range(first + 1, region.end):
             replaced[index] = []
@@ -308,7 +129,7 @@ def make_stub(text: str, filename: str, stem: str, source: str | None = None) ->
         else:
             out.append(line)
     stub = "\n".join(out).rstrip("\n") + "\n"
-    _parse(stub, f"{filename} (generated stub)")
+    parse_python(stub, f"{filename} (generated stub)")
     return stub
 
 
@@ -317,7 +138,7 @@ def make_solution(text: str, filename: str, stem: str) -> str:
     regions = parse_regions(text, filename, stem)
     drop = {r.begin - 1 for r in regions} | {r.end - 1 for r in regions} | \
         {r.task_line - 1 for r in regions if r.task_line}
-    lines = [line for index, line in enumerate(_split_lines(text)) if index not in drop]
+    lines = [line for index, line in enumerate(text.splitlines()) if index not in drop]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

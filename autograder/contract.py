@@ -8,7 +8,6 @@ The return kind tells the sandbox how to turn a submission's value into plain da
 from __future__ import annotations
 
 from autograder.checks import EXERCISES
-from autograder.exercise import PAIR  # noqa: F401  (kept for importers of the contract)
 
 STEMS: tuple[str, ...] = tuple(EXERCISES)
 
@@ -19,6 +18,3 @@ RETURNS: dict[str, dict[str, object]] = {stem: dict(e.returns) for stem, e in EX
 # softmax in attention.py costs nothing elsewhere). attention.py may import none of them:
 # every other stem is built on attention, and would hand it the answer.
 PROVIDED: dict[str, tuple[str, ...]] = {stem: tuple(e.provided) for stem, e in EXERCISES.items()}
-
-# Stems whose graded names include a torch module.
-NEEDS_TORCH: tuple[str, ...] = tuple(stem for stem, e in EXERCISES.items() if e.needs_torch)

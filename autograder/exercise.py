@@ -3,11 +3,14 @@
 Each module `autograder/checks/<stem>.py` ends with `EXERCISE = Exercise(...)`: its stem, its
 title, where it comes in the assignment, what each graded name returns (how the sandbox turns
 a submission's value into plain data), which other stems a submission may import (the kit's
-correct version is provided), whether it needs torch, and its checks. The misconceptions that
-explain its wrong answers are the catalogue's entries with that stem (reference/misconceptions.py).
-The contract (autograder/contract.py), the list of stems, the pytest items and the course's
-check ids all derive from these descriptors; adding an exercise is writing its reference,
-its solution, its checks module and its course.yml entry.
+correct version is provided), its checks, the observer that looks at
+each graded function's wrong answers (autograder/observations.py), the pictures its failed
+checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
+`CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem), and its
+manually graded written questions. The contract (autograder/contract.py), the list of stems, the
+pytest items, diagnosis, the nbgrader course and the course's check ids all derive from these
+descriptors; adding an exercise is writing its reference, its solution, its checks module and its
+course.yml entry.
 
 Return kinds: "array" (float64 ndarray), ("tuple", k1, k2, ...), "float_dict_dict", "figure".
 """
@@ -17,10 +20,23 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
-from autograder.checks.base import Check
+if TYPE_CHECKING:        # not imported at run time: autograder.checks imports this module
+    from autograder.checks.base import Check
 
 PAIR = ("tuple", "array", "array")        # (output, weights)
+CATALOGUE_MODULE = "reference.misconceptions"
+
+
+@dataclass(frozen=True)
+class WrittenQuestion:
+    """A manually graded question at the end of the exercise's nbgrader notebook."""
+    grade_id: str
+    points: float
+    question: str      # markdown
+    answer: str        # the model answer (markdown): nbgrader replaces it by "YOUR ANSWER HERE"
+    stem: str = ""     # filled in from the exercise that asks it
 
 
 @dataclass(frozen=True)
@@ -31,20 +47,34 @@ class Exercise:
     returns: dict[str, object]                  # graded name -> return kind (see the module docstring)
     checks: list[Check]
     provided: tuple[str, ...] = ()              # stems it may import, answered by the kit's reference
-    needs_torch: bool = False                   # a graded name is a torch.nn.Module
-    notes: dict[str, str] = field(default_factory=dict)   # anything else worth saying, by topic
+    # check's function (the id's second part) -> what to say about a wrong answer (observations.py)
+    observe: dict[str, Callable] = field(default_factory=dict)
+    catalogue: str = CATALOGUE_MODULE           # the module whose CATALOGUE holds this exercise's entries
+    written: tuple[WrittenQuestion, ...] = ()   # manually graded questions (the nbgrader course)
+    # function or function.case -> the picture a failed check gets on the feedback page
+    # (autograder/reports/pictures.py: "weights", "scaling", "figure")
+    pictures: dict[str, str] = field(default_factory=dict)
 
     @property
     def misconceptions(self) -> list:
         """The catalogue's entries for this exercise: mutants, recognisers and hints."""
-        from reference.misconceptions import CATALOGUE
-
-        return [m for m in CATALOGUE if m.stem == self.stem]
+        return [m for m in importlib.import_module(self.catalogue).CATALOGUE if m.stem == self.stem]
 
     def __post_init__(self):
         for check in self.checks:
             if check.exercise != self.stem:
                 raise ValueError(f"check {check.id} does not belong to exercise {self.stem}")
+        functions = {c.function for c in self.checks}
+        unknown = sorted(set(self.observe) - functions)
+        if unknown:
+            raise ValueError(f"exercise {self.stem}: observers for {unknown}, which no check calls")
+        tails = [c.id.split(".", 1)[1] for c in self.checks]
+        unknown = sorted(k for k in self.pictures if not any(t == k or t.startswith(k + ".") for t in tails))
+        if unknown:
+            raise ValueError(f"exercise {self.stem}: pictures for {unknown}, which names no check")
+        object.__setattr__(self, "written", tuple(
+            q if q.stem == self.stem else WrittenQuestion(q.grade_id, q.points, q.question, q.answer, self.stem)
+            for q in self.written))
 
 
 def discover() -> dict[str, Exercise]:
@@ -59,3 +89,10 @@ def discover() -> dict[str, Exercise]:
             found.append(exercise)
     found.sort(key=lambda e: (e.order, e.stem))
     return {e.stem: e for e in found}
+
+
+def all_misconceptions() -> list:
+    """Every exercise's catalogue entries, in assignment order (`attnkit misconceptions`, diagnosis)."""
+    from autograder.checks import EXERCISES
+
+    return [m for exercise in EXERCISES.values() for m in exercise.misconceptions]

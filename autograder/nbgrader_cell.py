@@ -45,17 +45,10 @@ RESULT_KEY = "attnkit"
 # --------------------------------------------------------------------------- notebook -> source
 
 
-def notebook_code(path: Path) -> str | tuple[str]:
-    """The code the grader runs for a notebook: every code cell except nbgrader's test cells,
-    IPython-only lines dropped, nbgrader's top-level stub line skipped (autograder.load does all
-    of it). ``(message,)`` when the file is unusable."""
-    loaded = load_notebook(path)
-    return loaded.source if isinstance(loaded, SourceFile) else (loaded.message,)
-
-
 def load_notebook(path: Path) -> "SourceFile | LoadError":
-    """A saved notebook as ``attnkit check`` reads it (autograder.load): a SourceFile, or a
-    LoadError that says why it cannot be graded."""
+    """A saved notebook as ``attnkit check`` reads it (autograder.load): the code of every code
+    cell except nbgrader's test cells, IPython-only lines dropped, nbgrader's top-level stub line
+    skipped; or a LoadError that says why it cannot be graded."""
     from autograder.load import read_source
 
     path = Path(path)
@@ -201,18 +194,7 @@ def grade(ids, notebook: str | Path, course_file: str | Path | None = None) -> f
     return float(result["score"])
 
 
-# --------------------------------------------------------------------------- the test cell's side
-
-
-def parse_result(stdout: str) -> dict:
-    """The JSON line a `python -m autograder.nbgrader_cell` run ends with."""
-    for line in reversed(stdout.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            data = json.loads(line)
-            if isinstance(data, dict) and data.get(RESULT_KEY) == 1:
-                return data
-    raise ValueError("the grader printed no result")
+# --------------------------------------------------------------------------- what the test cell runs
 
 
 def main(argv: list[str] | None = None) -> int:

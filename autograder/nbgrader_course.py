@@ -21,8 +21,9 @@ In each notebook (see docs/nbgrader.md):
   the report and ends with the score as a bare float: nbgrader's partial credit. Under
   ``nbgrader autograde`` it does nothing: ``autograder.nbgrader_preprocessor`` grades the
   submitted file in nbgrader's process and writes the cell's outputs.
-* manually graded written questions (markdown cells with ``grade: true, solution: true``):
-  why scores are scaled by sqrt(d_k) (scaling), what a causal mask prevents (causal_mask).
+* manually graded written questions (markdown cells with ``grade: true, solution: true``): the
+  ``written`` questions of the exercise's descriptor (why scores are scaled by sqrt(d_k), what a
+  causal mask prevents).
 """
 
 from __future__ import annotations
@@ -31,10 +32,9 @@ import json
 import math
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.build import (BEGIN, SOLUTIONS_DIR, BuildError, _module_level_stub, parse_regions, solution_files,
+from autograder.build import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
                               to_notebook)
 from autograder.config import CourseConfig
 
@@ -45,42 +45,19 @@ COURSE_FILE = "attnkit_course.yml"     # the name autograder.nbgrader_cell looks
 GRADER_STARTUP = 60                    # seconds a test cell allows for starting the grader and its sandbox
 
 
-@dataclass(frozen=True)
-class WrittenQuestion:
-    stem: str          # the notebook it goes into (at the end)
-    grade_id: str
-    points: float
-    question: str      # markdown
-    answer: str        # the model answer (markdown): nbgrader replaces it by "YOUR ANSWER HERE"
+def written_questions(stem: str) -> tuple:
+    """The exercise's manually graded questions (its descriptor's ``written``)."""
+    from autograder.checks import EXERCISES
+
+    return EXERCISES[stem].written
 
 
-WRITTEN_QUESTIONS = (
-    WrittenQuestion(
-        "scaling", "written_why_sqrt_dk", 2,
-        "## Written question (manually graded, 2 points)\n\n"
-        "Why does attention divide the scores $Q K^\\top$ by $\\sqrt{d_k}$? Use what your experiment "
-        "measured: what happens to the spread of the scores and to the softmax as $d_k$ grows, and why "
-        "is that bad for learning?",
-        "For random queries and keys with unit-variance entries, each score is a sum of $d_k$ products, so "
-        "its variance grows like $d_k$ and its standard deviation like $\\sqrt{d_k}$ (the experiment: std of "
-        "$QK^\\top$ close to $\\sqrt{d}$). Large scores push the softmax into saturation: one weight near 1, "
-        "the others near 0 (the row entropy falls, the largest weight rises with $d$). A saturated softmax "
-        "has gradients close to zero, so the queries and keys barely learn. Dividing by $\\sqrt{d_k}$ brings "
-        "the standard deviation back to about 1 for every $d_k$, keeping the weights spread out and the "
-        "gradients useful."),
-    WrittenQuestion(
-        "causal_mask", "written_what_causal_mask_prevents", 2,
-        "## Written question (manually graded, 2 points)\n\n"
-        "What does the causal mask prevent, and why does a model that is trained to predict the next "
-        "token need it? What would go wrong at training time and at generation time without it?",
-        "It prevents position $i$ from attending to any position $j > i$: the weights above the diagonal are "
-        "exactly 0 (the scores are set to a large negative number before the softmax), so a token's output "
-        "depends only on itself and the tokens before it. When a model is trained to predict token $i+1$ "
-        "from the tokens up to $i$, all positions are trained at once on the whole sequence; without the mask, "
-        "position $i$ could simply look at token $i+1$ and copy it, so the training loss would be low while "
-        "nothing useful is learned (information leaks from the future). At generation time the future tokens "
-        "do not exist yet, so such a model would meet inputs unlike those it was trained on and fail."),
-)
+def __getattr__(name: str):
+    if name == "WRITTEN_QUESTIONS":      # every exercise's, derived (imported lazily: the checks are heavy)
+        from autograder.checks import EXERCISES
+
+        return tuple(q for exercise in EXERCISES.values() for q in exercise.written)
+    raise AttributeError(name)
 
 
 class CourseError(Exception):
@@ -195,7 +172,7 @@ def _with_none_stubs(text: str, filename: str, stem: str) -> str:
     regions = parse_regions(text, filename, stem)
     for region in sorted((r for r in regions if r.module_level), key=lambda r: r.begin, reverse=True):
         at = (region.task_line or region.begin) - 1
-        lines[at:at] = _module_level_stub(lines, region, filename)
+        lines[at:at] = module_level_stub(lines, region, filename)
     return "\n".join(lines) + "\n"
 
 
@@ -253,9 +230,7 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
     missing = [t for t in task_checks if t not in placed and task_points(course, task_checks[t]) > 0]
     if missing:
         raise BuildError(source, None, f"no solution region for the graded task(s) {', '.join(missing)}")
-    for q in WRITTEN_QUESTIONS:
-        if q.stem != stem:
-            continue
+    for q in written_questions(stem):
         ask = nbformat.v4.new_markdown_cell(q.question)
         ask["id"] = f"{stem}-{q.grade_id}-q".replace("_", "-")[:64]
         ask.metadata["nbgrader"] = _nbgrader(q.grade_id + "_question", solution=False, grade=False, locked=True)

@@ -2,16 +2,26 @@
 found from the answer's properties (rows that do not sum to 1, weight above the causal
 diagonal, values taken from the wrong place of the input...), not from any mutant. The
 diagnosis puts it before the mistake it names, or gives it alone when no mistake fits.
+
+Which observer looks at which answer is said by each exercise's descriptor
+(``Exercise.observe``: graded name -> observer, autograder/exercise.py), with the observers
+made here: ``attention(causal=..., heads=...)``, ``probabilities(name)``, ``mask_entries()``,
+``provenance(name)``, ``hand_values(prefix)``. An observer is
+``(check, inputs, answer, expected) -> str | None``.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from autograder.checks.base import Check, Context, near_one
+if TYPE_CHECKING:
+    from autograder.checks.base import Check, Context
+
+Observer = Callable[["Check", dict, Any, Any], "str | None"]
+
 
 def _array(x) -> np.ndarray | None:
     try:
@@ -31,9 +41,8 @@ def _where(idx: tuple, heads: bool) -> str:
     return f"in batch index {tuple(int(i) for i in idx)}, "
 
 
-def _causal(check: Check, inputs: dict) -> bool:
-    if check.id.startswith("causal_mask.causal_attention"):
-        return True
+def _causal_mask_given(inputs: dict) -> bool:
+    """The mask passed in is the (seq, seq) causal one."""
     mask = inputs.get("mask")
     if mask is None:
         return False
@@ -41,12 +50,26 @@ def _causal(check: Check, inputs: dict) -> bool:
     return m.ndim == 2 and m.shape[0] == m.shape[1] and bool((m == np.tril(np.ones(m.shape, bool))).all())
 
 
-def _weights_observation(check: Check, inputs: dict, got: np.ndarray, exp: np.ndarray | None, name: str,
-                         sum_tol: float = 1e-4) -> str | None:
+def _probabilities(a: np.ndarray) -> bool:
+    """Attention weights: non-negative, each row adding up to 1."""
+    return a.ndim >= 2 and bool((a >= 0).all()) and np.allclose(a.sum(axis=-1), 1.0, atol=1e-6)
+
+
+def _normalised_axis(exp: np.ndarray | None) -> int:
+    """The axis the expected answer sums to 1 along: the last one, or the first (softmax(x, axis=0))."""
+    if exp is None or exp.ndim < 2 or np.allclose(exp.sum(axis=-1), 1.0, atol=1e-6):
+        return -1
+    return 0 if np.allclose(exp.sum(axis=0), 1.0, atol=1e-6) else -1
+
+
+def _weights_observation(inputs: dict, got: np.ndarray, exp: np.ndarray | None, name: str, *,
+                         causal: bool = False, heads: bool = False, sum_tol: float = 1e-4) -> str | None:
+    """`causal`: the weights must be lower-triangular whatever the inputs; `heads`: axis 1 is the head."""
+    from autograder.checks.base import near_one   # here: the checks modules import this one
+
     if got.ndim < 2 or (exp is not None and got.shape != exp.shape) or not np.isfinite(got).all():
         return None
-    heads = check.exercise == "multihead"
-    axis = 0 if check.id.endswith("softmax.axis") else -1
+    axis = _normalised_axis(exp)
     rows = got.sum(axis=axis)
     rows_ok = np.allclose(rows, 1.0, atol=sum_tol)
     if not rows_ok and axis == -1 and np.allclose(got.sum(axis=-2), 1.0, atol=sum_tol):
@@ -60,7 +83,7 @@ def _weights_observation(check: Check, inputs: dict, got: np.ndarray, exp: np.nd
     if heads and got.ndim == 4 and got.shape[1] > 1 and np.allclose(got, got[:, :1]) and exp is not None \
             and not np.allclose(exp, exp[:, :1]):
         return f"every head of your {name} is the same, so the heads do not attend separately"
-    if _causal(check, inputs) and got.shape[-1] == got.shape[-2]:
+    if (causal or _causal_mask_given(inputs)) and got.shape[-1] == got.shape[-2]:
         lead: list = []
         n = got.shape[-1]
         seen = []
@@ -141,7 +164,7 @@ def _pair_observation(inputs: dict, got: tuple, exp: tuple) -> str | None:
     return None
 
 
-def _provenance_observation(check: Check, inputs: dict, got: np.ndarray, exp: np.ndarray, name: str) -> str | None:
+def _provenance_observation(inputs: dict, got: np.ndarray, exp: np.ndarray, name: str) -> str | None:
     """For a reshaping function: where the first misplaced value came from in the input."""
     x = _array(inputs.get("x"))
     if x is None or got.shape != exp.shape or got.size != x.size:
@@ -181,53 +204,103 @@ def _hand_observation(got: np.ndarray, exp: np.ndarray, tol: float, name: str) -
             f"{'are' if (~off).sum() > 1 else 'is'} right")
 
 
-PAIRS = ("scaled_dot_product_attention", "causal_attention", "multi_head_attention", "MultiHeadAttention")
+# --------------------------------------------------------------------------- the observers a descriptor names
 
 
-def observe(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None = None) -> str | None:
-    """One sentence about what is wrong with the answer, from its properties; None if nothing specific."""
-    stem, name = check.exercise, check.id.rsplit(".", 1)[-1]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        if stem == "hand_computation":
-            got, exp = _array(answer), _array(expected)
-            if got is None or exp is None:
-                return None
-            label = check.title.split(":", 1)[-1].split("=")[0].split(",")[0].strip()
-            if name == "weights":
-                seen = _weights_observation(check, inputs, got, exp, "weights", sum_tol=0.015)
-                if seen:
-                    return seen
-            return _hand_observation(got, exp, 0.006, label or name.upper())
-        if check.function == "create_causal_mask":
-            answers = answer if isinstance(expected, tuple) else (answer,)
-            expecteds = expected if isinstance(expected, tuple) else (expected,)
-            found = []
-            for a, e in zip(answers, expecteds):
-                got, exp = _array(a), _array(e)
-                if got is not None and exp is not None:
-                    name = f"create_causal_mask({exp.shape[0]})" if isinstance(expected, tuple) else "your mask"
-                    seen = _mask_observation(got, exp, name)
-                    if seen:
-                        found.append((np.isfinite(got).all(), seen))   # a non-finite mask says the most
-            return sorted(found, key=lambda f: f[0])[0][1] if found else None
-        pair = check.function in PAIRS and not check.id.endswith("no_future")
-        if pair and isinstance(expected, tuple) and isinstance(answer, (tuple, list)) and len(answer) == 2:
+def attention(*, causal: bool = False, heads: bool = False) -> Observer:
+    """For a function returning (output, weights): the weights' properties, then which of the two
+    steps went wrong. A check that grades the weights alone gets the first.
+    `causal`: the function always masks the future; `heads`: weights are (batch, heads, n_q, n_k)."""
+
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+        if isinstance(expected, tuple):
+            if len(expected) != 2 or not isinstance(answer, (tuple, list)) or len(answer) != 2:
+                return None        # a property check (outputs before and after a change): nothing to say
             got_w, exp_w = _array(answer[1]), _array(expected[1])
             if got_w is not None and exp_w is not None:
-                seen = _weights_observation(check, inputs, got_w, exp_w, "weights")
+                seen = _weights_observation(inputs, got_w, exp_w, "weights", causal=causal, heads=heads)
                 if seen:
                     return seen
             return _pair_observation(inputs, tuple(answer), expected)
         got, exp = _array(answer), _array(expected)
+        if got is None or exp is None or not _probabilities(exp):
+            return None            # the output alone: nothing to say that the comparison does not
+        return _weights_observation(inputs, got, exp, "weights", causal=causal, heads=heads)
+
+    return observer
+
+
+def probabilities(name: str) -> Observer:
+    """For a softmax: rows (or, for axis=0, columns) that do not add up to 1, and how."""
+
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+        got, exp = _array(answer), _array(expected)
         if got is None or exp is None:
             return None
-        if name == "weights" or check.function == "softmax":
-            return _weights_observation(check, inputs, got, exp, "softmax" if check.function == "softmax"
-                                        else "weights")
-        if check.function in ("split_heads", "merge_heads"):
-            return _provenance_observation(check, inputs, got, exp, "split" if check.function == "split_heads"
-                                           else "merged")
-    return None
+        return _weights_observation(inputs, got, exp, name)
+
+    return observer
 
 
+def mask_entries() -> Observer:
+    """For a function returning a 0/1 mask, or a tuple of them: the first wrong entry, as who sees whom."""
+
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+        several = isinstance(expected, tuple)
+        answers = answer if several else (answer,)
+        expecteds = expected if several else (expected,)
+        found = []
+        for a, e in zip(answers, expecteds):
+            got, exp = _array(a), _array(e)
+            if got is not None and exp is not None:
+                name = f"create_causal_mask({exp.shape[0]})" if several else "your mask"
+                seen = _mask_observation(got, exp, name)
+                if seen:
+                    found.append((np.isfinite(got).all(), seen))   # a non-finite mask says the most
+        return sorted(found, key=lambda f: f[0])[0][1] if found else None
+
+    return observer
+
+
+def provenance(name: str) -> Observer:
+    """For a function that only moves the values of its input `x`: where a misplaced value came from."""
+
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+        got, exp = _array(answer), _array(expected)
+        if got is None or exp is None:
+            return None
+        return _provenance_observation(inputs, got, exp, name)
+
+    return observer
+
+
+def hand_values(prefix: str = "", tol: float = 0.006) -> Observer:
+    """For typed-in answers named ``prefix + NAME`` (the check id ends in ``.name``): rows that are
+    off and rows that are right; weights that do not add up to 1 first."""
+
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+        got, exp = _array(answer), _array(expected)
+        if got is None or exp is None:
+            return None
+        name = check.id.rsplit(".", 1)[-1]
+        if name == "weights":
+            seen = _weights_observation(inputs, got, exp, "weights", sum_tol=0.015)
+            if seen:
+                return seen
+        return _hand_observation(got, exp, tol, prefix + name.upper())
+
+    return observer
+
+
+def observe(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None = None) -> str | None:
+    """One sentence about what is wrong with the answer, from its properties; None if nothing specific.
+    The exercise's descriptor says which observer looks at the check's function."""
+    from autograder.checks import EXERCISES
+
+    exercise = EXERCISES.get(check.exercise)
+    observer = exercise.observe.get(check.function) if exercise is not None else None
+    if observer is None:
+        return None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return observer(check, inputs, answer, expected)

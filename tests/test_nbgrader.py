@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ import yaml
 
 from autograder.checks import CHECKS, check_ids
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
-from autograder.nbgrader_cell import notebook_code, parse_result
+from autograder.nbgrader_cell import load_notebook
 from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError, add_subcommand,
                                         execute_timeout, task_grade_id, write_course)
 
@@ -115,7 +116,7 @@ def test_notebook_code_leaves_out_test_cells_and_nbgrader_stubs(tmp_path):
     nb.cells[2].metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "t", "points": 1}
     path = tmp_path / "x.ipynb"
     nbformat.write(nb, path)
-    code = notebook_code(path)
+    code = load_notebook(path).source
     assert "A = 1" in code and "grading" not in code
     assert "\nraise NotImplementedError()" not in code             # the module-level stub is skipped
     assert "    raise NotImplementedError()" in code              # a function's stub stays: "not implemented"
@@ -158,7 +159,7 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
                           "--points", "3", "attention.softmax"], cwd=work, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
-    result = parse_result(run.stdout)
+    result = [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"attnkit"')][-1]
     assert result["score"] == result["max_score"] == 3.0, result["report"]
     assert "[PASS] attention.softmax.stable" in result["report"]
 

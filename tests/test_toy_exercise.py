@@ -1,6 +1,7 @@
 """A sixth exercise is four files: its reference, its solution, its checks module (with the
-descriptor) and its course.yml entry. Nothing else in the kit changes, and it is graded by
-`attnkit build`/`check`, by the pytest plugin and written into the nbgrader course."""
+descriptor and its misconceptions) and its course.yml entry. Nothing else in the kit changes,
+and it is built by `attnkit build`, graded by `attnkit check`, `attnkit grade`, the pytest plugin
+and the real `nbgrader autograde` in the generated course, with the same points on every path."""
 
 from __future__ import annotations
 
@@ -58,10 +59,23 @@ def dot_scores(Q, K):
 '''
 
 CHECKS = '''
-"""Checks for toy.py: dot-product scores."""
+"""Checks for toy.py: dot-product scores, and the mistakes the grader recognises in it."""
+
+import numpy as np
 
 from autograder.checks.base import Check, compare_arrays
 from autograder.exercise import Exercise
+from reference.misconceptions import Misconception
+
+
+def _keys_all_axes_reversed(Q, K):
+    return np.asarray(Q) @ np.asarray(K).T          # .T reverses every axis of a batch of keys
+
+
+CATALOGUE = [
+    Misconception("transpose_all_axes", "toy", "K.T reverses every axis of a batch of keys, not the last two: "
+                  "swap only the last two axes.", lambda: {"dot_scores": _keys_all_axes_reversed}),
+]
 
 CHECKS = [
     Check("toy.dot_scores.batched", "scores of a batch: (2, 3, 4) against (2, 5, 4)",
@@ -70,7 +84,7 @@ CHECKS = [
 ]
 
 EXERCISE = Exercise(stem="toy", title="Dot-product scores", order=6, returns={"dot_scores": "array"},
-                    checks=CHECKS)
+                    checks=CHECKS, catalogue=__name__)
 '''
 
 COURSE_ENTRY = '''
@@ -99,10 +113,10 @@ def kit(tmp_path_factory) -> Path:
     return root
 
 
-def _run(kit: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Python in the copy: its working folder comes first on sys.path, so the copy's kit runs."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(kit)}
-    return subprocess.run([sys.executable, *args], cwd=kit, capture_output=True, text=True, timeout=timeout, env=env)
+def _run(cwd: Path, *args: str, kit_path: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Python in the copy: the copy's folder comes first on sys.path, so the copy's kit runs."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(kit_path or cwd)}
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_build_makes_the_toy_stub(kit):
@@ -123,6 +137,39 @@ def test_attnkit_check_grades_the_toy_exercise(kit):
     assert failed.returncode == 1 and "0/2" in failed.stdout, failed.stdout + failed.stderr
 
 
+
+def test_attnkit_grade_grades_the_toy_exercise_in_a_class(kit):
+    import csv
+
+    for student, body in (("ada", "np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)"),
+                          ("bob", "np.asarray(Q) @ np.asarray(K)")):
+        folder = kit / "class" / student
+        folder.mkdir(parents=True)
+        (folder / "toy.py").write_text(f"import numpy as np\n\ndef dot_scores(Q, K):\n    return {body}\n")
+    run = _run(kit, "-m", "autograder.cli", "grade", "class", "--out", "graded", "--jobs", "1")
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    with open(kit / "graded" / "grades.csv", newline="") as fh:
+        rows = {row["student"]: row for row in csv.DictReader(fh)}
+    assert float(rows["ada"]["toy"]) == 2.0 and float(rows["bob"]["toy"]) == 0.0, rows
+
+
+# Strict: once diagnosis.candidates and `attnkit misconceptions` read the descriptors' catalogues
+# (the lead's merge), this passes and the marker must go.
+@pytest.mark.xfail(strict=True, reason="diagnosis.py and cli.py still read reference.misconceptions.CATALOGUE")
+def test_the_toy_descriptor_names_its_misconceptions(kit):
+    """The toy's own catalogue entry (in its checks module, named by its descriptor) explains the
+    error of `K.T` on a batch, and `attnkit misconceptions` lists it."""
+    wrong = kit / "wrong_keys"
+    wrong.mkdir(exist_ok=True)
+    (wrong / "toy.py").write_text("import numpy as np\n\ndef dot_scores(Q, K):\n    return np.asarray(Q) @ "
+                                  "np.asarray(K).T\n")
+    failed = _run(kit, "-m", "autograder.cli", "check", "--submission", "wrong_keys", "--exercise", "toy")
+    assert failed.returncode == 1 and "transpose_all_axes" in failed.stdout, failed.stdout + failed.stderr
+    assert "swap only the last two axes" in " ".join(failed.stdout.split())
+    listed = _run(kit, "-m", "autograder.cli", "misconceptions", "--exercise", "toy")
+    assert listed.returncode == 0 and "transpose_all_axes" in listed.stdout, listed.stdout + listed.stderr
+
+
 def test_pytest_grades_the_toy_exercise(kit):
     run = _run(kit, "-m", "pytest", "autograder", "-p", "no:cacheprovider", "--submission", "solutions",
                "-k", "toy", "-q")
@@ -134,3 +181,57 @@ def test_the_nbgrader_course_has_the_toy_notebook(kit):
     assert run.returncode == 0, run.stdout + run.stderr
     notebook = kit / "nbcourse" / "source" / "self_attention" / "toy.ipynb"
     assert notebook.is_file() and "toy.dot_scores" in notebook.read_text()
+
+
+def _nbgrader(kit: Path, course_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    run = _run(course_dir, "-m", "nbgrader", *args, f"--CourseDirectory.root={course_dir}", kit_path=kit)
+    assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    return run
+
+
+@pytest.mark.slow
+def test_nbgrader_autogrades_the_toy_exercise_as_attnkit_check_does(kit):
+    """The real nbgrader on the generated course: a right and a wrong toy notebook earn, test
+    cell by test cell and in the gradebook, exactly what `attnkit check` gives the same file."""
+    import json
+
+    import nbformat
+
+    course_dir = kit / "nbtoy"
+    made = _run(kit, "-m", "autograder.cli", "nbgrader", str(course_dir))
+    assert made.returncode == 0, made.stdout + made.stderr
+    _nbgrader(kit, course_dir, "generate_assignment", "self_attention", "--force")
+    source = nbformat.read(course_dir / "source" / "self_attention" / "toy.ipynb", as_version=4)
+    wrong = nbformat.from_dict(json.loads(json.dumps(source)))
+    edits = 0
+    for cell in wrong.cells:
+        if "np.swapaxes(np.asarray(K), -1, -2)" in cell.source:
+            cell.source = cell.source.replace("np.swapaxes(np.asarray(K), -1, -2)", "np.asarray(K).T")
+            edits += 1
+    assert edits == 1
+    for student, nb in (("right", source), ("wrong", wrong)):
+        folder = course_dir / "submitted" / student / "self_attention"
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / "toy.ipynb")
+    _nbgrader(kit, course_dir, "autograde", "self_attention", "--force")
+
+    for student in ("right", "wrong"):
+        folder = course_dir / "submitted" / student / "self_attention"
+        checked = _run(kit, "-m", "autograder.cli", "check", "--submission", str(folder), "--exercise", "toy",
+                       "--json", str(kit / f"{student}.json"))
+        assert checked.returncode in (0, 1), checked.stdout + checked.stderr
+        result = json.loads((kit / f"{student}.json").read_text())
+        kit_score = sum(t["score"] for t in result["tests"])
+        graded = nbformat.read(course_dir / "autograded" / student / "self_attention" / "toy.ipynb", as_version=4)
+        cell_scores = [float(o["data"]["text/plain"]) for c in graded.cells
+                       if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+                       for o in c.outputs if o.output_type == "execute_result"]
+        assert cell_scores and sum(cell_scores) == kit_score, (student, cell_scores, result)
+        assert kit_score == (2.0 if student == "right" else 0.0)
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+        for student, expected in (("right", 2.0), ("wrong", 0.0)):
+            graded = gradebook.find_submission_notebook("toy", "self_attention", student)
+            assert (graded.score, graded.max_score) == (expected, 2.0)

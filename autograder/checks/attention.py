@@ -6,6 +6,7 @@ import numpy as np
 
 from autograder.checks.base import Check, compare_arrays
 from autograder.checks.masks import padding_mask, random_mask as _random_mask
+from autograder import observations
 from autograder.exercise import PAIR, Exercise
 
 _pair = compare_arrays("output", "weights")
@@ -79,4 +80,7 @@ EXERCISE = Exercise(
     returns={"softmax": "array", "scaled_dot_product_attention": PAIR},
     provided=(),
     checks=CHECKS,
+    observe={"softmax": observations.probabilities("softmax"),
+             "scaled_dot_product_attention": observations.attention()},
+    pictures={"scaled_dot_product_attention": "weights"},
 )

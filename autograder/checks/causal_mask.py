@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks.base import Check, Context, compare_arrays, weights_problem
-from autograder.exercise import PAIR, Exercise
+from autograder import observations
+from autograder.exercise import PAIR, Exercise, WrittenQuestion
 
 
 def _qkv(rng, batch: tuple[int, ...], seq: int, d: int):
@@ -85,4 +86,19 @@ EXERCISE = Exercise(
     returns={"create_causal_mask": "array", "causal_attention": PAIR},
     provided=("attention",),
     checks=CHECKS,
+    observe={"create_causal_mask": observations.mask_entries(),
+             "causal_attention": observations.attention(causal=True)},
+    pictures={"causal_attention": "weights"},
+    written=(WrittenQuestion(
+        "written_what_causal_mask_prevents", 2,
+        "## Written question (manually graded, 2 points)\n\n"
+        "What does the causal mask prevent, and why does a model that is trained to predict the next "
+        "token need it? What would go wrong at training time and at generation time without it?",
+        "It prevents position $i$ from attending to any position $j > i$: the weights above the diagonal are "
+        "exactly 0 (the scores are set to a large negative number before the softmax), so a token's output "
+        "depends only on itself and the tokens before it. When a model is trained to predict token $i+1$ "
+        "from the tokens up to $i$, all positions are trained at once on the whole sequence; without the mask, "
+        "position $i$ could simply look at token $i+1$ and copy it, so the training loss would be low while "
+        "nothing useful is learned (information leaks from the future). At generation time the future tokens "
+        "do not exist yet, so such a model would meet inputs unlike those it was trained on and fail."),),
 )

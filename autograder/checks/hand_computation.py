@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autograder.checks.base import Check, Context, array_problem
+from autograder import observations
 from autograder.exercise import Exercise
 
 
@@ -37,4 +38,6 @@ EXERCISE = Exercise(
                                          "CSM_WEIGHTS", "CSM_OUTPUT")},
     provided=("attention",),
     checks=CHECKS,
+    observe={"part_a": observations.hand_values(), "part_b": observations.hand_values(prefix="CSM_")},
+    pictures={"part_a.weights": "weights", "part_b.weights": "weights"},
 )

@@ -6,6 +6,7 @@ import numpy as np
 
 from autograder.checks.base import Check, Context, compare_arrays, weights_problem
 from autograder.checks.masks import padding_mask, random_mask
+from autograder import observations
 from autograder.exercise import PAIR, Exercise
 
 
@@ -144,6 +145,9 @@ EXERCISE = Exercise(
     returns={"split_heads": "array", "merge_heads": "array", "multi_head_attention": PAIR,
              "MultiHeadAttention": PAIR},
     provided=("attention", "causal_mask"),
-    needs_torch=True,
     checks=CHECKS,
+    observe={"split_heads": observations.provenance("split"), "merge_heads": observations.provenance("merged"),
+             "multi_head_attention": observations.attention(heads=True),
+             "MultiHeadAttention": observations.attention(heads=True)},
+    pictures={"multi_head_attention": "weights"},
 )

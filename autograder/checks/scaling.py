@@ -14,7 +14,7 @@ import numpy as np
 
 from autograder.checks.base import Check, Context
 from autograder.checks.reference_cache import precise_run
-from autograder.exercise import Exercise
+from autograder.exercise import Exercise, WrittenQuestion
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")
@@ -339,4 +339,18 @@ EXERCISE = Exercise(
     returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
     provided=("attention",),
     checks=CHECKS,
+    pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
+    written=(WrittenQuestion(
+        "written_why_sqrt_dk", 2,
+        "## Written question (manually graded, 2 points)\n\n"
+        "Why does attention divide the scores $Q K^\\top$ by $\\sqrt{d_k}$? Use what your experiment "
+        "measured: what happens to the spread of the scores and to the softmax as $d_k$ grows, and why "
+        "is that bad for learning?",
+        "For random queries and keys with unit-variance entries, each score is a sum of $d_k$ products, so "
+        "its variance grows like $d_k$ and its standard deviation like $\\sqrt{d_k}$ (the experiment: std of "
+        "$QK^\\top$ close to $\\sqrt{d}$). Large scores push the softmax into saturation: one weight near 1, "
+        "the others near 0 (the row entropy falls, the largest weight rises with $d$). A saturated softmax "
+        "has gradients close to zero, so the queries and keys barely learn. Dividing by $\\sqrt{d_k}$ brings "
+        "the standard deviation back to about 1 for every $d_k$, keeping the weights spread out and the "
+        "gradients useful."),),
 )

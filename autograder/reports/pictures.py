@@ -3,7 +3,8 @@
 `picture_data` keeps what a picture needs from a failed check as small plain data (it travels
 in the result file): the student's and the expected attention weights of one matrix (at most
 MAX_SIDE x MAX_SIDE), or the scaling statistics / plotted curves against the reference's.
-`render` draws it with matplotlib into an inline SVG string; no file, no network.
+Each exercise's descriptor names which of its checks get which picture (``Exercise.pictures``:
+"weights", "scaling" or "figure"). `render` draws it with matplotlib into an inline SVG string; no file, no network.
 """
 
 from __future__ import annotations
@@ -19,18 +20,32 @@ STATS = ("std", "entropy", "max_weight")
 
 
 def picture_data(check_id: str, answer: Any, expected: Any, inputs: dict | None = None) -> dict | None:
-    """Small data for a picture of a failed check, or None when no picture would help."""
+    """Small data for a picture of a failed check, or None when no picture would help. Which
+    picture a check gets is said by its exercise's descriptor (``Exercise.pictures``)."""
     try:
-        if check_id.endswith(".weights") or ".scaled_dot_product_attention." in check_id or \
-                check_id.startswith(("causal_mask.causal_attention", "multihead.multi_head_attention")):
+        kind = picture_kind(check_id)
+        if kind == "weights":
             return _weights(answer, expected)
-        if check_id.startswith("scaling.scaling_experiment"):
+        if kind == "scaling":
             return _scaling(answer, expected)
-        if check_id == "scaling.plot_scaling.figure" and inputs is not None:
+        if kind == "figure" and inputs is not None:
             return _figure(answer, inputs.get("results"))
     except (TypeError, ValueError, IndexError, KeyError, AttributeError):
         return None
     return None
+
+
+def picture_kind(check_id: str) -> str | None:
+    """The picture the descriptor names for a check: the entry of ``Exercise.pictures`` whose key
+    (a function, or function.case) is the longest prefix of the check id after the stem."""
+    from autograder.checks import EXERCISES
+
+    stem, _, tail = check_id.partition(".")
+    exercise = EXERCISES.get(stem)
+    if exercise is None:
+        return None
+    keys = [k for k in exercise.pictures if tail == k or tail.startswith(k + ".")]
+    return exercise.pictures[max(keys, key=len)] if keys else None
 
 
 def _matrix(value) -> np.ndarray | None:

@@ -1,0 +1,51 @@
+"""The exercise descriptors hold together: every name they give points at something real, so a
+typo in a new catalogue entry, observer or picture fails here rather than silently never firing."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.checks import EXERCISES
+from autograder.contract import PROVIDED, RETURNS, STEMS
+from autograder.exercise import Exercise, all_misconceptions
+from reference import STEMS as REFERENCE_STEMS
+
+
+def test_every_reference_module_has_a_descriptor_and_the_contract_derives_from_them():
+    assert set(EXERCISES) == set(REFERENCE_STEMS) == set(STEMS)
+    assert [e.order for e in EXERCISES.values()] == sorted(e.order for e in EXERCISES.values())
+    for stem, exercise in EXERCISES.items():
+        assert RETURNS[stem] == exercise.returns and PROVIDED[stem] == exercise.provided
+        assert set(exercise.provided) <= set(EXERCISES) - {stem}
+
+
+@pytest.mark.parametrize("stem", list(EXERCISES))
+def test_each_catalogue_entry_names_checks_and_graded_names_of_its_exercise(stem):
+    exercise = EXERCISES[stem]
+    ids = [c.id for c in exercise.checks]
+    assert exercise.misconceptions, f"{stem} names no misconception"
+    for mis in exercise.misconceptions:
+        assert mis.stem == stem
+        dangling = [p for p in mis.checks if not any(i.startswith(p) for i in ids)]
+        assert not dangling, f"{mis.id} ({stem}) applies to {dangling}, which name no check of {stem}"
+        for overrides in mis.variants():
+            unknown = set(overrides) - set(exercise.returns)
+            assert not unknown, f"{mis.id} ({stem}) replaces {unknown}, which {stem} does not grade"
+
+
+def test_all_misconceptions_is_every_exercise_s_entries_once():
+    from reference.misconceptions import CATALOGUE
+
+    assert sorted(map(id, all_misconceptions())) == sorted(map(id, CATALOGUE))
+
+
+def test_a_descriptor_refuses_names_that_point_nowhere():
+    check = EXERCISES["attention"].checks[0]
+    base = dict(stem="attention", title="t", order=9, returns={"softmax": "array"}, checks=[check])
+    Exercise(**base, observe={"softmax": lambda *a: None}, pictures={"softmax.rows": "weights"})
+    with pytest.raises(ValueError, match="observers for"):
+        Exercise(**base, observe={"sofmax": lambda *a: None})
+    with pytest.raises(ValueError, match="pictures for"):
+        Exercise(**base, pictures={"softmax.row": "weights"})
+    with pytest.raises(ValueError, match="does not belong"):
+        Exercise(**(base | {"stem": "causal_mask"}))
