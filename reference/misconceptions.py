@@ -158,9 +158,10 @@ LOW_PRECISION_HINT = ("Your arrays are {dtype}, a 16-bit float with about 3 sign
 MASK_ALWAYS_CAUSAL = ("A causal (lower-triangular) mask is applied whatever mask is passed in: a padding mask or any "
                       "other pattern is ignored. Use the mask you are given, as it is, broadcast to the scores' "
                       "shape.")
-MASK_RANK = ("The mask is applied only when it has one particular number of dimensions (for example 2-D); masks of "
-             "shape (batch, 1, 1, seq) or (batch, 1, seq, seq) are skipped. Any mask that broadcasts to the "
-             "scores' shape must be applied, whatever its rank.")
+MASK_RANK = ("The mask is applied only when it has one particular number of dimensions (only a 2-D mask, say, "
+             "or only a 4-D one); masks of the other ranks, such as (seq, seq), (batch, 1, seq, seq) or a padding "
+             "mask (batch, 1, 1, seq), are skipped. Any mask that broadcasts to the scores' shape must be "
+             "applied, whatever its rank.")
 WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (batch, seq, seq); the contract asks "
                     "for each head's weights, shape (batch, num_heads, seq, seq) (torch's "
                     "average_attn_weights=False). Return the weights before any mean over the head axis.")
@@ -218,7 +219,8 @@ CATALOGUE: list[Misconception] = [
     Misconception("array_truth_value", "attention", TRUTH_VALUE, _attn(truth_test=True), SDPA_MASKED,
                   raises=rc.truth_value_of_array),
     Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
-    Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_BATCH_MASKED),
+    Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_MASKED,
+                  alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
     _low_precision("attention", (A,), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
@@ -246,6 +248,13 @@ CATALOGUE: list[Misconception] = [
         (CREATE, CAUSAL),
         alternatives=(_causal_and_mask("strict_lower", kind="strict_lower", empty_rows="nan"),
                       _causal_and_mask("strict_lower", kind="strict_lower", empty_rows="zero"))),
+    Misconception(
+        "causal_mask_off_by_one", "causal_mask",
+        "The causal mask is off by one: besides the past and itself, each position may also see the NEXT "
+        "position (the diagonal just above the main one is allowed). Position i may attend to positions 0..i "
+        "and nothing after i; count where your triangle starts.",
+        lambda: {"create_causal_mask": mu.mask_fn("next"), CAUSAL_NAME: mu.causal_fn(kind="next")},
+        (CREATE, CAUSAL)),
     Misconception(
         "mask_inverted", "causal_mask",
         "The causal mask is the wrong way round: it marks the future (above the diagonal) with 1/True and the "
@@ -342,6 +351,19 @@ CATALOGUE: list[Misconception] = [
         "steadier from seed to seed. Draw n_trials independent pairs of Q and K for each d and average over them.",
         _scaling(trials=50), (S + "n_trials",), matches=rc.n_trials_ignored),
 
+    Misconception(
+        "dims_ignored", "scaling",
+        "The results do not follow the `dims` argument: asked for other dimensions, the function still reports "
+        "its own (often the default ones). Loop over the dims you are given and key the results by them.",
+        _scaling(fixed_dims=(4, 16, 64, 256)), (S + "other_dims", S + "seed", S + "n_trials"),
+        matches=rc.dims_ignored),
+    Misconception(
+        "seq_len_ignored", "scaling",
+        "The statistics do not follow the `seq_len` argument: Q and K are drawn with a fixed number of rows, "
+        "so the entropies and largest weights are those of another sequence length. Draw Q and K of shape "
+        "(seq_len, d).",
+        _scaling(fixed_seq_len=4), (S + "other_dims",)),
+
     # ------------------------------------------------------------ multihead.py
     Misconception(
         "reshape_without_transpose", "multihead",
@@ -366,7 +388,9 @@ CATALOGUE: list[Misconception] = [
         "positions: it is not the inverse of split_heads. Move the head axis back next to d_head first (to "
         "batch, seq, heads, d_head), then join the last two axes.",
         lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
-        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES,
+        # the heads moved behind d_head instead of next to it: (batch, seq, d_head, heads), then joined
+        alternatives=(lambda: {"merge_heads": mu.merge_interleaved} | _multihead(merge="interleaved")(),)),
     Misconception(
         "heads_not_split", "multihead",
         "The attention was computed once over all d_model features instead of once per head: every head has "
@@ -411,17 +435,20 @@ CATALOGUE: list[Misconception] = [
     Misconception("weights_averaged_over_heads", "multihead", WEIGHTS_AVERAGED, _multihead(heads_shape="mean"),
                   (MHA, MOD)),
     Misconception("mask_always_causal", "multihead", MASK_ALWAYS_CAUSAL, _multihead(mask_mode="causal"), MASKS_4D),
-    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MASKS_4D),
+    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MHA_MASKS + MOD_MASKS,
+                  alternatives=(_multihead(mask_mode="4d_only"),)),
     _low_precision("multihead", (MHA,), lambda: {MHA_NAME: mu.mha_fn(dtype=np.float16)}),
     Misconception(
         "projection_transposed", "multihead",
         "The projection matrices are applied the other way round. In multi_head_attention every W is applied as "
         "X @ W; a torch.nn.Linear computes x times its weight transposed, plus its bias. Check which side of the "
         "product each weight matrix is on.",
-        _multihead(mha={"transposed": True}, module={"linear": "transposed"}), (MHA,) + MOD_VALUES),
+        _multihead(mha={"transposed": True}, module={"linear": "transposed"}), (MHA,) + MOD_VALUES,
+        alternatives=(_multihead(mha={"transposed": True}, module={"linear": "transposed", "linear_out": "right"}),)),
     Misconception(
         "linear_bias_ignored", "multihead",
         "The projections use the layers' weight matrices but not their biases. Call the nn.Linear layers "
         "themselves (or add each layer's bias) for Q, K, V and the output.",
-        lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES),
+        lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES,
+        alternatives=(lambda: {MOD_NAME: mu.module_class(linear="no_bias", linear_out="right")},)),
 ]

@@ -102,7 +102,8 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
 
     mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
     zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores) |
-    causal (a causal mask instead of the one given) | 2d_only (a mask of another rank ignored).
+    causal (a causal mask instead of the one given) | 2d_only, 3d_only, 4d_only (a mask of another rank
+    ignored) | same_rank_only (a mask of another rank than the scores ignored).
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
     """
     Q, K, V = (np.asarray(a, dtype=dtype) for a in (Q, K, V))
@@ -113,8 +114,10 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
     blocked = None
     if mask is not None and mask_mode == "causal":           # a causal mask, whatever mask is given
         mask, mask_mode = np.tril(np.ones(scores.shape[-2:], dtype=bool)), "before"
-    if mask is not None and mask_mode == "2d_only":          # the mask applied only when it is 2-D
-        mask, mask_mode = (mask if np.ndim(mask) == 2 else None), "before"
+    if mask is not None and mask_mode.endswith("d_only"):    # the mask applied only when it is 2-D (3-D, 4-D)
+        mask, mask_mode = (mask if np.ndim(mask) == int(mask_mode[0]) else None), "before"
+    if mask is not None and mask_mode == "same_rank_only":   # only a mask of the scores' own rank
+        mask, mask_mode = (mask if np.ndim(mask) == scores.ndim else None), "before"
     if mask is not None and mask_mode != "ignored":
         allowed = np.broadcast_to(np.asarray(mask) != 0, scores.shape)
         if mask_mode == "before":
@@ -159,10 +162,11 @@ def sdpa(**options):
 
 
 def tri_mask(seq_len: int, kind: str = "lower") -> np.ndarray:
-    """A triangular boolean mask: lower (right), upper (the future), strict_lower (no diagonal), strict_upper."""
+    """A triangular boolean mask: lower (right), upper (the future), strict_lower (no diagonal), strict_upper,
+    next (off by one: the diagonal above the main one allowed too)."""
     ones = np.ones((int(seq_len), int(seq_len)), dtype=bool)
     return {"lower": np.tril(ones), "upper": np.triu(ones), "strict_lower": np.tril(ones, -1),
-            "strict_upper": np.triu(ones, 1)}[kind]
+            "strict_upper": np.triu(ones, 1), "next": np.tril(ones, 1)}[kind]
 
 
 def additive_causal_mask(seq_len: int) -> np.ndarray:
@@ -281,10 +285,11 @@ def mha_fn(**options):
 # ---------------------------------------------------------------- multi-head: the torch module
 
 
-def module_class(linear="right", project=True, **options):
+def module_class(linear="right", project=True, linear_out=None, **options):
     """A MultiHeadAttention whose forward has one option switched (computed in float64 numpy).
 
-    linear: right (x W^T + b) | no_bias (x W^T) | transposed (x W + b).
+    linear: right (x W^T + b) | no_bias (x W^T) | transposed (x W + b), for every layer, or for W_q, W_k,
+    W_v only when linear_out is "right" (the output layer called as it should be).
     """
     import torch
 
@@ -293,19 +298,19 @@ def module_class(linear="right", project=True, **options):
     class MutantMultiHeadAttention(MultiHeadAttention):
         """The reference module with one mistake in forward."""
 
-        def _apply(self, layer, x):
+        def _apply(self, layer, x, how=linear):
             W = layer.weight.detach().double().numpy()
             b = layer.bias.detach().double().numpy()
-            if linear == "no_bias":
+            if how == "no_bias":
                 return x @ W.T
-            return x @ (W if linear == "transposed" else W.T) + b
+            return x @ (W if how == "transposed" else W.T) + b
 
         def forward(self, x, mask=None):
             x = torch.as_tensor(x).detach().double().numpy()              # (B, T, D)
             m = None if mask is None else torch.as_tensor(mask).numpy()
             q, k, v = (self._apply(layer, x) for layer in (self.W_q, self.W_k, self.W_v))
             merged, weights = _heads(q, k, v, self.num_heads, m, **options)
-            out = self._apply(self.W_o, merged) if project else merged
+            out = self._apply(self.W_o, merged, linear_out or linear) if project else merged
             return torch.from_numpy(np.ascontiguousarray(out)), torch.from_numpy(np.ascontiguousarray(weights))
 
     return MutantMultiHeadAttention
@@ -337,11 +342,15 @@ def module_torch_keys():
 
 
 def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, *, scale="sqrt",
-                       variance=False, log=np.log, seeded=True, trials=None):
+                       variance=False, log=np.log, seeded=True, trials=None, fixed_seq_len=None,
+                       fixed_dims=None):
     """The scaling experiment with one option switched: the scale, variance for std, the log's base,
-    an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says."""
+    an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says, a fixed
+    sequence length whatever seq_len says, fixed dims whatever dims says."""
     rng = np.random.default_rng(seed if seeded else None)
     n_trials = n_trials if trials is None else trials
+    seq_len = seq_len if fixed_seq_len is None else fixed_seq_len
+    dims = dims if fixed_dims is None else fixed_dims
     results = {}
     for d in dims:
         d = int(d)

@@ -75,7 +75,8 @@ def truth_value_of_array(error) -> bool:
 
 
 SHAPE_ERRORS = ("mismatch in its core dimension", "must match the size of tensor", "could not be broadcast",
-                "cannot be multiplied", "Expected size for first two dimensions", "shapes cannot be")
+                "cannot be multiplied", "Expected size for first two dimensions", "shapes cannot be",
+                "not aligned")                                       # np.dot's words
 
 
 def transpose_all_axes(error) -> bool:
@@ -184,3 +185,26 @@ def n_trials_ignored(answer, expected, ctx, check) -> bool:
     seeds do make a difference, or nothing about trials could be seen)."""
     spreads = _few_trials_spread(answer)
     return spreads is not None and spreads[0] > 0.0 and not spreads[1] < spreads[0] / 4
+
+
+def _result_dicts(answer) -> list[dict]:
+    """Every {d: {statistic: value}} result inside a scaling check's answer (one, or tuples of them)."""
+    if isinstance(answer, dict):
+        return [answer]
+    if isinstance(answer, (list, tuple)):
+        return [r for item in answer for r in _result_dicts(item)]
+    return []
+
+
+def dims_ignored(answer, expected, ctx, check) -> bool:
+    """The results hold numeric keys, but not the dims asked for (the defaults, typically), in
+    every result of the answer where the reference holds the dims asked for."""
+    got, wanted = _result_dicts(answer), _result_dicts(expected)
+    if not got or len(got) != len(wanted):
+        return False
+    try:
+        keys = [sorted(float(k) for k in r) for r in got]
+        asked = [sorted(float(k) for k in r) for r in wanted]
+    except (TypeError, ValueError):
+        return False                  # keys that are not numbers: another mistake
+    return any(k != a for k, a in zip(keys, asked))
