@@ -126,6 +126,10 @@ NO_SCALING = ("The scores were never divided by sqrt(d_k), so they grow with the
 SCALED_BY_DK = ("The scores were divided by d_k itself instead of by its square root, which shrinks them too "
                 "much and flattens the weights. The variance of a dot product of d_k unit-variance terms is d_k; "
                 "its standard deviation, the thing to divide by, is sqrt(d_k).")
+SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size that is not d_k: the size taken "
+                        "from an axis counted from the front is d_k only for a 2-D K (on a batch it counts keys "
+                        "or batch entries), and V's feature size is d_v, not d_k. Take d_k from the last axis of "
+                        "Q or K, whatever leading dimensions they have.")
 WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
               "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
               "last axis of the scores.")
@@ -225,6 +229,8 @@ CATALOGUE: list[Misconception] = [
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
     Misconception("scaled_by_dk", "attention", SCALED_BY_DK, _attn(scale="dk"), (SDPA,)),
+    Misconception("scaled_by_wrong_size", "attention", SCALED_BY_WRONG_SIZE, _attn(scale="k_axis1"), (SDPA,),
+                  alternatives=(_attn(scale="d_v"),)),
     Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), (SDPA,),
                   alternatives=(lambda: {SDPA_NAME: mu.attention_torch_keys},)),
     Misconception("mask_ignored", "attention", MASK_IGNORED, _attn(mask_mode="ignored"), SDPA_MASKED),
@@ -247,7 +253,8 @@ CATALOGUE: list[Misconception] = [
         lambda: {"create_causal_mask": mu.mask_fn("strict_lower"), CAUSAL_NAME: mu.causal_fn(kind="strict_lower")},
         (CREATE, CAUSAL),
         alternatives=(_causal_and_mask("strict_lower", kind="strict_lower", empty_rows="nan"),
-                      _causal_and_mask("strict_lower", kind="strict_lower", empty_rows="zero"))),
+                      _causal_and_mask("strict_lower", kind="strict_lower", empty_rows="zero"),
+                      _causal_and_mask("strict_lower", kind="strict_lower", fill="add"))),
     Misconception(
         "causal_mask_off_by_one", "causal_mask",
         "The causal mask is off by one: besides the past and itself, each position may also see the NEXT "
@@ -263,7 +270,8 @@ CATALOGUE: list[Misconception] = [
         lambda: {"create_causal_mask": mu.mask_fn("strict_upper"), CAUSAL_NAME: mu.causal_fn(mask_mode="inverted")},
         (CREATE, CAUSAL),
         alternatives=(_causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="nan"),
-                      _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"))),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", fill="add"))),
     Misconception(
         "causal_mask_additive", "causal_mask",
         "create_causal_mask returns an additive mask (0 where allowed, -inf where blocked). The contract asks for "
@@ -279,6 +287,8 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_fill_zero", "causal_mask", MASK_FILL_ZERO, _causal(mask_mode="zero"), (CAUSAL,)),
     Misconception("no_scaling", "causal_mask", NO_SCALING, _causal(scale="none"), CAUSAL_VALUES),
     Misconception("scaled_by_dk", "causal_mask", SCALED_BY_DK, _causal(scale="dk"), CAUSAL_VALUES),
+    Misconception("scaled_by_wrong_size", "causal_mask", SCALED_BY_WRONG_SIZE, _causal(scale="k_axis1"),
+                  CAUSAL_VALUES),
     Misconception("softmax_wrong_axis", "causal_mask", WRONG_AXIS, _causal(axis=-2), CAUSAL_VALUES,
                   alternatives=(_causal(axis=0),)),
     Misconception("softmax_no_keepdims", "causal_mask",
@@ -424,7 +434,8 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), MHA_MASKS + MOD_MASKS),
     Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), MHA_MASKS + MOD_MASKS,
                   alternatives=(_multihead(mask_mode="inverted", empty_rows="nan"),
-                                _multihead(mask_mode="inverted", empty_rows="zero"))),
+                                _multihead(mask_mode="inverted", empty_rows="zero"),
+                                _multihead(mask_mode="inverted", fill="add"))),
     Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
                   MHA_MASKS + MOD_MASKS),
     Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),

@@ -94,7 +94,7 @@ def _divisor(scale, d_k: int) -> float:
 
 
 def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1, softmax_fn=softmax,
-              mask_mode="before", empty_rows="uniform", truth_test=False, dtype=np.float64):
+              mask_mode="before", empty_rows="uniform", truth_test=False, dtype=np.float64, fill="replace"):
     """Scaled dot-product attention with one option switched; the defaults are the reference.
 
     transpose_keys: True (right) | False (Q @ K) | "all" (K.T, which reverses every axis of a batch).
@@ -105,12 +105,17 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
     causal (a causal mask instead of the one given) | 2d_only, 3d_only, 4d_only (a mask of another rank
     ignored) | same_rank_only (a mask of another rank than the scores ignored).
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
+    fill: replace (blocked scores become -1e9) | add (-1e9 added to them: a row with every key blocked
+    keeps its unmasked softmax). scale may also be "k_axis1" (sqrt(K.shape[1]), d_k only for a 2-D K)
+    or "d_v" (sqrt(V.shape[-1])): the square root of a size that is not d_k.
     """
     Q, K, V = (np.asarray(a, dtype=dtype) for a in (Q, K, V))
     if truth_test and mask is not None and not bool(np.asarray(mask)):
         mask = None
     keys = K.T if transpose_keys == "all" else (np.swapaxes(K, -1, -2) if transpose_keys else K)
-    scores = (Q @ keys) / np.asarray(_divisor(scale, Q.shape[-1]), dtype=dtype)   # (..., n_q, n_k)
+    divisor = {"k_axis1": lambda: math.sqrt(K.shape[1]), "d_v": lambda: math.sqrt(V.shape[-1])}.get(
+        scale, lambda: _divisor(scale, Q.shape[-1])) if isinstance(scale, str) else lambda: _divisor(scale, 0)
+    scores = (Q @ keys) / np.asarray(divisor(), dtype=dtype)                         # (..., n_q, n_k)
     blocked = None
     if mask is not None and mask_mode == "causal":           # a causal mask, whatever mask is given
         mask, mask_mode = np.tril(np.ones(scores.shape[-2:], dtype=bool)), "before"
@@ -129,7 +134,7 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
         elif mask_mode == "additive":
             scores = scores + np.asarray(mask, dtype=np.float64)
         if blocked is not None:
-            scores = np.where(blocked, MASK_FILL, scores)
+            scores = scores + np.where(blocked, MASK_FILL, 0.0) if fill == "add" else np.where(blocked, MASK_FILL, scores)
     weights = softmax_fn(scores, axis=axis)
     if blocked is not None and empty_rows != "uniform":
         empty = blocked.all(axis=-1, keepdims=True)
