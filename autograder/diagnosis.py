@@ -51,7 +51,8 @@ def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
     """The entry's hint, with the dtype named where the hint speaks of it."""
     if "{dtype}" not in mis.hint:
         return mis.hint
-    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer)) or "a 16-bit float")
+    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer))
+                            or "half precision (float16 or bfloat16) somewhere along the way")
 
 
 def candidates(check: Check) -> list[Misconception]:

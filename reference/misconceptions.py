@@ -156,7 +156,7 @@ TRANSPOSE_ALL_AXES = ("K.T reverses EVERY axis of K, not just the last two: on a
 TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), which has no single truth value when "
                "the array has more than one element. To ask whether a mask was given, compare it with None; to "
                "ask something about its entries, say which entries (any of them, all of them).")
-LOW_PRECISION_HINT = ("Your arrays are {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
+LOW_PRECISION_HINT = ("Your numbers were computed in {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
                       "add up to 1 only within about 0.001, and the values are off by as much. Compute in float32 "
                       "or float64 (leave the inputs' dtype as it is, or cast to float64).")
 MASK_ALWAYS_CAUSAL = ("A causal (lower-triangular) mask is applied whatever mask is passed in: a padding mask or any "
@@ -448,7 +448,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_always_causal", "multihead", MASK_ALWAYS_CAUSAL, _multihead(mask_mode="causal"), MASKS_4D),
     Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MHA_MASKS + MOD_MASKS,
                   alternatives=(_multihead(mask_mode="4d_only"),)),
-    _low_precision("multihead", (MHA,), lambda: {MHA_NAME: mu.mha_fn(dtype=np.float16)}),
+    _low_precision("multihead", (MHA,) + MOD_VALUES, _multihead(dtype=np.float16)),
     Misconception(
         "projection_transposed", "multihead",
         "The projection matrices are applied the other way round. In multi_head_attention every W is applied as "

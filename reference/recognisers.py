@@ -59,10 +59,27 @@ def low_precision_dtype(ctx, answer=None) -> str | None:
     return found[0] if found else None
 
 
+HALF_ROUNDING = 4e-3     # a few float16 epsilons (9.8e-4), relative to the array's scale: 16-bit rounding
+
+
 def low_precision(answer, expected, ctx, check) -> bool:
     """Computed in a 16-bit float. Named whenever the answer came in one: with about 3 significant
-    digits, inputs and sums are rounded before any other mistake could be seen."""
-    return low_precision_dtype(ctx, answer) is not None
+    digits, inputs and sums are rounded before any other mistake could be seen. An answer cast back
+    to float32 or float64 is recognised by its errors: spread over most entries, none larger than
+    16-bit rounding (a mistake in the arithmetic moves some entries by far more)."""
+    if low_precision_dtype(ctx, answer) is not None:
+        return True
+    pairs = list(zip(answer, expected)) if isinstance(expected, tuple) and isinstance(answer, (tuple, list)) \
+        else [(answer, expected)]
+    worst, spread = 0.0, False
+    for got, exp in pairs:
+        got, exp = np.asarray(got, dtype=np.float64), np.asarray(exp, dtype=np.float64)
+        if got.shape != exp.shape or not np.isfinite(got).all() or not np.isfinite(exp).all() or not exp.size:
+            return False
+        err = np.abs(got - exp) / max(float(np.abs(exp).max()), 1.0)
+        worst = max(worst, float(err.max()))
+        spread = spread or bool((err > 1e-5).mean() > 0.25)
+    return spread and 0.0 < worst <= HALF_ROUNDING
 
 
 # ---------------------------------------------------------------- errors, recognised by their text
