@@ -48,8 +48,9 @@ KINDS = ("correct", "buggy", "degenerate")
 CLASSES = {
     "masks": {"mask_ignored", "mask_inverted", "mask_after_softmax", "mask_fill_zero", "mask_additive",
               "mask_always_causal", "mask_rank_ignored", "mask_upper_triangular", "mask_excludes_diagonal",
-              "causal_mask_additive"},
-    "arguments": {"seed_ignored", "n_trials_ignored", "entropy_log2", "variance_not_std"},
+              "causal_mask_additive", "causal_mask_off_by_one"},
+    "arguments": {"seed_ignored", "n_trials_ignored", "entropy_log2", "variance_not_std", "dims_ignored",
+                  "seq_len_ignored"},
     "exceptions": {"transpose_all_axes", "array_truth_value", "softmax_no_keepdims", "keys_not_transposed"},
     "precision": {"low_precision_dtype", "softmax_underflow", "softmax_unstable"},
     "heads": {"weights_averaged_over_heads", "heads_not_split", "reshape_without_transpose",
