@@ -159,6 +159,9 @@ TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), whic
 LOW_PRECISION_HINT = ("Your numbers were computed in {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
                       "add up to 1 only within about 0.001, and the values are off by as much. Compute in float32 "
                       "or float64 (leave the inputs' dtype as it is, or cast to float64).")
+RETURNS_SWAPPED = ("The function returns (weights, output) instead of (output, weights): the two arrays are right "
+                   "but in the wrong order, which shows as swapped shapes when d_v differs from the number of keys. "
+                   "Return the output first, then the weights.")
 MASK_ALWAYS_CAUSAL = ("A causal (lower-triangular) mask is applied whatever mask is passed in: a padding mask or any "
                       "other pattern is ignored. Use the mask you are given, as it is, broadcast to the scores' "
                       "shape.")
@@ -227,6 +230,8 @@ CATALOGUE: list[Misconception] = [
                   alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
     _low_precision("attention", (A,), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
+    Misconception("returns_swapped", "attention", RETURNS_SWAPPED, lambda: {SDPA_NAME: mu.swapped(mu.sdpa())},
+                  (SDPA,)),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
     Misconception("scaled_by_dk", "attention", SCALED_BY_DK, _attn(scale="dk"), (SDPA,)),
     Misconception("scaled_by_wrong_size", "attention", SCALED_BY_WRONG_SIZE, _attn(scale="k_axis1"), (SDPA,),
@@ -285,6 +290,8 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "causal_mask", MASK_AFTER_SOFTMAX, _causal(mask_mode="after"), (CAUSAL,),
                   alternatives=(_causal(mask_mode="after_neg_inf"),)),
     Misconception("mask_fill_zero", "causal_mask", MASK_FILL_ZERO, _causal(mask_mode="zero"), (CAUSAL,)),
+    Misconception("returns_swapped", "causal_mask", RETURNS_SWAPPED,
+                  lambda: {CAUSAL_NAME: mu.swapped(mu.causal_fn())}, (CAUSAL,)),
     Misconception("no_scaling", "causal_mask", NO_SCALING, _causal(scale="none"), CAUSAL_VALUES),
     Misconception("scaled_by_dk", "causal_mask", SCALED_BY_DK, _causal(scale="dk"), CAUSAL_VALUES),
     Misconception("scaled_by_wrong_size", "causal_mask", SCALED_BY_WRONG_SIZE, _causal(scale="k_axis1"),
@@ -420,6 +427,8 @@ CATALOGUE: list[Misconception] = [
         "Each head's scores were divided by sqrt(d_model) instead of sqrt(d_head): a head only sees d_head "
         "features, so its dot products have variance d_head. Scale by the square root of d_model // num_heads.",
         _multihead(scale="model"), (MHA,) + MOD_VALUES),
+    Misconception("returns_swapped", "multihead", RETURNS_SWAPPED,
+                  lambda: {MHA_NAME: mu.swapped(mu.mha_fn())}, (MHA,)),
     Misconception("no_scaling", "multihead", NO_SCALING.replace("sqrt(d_k)", "sqrt(d_head)"),
                   _multihead(scale="none"), (MHA,) + MOD_VALUES),
     Misconception("scaled_by_dk", "multihead",
@@ -455,7 +464,8 @@ CATALOGUE: list[Misconception] = [
         "X @ W; a torch.nn.Linear computes x times its weight transposed, plus its bias. Check which side of the "
         "product each weight matrix is on.",
         _multihead(mha={"transposed": True}, module={"linear": "transposed"}), (MHA,) + MOD_VALUES,
-        alternatives=(_multihead(mha={"transposed": True}, module={"linear": "transposed", "linear_out": "right"}),)),
+        alternatives=(_multihead(mha={"transposed": True}, module={"linear": "transposed", "linear_out": "right"}),
+                      _multihead(mha={"transposed": "out"}, module={"linear_out": "transposed"}))),
     Misconception(
         "linear_bias_ignored", "multihead",
         "The projections use the layers' weight matrices but not their biases. Call the nn.Linear layers "

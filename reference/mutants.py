@@ -158,6 +158,13 @@ def attention_torch_keys(Q, K, V, mask=None):
     return (weights @ v).numpy(), weights.numpy()
 
 
+def swapped(fn):
+    """A function returning (output, weights) that returns them the other way round."""
+    def swapped_fn(*args, **kwargs):
+        return tuple(fn(*args, **kwargs))[::-1]
+    return swapped_fn
+
+
 def sdpa(**options):
     """scaled_dot_product_attention with `options` switched (see `attention`)."""
     return partial(attention, **options)
@@ -271,11 +278,12 @@ def _flat_mask(mask):
 
 
 def mha(X, W_q, W_k, W_v, W_o, num_heads, mask=None, *, project=True, transposed=False, **options):
-    """multi_head_attention with one option switched: reshapes, scale, W_o, X @ W.T, attention options."""
+    """multi_head_attention with one option switched: reshapes, scale, W_o, X @ W.T (transposed: True for
+    every W, "out" for W_o alone), attention options."""
     X = np.asarray(X, dtype=np.float64)
     Ws = [np.asarray(W, dtype=np.float64) for W in (W_q, W_k, W_v, W_o)]
     if transposed:
-        Ws = [W.T for W in Ws]
+        Ws = [W.T if transposed is True or n == 3 else W for n, W in enumerate(Ws)]
     q, k, v = (X @ W for W in Ws[:3])                                     # (B, T, D)
     merged, weights = _heads(q, k, v, int(num_heads), mask, **options)
     out = merged @ Ws[3] if project else merged

@@ -96,9 +96,13 @@ SHAPE_ERRORS = ("mismatch in its core dimension", "must match the size of tensor
                 "not aligned")                                       # np.dot's words
 
 
+# `.T`, `.transpose()` and `np.transpose(K)` with no axes reverse every axis of a batch
+REVERSES_ALL_AXES = re.compile(r"\.T\b|\.transpose\(\s*\)|\btranspose\(\s*[\w.]+\s*\)")
+
+
 def transpose_all_axes(error) -> bool:
-    """A shape error raised on a line that uses `.T`, which reverses every axis of a batch."""
-    return bool(re.search(r"\.T\b", error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
+    """A shape error raised on a line that reverses every axis of an array (`.T`, `.transpose()`)."""
+    return bool(REVERSES_ALL_AXES.search(error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
 
 
 def low_precision_error(error) -> bool:
