@@ -22,14 +22,14 @@ def _weights(rng, d_model: int) -> dict[str, np.ndarray]:
 
 def _mask(rng, kind, batch: int, seq: int, heads: int):
     """causal: (T, T) bool; random: (B, 1, T, T) bool, one pattern per batch entry;
-    padding: (B, 1, 1, T) 0/1 floats; per_head: (1, h, T, T) int, one pattern per head."""
+    padding: (B, 1, 1, T) 0/1 floats; per_head: (B, h, T, T) bool, one pattern per batch entry and head."""
     if kind == "causal":
         return np.tril(np.ones((seq, seq), dtype=bool))                 # (T, T), broadcast over B, h
     if kind == "random":
         return random_mask(rng, seq, seq, (batch, 1))                    # (B, 1, T, T)
     if kind == "padding":
         return padding_mask(rng, batch, seq).astype(np.float64)          # (B, 1, 1, T)
-    return random_mask(rng, seq, seq, (1, heads)).astype(np.int64)       # (1, h, T, T)
+    return random_mask(rng, seq, seq, (batch, heads))                    # (B, h, T, T)
 
 
 def _mha_inputs(rng, batch=2, seq=5, d_model=12, heads=3, masked=None):
@@ -130,10 +130,13 @@ CHECKS = [
           run=lambda impl, i: _mha(impl, i)[1], compare=compare_arrays("weights")),
     Check("multihead.multi_head_attention.mask", "a (seq, seq) causal mask broadcast over batch and heads",
           inputs=lambda rng: _mha_inputs(rng, masked=True), run=_mha, compare=compare_arrays("output", "weights")),
+    # The module's random mask has a head axis of 1; this one has every head's own pattern: between
+    # them, every mask shape the contract names is tried.
     Check("multihead.multi_head_attention.random_mask",
-          "a random boolean mask per batch entry, shape (batch, 1, seq, seq)",
-          inputs=lambda rng: _mha_inputs(rng, masked="random"), run=_mha, compare=compare_arrays("output", "weights"),
-          advice="try a boolean mask of shape (batch, 1, seq, seq) that is not causal"),
+          "a random boolean mask per batch entry and head, shape (batch, num_heads, seq, seq)",
+          inputs=lambda rng: _mha_inputs(rng, masked="per_head"), run=_mha, compare=compare_arrays("output", "weights"),
+          advice="try a boolean mask of shape (batch, num_heads, seq, seq) that is not causal, a different "
+                 "pattern for each head"),
     Check("multihead.multi_head_attention.padding_mask", "a padding mask of shape (batch, 1, 1, seq), 0/1 floats",
           inputs=lambda rng: _mha_inputs(rng, batch=3, masked="padding"), run=_mha,
           compare=compare_arrays("output", "weights"),
