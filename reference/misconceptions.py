@@ -126,10 +126,10 @@ NO_SCALING = ("The scores were never divided by sqrt(d_k), so they grow with the
 SCALED_BY_DK = ("The scores were divided by d_k itself instead of by its square root, which shrinks them too "
                 "much and flattens the weights. The variance of a dot product of d_k unit-variance terms is d_k; "
                 "its standard deviation, the thing to divide by, is sqrt(d_k).")
-SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size that is not d_k: the size taken "
-                        "from an axis counted from the front is d_k only for a 2-D K (on a batch it counts keys "
-                        "or batch entries), and V's feature size is d_v, not d_k. Take d_k from the last axis of "
-                        "Q or K, whatever leading dimensions they have.")
+SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size that is not d_k: the number of "
+                        "tokens (keys), V's feature size d_v, or a size taken from an axis counted from the front "
+                        "(d_k only for a 2-D K; on a batch it counts keys or batch entries). Take d_k from the "
+                        "last axis of Q or K, whatever leading dimensions they have.")
 WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
               "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
               "last axis of the scores.")
@@ -159,6 +159,10 @@ TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), whic
 LOW_PRECISION_HINT = ("Your numbers were computed in {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
                       "add up to 1 only within about 0.001, and the values are off by as much. Compute in float32 "
                       "or float64 (leave the inputs' dtype as it is, or cast to float64).")
+TRANSPOSE_FIXED_AXES = ("K's axes were swapped by number counted from the front (axes 1 and 2, as in code written "
+                        "for a (batch, n, d) array): those are the keys and features only for a 3-D K. On a single "
+                        "(n_k, d_k) array there is no axis 2, and with two batch axes the wrong ones are swapped. "
+                        "Count the axes from the end: the last two, whatever leading dimensions there are.")
 RETURNS_SWAPPED = ("The function returns (weights, output) instead of (output, weights): the two arrays are right "
                    "but in the wrong order, which shows as swapped shapes when d_v differs from the number of keys. "
                    "Return the output first, then the weights.")
@@ -230,12 +234,14 @@ CATALOGUE: list[Misconception] = [
                   alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
     _low_precision("attention", (A,), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
+    Misconception("transpose_fixed_axes", "attention", TRANSPOSE_FIXED_AXES, _attn(transpose_keys="front"), (SDPA,),
+                  raises=rc.transpose_fixed_axes),
     Misconception("returns_swapped", "attention", RETURNS_SWAPPED, lambda: {SDPA_NAME: mu.swapped(mu.sdpa())},
                   (SDPA,)),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
     Misconception("scaled_by_dk", "attention", SCALED_BY_DK, _attn(scale="dk"), (SDPA,)),
     Misconception("scaled_by_wrong_size", "attention", SCALED_BY_WRONG_SIZE, _attn(scale="k_axis1"), (SDPA,),
-                  alternatives=(_attn(scale="d_v"),)),
+                  alternatives=(_attn(scale="d_v"), _attn(scale="n_k"))),
     Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), (SDPA,),
                   alternatives=(lambda: {SDPA_NAME: mu.attention_torch_keys},)),
     Misconception("mask_ignored", "attention", MASK_IGNORED, _attn(mask_mode="ignored"), SDPA_MASKED),
@@ -290,12 +296,14 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "causal_mask", MASK_AFTER_SOFTMAX, _causal(mask_mode="after"), (CAUSAL,),
                   alternatives=(_causal(mask_mode="after_neg_inf"),)),
     Misconception("mask_fill_zero", "causal_mask", MASK_FILL_ZERO, _causal(mask_mode="zero"), (CAUSAL,)),
+    Misconception("transpose_fixed_axes", "causal_mask", TRANSPOSE_FIXED_AXES, _causal(transpose_keys="front"),
+                  (CAUSAL,), raises=rc.transpose_fixed_axes),
     Misconception("returns_swapped", "causal_mask", RETURNS_SWAPPED,
                   lambda: {CAUSAL_NAME: mu.swapped(mu.causal_fn())}, (CAUSAL,)),
     Misconception("no_scaling", "causal_mask", NO_SCALING, _causal(scale="none"), CAUSAL_VALUES),
     Misconception("scaled_by_dk", "causal_mask", SCALED_BY_DK, _causal(scale="dk"), CAUSAL_VALUES),
     Misconception("scaled_by_wrong_size", "causal_mask", SCALED_BY_WRONG_SIZE, _causal(scale="k_axis1"),
-                  CAUSAL_VALUES),
+                  CAUSAL_VALUES, alternatives=(_causal(scale="n_k"),)),
     Misconception("softmax_wrong_axis", "causal_mask", WRONG_AXIS, _causal(axis=-2), CAUSAL_VALUES,
                   alternatives=(_causal(axis=0),)),
     Misconception("softmax_no_keepdims", "causal_mask",

@@ -97,7 +97,8 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
               mask_mode="before", empty_rows="uniform", truth_test=False, dtype=np.float64, fill="replace"):
     """Scaled dot-product attention with one option switched; the defaults are the reference.
 
-    transpose_keys: True (right) | False (Q @ K) | "all" (K.T, which reverses every axis of a batch).
+    transpose_keys: True (right) | False (Q @ K) | "all" (K.T, which reverses every axis of a batch) |
+    "front" (axes 1 and 2 swapped: the last two only for a 3-D K).
     truth_test: `if mask:` on the mask (raises for an array). dtype: the precision computed in.
 
     mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
@@ -107,13 +108,16 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
     fill: replace (blocked scores become -1e9) | add (-1e9 added to them: a row with every key blocked
     keeps its unmasked softmax). scale may also be "k_axis1" (sqrt(K.shape[1]), d_k only for a 2-D K)
-    or "d_v" (sqrt(V.shape[-1])): the square root of a size that is not d_k.
+    or "d_v" (sqrt(V.shape[-1])) or "n_k" (sqrt of the number of keys): the square root of a size that
+    is not d_k.
     """
     Q, K, V = (np.asarray(a, dtype=dtype) for a in (Q, K, V))
     if truth_test and mask is not None and not bool(np.asarray(mask)):
         mask = None
-    keys = K.T if transpose_keys == "all" else (np.swapaxes(K, -1, -2) if transpose_keys else K)
-    divisor = {"k_axis1": lambda: math.sqrt(K.shape[1]), "d_v": lambda: math.sqrt(V.shape[-1])}.get(
+    keys = {"all": lambda: K.T, "front": lambda: np.swapaxes(K, 1, 2), True: lambda: np.swapaxes(K, -1, -2),
+            False: lambda: K}[transpose_keys]()
+    divisor = {"k_axis1": lambda: math.sqrt(K.shape[1]), "d_v": lambda: math.sqrt(V.shape[-1]),
+               "n_k": lambda: math.sqrt(K.shape[-2])}.get(
         scale, lambda: _divisor(scale, Q.shape[-1])) if isinstance(scale, str) else lambda: _divisor(scale, 0)
     scores = (Q @ keys) / np.asarray(divisor(), dtype=dtype)                         # (..., n_q, n_k)
     blocked = None

@@ -105,6 +105,18 @@ def transpose_all_axes(error) -> bool:
     return bool(REVERSES_ALL_AXES.search(error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
 
 
+# axes counted from the front: .transpose(1, 2), swapaxes(K, 1, 2), .transpose(0, 2, 1), .permute(0, 2, 1)
+FRONT_AXES = re.compile(r"(\.transpose|\.permute|swapaxes|\.swapdims|\.movedim)\((\s*[A-Za-z_][\w.]*\s*,)?\s*\d+\s*,\s*\d+\s*"
+                        r"(,\s*\d+\s*)?\)")
+AXIS_ERRORS = SHAPE_ERRORS + ("Dimension out of range", "axes don't match array", "out of bounds for array")
+
+
+def transpose_fixed_axes(error) -> bool:
+    """A shape or axis error raised on a line that swaps axes counted from the front (1 and 2),
+    the last two only for a 3-D array."""
+    return bool(FRONT_AXES.search(error.operation)) and any(words in error.text for words in AXIS_ERRORS)
+
+
 def low_precision_error(error) -> bool:
     """An operation refused to mix a 16-bit float with another dtype."""
     return any(word in error.text for word in ("Half", "float16", "BFloat16", "bfloat16"))
