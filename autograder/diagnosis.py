@@ -14,6 +14,7 @@ hint, if there is one. An error the student's code raised is explained by `diagn
 from __future__ import annotations
 
 import hashlib
+import linecache
 import re
 import warnings
 from dataclasses import dataclass
@@ -51,7 +52,8 @@ def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
     """The entry's hint, with the dtype named where the hint speaks of it."""
     if "{dtype}" not in mis.hint:
         return mis.hint
-    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer)) or "a 16-bit float")
+    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer))
+                            or "half precision (float16 or bfloat16) somewhere along the way")
 
 
 def candidates(check: Check) -> list[Misconception]:
@@ -177,14 +179,41 @@ def _capitalised(text: str) -> str:
 
 def _raised_by(check: Check, overrides: dict, inputs: dict) -> tuple[str, str] | None:
     """(type, message) of the exception a mutant raises on these inputs, or None if it returns."""
+    raised = _raised_at(check, overrides, inputs)
+    return None if raised is None else raised[:2]
+
+
+def _raised_at(check: Check, overrides: dict, inputs: dict) -> tuple[str, str, str] | None:
+    """(type, message, the source line that raised) for a mutant on these inputs, or None."""
     make = check.expected_run or check.run
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             make(ReferenceImplementation(check.exercise, overrides), inputs)
     except Exception as err:
-        return type(err).__name__, str(err)
+        tb, line = err.__traceback__, ""
+        while tb is not None:          # the innermost frame with source: the mutant's own line
+            text = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
+            line = text or line
+            tb = tb.tb_next
+        return type(err).__name__, str(err), line
     return None
+
+
+# A product of arrays (a matrix product, einsum, dot) versus any other operation: torch words a
+# broadcasting failure of `q @ k` and of `e / e.sum(-1)` the same, so the words alone do not say
+# which operation failed; the line that raised does.
+_PRODUCT = re.compile(r"@|\b(matmul|bmm|einsum|dot|tensordot|inner|mm)\b")
+
+
+def _operation_kind(line: str) -> str:
+    return "" if not line else ("product" if _PRODUCT.search(line) else "other")
+
+
+def _same_operation(student: str, mutant: str) -> bool:
+    """Whether two raising lines do the same kind of operation (unknown on either side: yes)."""
+    a, b = _operation_kind(student), _operation_kind(mutant)
+    return not a or not b or a == b
 
 
 def _shape_of(text: str) -> str:
@@ -198,8 +227,9 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     An entry explains it when it recognises the error's text itself (`if mask:` on an array), or
     when one of its mutants, given the same inputs, fails the same way at the same operation: the
     same exception type and the same message (Q @ K on n_k != d_k fails in matmul with the sizes
-    the student's code reported). The same type alone proves nothing: `.T` on a batch and a
-    softmax without keepdims raise ValueError too. A message that matches only with its numbers
+    the student's code reported), in the same kind of operation (a product, or another: torch
+    words a failed broadcast the same in both). The same type alone proves nothing: `.T` on a
+    batch and a softmax without keepdims raise ValueError too. A message that matches only with its numbers
     masked counts when exactly one entry fits that way. Nothing fits: None (a generic hint)."""
     pool = candidates(check)
     by_text = [m for m in pool if m.raises is not None and _safe(m.raises, error)]
@@ -207,8 +237,9 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
         return _error_diagnosis(error, by_text)
     exact, shaped = [], []
     for mis in (m for m in pool if m.matches is None):
-        raised = [r for r in (_raised_by(check, o, inputs) for o in mis.variants()) if r is not None]
-        same_type = [text for kind, text in raised if kind == error.type]
+        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants()) if r is not None]
+        same_type = [text for kind, text, line in raised
+                     if kind == error.type and _same_operation(error.operation, line)]
         if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):
             exact.append(mis)
         elif any(_shape_of(text) == _shape_of(error.text) for text in same_type):

@@ -126,6 +126,10 @@ NO_SCALING = ("The scores were never divided by sqrt(d_k), so they grow with the
 SCALED_BY_DK = ("The scores were divided by d_k itself instead of by its square root, which shrinks them too "
                 "much and flattens the weights. The variance of a dot product of d_k unit-variance terms is d_k; "
                 "its standard deviation, the thing to divide by, is sqrt(d_k).")
+SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size that is not d_k: the number of "
+                        "tokens (keys), V's feature size d_v, or a size taken from an axis counted from the front "
+                        "(d_k only for a 2-D K; on a batch it counts keys or batch entries). Take d_k from the "
+                        "last axis of Q or K, whatever leading dimensions they have.")
 WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
               "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
               "last axis of the scores.")
@@ -152,15 +156,23 @@ TRANSPOSE_ALL_AXES = ("K.T reverses EVERY axis of K, not just the last two: on a
 TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), which has no single truth value when "
                "the array has more than one element. To ask whether a mask was given, compare it with None; to "
                "ask something about its entries, say which entries (any of them, all of them).")
-LOW_PRECISION_HINT = ("Your arrays are {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
+LOW_PRECISION_HINT = ("Your numbers were computed in {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
                       "add up to 1 only within about 0.001, and the values are off by as much. Compute in float32 "
                       "or float64 (leave the inputs' dtype as it is, or cast to float64).")
+TRANSPOSE_FIXED_AXES = ("K's axes were swapped by number counted from the front (axes 1 and 2, as in code written "
+                        "for a (batch, n, d) array): those are the keys and features only for a 3-D K. On a single "
+                        "(n_k, d_k) array there is no axis 2, and with two batch axes the wrong ones are swapped. "
+                        "Count the axes from the end: the last two, whatever leading dimensions there are.")
+RETURNS_SWAPPED = ("The function returns (weights, output) instead of (output, weights): the two arrays are right "
+                   "but in the wrong order, which shows as swapped shapes when d_v differs from the number of keys. "
+                   "Return the output first, then the weights.")
 MASK_ALWAYS_CAUSAL = ("A causal (lower-triangular) mask is applied whatever mask is passed in: a padding mask or any "
                       "other pattern is ignored. Use the mask you are given, as it is, broadcast to the scores' "
                       "shape.")
-MASK_RANK = ("The mask is applied only when it has one particular number of dimensions (for example 2-D); masks of "
-             "shape (batch, 1, 1, seq) or (batch, 1, seq, seq) are skipped. Any mask that broadcasts to the "
-             "scores' shape must be applied, whatever its rank.")
+MASK_RANK = ("The mask is applied only when it has one particular number of dimensions (only a 2-D mask, say, "
+             "or only a 4-D one); masks of the other ranks, such as (seq, seq), (batch, 1, seq, seq) or a padding "
+             "mask (batch, 1, 1, seq), are skipped. Any mask that broadcasts to the scores' shape must be "
+             "applied, whatever its rank.")
 WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (batch, seq, seq); the contract asks "
                     "for each head's weights, shape (batch, num_heads, seq, seq) (torch's "
                     "average_attn_weights=False). Return the weights before any mean over the head axis.")
@@ -218,11 +230,18 @@ CATALOGUE: list[Misconception] = [
     Misconception("array_truth_value", "attention", TRUTH_VALUE, _attn(truth_test=True), SDPA_MASKED,
                   raises=rc.truth_value_of_array),
     Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
-    Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_BATCH_MASKED),
+    Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_MASKED,
+                  alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
     _low_precision("attention", (A,), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
+    Misconception("transpose_fixed_axes", "attention", TRANSPOSE_FIXED_AXES, _attn(transpose_keys="front"), (SDPA,),
+                  raises=rc.transpose_fixed_axes),
+    Misconception("returns_swapped", "attention", RETURNS_SWAPPED, lambda: {SDPA_NAME: mu.swapped(mu.sdpa())},
+                  (SDPA,)),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), (SDPA,)),
     Misconception("scaled_by_dk", "attention", SCALED_BY_DK, _attn(scale="dk"), (SDPA,)),
+    Misconception("scaled_by_wrong_size", "attention", SCALED_BY_WRONG_SIZE, _attn(scale="k_axis1"), (SDPA,),
+                  alternatives=(_attn(scale="d_v"), _attn(scale="n_k"))),
     Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), (SDPA,),
                   alternatives=(lambda: {SDPA_NAME: mu.attention_torch_keys},)),
     Misconception("mask_ignored", "attention", MASK_IGNORED, _attn(mask_mode="ignored"), SDPA_MASKED),
@@ -245,7 +264,15 @@ CATALOGUE: list[Misconception] = [
         lambda: {"create_causal_mask": mu.mask_fn("strict_lower"), CAUSAL_NAME: mu.causal_fn(kind="strict_lower")},
         (CREATE, CAUSAL),
         alternatives=(_causal_and_mask("strict_lower", kind="strict_lower", empty_rows="nan"),
-                      _causal_and_mask("strict_lower", kind="strict_lower", empty_rows="zero"))),
+                      _causal_and_mask("strict_lower", kind="strict_lower", empty_rows="zero"),
+                      _causal_and_mask("strict_lower", kind="strict_lower", fill="add"))),
+    Misconception(
+        "causal_mask_off_by_one", "causal_mask",
+        "The causal mask is off by one: besides the past and itself, each position may also see the NEXT "
+        "position (the diagonal just above the main one is allowed). Position i may attend to positions 0..i "
+        "and nothing after i; count where your triangle starts.",
+        lambda: {"create_causal_mask": mu.mask_fn("next"), CAUSAL_NAME: mu.causal_fn(kind="next")},
+        (CREATE, CAUSAL)),
     Misconception(
         "mask_inverted", "causal_mask",
         "The causal mask is the wrong way round: it marks the future (above the diagonal) with 1/True and the "
@@ -254,7 +281,8 @@ CATALOGUE: list[Misconception] = [
         lambda: {"create_causal_mask": mu.mask_fn("strict_upper"), CAUSAL_NAME: mu.causal_fn(mask_mode="inverted")},
         (CREATE, CAUSAL),
         alternatives=(_causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="nan"),
-                      _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"))),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", fill="add"))),
     Misconception(
         "causal_mask_additive", "causal_mask",
         "create_causal_mask returns an additive mask (0 where allowed, -inf where blocked). The contract asks for "
@@ -268,8 +296,14 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "causal_mask", MASK_AFTER_SOFTMAX, _causal(mask_mode="after"), (CAUSAL,),
                   alternatives=(_causal(mask_mode="after_neg_inf"),)),
     Misconception("mask_fill_zero", "causal_mask", MASK_FILL_ZERO, _causal(mask_mode="zero"), (CAUSAL,)),
+    Misconception("transpose_fixed_axes", "causal_mask", TRANSPOSE_FIXED_AXES, _causal(transpose_keys="front"),
+                  (CAUSAL,), raises=rc.transpose_fixed_axes),
+    Misconception("returns_swapped", "causal_mask", RETURNS_SWAPPED,
+                  lambda: {CAUSAL_NAME: mu.swapped(mu.causal_fn())}, (CAUSAL,)),
     Misconception("no_scaling", "causal_mask", NO_SCALING, _causal(scale="none"), CAUSAL_VALUES),
     Misconception("scaled_by_dk", "causal_mask", SCALED_BY_DK, _causal(scale="dk"), CAUSAL_VALUES),
+    Misconception("scaled_by_wrong_size", "causal_mask", SCALED_BY_WRONG_SIZE, _causal(scale="k_axis1"),
+                  CAUSAL_VALUES, alternatives=(_causal(scale="n_k"),)),
     Misconception("softmax_wrong_axis", "causal_mask", WRONG_AXIS, _causal(axis=-2), CAUSAL_VALUES,
                   alternatives=(_causal(axis=0),)),
     Misconception("softmax_no_keepdims", "causal_mask",
@@ -342,6 +376,19 @@ CATALOGUE: list[Misconception] = [
         "steadier from seed to seed. Draw n_trials independent pairs of Q and K for each d and average over them.",
         _scaling(trials=50), (S + "n_trials",), matches=rc.n_trials_ignored),
 
+    Misconception(
+        "dims_ignored", "scaling",
+        "The results do not follow the `dims` argument: asked for other dimensions, the function still reports "
+        "its own (often the default ones). Loop over the dims you are given and key the results by them.",
+        _scaling(fixed_dims=(4, 16, 64, 256)), (S + "other_dims", S + "seed", S + "n_trials"),
+        matches=rc.dims_ignored),
+    Misconception(
+        "seq_len_ignored", "scaling",
+        "The statistics do not follow the `seq_len` argument: Q and K are drawn with a fixed number of rows, "
+        "so the entropies and largest weights are those of another sequence length. Draw Q and K of shape "
+        "(seq_len, d).",
+        _scaling(fixed_seq_len=4), (S + "other_dims",)),
+
     # ------------------------------------------------------------ multihead.py
     Misconception(
         "reshape_without_transpose", "multihead",
@@ -366,7 +413,9 @@ CATALOGUE: list[Misconception] = [
         "positions: it is not the inverse of split_heads. Move the head axis back next to d_head first (to "
         "batch, seq, heads, d_head), then join the last two axes.",
         lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
-        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES,
+        # the heads moved behind d_head instead of next to it: (batch, seq, d_head, heads), then joined
+        alternatives=(lambda: {"merge_heads": mu.merge_interleaved} | _multihead(merge="interleaved")(),)),
     Misconception(
         "heads_not_split", "multihead",
         "The attention was computed once over all d_model features instead of once per head: every head has "
@@ -386,6 +435,8 @@ CATALOGUE: list[Misconception] = [
         "Each head's scores were divided by sqrt(d_model) instead of sqrt(d_head): a head only sees d_head "
         "features, so its dot products have variance d_head. Scale by the square root of d_model // num_heads.",
         _multihead(scale="model"), (MHA,) + MOD_VALUES),
+    Misconception("returns_swapped", "multihead", RETURNS_SWAPPED,
+                  lambda: {MHA_NAME: mu.swapped(mu.mha_fn())}, (MHA,)),
     Misconception("no_scaling", "multihead", NO_SCALING.replace("sqrt(d_k)", "sqrt(d_head)"),
                   _multihead(scale="none"), (MHA,) + MOD_VALUES),
     Misconception("scaled_by_dk", "multihead",
@@ -400,7 +451,8 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), MHA_MASKS + MOD_MASKS),
     Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), MHA_MASKS + MOD_MASKS,
                   alternatives=(_multihead(mask_mode="inverted", empty_rows="nan"),
-                                _multihead(mask_mode="inverted", empty_rows="zero"))),
+                                _multihead(mask_mode="inverted", empty_rows="zero"),
+                                _multihead(mask_mode="inverted", fill="add"))),
     Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
                   MHA_MASKS + MOD_MASKS),
     Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),
@@ -411,17 +463,21 @@ CATALOGUE: list[Misconception] = [
     Misconception("weights_averaged_over_heads", "multihead", WEIGHTS_AVERAGED, _multihead(heads_shape="mean"),
                   (MHA, MOD)),
     Misconception("mask_always_causal", "multihead", MASK_ALWAYS_CAUSAL, _multihead(mask_mode="causal"), MASKS_4D),
-    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MASKS_4D),
-    _low_precision("multihead", (MHA,), lambda: {MHA_NAME: mu.mha_fn(dtype=np.float16)}),
+    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MHA_MASKS + MOD_MASKS,
+                  alternatives=(_multihead(mask_mode="4d_only"),)),
+    _low_precision("multihead", (MHA,) + MOD_VALUES, _multihead(dtype=np.float16)),
     Misconception(
         "projection_transposed", "multihead",
         "The projection matrices are applied the other way round. In multi_head_attention every W is applied as "
         "X @ W; a torch.nn.Linear computes x times its weight transposed, plus its bias. Check which side of the "
         "product each weight matrix is on.",
-        _multihead(mha={"transposed": True}, module={"linear": "transposed"}), (MHA,) + MOD_VALUES),
+        _multihead(mha={"transposed": True}, module={"linear": "transposed"}), (MHA,) + MOD_VALUES,
+        alternatives=(_multihead(mha={"transposed": True}, module={"linear": "transposed", "linear_out": "right"}),
+                      _multihead(mha={"transposed": "out"}, module={"linear_out": "transposed"}))),
     Misconception(
         "linear_bias_ignored", "multihead",
         "The projections use the layers' weight matrices but not their biases. Call the nn.Linear layers "
         "themselves (or add each layer's bias) for Q, K, V and the output.",
-        lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES),
+        lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES,
+        alternatives=(lambda: {MOD_NAME: mu.module_class(linear="no_bias", linear_out="right")},)),
 ]

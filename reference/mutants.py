@@ -94,27 +94,39 @@ def _divisor(scale, d_k: int) -> float:
 
 
 def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1, softmax_fn=softmax,
-              mask_mode="before", empty_rows="uniform", truth_test=False, dtype=np.float64):
+              mask_mode="before", empty_rows="uniform", truth_test=False, dtype=np.float64, fill="replace"):
     """Scaled dot-product attention with one option switched; the defaults are the reference.
 
-    transpose_keys: True (right) | False (Q @ K) | "all" (K.T, which reverses every axis of a batch).
+    transpose_keys: True (right) | False (Q @ K) | "all" (K.T, which reverses every axis of a batch) |
+    "front" (axes 1 and 2 swapped: the last two only for a 3-D K).
     truth_test: `if mask:` on the mask (raises for an array). dtype: the precision computed in.
 
     mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
     zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores) |
-    causal (a causal mask instead of the one given) | 2d_only (a mask of another rank ignored).
+    causal (a causal mask instead of the one given) | 2d_only, 3d_only, 4d_only (a mask of another rank
+    ignored) | same_rank_only (a mask of another rank than the scores ignored).
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
+    fill: replace (blocked scores become -1e9) | add (-1e9 added to them: a row with every key blocked
+    keeps its unmasked softmax). scale may also be "k_axis1" (sqrt(K.shape[1]), d_k only for a 2-D K)
+    or "d_v" (sqrt(V.shape[-1])) or "n_k" (sqrt of the number of keys): the square root of a size that
+    is not d_k.
     """
     Q, K, V = (np.asarray(a, dtype=dtype) for a in (Q, K, V))
     if truth_test and mask is not None and not bool(np.asarray(mask)):
         mask = None
-    keys = K.T if transpose_keys == "all" else (np.swapaxes(K, -1, -2) if transpose_keys else K)
-    scores = (Q @ keys) / np.asarray(_divisor(scale, Q.shape[-1]), dtype=dtype)   # (..., n_q, n_k)
+    keys = {"all": lambda: K.T, "front": lambda: np.swapaxes(K, 1, 2), True: lambda: np.swapaxes(K, -1, -2),
+            False: lambda: K}[transpose_keys]()
+    divisor = {"k_axis1": lambda: math.sqrt(K.shape[1]), "d_v": lambda: math.sqrt(V.shape[-1]),
+               "n_k": lambda: math.sqrt(K.shape[-2])}.get(
+        scale, lambda: _divisor(scale, Q.shape[-1])) if isinstance(scale, str) else lambda: _divisor(scale, 0)
+    scores = (Q @ keys) / np.asarray(divisor(), dtype=dtype)                         # (..., n_q, n_k)
     blocked = None
     if mask is not None and mask_mode == "causal":           # a causal mask, whatever mask is given
         mask, mask_mode = np.tril(np.ones(scores.shape[-2:], dtype=bool)), "before"
-    if mask is not None and mask_mode == "2d_only":          # the mask applied only when it is 2-D
-        mask, mask_mode = (mask if np.ndim(mask) == 2 else None), "before"
+    if mask is not None and mask_mode.endswith("d_only"):    # the mask applied only when it is 2-D (3-D, 4-D)
+        mask, mask_mode = (mask if np.ndim(mask) == int(mask_mode[0]) else None), "before"
+    if mask is not None and mask_mode == "same_rank_only":   # only a mask of the scores' own rank
+        mask, mask_mode = (mask if np.ndim(mask) == scores.ndim else None), "before"
     if mask is not None and mask_mode != "ignored":
         allowed = np.broadcast_to(np.asarray(mask) != 0, scores.shape)
         if mask_mode == "before":
@@ -126,7 +138,7 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
         elif mask_mode == "additive":
             scores = scores + np.asarray(mask, dtype=np.float64)
         if blocked is not None:
-            scores = np.where(blocked, MASK_FILL, scores)
+            scores = scores + np.where(blocked, MASK_FILL, 0.0) if fill == "add" else np.where(blocked, MASK_FILL, scores)
     weights = softmax_fn(scores, axis=axis)
     if blocked is not None and empty_rows != "uniform":
         empty = blocked.all(axis=-1, keepdims=True)
@@ -150,6 +162,13 @@ def attention_torch_keys(Q, K, V, mask=None):
     return (weights @ v).numpy(), weights.numpy()
 
 
+def swapped(fn):
+    """A function returning (output, weights) that returns them the other way round."""
+    def swapped_fn(*args, **kwargs):
+        return tuple(fn(*args, **kwargs))[::-1]
+    return swapped_fn
+
+
 def sdpa(**options):
     """scaled_dot_product_attention with `options` switched (see `attention`)."""
     return partial(attention, **options)
@@ -159,10 +178,11 @@ def sdpa(**options):
 
 
 def tri_mask(seq_len: int, kind: str = "lower") -> np.ndarray:
-    """A triangular boolean mask: lower (right), upper (the future), strict_lower (no diagonal), strict_upper."""
+    """A triangular boolean mask: lower (right), upper (the future), strict_lower (no diagonal), strict_upper,
+    next (off by one: the diagonal above the main one allowed too)."""
     ones = np.ones((int(seq_len), int(seq_len)), dtype=bool)
     return {"lower": np.tril(ones), "upper": np.triu(ones), "strict_lower": np.tril(ones, -1),
-            "strict_upper": np.triu(ones, 1)}[kind]
+            "strict_upper": np.triu(ones, 1), "next": np.tril(ones, 1)}[kind]
 
 
 def additive_causal_mask(seq_len: int) -> np.ndarray:
@@ -262,11 +282,12 @@ def _flat_mask(mask):
 
 
 def mha(X, W_q, W_k, W_v, W_o, num_heads, mask=None, *, project=True, transposed=False, **options):
-    """multi_head_attention with one option switched: reshapes, scale, W_o, X @ W.T, attention options."""
+    """multi_head_attention with one option switched: reshapes, scale, W_o, X @ W.T (transposed: True for
+    every W, "out" for W_o alone), attention options."""
     X = np.asarray(X, dtype=np.float64)
     Ws = [np.asarray(W, dtype=np.float64) for W in (W_q, W_k, W_v, W_o)]
     if transposed:
-        Ws = [W.T for W in Ws]
+        Ws = [W.T if transposed is True or n == 3 else W for n, W in enumerate(Ws)]
     q, k, v = (X @ W for W in Ws[:3])                                     # (B, T, D)
     merged, weights = _heads(q, k, v, int(num_heads), mask, **options)
     out = merged @ Ws[3] if project else merged
@@ -281,10 +302,11 @@ def mha_fn(**options):
 # ---------------------------------------------------------------- multi-head: the torch module
 
 
-def module_class(linear="right", project=True, **options):
+def module_class(linear="right", project=True, linear_out=None, **options):
     """A MultiHeadAttention whose forward has one option switched (computed in float64 numpy).
 
-    linear: right (x W^T + b) | no_bias (x W^T) | transposed (x W + b).
+    linear: right (x W^T + b) | no_bias (x W^T) | transposed (x W + b), for every layer, or for W_q, W_k,
+    W_v only when linear_out is "right" (the output layer called as it should be).
     """
     import torch
 
@@ -293,19 +315,19 @@ def module_class(linear="right", project=True, **options):
     class MutantMultiHeadAttention(MultiHeadAttention):
         """The reference module with one mistake in forward."""
 
-        def _apply(self, layer, x):
+        def _apply(self, layer, x, how=linear):
             W = layer.weight.detach().double().numpy()
             b = layer.bias.detach().double().numpy()
-            if linear == "no_bias":
+            if how == "no_bias":
                 return x @ W.T
-            return x @ (W if linear == "transposed" else W.T) + b
+            return x @ (W if how == "transposed" else W.T) + b
 
         def forward(self, x, mask=None):
             x = torch.as_tensor(x).detach().double().numpy()              # (B, T, D)
             m = None if mask is None else torch.as_tensor(mask).numpy()
             q, k, v = (self._apply(layer, x) for layer in (self.W_q, self.W_k, self.W_v))
             merged, weights = _heads(q, k, v, self.num_heads, m, **options)
-            out = self._apply(self.W_o, merged) if project else merged
+            out = self._apply(self.W_o, merged, linear_out or linear) if project else merged
             return torch.from_numpy(np.ascontiguousarray(out)), torch.from_numpy(np.ascontiguousarray(weights))
 
     return MutantMultiHeadAttention
@@ -337,11 +359,15 @@ def module_torch_keys():
 
 
 def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, *, scale="sqrt",
-                       variance=False, log=np.log, seeded=True, trials=None):
+                       variance=False, log=np.log, seeded=True, trials=None, fixed_seq_len=None,
+                       fixed_dims=None):
     """The scaling experiment with one option switched: the scale, variance for std, the log's base,
-    an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says."""
+    an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says, a fixed
+    sequence length whatever seq_len says, fixed dims whatever dims says."""
     rng = np.random.default_rng(seed if seeded else None)
     n_trials = n_trials if trials is None else trials
+    seq_len = seq_len if fixed_seq_len is None else fixed_seq_len
+    dims = dims if fixed_dims is None else fixed_dims
     results = {}
     for d in dims:
         d = int(d)

@@ -59,10 +59,27 @@ def low_precision_dtype(ctx, answer=None) -> str | None:
     return found[0] if found else None
 
 
+HALF_ROUNDING = 4e-3     # a few float16 epsilons (9.8e-4), relative to the array's scale: 16-bit rounding
+
+
 def low_precision(answer, expected, ctx, check) -> bool:
     """Computed in a 16-bit float. Named whenever the answer came in one: with about 3 significant
-    digits, inputs and sums are rounded before any other mistake could be seen."""
-    return low_precision_dtype(ctx, answer) is not None
+    digits, inputs and sums are rounded before any other mistake could be seen. An answer cast back
+    to float32 or float64 is recognised by its errors: spread over most entries, none larger than
+    16-bit rounding (a mistake in the arithmetic moves some entries by far more)."""
+    if low_precision_dtype(ctx, answer) is not None:
+        return True
+    pairs = list(zip(answer, expected)) if isinstance(expected, tuple) and isinstance(answer, (tuple, list)) \
+        else [(answer, expected)]
+    worst, spread = 0.0, False
+    for got, exp in pairs:
+        got, exp = np.asarray(got, dtype=np.float64), np.asarray(exp, dtype=np.float64)
+        if got.shape != exp.shape or not np.isfinite(got).all() or not np.isfinite(exp).all() or not exp.size:
+            return False
+        err = np.abs(got - exp) / max(float(np.abs(exp).max()), 1.0)
+        worst = max(worst, float(err.max()))
+        spread = spread or bool((err > 1e-5).mean() > 0.25)
+    return spread and 0.0 < worst <= HALF_ROUNDING
 
 
 # ---------------------------------------------------------------- errors, recognised by their text
@@ -75,12 +92,29 @@ def truth_value_of_array(error) -> bool:
 
 
 SHAPE_ERRORS = ("mismatch in its core dimension", "must match the size of tensor", "could not be broadcast",
-                "cannot be multiplied", "Expected size for first two dimensions", "shapes cannot be")
+                "cannot be multiplied", "Expected size for first two dimensions", "shapes cannot be",
+                "not aligned")                                       # np.dot's words
+
+
+# `.T`, `.transpose()` and `np.transpose(K)` with no axes reverse every axis of a batch
+REVERSES_ALL_AXES = re.compile(r"\.T\b|\.transpose\(\s*\)|\btranspose\(\s*[\w.]+\s*\)")
 
 
 def transpose_all_axes(error) -> bool:
-    """A shape error raised on a line that uses `.T`, which reverses every axis of a batch."""
-    return bool(re.search(r"\.T\b", error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
+    """A shape error raised on a line that reverses every axis of an array (`.T`, `.transpose()`)."""
+    return bool(REVERSES_ALL_AXES.search(error.operation)) and any(words in error.text for words in SHAPE_ERRORS)
+
+
+# axes counted from the front: .transpose(1, 2), swapaxes(K, 1, 2), .transpose(0, 2, 1), .permute(0, 2, 1)
+FRONT_AXES = re.compile(r"(\.transpose|\.permute|swapaxes|\.swapdims|\.movedim)\((\s*[A-Za-z_][\w.]*\s*,)?\s*\d+\s*,\s*\d+\s*"
+                        r"(,\s*\d+\s*)?\)")
+AXIS_ERRORS = SHAPE_ERRORS + ("Dimension out of range", "axes don't match array", "out of bounds for array")
+
+
+def transpose_fixed_axes(error) -> bool:
+    """A shape or axis error raised on a line that swaps axes counted from the front (1 and 2),
+    the last two only for a 3-D array."""
+    return bool(FRONT_AXES.search(error.operation)) and any(words in error.text for words in AXIS_ERRORS)
 
 
 def low_precision_error(error) -> bool:
@@ -184,3 +218,26 @@ def n_trials_ignored(answer, expected, ctx, check) -> bool:
     seeds do make a difference, or nothing about trials could be seen)."""
     spreads = _few_trials_spread(answer)
     return spreads is not None and spreads[0] > 0.0 and not spreads[1] < spreads[0] / 4
+
+
+def _result_dicts(answer) -> list[dict]:
+    """Every {d: {statistic: value}} result inside a scaling check's answer (one, or tuples of them)."""
+    if isinstance(answer, dict):
+        return [answer]
+    if isinstance(answer, (list, tuple)):
+        return [r for item in answer for r in _result_dicts(item)]
+    return []
+
+
+def dims_ignored(answer, expected, ctx, check) -> bool:
+    """The results hold numeric keys, but not the dims asked for (the defaults, typically), in
+    every result of the answer where the reference holds the dims asked for."""
+    got, wanted = _result_dicts(answer), _result_dicts(expected)
+    if not got or len(got) != len(wanted):
+        return False
+    try:
+        keys = [sorted(float(k) for k in r) for r in got]
+        asked = [sorted(float(k) for k in r) for r in wanted]
+    except (TypeError, ValueError):
+        return False                  # keys that are not numbers: another mistake
+    return any(k != a for k, a in zip(keys, asked))

@@ -4,7 +4,9 @@
 
 The corpus lives in tests/corpus/<stem>/correct/<style>.py|.ipynb (honest, right answers in
 different styles), tests/corpus/<stem>/buggy/<misconception_id>[__<variant>].py (exactly one
-mistake, named by the file) and tests/corpus/<stem>/degenerate/<what>.py (zeros, constants, nan,
+mistake, named by the file; the label `unnamed` is a mistake the catalogue has no name for, which must
+lose points and be named as nothing: a generic hint or an observation, never a wrong name) and
+tests/corpus/<stem>/degenerate/<what>.py (zeros, constants, nan,
 made-up numbers: they must earn nothing at all). Each file is graded as the exercise <stem> by
 autograder.grading.grade_exercise, with the real sandbox, as if it were the student's <stem>.py.
 
@@ -38,6 +40,7 @@ from autograder.results import ExerciseResult  # noqa: E402
 from autograder.sandbox import Sandbox  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
+UNNAMED = "unnamed"   # the label of a mistake no misconception names: "diagnosed" when nothing is named
 TARGET_ACCURACY = 0.98
 KINDS = ("correct", "buggy", "degenerate")
 
@@ -45,12 +48,15 @@ KINDS = ("correct", "buggy", "degenerate")
 CLASSES = {
     "masks": {"mask_ignored", "mask_inverted", "mask_after_softmax", "mask_fill_zero", "mask_additive",
               "mask_always_causal", "mask_rank_ignored", "mask_upper_triangular", "mask_excludes_diagonal",
-              "causal_mask_additive"},
-    "arguments": {"seed_ignored", "n_trials_ignored", "entropy_log2", "variance_not_std"},
-    "exceptions": {"transpose_all_axes", "array_truth_value", "softmax_no_keepdims", "keys_not_transposed"},
+              "causal_mask_additive", "causal_mask_off_by_one"},
+    "arguments": {"seed_ignored", "n_trials_ignored", "entropy_log2", "variance_not_std", "dims_ignored",
+                  "seq_len_ignored"},
+    "exceptions": {"transpose_all_axes", "array_truth_value", "softmax_no_keepdims", "keys_not_transposed",
+                   "transpose_fixed_axes"},
     "precision": {"low_precision_dtype", "softmax_underflow", "softmax_unstable"},
     "heads": {"weights_averaged_over_heads", "heads_not_split", "reshape_without_transpose",
               "merge_without_transpose", "split_interleaved"},
+    "unnamed": {UNNAMED},
 }
 
 
@@ -79,7 +85,7 @@ class Graded:
 
     @property
     def diagnosed(self) -> bool:
-        return self.label in self.reported
+        return not self.reported if self.label == UNNAMED else self.label in self.reported
 
 
 def corpus_files(stems=STEMS, corpus: Path = CORPUS) -> list[tuple[str, str, Path]]:

@@ -19,19 +19,22 @@ def _no_future_inputs(rng):
     K2, V2 = inp["K"].copy(), inp["V"].copy()
     K2[changed:] = rng.normal(size=K2[changed:].shape)
     V2[changed:] = rng.normal(size=V2[changed:].shape) * 5
-    return inp | {"K2": K2, "V2": V2, "changed": changed}
+    Q2 = rng.normal(size=inp["Q"].shape)          # other queries: the weights must follow them
+    return inp | {"K2": K2, "V2": V2, "Q2": Q2, "changed": changed}
 
 
 def _no_future_run(impl, i):
     out_a, weights_a = impl.causal_attention(i["Q"], i["K"], i["V"])
     out_b, _ = impl.causal_attention(i["Q"], i["K2"], i["V2"])
-    return out_a, out_b, weights_a
+    _, weights_q = impl.causal_attention(i["Q2"], i["K"], i["V"])
+    return out_a, out_b, weights_a, weights_q
 
 
 def _no_future_compare(answer, expected, ctx: Context) -> list[str]:
     """The property, counted only on an answer that is otherwise attention-like: a constant,
-    nan or input-blind answer also "leaves earlier outputs unchanged"."""
-    out_a, out_b, weights = (np.asarray(a, dtype=np.float64) for a in answer)
+    nan or input-blind answer also "leaves earlier outputs unchanged", and so do weights that
+    ignore the queries and keys (each token attending only to itself, or evenly to its past)."""
+    out_a, out_b, weights, weights_q = (np.asarray(a, dtype=np.float64) for a in answer)
     changed, V = ctx.inputs["changed"], ctx.inputs["V"]
     if out_a.shape != V.shape or out_b.shape != V.shape or weights.shape != (len(V), len(V)):
         return [f"causal_attention returned output of shape {out_a.shape} and weights of shape {weights.shape} "
@@ -43,6 +46,9 @@ def _no_future_compare(answer, expected, ctx: Context) -> list[str]:
         return [problem]
     if not np.allclose(weights @ V, out_a, rtol=1e-4, atol=1e-5):
         return ["your output is not your weights times V"]
+    if weights_q.shape == weights.shape and np.allclose(weights, weights_q, rtol=1e-7, atol=1e-9):
+        return ["your weights stay the same when the queries change: they do not depend on Q and K, "
+                "so this is not attention"]
     if np.allclose(out_a[changed:], out_b[changed:], rtol=1e-7, atol=1e-9):
         return [f"your outputs for tokens {changed}..5 stay the same when those tokens' keys and values change: "
                 f"the output does not depend on the input"]
@@ -72,7 +78,8 @@ CHECKS = [
           compare=compare_arrays("output", weights=())),
     Check("causal_mask.causal_attention.no_future", "changing future tokens leaves earlier outputs unchanged",
           inputs=_no_future_inputs, run=_no_future_run, compare=_no_future_compare,
-          match=compare_arrays("output", "output with the future changed", "weights", weights=())),
+          match=compare_arrays("output", "output with the future changed", "weights", "weights for other queries",
+                               weights=())),
     Check("causal_mask.causal_attention.batched", "batched inputs of shape (2, 3, 5, 4)",
           inputs=lambda rng: _qkv(rng, (2, 3), 5, 4),
           run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),

@@ -23,14 +23,14 @@ def _weights(rng, d_model: int) -> dict[str, np.ndarray]:
 
 def _mask(rng, kind, batch: int, seq: int, heads: int):
     """causal: (T, T) bool; random: (B, 1, T, T) bool, one pattern per batch entry;
-    padding: (B, 1, 1, T) 0/1 floats; per_head: (1, h, T, T) int, one pattern per head."""
+    padding: (B, 1, 1, T) 0/1 floats; per_head: (B, h, T, T) bool, one pattern per batch entry and head."""
     if kind == "causal":
         return np.tril(np.ones((seq, seq), dtype=bool))                 # (T, T), broadcast over B, h
     if kind == "random":
         return random_mask(rng, seq, seq, (batch, 1))                    # (B, 1, T, T)
     if kind == "padding":
         return padding_mask(rng, batch, seq).astype(np.float64)          # (B, 1, 1, T)
-    return random_mask(rng, seq, seq, (1, heads)).astype(np.int64)       # (1, h, T, T)
+    return random_mask(rng, seq, seq, (batch, heads))                    # (B, h, T, T)
 
 
 def _mha_inputs(rng, batch=2, seq=5, d_model=12, heads=3, masked=None):
@@ -62,10 +62,25 @@ def _module(impl, i):
     return impl.module_forward("MultiHeadAttention", i["init"], i["state"], i["x"], i.get("mask"))
 
 
+def _structure_inputs(rng):
+    inp = _module_inputs(rng)
+    other = {name: rng.normal(scale=0.4 if name.endswith("weight") else 0.1, size=w.shape).astype(np.float32)
+             for name, w in inp["state"].items()}
+    return inp | {"other_state": other}
+
+
+def _structure_run(impl, i):
+    """forward with the layers' parameters, then with other parameters: (out, weights, out', weights')."""
+    out, weights = impl.module_forward("MultiHeadAttention", i["init"], i["state"], i["x"])
+    out_b, weights_b = impl.module_forward("MultiHeadAttention", i["init"], i["other_state"], i["x"])
+    return out, weights, out_b, weights_b
+
+
 def _structure_compare(answer, expected, ctx: Context) -> list[str]:
     """Right shapes, and values an attention layer can give: structure earns nothing on a forward
-    that returns nan, zeros or weights that are not probabilities."""
-    out, weights = (np.asarray(a, dtype=np.float64) for a in answer)
+    that returns nan, zeros, weights that are not probabilities, or the same answer whatever the
+    layers' parameters are (an input echoed back, weights fixed in advance)."""
+    out, weights, out_b, weights_b = (np.asarray(a, dtype=np.float64) for a in answer)
     batch, seq, d_model = ctx.inputs["x"].shape
     heads = ctx.inputs["init"][1]
     problems = []
@@ -82,7 +97,17 @@ def _structure_compare(answer, expected, ctx: Context) -> list[str]:
     if np.ptp(out) == 0:
         return ["forward's output is the same number everywhere: it does not depend on the input"]
     problem = weights_problem("weights", weights)
-    return [problem] if problem else []
+    if problem:
+        return [problem]
+    if out_b.shape != out.shape or weights_b.shape != weights.shape:
+        return ["forward returns arrays of other shapes when the layers hold other parameters"]
+    if np.allclose(out, out_b, rtol=1e-6, atol=1e-9):
+        return ["forward's output stays the same when the layers hold other parameters: it does not use "
+                "W_q, W_k, W_v and W_o"]
+    if np.allclose(weights, weights_b, rtol=1e-6, atol=1e-9):
+        return ["forward's weights stay the same when W_q and W_k hold other parameters: they do not come "
+                "from the queries and keys"]
+    return []
 
 
 CHECKS = [
@@ -106,18 +131,22 @@ CHECKS = [
           run=lambda impl, i: _mha(impl, i)[1], compare=compare_arrays("weights")),
     Check("multihead.multi_head_attention.mask", "a (seq, seq) causal mask broadcast over batch and heads",
           inputs=lambda rng: _mha_inputs(rng, masked=True), run=_mha, compare=compare_arrays("output", "weights")),
+    # The module's random mask has a head axis of 1; this one has every head's own pattern: between
+    # them, every mask shape the contract names is tried.
     Check("multihead.multi_head_attention.random_mask",
-          "a random boolean mask per batch entry, shape (batch, 1, seq, seq)",
-          inputs=lambda rng: _mha_inputs(rng, masked="random"), run=_mha, compare=compare_arrays("output", "weights"),
-          advice="try a boolean mask of shape (batch, 1, seq, seq) that is not causal"),
+          "a random boolean mask per batch entry and head, shape (batch, num_heads, seq, seq)",
+          inputs=lambda rng: _mha_inputs(rng, masked="per_head"), run=_mha, compare=compare_arrays("output", "weights"),
+          advice="try a boolean mask of shape (batch, num_heads, seq, seq) that is not causal, a different "
+                 "pattern for each head"),
     Check("multihead.multi_head_attention.padding_mask", "a padding mask of shape (batch, 1, 1, seq), 0/1 floats",
           inputs=lambda rng: _mha_inputs(rng, batch=3, masked="padding"), run=_mha,
           compare=compare_arrays("output", "weights"),
           advice="try a padding mask of shape (batch, 1, 1, seq) of 0/1 floats, different for each batch entry"),
     Check("multihead.MultiHeadAttention.structure",
           "MultiHeadAttention(8, 2) has W_q, W_k, W_v, W_o as nn.Linear(8, 8) and forward returns the right shapes",
-          inputs=_module_inputs, run=_module, compare=_structure_compare,
-          match=compare_arrays("output", "weights", weights=())),
+          inputs=_structure_inputs, run=_structure_run, compare=_structure_compare,
+          match=compare_arrays("output", "weights", "output with other parameters",
+                               "weights with other parameters", weights=())),
     Check("multihead.MultiHeadAttention.matches_torch",
           "forward agrees with torch.nn.MultiheadAttention given the same weights",
           inputs=lambda rng: _module_inputs(rng, batch=3, seq=6, d_model=12, heads=3),

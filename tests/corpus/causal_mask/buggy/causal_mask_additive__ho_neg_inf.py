@@ -1,0 +1,19 @@
+import numpy as np
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+
+def create_causal_mask(seq_len):
+    # additive mask: 0 where allowed, -inf where blocked
+    return np.triu(np.full((seq_len, seq_len), -np.inf), k=1)
+
+
+def causal_attention(Q, K, V):
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    s = s + create_causal_mask(Q.shape[-2])
+    w = _softmax(s)
+    return w @ V, w
