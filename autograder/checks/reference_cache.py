@@ -12,17 +12,24 @@ Diagnosis makes the same large run for each scaling mutant (reference/mutants.py
 switched): half a second each, per worker. A seeded mutant is as deterministic as the
 reference and is cached the same way, keyed by its options; an unseeded mutant, or any other
 override, is never cached.
+
+The reference's answers of a stem whose reference imports torch (multihead) are kept too, as
+.npz (arrays only, read without pickle), keyed by the check, the seed, and a hash of the
+reference, the checks and the versions of numpy and torch: the grader then never imports
+torch (about 3 s per process) to grade a submission whose answers are right.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
 import os
-from functools import partial
+from functools import lru_cache, partial
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,6 +81,99 @@ def _variant(impl: Any) -> str | None:
             return None
         options[name] = value
     return json.dumps(options, sort_keys=True)
+
+
+# ---------------------------------------------------------------- reference answers (torch stems)
+
+def needs_torch(stem: str) -> bool:
+    """Whether the reference of `stem` imports torch (its answers are then worth keeping on disk)."""
+    return stem in _torch_stems()
+
+
+@lru_cache(maxsize=1)
+def _torch_stems() -> frozenset[str]:
+    import reference
+
+    folder = Path(reference.__file__).parent
+    return frozenset(p.stem for p in folder.glob("*.py") if "torch" in _imported(p.read_text(encoding="utf-8")))
+
+
+def _imported(source: str) -> set[str]:
+    """Top-level names of the modules a (trusted, kit) source imports anywhere in it."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def stored_answer(check_id: str, seed: int, make: Callable[[], Any]) -> Any:
+    """`make()` (the reference's answer: an array or a tuple of arrays), kept on disk across runs.
+    Anything else is returned as made and not kept."""
+    path = cache_folder() / f"answer-{_answer_digest(check_id, seed)}.npz"
+    found = _read_answer(path)
+    if found is not None:
+        return found
+    answer = make()
+    _write_answer(path, answer)
+    return answer
+
+
+@lru_cache(maxsize=None)
+def _code_digest() -> str:
+    """The code an answer depends on: the reference, the checks (inputs and runs), numpy and torch."""
+    import reference
+
+    from autograder import checks
+
+    h = hashlib.sha256()
+    for folder in (Path(reference.__file__).parent, Path(checks.__file__).parent):
+        for path in sorted(folder.glob("*.py")):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    for dist in ("numpy", "torch"):
+        try:
+            h.update(f"{dist} {metadata.version(dist)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{dist} -".encode())
+    return h.hexdigest()
+
+
+def _answer_digest(check_id: str, seed: int) -> str:
+    return hashlib.sha256(json.dumps([_code_digest(), check_id, int(seed)]).encode()).hexdigest()[:32]
+
+
+def _read_answer(path: Path) -> Any:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            kind = str(data["kind"])
+            arrays = [np.array(data[f"a{i}"]) for i in range(int(data["count"]))]
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        return None
+    if kind == "array" and len(arrays) == 1:
+        return arrays[0]
+    return tuple(arrays) if kind == "tuple" else None
+
+
+def _write_answer(path: Path, answer: Any) -> None:
+    if isinstance(answer, np.ndarray):
+        kind, arrays = "array", [answer]
+    elif type(answer) is tuple and all(isinstance(a, np.ndarray) for a in answer):
+        kind, arrays = "tuple", list(answer)
+    else:
+        return
+    if any(a.dtype.hasobject for a in arrays):
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, kind=np.array(kind), count=np.array(len(arrays)),
+                 **{f"a{i}": a for i, a in enumerate(arrays)})
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def cache_folder() -> Path:

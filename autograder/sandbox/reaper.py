@@ -71,8 +71,11 @@ class ChildCgroup:
     def kill(self) -> None:
         if self.version == "v2" and self._write("unified", "cgroup.kill", "1"):
             return
+        killed: set[int] = set()
         for _ in range(20):
-            pids = self.pids()
+            # Killed processes stay listed until they are reaped: only new ones (a fork that raced
+            # the last pass) need another pass, not the dying ones again.
+            pids = set(self.pids()) - killed
             if not pids:
                 return
             for pid in pids:
@@ -80,6 +83,7 @@ class ChildCgroup:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
+            killed |= pids
 
     def remove(self, wait: float = 0.5) -> bool:
         """rmdir every directory (after kill); False if some are still busy (zombies being reaped)."""
@@ -172,10 +176,10 @@ class Cgroups:
         return group
 
     def discard(self, group: ChildCgroup) -> None:
+        """Killed now; removed now if its processes are gone, else at a later discard (or close):
+        waiting here for the zygote to reap them would cost every child that wait."""
         group.kill()
-        if not group.remove(0.05):
-            self.leftovers.append(group)
-        self.leftovers = [g for g in self.leftovers if not g.remove(0)]
+        self.leftovers = [g for g in [*self.leftovers, group] if not g.remove(0)]
 
     def close(self) -> None:
         for group in self.leftovers:
