@@ -7,7 +7,7 @@ Which observer looks at which answer is said by each exercise's descriptor
 (``Exercise.observe``: graded name -> observer, autograder/exercise.py), with the observers
 made here: ``attention(causal=..., heads=...)``, ``probabilities(name)``, ``mask_entries()``,
 ``provenance(name)``, ``hand_values(prefix)``. An observer is
-``(check, inputs, answer, expected) -> str | None``.
+``(check, inputs, answer, expected, ctx) -> str | None`` (ctx: the comparison's Context, or None).
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from autograder.config import Tolerances
+
 if TYPE_CHECKING:
     from autograder.checks.base import Check, Context
 
-Observer = Callable[["Check", dict, Any, Any], "str | None"]
+Observer = Callable[["Check", dict, Any, Any, "Context | None"], "str | None"]
 
 
 def _array(x) -> np.ndarray | None:
@@ -212,7 +214,7 @@ def attention(*, causal: bool = False, heads: bool = False) -> Observer:
     steps went wrong. A check that grades the weights alone gets the first.
     `causal`: the function always masks the future; `heads`: weights are (batch, heads, n_q, n_k)."""
 
-    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None) -> str | None:
         if isinstance(expected, tuple):
             if len(expected) != 2 or not isinstance(answer, (tuple, list)) or len(answer) != 2:
                 return None        # a property check (outputs before and after a change): nothing to say
@@ -233,7 +235,7 @@ def attention(*, causal: bool = False, heads: bool = False) -> Observer:
 def probabilities(name: str) -> Observer:
     """For a softmax: rows (or, for axis=0, columns) that do not add up to 1, and how."""
 
-    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None) -> str | None:
         got, exp = _array(answer), _array(expected)
         if got is None or exp is None:
             return None
@@ -245,7 +247,7 @@ def probabilities(name: str) -> Observer:
 def mask_entries() -> Observer:
     """For a function returning a 0/1 mask, or a tuple of them: the first wrong entry, as who sees whom."""
 
-    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None) -> str | None:
         several = isinstance(expected, tuple)
         answers = answer if several else (answer,)
         expecteds = expected if several else (expected,)
@@ -265,7 +267,7 @@ def mask_entries() -> Observer:
 def provenance(name: str) -> Observer:
     """For a function that only moves the values of its input `x`: where a misplaced value came from."""
 
-    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None) -> str | None:
         got, exp = _array(answer), _array(expected)
         if got is None or exp is None:
             return None
@@ -274,11 +276,11 @@ def provenance(name: str) -> Observer:
     return observer
 
 
-def hand_values(prefix: str = "", tol: float = 0.006) -> Observer:
+def hand_values(prefix: str = "") -> Observer:
     """For typed-in answers named ``prefix + NAME`` (the check id ends in ``.name``): rows that are
-    off and rows that are right; weights that do not add up to 1 first."""
+    off and rows that are right (by the course's hand tolerance); weights that do not add up to 1 first."""
 
-    def observer(check: Check, inputs: dict, answer: Any, expected: Any) -> str | None:
+    def observer(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context | None) -> str | None:
         got, exp = _array(answer), _array(expected)
         if got is None or exp is None:
             return None
@@ -287,6 +289,7 @@ def hand_values(prefix: str = "", tol: float = 0.006) -> Observer:
             seen = _weights_observation(inputs, got, exp, "weights", sum_tol=0.015)
             if seen:
                 return seen
+        tol = (ctx.course.tolerances if ctx is not None else Tolerances()).hand   # what the check allows
         return _hand_observation(got, exp, tol, prefix + name.upper())
 
     return observer
@@ -303,4 +306,4 @@ def observe(check: Check, inputs: dict, answer: Any, expected: Any, ctx: Context
         return None
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return observer(check, inputs, answer, expected)
+        return observer(check, inputs, answer, expected, ctx)

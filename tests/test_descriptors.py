@@ -49,3 +49,25 @@ def test_a_descriptor_refuses_names_that_point_nowhere():
         Exercise(**base, pictures={"softmax.row": "weights"})
     with pytest.raises(ValueError, match="does not belong"):
         Exercise(**(base | {"stem": "causal_mask"}))
+
+
+def test_the_hand_observer_counts_a_row_off_by_the_course_s_tolerance():
+    """A row within the course's hand tolerance is 'right' in the observation, as in the grade."""
+    import numpy as np
+
+    from autograder.checks.base import Context, ReferenceImplementation
+    from autograder.config import DEFAULT_COURSE, load_course
+    from autograder.observations import observe
+
+    check = next(c for c in EXERCISES["hand_computation"].checks if c.id == "hand_computation.part_b.scores")
+    expected = check.run(ReferenceImplementation("hand_computation"), {})
+    answer = expected.copy()
+    answer[0] += 0.01           # within a loose course's tolerance, outside the default one
+    answer[1] += 0.05
+    course = load_course(DEFAULT_COURSE)
+    loose = course.model_copy(update={"tolerances": course.tolerances.model_copy(update={"hand": 0.02})})
+    strict_seen = observe(check, {}, answer, expected, Context(course, {}))
+    loose_seen = observe(check, {}, answer, expected, Context(loose, {}))
+    assert strict_seen.startswith("rows 0, 1 of CSM_SCORES are off"), strict_seen
+    assert loose_seen.startswith("row 1 of CSM_SCORES is off") and "row" in loose_seen.split("while")[1], loose_seen
+    assert np.shape(expected)[0] > 2

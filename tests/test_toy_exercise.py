@@ -235,3 +235,7 @@ def test_nbgrader_autogrades_the_toy_exercise_as_attnkit_check_does(kit):
         for student, expected in (("right", 2.0), ("wrong", 0.0)):
             graded = gradebook.find_submission_notebook("toy", "self_attention", student)
             assert (graded.score, graded.max_score) == (expected, 2.0)
+    _nbgrader(kit, course_dir, "generate_feedback", "self_attention", "--force")
+    for student, score in (("right", "2.0"), ("wrong", "0.0")):
+        page = (course_dir / "feedback" / student / "self_attention" / "toy.html").read_text()
+        assert f"toy (Score: {score} / 2.0)" in page
