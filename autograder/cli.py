@@ -144,13 +144,13 @@ def cmd_nbgrader(args, console: Console) -> int:
 def cmd_misconceptions(args, console: Console) -> int:
     from rich.table import Table
 
-    from reference.misconceptions import CATALOGUE
+    from autograder.exercise import all_misconceptions
 
     table = Table(title="misconceptions the grader recognises", title_justify="left", show_lines=True)
     table.add_column("id")
     table.add_column("exercise")
     table.add_column("hint a student gets")
-    for mis in CATALOGUE:
+    for mis in all_misconceptions():
         if args.exercise in (None, mis.stem):
             table.add_row(mis.id, mis.stem, mis.hint)
     console.print(table)

@@ -24,7 +24,7 @@ import numpy as np
 
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.observations import observe
-from reference.misconceptions import CATALOGUE, Misconception
+from reference.misconceptions import Misconception
 from reference.recognisers import low_precision_dtype
 
 
@@ -57,7 +57,10 @@ def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
 
 
 def candidates(check: Check) -> list[Misconception]:
-    return [m for m in CATALOGUE if m.stem == check.exercise and m.applies_to(check.id)]
+    from autograder.checks import EXERCISES
+
+    exercise = EXERCISES.get(check.exercise)
+    return [m for m in exercise.misconceptions if m.applies_to(check.id)] if exercise else []
 
 
 # ---------------------------------------------------------------- running implementations (cached)

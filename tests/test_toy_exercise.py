@@ -153,9 +153,6 @@ def test_attnkit_grade_grades_the_toy_exercise_in_a_class(kit):
     assert float(rows["ada"]["toy"]) == 2.0 and float(rows["bob"]["toy"]) == 0.0, rows
 
 
-# Strict: once diagnosis.candidates and `attnkit misconceptions` read the descriptors' catalogues
-# (the lead's merge), this passes and the marker must go.
-@pytest.mark.xfail(strict=True, reason="diagnosis.py and cli.py still read reference.misconceptions.CATALOGUE")
 def test_the_toy_descriptor_names_its_misconceptions(kit):
     """The toy's own catalogue entry (in its checks module, named by its descriptor) explains the
     error of `K.T` on a batch, and `attnkit misconceptions` lists it."""
