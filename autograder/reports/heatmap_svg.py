@@ -21,13 +21,14 @@ BAR_WIDTH, BAR_LABELS = 14, 34
 FONT = 'font-family="DejaVu Sans, Bitstream Vera Sans, Arial, sans-serif"'
 
 
-def _colour(x: float, top: float) -> str:
-    if not np.isfinite(x):
-        return "#d9d9d9"
+def _colours(values: np.ndarray, top: float) -> list[str]:
+    """Viridis colours of `values` on the scale 0..top (one colormap call for them all); nan grey."""
     from matplotlib import colormaps
 
-    r, g, b, _ = colormaps["viridis"](min(max(x / top, 0.0), 1.0))
-    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+    values = np.asarray(values, dtype=float).ravel()
+    rgba = colormaps["viridis"](np.clip(np.nan_to_num(values / top), 0.0, 1.0))
+    return ["#d9d9d9" if not np.isfinite(x) else "#%02x%02x%02x" % tuple(round(c * 255) for c in rgb[:3])
+            for x, rgb in zip(values, rgba)]
 
 
 def _ticks(n: int) -> list[int]:
@@ -40,9 +41,10 @@ def _panel(data: np.ndarray, title: str, x0: float, cell: float, top: float) -> 
     width, height = cols * cell, rows * cell
     y0 = PAD_TOP
     out = [f'<text x="{x0 + width / 2:.1f}" y="{y0 - 9}" text-anchor="middle" font-size="13">{escape(title)}</text>']
-    for (i, j), x in np.ndenumerate(data):
+    fills = iter(_colours(data, top))
+    for (i, j), _ in np.ndenumerate(data):
         out.append(f'<rect x="{x0 + j * cell:.1f}" y="{y0 + i * cell:.1f}" width="{cell:.1f}" height="{cell:.1f}" '
-                   f'fill="{_colour(float(x), top)}"/>')
+                   f'fill="{next(fills)}"/>')
     if rows <= 6 and cols <= 6:
         for (i, j), x in np.ndenumerate(data):
             text = "?" if np.isnan(x) else f"{x:.2f}"
@@ -79,9 +81,10 @@ def weights_svg(student: np.ndarray, expected: np.ndarray) -> str:
     parts += _panel(expected, "expected weights", second, cell, top)
     bar_x, bar_h = second + expected.shape[1] * cell + 22, rows * cell
     bands = 32                                  # the colour bar: bands of the scale, top to bottom
+    band_fills = _colours(top * (1 - (np.arange(bands) + 0.5) / bands), top)
     for k in range(bands):
         parts.append(f'<rect x="{bar_x:.1f}" y="{PAD_TOP + k * bar_h / bands:.2f}" width="{BAR_WIDTH}" '
-                     f'height="{bar_h / bands + 0.3:.2f}" fill="{_colour(top * (1 - (k + 0.5) / bands), top)}"/>')
+                     f'height="{bar_h / bands + 0.3:.2f}" fill="{band_fills[k]}"/>')
     parts.append(f'<rect x="{bar_x:.1f}" y="{PAD_TOP}" width="{BAR_WIDTH}" height="{bar_h:.1f}" fill="none" '
                  f'stroke="black" stroke-width="0.6"/>')
     for frac in (0.0, 0.5, 1.0):
