@@ -288,6 +288,27 @@ def test_figure_description(sandbox):
         assert (out.status, out.message) == ("bad_return", "returned str, expected a matplotlib Figure")
 
 
+def test_warm_zygote_leaves_no_figure_behind(sandbox):
+    """The zygote lays out a pyplot figure once to warm matplotlib: a child sees pyplot as a fresh
+    interpreter does (no open figure, the first one is Figure 1, default rcParams)."""
+    code = """
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    def state():
+        before = plt.get_fignums()
+        fig = plt.figure()
+        return {1: {"open_before": float(len(before)), "number": float(fig.number),
+                    "rc_changed": float(sum(matplotlib.rcParams[k] != v
+                                            for k, v in matplotlib.rcParamsDefault.items()
+                                            if k not in ("backend", "backend_fallback")))}}
+    """
+    with sandbox.session("scaling", src(code), "scaling.py") as s:
+        out = s.call("state", returns="float_dict_dict")
+    assert out.status == "ok", out
+    assert out.value == {1: {"open_before": 0.0, "number": 1.0, "rc_changed": 0.0}}
+
+
 def test_call_module_with_state(sandbox):
     code = """
     import torch

@@ -166,21 +166,9 @@ def _array(rows) -> np.ndarray:
 
 
 def _draw_weights(v: dict) -> str:
-    plt = _pyplot()
-    student, expected = _array(v["student"]), _array(v["expected"])
-    fig, axes = plt.subplots(1, 2, figsize=(7, 3.2))
-    top = max(1.0, float(np.nanmax(np.abs(np.concatenate([student.ravel(), expected.ravel()])))))
-    for ax, data, title in ((axes[0], student, "your weights"), (axes[1], expected, "expected weights")):
-        im = ax.imshow(data, cmap="viridis", vmin=0, vmax=top)
-        ax.set_title(title)
-        ax.set_xlabel("key position")
-        ax.set_ylabel("query position")
-        if data.shape[0] <= 6 and data.shape[1] <= 6:
-            for (i, j), x in np.ndenumerate(data):
-                ax.text(j, i, "?" if np.isnan(x) else f"{x:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if x < top / 2 else "black")
-    fig.colorbar(im, ax=axes, shrink=0.8)
-    return figure_svg(fig)
+    from autograder.reports.heatmap_svg import weights_svg
+
+    return weights_svg(_array(v["student"]), _array(v["expected"]))
 
 
 def _series(table: dict, dims: list[int], key: str) -> list[float]:

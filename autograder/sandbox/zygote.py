@@ -320,15 +320,13 @@ def _warm_numpy() -> None:
 
 
 def _warm_matplotlib() -> None:
-    """A figure laid out once, off pyplot (no figure is left behind): the font files opened, the
-    mathtext parser built and the text layout paths run here, before the jail, not in every
-    child whose student lays out a figure (a student's tight_layout otherwise pays ~0.1 s more)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    """A pyplot figure laid out once and closed (none is left behind; the next is Figure 1
+    again): the backend resolved, the font files opened, the mathtext parser built and the
+    layout paths run here, before the jail, not in every child whose student draws one
+    (a student's 3-panel figure with tight_layout: 0.19 s in a child without this, 0.13 s with)."""
+    import matplotlib.pyplot as plt
 
-    fig = Figure(figsize=(6, 3))
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 2)
+    fig, axes = plt.subplots(1, 2, figsize=(6, 3))
     for ax in axes:
         ax.plot([4, 16, 64], [1.0, 2.0, 3.0], "o-", label=r"scaled: $QK^\top/\sqrt{d}$")
         ax.set_xscale("log", base=2)
@@ -340,6 +338,7 @@ def _warm_matplotlib() -> None:
     fig.suptitle("suptitle")
     fig.tight_layout()
     fig.canvas.draw()
+    plt.close("all")
 
 
 def main() -> None:
