@@ -227,7 +227,7 @@ def _start_zygotes_early(args) -> None:
     limits = Limits()    # the zygote's settings are the defaults: a course does not change them
     uid = next_private_uid() if limits.drop_privileges and os.geteuid() == 0 else None
     jail = limits.drop_privileges or os.geteuid() != 0
-    early.start([early.zygote_config(n, uid, jail, limits.tmp_mb) for n in sorted(needs | {(False, False)})])
+    early.start([early.zygote_config(n, uid, jail, limits.tmp_mb) for n in early.zygotes_for(needs)])
 
 
 def main(argv: list[str] | None = None) -> int:

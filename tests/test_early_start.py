@@ -47,6 +47,12 @@ def test_a_notebook_is_read_cell_by_cell(tmp_path):
     assert early.folder_needs(tmp_path / "missing", None) == set()
 
 
+def test_one_torch_zygote_serves_files_that_need_torch_with_or_without_matplotlib():
+    assert early.zygotes_for({(True, False), (True, True)}) == [(False, False), (True, True)]
+    assert early.zygotes_for({(True, False), (False, True)}) == [(False, False), (False, True), (True, False)]
+    assert early.zygotes_for(set()) == [(False, False)]
+
+
 def test_check_adopts_the_zygotes_it_started_early(tmp_path, monkeypatch, capsys):
     started: list[dict] = []
     real_init = _Zygote.__init__

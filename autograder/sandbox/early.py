@@ -73,6 +73,16 @@ def needs_of(texts: list[str]) -> tuple[bool, bool]:
     return "torch" in imported, "matplotlib" in imported
 
 
+def zygotes_for(needs: set[tuple[bool, bool]]) -> list[tuple[bool, bool]]:
+    """The zygotes to start for these needs: always the numpy-only one (most stems need it), and
+    one torch zygote -- with matplotlib, if any file needs both, for it serves torch-only files too
+    (Sandbox._serving): one torch start, not two."""
+    wanted = set(needs) | {(False, False)}
+    if (True, True) in wanted:
+        wanted.discard((True, False))
+    return sorted(wanted)
+
+
 def zygote_config(needs: tuple[bool, bool], uid: int | None, jail: bool, tmp_mb: int) -> dict:
     return {"torch": needs[0], "matplotlib": needs[1], "uid": uid, "jail": jail, "tmp_mb": tmp_mb}
 
