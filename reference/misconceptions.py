@@ -180,7 +180,8 @@ WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (ba
 
 MASK_ADDITIVE = ("The 0/1 mask was added to the scores, as if it were an additive mask: allowed keys get +1 and "
                  "blocked keys nothing. A 1/0 mask says which keys are allowed; blocked scores must be replaced "
-                 "by a large negative number before the softmax.")
+                 "by a large negative number before the softmax. (torch's scaled_dot_product_attention adds a "
+                 "float attn_mask to the scores in just this way; give it a boolean mask, True = may attend.)")
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -456,6 +457,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
                   MHA_MASKS + MOD_MASKS),
     Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),
+    Misconception("mask_additive", "multihead", MASK_ADDITIVE, _multihead(mask_mode="additive"), MHA_MASKS + MOD_MASKS),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (MHA, MOD), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MHA_MASKS + MOD_MASKS,
