@@ -378,6 +378,12 @@ CATALOGUE: list[Misconception] = [
         _scaling(trials=50), (S + "n_trials",), matches=rc.n_trials_ignored),
 
     Misconception(
+        "n_trials_off_by_one", "scaling",
+        "The experiment runs one trial fewer than n_trials: with n_trials=1 it averages over no trial at all "
+        "(nan, zeros, or a division by zero). Count the trials your loop or your arrays really hold: n_trials of "
+        "them, from the first to the last.",
+        _scaling(trials_offset=-1), (S + "n_trials",), matches=rc.n_trials_off_by_one, raises=rc.no_trial_error),
+    Misconception(
         "dims_ignored", "scaling",
         "The results do not follow the `dims` argument: asked for other dimensions, the function still reports "
         "its own (often the default ones). Loop over the dims you are given and key the results by them.",

@@ -360,12 +360,13 @@ def module_torch_keys():
 
 def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, *, scale="sqrt",
                        variance=False, log=np.log, seeded=True, trials=None, fixed_seq_len=None,
-                       fixed_dims=None):
+                       fixed_dims=None, trials_offset=0):
     """The scaling experiment with one option switched: the scale, variance for std, the log's base,
     an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says, a fixed
-    sequence length whatever seq_len says, fixed dims whatever dims says."""
+    sequence length whatever seq_len says, fixed dims whatever dims says, n_trials + trials_offset
+    trials (-1: a loop one short, which averages over nothing when n_trials is 1)."""
     rng = np.random.default_rng(seed if seeded else None)
-    n_trials = n_trials if trials is None else trials
+    n_trials = (n_trials if trials is None else trials) + trials_offset
     seq_len = seq_len if fixed_seq_len is None else fixed_seq_len
     dims = dims if fixed_dims is None else fixed_dims
     results = {}

@@ -188,11 +188,29 @@ def _stats_equal(a, b) -> bool:
         return False
 
 
+def n_trials_off_by_one(answer, expected, ctx, check) -> bool:
+    """On the n_trials check: the single-trial run (the last) gives no numbers (nan, or zeros where
+    a statistic cannot be 0) while the runs of 2 and more trials are plausible."""
+    try:
+        single = next(iter(answer[2][0].values()))
+        several = next(iter(answer[0][0].values()))
+        stats = np.array([float(single[k]) for k in ("std_unscaled", "entropy_unscaled", "max_weight_unscaled")])
+        fine = np.array([float(several[k]) for k in ("std_unscaled", "entropy_unscaled", "max_weight_unscaled")])
+    except (TypeError, ValueError, KeyError, IndexError, StopIteration, AttributeError):
+        return False
+    return bool(np.isfinite(fine).all() and (fine > 0).all() and (~np.isfinite(stats) | (stats == 0)).any())
+
+
+def no_trial_error(error) -> bool:
+    """A division by zero: the number of trials, one short, is 0 when n_trials is 1."""
+    return error.type == "ZeroDivisionError" or "division by zero" in error.text
+
+
 def _few_trials_spread(answer) -> tuple[float, float] | None:
     """On the n_trials check (many seeds with few trials, a few with many): the spreads of
     std_unscaled across the seeds, (few, many), relative to their size (0.0: all the same)."""
     try:
-        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer)
+        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer[:2])
     except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
         return None
     scale = max(float(np.abs(few).mean()), 1e-300)
