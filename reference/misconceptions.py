@@ -163,6 +163,10 @@ TRANSPOSE_FIXED_AXES = ("K's axes were swapped by number counted from the front 
                         "for a (batch, n, d) array): those are the keys and features only for a 3-D K. On a single "
                         "(n_k, d_k) array there is no axis 2, and with two batch axes the wrong ones are swapped. "
                         "Count the axes from the end: the last two, whatever leading dimensions there are.")
+MASK_TRANSPOSED = ("The mask was applied with its last two axes swapped: its rows were read as keys and its columns "
+                   "as queries. A padding mask of shape (batch, 1, 1, seq) then blocks whole queries instead of "
+                   "keys, and a (n_q, n_k) mask no longer fits scores of that shape. The mask's last axis is the "
+                   "keys, like the scores'.")
 RETURNS_SWAPPED = ("The function returns (weights, output) instead of (output, weights): the two arrays are right "
                    "but in the wrong order, which shows as swapped shapes when d_v differs from the number of keys. "
                    "Return the output first, then the weights.")
@@ -250,6 +254,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "attention", MASK_AFTER_SOFTMAX, _attn(mask_mode="after"), SDPA_MASKED),
     Misconception("mask_fill_zero", "attention", MASK_FILL_ZERO, _attn(mask_mode="zero"), SDPA_MASKED),
     Misconception("mask_additive", "attention", MASK_ADDITIVE, _attn(mask_mode="additive"), SDPA_MASKED),
+    Misconception("mask_transposed", "attention", MASK_TRANSPOSED, _attn(mask_mode="transposed"), SDPA_MASKED),
 
     # ------------------------------------------------------------ causal_mask.py
     Misconception(
@@ -464,6 +469,8 @@ CATALOGUE: list[Misconception] = [
                   MHA_MASKS + MOD_MASKS),
     Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),
     Misconception("mask_additive", "multihead", MASK_ADDITIVE, _multihead(mask_mode="additive"), MHA_MASKS + MOD_MASKS),
+    Misconception("mask_transposed", "multihead", MASK_TRANSPOSED, _multihead(mask_mode="transposed"),
+                  MHA_MASKS + MOD_MASKS),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (MHA, MOD), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MHA_MASKS + MOD_MASKS,
