@@ -69,3 +69,11 @@ MASK_ADDITIVE = ("The 0/1 mask was added to the scores, as if it were an additiv
                  "blocked keys nothing. A 1/0 mask says which keys are allowed; blocked scores must be replaced "
                  "by a large negative number before the softmax. (torch's scaled_dot_product_attention adds a "
                  "float attn_mask to the scores in just this way; give it a boolean mask, True = may attend.)")
+MASK_BOOLEAN_INDEX = ("The scores were indexed with a boolean mask (scores[mask == 0] = ...), which needs the mask "
+                      "in exactly the scores' shape; a (n_q, n_k) mask on batched scores, or a padding mask of shape "
+                      "(batch, 1, 1, n_k), has fewer or size-1 axes and does not broadcast there. Broadcast the mask "
+                      "to the scores' shape first, or choose between the score and the fill value element by element.")
+MASK_BITWISE_NOT = ("`~` was used to flip the mask, but it is a logical not only for a boolean mask: on a 0/1 float "
+                    "mask it is an error, and on a 0/1 integer mask it turns 1 into -2 and 0 into -1, both of them "
+                    "'true', so every key is blocked. Ask which entries are 0 (mask == 0) to find the blocked keys, "
+                    "whatever the mask's dtype.")

@@ -25,6 +25,7 @@ from . import mutants as mu
 from . import recognisers as rc
 from .recognisers import hand_imprecise, hand_slip, std_pattern
 from .hints import (
+    MASK_BOOLEAN_INDEX, MASK_BITWISE_NOT,
     NO_SCALING, SCALED_BY_DK, SCALED_BY_WRONG_SIZE, WRONG_AXIS, HARDCODED_AXIS, KEYS_NOT_TRANSPOSED,
     MASK_IGNORED, MASK_INVERTED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, TRANSPOSE_ALL_AXES, TRUTH_VALUE,
     LOW_PRECISION_HINT, TRANSPOSE_FIXED_AXES, MASK_TRANSPOSED, RETURNS_SWAPPED, MASK_ALWAYS_CAUSAL,
@@ -191,6 +192,10 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_fill_zero", "attention", MASK_FILL_ZERO, _attn(mask_mode="zero"), SDPA_MASKED),
     Misconception("mask_additive", "attention", MASK_ADDITIVE, _attn(mask_mode="additive"), SDPA_MASKED),
     Misconception("mask_transposed", "attention", MASK_TRANSPOSED, _attn(mask_mode="transposed"), SDPA_MASKED),
+    Misconception("mask_boolean_index", "attention", MASK_BOOLEAN_INDEX, _attn(mask_mode="boolean_index"), SDPA_MASKED,
+                  raises=rc.boolean_index_error),
+    Misconception("mask_bitwise_not", "attention", MASK_BITWISE_NOT, _attn(mask_mode="bitwise_not"), SDPA_MASKED,
+                  alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error),
 
     # ------------------------------------------------------------ causal_mask.py
     Misconception(
@@ -407,6 +412,11 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_additive", "multihead", MASK_ADDITIVE, _multihead(mask_mode="additive"), MHA_MASKS + MOD_MASKS),
     Misconception("mask_transposed", "multihead", MASK_TRANSPOSED, _multihead(mask_mode="transposed"),
                   MHA_MASKS + MOD_MASKS),
+    Misconception("mask_boolean_index", "multihead", MASK_BOOLEAN_INDEX, _multihead(mask_mode="boolean_index"),
+                  MHA_MASKS + MOD_MASKS, raises=rc.boolean_index_error),
+    Misconception("mask_bitwise_not", "multihead", MASK_BITWISE_NOT, _multihead(mask_mode="bitwise_not"),
+                  MHA_MASKS + MOD_MASKS, alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
+                  raises=rc.invert_error),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (MHA, MOD), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MHA_MASKS + MOD_MASKS,

@@ -103,7 +103,8 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
 
     mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
     zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores) |
-    transposed (the mask's last two axes swapped) |
+    transposed (the mask's last two axes swapped) | boolean_index (scores[mask == 0] = fill, which needs the
+    mask in the scores' own shape) | bitwise_not (blocked where ~mask, an error for a float mask) |
     causal (a causal mask instead of the one given) | 2d_only, 3d_only, 4d_only (a mask of another rank
     ignored) | same_rank_only (a mask of another rank than the scores ignored).
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
@@ -130,8 +131,13 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
         mask, mask_mode = (mask if np.ndim(mask) == scores.ndim else None), "before"
     if mask is not None and mask_mode == "transposed":       # the mask's last two axes swapped, as np.where does
         scores = np.where(np.swapaxes(np.asarray(mask), -1, -2) != 0, scores, MASK_FILL)
+    elif mask is not None and mask_mode == "boolean_index":  # scores[mask == 0] = fill: the mask's own shape only
+        scores = np.array(scores)
+        scores[np.asarray(mask) == 0] = MASK_FILL
     elif mask is not None and mask_mode != "ignored":
         allowed = np.broadcast_to(np.asarray(mask) != 0, scores.shape)
+        if mask_mode == "bitwise_not":                       # blocked = ~mask: -2 and -1 (both true) for 0/1 ints
+            allowed, mask_mode = np.broadcast_to(~np.asarray(mask) == 0, scores.shape), "before"
         if mask_mode == "before":
             blocked = ~allowed
         elif mask_mode == "inverted":

@@ -117,6 +117,19 @@ def transpose_fixed_axes(error) -> bool:
     return bool(FRONT_AXES.search(error.operation)) and any(words in error.text for words in AXIS_ERRORS)
 
 
+def boolean_index_error(error) -> bool:
+    """Indexing the scores with a boolean mask of another shape (numpy's and torch's words)."""
+    return error.type == "IndexError" and ("boolean index did not match indexed array" in error.text
+                                           or ("The shape of the mask" in error.text
+                                               and "does not match the shape of the indexed tensor" in error.text))
+
+
+def invert_error(error) -> bool:
+    """`~` on a float mask (numpy's and torch's words)."""
+    return error.type == "TypeError" and ("ufunc 'invert' not supported" in error.text
+                                          or "(operator.invert) is only implemented on integer and Boolean" in error.text)
+
+
 def low_precision_error(error) -> bool:
     """An operation refused to mix a 16-bit float with another dtype."""
     return any(word in error.text for word in ("Half", "float16", "BFloat16", "bfloat16"))
