@@ -379,6 +379,9 @@ def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, 
     seq_len = seq_len if fixed_seq_len is None else fixed_seq_len
     dims = dims if fixed_dims is None else fixed_dims
     results = {}
+    if n_trials <= 0:                  # no trial at all: nothing to average (what numpy's mean of none gives)
+        return {int(d): dict.fromkeys(("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
+                                       "max_weight_unscaled", "max_weight_scaled"), math.nan) for d in dims}
     for d in dims:
         d = int(d)
         Q = rng.standard_normal((n_trials, seq_len, d))
