@@ -24,6 +24,13 @@ import numpy as np
 from . import mutants as mu
 from . import recognisers as rc
 from .recognisers import hand_imprecise, hand_slip, std_pattern
+from .hints import (
+    MASK_BOOLEAN_INDEX, MASK_BITWISE_NOT,
+    NO_SCALING, SCALED_BY_DK, SCALED_BY_WRONG_SIZE, WRONG_AXIS, HARDCODED_AXIS, KEYS_NOT_TRANSPOSED,
+    MASK_IGNORED, MASK_INVERTED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, TRANSPOSE_ALL_AXES, TRUTH_VALUE,
+    LOW_PRECISION_HINT, TRANSPOSE_FIXED_AXES, MASK_TRANSPOSED, RETURNS_SWAPPED, MASK_ALWAYS_CAUSAL,
+    MASK_RANK, WEIGHTS_AVERAGED, MASK_ADDITIVE,
+)
 
 Overrides = Callable[[], dict]
 
@@ -118,71 +125,6 @@ def _scaling(**options) -> Overrides:
     return lambda: {"scaling_experiment": mu.scaling_fn(**options)}
 
 
-# ---------------------------------------------------------------- hints shared by several exercises
-
-NO_SCALING = ("The scores were never divided by sqrt(d_k), so they grow with the dimension and the softmax "
-              "becomes nearly one-hot. Look at the line between the dot products and the softmax, and divide "
-              "by the square root of the keys' feature size.")
-SCALED_BY_DK = ("The scores were divided by d_k itself instead of by its square root, which shrinks them too "
-                "much and flattens the weights. The variance of a dot product of d_k unit-variance terms is d_k; "
-                "its standard deviation, the thing to divide by, is sqrt(d_k).")
-SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size that is not d_k: the number of "
-                        "tokens (keys), V's feature size d_v, or a size taken from an axis counted from the front "
-                        "(d_k only for a 2-D K; on a batch it counts keys or batch entries). Take d_k from the "
-                        "last axis of Q or K, whatever leading dimensions they have.")
-WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
-              "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
-              "last axis of the scores.")
-HARDCODED_AXIS = ("The softmax axis is a fixed number that is the key axis only for 2-D scores; with leading "
-                  "batch (or head) dimensions it normalises over another axis. Count the axis from the end: "
-                  "the keys are always the last one.")
-KEYS_NOT_TRANSPOSED = ("The scores were computed from Q and K without transposing K: this multiplies rows of Q by "
-                       "columns of K and only runs because the shapes happen to be square here. Each score is the "
-                       "dot product of one query row with one key row, so K must be transposed on its last two "
-                       "axes.")
-MASK_IGNORED = ("The mask was accepted but never used: blocked keys still get weight. Find where the scores are "
-                "computed and make blocked positions impossible before the softmax.")
-MASK_INVERTED = ("The mask was read the wrong way round: keys marked 1/True (may attend) were blocked and keys "
-                 "marked 0/False were allowed. In this kit 1 means 'may attend'; block where the mask is 0.")
-MASK_AFTER_SOFTMAX = ("The mask was applied after the softmax, by zeroing weights, so the remaining weights no "
-                      "longer add up to 1. Mask the scores before normalising: replace blocked scores by a large "
-                      "negative number (or -inf) and let the softmax do the rest.")
-MASK_FILL_ZERO = ("Blocked scores were set to 0 (or multiplied by the 0/1 mask), but exp(0) = 1: a blocked key "
-                  "still gets as much weight as a key with score 0. A blocked score must become a large negative "
-                  "number (or -inf), so that its exponential is 0.")
-TRANSPOSE_ALL_AXES = ("K.T reverses EVERY axis of K, not just the last two: on a batch of shape (batch, n_k, d_k) "
-                      "it gives (d_k, n_k, batch), so the product fails (or mixes batch entries). Swap only the "
-                      "last two axes of K, the ones that hold keys and features.")
-TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), which has no single truth value when "
-               "the array has more than one element. To ask whether a mask was given, compare it with None; to "
-               "ask something about its entries, say which entries (any of them, all of them).")
-LOW_PRECISION_HINT = ("Your numbers were computed in {dtype}, a 16-bit float with about 3 significant digits: rows of weights "
-                      "add up to 1 only within about 0.001, and the values are off by as much. Compute in float32 "
-                      "or float64 (leave the inputs' dtype as it is, or cast to float64).")
-TRANSPOSE_FIXED_AXES = ("K's axes were swapped by number counted from the front (axes 1 and 2, as in code written "
-                        "for a (batch, n, d) array): those are the keys and features only for a 3-D K. On a single "
-                        "(n_k, d_k) array there is no axis 2, and with two batch axes the wrong ones are swapped. "
-                        "Count the axes from the end: the last two, whatever leading dimensions there are.")
-RETURNS_SWAPPED = ("The function returns (weights, output) instead of (output, weights): the two arrays are right "
-                   "but in the wrong order, which shows as swapped shapes when d_v differs from the number of keys. "
-                   "Return the output first, then the weights.")
-MASK_ALWAYS_CAUSAL = ("A causal (lower-triangular) mask is applied whatever mask is passed in: a padding mask or any "
-                      "other pattern is ignored. Use the mask you are given, as it is, broadcast to the scores' "
-                      "shape.")
-MASK_RANK = ("The mask is applied only when it has one particular number of dimensions (only a 2-D mask, say, "
-             "or only a 4-D one); masks of the other ranks, such as (seq, seq), (batch, 1, seq, seq) or a padding "
-             "mask (batch, 1, 1, seq), are skipped. Any mask that broadcasts to the scores' shape must be "
-             "applied, whatever its rank.")
-WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (batch, seq, seq); the contract asks "
-                    "for each head's weights, shape (batch, num_heads, seq, seq) (torch's "
-                    "average_attn_weights=False). Return the weights before any mean over the head axis.")
-
-
-MASK_ADDITIVE = ("The 0/1 mask was added to the scores, as if it were an additive mask: allowed keys get +1 and "
-                 "blocked keys nothing. A 1/0 mask says which keys are allowed; blocked scores must be replaced "
-                 "by a large negative number before the softmax.")
-
-
 # ---------------------------------------------------------------- the catalogue
 
 CATALOGUE: list[Misconception] = [
@@ -249,6 +191,11 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "attention", MASK_AFTER_SOFTMAX, _attn(mask_mode="after"), SDPA_MASKED),
     Misconception("mask_fill_zero", "attention", MASK_FILL_ZERO, _attn(mask_mode="zero"), SDPA_MASKED),
     Misconception("mask_additive", "attention", MASK_ADDITIVE, _attn(mask_mode="additive"), SDPA_MASKED),
+    Misconception("mask_transposed", "attention", MASK_TRANSPOSED, _attn(mask_mode="transposed"), SDPA_MASKED),
+    Misconception("mask_boolean_index", "attention", MASK_BOOLEAN_INDEX, _attn(mask_mode="boolean_index"), SDPA_MASKED,
+                  raises=rc.boolean_index_error),
+    Misconception("mask_bitwise_not", "attention", MASK_BITWISE_NOT, _attn(mask_mode="bitwise_not"), SDPA_MASKED,
+                  alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error),
 
     # ------------------------------------------------------------ causal_mask.py
     Misconception(
@@ -377,6 +324,12 @@ CATALOGUE: list[Misconception] = [
         _scaling(trials=50), (S + "n_trials",), matches=rc.n_trials_ignored),
 
     Misconception(
+        "n_trials_off_by_one", "scaling",
+        "The experiment runs one trial fewer than n_trials: with n_trials=1 it averages over no trial at all "
+        "(nan, zeros, or a division by zero). Count the trials your loop or your arrays really hold: n_trials of "
+        "them, from the first to the last.",
+        _scaling(trials_offset=-1), (S + "n_trials",), matches=rc.n_trials_off_by_one, raises=rc.no_trial_error),
+    Misconception(
         "dims_ignored", "scaling",
         "The results do not follow the `dims` argument: asked for other dimensions, the function still reports "
         "its own (often the default ones). Loop over the dims you are given and key the results by them.",
@@ -456,6 +409,14 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
                   MHA_MASKS + MOD_MASKS),
     Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MHA_MASKS + MOD_MASKS),
+    Misconception("mask_additive", "multihead", MASK_ADDITIVE, _multihead(mask_mode="additive"), MHA_MASKS + MOD_MASKS),
+    Misconception("mask_transposed", "multihead", MASK_TRANSPOSED, _multihead(mask_mode="transposed"),
+                  MHA_MASKS + MOD_MASKS),
+    Misconception("mask_boolean_index", "multihead", MASK_BOOLEAN_INDEX, _multihead(mask_mode="boolean_index"),
+                  MHA_MASKS + MOD_MASKS, raises=rc.boolean_index_error),
+    Misconception("mask_bitwise_not", "multihead", MASK_BITWISE_NOT, _multihead(mask_mode="bitwise_not"),
+                  MHA_MASKS + MOD_MASKS, alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
+                  raises=rc.invert_error),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (MHA, MOD), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MHA_MASKS + MOD_MASKS,

@@ -103,6 +103,8 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
 
     mask_mode: before (right) | ignored | inverted | after (weights * mask) | after_neg_inf |
     zero (blocked scores set to 0) | additive (the 0/1 mask added to the scores) |
+    transposed (the mask's last two axes swapped) | boolean_index (scores[mask == 0] = fill, which needs the
+    mask in the scores' own shape) | bitwise_not (blocked where ~mask, an error for a float mask) |
     causal (a causal mask instead of the one given) | 2d_only, 3d_only, 4d_only (a mask of another rank
     ignored) | same_rank_only (a mask of another rank than the scores ignored).
     empty_rows: what a row with every key blocked becomes: uniform (-1e9 fill) | nan (-inf fill) | zero.
@@ -127,8 +129,15 @@ def attention(Q, K, V, mask=None, *, scale="sqrt", transpose_keys=True, axis=-1,
         mask, mask_mode = (mask if np.ndim(mask) == int(mask_mode[0]) else None), "before"
     if mask is not None and mask_mode == "same_rank_only":   # only a mask of the scores' own rank
         mask, mask_mode = (mask if np.ndim(mask) == scores.ndim else None), "before"
-    if mask is not None and mask_mode != "ignored":
+    if mask is not None and mask_mode == "transposed":       # the mask's last two axes swapped, as np.where does
+        scores = np.where(np.swapaxes(np.asarray(mask), -1, -2) != 0, scores, MASK_FILL)
+    elif mask is not None and mask_mode == "boolean_index":  # scores[mask == 0] = fill: the mask's own shape only
+        scores = np.array(scores)
+        scores[np.asarray(mask) == 0] = MASK_FILL
+    elif mask is not None and mask_mode != "ignored":
         allowed = np.broadcast_to(np.asarray(mask) != 0, scores.shape)
+        if mask_mode == "bitwise_not":                       # blocked = ~mask: -2 and -1 (both true) for 0/1 ints
+            allowed, mask_mode = np.broadcast_to(~np.asarray(mask) == 0, scores.shape), "before"
         if mask_mode == "before":
             blocked = ~allowed
         elif mask_mode == "inverted":
@@ -360,15 +369,19 @@ def module_torch_keys():
 
 def scaling_experiment(dims=(4, 16, 64, 256), seq_len=4, n_trials=1000, seed=0, *, scale="sqrt",
                        variance=False, log=np.log, seeded=True, trials=None, fixed_seq_len=None,
-                       fixed_dims=None):
+                       fixed_dims=None, trials_offset=0):
     """The scaling experiment with one option switched: the scale, variance for std, the log's base,
     an unseeded generator (seeded=False), a fixed number of trials whatever n_trials says, a fixed
-    sequence length whatever seq_len says, fixed dims whatever dims says."""
+    sequence length whatever seq_len says, fixed dims whatever dims says, n_trials + trials_offset
+    trials (-1: a loop one short, which averages over nothing when n_trials is 1)."""
     rng = np.random.default_rng(seed if seeded else None)
-    n_trials = n_trials if trials is None else trials
+    n_trials = (n_trials if trials is None else trials) + trials_offset
     seq_len = seq_len if fixed_seq_len is None else fixed_seq_len
     dims = dims if fixed_dims is None else fixed_dims
     results = {}
+    if n_trials <= 0:                  # no trial at all: nothing to average (what numpy's mean of none gives)
+        return {int(d): dict.fromkeys(("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
+                                       "max_weight_unscaled", "max_weight_scaled"), math.nan) for d in dims}
     for d in dims:
         d = int(d)
         Q = rng.standard_normal((n_trials, seq_len, d))

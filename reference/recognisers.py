@@ -117,6 +117,19 @@ def transpose_fixed_axes(error) -> bool:
     return bool(FRONT_AXES.search(error.operation)) and any(words in error.text for words in AXIS_ERRORS)
 
 
+def boolean_index_error(error) -> bool:
+    """Indexing the scores with a boolean mask of another shape (numpy's and torch's words)."""
+    return error.type == "IndexError" and ("boolean index did not match indexed array" in error.text
+                                           or ("The shape of the mask" in error.text
+                                               and "does not match the shape of the indexed tensor" in error.text))
+
+
+def invert_error(error) -> bool:
+    """`~` on a float mask (numpy's and torch's words)."""
+    return error.type == "TypeError" and ("ufunc 'invert' not supported" in error.text
+                                          or "(operator.invert) is only implemented on integer and Boolean" in error.text)
+
+
 def low_precision_error(error) -> bool:
     """An operation refused to mix a 16-bit float with another dtype."""
     return any(word in error.text for word in ("Half", "float16", "BFloat16", "bfloat16"))
@@ -166,13 +179,16 @@ def _std_close(answer, dims, key, target: Callable[[int], float], ctx) -> bool:
 
 
 def std_pattern(key: str, target: Callable[[int], float]):
-    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant."""
+    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant,
+    unless the answer's own `key` says otherwise (every check's answer holds all six statistics: a
+    max_weight_scaled copied from the unscaled one is not "never scaled" when std_scaled is about 1)."""
     def matches(answer, expected, ctx, check):
-        if not check.id.endswith((".std", ".other_dims")):
-            return None
         if not isinstance(answer, dict) or not answer:
             return False
-        return _std_close(answer, sorted(answer), key, target, ctx)
+        fits = _std_close(answer, sorted(answer), key, target, ctx)
+        if not check.id.endswith((".std", ".other_dims")):
+            return None if fits else False
+        return fits
     return matches
 
 
@@ -188,11 +204,29 @@ def _stats_equal(a, b) -> bool:
         return False
 
 
+def n_trials_off_by_one(answer, expected, ctx, check) -> bool:
+    """On the n_trials check: the single-trial run (the last) gives no numbers (nan, or zeros where
+    a statistic cannot be 0) while the runs of 2 and more trials are plausible."""
+    try:
+        single = next(iter(answer[2][0].values()))
+        several = next(iter(answer[0][0].values()))
+        stats = np.array([float(single[k]) for k in ("std_unscaled", "entropy_unscaled", "max_weight_unscaled")])
+        fine = np.array([float(several[k]) for k in ("std_unscaled", "entropy_unscaled", "max_weight_unscaled")])
+    except (TypeError, ValueError, KeyError, IndexError, StopIteration, AttributeError):
+        return False
+    return bool(np.isfinite(fine).all() and (fine > 0).all() and (~np.isfinite(stats) | (stats == 0)).any())
+
+
+def no_trial_error(error) -> bool:
+    """A division by zero: the number of trials, one short, is 0 when n_trials is 1."""
+    return error.type == "ZeroDivisionError" or "division by zero" in error.text
+
+
 def _few_trials_spread(answer) -> tuple[float, float] | None:
     """On the n_trials check (many seeds with few trials, a few with many): the spreads of
     std_unscaled across the seeds, (few, many), relative to their size (0.0: all the same)."""
     try:
-        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer)
+        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer[:2])
     except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
         return None
     scale = max(float(np.abs(few).mean()), 1e-300)

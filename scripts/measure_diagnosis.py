@@ -48,9 +48,10 @@ KINDS = ("correct", "buggy", "degenerate")
 CLASSES = {
     "masks": {"mask_ignored", "mask_inverted", "mask_after_softmax", "mask_fill_zero", "mask_additive",
               "mask_always_causal", "mask_rank_ignored", "mask_upper_triangular", "mask_excludes_diagonal",
-              "causal_mask_additive", "causal_mask_off_by_one"},
+              "causal_mask_additive", "causal_mask_off_by_one", "mask_transposed", "mask_boolean_index",
+              "mask_bitwise_not"},
     "arguments": {"seed_ignored", "n_trials_ignored", "entropy_log2", "variance_not_std", "dims_ignored",
-                  "seq_len_ignored"},
+                  "seq_len_ignored", "n_trials_off_by_one"},
     "exceptions": {"transpose_all_axes", "array_truth_value", "softmax_no_keepdims", "keys_not_transposed",
                    "transpose_fixed_axes"},
     "precision": {"low_precision_dtype", "softmax_underflow", "softmax_unstable"},

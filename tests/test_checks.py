@@ -203,3 +203,59 @@ def test_property_and_structure_checks_count_only_on_attention_like_answers():
 
     assert grade("multihead.MultiHeadAttention.structure", Impl("multihead", MultiHeadAttention=NanModule))
     assert grade("multihead.MultiHeadAttention.structure", Impl("multihead")) == []
+
+
+def test_attention_that_ignores_queries_and_keys_earns_no_property_points():
+    """Each token attending only to itself, or evenly to its past: no future is seen, rows sum to 1,
+    the output is the weights times V and follows V, yet the weights never look at Q or K."""
+    def to_itself(Q, K, V):
+        T = np.shape(Q)[-2]
+        w = np.broadcast_to(np.eye(T), np.shape(Q)[:-2] + (T, T)).copy()
+        return w @ V, w
+
+    def evenly_to_the_past(Q, K, V):
+        T = np.shape(Q)[-2]
+        w = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+        return w @ V, w
+
+    assert grade("causal_mask.causal_attention.no_future", Impl("causal_mask")) == []
+    for fake in (to_itself, evenly_to_the_past):
+        assert grade("causal_mask.causal_attention.no_future", Impl("causal_mask", causal_attention=fake))
+
+
+def test_a_module_whose_answer_ignores_its_layers_earns_no_structure_point():
+    class Echo(torch.nn.Module):
+        """The right layers, finite values and probabilities, but the input echoed back."""
+
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+            self.h = num_heads
+            self.W_q, self.W_k, self.W_v, self.W_o = (torch.nn.Linear(d_model, d_model) for _ in range(4))
+
+        def forward(self, x, mask=None):
+            B, T, _ = x.shape
+            return x.clone(), torch.full((B, self.h, T, T), 1.0 / T)
+
+    class FixedWeights(Echo):
+        """The output uses W_v and W_o, the weights are uniform whatever W_q and W_k hold."""
+
+        def forward(self, x, mask=None):
+            B, T, D = x.shape
+            return self.W_o(self.W_v(x)), torch.full((B, self.h, T, T), 1.0 / T)
+
+    for fake in (Echo, FixedWeights):
+        assert grade("multihead.MultiHeadAttention.structure", Impl("multihead", MultiHeadAttention=fake))
+
+
+def test_multi_head_masks_cover_every_shape_of_the_contract():
+    for name in ("multi_head_attention", "MultiHeadAttention"):
+        shapes = {np.asarray(setup(i)[1]["mask"]).shape for i in MASK_CHECKS if f".{name}." in i}
+        assert any(len(s) == 2 for s in shapes), name                                     # (seq, seq)
+        assert any(len(s) == 4 and s[1] == 1 and s[2] == 1 for s in shapes), name         # (batch, 1, 1, seq)
+        assert any(len(s) == 4 and s[1] == 1 and s[2] > 1 for s in shapes) or name != "MultiHeadAttention"
+    shapes = {np.asarray(setup(i)[1]["mask"]).shape for i in MASK_CHECKS if ".multi_head_attention." in i}
+    assert any(len(s) == 4 and s[1] > 1 and s[0] > 1 for s in shapes)        # (batch, num_heads, seq, seq)
+
+
+def test_an_experiment_one_trial_short_fails_the_n_trials_check():
+    assert grade("scaling.scaling_experiment.n_trials", Impl("scaling", scaling_experiment=mu.scaling_fn(trials_offset=-1)))

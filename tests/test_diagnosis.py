@@ -389,7 +389,23 @@ def test_axes_swapped_by_number_from_the_front_are_named(kind, text):
 
 
 def test_an_error_no_entry_explains_gets_no_name():
-    found = _error("attention.scaled_dot_product_attention.broadcast_mask", "IndexError",
-                   "boolean index did not match indexed array along axis 0; size of axis is 3 but size of "
-                   "corresponding boolean axis is 5", "scores[mask == 0] = -1e9")
+    found = _error("causal_mask.causal_attention.batched", "ValueError",     # the mask made for len(Q): the batch
+                   "operands could not be broadcast together with shapes (2,2) (2,3,5,5) ()",
+                   "s = np.where(create_causal_mask(len(Q)), s, -1e9)")
     assert found is None or not found.ids
+
+
+@pytest.mark.parametrize("kind,text,operation,named", [
+    ("IndexError", "boolean index did not match indexed array along axis 0; size of axis is 3 but size of "
+                   "corresponding boolean axis is 5", "scores[mask == 0] = -1e9", "mask_boolean_index"),
+    ("IndexError", "The shape of the mask [5, 4] at index 0 does not match the shape of the indexed tensor "
+                   "[3, 5, 4] at index 0", "scores[mask == 0] = -1e9", "mask_boolean_index"),
+    ("TypeError", "ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced "
+                  "to any supported types according to the casting rule ''safe''",
+     "scores = np.where(~mask, -np.inf, scores)", "mask_bitwise_not"),
+    ("TypeError", "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+     "att = att.masked_fill(~mask, float('-inf'))", "mask_bitwise_not"),
+])
+def test_a_mask_used_in_a_way_only_some_masks_allow_is_named(kind, text, operation, named):
+    found = _error("attention.scaled_dot_product_attention.broadcast_mask", kind, text, operation)
+    assert found is not None and found.ids == (named,)

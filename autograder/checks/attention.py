@@ -68,7 +68,8 @@ CHECKS = [
           advice="try one (n_q, n_k) mask of 0/1 integers with batched Q, K, V: it must broadcast over the batch"),
     Check("attention.scaled_dot_product_attention.padding_mask",
           "a padding mask of shape (batch, 1, 1, n_k) on inputs (batch, heads, n, d_k)",
-          inputs=lambda rng: _qkv(rng, (3, 2), 5, 5, 4, 3) | {"mask": padding_mask(rng, 3, 5).astype(np.float64)},
+          # d_k = 6: no leading size (3, 2) nor n_k (5) has a square root that is d_k's or its fourth root
+          inputs=lambda rng: _qkv(rng, (3, 2), 5, 5, 6, 3) | {"mask": padding_mask(rng, 3, 5).astype(np.float64)},
           run=_sdpa, compare=_pair,
           advice="try a mask of shape (batch, 1, 1, n_k), 0/1 floats, on 4-D inputs: it must broadcast over "
                  "heads and queries, and each batch entry has its own padding"),

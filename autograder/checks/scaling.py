@@ -205,20 +205,23 @@ def _told_by_recognisers(answer, other, ctx: Context) -> list[str]:
 
 
 def _spread_run(impl, i):
-    """std_unscaled at d=16 over many seeds with few trials, and over a few seeds with many trials."""
+    """std_unscaled at d=16 over many seeds with few trials, over a few seeds with many trials, and
+    one run of a single trial (a loop one short of n_trials averages over nothing there)."""
     run = impl.fresh("scaling_experiment")
     args = {"dims": SPREAD["dims"], "seq_len": SPREAD["seq_len"]}
     return tuple(tuple(run(**args, n_trials=n, seed=seed) for seed in seeds)
-                 for n, seeds in ((SPREAD["few"], SPREAD["few_seeds"]), (SPREAD["many"], SPREAD["many_seeds"])))
+                 for n, seeds in ((SPREAD["few"], SPREAD["few_seeds"]), (SPREAD["many"], SPREAD["many_seeds"]),
+                                  (1, SPREAD["few_seeds"][:1])))
 
 
 def _compare_spread(answer, expected, ctx: Context) -> list[str]:
     dims = SPREAD["dims"]
-    for result in (r for runs in answer for r in runs):
-        problems = _shape_problems(result, dims) or _plausible_problems(result, dims, SPREAD["seq_len"])
-        if problems:
-            return problems
-    few, many = ([r[dims[0]]["std_unscaled"] for r in runs] for runs in answer)
+    for n_trials, runs in zip((SPREAD["few"], SPREAD["many"], 1), answer):
+        for result in runs:
+            problems = _shape_problems(result, dims) or _plausible_problems(result, dims, SPREAD["seq_len"])
+            if problems:
+                return [f"with n_trials={n_trials}: {problems[0]}", *problems[1:]]
+    few, many = ([r[dims[0]]["std_unscaled"] for r in runs] for runs in answer[:2])
     spread_few, spread_many = float(np.std(few)), float(np.std(many))
     if spread_few <= 1e-12 * abs(float(np.mean(few))):
         return [f"{len(SPREAD['few_seeds'])} different seeds give the same numbers with n_trials={SPREAD['few']}: "

@@ -1,0 +1,15 @@
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        m = np.swapaxes(np.asarray(mask), -1, -2)       # thought the mask was (keys, queries)
+        scores = np.where(m, scores, -1e9)
+    weights = softmax(scores)
+    return weights @ V, weights
