@@ -89,6 +89,14 @@ def test_every_contract_id_is_in_the_catalogue():
     assert contract_ids() <= {m.id for m in CATALOGUE}, contract_ids() - {m.id for m in CATALOGUE}
 
 
+def test_every_catalogue_id_is_in_the_contract():
+    """The ids are a public interface (results.json carries them): each one is documented."""
+    from autograder.exercise import all_misconceptions
+
+    assert {m.id for m in all_misconceptions()} <= contract_ids(), \
+        {m.id for m in all_misconceptions()} - contract_ids()
+
+
 def test_one_entry_per_id_and_exercise_and_well_formed():
     keys = [(m.id, m.stem) for m in CATALOGUE]
     assert len(keys) == len(set(keys))
