@@ -43,6 +43,7 @@ import tokenize
 from pathlib import Path
 
 # The solution files' regions (re-exported: the build's vocabulary for its callers).
+from autograder import syntax
 from autograder.regions import (BEGIN, END, BuildError, Region, check_imports, parse_python,  # noqa: F401
                                 parse_regions)
 
@@ -67,7 +68,7 @@ def module_level_stub(lines: list[str], region: Region, filename: str) -> list[s
     body = "\n".join(lines[region.begin: region.end - 1]) + "\n"
     offset = region.begin  # body line 1 is file line begin + 1
     try:
-        tree = ast.parse(body)
+        tree = syntax.parse(body)
     except SyntaxError as err:
         raise BuildError(filename, (err.lineno or 1) + offset, f"syntax error: {err.msg}") from None
     comments: dict[int, str] = {}

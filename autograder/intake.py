@@ -26,6 +26,7 @@ from pathlib import Path
 
 from autograder.contract import RETURNS
 from autograder.roster import descend
+from autograder import syntax
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen
@@ -384,7 +385,7 @@ def has_work(source: str, stem: str) -> bool:
     its docstring, `pass` and `raise NotImplementedError`, or a graded constant that is not None.
     Code that does not parse is somebody's work in progress."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     graded = set(RETURNS.get(stem, ()))

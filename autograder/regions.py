@@ -16,6 +16,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+from autograder import syntax
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 
@@ -137,7 +139,7 @@ def _innermost_def_name(node: ast.AST, line: int) -> str:
 
 def parse_python(text: str, filename: str) -> ast.Module:
     try:
-        return ast.parse(text, filename=filename)
+        return syntax.parse(text, filename=filename)
     except SyntaxError as err:
         raise BuildError(filename, err.lineno, f"syntax error: {err.msg}") from None
 

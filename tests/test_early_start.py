@@ -10,6 +10,7 @@ import pytest
 
 from autograder import cli
 from autograder.sandbox import early
+from autograder.syntax import imported_modules
 from autograder.sandbox.zygote_process import _Zygote
 
 KIT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,7 @@ KIT = Path(__file__).resolve().parents[1]
     ("%matplotlib inline\nimport matplotlib.pyplot as plt\n", {"matplotlib"}),   # does not parse: by lines
 ])
 def test_what_a_source_imports(source, expected):
-    assert early.imported_modules(source) & {"torch", "matplotlib"} == expected
+    assert imported_modules(source) & {"torch", "matplotlib"} == expected
 
 
 def test_the_bundled_numpy_exercises_need_no_matplotlib_to_be_graded():

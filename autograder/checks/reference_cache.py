@@ -21,7 +21,6 @@ torch (about 3 s per process) to grade a submission whose answers are right.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import math
@@ -32,6 +31,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+from autograder.syntax import imported_modules
 
 PRECISE = {"n_trials": 10000, "seed": 12345}
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
@@ -95,18 +96,7 @@ def _torch_stems() -> frozenset[str]:
     import reference
 
     folder = Path(reference.__file__).parent
-    return frozenset(p.stem for p in folder.glob("*.py") if "torch" in _imported(p.read_text(encoding="utf-8")))
-
-
-def _imported(source: str) -> set[str]:
-    """Top-level names of the modules a (trusted, kit) source imports anywhere in it."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return names
+    return frozenset(p.stem for p in folder.glob("*.py") if "torch" in imported_modules(p.read_text(encoding="utf-8")))
 
 
 def stored_answer(check_id: str, seed: int, make: Callable[[], Any]) -> Any:

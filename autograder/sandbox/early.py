@@ -11,60 +11,17 @@ it is imported before everything else.
 
 from __future__ import annotations
 
-import ast
 import atexit
 import json
 import os
-import re
 from pathlib import Path
 
 from autograder.sandbox.zygote_process import _Zygote
+from autograder.syntax import imported_modules
 
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
 
 _waiting: list[_Zygote] = []     # started early, not yet adopted by a Sandbox
-
-
-def imported_modules(text: str) -> set[str]:
-    """Top-level names of the modules a source imports: import statements anywhere (a function
-    may import inside), except in `if __name__ == "__main__":` demo blocks, which the grader
-    never runs. A comment that mentions torch does not start a torch zygote."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _imported_by_pattern(text)
-    names: set[str] = set()
-    todo = [node for node in tree.body if not _is_main_block(node)]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-        todo.extend(ast.iter_child_nodes(node))
-    return names
-
-
-def _is_main_block(node: ast.stmt) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__" and isinstance(test.ops[0], ast.Eq))
-
-
-def _imported_by_pattern(text: str) -> set[str]:
-    """For a source that does not parse (it will fail to import anyway): its import lines."""
-    names = set()
-    for match in _IMPORT.finditer(text):
-        if match.group(1):
-            names.add(match.group(1).split(".")[0])
-        else:
-            for part in match.group(2).split(","):
-                words = part.split()
-                if words:
-                    names.add(words[0].split(".")[0])
-    return names
 
 
 def needs_of(texts: list[str]) -> tuple[bool, bool]:
