@@ -259,7 +259,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
         for attempt in (1, 2):
             try:
                 if sandbox_box[0] is None:
-                    sandbox_box[0] = Sandbox(limits, hide=hide)
+                    sandbox_box[0] = Sandbox(limits, hide=hide, torch_with_matplotlib=True)
                 return grade_student(student, course, sandbox_box[0]), True
             except Exception as err:  # noqa: BLE001 - one student never stops the class
                 if sandbox_box[0] is not None:
@@ -273,7 +273,8 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
         raise AssertionError("unreachable")
 
     # The jail is checked once, here, before any student's code runs (the first worker keeps it).
-    first = Sandbox(limits, hide=hide, require_isolation=True) if isolation and not todo.empty() else None
+    first = Sandbox(limits, hide=hide, require_isolation=True, torch_with_matplotlib=True) \
+        if isolation and not todo.empty() else None
 
     def worker(box_: list):
         try:
