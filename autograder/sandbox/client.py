@@ -46,8 +46,7 @@ class Sandbox:
 
     def __init__(self, limits: Limits | None = None, *, blocked: tuple[str, ...] = (),
                  hide: tuple[str, ...] = (), stems: tuple[str, ...] | None = None,
-                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False,
-                 torch_with_matplotlib: bool = False):
+                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False):
         """`blocked`: more top-level module names a submission may not import. `hide`: kept for
         callers; with the jail nothing outside the interpreter is in a child's view anyway.
         `require_isolation`: raise SandboxError unless the jail holds (`attnkit grade`)."""
@@ -58,7 +57,7 @@ class Sandbox:
             from autograder.contract import STEMS as stems
         self.stems = tuple(stems)
         self.startup_timeout = startup_timeout
-        self.torch_with_matplotlib = torch_with_matplotlib   # many submissions: one torch zygote serves all
+        self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
         self._closed = False
         self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
         self._budget: Budget | None = None
