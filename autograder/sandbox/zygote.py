@@ -307,6 +307,15 @@ def _watch_grader(ctrl_fd: int):
     return stop
 
 
+def _warm(step) -> None:
+    """A warm-up only saves the children time: one that fails (an odd matplotlib, no fonts) costs
+    nothing but that time, never the zygote."""
+    try:
+        step()
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _warm_numpy() -> None:
     """What numpy sets up on first use (the generator, the matmul and ufunc loops), done once
     here rather than in every child. Single-threaded (the thread variables above)."""
@@ -370,8 +379,8 @@ def main() -> None:
         import matplotlib.figure  # noqa: F401
         import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
 
-        _warm_matplotlib()
-    _warm_numpy()
+        _warm(_warm_matplotlib)
+    _warm(_warm_numpy)
     import math  # noqa: F401
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
