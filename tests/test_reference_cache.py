@@ -101,7 +101,35 @@ def test_a_damaged_answer_file_is_made_again_and_other_answers_are_not_kept(monk
     [path] = (tmp_path / "reference").glob("answer-*.npz")
     got = reference_cache.stored_answer("x.y.z", 1, lambda: 1 / 0)     # read, not made
     assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(got, want))
-    path.write_bytes(b"not an npz file")
-    assert reference_cache.stored_answer("x.y.z", 1, lambda: want) is want
+    whole = path.read_bytes()
+    for damaged in (b"not an npz file", whole[: len(whole) // 2]):     # the second: a zip error, not OSError
+        path.write_bytes(damaged)
+        assert reference_cache.stored_answer("x.y.z", 1, lambda: want) is want
     assert reference_cache.stored_answer("x.y.other", 1, lambda: {"a": 1}) == {"a": 1}   # not arrays: not kept
     assert len(list((tmp_path / "reference").glob("answer-*.npz"))) == 1
+
+
+def test_threads_making_the_same_answer_at_once_never_read_a_half_written_file(monkeypatch, tmp_path):
+    """A class run's workers are threads of one process: each writes a temporary file of its own,
+    every thread gets the answer, and no temporary file is left behind."""
+    import threading
+
+    _fresh(monkeypatch, tmp_path)
+    want = (np.random.default_rng(0).normal(size=(200, 200)), np.arange(10))
+    got, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                got.append(reference_cache.stored_answer("x.y.z", 3, lambda: want))
+        except Exception as err:  # noqa: BLE001
+            errors.append(err)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(got) == 120 and all(np.array_equal(a, b) for g in got for a, b in zip(g, want))
+    assert [p.name for p in (tmp_path / "reference").iterdir() if p.name.startswith(".")] == []
