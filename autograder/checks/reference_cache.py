@@ -21,11 +21,11 @@ torch (about 3 s per process) to grade a submission whose answers are right.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from functools import lru_cache, partial
@@ -100,15 +100,14 @@ def _torch_stems() -> frozenset[str]:
     return frozenset(p.stem for p in folder.glob("*.py") if "torch" in _imported(p.read_text(encoding="utf-8")))
 
 
+_TORCH_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+torch\b|from[ \t]+torch\b)", re.MULTILINE)
+
+
 def _imported(source: str) -> set[str]:
-    """Top-level names of the modules a (trusted, kit) source imports anywhere in it."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return names
+    """{"torch"} when a (trusted, kit) source has an import statement of torch. A regular expression,
+    not ast.parse: CPython 3.11 can fail ast.parse in two threads at once ("AST constructor
+    recursion depth mismatch"), and a class run grades in threads."""
+    return {"torch"} if _TORCH_IMPORT.search(source) else set()
 
 
 def stored_answer(check_id: str, seed: int, make: Callable[[], Any]) -> Any:
