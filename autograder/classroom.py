@@ -208,6 +208,13 @@ def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseC
     return replace(result, exercises=tuple(exercises))
 
 
+def _class_sandbox(sandbox: Sandbox) -> Sandbox:
+    """Many submissions: some file will want torch and matplotlib together, so every torch
+    zygote has both (one torch start per worker, not one per kind)."""
+    sandbox.torch_with_matplotlib = True
+    return sandbox
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -259,7 +266,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
         for attempt in (1, 2):
             try:
                 if sandbox_box[0] is None:
-                    sandbox_box[0] = Sandbox(limits, hide=hide)
+                    sandbox_box[0] = _class_sandbox(Sandbox(limits, hide=hide))
                 return grade_student(student, course, sandbox_box[0]), True
             except Exception as err:  # noqa: BLE001 - one student never stops the class
                 if sandbox_box[0] is not None:
@@ -273,7 +280,8 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
         raise AssertionError("unreachable")
 
     # The jail is checked once, here, before any student's code runs (the first worker keeps it).
-    first = Sandbox(limits, hide=hide, require_isolation=True) if isolation and not todo.empty() else None
+    first = _class_sandbox(Sandbox(limits, hide=hide, require_isolation=True)) \
+        if isolation and not todo.empty() else None
 
     def worker(box_: list):
         try:

@@ -1,156 +1,267 @@
 """Where the core-seconds of grading one correct submission go (`attnkit grade`'s unit of work).
 
-    python benchmarks/profile_submission.py            # the solutions, 3 repetitions per stage
+    python benchmarks/profile_submission.py               # the solutions, 20 repetitions
+    python benchmarks/profile_submission.py --submission DIR --repeat 10
 
-Each stage runs in a fresh interpreter and is charged its CPU time (that interpreter and
-every process under it: the sandbox's zygote and its forked children, counted by a cpuacct
-cgroup when one can be made), so the figures are core-seconds, not wall time on a busy machine:
+Core-seconds, not wall time, so the figures hold on a busy machine. Each is charged where it
+is spent: the grader process (its own CPU time), each zygote (its own CPU time, from /proc),
+and the sandbox's children (their cgroup's cpuacct counter, every process of the child
+included: monitor, init, worker, whatever the student forks). Without writable cgroups the
+children's share is not measured and says so.
 
-  python + the grader's imports          the grading modules, numpy, pydantic, rich (torch only where needed)
-  + the sandbox started                  the zygote's warm start (its own imports)
-  + one empty child per exercise         fork + namespace setup + limits, no student code run
-  + each exercise graded                 the student's code, the checks' calls, reference, comparisons, diagnosis
-  + all five twice                       the extra is what one more correct submission costs a warm worker
+  once per grader process     python + the grader's imports; each zygote's start (its imports)
+  once per child (a stem)     fork of the zygote image, namespaces, jail, limits, an empty module
+  per exercise graded         the student's code (the scaling experiment's arithmetic, the figure)
+                              in the child; the checks' calls, conversions, comparisons in the
+                              grader; reference answers are made once per process (cached)
+  per submission              the result file, the feedback page (Markdown, HTML, pictures)
+  per wrong answer            diagnosis (the mutants' answers), on a buggy submission
 
-Then the grader's own share of grading in a warm sandbox, by function (cProfile), to tell
-the scaling experiment's arithmetic (in the child), the reference and the diagnosis apart.
 This is a benchmark, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
+import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
-SETUP = f"""
-import sys, resource, time, json
-sys.path.insert(0, {str(KIT)!r})
-from autograder.checks import check_ids
-from autograder.config import load_course
-from autograder.grading import grade_exercise, limits_for
-from autograder.load import load_stem
-from autograder.sandbox import Sandbox
-course = load_course(known_checks=check_ids())
-"""
-START = ("sandbox = Sandbox(limits_for(course))\n"
-         "with sandbox.session('attention', 'x = 1\\n', 'attention.py') as s:   # waits for the warm start\n"
-         "    s.attribute('x', returns='array')\n")
-EMPTY = ("for stem in course.exercises:\n"
-         "    with sandbox.session(stem, 'x = 1\\n', stem + '.py') as s:\n"
-         "        s.attribute('x', returns='array')\n")
-GRADE = ("for stem in {stems!r}:\n"
-         "    grade_exercise(stem, load_stem(__import__('pathlib').Path({folder!r}), stem), course, sandbox)\n")
-END = "sandbox.close() if 'sandbox' in globals() else None\n"
+CLK = os.sysconf("SC_CLK_TCK")
 
 
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+def own_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
-def core_seconds(code: str) -> tuple[float, float]:
-    """(core-seconds, wall seconds) of running `code` in a fresh interpreter, every descendant
-    included. A cpuacct cgroup counts them all (when this process may make one); otherwise
-    RUSAGE_CHILDREN counts those that were waited for, which misses processes reaped by others."""
-    import os
-    import resource
-    import time
-
-    group = CPUACCT / f"attnkit-profile-{os.getpid()}"
+def process_cpu(pid: int) -> float:
+    """utime + stime of one process (not its children: a zygote's children are counted by their cgroups)."""
     try:
-        group.mkdir()
-    except OSError:
-        group = None
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
-
-    def enter_group():
-        if group is not None:
-            (group / "cgroup.procs").write_text(str(os.getpid()))
-
-    subprocess.run([sys.executable, "-c", code], check=True, preexec_fn=enter_group)
-    wall = time.monotonic() - started
-    if group is not None:
-        cpu = int((group / "cpuacct.usage").read_text()) / 1e9
-        group.rmdir()
-        return cpu, wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
-def median_of(code: str, repeat: int) -> tuple[float, float]:
-    runs = [core_seconds(code) for _ in range(repeat)]
-    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+class Meter:
+    """Core-seconds of the grader, its zygotes and its children (one Sandbox's cgroups)."""
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+        bases = sandbox.cgroups.bases if sandbox.cgroups is not None else {}
+        self._usage = (Path(bases["cpuacct"]) / "cpuacct.usage") if "cpuacct" in bases else None
+        self._unified = (Path(bases["unified"]) / "cpu.stat") if "unified" in bases else None
+
+    @property
+    def counts_children(self) -> bool:
+        return self._usage is not None or self._unified is not None
+
+    def children(self) -> float:
+        try:
+            if self._usage is not None:
+                return int(self._usage.read_text()) / 1e9
+            if self._unified is not None:
+                for line in self._unified.read_text().splitlines():
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+        except (OSError, ValueError):
+            pass
+        return 0.0
+
+    def zygotes(self) -> float:
+        return sum(process_cpu(z.pid) for z in self.sandbox._zygotes.values())
+
+    def now(self) -> tuple[float, float, float]:
+        return own_cpu(), self.zygotes(), self.children()
+
+    @contextmanager
+    def measure(self, into: dict, key: str, n: int = 1):
+        before, started = self.now(), time.monotonic()
+        yield
+        after = self.now()
+        into[key] = tuple((a - b) / n for a, b in zip(after, before)) + ((time.monotonic() - started) / n,)
 
 
-def grader_profile(folder: Path) -> list[tuple[str, float]]:
-    """Cumulative seconds of the grader's main functions while grading `folder` in a warm sandbox."""
-    from autograder.checks import check_ids
-    from autograder.config import load_course
-    from autograder.grading import grade_submission, limits_for
-    from autograder.sandbox import Sandbox
+def fresh_imports(repeat: int) -> float:
+    """Median core-seconds of a fresh interpreter importing what `attnkit grade` imports."""
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from autograder.classroom import grade_class\n"
+            "from autograder.checks import check_ids\n"
+            "from autograder.config import load_course\n"
+            "load_course(known_checks=check_ids())\n") % str(KIT)
+    runs = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", code], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        runs.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(runs)
 
-    course = load_course(known_checks=check_ids())
-    with Sandbox(limits_for(course)) as sandbox:
-        grade_submission(folder, course, sandbox)           # warm: zygote up, reference answers cached
-        from autograder import grading
 
-        grading._expected.cache_clear()                      # the reference is made once per class run: count it
-        prof = cProfile.Profile()
-        prof.enable()
-        grade_submission(folder, course, sandbox)
-        prof.disable()
-    stats = pstats.Stats(prof)
-    wanted = {"grade_submission": "grading the submission (all)", "_spawn": "sandbox: starting a child",
-              "_roundtrip": "sandbox: calls into the children", "_expected": "reference answers",
-              "compare": "comparisons", "diagnose": "diagnosis (wrong answers only)",
-              "diagnose_error": "diagnosis of errors"}
-    found: dict[str, float] = {}
-    for (filename, _, name), row in stats.stats.items():
-        if name in wanted and "autograder" in filename:
-            found[wanted[name]] = found.get(wanted[name], 0.0) + row[3]   # cumulative time
-    return sorted(found.items(), key=lambda kv: -kv[1])
+def row(label: str, figures: tuple[float, ...], counted: bool = True) -> str:
+    grader, zygote, child, wall = figures
+    total = grader + zygote + child
+    child_text = f"{child * 1000:7.0f}" if counted else "      ?"
+    return (f"  {label:44s} {grader * 1000:7.0f} {zygote * 1000:7.0f} {child_text} {total * 1000:7.0f}"
+            f" {wall * 1000:7.0f}")
+
+
+HEADER = f"  {'':44s} {'grader':>7s} {'zygote':>7s} {'child':>7s} {'total':>7s} {'wall':>7s}   (ms)"
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--submission", type=Path, default=KIT / "solutions")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--buggy", type=Path,
+                   default=KIT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis.py",
+                   help="a buggy attention.py, graded to show what diagnosis and pictures cost")
+    p.add_argument("--repeat", type=int, default=20)
     args = p.parse_args(argv)
-    folder = str(args.submission.resolve())
-    from autograder.config import load_course
+    os.environ.setdefault("ATTNKIT_CACHE_DIR", tempfile.mkdtemp(prefix="attnkit-profile-cache-"))
 
-    stems = tuple(load_course().exercises)
-    print(f"one correct submission ({args.submission}), median of {args.repeat} fresh interpreters each\n")
-    stages = [("python + the grader's imports", SETUP),
-              ("+ the sandbox started, one empty child", SETUP + START + END),
-              ("+ one empty child per exercise", SETUP + START + EMPTY + END)]
-    stages += [(f"+ grading {stem}", SETUP + START + GRADE.format(stems=(stem,), folder=folder) + END)
-               for stem in stems]
-    stages.append(("+ grading all five", SETUP + START + GRADE.format(stems=stems, folder=folder) + END))
-    # the second grading finds the reference answers made (once per class run, per worker)
-    stages.append(("+ grading all five twice", SETUP + START + 2 * GRADE.format(stems=stems, folder=folder) + END))
-    base = {}
-    print(f"{'stage':45s} {'core-s':>7s} {'extra':>7s} {'wall':>7s}")
-    for name, code in stages:
-        cpu, wall = median_of(code, args.repeat)
-        ref = base.get("start" if name.startswith("+ grading") else "prev", 0.0)
-        if name.endswith("twice"):
-            ref = base["prev"]
-        print(f"{name:45s} {cpu:7.2f} {cpu - ref:+7.2f} {wall:7.2f}")
-        if name.startswith("+ the sandbox"):
-            base["start"] = cpu
-        base["prev"] = cpu
-    print("\nthe grader's own time, grading all five in a warm sandbox (cProfile, cumulative s):")
-    for label, secs in grader_profile(args.submission):
-        print(f"  {label:40s} {secs:6.2f}")
+    from autograder.checks import check_ids
+    from autograder.config import load_course
+    from autograder.grading import _expected, grade_exercise, grade_submission, limits_for
+    from autograder.load import load_stem
+    from autograder.reports.feedback import feedback_markdown
+    from autograder.reports.feedback_html import feedback_html
+    from autograder.classroom import result_text
+    from autograder.sandbox import Sandbox
+
+    course = load_course(known_checks=check_ids())
+    folder = args.submission.resolve()
+    n = args.repeat
+    print(f"one correct submission ({args.submission}); load average {os.getloadavg()[0]:.1f}")
+    print(f"\nonce per grader process: python + the grader's imports {fresh_imports(3):.2f} core-s "
+          f"(a fresh interpreter, median of 3)")
+
+    with Sandbox(limits_for(course)) as sandbox:
+        meter = Meter(sandbox)
+        counted = meter.counts_children
+        starts: dict[str, float] = {}
+        for label, source in (("numpy", "x = 1\n"), ("matplotlib", "import matplotlib\nx = 1\n"),
+                              ("torch (with matplotlib)", "import torch\nimport matplotlib\nx = 1\n")):
+            started = time.monotonic()
+            with sandbox.session("attention", source, "attention.py") as s:
+                s.attribute("x", returns="array")
+            needs = sandbox._serving(sandbox._needs(source, None, None))
+            starts[label] = (process_cpu(sandbox._zygotes[needs].pid), time.monotonic() - started)
+        print("  zygote start (its imports, warm-up, jail): " + "; ".join(
+            f"{k} {cpu:.2f} core-s ({wall:.1f} s wall)" for k, (cpu, wall) in starts.items()))
+        from autograder.checks import CHECKS
+
+        before = own_cpu()
+        for check in (c for checks in CHECKS.values() for c in checks):
+            _expected(check, course.seed)      # reference answers: once per process, not per submission
+        cache = "an empty cache: made, torch imported" if "torch" in sys.modules else "read from the cache"
+        print(f"  reference answers of every check ({cache}): {own_cpu() - before:.2f} core-s")
+        grade_submission(folder, course, sandbox)
+
+        per: dict[str, tuple] = {}
+        print(f"\nper child, {n} empty children each (fork of the zygote image, namespaces, jail, limits):")
+        print(HEADER)
+        for label, source in (("numpy zygote", "x = 1\n"), ("matplotlib zygote", "import matplotlib\nx = 1\n"),
+                              ("torch zygote", "import torch\nimport matplotlib\nx = 1\n")):
+            with meter.measure(per, label, n):
+                for _ in range(n):
+                    with sandbox.session("attention", source, "attention.py") as s:
+                        s.attribute("x", returns="array")
+            print(row(label, per[label], counted))
+
+        print(f"\nper exercise of the correct submission, mean of {n} gradings (the child's share includes "
+              f"its start above):")
+        print(HEADER)
+        loaded = {stem: load_stem(folder, stem) for stem in course.exercises}
+        graded: dict[str, tuple] = {}
+        for stem in course.exercises:
+            with meter.measure(graded, stem, n):
+                for _ in range(n):
+                    grade_exercise(stem, loaded[stem], course, sandbox)
+            print(row(stem, graded[stem], counted))
+        total = tuple(sum(v[i] for v in graded.values()) for i in range(4))
+        print(row("all five", total, counted))
+
+        scaling = _scaling_parts(sandbox, meter, loaded["scaling"], n)
+        print("\n  of which scaling's own code in its child (separate calls, one child each):")
+        for label, figures in scaling.items():
+            print(row("  " + label, figures, counted))
+
+        result = grade_submission(folder, course, sandbox)
+        reports: dict[str, tuple] = {}
+        with meter.measure(reports, "reports", n):
+            for _ in range(n):
+                result_text(result, "x", course)
+                feedback_markdown(result, course)
+                feedback_html(result, course)
+        print("\nper submission, the grader's reports (result JSON, feedback Markdown and HTML):")
+        print(row("reports of the correct submission", reports["reports"], counted))
+
+        buggy = [args.buggy] if args.buggy.is_file() else []
+        if buggy:
+            import shutil
+
+            with tempfile.TemporaryDirectory() as tmp:
+                shutil.copy(buggy[0], Path(tmp) / "attention.py")
+                wrong = load_stem(Path(tmp), "attention")
+                first: dict[str, tuple] = {}
+                with meter.measure(first, "first"):
+                    graded_wrong = grade_exercise("attention", wrong, course, sandbox)
+                again: dict[str, tuple] = {}
+                with meter.measure(again, "again", 3):
+                    for _ in range(3):
+                        grade_exercise("attention", wrong, course, sandbox)
+                html: dict[str, tuple] = {}
+                from autograder.results import SubmissionResult
+
+                page = SubmissionResult(student="x", exercises=(graded_wrong,), seed=course.seed,
+                                        assignment=course.assignment)
+                with meter.measure(html, "html"):
+                    feedback_html(page, course)
+            print(f"\na buggy attention.py ({buggy[0].name}): diagnosis runs the mutants (first time in a process) "
+                  f"and the feedback page draws pictures:")
+            print(HEADER)
+            print(row("graded, first time (mutants' answers made)", first["first"], counted))
+            print(row("graded again (mutants' answers cached)", again["again"], counted))
+            print(row("its feedback page with pictures", html["html"], counted))
+    if not counted:
+        print("\n(no writable cgroups: the children's share is not measured here)")
     return 0
+
+
+def _scaling_parts(sandbox, meter: Meter, loaded, n: int) -> dict[str, tuple]:
+    """The scaling experiment's calls and the figure, each in a child of its own."""
+    from autograder.checks.scaling import DEFAULT, OTHER, _figure_inputs
+
+    results = _figure_inputs(None)["results"]
+    calls = {"empty child (matplotlib zygote)": [],
+             "experiment, default args (500 trials)": [("scaling_experiment", dict(DEFAULT))],
+             "experiment, other dims (500 trials)": [("scaling_experiment", dict(OTHER))],
+             "plot_scaling + describing its figure": [("plot_scaling", results)]}
+    from autograder.grading import _provided
+
+    out: dict[str, tuple] = {}
+    source = [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source
+    for label, todo in calls.items():
+        with meter.measure(out, label, n):
+            for _ in range(n):
+                with sandbox.session("scaling", source, loaded.filename, provided=_provided("scaling")) as s:
+                    for name, arg in todo:
+                        if name == "plot_scaling":
+                            s.call(name, [arg], returns="figure")
+                        else:
+                            s.call(name, [], arg, returns="float_dict_dict")
+    return out
 
 
 if __name__ == "__main__":

@@ -83,3 +83,29 @@ def test_a_solution_cell_that_does_not_compile_names_its_cell(tmp_path):
               new_code_cell("def softmax(x:\n    pass", metadata={"nbgrader": {"solution": True}}))
     loaded = load_stem(tmp_path, "attention")
     assert isinstance(loaded, LoadError) and "cell 2" in loaded.message and "line 1" in loaded.message
+
+
+def test_a_plain_v4_notebook_read_without_nbformat_gives_what_nbformat_gives(tmp_path, monkeypatch):
+    """The fast path (JSON read directly) and nbformat's reader give the same cells, and anything
+    that is not a plain format-4 notebook still goes through nbformat."""
+    import autograder.load as load
+
+    cells = [new_markdown_cell("# words"), new_code_cell("import numpy as np\n%time x = 1"),
+             nbformat.v4.new_raw_cell("raw"),
+             new_code_cell("### BEGIN SOLUTION\ndef softmax(x, axis=-1):\n    return x\n### END SOLUTION",
+                           metadata={"nbgrader": {"solution": True, "grade_id": "a"}})]
+    text = nbformat.writes(new_notebook(cells=cells))
+    as_strings = json.loads(text)                                   # nbformat saves sources as lists of lines
+    for cell in as_strings["cells"]:
+        cell["source"] = "".join(cell["source"])
+    for variant in (text, json.dumps(as_strings)):
+        assert load.plain_v4(json.loads(variant))
+        fast = load.notebook_cells(variant, "attention.ipynb")
+        monkeypatch.setattr(load, "plain_v4", lambda raw: False)
+        assert load.notebook_cells(variant, "attention.ipynb") == fast
+        monkeypatch.undo()
+    odd = json.loads(text)
+    odd["cells"][1].pop("cell_type")                      # not plain: nbformat reads it (and logs that it is invalid)
+    assert not load.plain_v4(odd)
+    read = load.notebook_cells(json.dumps(odd), "attention.ipynb")
+    assert [c.index for c in read] == [4] and "def softmax" in read[0].source

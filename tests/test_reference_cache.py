@@ -63,3 +63,73 @@ def test_a_damaged_file_is_ignored_and_rewritten(monkeypatch, tmp_path):
         monkeypatch.setattr(reference_cache, "_MEMORY", {})
         assert reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN) == want
     assert json.loads(path.read_text())["4"]["entropy_unscaled"] == want[4]["entropy_unscaled"]
+
+
+# ---------------------------------------------------------------- reference answers of torch stems
+
+def test_multihead_answers_are_kept_as_npz_and_read_back_equal_to_the_reference(monkeypatch, tmp_path):
+    """The grader reads multihead's reference answers from disk (no torch import); what it reads is
+    exactly what the reference (torch for the module) computes, dtypes included."""
+    from autograder.checks import CHECKS
+    from autograder.checks.base import rng_for
+    from autograder.grading import _expected
+
+    _fresh(monkeypatch, tmp_path)
+    assert reference_cache.needs_torch("multihead") and not reference_cache.needs_torch("attention")
+    _expected.cache_clear()
+    for check in CHECKS["multihead"]:
+        made = _expected(check, 7)[1]
+        _expected.cache_clear()
+        inputs, read = _expected(check, 7)              # the second time: from the .npz file
+        _expected.cache_clear()
+        want = (check.expected_run or check.run)(ReferenceImplementation("multihead"), check.inputs(rng_for(7, check.id)))
+        for got in (made, read):
+            assert type(got) is type(want), check.id
+            for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                assert a.dtype == b.dtype and np.array_equal(a, b), check.id
+    files = list((tmp_path / "reference").glob("answer-*.npz"))
+    assert len(files) == len(CHECKS["multihead"])
+    _expected(CHECKS["multihead"][0], 8)               # another seed: another file
+    assert len(list((tmp_path / "reference").glob("answer-*.npz"))) == len(files) + 1
+    _expected.cache_clear()
+
+
+def test_a_damaged_answer_file_is_made_again_and_other_answers_are_not_kept(monkeypatch, tmp_path):
+    _fresh(monkeypatch, tmp_path)
+    want = (np.arange(6.0).reshape(2, 3), np.ones(2, dtype=np.float32))
+    assert reference_cache.stored_answer("x.y.z", 1, lambda: want) is want
+    [path] = (tmp_path / "reference").glob("answer-*.npz")
+    got = reference_cache.stored_answer("x.y.z", 1, lambda: 1 / 0)     # read, not made
+    assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(got, want))
+    whole = path.read_bytes()
+    for damaged in (b"not an npz file", whole[: len(whole) // 2]):     # the second: a zip error, not OSError
+        path.write_bytes(damaged)
+        assert reference_cache.stored_answer("x.y.z", 1, lambda: want) is want
+    assert reference_cache.stored_answer("x.y.other", 1, lambda: {"a": 1}) == {"a": 1}   # not arrays: not kept
+    assert len(list((tmp_path / "reference").glob("answer-*.npz"))) == 1
+
+
+def test_threads_making_the_same_answer_at_once_never_read_a_half_written_file(monkeypatch, tmp_path):
+    """A class run's workers are threads of one process: each writes a temporary file of its own,
+    every thread gets the answer, and no temporary file is left behind."""
+    import threading
+
+    _fresh(monkeypatch, tmp_path)
+    want = (np.random.default_rng(0).normal(size=(200, 200)), np.arange(10))
+    got, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                got.append(reference_cache.stored_answer("x.y.z", 3, lambda: want))
+        except Exception as err:  # noqa: BLE001
+            errors.append(err)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(got) == 120 and all(np.array_equal(a, b) for g in got for a, b in zip(g, want))
+    assert [p.name for p in (tmp_path / "reference").iterdir() if p.name.startswith(".")] == []

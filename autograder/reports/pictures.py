@@ -176,19 +176,9 @@ def _series(table: dict, dims: list[int], key: str) -> list[float]:
 
 
 def _draw_scaling(v: dict) -> str:
-    plt = _pyplot()
-    dims = v["dims"]
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3))
-    for ax, stat in zip(axes, STATS):
-        for variant, style in (("unscaled", "-"), ("scaled", "--")):
-            key = f"{stat}_{variant}"
-            ax.plot(dims, _series(v["expected"], dims, key), style, color="0.6", lw=3, label=f"reference, {variant}")
-            ax.plot(dims, _series(v["student"], dims, key), style, marker="o", label=f"yours, {variant}")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("d")
-        ax.set_title(stat)
-    axes[0].legend(fontsize=7)
-    return figure_svg(fig)
+    from autograder.reports.scaling_svg import scaling_svg
+
+    return scaling_svg([int(d) for d in v["dims"]], v["student"], v["expected"], STATS)
 
 
 def _draw_figure(v: dict) -> str:
