@@ -18,9 +18,8 @@ import json
 import os
 import queue
 import secrets
-import stat
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 

@@ -80,7 +80,7 @@ class SandboxPlugin(WorkerPlugin):
         except SandboxError as err:
             self.refusal = str(err)
         # The grader's side warms too, off the event loop: the reference answers of every check
-        # (seconds for scaling and multihead) and nbformat, which every first submission would pay.
+        # (seconds for scaling and multihead), which every first submission would pay.
         threading.Thread(target=warm_up, args=(self.seed,), daemon=True, name="attnkit-warm-up").start()
 
     def teardown(self, worker) -> None:
@@ -130,8 +130,6 @@ class SandboxPlugin(WorkerPlugin):
 
 def warm_up(seed: int | None) -> None:
     try:
-        import nbformat  # noqa: F401
-
         if seed is not None:
             from autograder.checks import CHECKS
             from autograder.grading import _expected
