@@ -2,7 +2,9 @@
 
 CPython 3.11's `ast.parse` is not thread-safe: two threads building AST objects at once can fail
 with "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905), and a Dask
-worker grades submissions in threads. Every parse in the kit goes through `parse`.
+worker grades submissions in threads. Every parse in the kit goes through `parse`, which holds a
+lock; code outside the kit may still parse at the same moment (Python 3.11's traceback module
+does, to place its carets), so a SystemError is retried: each parse starts its count afresh.
 
 Cheap to import (no numpy): `attnkit check` reads its files' imports before anything else.
 """
@@ -17,10 +19,19 @@ _PARSE_LOCK = threading.Lock()
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
+_ATTEMPTS = 5
+
+
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
-    """`ast.parse`, one thread at a time."""
-    with _PARSE_LOCK:
-        return ast.parse(text, filename=filename)
+    """`ast.parse`, one thread at a time, again if another thread's parse disturbed it."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(text, filename=filename)
+        except SystemError:
+            if attempt == _ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
 
 
 def imported_modules(text: str) -> set[str]:
@@ -29,7 +40,7 @@ def imported_modules(text: str) -> set[str]:
     never runs. A comment that mentions torch does not count."""
     try:
         tree = parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return _imported_by_pattern(text)
     names: set[str] = set()
     todo = [node for node in tree.body if not _is_main_block(node)]
