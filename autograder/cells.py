@@ -10,18 +10,36 @@ before the error stays, as in the notebook), and the note says it was the soluti
 
 from __future__ import annotations
 
+import re
 from contextlib import ExitStack
 
 from autograder.load import SourceFile
 
 
 def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):
-    """(session, the file as run, notes on skipped cells); the session is closed with `stack`."""
+    """(session, the file as run, notes on skipped cells, name -> the skipped cell that defines
+    it); the session is closed with `stack`."""
     notes = list(getattr(loaded.source, "skipped", ()))    # cells the loader left out (no compile)
     source = [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source
     session = stack.enter_context(sandbox.session(stem, source, loaded.filename, provided=provided))
     notes += [skipped_note(cell) for cell in session.import_outcome.skipped]
-    return session, loaded, notes
+    return session, loaded, notes, skipped_definitions(loaded, session.import_outcome.skipped)
+
+
+def skipped_definitions(loaded: SourceFile, skipped) -> dict[str, int]:
+    """name -> the skipped cell (its number) that would have defined it: the loader's cells that
+    do not compile, and the cells that raised before their definitions ran."""
+    by_index = {c.index: c for c in loaded.cells}
+    cells = list(getattr(loaded.source, "skipped_cells", ()))
+    cells += [by_index[s.index] for s in skipped if s.index in by_index]
+    found: dict[str, int] = {}
+    for cell in cells:
+        for match in _DEFINITION.finditer(cell.source):
+            found.setdefault(match.group(1) or match.group(2), cell.index)
+    return found
+
+
+_DEFINITION = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def skipped_note(cell) -> str:

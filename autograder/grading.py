@@ -62,13 +62,13 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
     with ExitStack() as stack:
-        session, loaded, skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
+        session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            student = StudentImplementation(session, stem, loaded.filename)
+            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped)
             results = tuple(run_check(check, student, course) for check in checks)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -183,8 +183,9 @@ class StudentImplementation:
     """The submission's functions, called through the sandbox. Each call returns plain data or
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
-    def __init__(self, session, stem: str, filename: str):
+    def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None):
         self._session, self._stem, self._filename = session, stem, filename
+        self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
@@ -231,7 +232,9 @@ class StudentImplementation:
         if outcome.status == "raised" and message.startswith(NOT_IMPLEMENTED):
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
         text = {
-            "missing": f"{self._filename} defines no {name}",
+            "missing": f"{self._filename} defines no {name}" + (
+                f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"
+                if name in self._defined_in_skipped else ""),
             "raised": f"{name} raised {message}",
             "timeout": f"{name} did not return within the time limit ({message})",
             "crashed": f"{name} crashed the process: {message}",

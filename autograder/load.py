@@ -38,11 +38,12 @@ class NotebookSource(str):
     its cells (what the sandbox runs, one by one) and the cells the loader left out."""
     cells: tuple[Cell, ...] = ()
     skipped: tuple[str, ...] = ()
+    skipped_cells: tuple[Cell, ...] = ()     # the cells behind those notes
 
     @classmethod
-    def join(cls, cells: list[Cell], skipped: list[str] = ()) -> "NotebookSource":
+    def join(cls, cells: list[Cell], skipped: list[str] = (), skipped_cells: list[Cell] = ()) -> "NotebookSource":
         text = cls(CELL_SEPARATOR.join(c.source for c in cells) + "\n")
-        text.cells, text.skipped = tuple(cells), tuple(skipped)
+        text.cells, text.skipped, text.skipped_cells = tuple(cells), tuple(skipped), tuple(skipped_cells)
         return text
 
 
@@ -178,7 +179,7 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
 
 def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
     """The cells that compile, joined; a scratch cell that does not is left out with a note."""
-    kept, skipped = [], []
+    kept, skipped, left_out = [], [], []
     for cell in cells:
         problem = syntax_problem(cell.source, f"{name}, cell {cell.index}")
         if problem is None:
@@ -187,7 +188,8 @@ def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | 
             return LoadError(stem, name, problem)
         else:
             skipped.append(skip_note(cell, problem))
-    return NotebookSource.join(kept, skipped)
+            left_out.append(cell)
+    return NotebookSource.join(kept, skipped, left_out)
 
 
 def skip_note(cell: Cell, why: str) -> str:

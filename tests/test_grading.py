@@ -265,6 +265,23 @@ def test_a_solution_cell_that_raises_keeps_what_it_defined_and_is_named(course, 
     assert "solution cell 3" in ex.note and "NameError" in ex.note and "line 5" in ex.note, ex.note
 
 
+def test_a_name_defined_only_in_a_skipped_cell_names_that_cell(course, sandbox, tmp_path):
+    """A check of a function the notebook defines only in a cell that was skipped says which cell,
+    not just that the notebook defines no such function."""
+    softmax = ("def softmax(x, axis=-1):\n"
+               "    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n"
+               "    return e / np.sum(e, axis=axis, keepdims=True)\n")
+    folder = _notebook_folder(tmp_path, ("import numpy as np", False),
+                              ("x = not_defined_yet\n" + softmax, False),                       # raises first
+                              ("def scaled_dot_product_attention(Q, K, V, mask=None:\n    pass", False))  # no compile
+    ex = grade_submission(folder, course, sandbox, stems=("attention",)).exercise("attention")
+    rows = next(c for c in ex.checks if c.check_id == "attention.softmax.rows")
+    assert not rows.passed and "cell 3, which defines it, was skipped" in rows.message, rows.message
+    sdpa = next(c for c in ex.checks if c.check_id.startswith("attention.scaled_dot_product_attention."))
+    assert "cell 4, which defines it, was skipped" in sdpa.message, sdpa.message
+    assert "cell 3 (" in ex.note and "cell 4 (" in ex.note, ex.note
+
+
 def test_a_raise_in_a_function_names_the_cell_and_line(course, sandbox, tmp_path):
     folder = _notebook_folder(tmp_path, ("import numpy as np", False),
                               ("def softmax(x, axis=-1):\n    x = np.asarray(x)\n    return x / undefined_total", True))
