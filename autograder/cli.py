@@ -214,20 +214,12 @@ def parser() -> argparse.ArgumentParser:
 def _start_zygotes_early(args) -> None:
     """`attnkit check`: start the zygotes the submission's files need now, before the grader
     imports itself, so that their warm-up runs beside those imports (the Sandbox adopts them)."""
-    import os
-
     from autograder.sandbox import early
     from autograder.sandbox.outcome import Limits
-    from autograder.sandbox.zygote_process import next_private_uid
 
     folder = Path(args.submission) if args.submission else Path("exercises")
-    needs = early.folder_needs(folder, tuple(args.exercise) if args.exercise else None)
-    if not needs:
-        return
-    limits = Limits()    # the zygote's settings are the defaults: a course does not change them
-    uid = next_private_uid() if limits.drop_privileges and os.geteuid() == 0 else None
-    jail = limits.drop_privileges or os.geteuid() != 0
-    early.start([early.zygote_config(n, uid, jail, limits.tmp_mb) for n in early.zygotes_for(needs)])
+    # A course's limits do not change a zygote's settings: the defaults are the Sandbox's.
+    early.start_for_folder(folder, tuple(args.exercise) if args.exercise else None, Limits())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
         print("attnkit: interrupted; results written so far are kept (run the same command to resume)",
               file=sys.stderr)
         return 130
+    finally:
+        if args.command == "check":    # a check that stopped early (a bad course) adopted none of them
+            from autograder.sandbox import early
+
+            early.close_unadopted()
 
 
 if __name__ == "__main__":

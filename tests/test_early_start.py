@@ -72,3 +72,10 @@ def test_check_adopts_the_zygotes_it_started_early(tmp_path, monkeypatch, capsys
     assert code == 0, out
     assert [(c["torch"], c["matplotlib"]) for c in started] == [(False, False)]   # one zygote, started once
     assert not early._waiting                                                    # and adopted
+
+
+def test_a_check_that_stops_before_grading_leaves_no_zygote_running(tmp_path, capsys):
+    bad = tmp_path / "course.yml"
+    bad.write_text("points: [", encoding="utf-8")
+    assert cli.main(["--course", str(bad), "check", "--submission", str(KIT / "solutions")]) == 2
+    assert not early._waiting

@@ -31,7 +31,7 @@ from autograder.sandbox.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.reaper import Cgroups, kill_tree
 from autograder.sandbox.session import Session, clean, exit_text
 from autograder.sandbox import early
-from autograder.sandbox.early import needs_of, zygote_config
+from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied, next_private_uid
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -75,17 +75,16 @@ class Sandbox:
 
     def _uid(self) -> int | None:
         """As root: this Sandbox's private uid, unique among the Sandboxes of this process."""
-        if not self.limits.drop_privileges or os.geteuid() != 0:
+        if not private_uid_wanted(self.limits):
             return None
         if self._private_uid is None:
             self._private_uid = next_private_uid()
         return self._private_uid
 
     def _start(self, needs: tuple[bool, bool]) -> _Zygote:
-        root = self.limits.drop_privileges and os.geteuid() == 0
-        config = zygote_config(needs, self._private_uid, self.limits.drop_privileges or os.geteuid() != 0,
-                               self.limits.tmp_mb)
-        z = early.adopt(config, any_uid=root and self._private_uid is None)   # started before our imports
+        config = zygote_config(needs, self._private_uid, self.limits)
+        # A zygote `attnkit check` started before our imports, if there is one like it.
+        z = early.adopt(config, any_uid=private_uid_wanted(self.limits) and self._private_uid is None)
         if z is not None:
             self._private_uid = z.config["uid"]
         else:

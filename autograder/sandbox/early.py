@@ -16,7 +16,8 @@ import json
 import os
 from pathlib import Path
 
-from autograder.sandbox.zygote_process import _Zygote
+from autograder.sandbox.outcome import Limits
+from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 from autograder.syntax import imported_modules
 
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
@@ -40,8 +41,22 @@ def zygotes_for(needs: set[tuple[bool, bool]]) -> list[tuple[bool, bool]]:
     return sorted(wanted)
 
 
-def zygote_config(needs: tuple[bool, bool], uid: int | None, jail: bool, tmp_mb: int) -> dict:
-    return {"torch": needs[0], "matplotlib": needs[1], "uid": uid, "jail": jail, "tmp_mb": tmp_mb}
+def private_uid_wanted(limits: Limits) -> bool:
+    """As root (unless told not to drop privileges): zygotes and children run as a private uid."""
+    return limits.drop_privileges and os.geteuid() == 0
+
+
+def zygote_config(needs: tuple[bool, bool], uid: int | None, limits: Limits) -> dict:
+    return {"torch": needs[0], "matplotlib": needs[1], "uid": uid,
+            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb}
+
+
+def start_for_folder(folder: Path, stems: tuple[str, ...] | None, limits: Limits) -> None:
+    """Starts now the zygotes a submission folder's files need (the numpy-only one always)."""
+    needs = folder_needs(folder, stems)
+    if needs:
+        uid = next_private_uid() if private_uid_wanted(limits) else None
+        start([zygote_config(n, uid, limits) for n in zygotes_for(needs)])
 
 
 def start(configs: list[dict]) -> None:
@@ -87,6 +102,8 @@ def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool,
 
 
 def _notebook_cells(text: str) -> list[str]:
+    """The code cells' sources, read loosely: load.notebook_cells is the real reader, but it
+    imports the contract (and so numpy), which this module is imported before."""
     try:
         cells = json.loads(text).get("cells", [])
     except (ValueError, AttributeError, RecursionError):
@@ -100,6 +117,7 @@ def _notebook_cells(text: str) -> list[str]:
 
 
 @atexit.register
-def _close_unadopted() -> None:
+def close_unadopted() -> None:
+    """Stops the early zygotes no Sandbox took (the command ended before grading)."""
     while _waiting:
         _waiting.pop().close()
