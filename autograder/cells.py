@@ -20,10 +20,14 @@ def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provi
     """(session, the file as run, notes on skipped cells, name -> the skipped cell that defines
     it); the session is closed with `stack`."""
     notes = list(getattr(loaded.source, "skipped", ()))    # cells the loader left out (no compile)
-    source = [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source
-    session = stack.enter_context(sandbox.session(stem, source, loaded.filename, provided=provided))
+    session = stack.enter_context(sandbox.session(stem, session_source(loaded), loaded.filename, provided=provided))
     notes += [skipped_note(cell) for cell in session.import_outcome.skipped]
     return session, loaded, notes, skipped_definitions(loaded, session.import_outcome.skipped)
+
+
+def session_source(loaded: SourceFile):
+    """What a child executes: the notebook's cells (run one by one), or the file's text."""
+    return [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source
 
 
 def skipped_definitions(loaded: SourceFile, skipped) -> dict[str, int]:

@@ -6,6 +6,7 @@ of them re-implements a room.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from contextlib import ExitStack
@@ -15,7 +16,8 @@ from typing import Any, Collection
 
 import numpy as np
 
-from autograder.cells import open_session
+from autograder.alongside import open_beside, send_ahead
+from autograder.cells import open_session, session_source
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import needs_torch, stored_answer
 from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
@@ -44,6 +46,8 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
+    if getattr(sandbox, "interactive", False):
+        prefetch_expected([c for stem in stems for c in CHECKS[stem]], course.seed)
     # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
     with sandbox.budget(course.limits.submission_timeout):
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox) for stem in stems)
@@ -62,13 +66,15 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
     with ExitStack() as stack:
+        beside = open_beside(stack, sandbox, stem, session_source(loaded), loaded.filename, _provided(stem), checks)
         session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped)
+            send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
+            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside)
             results = tuple(run_check(check, student, course) for check in checks)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -100,9 +106,39 @@ def _import_reason(outcome) -> str:
             Reason.SANDBOX: "grader_error"}.get(outcome.reason, "not_run")
 
 
-@lru_cache(maxsize=256)
 def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
-    """Inputs and the reference's answer: the same for every student, so made once per run."""
+    """Inputs and the reference's answer: the same for every student, so made once per run (and
+    once only when `prefetch_expected`'s thread is making it too)."""
+    with _making:
+        lock = _locks.setdefault((check.id, seed), threading.Lock())
+    with lock:
+        return _expected_made(check, seed)
+
+
+_making = threading.Lock()
+_locks: dict[tuple[str, int], threading.Lock] = {}
+
+
+def prefetch_expected(checks: Collection[Check], seed: int) -> None:
+    """Starts making, in a thread, the reference answers that take seconds when they are not on
+    disk yet (a first run on a machine): multihead's need the torch import, the scaling checks
+    a 10 000-trial run. The grader meanwhile waits for the children of the first exercises, so
+    the work fills an idle core instead of coming after them. Answers already kept are only read."""
+    slow = [c for c in checks if needs_torch(c.exercise) or c.expected_run is not None]
+    if slow:
+        threading.Thread(target=_make_quietly, args=(slow, seed), daemon=True, name="attnkit-reference").start()
+
+
+def _make_quietly(checks: list[Check], seed: int) -> None:
+    for check in checks:
+        try:
+            _expected(check, seed)
+        except Exception:  # noqa: BLE001 - the grading thread makes it again and says what went wrong
+            pass
+
+
+@lru_cache(maxsize=256)
+def _expected_made(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
     inputs = check.inputs(rng_for(seed, check.id))
     make = check.expected_run or check.run
 
@@ -183,8 +219,10 @@ class StudentImplementation:
     """The submission's functions, called through the sandbox. Each call returns plain data or
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
-    def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None):
+    def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
+                 beside=None):
         self._session, self._stem, self._filename = session, stem, filename
+        self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
         self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
@@ -204,7 +242,9 @@ class StudentImplementation:
         key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
-        outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
+        outcome = self._beside.collect(name, list(args), kwargs) if self._beside is not None else None
+        if outcome is None:
+            outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
         if key is not None:
             self._cache[key] = outcome
         return self._unwrap(name, outcome)

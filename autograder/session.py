@@ -25,6 +25,7 @@ class GradingSession:
             from autograder.sandbox import Sandbox
 
             self._sandbox = Sandbox(limits_for(self.course))
+            self._sandbox.interactive = True     # a student waits: spread the work over the cores
         return self
 
     @property

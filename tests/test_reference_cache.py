@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from autograder.checks import reference_cache
 from autograder.checks.base import ReferenceImplementation
 from reference import mutants
-from reference.scaling import scaling_experiment
+from reference.scaling import expected_statistics
 
 DIMS, SEQ_LEN = (4, 8), 3
 
@@ -22,7 +23,7 @@ def _fresh(monkeypatch, tmp_path):
 def test_the_reference_run_is_the_reference_and_is_written_as_json(monkeypatch, tmp_path):
     _fresh(monkeypatch, tmp_path)
     got = reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
-    assert got == scaling_experiment(dims=DIMS, seq_len=SEQ_LEN, **reference_cache.PRECISE)
+    assert got == expected_statistics(DIMS, SEQ_LEN)
     files = list((tmp_path / "reference").glob("*.json"))
     assert len(files) == 1
     assert json.loads(files[0].read_text())["8"]["std_scaled"] == got[8]["std_scaled"]
@@ -72,16 +73,16 @@ def test_multihead_answers_are_kept_as_npz_and_read_back_equal_to_the_reference(
     exactly what the reference (torch for the module) computes, dtypes included."""
     from autograder.checks import CHECKS
     from autograder.checks.base import rng_for
-    from autograder.grading import _expected
+    from autograder.grading import _expected, _expected_made
 
     _fresh(monkeypatch, tmp_path)
     assert reference_cache.needs_torch("multihead") and not reference_cache.needs_torch("attention")
-    _expected.cache_clear()
+    _expected_made.cache_clear()
     for check in CHECKS["multihead"]:
         made = _expected(check, 7)[1]
-        _expected.cache_clear()
+        _expected_made.cache_clear()
         inputs, read = _expected(check, 7)              # the second time: from the .npz file
-        _expected.cache_clear()
+        _expected_made.cache_clear()
         want = (check.expected_run or check.run)(ReferenceImplementation("multihead"), check.inputs(rng_for(7, check.id)))
         for got in (made, read):
             assert type(got) is type(want), check.id
@@ -91,7 +92,7 @@ def test_multihead_answers_are_kept_as_npz_and_read_back_equal_to_the_reference(
     assert len(files) == len(CHECKS["multihead"])
     _expected(CHECKS["multihead"][0], 8)               # another seed: another file
     assert len(list((tmp_path / "reference").glob("answer-*.npz"))) == len(files) + 1
-    _expected.cache_clear()
+    _expected_made.cache_clear()
 
 
 def test_a_damaged_answer_file_is_made_again_and_other_answers_are_not_kept(monkeypatch, tmp_path):
@@ -133,3 +134,37 @@ def test_threads_making_the_same_answer_at_once_never_read_a_half_written_file(m
     assert not errors
     assert len(got) == 120 and all(np.array_equal(a, b) for g in got for a, b in zip(g, want))
     assert [p.name for p in (tmp_path / "reference").iterdir() if p.name.startswith(".")] == []
+
+
+def test_answers_made_ahead_in_a_thread_are_made_once_and_are_the_same(monkeypatch, tmp_path):
+    """`attnkit check` starts making the slow reference answers in a thread (grading.prefetch_expected);
+    the grading thread asking for one meanwhile waits for it instead of making it a second time."""
+    import threading
+
+    from autograder import grading
+    from autograder.checks import CHECKS
+
+    _fresh(monkeypatch, tmp_path)
+    grading._expected_made.cache_clear()
+    made, inner = [], grading._expected_made.__wrapped__
+    monkeypatch.setattr(grading, "_expected_made",
+                        functools.lru_cache(maxsize=None)(lambda c, s: made.append(c.id) or inner(c, s)))
+    slow = [c for c in CHECKS["scaling"] + CHECKS["multihead"] if c.expected_run or reference_cache.needs_torch(c.exercise)]
+    grading.prefetch_expected(CHECKS["scaling"] + CHECKS["multihead"], 5)
+    got = {c.id: grading._expected(c, 5)[1] for c in reversed(slow)}      # the other end first: both at once
+    for t in [t for t in threading.enumerate() if t.name == "attnkit-reference"]:
+        t.join()
+    assert sorted(made) == sorted(c.id for c in slow)                      # each made once
+    grading._expected_made.cache_clear()
+    for c in slow:
+        want = (c.expected_run or c.run)(ReferenceImplementation(c.exercise), c.inputs(rng_for_check(c, 5)))
+        same = want == got[c.id] if isinstance(want, dict) or want is None else all(
+            np.array_equal(a, b) for a, b in zip(want if isinstance(want, tuple) else (want,),
+                                                  got[c.id] if isinstance(got[c.id], tuple) else (got[c.id],)))
+        assert same, c.id
+
+
+def rng_for_check(check, seed):
+    from autograder.checks.base import rng_for
+
+    return rng_for(seed, check.id)

@@ -333,7 +333,7 @@ CHECKS = [
                  "averaged over n_trials trials"),
     Check("scaling.plot_scaling.figure", "plot_scaling draws labelled series against d, with the values passed in",
           inputs=_figure_inputs, run=lambda impl, i: impl.plot_scaling(i["results"]),
-          compare=_compare_figure, random=False, expected_run=lambda impl, i: None),
+          compare=_compare_figure, random=False, expected_run=lambda impl, i: None, alongside=True),
 ]
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import select
 import socket
+import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -117,11 +119,33 @@ class Deadline:
         return None
 
 
+@dataclass
+class Sent:
+    """A request on its way: its child, its clocks, where its output starts, and why it failed
+    if it could not even be sent."""
+    child: Child
+    deadline: Deadline
+    start: int
+    timeout: float
+    failed: Any = None                # a CallOutcome
+
+
 def exchange(child: Child, frame: bytes, deadline: Deadline, max_frame: int,
-             provided: dict[str, dict[str, Callable]]) -> tuple[dict, list] | str:
+             provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
     """Sends `frame` and reads the answer, answering the child's own requests meanwhile.
-    Returns (header, blobs), or a Reason when time ran out; raises PeerClosed / ProtocolError."""
+    Returns (header, blobs); raises Expired when time ran out, PeerClosed / ProtocolError."""
+    send_request(child, frame, deadline)
+    return receive_answer(child, deadline, max_frame, provided)
+
+
+def send_request(child: Child, frame: bytes, deadline: Deadline) -> None:
     _send(child.sock, frame, deadline)
+
+
+def receive_answer(child: Child, deadline: Deadline, max_frame: int,
+                   provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
+    """The answer to the request sent last, the child's own requests answered meanwhile. A child
+    answers its requests in order, so several may be sent before the first answer is read."""
     while True:
         header, blobs = _recv(child.sock, deadline, max_frame)
         if header.get("op") == "provided":
@@ -225,3 +249,12 @@ def _as_tensors(value: Any, dtype: str) -> Any:
     if isinstance(value, list):
         return [_as_tensors(v, dtype) for v in value]
     return value
+
+
+def capture_file(cap: int) -> int:
+    """Where a child's prints go: a memory file (nothing on disk to clean), else an unlinked file."""
+    try:
+        return os.memfd_create("attnkit-output", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        with tempfile.TemporaryFile() as f:
+            return os.dup(f.fileno())

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import tempfile
 import time
 from typing import Any, Iterator
 
 from autograder.sandbox import protocol
-from autograder.sandbox.children import Child, Deadline, Expired, exchange
+from autograder.sandbox.children import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
 from autograder.sandbox.outcome import Budget, CallOutcome, ErrorInfo, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.outcome import SkippedCell
 from autograder.sandbox.protocol import PeerClosed, ProtocolError
-from autograder.sandbox.reaper import Cgroups, kill_tree
+from autograder.sandbox.reaper import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.session import Session, clean, exit_text
 from autograder.sandbox import early
 from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
@@ -55,6 +54,9 @@ class Sandbox:
         self.stems = tuple(stems)
         self.startup_timeout = startup_timeout
         self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
+        # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
+        # sooner, at some core time (alongside.py, grading.prefetch_expected).
+        self.interactive = False
         self._closed = False
         self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
         self._budget: Budget | None = None
@@ -194,9 +196,18 @@ class Sandbox:
     def _spawn(self, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool],
                timeout: float) -> tuple[Child | None, CallOutcome]:
         """Forks a child and executes the source in it: (child or None, import outcome)."""
+        started = self.begin_spawn(stem, source, filename, provided, needs, timeout)
+        if isinstance(started, CallOutcome):
+            return None, started
+        return self.finish_spawn(started, filename, provided)
+
+    def begin_spawn(self, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool],
+                    timeout: float) -> Sent | CallOutcome:
+        """Forks a child and sends it the source, without waiting: `finish_spawn` reads how the
+        import went. A CallOutcome when no child could be started."""
         spent = self.budget_left()
         if spent is not None:
-            return None, CallOutcome("not_run", reason=Reason.TIMEOUT, message=spent.message)
+            return CallOutcome("not_run", reason=Reason.TIMEOUT, message=spent.message)
         child = None
         for attempt in (1, 2):
             try:
@@ -205,8 +216,8 @@ class Sandbox:
                 break
             except (_ZygoteDied, SandboxError) as err:
                 if attempt == 2:
-                    return None, CallOutcome("not_run", reason=Reason.SANDBOX,
-                                             message=f"the sandbox could not start a process ({err})")
+                    return CallOutcome("not_run", reason=Reason.SANDBOX,
+                                       message=f"the sandbox could not start a process ({err})")
         limits = self.limits
         init = {"op": "init", "stem": stem, "filename": filename, "tmpdir": child.tmpdir, "uid": child.uid,
                 "stems": list(self.stems), "blocked": list(self.blocked), "nproc": self.cgroups is None,
@@ -218,7 +229,12 @@ class Sandbox:
         payload = {"cells": [{"source": str(c["source"]), "index": int(c["index"]),
                               "solution": bool(c.get("solution"))} for c in cells]} if cells is not None \
             else {"source": source}
-        reply = self.roundtrip(child, protocol.message(init, payload), timeout, provided)
+        return self.send(child, protocol.message(init, payload), timeout)
+
+    def finish_spawn(self, sent: Sent, filename: str, provided: dict) -> tuple[Child, CallOutcome]:
+        """How the import of a `begin_spawn` went: (the child, its import outcome)."""
+        child, timeout = sent.child, sent.timeout
+        reply = self.receive(sent, provided)
         if isinstance(reply, CallOutcome):
             if reply.status == "timeout":
                 message = (reply.message if reply.reason == Reason.BUDGET else
@@ -251,7 +267,7 @@ class Sandbox:
             uid = self._uid()
             if uid is not None:
                 os.chown(tmpdir, uid, uid)
-        cap_fd = _capture_file(self.limits.output_bytes)
+        cap_fd = capture_file(self.limits.output_bytes)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             pid = z.fork(theirs.fileno(), cap_fd)
@@ -272,14 +288,40 @@ class Sandbox:
     def roundtrip(self, child: Child, frame: bytes, timeout: float, provided: dict):
         """One request and its answer: (header, blobs, output) or a failed CallOutcome (timeout,
         crashed, bad_return). A failure leaves the child dead."""
+        return self.receive(self.send(child, frame, timeout), provided)
+
+    def send(self, child: Child, frame: bytes, timeout: float) -> Sent:
+        """Sends a request; its clocks start now. `receive` reads the answer."""
         start = child.output_size()
         budget_end = self._budget.deadline if self._budget is not None else None
-        deadline = Deadline(child, timeout, self.limits, budget_end)
+        sent = Sent(child, Deadline(child, timeout, self.limits, budget_end), start, timeout)
         try:
-            header, blobs = exchange(child, frame, deadline, self.limits.max_frame_bytes, provided)
-        except Expired as why:
+            send_request(child, frame, sent.deadline)
+        except Exception as err:  # noqa: BLE001 - translated into what happened to the child
+            sent.failed = self._failed(sent, err)
+        return sent
+
+    def receive(self, sent: Sent, provided: dict, *, restart_clock: bool = False):
+        """The answer to a `send`, as `roundtrip` gives it. `restart_clock`: the request's limits
+        count from now (a request sent ahead and read later; the child's CPU limit bounds the rest)."""
+        if sent.failed is not None:
+            return sent.failed
+        child = sent.child
+        if restart_clock:
+            budget_end = self._budget.deadline if self._budget is not None else None
+            sent.deadline = Deadline(child, sent.timeout, self.limits, budget_end)
+        try:
+            header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided)
+        except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
+            return self._failed(sent, err)
+        return header, blobs, child.output_since(sent.start)
+
+    def _failed(self, sent: Sent, err: Exception) -> CallOutcome:
+        """What an exchange that raised means: the child is dead afterwards."""
+        child, deadline, start, timeout = sent.child, sent.deadline, sent.start, sent.timeout
+        if isinstance(err, Expired):
             self.kill(child)
-            if why.reason == Reason.BUDGET:
+            if err.reason == Reason.BUDGET:
                 self._budget.spent = True
                 message = f"stopped: this submission used up its time budget of {self._budget.seconds:g} s"
             elif time.monotonic() < deadline.backstop + deadline.pause:
@@ -287,18 +329,13 @@ class Sandbox:
             else:
                 message = (f"stopped after {time.monotonic() - deadline.start:.0f} s of wall time "
                            f"(limit {timeout:g} s of CPU time)")
-            return CallOutcome("timeout", reason=why.reason, message=message, output=child.output_since(start))
-        except (PeerClosed, OSError):
+            return CallOutcome("timeout", reason=err.reason, message=message, output=child.output_since(start))
+        if isinstance(err, (PeerClosed, OSError)):
             return self._crashed(child, start)
-        except ProtocolError as err:
-            self.kill(child)
-            return CallOutcome("bad_return", message=f"the answer could not be read ({clean(str(err), 200)})",
-                               output=child.output_since(start))
-        except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
-            self.kill(child)
-            return CallOutcome("bad_return", message=f"the answer could not be read ({type(err).__name__})",
-                               output=child.output_since(start))
-        return header, blobs, child.output_since(start)
+        self.kill(child)
+        what = clean(str(err), 200) if isinstance(err, ProtocolError) else type(err).__name__
+        return CallOutcome("bad_return", message=f"the answer could not be read ({what})",
+                           output=child.output_since(start))
 
     def _crashed(self, child: Child, start: int) -> CallOutcome:
         z = child.zygote
@@ -346,7 +383,7 @@ class Sandbox:
         if child.cgroup is not None:
             self.cgroups.discard(child.cgroup)
         if child.tmpdir:
-            _remove_in_background(child.tmpdir)
+            remove_in_background(child.tmpdir)
         z = child.zygote
         if not z.dead:
             z.poll(0)
@@ -358,12 +395,14 @@ class Sandbox:
     @contextlib.contextmanager
     def session(self, stem: str, source: str | list, filename: str | None = None,
                 provided: dict[str, dict[str, Any]] | None = None, torch: bool | None = None,
-                matplotlib: bool | None = None) -> Iterator[Session]:
+                matplotlib: bool | None = None, deferred: bool = False) -> Iterator[Session]:
         """`provided`: stem -> {name: grader-side callable or plain value}. `torch`, `matplotlib`:
         whether the stem needs them warm (default: whether its source mentions them; a child
-        can still import either, only slower)."""
+        can still import either, only slower). `deferred`: the import goes on while the caller
+        does; the session's first use waits for it."""
         needs = self._needs(source, torch, matplotlib)
-        s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), needs)
+        s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), needs,
+                    deferred=deferred)
         try:
             yield s
         finally:
@@ -379,7 +418,7 @@ class Sandbox:
         if self.cgroups is not None:
             self.cgroups.close()
         if self._root is not None:
-            _remove_in_background(self._root)
+            remove_in_background(self._root)
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -415,22 +454,3 @@ def _skipped(data: Any) -> tuple[SkippedCell, ...]:
                                      error=ErrorInfo.from_json(item.get("error")),
                                      solution=item.get("solution") is True))
     return tuple(cells)
-
-
-def _capture_file(cap: int) -> int:
-    """Where a child's prints go: a memory file (nothing on disk to clean), else an unlinked file."""
-    try:
-        return os.memfd_create("attnkit-output", os.MFD_CLOEXEC)
-    except (AttributeError, OSError):
-        with tempfile.TemporaryFile() as f:
-            return os.dup(f.fileno())
-
-
-def _remove_in_background(path: str) -> None:
-    """Without a jail, a child's folder is removed by `rm -rf` in the background: deep trees,
-    many files and odd modes cost the grader nothing, and never raise here."""
-    try:
-        subprocess.Popen(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import subprocess
 import time
 
 V1_ROOT = "/sys/fs/cgroup"
@@ -276,3 +277,11 @@ def kill_tree(child: int, zygote: int, protected: set[int], uid: int | None = No
         killed |= victims
 
 
+def remove_in_background(path: str) -> None:
+    """Without a jail, a child's folder is removed by `rm -rf` in the background: deep trees,
+    many files and odd modes cost the grader nothing, and never raise here."""
+    try:
+        subprocess.Popen(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        pass

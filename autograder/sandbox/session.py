@@ -30,7 +30,10 @@ _SIGNALS = {
 
 
 class Session:
-    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool]):
+    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool],
+                 *, deferred: bool = False):
+        """`deferred`: the child imports the file while the caller goes on; the first use of the
+        session (or of `import_outcome`) waits for it."""
         self.sandbox, self.stem, self.source, self.filename = sandbox, stem, source, filename
         self.provided = provided
         self.needs = needs               # (torch, matplotlib) warm in its zygote
@@ -40,12 +43,29 @@ class Session:
         self._closed = False
         self._failure: CallOutcome | None = None   # what killed the last child
         self._timed_out: dict[str, CallOutcome] = {}
-        started = time.monotonic()
-        self._child, self.import_outcome = self._spawn()
-        self.import_seconds = time.monotonic() - started
-        if self.import_outcome.status != "ok" and self._child is not None:
-            sandbox.discard(self._child)
+        self._ahead: dict[bytes, tuple] = {}       # calls sent before they were asked for
+        self._started = time.monotonic()
+        self._child, self._import_outcome = None, None
+        self._starting = sandbox.begin_spawn(stem, source, filename, provided, needs, self.limits.import_timeout)
+        if not deferred:
+            self._finish_import()
+
+    def _finish_import(self) -> None:
+        starting, self._starting = self._starting, None
+        if isinstance(starting, CallOutcome):
+            self._child, self._import_outcome = None, starting
+        else:
+            self._child, self._import_outcome = self.sandbox.finish_spawn(starting, self.filename, self.provided)
+        self.import_seconds = time.monotonic() - self._started
+        if self._import_outcome.status != "ok" and self._child is not None:
+            self.sandbox.discard(self._child)
             self._child = None
+
+    @property
+    def import_outcome(self) -> CallOutcome:
+        if self._starting is not None:
+            self._finish_import()
+        return self._import_outcome
 
     def _spawn(self):
         return self.sandbox._spawn(self.stem, self.source, self.filename, self.provided, self.needs,
@@ -82,6 +102,16 @@ class Session:
         kind = check_kind(returns)
         seq = self._seq = self._seq + 1
         frame = protocol.message(dict(header, returns=kind, seq=seq), payload)
+        refused = self._refusal(name)
+        if refused is not None:
+            return refused
+        child = self._child
+        limit = self.limits.call_timeout if timeout is None else timeout
+        reply = self.sandbox.roundtrip(child, frame, limit, self.provided)
+        return self._answer(name, seq, kind, child, reply)
+
+    def _refusal(self, name: str) -> CallOutcome | None:
+        """Why a call of `name` is answered without asking a child, else None (a live child ready)."""
         if self._closed:
             return CallOutcome("not_run", message="the session is closed")
         if self.import_outcome.status != "ok":
@@ -94,12 +124,9 @@ class Session:
             first = self._timed_out[name]
             return CallOutcome("timeout", reason=first.reason,
                                message=f"not run again: an earlier call of {name} {first.message}")
-        ready = self._ready_child()
-        if ready is not None:
-            return ready
-        child = self._child
-        limit = self.limits.call_timeout if timeout is None else timeout
-        reply = self.sandbox.roundtrip(child, frame, limit, self.provided)
+        return self._ready_child()
+
+    def _answer(self, name: str, seq: int, kind: Any, child, reply) -> CallOutcome:
         if isinstance(reply, CallOutcome):
             self._failure = CallOutcome(reply.status, reason=reply.reason, message=f"{reply.message} (in {name})")
             if reply.status == "timeout" and reply.reason != Reason.BUDGET:
@@ -112,6 +139,37 @@ class Session:
             return CallOutcome("bad_return", message="the answer could not be read (it arrived out of sequence)",
                                output=output)
         return self._outcome(head, blobs, output, kind, child, name)
+
+    # -------------------------------------------------------------- calls sent ahead
+
+    def call_ahead(self, function: str, args=(), kwargs: dict | None = None, returns: Any = "array",
+                   timeout: float | None = None) -> bool:
+        """Sends a call now and lets its child work on it while the caller does other things;
+        `collect` with the same arguments reads the answer. One call at a time: a child answers
+        in order, and one call ahead is what a check sent ahead needs. False when nothing was sent."""
+        if self._ahead:
+            return False
+        payload = {"args": list(args), "kwargs": dict(kwargs or {})}
+        kind = check_kind(returns)
+        seq = self._seq = self._seq + 1
+        if self._refusal(function) is not None:
+            return False
+        frame = protocol.message({"op": "call", "function": function, "returns": kind, "seq": seq}, payload)
+        limit = self.limits.call_timeout if timeout is None else timeout
+        key = _call_key(function, payload)
+        self._ahead[key] = (function, seq, kind, self._child, self.sandbox.send(self._child, frame, limit))
+        return True
+
+    def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
+        """The answer to the call sent ahead with these arguments, or None when none was."""
+        if not self._ahead:
+            return None
+        entry = self._ahead.pop(_call_key(function, {"args": list(args), "kwargs": dict(kwargs or {})}), None)
+        if entry is None:
+            return None
+        name, seq, kind, child, sent = entry
+        reply = self.sandbox.receive(sent, self.provided, restart_clock=True)
+        return self._answer(name, seq, kind, child, reply)
 
     def _outcome(self, head: dict, blobs: list, output: str, kind: Any, child, name: str) -> CallOutcome:
         status = head.get("status")
@@ -183,6 +241,11 @@ class Session:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _call_key(function: str, payload: dict) -> bytes:
+    """The same function with the same arguments: the bytes the child would be sent."""
+    return protocol.message({"function": function}, payload)
 
 
 def _as_tensor(value: Any) -> Any:

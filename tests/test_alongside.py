@@ -1,0 +1,163 @@
+"""A check run beside the others (alongside.py): where a student waits, the scaling figure's call
+goes to a second child of the same file before the experiment's calls start. The grades must
+be exactly those of the ordinary path, for right, wrong, raising and broken files alike."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.alongside import first_call
+from autograder.checks import CHECKS, check_ids
+from autograder.config import KIT_ROOT, load_course
+from autograder.grading import grade_submission, limits_for
+from autograder.sandbox import Limits, Sandbox
+
+FIGURE = "scaling.plot_scaling.figure"
+LIMITS = Limits(call_timeout=1.0, import_timeout=2.0, memory_mb=512, cpu_seconds=20, max_processes=64,
+                output_bytes=256 * 1024)
+
+EXPERIMENT = (KIT_ROOT / "solutions" / "scaling.py").read_text().split("def plot_scaling")[0]
+
+FIGURES = {
+    "right": None,                     # the solution's own figure
+    "unlabelled": """
+        def plot_scaling(results):
+            d = sorted(results)
+            fig, ax = plt.subplots()
+            ax.plot(d, [results[k]["std_unscaled"] for k in d]); ax.plot(d, [results[k]["std_scaled"] for k in d])
+            return fig
+    """,
+    "raises": """
+        def plot_scaling(results):
+            return results[999]["std_scaled"]
+    """,
+    "returns_none": """
+        def plot_scaling(results):
+            plt.plot(sorted(results), [1, 2, 3, 4])
+    """,
+    "exits": """
+        def plot_scaling(results):
+            import os
+            os._exit(3)
+    """,
+    "uses_provided": """
+        from attention import softmax
+
+        def plot_scaling(results):
+            d = sorted(results)
+            w = softmax(np.array([[1.0, 2.0]]))          # answered by the grader while the call is ahead
+            fig, ax = plt.subplots()
+            ax.plot(d, [results[k]["std_unscaled"] for k in d], label=f"unscaled {w[0, 0]:.2f}")
+            ax.plot(d, [results[k]["std_scaled"] for k in d], label="scaled")
+            ax.set_xlabel("d"); ax.set_ylabel("std"); ax.legend()
+            return fig
+    """,
+    "import_fails": """
+        raise RuntimeError("this file cannot be imported")
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course(known_checks=check_ids())
+
+
+def _folder(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    figure = FIGURES[name]
+    text = (KIT_ROOT / "solutions" / "scaling.py").read_text() if figure is None \
+        else EXPERIMENT + textwrap.dedent(figure)
+    (folder / "scaling.py").write_text(text)
+    return folder
+
+
+def _graded(course, folder: Path, ahead: bool):
+    with Sandbox(limits_for(course)) as sandbox:
+        sandbox.interactive = ahead
+        spawned = []
+        begin = sandbox.begin_spawn
+        sandbox.begin_spawn = lambda *a, **k: spawned.append(a[0]) or begin(*a, **k)
+        ex = grade_submission(folder, course, sandbox, stems=("scaling",)).exercise("scaling")
+    return [(c.check_id, c.status, c.score, c.message, c.hint, c.misconceptions) for c in ex.checks], len(spawned)
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_a_figure_run_beside_the_others_grades_as_the_ordinary_path_does(course, tmp_path, name):
+    beside, children = _graded(course, _folder(tmp_path, name), ahead=True)
+    ordinary, alone = _graded(course, tmp_path / name, ahead=False)
+    assert beside == ordinary
+    assert (children, alone) == (2, 1)      # the second child was used, not only opened
+    figure = next(r for r in beside if r[0] == FIGURE)
+    assert (figure[1] == "passed") is (name in ("right", "uses_provided")), figure
+
+
+def test_the_first_call_of_a_check_is_learnt_without_making_it():
+    figure = next(c for c in CHECKS["scaling"] if c.id == FIGURE)
+    results = {4: {}}
+    assert first_call(figure, {"results": results}) == ("plot_scaling", (results,), {})
+    constant = next(c for c in CHECKS["hand_computation"])    # reads an attribute: not a call
+    assert first_call(constant, constant.inputs(np.random.default_rng(0))) is None
+
+
+SLOW = """
+import time
+
+def f(x):
+    return x * 2
+
+def spin(x):
+    while True:
+        pass
+
+def nap(x):
+    time.sleep(0.6)
+    return x
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(LIMITS) as sb:
+        yield sb
+
+
+def test_a_call_sent_ahead_is_read_once_and_only_for_its_own_arguments(sandbox):
+    with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
+        assert s.call_ahead("f", [np.arange(3.0)])
+        assert not s.call_ahead("f", [np.arange(4.0)])          # one call ahead per child
+        assert s.collect("f", [np.arange(4.0)]) is None          # other arguments: not this call
+        got = s.collect("f", [np.arange(3.0)])
+        assert got.status == "ok" and np.array_equal(got.value, [0.0, 2.0, 4.0])
+        assert s.collect("f", [np.arange(3.0)]) is None          # read once
+        assert s.call("f", [np.ones(2)]).status == "ok"          # the child goes on serving
+
+
+def test_a_call_ahead_that_never_returns_times_out_from_when_it_is_read(sandbox):
+    with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
+        assert s.call_ahead("spin", [np.ones(2)])
+        got = s.collect("spin", [np.ones(2)])
+        assert got.status == "timeout", got
+        assert s.call("spin", [np.ones(2)]).message.startswith("not run again")
+
+
+def test_waiting_elsewhere_does_not_count_against_a_call_ahead(sandbox):
+    """The grader may read the answer long after the call finished: wall time it spent on other
+    checks is not the child's."""
+    import time
+
+    with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
+        assert s.call_ahead("nap", [np.ones(2)])
+        time.sleep(1.5)                                          # longer than the 1 s call limit
+        assert s.collect("nap", [np.ones(2)]).status == "ok"
+
+
+def test_a_file_that_cannot_be_imported_sends_nothing_ahead(sandbox):
+    with sandbox.session("attention", "raise ValueError('no')\n", "attention.py", deferred=True) as s:
+        assert not s.call_ahead("f", [np.ones(2)])
+        assert s.import_outcome.status == "not_run" and "ValueError" in s.import_outcome.message
