@@ -7,6 +7,7 @@ second grading in the same process pays nothing for starting the sandbox again.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from autograder.config import CourseConfig
@@ -25,7 +26,8 @@ class GradingSession:
             from autograder.sandbox import Sandbox
 
             self._sandbox = Sandbox(limits_for(self.course))
-            self._sandbox.interactive = True     # a student waits: spread the work over the cores
+            # A student waits: spread the work over the cores, when there is more than one.
+            self._sandbox.interactive = len(os.sched_getaffinity(0)) > 1
         return self
 
     @property

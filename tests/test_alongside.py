@@ -161,3 +161,21 @@ def test_a_file_that_cannot_be_imported_sends_nothing_ahead(sandbox):
     with sandbox.session("attention", "raise ValueError('no')\n", "attention.py", deferred=True) as s:
         assert not s.call_ahead("f", [np.ones(2)])
         assert s.import_outcome.status == "not_run" and "ValueError" in s.import_outcome.message
+
+
+def test_a_deferred_import_never_waited_for_is_stopped_when_the_session_closes(sandbox):
+    """The main file failed to import, so the second child was never used: it must not live on."""
+    import time
+
+    with sandbox.session("attention", "import time\ntime.sleep(60)\n", "attention.py", deferred=True) as s:
+        pid = s._starting.child.pid
+    for _ in range(100):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"the child {pid} of an unused deferred session is still running")

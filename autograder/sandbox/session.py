@@ -232,6 +232,9 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        starting, self._starting = self._starting, None
+        if starting is not None and not isinstance(starting, CallOutcome):
+            self.sandbox.discard(starting.child)          # a deferred import never waited for
         if self._child is not None:
             self.sandbox.discard(self._child)
             self._child = None
