@@ -10,11 +10,10 @@ One module per exercise stem:
   ``MultiHeadAttention`` (torch)
 
 Importing this package imports none of them (``import reference`` is cheap).  The
-modules import only numpy, torch (multihead), matplotlib (lazily, scaling), math,
-typing/__future__ and their siblings through relative imports, because the sandbox
-ships their source text into a child process and loads it there as a small package
-(``module_sources``), so that a submission's ``from attention import softmax``
-gets a correct implementation.
+modules import only numpy, torch (lazily, multihead's module), matplotlib (lazily,
+scaling), math, typing/__future__ and their siblings through relative imports. They run
+in the grader only: a submission's ``from attention import softmax`` gets a proxy whose
+calls the grader answers with these functions; no reference code reaches a child.
 """
 
 from __future__ import annotations
