@@ -120,10 +120,10 @@ _locks: dict[tuple[str, int], threading.Lock] = {}
 
 
 def prefetch_expected(checks: Collection[Check], seed: int) -> None:
-    """Starts making, in a thread, the reference answers that take seconds when they are not on
-    disk yet (a first run on a machine): multihead's need the torch import, the scaling checks
-    a 10 000-trial run. The grader meanwhile waits for the children of the first exercises, so
-    the work fills an idle core instead of coming after them. Answers already kept are only read."""
+    """Starts making, in a thread, the reference answers that cost the most when they are not on
+    disk yet (a first run on a machine): the scaling expectations (0.1 s each) and multihead's.
+    The grader meanwhile waits for the children of the first exercises, so the work fills an
+    idle core instead of coming after them. Answers already kept are only read."""
     slow = [c for c in checks if needs_torch(c.exercise) or c.expected_run is not None]
     if slow:
         threading.Thread(target=_make_quietly, args=(slow, seed), daemon=True, name="attnkit-reference").start()
@@ -145,7 +145,7 @@ def _expected_made(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
     def answer():
         return make(ReferenceImplementation(check.exercise), inputs)
 
-    if needs_torch(check.exercise):     # kept on disk: a right answer never costs the torch import
+    if needs_torch(check.exercise):     # kept on disk: a reference that may import torch
         return inputs, stored_answer(check.id, seed, answer)
     return inputs, answer()
 
