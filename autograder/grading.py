@@ -19,7 +19,7 @@ import numpy as np
 from autograder.alongside import open_beside, send_ahead
 from autograder.cells import open_session, session_source
 from autograder.checks import CHECKS
-from autograder.checks.reference_cache import needs_torch, stored_answer
+from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
 from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
                                     rng_for)
 from autograder.config import CourseConfig
@@ -109,14 +109,8 @@ def _import_reason(outcome) -> str:
 def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
     """Inputs and the reference's answer: the same for every student, so made once per run (and
     once only when `prefetch_expected`'s thread is making it too)."""
-    with _making:
-        lock = _locks.setdefault((check.id, seed), threading.Lock())
-    with lock:
+    with lock_for(("expected", check.id, seed)):
         return _expected_made(check, seed)
-
-
-_making = threading.Lock()
-_locks: dict[tuple[str, int], threading.Lock] = {}
 
 
 def prefetch_expected(checks: Collection[Check], seed: int) -> None:

@@ -24,11 +24,10 @@ from typing import Any, Iterator
 
 from autograder.sandbox import protocol
 from autograder.sandbox.children import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
-from autograder.sandbox.outcome import Budget, CallOutcome, ErrorInfo, Isolation, Limits, Reason, SandboxError
-from autograder.sandbox.outcome import SkippedCell
+from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.reaper import Cgroups, kill_tree, remove_in_background
-from autograder.sandbox.session import Session, clean, exit_text
+from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox import early
 from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied, next_private_uid
@@ -233,26 +232,7 @@ class Sandbox:
 
     def finish_spawn(self, sent: Sent, filename: str, provided: dict) -> tuple[Child, CallOutcome]:
         """How the import of a `begin_spawn` went: (the child, its import outcome)."""
-        child, timeout = sent.child, sent.timeout
-        reply = self.receive(sent, provided)
-        if isinstance(reply, CallOutcome):
-            if reply.status == "timeout":
-                message = (reply.message if reply.reason == Reason.BUDGET else
-                           f"importing {filename} did not finish within {timeout:g} s (is there an infinite "
-                           f"loop or a long computation at the top level of the file?)")
-                return child, CallOutcome("not_run", reason=Reason.TIMEOUT, message=message, output=reply.output)
-            reason = Reason.MEMORY if reply.reason == Reason.MEMORY else Reason.CRASHED
-            return child, CallOutcome("not_run", reason=reason, output=reply.output,
-                                      message=f"the process crashed while importing {filename}: {reply.message}")
-        header, _blobs, output = reply
-        child.layers = header.get("layers") if isinstance(header.get("layers"), dict) else {}
-        if header.get("status") == "ok":
-            return child, CallOutcome("ok", output=output, skipped=_skipped(header.get("skipped")))
-        reason = header.get("reason") if header.get("reason") in (Reason.SYNTAX, Reason.RAISED, Reason.MEMORY) \
-            else Reason.RAISED
-        return child, CallOutcome("not_run", reason=reason, output=output,
-                                  error=ErrorInfo.from_json(header.get("error")),
-                                  message=clean(header.get("message")) or "the module could not be imported")
+        return sent.child, import_outcome(sent.child, self.receive(sent, provided), filename, sent.timeout)
 
     def _fork(self, z: _Zygote) -> Child:
         import socket
@@ -292,9 +272,7 @@ class Sandbox:
 
     def send(self, child: Child, frame: bytes, timeout: float) -> Sent:
         """Sends a request; its clocks start now. `receive` reads the answer."""
-        start = child.output_size()
-        budget_end = self._budget.deadline if self._budget is not None else None
-        sent = Sent(child, Deadline(child, timeout, self.limits, budget_end), start, timeout)
+        sent = Sent(child, self._deadline(child, timeout), child.output_size(), timeout)
         try:
             send_request(child, frame, sent.deadline)
         except Exception as err:  # noqa: BLE001 - translated into what happened to the child
@@ -308,13 +286,15 @@ class Sandbox:
             return sent.failed
         child = sent.child
         if restart_clock:
-            budget_end = self._budget.deadline if self._budget is not None else None
-            sent.deadline = Deadline(child, sent.timeout, self.limits, budget_end)
+            sent.deadline = self._deadline(child, sent.timeout)
         try:
             header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided)
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
             return self._failed(sent, err)
         return header, blobs, child.output_since(sent.start)
+
+    def _deadline(self, child: Child, timeout: float) -> Deadline:
+        return Deadline(child, timeout, self.limits, self._budget.deadline if self._budget is not None else None)
 
     def _failed(self, sent: Sent, err: Exception) -> CallOutcome:
         """What an exchange that raised means: the child is dead afterwards."""
@@ -441,16 +421,3 @@ def _provided(provided: dict) -> dict[str, dict[str, Any]]:
                             f"not {type(names).__name__} (source text is never sent to a child)")
         out[str(stem)] = dict(names)
     return out
-
-
-def _skipped(data: Any) -> tuple[SkippedCell, ...]:
-    if type(data) is not list:
-        return ()
-    cells = []
-    for item in data[:1000]:
-        if type(item) is dict and type(item.get("index")) is int:
-            first = item.get("first_line")
-            cells.append(SkippedCell(index=item["index"], first_line=clean(first, 200) if type(first) is str else "",
-                                     error=ErrorInfo.from_json(item.get("error")),
-                                     solution=item.get("solution") is True))
-    return tuple(cells)

@@ -1,5 +1,5 @@
 """Grader side: one stem of one submission running in a child (`Session`), and the words for
-what happened to a child (`exit_text`, `clean`).
+what happened to a child (`import_outcome`, `exit_text`, `clean`).
 
 Each call answers a CallOutcome; after a timeout or a crash the next call gets a fresh child
 (at most limits.max_restarts times); a function that hung is not called again.
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from autograder.sandbox import protocol
-from autograder.sandbox.outcome import CallOutcome, ErrorInfo, Limits, Reason
+from autograder.sandbox.outcome import CallOutcome, ErrorInfo, Limits, Reason, SkippedCell
 from autograder.sandbox.protocol import TensorArg
 from autograder.sandbox.validate import Invalid, check_kind, validate
 
@@ -43,7 +43,7 @@ class Session:
         self._closed = False
         self._failure: CallOutcome | None = None   # what killed the last child
         self._timed_out: dict[str, CallOutcome] = {}
-        self._ahead: dict[bytes, tuple] = {}       # calls sent before they were asked for
+        self._ahead: tuple | None = None           # (function, key, seq, kind, child, Sent) of a call sent ahead
         self._started = time.monotonic()
         self._child, self._import_outcome = None, None
         self._starting = sandbox.begin_spawn(stem, source, filename, provided, needs, self.limits.import_timeout)
@@ -80,8 +80,8 @@ class Session:
 
     def call(self, function: str, args=(), kwargs: dict | None = None, returns: Any = "array",
              timeout: float | None = None) -> CallOutcome:
-        payload = {"args": list(args), "kwargs": dict(kwargs or {})}
-        return self._request(function, {"op": "call", "function": function}, payload, returns, timeout)
+        return self._request(function, {"op": "call", "function": function}, _call_payload(args, kwargs), returns,
+                             timeout)
 
     def attribute(self, name: str, returns: Any = "array", timeout: float | None = None) -> CallOutcome:
         return self._request(name, {"op": "attribute", "name": name}, {}, returns, timeout)
@@ -147,9 +147,9 @@ class Session:
         """Sends a call now and lets its child work on it while the caller does other things;
         `collect` with the same arguments reads the answer. One call at a time: a child answers
         in order, and one call ahead is what a check sent ahead needs. False when nothing was sent."""
-        if self._ahead:
+        if self._ahead is not None:
             return False
-        payload = {"args": list(args), "kwargs": dict(kwargs or {})}
+        payload = _call_payload(args, kwargs)
         kind = check_kind(returns)
         seq = self._seq = self._seq + 1
         if self._refusal(function) is not None:
@@ -157,17 +157,16 @@ class Session:
         frame = protocol.message({"op": "call", "function": function, "returns": kind, "seq": seq}, payload)
         limit = self.limits.call_timeout if timeout is None else timeout
         key = _call_key(function, payload)
-        self._ahead[key] = (function, seq, kind, self._child, self.sandbox.send(self._child, frame, limit))
+        self._ahead = (function, key, seq, kind, self._child, self.sandbox.send(self._child, frame, limit))
         return True
 
     def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
         """The answer to the call sent ahead with these arguments, or None when none was."""
-        if not self._ahead:
+        ahead = self._ahead
+        if ahead is None or ahead[0] != function or ahead[1] != _call_key(function, _call_payload(args, kwargs)):
             return None
-        entry = self._ahead.pop(_call_key(function, {"args": list(args), "kwargs": dict(kwargs or {})}), None)
-        if entry is None:
-            return None
-        name, seq, kind, child, sent = entry
+        self._ahead = None
+        name, _key, seq, kind, child, sent = ahead
         reply = self.sandbox.receive(sent, self.provided, restart_clock=True)
         return self._answer(name, seq, kind, child, reply)
 
@@ -246,6 +245,10 @@ class Session:
         self.close()
 
 
+def _call_payload(args, kwargs: dict | None) -> dict:
+    return {"args": list(args), "kwargs": dict(kwargs or {})}
+
+
 def _call_key(function: str, payload: dict) -> bytes:
     """The same function with the same arguments: the bytes the child would be sent."""
     return protocol.message({"function": function}, payload)
@@ -255,6 +258,41 @@ def _as_tensor(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return TensorArg(value)
     return value
+
+
+def import_outcome(child, reply, filename: str, timeout: float) -> CallOutcome:
+    """What the child's answer to its init frame (or the failed exchange) says of the import.
+    Records the jail layers the child reports on `child`."""
+    if isinstance(reply, CallOutcome):
+        if reply.status == "timeout":
+            message = (reply.message if reply.reason == Reason.BUDGET else
+                       f"importing {filename} did not finish within {timeout:g} s (is there an infinite "
+                       f"loop or a long computation at the top level of the file?)")
+            return CallOutcome("not_run", reason=Reason.TIMEOUT, message=message, output=reply.output)
+        reason = Reason.MEMORY if reply.reason == Reason.MEMORY else Reason.CRASHED
+        return CallOutcome("not_run", reason=reason, output=reply.output,
+                           message=f"the process crashed while importing {filename}: {reply.message}")
+    header, _blobs, output = reply
+    child.layers = header.get("layers") if isinstance(header.get("layers"), dict) else {}
+    if header.get("status") == "ok":
+        return CallOutcome("ok", output=output, skipped=_skipped(header.get("skipped")))
+    reason = header.get("reason") if header.get("reason") in (Reason.SYNTAX, Reason.RAISED, Reason.MEMORY) \
+        else Reason.RAISED
+    return CallOutcome("not_run", reason=reason, output=output, error=ErrorInfo.from_json(header.get("error")),
+                       message=clean(header.get("message")) or "the module could not be imported")
+
+
+def _skipped(data: Any) -> tuple[SkippedCell, ...]:
+    if type(data) is not list:
+        return ()
+    cells = []
+    for item in data[:1000]:
+        if type(item) is dict and type(item.get("index")) is int:
+            first = item.get("first_line")
+            cells.append(SkippedCell(index=item["index"], first_line=clean(first, 200) if type(first) is str else "",
+                                     error=ErrorInfo.from_json(item.get("error")),
+                                     solution=item.get("solution") is True))
+    return tuple(cells)
 
 
 def exit_text(info: tuple[int | None, int | None] | None, limits: Limits) -> tuple[str, str]:
