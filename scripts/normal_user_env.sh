@@ -55,4 +55,4 @@ chown -R "$USER_NAME" "$home/attnkit"
 echo "normal_user_env: running the red-team suite as $USER_NAME with $user_python"
 cd "$home/attnkit"
 exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
-    "$user_python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py tests/test_redteam_provided.py "$@"
+    "$user_python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py tests/test_redteam_provided.py tests/test_interpreter_locations.py "$@"

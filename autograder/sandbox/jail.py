@@ -26,8 +26,10 @@ Each child (forked from the zygote, see child.py):
      own PID namespace (a daemon dies with it; nothing outside can be signalled or traced),
      and SysV/POSIX shared memory dies with its IPC namespace.
   9. grandchild: PR_SET_PDEATHSIG, size-capped tmpfs on /tmp, /var/tmp, /dev/shm, /run/lock
-     (cleanup is the namespace dying), a fresh /proc of its PID namespace (an empty tmpfs
-     where mounting proc is refused, as in Docker).
+     (cleanup is the namespace dying), then what the zygote bound under those folders (a
+     virtualenv in /tmp) bound again on top, read-only, from fds opened before the tmpfs
+     covered it; a fresh /proc of its PID namespace (an empty tmpfs where mounting proc is
+     refused, as in Docker).
  10. after the rlimits: every capability dropped with securebits locked, PR_SET_NO_NEW_PRIVS.
  11. a seccomp filter (libseccomp, through pyseccomp, where installed) that refuses what no
      submission needs and the kernel does not namespace: ptrace and cross-process memory,
@@ -58,6 +60,10 @@ KIT_FOLDERS = ("autograder", "reference", "solutions", "exercises", "tests", "do
 # Per child, size-capped private folders: the namespace's death removes them (no rmtree here).
 CHILD_TMPFS = (("/tmp", "tmp_mb", 200_000), ("/var/tmp", None, 1000), ("/dev/shm", None, 1000),
                ("/run/lock", None, 100))
+
+# What the zygote bound inside a CHILD_TMPFS folder (an interpreter under /tmp): each child
+# binds it again over its own tmpfs. Set by enter_zygote_jail; children inherit it by fork.
+UNDER_CHILD_TMPFS: tuple[tuple[str, str], ...] = ()
 
 
 def _inside(path: str, root: str) -> bool:
@@ -105,6 +111,13 @@ def _bind_plan(kit_root: str) -> list[tuple[str, str]]:
     return plan
 
 
+def under_child_tmpfs(plan: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The plan's binds that a child's private tmpfs would cover, outermost first."""
+    covered = [path for path, _size, _inodes in CHILD_TMPFS]
+    return tuple((path, kind) for path, kind in plan
+                 if kind in ("dir", "file") and any(path != c and _inside(path, c) for c in covered))
+
+
 class JailError(Exception):
     """A step of the jail failed: (step, reason)."""
 
@@ -134,6 +147,8 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
         _step("uid map", K.write_id_maps, outside_uid, outside_gid)
     _step("private mounts", K.mount, "none", "/", None, K.MS_REC | K.MS_PRIVATE)
     plan = _bind_plan(kit_root)
+    global UNDER_CHILD_TMPFS
+    UNDER_CHILD_TMPFS = under_child_tmpfs(plan)
     fds = {}
     for path, kind in plan:
         if kind in ("dir", "file"):
@@ -278,10 +293,18 @@ def enter_child_jail(tmp_mb: int) -> dict:
     layers = {"private_tmp": False, "proc": False}
     K.prctl(K.PR_SET_PDEATHSIG, 9)
     K.mount("none", "/", None, K.MS_REC | K.MS_PRIVATE)
-    for path, size_key, inodes in CHILD_TMPFS:
-        size = f"{tmp_mb}m" if size_key else "16m"
-        K.mount("tmpfs", path, "tmpfs", K.MS_NOSUID | K.MS_NODEV,
-                f"size={size},nr_inodes={inodes},mode=1777")
+    # Opened before the tmpfs covers them: the interpreter's files under /tmp stay reachable.
+    keep = [(path, kind, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path, kind in UNDER_CHILD_TMPFS]
+    try:
+        for path, size_key, inodes in CHILD_TMPFS:
+            size = f"{tmp_mb}m" if size_key else "16m"
+            K.mount("tmpfs", path, "tmpfs", K.MS_NOSUID | K.MS_NODEV,
+                    f"size={size},nr_inodes={inodes},mode=1777")
+        for path, kind, fd in keep:
+            _bind_again(path, kind, fd)
+    finally:
+        for _path, _kind, fd in keep:
+            os.close(fd)
     layers["private_tmp"] = True
     try:
         K.mount("proc", "/proc", "proc", K.MS_NOSUID | K.MS_NODEV | K.MS_NOEXEC)
@@ -290,6 +313,18 @@ def enter_child_jail(tmp_mb: int) -> dict:
         # Mounting proc is refused (Docker masks parts of /proc): hide the outer one instead.
         K.mount("tmpfs", "/proc", "tmpfs", K.MS_NOSUID | K.MS_NODEV | K.MS_NOEXEC | K.MS_RDONLY, "size=4k")
     return layers
+
+
+def _bind_again(path: str, kind: str, fd: int) -> None:
+    """Bind `fd` (what the zygote bound at `path`) at `path` over the child's tmpfs, read-only.
+    MS_REC carries the empty tmpfs that hides a kit folder inside it along."""
+    if kind == "dir":
+        os.makedirs(path, mode=0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        open(path, "a").close()
+    K.mount(f"/proc/self/fd/{fd}", path, None, K.MS_BIND | K.MS_REC)
+    K.mount(None, path, None, K.MS_BIND | K.MS_REC | K.MS_REMOUNT | K.MS_RDONLY | K.MS_NOSUID | K.MS_NODEV)
 
 
 def drop_privileges(last_cap: int) -> None:
