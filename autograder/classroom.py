@@ -25,6 +25,7 @@ from typing import Callable
 
 from autograder.config import CourseConfig
 from autograder.grading import grade_submission, limits_for
+from autograder.preflight import Preflight, PreflightStatus, run_preflight
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
 from autograder.reports.finish import finish_run, write_feedback_html
@@ -166,45 +167,9 @@ def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> S
                           "refused")
     try:
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
-        result = grade_submission(folder, course, sandbox, student=student.name)
-        return keep_the_better_form(result, folder, course, sandbox)
+        return grade_submission(folder, course, sandbox, student=student.name)
     finally:
         os.close(fd)
-
-
-def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseConfig,
-                         sandbox: Sandbox) -> SubmissionResult:
-    """What intake decided, applied to the result: its flags on each exercise, a refused file's
-    reason, and where .py and .ipynb both hold work, the other form graded too and the better
-    kept (or the form course.yml names in `both_forms`), said in the exercise's note."""
-    from autograder.grading import grade_exercise
-    from autograder.load import LoadError, load_submission
-
-    sources = load_submission(folder, tuple(e.stem for e in result.exercises))
-    exercises = []
-    for first in result.exercises:
-        source = sources[first.stem]
-        ex = replace(first, flags=tuple(source.flags))
-        if isinstance(source, LoadError) and source.reason == "refused":
-            ex = replace(ex, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
-                                          for c in ex.checks))
-        alternative = getattr(source, "alternative", None)
-        if alternative is not None and course.both_forms == "py":
-            ex = replace(ex, note=f"{ex.note}; the course grades the .py file")
-        elif alternative is not None and course.both_forms == "best" and ex.score >= ex.max_score:
-            ex = replace(ex, note=f"{ex.note}; {ex.graded_file} has full marks, so {alternative.filename} was not graded")
-        elif alternative is not None:
-            second = replace(grade_exercise(first.stem, alternative, course, sandbox), flags=ex.flags)
-            if course.both_forms == "ipynb":
-                ex = replace(second, note=f"{ex.note}; the course grades the notebook")
-            else:
-                keep = second if second.score > ex.score else ex
-                ex = replace(keep, note=(
-                    f"{ex.note}: both were graded, {ex.graded_file} {ex.score:g}/{ex.max_score:g} and "
-                    f"{second.graded_file} {second.score:g}/{second.max_score:g}; the better, {keep.graded_file}, "
-                    f"counts"))
-        exercises.append(ex)
-    return replace(result, exercises=tuple(exercises))
 
 
 def _class_sandbox(sandbox: Sandbox) -> Sandbox:
@@ -224,10 +189,13 @@ def default_jobs() -> int:
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int = 1, regrade: bool = False,
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
                 on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
-                isolation: bool = True) -> list[SubmissionResult]:
+                isolation: bool = True, preflight: bool = True,
+                on_preflight: Callable[[Preflight], None] | None = None) -> list[SubmissionResult]:
     """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
     class report and `exports` (reports.finish.finish_run). With `isolation` (the default), a
-    machine where the sandbox's jail does not hold raises SandboxError before any student runs."""
+    machine where the sandbox's jail does not hold raises SandboxError before any student runs;
+    with `preflight` (the default), a sandbox in which the kit's solutions lose points raises
+    PreflightFailed before any student runs (autograder.preflight)."""
     class_dir, out = Path(class_dir), Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "feedback").mkdir(parents=True, exist_ok=True)
@@ -281,6 +249,20 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
     # The jail is checked once, here, before any student's code runs (the first worker keeps it).
     first = _class_sandbox(Sandbox(limits, hide=hide, require_isolation=True)) \
         if isolation and not todo.empty() else None
+    checked = Preflight(PreflightStatus.NOT_NEEDED)
+    if first is None and not todo.empty():
+        try:
+            first = _class_sandbox(Sandbox(limits, hide=hide))
+        except Exception:  # noqa: BLE001 - every student's result will say why it could not be graded
+            checked = Preflight(PreflightStatus.NO_SANDBOX)
+    if first is not None:
+        try:
+            checked = run_preflight(course, first, enabled=preflight)
+        except BaseException:
+            first.close()
+            raise
+    if on_preflight:
+        on_preflight(checked)
 
     def worker(box_: list):
         try:
@@ -332,7 +314,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
     except Exception as err:  # noqa: BLE001 - reported after grades.csv is written
         failures.append(err)
     # Always written, also when a worker failed: every graded student is in it.
-    finish_run(out, ordered, course, exports=exports)
+    finish_run(out, ordered, course, exports=exports, preflight=checked)
     if failures:
         raise failures[0]
     return ordered

@@ -57,6 +57,7 @@ def cmd_grade(args, console: Console) -> int:
     course = _course(args)
     from autograder.classroom import default_jobs, grade_class
     from autograder.sandbox import SandboxError
+    from autograder.preflight import PreflightFailed
     from autograder.progress import ClassProgress
     from autograder.reports.summary import print_summary
 
@@ -68,6 +69,7 @@ def cmd_grade(args, console: Console) -> int:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
     jobs = args.jobs or default_jobs()
+    checked = []     # the preflight's outcome, said in the summary
     try:
         with ClassProgress(console) as progress:
             if args.scheduler:
@@ -79,14 +81,18 @@ def cmd_grade(args, console: Console) -> int:
             else:
                 results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
                                       on_result=progress.advance, on_start=progress.start,
-                                      exports=tuple(args.export or ()), isolation=not args.no_isolation)
-    except SandboxError as err:   # the jail does not hold here: refuse untrusted code, say why
+                                      exports=tuple(args.export or ()), isolation=not args.no_isolation,
+                                      preflight=not args.no_preflight, on_preflight=checked.append)
+    except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
     except OSError as err:   # OUT could not be written (a full disk, permissions): say so, no traceback
         print(f"attnkit: {err} (results written so far are kept; run the same command to resume)", file=sys.stderr)
         return 1
     console.print(f"[dim]{progress.describe()}[/]", highlight=False)
+    for preflight in checked:
+        console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
+                      preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
     print_summary(results, course, console, out)
     if args.gradebook:
         from autograder.gradebook import GradebookError, write_gradebook
@@ -181,6 +187,9 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--no-isolation", action="store_true",
                        help="grade even where the sandbox cannot isolate submissions (no user namespaces, "
                             "macOS): only for code you trust (docs/security.md)")
+    grade.add_argument("--no-preflight", action="store_true",
+                       help="do not grade the kit's solutions in the sandbox first (the run's summary says it "
+                            "was skipped): a sandbox that cannot see part of Python would cost right answers points")
     grade.add_argument("--scheduler", metavar="ADDRESS",
                        help="grade on a Dask cluster: its scheduler's address, e.g. tcp://host:8786 (docs/cluster.md)")
     grade.add_argument("--gradebook", metavar="URL",

@@ -1,7 +1,9 @@
-"""The walk through the rooms for one submission: load -> sandbox -> checks -> results.
+"""The walk through the rooms for one submission: intake -> load -> sandbox -> checks -> results.
 
-`attnkit check`, `attnkit grade` and the pytest plugin all call `grade_submission`; none
-of them re-implements a room.
+Every path (check, watch, the pytest plugin, nbgrader's preprocessor and cells, grade, the
+cluster worker, the Gradescope runner) grades through `grade_submission` or, for one stem,
+`grade_exercise`; what intake decided (which file, both forms, flags) is applied inside them,
+so no path can skip it.
 """
 
 from __future__ import annotations
@@ -57,7 +59,35 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
 
 def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
                    sandbox: Sandbox, *, only: Collection[str] | None = None) -> ExerciseResult:
-    """Grade one stem; `only` restricts it to some of its check ids (an nbgrader test cell)."""
+    """Grade one stem as intake chose it, on every path (check, watch, the plugin, nbgrader,
+    grade, the cluster, Gradescope): intake's flags on the result, a refused file's reason, and
+    where .py and .ipynb both hold work, the other form graded too and the better kept (or the
+    form course.yml names in `both_forms`), said in the exercise's note. `only` restricts it to
+    some of its check ids (an nbgrader test cell)."""
+    first = replace(_grade_form(stem, loaded, course, sandbox, only), flags=tuple(loaded.flags))
+    if isinstance(loaded, LoadError) and loaded.reason == "refused":
+        first = replace(first, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
+                                            for c in first.checks))
+    alternative = getattr(loaded, "alternative", None)
+    if alternative is None:
+        return first
+    if course.both_forms == "py":
+        return replace(first, note=f"{first.note}; the course grades the .py file")
+    if course.both_forms == "best" and first.score >= first.max_score:
+        return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
+                                   f"{alternative.filename} was not graded")
+    second = replace(_grade_form(stem, alternative, course, sandbox, only), flags=first.flags)
+    if course.both_forms == "ipynb":
+        return replace(second, note=f"{first.note}; the course grades the notebook")
+    keep = second if second.score > first.score else first
+    return replace(keep, note=(f"{first.note}: both were graded, {first.graded_file} {first.score:g}/"
+                               f"{first.max_score:g} and {second.graded_file} {second.score:g}/{second.max_score:g}; "
+                               f"the better, {keep.graded_file}, counts"))
+
+
+def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
+                only: Collection[str] | None) -> ExerciseResult:
+    """Grade one file of a stem, as it is."""
     checks = [c for c in CHECKS[stem] if only is None or c.id in only]
     title = course.exercises[stem].title
     if isinstance(loaded, LoadError):

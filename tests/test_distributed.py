@@ -213,9 +213,10 @@ def _class(root: Path) -> tuple[Path, Path]:
 
 
 def _without_timing(data):
-    """The summary without grading times (and the list of the slowest students they order)."""
+    """The summary without grading times (and the list of the slowest students they order), and
+    without how the run checked its sandbox (a preflight here, one per worker there)."""
     if isinstance(data, dict):
-        return {k: _without_timing(v) for k, v in data.items() if k not in ("duration_s", "slowest")}
+        return {k: _without_timing(v) for k, v in data.items() if k not in ("duration_s", "slowest", "preflight")}
     if isinstance(data, list):
         return [_without_timing(v) for v in data]
     return data
@@ -233,6 +234,7 @@ def _comparable(out: Path) -> dict[str, object]:
             files[rel] = _without_timing(json.loads(path.read_text(encoding="utf-8")))
         elif path.name == "report.html":     # its "slowest" table lists grading times
             text = re.sub(r"<dc:date>.*?</dc:date>", "", path.read_text(encoding="utf-8"))
+            text = re.sub(r"<tr><td>preflight</td><td>.*?</td></tr>", "", text)
             files[rel] = re.sub(r"<table><tr><th>student</th><th class=n>grading time</th>.*?</table>", "",
                                 text, flags=re.S)
         elif path.suffix == ".json" and path.parent.name == "results":

@@ -18,7 +18,8 @@ def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console
         return grade_class_on_cluster(class_dir, out, course, args.scheduler, regrade=args.regrade,
                                       on_result=progress.advance, on_start=progress.start,
                                       exports=tuple(getattr(args, "export", None) or ()),
-                                      isolation=not getattr(args, "no_isolation", False))
+                                      isolation=not getattr(args, "no_isolation", False),
+                                      preflight=not getattr(args, "no_preflight", False))
     except ClusterError as err:
         console.print(str(err), style="red", markup=False)
         return None

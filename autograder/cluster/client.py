@@ -24,6 +24,7 @@ from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
 from autograder.config import CourseConfig
 from autograder.grading import limits_for
+from autograder.preflight import Preflight, PreflightStatus
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
@@ -79,7 +80,7 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
                            regrade: bool = False, in_flight: int | None = None,
                            on_result: OnResult | None = None, on_start: Callable[[int], None] | None = None,
                            task: Callable[..., str] = grade_packed, exports: tuple[str, ...] = (),
-                           isolation: bool = True) -> StoredResults:
+                           isolation: bool = True, preflight: bool = True) -> StoredResults:
     """Grade every student on the cluster at `scheduler` (an address, or a distributed.Client)
     and write OUT as `grade_class` does. Returns the results as a Sequence read from OUT."""
     class_dir, out = Path(class_dir), Path(out)
@@ -92,7 +93,7 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     client = connect(scheduler) if owned else scheduler
     try:
         plugin = SandboxPlugin(limits_for(course), (str(class_dir.resolve()), str(out.resolve())), course.seed,
-                               isolation)
+                               isolation, preflight)
         ensure_plugin(client, plugin)
         run = _Run(client, out, course, key, task, in_flight or default_in_flight(client), on_result, plugin.name)
         run.grade(_to_grade(run, students, regrade))
@@ -105,7 +106,8 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
     finally:
         if owned:
             client.close()
-    finish_run(out, stored, course, exports=exports)     # grades.csv, summary, report, as locally
+    finish_run(out, stored, course, exports=exports,     # grades.csv, summary, report, as locally
+               preflight=Preflight(PreflightStatus.ON_EACH_WORKER if preflight else PreflightStatus.SKIPPED))
     return stored
 
 
@@ -189,7 +191,7 @@ class _Run:
         try:
             result = parse_answer(future.result(), student.name, self.course)
         except WorkerRefused as err:
-            raise ClusterError(f"a worker refused to grade: {err} (--no-isolation grades anyway)") from None
+            raise ClusterError(f"a worker refused to grade: {err}") from None
         except BadAnswer as err:
             result, fp = grader_failure(student, self.course, RuntimeError(str(err))), ""
         except Exception as err:  # noqa: BLE001 - a lost worker: that student is not graded this run

@@ -28,6 +28,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from autograder.classroom import Student, grade_student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config import CourseConfig
+from autograder.preflight import PreflightFailed, run_preflight
 from autograder.sandbox import Limits, Sandbox, SandboxError
 
 PLUGIN_PREFIX = "attnkit-sandbox-"
@@ -42,15 +43,18 @@ class SandboxPlugin(WorkerPlugin):
     closed at teardown. Submissions are unpacked under a private folder hidden from them."""
 
     def __init__(self, limits: Limits, hide: tuple[str, ...] = (), seed: int | None = None,
-                 isolation: bool = True):
+                 isolation: bool = True, preflight: bool = True):
         self.limits_fields = asdict(limits)   # plain data: the plugin travels to the workers
         self.extra_hide = tuple(str(p) for p in hide)   # the class and OUT, if a worker sees them
         self.seed = seed                      # the course's: the reference answers to compute ahead
         self.isolation = isolation            # refuse to grade where the sandbox's jail does not hold
         self.refusal = ""                     # why this worker cannot grade (the jail does not hold)
+        self.preflight = preflight            # grade the kit's solutions first, once per course
+        self.preflight_failures: dict[str, str] = {}   # course JSON -> why its solutions lost points here
+        self.preflight_passed: set[str] = set()
         # The name says what the sandboxes are made with: a run with the same limits and folders
         # finds them registered and warm; other settings get a plugin (and sandboxes) of their own.
-        token = json.dumps([self.limits_fields, self.extra_hide, seed, isolation], sort_keys=True)
+        token = json.dumps([self.limits_fields, self.extra_hide, seed, isolation, preflight], sort_keys=True)
         self.name = PLUGIN_PREFIX + hashlib.sha256(token.encode()).hexdigest()[:16]
         self._idle: queue.LifoQueue | None = None
         self._all: list[Sandbox] = []
@@ -60,11 +64,11 @@ class SandboxPlugin(WorkerPlugin):
 
     def __getstate__(self):
         return {"limits_fields": self.limits_fields, "extra_hide": self.extra_hide, "seed": self.seed,
-                "isolation": self.isolation}
+                "isolation": self.isolation, "preflight": self.preflight}
 
     def __setstate__(self, state):
         self.__init__(Limits(**state["limits_fields"]), tuple(state["extra_hide"]), state["seed"],
-                      state["isolation"])
+                      state["isolation"], state.get("preflight", True))
 
     def setup(self, worker) -> None:
         self.root = tempfile.mkdtemp(prefix="attnkit-worker-")
@@ -90,6 +94,27 @@ class SandboxPlugin(WorkerPlugin):
             box.close()
         if self.root:
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def preflight_failure(self, course_json: str, course: CourseConfig) -> str:
+        """Why this worker must not grade this course ("" if it may): the kit's solutions, graded
+        once per course in one of its sandboxes, lost points (autograder.preflight)."""
+        if not self.preflight:
+            return ""
+        with self._lock:
+            if course_json in self.preflight_passed:
+                return ""
+            if course_json in self.preflight_failures:
+                return self.preflight_failures[course_json]
+        try:
+            with self.sandbox() as box:
+                run_preflight(course, box)
+        except PreflightFailed as err:
+            with self._lock:
+                self.preflight_failures[course_json] = str(err)
+            return str(err)
+        with self._lock:
+            self.preflight_passed.add(course_json)
+        return ""
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = Sandbox(Limits(**self.limits_fields), hide=self.hide, require_isolation=require_isolation)
@@ -159,8 +184,11 @@ def grade_packed(student: str, packed: bytes, course_json: str, kit: str, plugin
                               "(install the same kit on every worker)")
         plugin = _plugin(plugin_name)
         if plugin.refusal:
-            return json.dumps({"refused": plugin.refusal})
+            return json.dumps({"refused": f"{plugin.refusal} (--no-isolation grades anyway)"})
         course = CourseConfig.model_validate_json(course_json)
+        failure = plugin.preflight_failure(course_json, course)
+        if failure:
+            return json.dumps({"refused": failure})
         with plugin.private_folder() as folder:
             unpack_submission(packed, folder, tuple(course.exercises))
             for attempt in (1, 2):

@@ -28,7 +28,9 @@ from autograder.gradescope.settings import SETTINGS_FILE, GradescopeSettings
 GRADING_DEPENDENCIES = ("numpy", "torch", "matplotlib", "pyyaml", "pydantic", "rich", "nbformat", "packaging")
 TORCH = "torch"
 CUDA_ONLY = ("nvidia-", "triton", "cuda-")
-KIT_PACKAGES = ("autograder", "reference")
+# solutions/: what the runner's preflight grades before the student (the reference, the same
+# key, is there anyway; Gradescope never shows the autograder's files to students).
+KIT_PACKAGES = ("autograder", "reference", "solutions")
 KIT_FILES = ("pyproject.toml", "README.md")
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 

@@ -32,6 +32,7 @@ def run(root: Path) -> dict:
     from autograder.gradescope.results import results_json
     from autograder.gradescope.submission import find_submission
     from autograder.grading import limits_for
+    from autograder.preflight import run_preflight
     from autograder.results import dumps, write_atomic
     from autograder.sandbox import Sandbox
 
@@ -49,6 +50,7 @@ def run(root: Path) -> dict:
         hide = tuple(str(p) for p in (submission, source, results) if p.is_dir())
         _root_only(hide)
         with Sandbox(limits_for(course), hide=hide) as sandbox:
+            run_preflight(course, sandbox)      # the kit's solutions at full marks here first
             result = grade_student(Student("submission", found.folder), course, sandbox)
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens
         result = grader_failure(Student("submission", submission), course, err)

@@ -20,7 +20,7 @@ from autograder.results import SubmissionResult, dumps, write_atomic
 
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
-               exports: tuple[ExportFormat | str, ...] = ()) -> dict:
+               exports: tuple[ExportFormat | str, ...] = (), preflight=None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary."""
     from autograder.reports.report_html import report_html
@@ -30,6 +30,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     for result in results:
         write_feedback_html(out, result, course)
     summary = class_summary(results, course)
+    if preflight is not None:
+        summary["preflight"] = preflight.to_dict()
     write_atomic(out / "summary.json", dumps(summary))
     write_atomic(out / "report.html", report_html(summary))
     for fmt in exports:

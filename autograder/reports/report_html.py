@@ -226,6 +226,8 @@ def _settings(s: dict) -> str:
             "both_forms": s["settings"]["both_forms"]}
     flat |= {f"limits.{k}": v for k, v in s["settings"]["limits"].items()}
     flat |= {f"tolerances.{k}": v for k, v in s["settings"]["tolerances"].items()}
+    if "preflight" in s:
+        flat["preflight"] = s["preflight"]["says"]
     rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in flat.items())
     return f"<table>{rows}</table><p class=muted>summary schema {esc(s['schema'])}</p>"
 

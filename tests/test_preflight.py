@@ -1,0 +1,100 @@
+"""The preflight (issue 21): before a class is graded, the kit's solutions are graded in the same
+sandbox; a sandbox in which they lose points stops the run before any student is graded, and
+says which checks lost what. A pass is remembered; `--no-preflight` is said in the summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.checks import check_ids
+from autograder.classroom import grade_class
+from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
+from autograder.preflight import PreflightFailed, PreflightStatus, run_preflight
+from autograder.sandbox import Sandbox
+from autograder.grading import limits_for
+
+SOLUTIONS = KIT_ROOT / "solutions"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def course_file(tmp_path: Path, **limits) -> Path:
+    data = yaml.safe_load(DEFAULT_COURSE.read_text())
+    data["limits"].update(limits)
+    path = tmp_path / "course.yml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def one_student_class(tmp_path: Path) -> Path:
+    klass = tmp_path / "class"
+    shutil.copytree(SOLUTIONS, klass / "zoe")
+    return klass
+
+
+def test_a_sandbox_that_loses_points_on_the_solutions_stops_the_run(tmp_path, cache):
+    # A wall budget too small for correct code: checks of a right answer time out. Before the
+    # preflight, every student lost those points and the run exited 0.
+    course = load_course(course_file(tmp_path, submission_timeout=0.2), known_checks=check_ids())
+    klass, out = one_student_class(tmp_path), tmp_path / "out"
+    with pytest.raises(PreflightFailed) as caught:
+        grade_class(klass, out, course, jobs=1)
+    message = str(caught.value)
+    assert "no student was graded" in message and "--no-preflight" in message
+    assert "time budget of 0.2 s" in message
+    assert all(check_id in message for check_id, _ in caught.value.lost[:1])
+    assert not (out / "results" / "zoe.json").exists()
+    assert caught.value.score < caught.value.max_score
+
+
+def test_the_command_says_why_and_exits_2(tmp_path, cache):
+    path = course_file(tmp_path, submission_timeout=0.2)
+    klass = one_student_class(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(path), "grade", str(klass),
+                          "--out", str(tmp_path / "out"), "--jobs", "1"], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "ATTNKIT_CACHE_DIR": str(cache)})
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "preflight failed" in run.stderr and "time budget" in run.stderr
+
+
+def test_a_pass_is_remembered_and_said_in_the_summary(tmp_path, cache):
+    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+    with Sandbox(limits_for(course)) as sandbox:
+        first = run_preflight(course, sandbox)
+        second = run_preflight(course, sandbox)
+    assert first.status is PreflightStatus.PASSED
+    assert second.status is PreflightStatus.PASSED_BEFORE
+    klass, out = one_student_class(tmp_path), tmp_path / "out"
+    grade_class(klass, out, course, jobs=1)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["preflight"]["status"] == "passed before"
+    assert "preflight" in (out / "report.html").read_text()
+
+
+def test_no_preflight_is_never_silent(tmp_path, cache):
+    course = load_course(course_file(tmp_path, submission_timeout=0.2), known_checks=check_ids())
+    klass, out = one_student_class(tmp_path), tmp_path / "out"
+    grade_class(klass, out, course, jobs=1, preflight=False)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["preflight"]["status"] == "skipped"
+    assert "--no-preflight" in summary["preflight"]["says"]
+    assert "--no-preflight" in (out / "report.html").read_text()
+
+
+def test_a_kit_without_solutions_says_so(tmp_path, cache):
+    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+    with Sandbox(limits_for(course)) as sandbox:
+        checked = run_preflight(course, sandbox, solutions=tmp_path / "nowhere")
+    assert checked.status is PreflightStatus.NO_SOLUTIONS and "no solutions" in checked.describe()
