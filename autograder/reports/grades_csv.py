@@ -12,14 +12,16 @@ import io
 from autograder.results import ExerciseResult, SubmissionResult
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Sheets
-# (OWASP "CSV injection"); tab and carriage return start one too in some of them.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# (OWASP "CSV injection"); tab, carriage return and newline start one too in some of them, and
+# some trim leading white space before reading the cell, so "\n=cmd" is a formula as well.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def safe_cell(text: str) -> str:
-    """Text a spreadsheet shows as text: a leading formula character gets a quote before it."""
+    """Text a spreadsheet shows as text: a cell that starts with a formula character, or with
+    white space before one, gets a quote before it."""
     text = str(text)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return "'" + text if text.startswith(FORMULA_START) or text.lstrip().startswith(FORMULA_START) else text
 
 
 def submitted(exercise: ExerciseResult) -> bool:
