@@ -29,6 +29,7 @@ from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
+from autograder import lms
 from autograder.roster import Student, _listing, find_students, open_confined  # noqa: F401 (public here too)
 from autograder.sandbox import Sandbox
 
@@ -59,7 +60,7 @@ def fingerprint(student: Student, course: CourseConfig) -> str:
     h.update(student.name.encode("utf-8", "surrogateescape"))
     h.update(student.refused.encode())
     if not student.refused:
-        for line in _listing(student.folder):
+        for line in lms.listing(student):
             h.update(line.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
@@ -166,8 +167,10 @@ def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> S
                           "refused")
     try:
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
-        result = grade_submission(folder, course, sandbox, student=student.name)
-        return keep_the_better_form(result, folder, course, sandbox)
+        with lms.staged(folder, student) as (graded, notes):     # archives unpacked, flat uploads gathered
+            result = grade_submission(graded, course, sandbox, student=student.name)
+            result = keep_the_better_form(result, graded, course, sandbox)
+        return lms.nothing_gradable(lms.with_notes(result, notes), lms.uploaded_names(folder, student))
     finally:
         os.close(fd)
 
@@ -176,7 +179,9 @@ def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseC
                          sandbox: Sandbox) -> SubmissionResult:
     """What intake decided, applied to the result: its flags on each exercise, a refused file's
     reason, and where .py and .ipynb both hold work, the other form graded too and the better
-    kept (or the form course.yml names in `both_forms`), said in the exercise's note."""
+    kept (or the form course.yml names in `both_forms`), said in the exercise's note; where
+    several names could be an exercise's, each graded and the better kept (autograder.candidates)."""
+    from autograder.candidates import ambiguous, grade_the_better
     from autograder.grading import grade_exercise
     from autograder.load import LoadError, load_submission
 
@@ -185,6 +190,8 @@ def keep_the_better_form(result: SubmissionResult, folder: Path, course: CourseC
     for first in result.exercises:
         source = sources[first.stem]
         ex = replace(first, flags=tuple(source.flags))
+        if isinstance(source, LoadError) and ambiguous(ex):
+            ex = grade_the_better(ex, folder, course, sandbox)
         if isinstance(source, LoadError) and source.reason == "refused":
             ex = replace(ex, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
                                           for c in ex.checks))
@@ -224,9 +231,10 @@ def default_jobs() -> int:
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int = 1, regrade: bool = False,
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
                 on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
-                isolation: bool = True) -> list[SubmissionResult]:
+                isolation: bool = True, layout: lms.Layout | str = lms.Layout.AUTO) -> list[SubmissionResult]:
     """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
-    class report and `exports` (reports.finish.finish_run). With `isolation` (the default), a
+    class report and `exports` (reports.finish.finish_run). `layout`: how the class folder is
+    laid out (autograder.lms; recognised by its names by default). With `isolation` (the default), a
     machine where the sandbox's jail does not hold raises SandboxError before any student runs."""
     class_dir, out = Path(class_dir), Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
@@ -237,7 +245,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
         except OSError:
             pass
     key = run_key(out)
-    students = find_students(class_dir, course.assignment, exclude=(out,))
+    students = lms.read_class(class_dir, course.assignment, exclude=(out,), layout=layout).students
     if on_start:
         on_start(len(students))
     results: dict[str, SubmissionResult] = {}

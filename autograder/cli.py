@@ -68,6 +68,8 @@ def cmd_grade(args, console: Console) -> int:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
     jobs = args.jobs or default_jobs()
+    if not args.scheduler:
+        _say_layout(class_dir, out, course, args.layout, console)
     try:
         with ClassProgress(console) as progress:
             if args.scheduler:
@@ -79,7 +81,8 @@ def cmd_grade(args, console: Console) -> int:
             else:
                 results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
                                       on_result=progress.advance, on_start=progress.start,
-                                      exports=tuple(args.export or ()), isolation=not args.no_isolation)
+                                      exports=tuple(args.export or ()), isolation=not args.no_isolation,
+                                      layout=args.layout)
     except SandboxError as err:   # the jail does not hold here: refuse untrusted code, say why
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
@@ -98,6 +101,20 @@ def cmd_grade(args, console: Console) -> int:
             return 2
         console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
     return 0
+
+
+def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Console) -> None:
+    """An LMS's download recognised, and what in it belongs to no student, said before grading."""
+    from autograder.lms import Layout, read_class
+
+    found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
+    if found.layout is not Layout.FOLDERS:
+        console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students "
+                      f"(--layout folders|canvas|moodle to choose)", markup=False)
+    if found.strays:
+        shown = ", ".join(found.strays[:10]) + (f" and {len(found.strays) - 10} more" if len(found.strays) > 10 else "")
+        console.print(f"[yellow]not graded, named like no {found.layout.value} submission:[/] ", end="")
+        console.print(shown, markup=False)
 
 
 def cmd_gradescope(args, console: Console) -> int:
@@ -185,6 +202,9 @@ def parser() -> argparse.ArgumentParser:
                        help="grade on a Dask cluster: its scheduler's address, e.g. tcp://host:8786 (docs/cluster.md)")
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
+    grade.add_argument("--layout", choices=("auto", "folders", "canvas", "moodle"), default="auto",
+                       help="how CLASS_DIR is laid out: one folder per student, Canvas's or Moodle's download "
+                            "(default: recognised by the names)")
     grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
                        help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
                             "gradescope-csv (repeatable)")
