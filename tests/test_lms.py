@@ -287,3 +287,18 @@ def test_a_canvas_download_is_graded_per_student(tmp_path):
     assert read_class(cls, course.assignment, exclude=(out,)).strays == ("lovelaceada_101_9009_evil.py",)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert {t["student"]: t["kind"] for t in summary["trouble"]} == {"babbagecharles_104": "nothing gradable"}
+
+
+def test_the_gradescope_runner_grades_a_zip_inside_the_upload(tmp_path):
+    """Issue 21 (its third finding): an upload holding a .zip said "no exercise files were found" and scored 0."""
+    from autograder.gradescope.run import run
+
+    (tmp_path / "source").mkdir()
+    small_course(tmp_path / "source")
+    _zip(tmp_path / "submission" / "homework.zip", {"self_attention/hand_computation.py": RIGHT})
+    (tmp_path / "results").mkdir()
+    data = run(tmp_path)
+    assert data["score"] == 7
+    assert "no exercise files were found" not in data["output"]
+    assert any("homework.zip was unpacked" in t.get("output", "") for t in data["tests"]) or \
+        "homework.zip was unpacked" in data["output"]
