@@ -30,6 +30,7 @@ from autograder.reports.gradescope import to_gradescope
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
 from autograder import lms
+from autograder.class_roster import Person, enrol
 from autograder.roster import Student, _listing, find_students, open_confined  # noqa: F401 (public here too)
 from autograder.sandbox import Sandbox
 
@@ -231,10 +232,12 @@ def default_jobs() -> int:
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int = 1, regrade: bool = False,
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
                 on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
-                isolation: bool = True, layout: lms.Layout | str = lms.Layout.AUTO) -> list[SubmissionResult]:
+                isolation: bool = True, layout: lms.Layout | str = lms.Layout.AUTO,
+                roster: list[Person] | None = None) -> list[SubmissionResult]:
     """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
     class report and `exports` (reports.finish.finish_run). `layout`: how the class folder is
-    laid out (autograder.lms; recognised by its names by default). With `isolation` (the default), a
+    laid out (autograder.lms; recognised by its names by default); `roster` (class_roster.read_roster)
+    names each student in grades.csv and the exports. With `isolation` (the default), a
     machine where the sandbox's jail does not hold raises SandboxError before any student runs."""
     class_dir, out = Path(class_dir), Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
@@ -340,7 +343,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
     except Exception as err:  # noqa: BLE001 - reported after grades.csv is written
         failures.append(err)
     # Always written, also when a worker failed: every graded student is in it.
-    finish_run(out, ordered, course, exports=exports)
+    finish_run(out, ordered, course, exports=exports, enrolment=enrol(students, roster))
     if failures:
         raise failures[0]
     return ordered

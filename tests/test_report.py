@@ -121,13 +121,15 @@ def test_a_name_led_by_a_newline_and_a_formula_is_neutralised_everywhere(fmt):
 
 def test_exports_have_each_platforms_columns():
     results = small_class()
-    canvas = list(csv.reader(io.StringIO(export(ExportFormat.CANVAS, results, COURSE))))
+    text = export(ExportFormat.CANVAS, results, COURSE)
+    assert text.startswith("\ufeff")           # Excel reads accents right only with a byte order mark
+    canvas = list(csv.reader(io.StringIO(text[1:])))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", COURSE.assignment]
     full = f"{sum(ex.max_score for ex in results[0].exercises):g}"    # ada has every check right
     assert canvas[1][0] == "Points Possible" and canvas[1][-1] == full
     by_login = {row[3]: row for row in canvas[2:]}
     assert by_login["ada"][-1] == full and by_login["nobody"][-1] == ""
-    moodle = list(csv.reader(io.StringIO(export(ExportFormat.MOODLE, results, COURSE))))
+    moodle = list(csv.reader(io.StringIO(export(ExportFormat.MOODLE, results, COURSE).lstrip("\ufeff"))))
     assert moodle[0][:2] == ["username", COURSE.assignment]
     gradescope = list(csv.DictReader(io.StringIO(export(ExportFormat.GRADESCOPE_CSV, results, COURSE))))
     assert {r["SID"]: r["Total Score"] for r in gradescope}["bo"] == "7"
