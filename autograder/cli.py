@@ -105,6 +105,9 @@ def cmd_grade(args, console: Console) -> int:
     print_summary(results, course, console, out)
     if roster is not None:
         _say_roster(students, roster, console)
+    elif any(s.lms_id for s in students) and set(args.export or ()) & {"moodle", "gradescope-csv"}:
+        console.print("[yellow]an LMS download names students by the LMS's number only: the moodle and "
+                      "gradescope-csv exports have no login; give --roster ROSTER.csv to fill them[/]")
     if args.gradebook:
         from autograder.gradebook import GradebookError, write_gradebook
 

@@ -386,9 +386,8 @@ def _read(root: Folder, base: tuple[str, ...], chosen: list[tuple[str, str]], st
 
 
 def candidates(folder: Path, stem: str, limit: int = 4) -> tuple[Found, ...]:
-    """Every file that could be `stem`'s when several near-miss names are (intake's AMBIGUOUS:
-    `attention (1).py` and `Attention-v2.py`), read as discover reads one; at most `limit` of
-    them (more than that is left ambiguous: ()). The caller grades each and keeps the better."""
+    """Every file that could be `stem`'s where intake found it AMBIGUOUS, read as discover reads
+    one; () when more than `limit` (left ambiguous). The caller grades each, keeps the better."""
     with Folder(Path(folder)) as root:
         base, notes = _descend(root)
         names, _ = root.listdir(base)
