@@ -65,6 +65,12 @@ def _tar(path: Path, members: dict[str, bytes], *, links: dict[str, str] = {}, f
     return path
 
 
+def _dest(tmp_path: Path) -> Path:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    return dest
+
+
 def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
 
@@ -77,8 +83,7 @@ def test_an_archive_writes_nothing_outside_its_folder(tmp_path, maker):
     archive = maker(tmp_path / f"up{suffix}", {"../escaped.py": b"x = 1\n", "/tmp/absolute.py": b"x = 1\n",
                                              "hw/../../up.py": b"x = 1\n", "hw/attention.py": b"x = 2\n"},
                     links={"hw/link.py": "/etc/passwd", "hw/up.py": "../../secret"})
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     budget = Budget()
     assert extract(str(archive), "up", str(dest), budget) == 1
     assert _files(dest) == {"hw/attention.py"}
@@ -90,16 +95,14 @@ def test_an_archive_writes_nothing_outside_its_folder(tmp_path, maker):
 def test_a_zip_of_windows_paths_and_mac_litter_is_unpacked_as_meant(tmp_path):
     archive = _zip(tmp_path / "up.zip", {"hw1\\attention.py": b"x = 1\n", "__MACOSX/hw1/._attention.py": b"junk",
                                           "C:\\Users\\x\\causal_mask.py": b"x = 1\n"})
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     extract(str(archive), "up.zip", str(dest), Budget())
     assert _files(dest) == {"hw1/attention.py"}
 
 
 def test_a_fifo_in_a_tar_is_skipped(tmp_path):
     archive = _tar(tmp_path / "up.tgz", {"attention.py": b"x = 1\n"}, fifo="pipe")
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     budget = Budget()
     extract(str(archive), "up.tgz", str(dest), budget)
     assert _files(dest) == {"attention.py"} and "pipe was skipped" in " ".join(budget.notes)
@@ -108,8 +111,7 @@ def test_a_fifo_in_a_tar_is_skipped(tmp_path):
 def test_a_zip_bomb_is_refused_by_its_compression_ratio(tmp_path):
     archive = _zip(tmp_path / "bomb.zip", {"attention.py": b"x = 1\n", "zeros.py": bytes(20 * 2**20)})
     assert archive.stat().st_size < 100_000
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     with pytest.raises(ArchiveRefused, match="zip bomb"):
         extract(str(archive), "bomb.zip", str(dest), Budget())
     assert _files(dest) == set()
@@ -117,8 +119,7 @@ def test_a_zip_bomb_is_refused_by_its_compression_ratio(tmp_path):
 
 def test_an_archive_larger_than_the_budget_is_refused_by_its_declared_size(tmp_path):
     archive = _zip(tmp_path / "big.zip", {"a.py": os.urandom(6000)})
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     with pytest.raises(ArchiveRefused, match="would unpack to"):
         extract(str(archive), "big.zip", str(dest), Budget(bytes_left=5000))
     assert _files(dest) == set()
@@ -132,8 +133,7 @@ def test_a_zip_that_declares_less_than_it_holds_is_stopped_while_extracting(tmp_
     for at in [i for i in range(len(raw) - 4) if raw[i:i + 4] == size]:   # local header and central directory
         raw[at:at + 4] = (100).to_bytes(4, "little")
     archive.write_bytes(bytes(raw))
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     with pytest.raises(ArchiveRefused):
         extract(str(archive), "liar.zip", str(dest), Budget())
     assert _files(dest) == set()
@@ -143,8 +143,7 @@ def test_a_zip_that_declares_less_than_it_holds_is_stopped_while_extracting(tmp_
 def test_thousands_of_members_are_refused(tmp_path, maker):
     archive = maker(tmp_path / ("many.zip" if maker is _zip else "many.tgz"),
                     {f"f{i}.txt": b"" for i in range(MAX_MEMBERS + 500)})
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     with pytest.raises(ArchiveRefused, match="members"):
         extract(str(archive), "many", str(dest), Budget())
     assert _files(dest) == set()
@@ -159,8 +158,7 @@ def test_an_archive_inside_the_archive_is_opened_one_level(tmp_path):
         zf.writestr("attention.py", b"x = 1\n")
         zf.writestr("deeper.zip", innermost.getvalue())
     archive = _zip(tmp_path / "outer.zip", {"inner.zip": inner.getvalue(), "causal_mask.py": b"x = 1\n"})
-    dest = tmp_path / "dest"
-    dest.mkdir()
+    dest = _dest(tmp_path)
     extract(str(archive), "outer.zip", str(dest), Budget())
     assert _files(dest) == {"causal_mask.py", "inner/attention.py", "inner/deeper.zip"}
 
