@@ -192,6 +192,19 @@ def test_moodle_folders_give_the_name_and_participant_number_not_the_folder_name
     assert found.strays == ("Grace Hopper_5002_assignsubmission_onlinetext_",)
 
 
+def test_moodles_flat_download_is_grouped_per_student(tmp_path):
+    for name in ("Ada Lovelace_5001_assignsubmission_file_attention.py",
+                 "Ada Lovelace_5001_assignsubmission_file_Hand Computation.ipynb",
+                 "Grace Hopper_5002_assignsubmission_file_hw.zip"):
+        (tmp_path / name).write_bytes(b"x")
+    found = read_class(tmp_path, "self_attention")
+    assert found.layout is Layout.MOODLE
+    assert [(s.name, s.uploads) for s in found.students] == [
+        ("Ada Lovelace_5001", (("Hand Computation.ipynb", "Ada Lovelace_5001_assignsubmission_file_Hand Computation.ipynb"),
+                               ("attention.py", "Ada Lovelace_5001_assignsubmission_file_attention.py"))),
+        ("Grace Hopper_5002", (("hw.zip", "Grace Hopper_5002_assignsubmission_file_hw.zip"),))]
+
+
 def test_plain_student_folders_stay_folders(tmp_path):
     (tmp_path / "ada").mkdir()
     (tmp_path / "bo_12_x").mkdir()
