@@ -1,12 +1,9 @@
-"""Grading a whole class: find the students, grade each once, write results as they come.
+"""One student of a class: grading it, and what makes its result trustworthy on resume.
 
-Each student's result (and feedback page) is written atomically as soon as it is graded, so
-a run that is killed resumes where it stopped; a result is reused only if the submission's
-files and the course are unchanged (a fingerprint is stored with it) and it carries the
-run folder's signature (a key only the grader can read), so a forged results file is
-graded again rather than believed. Submissions never see the class folder or OUT: both are
-hidden from the sandbox's children, and every result file is checked against what the
-grader holds in memory before the run ends.
+A result is reused only if the submission's files and the course are unchanged (a fingerprint
+is stored with it) and it carries the run folder's signature (a key only the grader can read),
+so a forged results file is graded again rather than believed. The loop over a class (local
+pool or Dask cluster) is autograder.class_run; `grade_class` here runs it on this machine.
 """
 
 from __future__ import annotations
@@ -16,20 +13,19 @@ import hashlib
 import hmac
 import json
 import os
-import queue
 import secrets
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 from autograder.config import CourseConfig
-from autograder.grading import grade_submission, limits_for
-from autograder.preflight import Preflight, PreflightStatus, run_preflight
+from autograder.grading import grade_submission
+from autograder.preflight import Preflight
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
-from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
+from autograder import lms
+from autograder.class_roster import Person
 from autograder.roster import Student, _listing, find_students, open_confined  # noqa: F401 (public here too)
 from autograder.sandbox import Sandbox
 
@@ -60,7 +56,7 @@ def fingerprint(student: Student, course: CourseConfig) -> str:
     h.update(student.name.encode("utf-8", "surrogateescape"))
     h.update(student.refused.encode())
     if not student.refused:
-        for line in _listing(student.folder):
+        for line in lms.listing(student):
             h.update(line.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
@@ -167,16 +163,11 @@ def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> S
                           "refused")
     try:
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
-        return grade_submission(folder, course, sandbox, student=student.name)
+        with lms.staged(folder, student) as (graded, notes):     # archives unpacked, flat uploads gathered
+            result = grade_submission(graded, course, sandbox, student=student.name)
+        return lms.nothing_gradable(lms.with_notes(result, notes), lms.uploaded_names(folder, student))
     finally:
         os.close(fd)
-
-
-def _class_sandbox(sandbox: Sandbox) -> Sandbox:
-    """Many submissions: some file will want torch and matplotlib together, so every torch
-    zygote has both (one torch start per worker, not one per kind)."""
-    sandbox.torch_with_matplotlib = True
-    return sandbox
 
 
 def default_jobs() -> int:
@@ -190,152 +181,18 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int =
                 on_result: Callable[[SubmissionResult, bool], None] | None = None,
                 on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
                 isolation: bool = True, preflight: bool = True,
-                on_preflight: Callable[[Preflight], None] | None = None) -> list[SubmissionResult]:
-    """Grade every student (reusing unchanged results unless `regrade`), then write grades.csv, the
-    class report and `exports` (reports.finish.finish_run). With `isolation` (the default), a
-    machine where the sandbox's jail does not hold raises SandboxError before any student runs;
-    with `preflight` (the default), a sandbox in which the kit's solutions lose points raises
-    PreflightFailed before any student runs (autograder.preflight)."""
-    class_dir, out = Path(class_dir), Path(out)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
-    for folder in (out, out / "results", out / "feedback"):
-        try:   # never writable by anyone else (the sandbox's children run as other users)
-            os.chmod(folder, os.stat(folder).st_mode & ~0o022)
-        except OSError:
-            pass
-    key = run_key(out)
-    students = find_students(class_dir, course.assignment, exclude=(out,))
-    if on_start:
-        on_start(len(students))
-    results: dict[str, SubmissionResult] = {}
-    texts: dict[str, str] = {}
-    todo: queue.Queue = queue.Queue()
-    for student in students:
-        fp = fingerprint(student, course)
-        previous = None if regrade else load_previous(out, student, fp, key)
-        if previous is not None:
-            results[student.name] = previous
-            texts[student.name] = result_text(previous, fp, course, key)
-            if not feedback_path(out, student.name).is_file():
-                write_atomic(feedback_path(out, student.name), feedback_markdown(previous, course))
-            if on_result:
-                on_result(previous, True)
-        else:
-            todo.put((student, fp))
-    lock = threading.Lock()
-    failures: list[BaseException] = []
-    limits = limits_for(course)
-    hide = (str(class_dir.resolve()), str(out.resolve()))
+                on_preflight: Callable[[Preflight], None] | None = None,
+                layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None):
+    """Grade every student on this machine, `jobs` at once (autograder.class_run: the loop a
+    cluster run shares), reusing unchanged results unless `regrade`; then write grades.csv, the
+    class report and `exports`. `layout`: how the class folder is laid out (autograder.lms;
+    recognised by its names by default); `roster` (class_roster.read_roster) names each student
+    in grades.csv and the exports. With `isolation` (the default), a machine where the sandbox's
+    jail does not hold raises SandboxError before any student runs; with `preflight` (the
+    default), a sandbox in which the kit's solutions lose points raises PreflightFailed before
+    any student runs (autograder.preflight). Returns the results, read back from OUT."""
+    from autograder.class_run import ClassRun, LocalGrading
 
-    def grade_one(sandbox_box: list, student: Student) -> tuple[SubmissionResult, bool]:
-        """(result, trusted): a grader failure is retried once on a fresh sandbox."""
-        for attempt in (1, 2):
-            try:
-                if sandbox_box[0] is None:
-                    sandbox_box[0] = _class_sandbox(Sandbox(limits, hide=hide))
-                return grade_student(student, course, sandbox_box[0]), True
-            except Exception as err:  # noqa: BLE001 - one student never stops the class
-                if sandbox_box[0] is not None:
-                    try:
-                        sandbox_box[0].close()
-                    except Exception:  # noqa: BLE001 - a sandbox that cannot close is dropped
-                        pass
-                    sandbox_box[0] = None
-                if attempt == 2:
-                    return grader_failure(student, course, err), False
-        raise AssertionError("unreachable")
-
-    # The jail is checked once, here, before any student's code runs (the first worker keeps it).
-    first = _class_sandbox(Sandbox(limits, hide=hide, require_isolation=True)) \
-        if isolation and not todo.empty() else None
-    checked = Preflight(PreflightStatus.NOT_NEEDED)
-    if first is None and not todo.empty():
-        try:
-            first = _class_sandbox(Sandbox(limits, hide=hide))
-        except Exception:  # noqa: BLE001 - every student's result will say why it could not be graded
-            checked = Preflight(PreflightStatus.NO_SANDBOX)
-    if first is not None:
-        try:
-            checked = run_preflight(course, first, enabled=preflight)
-        except BaseException:
-            first.close()
-            raise
-    if on_preflight:
-        on_preflight(checked)
-
-    def worker(box_: list):
-        try:
-            while True:
-                try:
-                    student, fp = todo.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    _record(box_, student, fp)
-                except Exception as err:  # noqa: BLE001 - writing one student failed: say so, go on
-                    failures.append(err)
-        except BaseException as err:  # surfaced after the other workers finish their students
-            failures.append(err)
-        finally:
-            if box_[0] is not None:
-                try:
-                    box_[0].close()
-                except Exception:  # noqa: BLE001
-                    pass
-
-    def _record(sandbox_box: list, student: Student, fp: str) -> None:
-        result, trusted = grade_one(sandbox_box, student)
-        try:
-            text = result_text(result, fp if trusted else "", course, key)
-        except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error
-            result = grader_failure(student, course, err)
-            text = result_text(result, "", course, key)
-        with lock:      # held first: a file that cannot be written still leaves the grade in grades.csv
-            results[student.name] = result
-            texts[student.name] = text
-        write_atomic(feedback_path(out, result.student), feedback_markdown(result, course))
-        write_atomic(result_path(out, result.student), text)
-        write_feedback_html(out, result, course)     # here, while other workers wait on their sandboxes
-        if on_result:
-            with lock:
-                on_result(result, False)
-
-    threads = [threading.Thread(target=worker, args=([first if i == 0 else None],), daemon=True,
-                                name=f"attnkit-grader-{i}") for i in range(max(1, min(jobs, todo.qsize())))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        while t.is_alive():        # a timed join keeps the main thread interruptible (Ctrl-C)
-            t.join(0.2)
-    ordered = [results[s.name] for s in students if s.name in results]
-    try:
-        _verify_written(out, ordered, texts, course)
-    except Exception as err:  # noqa: BLE001 - reported after grades.csv is written
-        failures.append(err)
-    # Always written, also when a worker failed: every graded student is in it.
-    finish_run(out, ordered, course, exports=exports, preflight=checked)
-    if failures:
-        raise failures[0]
-    return ordered
-
-
-def _verify_written(out: Path, results: list[SubmissionResult], texts: dict[str, str], course: CourseConfig) -> None:
-    """Every results/<student>.json and feedback/<student>.md says what the grader holds: a file
-    that changed since it was written (it should not: nobody else may write here) is rewritten."""
-    for result in results:
-        path = result_path(out, result.student)
-        try:
-            same = path.read_text(encoding="utf-8") == texts[result.student]
-        except (OSError, ValueError):
-            same = False
-        if not same:
-            write_atomic(path, texts[result.student])
-        page = feedback_markdown(result, course)
-        fpath = feedback_path(out, result.student)
-        try:
-            same = fpath.read_text(encoding="utf-8") == page
-        except (OSError, ValueError):
-            same = False
-        if not same:
-            write_atomic(fpath, page)
+    run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
+                   on_result=on_result, on_start=on_start, on_preflight=on_preflight)
+    return run.run(LocalGrading(course, jobs, isolation=isolation, preflight=preflight))

@@ -19,6 +19,7 @@ from typing import Any, Collection
 import numpy as np
 
 from autograder.alongside import open_beside, send_ahead
+from autograder.candidates import ambiguous, grade_the_better
 from autograder.cells import open_session, session_source
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
@@ -52,19 +53,23 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
         prefetch_expected([c for stem in stems for c in CHECKS[stem]], course.seed)
     # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
     with sandbox.budget(course.limits.submission_timeout):
-        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox) for stem in stems)
+        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder)) for stem in stems)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises, seed=course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
 
 
 def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
-                   sandbox: Sandbox, *, only: Collection[str] | None = None) -> ExerciseResult:
+                   sandbox: Sandbox, *, only: Collection[str] | None = None,
+                   folder: Path | None = None) -> ExerciseResult:
     """Grade one stem as intake chose it, on every path (check, watch, the plugin, nbgrader,
-    grade, the cluster, Gradescope): intake's flags on the result, a refused file's reason, and
+    grade, the cluster, Gradescope): intake's flags on the result, a refused file's reason;
     where .py and .ipynb both hold work, the other form graded too and the better kept (or the
-    form course.yml names in `both_forms`), said in the exercise's note. `only` restricts it to
-    some of its check ids (an nbgrader test cell)."""
+    form course.yml names in `both_forms`); where several names in `folder` could be the
+    stem's, each graded and the better kept (autograder.candidates); said in the exercise's
+    note. `only` restricts it to some of its check ids (an nbgrader test cell)."""
     first = replace(_grade_form(stem, loaded, course, sandbox, only), flags=tuple(loaded.flags))
+    if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
+        return grade_the_better(first, folder, course, sandbox)
     if isinstance(loaded, LoadError) and loaded.reason == "refused":
         first = replace(first, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
                                             for c in first.checks))

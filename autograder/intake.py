@@ -46,9 +46,11 @@ class Flag(str, Enum):
     SUBFOLDER = "subfolder"        # the files were found inside a single subfolder
     STUB_SKIPPED = "stub_skipped"  # the other form was an untouched stub and was not graded
     BOTH_FORMS = "both_forms"      # .py and .ipynb both hold work: both graded, the better kept
-    AMBIGUOUS = "ambiguous"        # several near-miss names: none graded
+    AMBIGUOUS = "ambiguous"        # several near-miss names (classroom grades each, keeps the better)
     REFUSED = "refused"            # a link out of the folder, a special file
     HARD_LINK = "hard_link"        # the file has other names on disk (graded; listed in the report)
+    CANDIDATES = "candidates"      # several near-miss names were each graded, the better kept
+    ARCHIVE = "archive"            # the files came out of an uploaded archive or an LMS's flat download
 
 
 @dataclass(frozen=True)
@@ -317,6 +319,13 @@ def _kind(root: Folder, parts: tuple[str, ...]) -> str:
         return "other"
 
 
+def _near(root: Folder, base: tuple[str, ...], names: list[str], stem: str, suffix: str) -> list[str]:
+    """The names that could mean `stem` + `suffix`. A folder named like a file is not one (a link
+    or a file is, and is judged on reading)."""
+    return [n for n in names if n.lower().endswith(suffix) and normal_stem(n) == stem
+            and _kind(root, base + (n,)) != "dir"]
+
+
 def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, notes: tuple[str, ...],
               truncated: bool, where: str) -> StemFiles:
     flags = (Flag.SUBFOLDER,) if base else ()
@@ -324,9 +333,7 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
     chosen: list[tuple[str, str]] = []       # (name, note)
     for suffix in SUFFIXES:
         exact = f"{stem}{suffix}"
-        # a folder named like a file is not a candidate (a link or a file is, and is judged on reading)
-        near = [n for n in names if n.lower().endswith(suffix) and normal_stem(n) == stem
-                and _kind(root, base + (n,)) != "dir"]
+        near = _near(root, base, names, stem, suffix)
         if exact in near:
             chosen.append((exact, ""))
             continue
@@ -346,6 +353,16 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
         elif truncated:
             why += f" (the folder holds more than {MAX_ENTRIES} entries; only the first were looked at)"
         return StemFiles(stem, problem=Problem(stem, None, why), notes=notes)
+    files, problems = _read(root, base, chosen, stem, flags, notes)
+    if not files:
+        return StemFiles(stem, problem=problems[0], notes=notes)
+    return StemFiles(stem, files=tuple(files), notes=notes)
+
+
+def _read(root: Folder, base: tuple[str, ...], chosen: list[tuple[str, str]], stem: str, flags: tuple[Flag, ...],
+          notes: tuple[str, ...]) -> tuple[list[Found], list[Problem]]:
+    """The files `chosen` ((name, note) in the folder `base`) read, or the problem of each."""
+    prefix = "/".join(base) + "/" if base else ""
     files, problems = [], []
     for name, note in chosen:
         relpath = prefix + name
@@ -365,9 +382,22 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
                 continue
             extra += (Flag.HARD_LINK,)
         files.append(Found(stem, relpath, data, "; ".join(filter(None, (*notes, note))), flags + extra))
-    if not files:
-        return StemFiles(stem, problem=problems[0], notes=notes)
-    return StemFiles(stem, files=tuple(files), notes=notes)
+    return files, problems
+
+
+def candidates(folder: Path, stem: str, limit: int = 4) -> tuple[Found, ...]:
+    """Every file that could be `stem`'s where intake found it AMBIGUOUS, read as discover reads
+    one; () when more than `limit` (left ambiguous). The caller grades each, keeps the better."""
+    with Folder(Path(folder)) as root:
+        base, notes = _descend(root)
+        names, _ = root.listdir(base)
+        visible = [n for n in names if not ignored(n)]
+        near = [n for suffix in SUFFIXES for n in _near(root, base, visible, stem, suffix)]
+        if len(near) > limit:
+            return ()
+        flags = (Flag.SUBFOLDER,) if base else ()
+        files, _ = _read(root, base, [(n, "") for n in near], stem, flags, notes)
+        return tuple(files)
 
 
 def _os_message(relpath: str, err: OSError) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -98,9 +98,11 @@ class SubmissionResult:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that a reader (or a crash) sees the old content or the new, never half."""
+    """Write a file so that a reader (or a crash) sees the old content or the new, never half.
+    The file's mode follows the umask, as a Unix tool's output does (mkstemp's 0600 would not):
+    a course that wants OUT private sets its umask or OUT's mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _create_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -108,8 +110,21 @@ def write_atomic(path: Path, text: str) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def _create_beside(path: Path) -> tuple[int, Path]:
+    """A new temporary file beside `path`, created 0666 so the kernel applies the umask; its
+    name unguessable and O_EXCL | O_NOFOLLOW, so nothing placed there beforehand is written."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary name for {path.name}")
 
 
 def dumps(data) -> str:

@@ -23,6 +23,10 @@ class Student:
     # Why nothing is graded from this folder ("" when it is graded): a student folder or
     # assignment folder that is a symbolic link could lead to another student or the solutions.
     refused: str = ""
+    # An LMS's flat download (autograder.lms): (the name the student gave a file, its name in
+    # `folder`), graded as if those files were the student's folder. Empty: `folder` is theirs.
+    uploads: tuple[tuple[str, str], ...] = ()
+    lms_id: str = ""        # the LMS's number for the student, read from its file or folder names
 
 
 def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = ()) -> list[Student]:

@@ -44,7 +44,7 @@ class GradingSession:
         from autograder.grading import grade_exercise
         from autograder.load import load_stem
 
-        return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox)
+        return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox, folder=Path(folder))
 
     def close(self) -> None:
         if self._sandbox is not None:

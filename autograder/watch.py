@@ -120,7 +120,7 @@ class Watcher:
             return None
         from autograder.grading import grade_exercise
 
-        result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox)
+        result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox, folder=self.folder)
         broken = isinstance(loaded, LoadError)
         print_changes(self.console, self.results.get(stem), result, time.monotonic() - started,
                       self.session.course.show_hidden, details=not broken)

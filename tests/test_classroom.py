@@ -695,7 +695,7 @@ def _remove_chain(folder: Path, name: str, depth: int) -> None:
 
 
 def test_grades_csv_is_written_when_writing_one_student_fails(tmp_path, monkeypatch):
-    import autograder.classroom as classroom
+    import autograder.class_run as classroom     # the class loop writes each result
 
     course = load_course(small_course(tmp_path), known_checks=check_ids())
     class_dir, out = tmp_path / "class", tmp_path / "out"
@@ -719,7 +719,7 @@ def test_grades_csv_is_written_when_writing_one_student_fails(tmp_path, monkeypa
 def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, monkeypatch, capsys):
     """No user namespaces (a locked-down kernel, macOS): `attnkit grade` says why and grades
     nothing, unless the instructor passes --no-isolation."""
-    from autograder import classroom, cli
+    from autograder import class_run as classroom, cli     # the class loop makes the sandboxes
     from autograder.sandbox import SandboxError
 
     seen = []

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -101,21 +102,34 @@ def test_grades_csv_tells_not_submitted_from_zero_and_is_spreadsheet_safe():
     assert grades_csv(results[::-1], STEMS) == grades_csv(results, STEMS)
 
 
-@pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"])
+@pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "\n=1+1", "\n+cmd|' /C calc'!A0",
+                                  "\t=1", "\r\n@SUM(A1)", "\r-1", " \n =HYPERLINK(\"http://x\")", "\nx"])
 def test_every_formula_start_is_escaped(text):
     assert safe_cell(text) == "'" + text
-    assert safe_cell("ada") == "ada"
+    assert safe_cell("ada") == "ada" and safe_cell("ada =1") == "ada =1"
+
+
+@pytest.mark.parametrize("fmt", list(ExportFormat))
+def test_a_name_led_by_a_newline_and_a_formula_is_neutralised_everywhere(fmt):
+    """Issue 24.5: a folder name "\n=HYPERLINK(...)" reached grades.csv and every export unquoted."""
+    evil = "\n=HYPERLINK(\"http://x\",\"click\")"
+    results = [replace(small_class()[0], student=evil)]
+    for text in (grades_csv(results, STEMS), export(fmt, results, COURSE)):
+        cells = [cell for row in csv.reader(io.StringIO(text.lstrip("\ufeff"))) for cell in row]
+        assert "'" + evil in cells and evil not in cells
 
 
 def test_exports_have_each_platforms_columns():
     results = small_class()
-    canvas = list(csv.reader(io.StringIO(export(ExportFormat.CANVAS, results, COURSE))))
+    text = export(ExportFormat.CANVAS, results, COURSE)
+    assert text.startswith("\ufeff")           # Excel reads accents right only with a byte order mark
+    canvas = list(csv.reader(io.StringIO(text[1:])))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", COURSE.assignment]
     full = f"{sum(ex.max_score for ex in results[0].exercises):g}"    # ada has every check right
     assert canvas[1][0] == "Points Possible" and canvas[1][-1] == full
     by_login = {row[3]: row for row in canvas[2:]}
     assert by_login["ada"][-1] == full and by_login["nobody"][-1] == ""
-    moodle = list(csv.reader(io.StringIO(export(ExportFormat.MOODLE, results, COURSE))))
+    moodle = list(csv.reader(io.StringIO(export(ExportFormat.MOODLE, results, COURSE).lstrip("\ufeff"))))
     assert moodle[0][:2] == ["username", COURSE.assignment]
     gradescope = list(csv.DictReader(io.StringIO(export(ExportFormat.GRADESCOPE_CSV, results, COURSE))))
     assert {r["SID"]: r["Total Score"] for r in gradescope}["bo"] == "7"
@@ -314,3 +328,18 @@ def test_a_hidden_checks_picture_is_shown_only_with_show_hidden():
                 e.graded_file) for e in result.exercises), result.seed, result.assignment)
     assert "<figure" not in feedback_html(result, COURSE)
     assert "<figure" in feedback_html(result, COURSE.model_copy(update={"show_hidden": True}))
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_output_files_follow_the_umask(tmp_path, umask, mode):
+    """Issue 21.7: every file was 0600 whatever the umask (mkstemp's mode)."""
+    old = os.umask(umask)
+    try:
+        finish_run(tmp_path, small_class(), COURSE, exports=tuple(ExportFormat))
+    finally:
+        os.umask(old)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"grades.csv", "summary.json", "report.html", "export-canvas.csv",
+                                        "ada.html"}
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in written} == {p.name: oct(mode) for p in written}
+    assert not [p for p in tmp_path.rglob(".*.tmp")]

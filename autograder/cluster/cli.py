@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console):
+def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console, *, on_preflight=None,
+                     roster=None):
     """The results (a Sequence), or None after printing why the cluster cannot be used."""
     try:
         from autograder.cluster.client import ClusterError, grade_class_on_cluster
@@ -19,7 +20,9 @@ def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console
                                       on_result=progress.advance, on_start=progress.start,
                                       exports=tuple(getattr(args, "export", None) or ()),
                                       isolation=not getattr(args, "no_isolation", False),
-                                      preflight=not getattr(args, "no_preflight", False))
+                                      preflight=not getattr(args, "no_preflight", False),
+                                      on_preflight=on_preflight, layout=getattr(args, "layout", "auto"),
+                                      roster=roster)
     except ClusterError as err:
         console.print(str(err), style="red", markup=False)
         return None

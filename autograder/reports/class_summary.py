@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from autograder.config import CourseConfig
 from autograder.reports.grades_csv import ordered, submitted
-from autograder.reports.summary import _why
+from autograder.reports.summary import trouble
 from autograder.results import SubmissionResult
 
 SCHEMA = "attnkit-summary/1"
@@ -99,14 +99,8 @@ def _misconceptions(results: list[SubmissionResult]) -> list[dict]:
 
 
 def _trouble(results: list[SubmissionResult]) -> list[dict]:
-    rows = []
-    for r in results:
-        for e in r.exercises:
-            why = _why(e)
-            if why:
-                rows.append({"student": r.student, "exercise": e.stem, "kind": why[0], "message": why[1],
-                             "feedback": feedback_link(r.student)})
-    return rows
+    return [{"student": r.student, "exercise": stem, "kind": kind, "message": why, "feedback": feedback_link(r.student)}
+            for r in results for stem, kind, why in trouble(r)]
 
 
 def _intake(results: list[SubmissionResult]) -> list[dict]:

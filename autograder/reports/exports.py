@@ -2,15 +2,18 @@
 
 canvas          Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then
                 one column per assignment, with a "Points Possible" row under the header.
-                The student's folder name goes into SIS Login ID (and Student); Canvas matches
-                rows on ID, SIS User ID or SIS Login ID.
-moodle          Moodle's "Import grades - CSV file": an identifier column (map it to "username"
-                under "Identify user by") and one column per grade item (map it to the item).
+                Canvas matches rows on ID, SIS User ID or SIS Login ID.
+moodle          Moodle's "Import grades - CSV file": username, one column per grade item, email
+                and idnumber (under "Identify user by", map whichever the roster filled).
 gradescope-csv  Gradescope's score upload: Name, SID, Email and a Total Score column (plus one
                 column per exercise); Gradescope matches SID or Email against its roster.
 
-A submission that was not handed in is an empty cell everywhere (the platforms leave those
-ungraded instead of writing a 0); every text cell is made spreadsheet safe.
+Who each row is comes from the roster (`--roster`, autograder.class_roster): name, login, SIS
+id, LMS id and email; without one, the folder's name is the login (and the name), and Canvas's
+user id read from its download's file names fills ID. A roster student with no submission is a
+row with a 0; a submission that was handed in empty is an empty cell (the platforms leave those
+ungraded). Every text cell is made spreadsheet safe; Canvas's and Moodle's files start with a
+byte order mark (see ExportFormat.bom).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import io
 from enum import Enum
 
 from autograder.config import CourseConfig
-from autograder.reports.grades_csv import exercise_cell, ordered, safe_cell, total_cell
+from autograder.class_roster import Enrolment
+from autograder.reports.grades_csv import exercise_cell, roster_rows, safe_cell, total_cell
 from autograder.results import SubmissionResult
 
 
@@ -33,10 +37,20 @@ class ExportFormat(str, Enum):
     def filename(self) -> str:
         return f"export-{self.value}.csv"
 
+    @property
+    def bom(self) -> bool:
+        """Whether the file starts with a UTF-8 byte order mark: Excel needs one to read names
+        with accents right, and Canvas's and Moodle's importers skip it."""
+        return self is not ExportFormat.GRADESCOPE_CSV
 
-def export(fmt: ExportFormat, results: list[SubmissionResult], course: CourseConfig) -> str:
-    return {ExportFormat.CANVAS: _canvas, ExportFormat.MOODLE: _moodle,
-            ExportFormat.GRADESCOPE_CSV: _gradescope}[ExportFormat(fmt)](ordered(results), course)
+
+def export(fmt: ExportFormat, results: list[SubmissionResult], course: CourseConfig,
+           enrolment: Enrolment | None = None) -> str:
+    fmt = ExportFormat(fmt)
+    rows = roster_rows(results, enrolment or Enrolment({}))
+    text = {ExportFormat.CANVAS: _canvas, ExportFormat.MOODLE: _moodle,
+            ExportFormat.GRADESCOPE_CSV: _gradescope}[fmt](rows, course)
+    return ("\ufeff" if fmt.bom else "") + text
 
 
 def _writer() -> tuple[io.StringIO, "csv._writer"]:
@@ -48,27 +62,37 @@ def _max(course: CourseConfig) -> str:
     return f"{sum(course.max_points(s) for s in course.exercises):g}"
 
 
-def _canvas(results: list[SubmissionResult], course: CourseConfig) -> str:
+def _total(r: SubmissionResult | None) -> str:
+    return total_cell(r) if r is not None else "0"       # on the roster, nothing handed in: a 0
+
+
+def _exercise(r: SubmissionResult | None, stem: str) -> str:
+    return exercise_cell(r, stem) if r is not None else ""
+
+
+def _canvas(rows, course: CourseConfig) -> str:
     buf, w = _writer()
     w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", course.assignment])
     w.writerow(["Points Possible", "", "", "", "", _max(course)])
-    for r in results:
-        w.writerow([safe_cell(r.student), "", "", safe_cell(r.student), "", total_cell(r)])
+    for p, r in rows:
+        w.writerow([safe_cell(p.name), safe_cell(p.lms_id), safe_cell(p.sis_id), safe_cell(p.login), "", _total(r)])
     return buf.getvalue()
 
 
-def _moodle(results: list[SubmissionResult], course: CourseConfig) -> str:
+def _moodle(rows, course: CourseConfig) -> str:
     buf, w = _writer()
-    w.writerow(["username", course.assignment, *(f"{course.assignment}: {s}" for s in course.exercises)])
-    for r in results:
-        w.writerow([safe_cell(r.student), total_cell(r), *(exercise_cell(r, s) for s in course.exercises)])
+    w.writerow(["username", course.assignment, *(f"{course.assignment}: {s}" for s in course.exercises), "email",
+                "idnumber"])
+    for p, r in rows:
+        w.writerow([safe_cell(p.login), _total(r), *(_exercise(r, s) for s in course.exercises), safe_cell(p.email),
+                    safe_cell(p.sis_id)])
     return buf.getvalue()
 
 
-def _gradescope(results: list[SubmissionResult], course: CourseConfig) -> str:
+def _gradescope(rows, course: CourseConfig) -> str:
     buf, w = _writer()
     w.writerow(["Name", "SID", "Email", "Total Score", *course.exercises])
-    for r in results:
-        w.writerow([safe_cell(r.student), safe_cell(r.student), "", total_cell(r),
-                    *(exercise_cell(r, s) for s in course.exercises)])
+    for p, r in rows:
+        w.writerow([safe_cell(p.name), safe_cell(p.sis_id or p.login), safe_cell(p.email), _total(r),
+                    *(_exercise(r, s) for s in course.exercises)])
     return buf.getvalue()

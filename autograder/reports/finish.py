@@ -11,6 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from autograder.class_roster import Enrolment
 from autograder.config import CourseConfig
 from autograder.reports.class_summary import class_summary
 from autograder.reports.exports import ExportFormat, export
@@ -20,23 +21,30 @@ from autograder.results import SubmissionResult, dumps, write_atomic
 
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
-               exports: tuple[ExportFormat | str, ...] = (), preflight=None) -> dict:
+               exports: tuple[ExportFormat | str, ...] = (), enrolment: Enrolment | None = None,
+               preflight=None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
-    OUT/export-<format>.csv for each of `exports`; return the summary."""
+    OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
+    submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
+    student and list the roster's students who handed in nothing."""
     from autograder.reports.report_html import report_html
 
     out = Path(out)
-    write_atomic(out / "grades.csv", grades_csv(results, tuple(course.exercises)))
+    max_total = sum(course.max_points(s) for s in course.exercises)
+    write_atomic(out / "grades.csv", grades_csv(results, tuple(course.exercises), enrolment, max_total))
     for result in results:
         write_feedback_html(out, result, course)
     summary = class_summary(results, course)
     if preflight is not None:
         summary["preflight"] = preflight.to_dict()
+    if enrolment is not None and enrolment.roster:
+        summary["roster"] = {"not_submitted": [p.name or p.key for p in enrolment.absent],
+                             "not_on_roster": list(enrolment.unmatched)}
     write_atomic(out / "summary.json", dumps(summary))
     write_atomic(out / "report.html", report_html(summary))
     for fmt in exports:
         fmt = ExportFormat(fmt)
-        write_atomic(out / fmt.filename, export(fmt, results, course))
+        write_atomic(out / fmt.filename, export(fmt, results, course, enrolment))
     return summary
 
 

@@ -12,14 +12,16 @@ import io
 from autograder.results import ExerciseResult, SubmissionResult
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Sheets
-# (OWASP "CSV injection"); tab and carriage return start one too in some of them.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# (OWASP "CSV injection"); tab, carriage return and newline start one too in some of them, and
+# some trim leading white space before reading the cell, so "\n=cmd" is a formula as well.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def safe_cell(text: str) -> str:
-    """Text a spreadsheet shows as text: a leading formula character gets a quote before it."""
+    """Text a spreadsheet shows as text: a cell that starts with a formula character, or with
+    white space before one, gets a quote before it."""
     text = str(text)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return "'" + text if text.startswith(FORMULA_START) or text.lstrip().startswith(FORMULA_START) else text
 
 
 def submitted(exercise: ExerciseResult) -> bool:
@@ -39,11 +41,35 @@ def ordered(results: list[SubmissionResult]) -> list[SubmissionResult]:
     return sorted(results, key=lambda r: r.student)
 
 
-def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...]) -> str:
+def status(result: SubmissionResult | None, enrolment) -> str:
+    """A row's status where a roster was given: graded, not submitted, or not on the roster."""
+    if result is not None and result.student in enrolment.unmatched:
+        return "not on roster"
+    return "graded" if result is not None and total_cell(result) else "not submitted"
+
+
+def roster_rows(results: list[SubmissionResult], enrolment):
+    """(person, result or None) for every submission, then every roster student who handed in
+    nothing (result None: a 0, "not submitted"), each part in a stable order."""
+    rows = [(enrolment.person(r.student), r) for r in ordered(results)]
+    return rows + [(p, None) for p in sorted(enrolment.absent, key=lambda p: p.key)]
+
+
+def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolment=None, max_total: float = 0) -> str:
+    """With an enrolment from a roster (class_roster.enrol), also the name, login, SIS id, email
+    and status of each row, and a row with a 0 for each roster student with no submission."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", *stems, "total", "max_total"])
-    for r in ordered(results):
-        writer.writerow([safe_cell(r.student), *(exercise_cell(r, s) for s in stems), total_cell(r),
-                         f"{r.max_score:g}"])
+    roster = enrolment is not None and enrolment.roster
+    writer.writerow(["student", *stems, "total", "max_total", *(PERSON_COLUMNS if roster else ())])
+    for person, r in roster_rows(results, enrolment) if roster else [(None, r) for r in ordered(results)]:
+        cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in stems), total_cell(r), f"{r.max_score:g}"]
+                 if r is not None else [safe_cell(person.key), *("" for _ in stems), "0", f"{max_total:g}"])
+        if roster:
+            cells += [safe_cell(v) for v in (person.name, person.login, person.sis_id, person.email)]
+            cells.append(status(r, enrolment))
+        writer.writerow(cells)
     return buf.getvalue()
+
+
+PERSON_COLUMNS = ("name", "login", "sis_id", "email", "status")

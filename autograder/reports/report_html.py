@@ -55,6 +55,7 @@ def report_html(s: dict) -> str:
              "<h2>Check by student</h2>", _heat_map(s),
              "<h2>Misconceptions</h2>", _misconceptions(s),
              "<h2>Submissions that hung, crashed or were refused</h2>", _trouble(s),
+             *(("<h2>Roster</h2>", _roster(s["roster"])) if s.get("roster") else ()),
              "<h2>Slowest submissions</h2>", _slowest(s),
              "<h2>How files were taken in</h2>", _intake(s),
              "<h2>Students</h2>", _students(s),
@@ -192,6 +193,17 @@ def _trouble(s: dict) -> str:
             f"<td>{esc(t['kind'])}</td><td>{esc(t['message'])}</td></tr>" for t in s["trouble"]]
     return f"<p>{esc(kinds)}</p>" + _table(
         "<tr><th>student</th><th>exercise</th><th>what</th><th>message</th></tr>", rows)
+
+
+def _roster(roster: dict) -> str:
+    """Who on the roster handed in nothing, and which submissions match no roster row."""
+    parts = []
+    for key, title in (("not_submitted", "On the roster, no submission (a 0 in the exports)"),
+                       ("not_on_roster", "Submissions matching no roster row (graded; match them by hand)")):
+        names = roster[key]
+        parts.append(f"<p>{esc(title)}: {len(names)}</p>" +
+                     (f"<p>{esc(', '.join(names))}</p>" if names else ""))
+    return "".join(parts)
 
 
 def _slowest(s: dict) -> str:

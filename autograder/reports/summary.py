@@ -42,7 +42,7 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
         per_student = Counter(m for r in results for m in {m for c in r.checks for m in c.misconceptions})
         for mis, count in per_student.most_common(8):
             console.print(f"  {count:4d}  {mis}")
-    troubled = sorted({(r.student, e.stem, *_why(e)) for r in results for e in r.exercises if _why(e)})
+    troubled = sorted({(r.student, stem, kind, why) for r in results for stem, kind, why in trouble(r)})
     if troubled:
         kinds = Counter(kind for _, _, kind, _ in troubled)
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
@@ -59,15 +59,27 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
 # What the summary calls each reason a submission's code gave no answer (CheckResult.reason).
 TROUBLE = {"timeout": "timed out", "crashed": "crashed", "load_error": "unreadable file",
            "not_run": "could not be run", "raised": "raised", "grader_error": "not graded (grader error)",
-           "refused": "refused"}
+           "refused": "refused", "nothing_gradable": "nothing gradable"}
 # The worse reason wins when one exercise has several.
-_ORDER = ("grader_error", "refused", "load_error", "not_run", "timeout", "crashed", "raised")
+_ORDER = ("grader_error", "refused", "nothing_gradable", "load_error", "not_run", "timeout", "crashed", "raised")
+ALL_EXERCISES = "(all)"
+
+
+def trouble(result: SubmissionResult) -> list[tuple[str, str, str]]:
+    """(exercise, kind, message) of each exercise in trouble; one row "(all)" for a submission
+    with nothing gradable (the same message on every exercise)."""
+    rows = [(e.stem, *_why(e)) for e in result.exercises if _why(e)]
+    if rows and all(row[1] == TROUBLE["nothing_gradable"] for row in rows) and len({row[1:] for row in rows}) == 1:
+        return [(ALL_EXERCISES, *rows[0][1:])]
+    return rows
 
 
 def _why(exercise) -> tuple[str, str] | tuple[()]:
     """(kind, first line of the message) of the exercise's worst trouble, or () when its code ran:
     a wrong answer, a missing function or an untouched stub is not trouble."""
-    troubled = [c for c in exercise.checks if c.reason in TROUBLE and c.status in ("error", "failed")]
+    # Files handed in but none gradable is trouble though nothing counts as submitted.
+    troubled = [c for c in exercise.checks if c.reason in TROUBLE
+                and (c.status in ("error", "failed") or c.reason == "nothing_gradable")]
     if not troubled:
         return ()
     # "raised" alone is ordinary (an exception in one function); it is listed only when nothing passed.

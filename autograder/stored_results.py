@@ -25,8 +25,10 @@ class ResultChanged(RuntimeError):
 class StoredResults(Sequence):
     """Results of `names` (in that order) as written in OUT; `digests` holds what was written."""
 
-    def __init__(self, out: Path, names: list[str], digests: dict[str, str]):
-        self.out, self.names, self.digests = Path(out), list(names), digests
+    def __init__(self, out: Path, names: list[str], digests: dict[str, str],
+                 held: dict[str, SubmissionResult] | None = None):
+        # held: results whose file could not be written (a full disk): still in grades.csv
+        self.out, self.names, self.digests, self.held = Path(out), list(names), digests, held or {}
 
     def __len__(self) -> int:
         return len(self.names)
@@ -37,6 +39,8 @@ class StoredResults(Sequence):
         return self.load(self.names[index])
 
     def load(self, name: str) -> SubmissionResult:
+        if name in self.held:
+            return self.held[name]
         text = self.text(name)
         if text is None:
             raise ResultChanged(f"{result_path(self.out, name)} changed after it was written; grade again")
@@ -52,4 +56,4 @@ class StoredResults(Sequence):
 
     def changed(self) -> list[str]:
         """Students whose result file differs from what was written."""
-        return [n for n in self.names if self.text(n) is None]
+        return [n for n in self.names if n not in self.held and self.text(n) is None]
