@@ -97,7 +97,8 @@ def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
 def _choose(files) -> SourceFile | LoadError:
     """One SourceFile from intake's files for a stem: the form that holds work; with both holding
     work, the .py, carrying the notebook as its alternative."""
-    from autograder.intake import Flag, has_work
+    from autograder.intake import Flag
+    from autograder.stubs import has_work
 
     stem = files.stem
     if files.problem is not None:
