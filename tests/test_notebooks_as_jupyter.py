@@ -108,19 +108,17 @@ def _run_in_jupyter(nb: nbformat.NotebookNode, folder: Path) -> tuple[dict, list
 
 
 @pytest.fixture(scope="module")
-def course():
-    return load_course(known_checks=check_ids())
-
-
-@pytest.fixture(scope="module")
-def sandbox(course):
+def kit():
+    """(the course, a sandbox) as `attnkit check` grades with them."""
+    course = load_course(known_checks=check_ids())
     with Sandbox(limits_for(course)) as box:
-        yield box
+        yield course, box
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS) + ["ho2_nb_magics"])
-def test_the_kit_ends_a_notebook_with_what_jupyter_ends_it_with(name, sandbox, tmp_path):
+def test_the_kit_ends_a_notebook_with_what_jupyter_ends_it_with(name, kit, tmp_path):
+    _, sandbox = kit
     nb = _notebook(name)
     jupyter_folder, kit_folder = tmp_path / "jupyter", tmp_path / "kit"
     jupyter_folder.mkdir(), kit_folder.mkdir()
@@ -143,11 +141,11 @@ def test_the_kit_ends_a_notebook_with_what_jupyter_ends_it_with(name, sandbox, t
     assert in_jupyter["defined"] and "softmax" in in_jupyter["defined"]
 
 
-def test_a_working_notebook_whose_definitions_sit_under_cell_magics_gets_full_marks(course, sandbox, tmp_path):
+def test_a_working_notebook_whose_definitions_sit_under_cell_magics_gets_full_marks(kit, tmp_path):
     """The issue's notebook: `%%time` on the cell that defines a function scored 0 (the cell was
     dropped and a later cell blamed with NameError)."""
     nbformat.write(_notebook("time_defines"), tmp_path / "attention.ipynb")
-    result = grade_exercise("attention", load_stem(tmp_path, "attention"), course, sandbox)
+    result = grade_exercise("attention", load_stem(tmp_path, "attention"), *kit)
     assert result.score == result.max_score > 0, [(c.check_id, c.message) for c in result.checks if not c.passed]
     assert "skipped" not in result.note
 
