@@ -47,6 +47,7 @@ NOTEBOOKS = {
         "%%time\n\n" + ATTENTION + "\nn_calls = 0",
         "%time t = softmax(np.ones(3))",
         "x = %time 5",
+        "def uses_time(local_n):\n    %time m = local_n + 1\n    return 2 * local_n",
     ],
     "timeit_capture_shell": [
         "%load_ext autoreload\n%autoreload 2\n%config InlineBackend.figure_format = 'retina'\nimport numpy as np",
@@ -72,7 +73,7 @@ NOTEBOOKS = {
     ],
 }
 VALUES = ["softmax(np.array([1.0, 2.0, 3.0])).round(6).tolist()", "x", "n_calls", "captured", "twice(4)",
-          "before_error()", "helper(3)", "local_to_timeit", "setup_value", "listing"]
+          "before_error()", "helper(3)", "uses_time(3)", "local_to_timeit", "setup_value", "listing"]
 # Where the kit differs from Jupyter, on purpose: no shell runs in the grader.
 CORPUS = KIT_ROOT / "tests" / "corpus" / "attention" / "correct"
 KIT_ONLY = {"unknown_cell_magic": {"skipped": [3]}, "timeit_capture_shell": {"values": {"listing": "[]"}}}

@@ -63,8 +63,8 @@ class Shell:
     def run_line_magic(self, name: str, line: str, _stack_depth: int = 1):
         caller = sys._getframe(1)
         where = (caller.f_code.co_filename, caller.f_lineno)
-        if name in ("time", "prun"):
-            return _run(line, where, self.user_ns)
+        if name in ("time", "prun"):     # inside a function it sees the function's locals, as in IPython
+            return _run(line, where, self.user_ns, caller.f_locals)
         if name == "timeit":
             _run_in_function("", _timeit_statement(line), where, where, self.user_ns)
         return None      # %matplotlib, %load_ext, %config, %pip, %pinfo (`x?`), ...: nothing to do here
@@ -125,7 +125,7 @@ class Shell:
         return []       # `files = !ls`: nothing ran, nothing came out
 
 
-def _run(source: str, where: tuple[str, int], namespace: dict):
+def _run(source: str, where: tuple[str, int], namespace: dict, local: dict | None = None):
     """`source` run in `namespace`, compiled as the cell's own lines (errors name the cell and
     line); an expression's value is returned, as `x = %time f()` expects."""
     filename, line = where
@@ -133,9 +133,9 @@ def _run(source: str, where: tuple[str, int], namespace: dict):
     try:
         code = compile(padded, filename, "eval", dont_inherit=True)
     except SyntaxError:
-        exec(compile(padded, filename, "exec", dont_inherit=True), namespace)
+        exec(compile(padded, filename, "exec", dont_inherit=True), namespace, local)
         return None
-    return eval(code, namespace)
+    return eval(code, namespace, local)
 
 
 def _run_in_function(setup: str, statement: str, setup_at: tuple[str, int], body_at: tuple[str, int],
