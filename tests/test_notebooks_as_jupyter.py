@@ -150,3 +150,17 @@ def test_a_working_notebook_whose_definitions_sit_under_cell_magics_gets_full_ma
     assert result.score == result.max_score > 0, [(c.check_id, c.message) for c in result.checks if not c.passed]
     assert "skipped" not in result.note
 
+
+
+def test_writefile_writes_only_inside_the_childs_own_folder(kit, tmp_path):
+    """Where Jupyter would write anywhere, the grader writes only into its child's folder and says so."""
+    nbformat.write(new_notebook(cells=[
+        new_code_cell("%%writefile ../outside_the_folder.py\nx = 1"),
+        new_code_cell("%%writefile inside.py\nx = 1"),
+        new_code_cell("import os\nprint('FOUND', os.path.exists('../outside_the_folder.py'), os.path.exists('inside.py'))"),
+    ]), tmp_path / "attention.ipynb")
+    with ExitStack() as stack:
+        session, _, notes, _ = open_session(stack, kit[1], "attention", load_stem(tmp_path, "attention"), {})
+        output = session.import_outcome.output
+    assert notes == [] and "FOUND False True" in output
+    assert "%%writefile ../outside_the_folder.py: not written" in output
