@@ -3,6 +3,7 @@
 the same definitions, the same values of a few calls and the same IPython names present."""
 
 import json
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -98,9 +99,12 @@ def _probed(text: str) -> dict:
 
 def _run_in_jupyter(nb: nbformat.NotebookNode, folder: Path) -> tuple[dict, list[int]]:
     """The probe's findings, and the numbers of the cells that raised (as Jupyter numbers them)."""
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
-    NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=60,
+    manager = KernelManager(kernel_name="python3")
+    manager.kernel_spec.argv[0] = sys.executable     # the python3 kernel, in this interpreter (as the kit's)
+    NotebookClient(nb, km=manager, allow_errors=True, timeout=60,
                    resources={"metadata": {"path": str(folder)}}).execute()
     raised = [i for i, cell in enumerate(nb.cells, start=1)
               if any(o.get("output_type") == "error" for o in cell.get("outputs", []))]
