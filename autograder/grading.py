@@ -76,7 +76,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
         else:
             send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
             student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
-                                            stubs=stubs(loaded.source, stem))
+                                            source=loaded.source)
             results = tuple(run_check(check, student, course) for check in checks)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -216,9 +216,9 @@ class StudentImplementation:
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
     def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
-                 beside=None, stubs: Collection[str] = ()):
+                 beside=None, source: str = ""):
         self._session, self._stem, self._filename = session, stem, filename
-        self._stubs = frozenset(stubs)     # graded names whose body does nothing yet (autograder/stubs.py)
+        self._source = source      # read for stubs only when a call returns None
         self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
         self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
@@ -268,7 +268,7 @@ class StudentImplementation:
         message = outcome.message or outcome.status
         if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
-        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in self._stubs:
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
                                                             f"(its body is only pass, ..., a docstring or return None)")
         text = {

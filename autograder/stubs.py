@@ -9,6 +9,7 @@ NotImplementedError is, not "returned something unusable".
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from autograder import syntax
 from autograder.contract import RETURNS
@@ -37,8 +38,10 @@ def has_work(source: str, stem: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=64)
 def stubs(source: str, stem: str) -> frozenset[str]:
-    """The graded functions and classes whose last top-level definition is a stub."""
+    """The graded functions and classes whose last top-level definition is a stub (read once per
+    source: every check of a stub asks)."""
     try:
         tree = syntax.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
