@@ -14,6 +14,7 @@ import re
 from contextlib import ExitStack
 
 from autograder.load import SourceFile
+from autograder.sandbox.ipython_shell import CellMagicNotRun
 
 
 def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):
@@ -49,6 +50,8 @@ _DEFINITION = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \
 def skipped_note(cell) -> str:
     """"cell 4 ('x = undefined_name') raised NameError: ... and was skipped"."""
     error = cell.error
+    if error is not None and error.type == CellMagicNotRun.__name__:    # %%bash: Jupyter runs a shell, the grader does not
+        return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {error.text}"
     why = f"{error.type}: {error.text}" if error is not None else "an error"
     if error is not None and error.line:
         why += f" (line {error.line})"

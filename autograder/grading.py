@@ -33,6 +33,7 @@ from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.outcome import Reason
+from autograder.stubs import stubs
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
@@ -109,7 +110,8 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
             send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
-            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside)
+            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
+                                            source=loaded.source)
             results = tuple(run_check(check, student, course) for check in checks)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -249,8 +251,9 @@ class StudentImplementation:
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
     def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
-                 beside=None):
+                 beside=None, source: str = ""):
         self._session, self._stem, self._filename = session, stem, filename
+        self._source = source      # read for stubs only when a call returns None
         self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
         self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
@@ -298,8 +301,11 @@ class StudentImplementation:
             self.dtypes.update(d for d in dtypes if d)
             return outcome.value
         message = outcome.message or outcome.status
-        if outcome.status == "raised" and message.startswith(NOT_IMPLEMENTED):
+        if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
+                                                            f"(its body is only pass, ..., a docstring or return None)")
         text = {
             "missing": f"{self._filename} defines no {name}" + (
                 f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"

@@ -14,7 +14,6 @@ from, so swapping it for a link between the check and the read changes nothing.
 
 from __future__ import annotations
 
-import ast
 import errno
 import os
 import re
@@ -24,9 +23,8 @@ from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 
-from autograder.contract import RETURNS
 from autograder.roster import descend
-from autograder import syntax
+from autograder.stubs import has_work  # noqa: F401 - its old home: callers import it from here
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen
@@ -406,49 +404,3 @@ def _os_message(relpath: str, err: OSError) -> str:
     if err.errno == errno.ENOTDIR:
         return f"{relpath} passes through a symbolic link; submit the file itself"
     return f"{relpath} cannot be read: {err.strerror or err}"
-
-
-# ---------------------------------------------------------------- stubs and work
-
-def has_work(source: str, stem: str) -> bool:
-    """Whether the code answers anything: a graded function or method whose body is more than
-    its docstring, `pass` and `raise NotImplementedError`, or a graded constant that is not None.
-    Code that does not parse is somebody's work in progress."""
-    try:
-        tree = syntax.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
-    graded = set(RETURNS.get(stem, ()))
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in graded:
-            if _answers(node.body):
-                return True
-        elif isinstance(node, ast.ClassDef) and node.name in graded:
-            if any(_answers(f.body) for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and f.name != "__init__") :
-                return True
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = {t.id for t in targets if isinstance(t, ast.Name)}
-            value = node.value
-            if names & graded and value is not None and not (isinstance(value, ast.Constant) and value.value is None):
-                return True
-    return False
-
-
-def _answers(body: list[ast.stmt]) -> bool:
-    for stmt in body:
-        if isinstance(stmt, ast.Pass):
-            continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue        # a docstring or a bare `...`
-        if isinstance(stmt, ast.Raise) and _is_not_implemented(stmt.exc):
-            continue
-        return True
-    return False
-
-
-def _is_not_implemented(exc) -> bool:
-    if isinstance(exc, ast.Call):
-        exc = exc.func
-    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"

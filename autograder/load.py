@@ -1,10 +1,11 @@
 """Room 1: a submission folder becomes source text per stem, or a LoadError that says why not.
 
 Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
-notebook's cells, source, whether it is a solution cell), with IPython magics (`%time`,
-`%%capture`) and shell lines (`!pip install`) dropped, and the concatenation of those cells as
-the source. A scratch cell (not a solution cell) that does not even compile is left out with a
-note; a solution cell that does not compile makes the file a LoadError naming cell and line.
+notebook's cells, source, whether it is a solution cell) and the concatenation of those cells as
+the source. A cell that is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`,
+`np.exp?`) becomes what IPython runs (autograder/ipython_input.py), as in Jupyter's Run All. A
+scratch cell (not a solution cell) that does not compile even so is left out with a note; a
+solution cell that does not compile makes the file a LoadError naming cell and line.
 """
 
 from __future__ import annotations
@@ -21,16 +22,19 @@ MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a note
 @dataclass(frozen=True)
 class Cell:
     index: int           # 1-based, counting every cell of the notebook (markdown too), as Jupyter shows them
-    source: str          # Python source, IPython-only lines dropped
+    source: str          # the Python the grader reads (definitions, imports): the cell, or a `%%time` cell's body
     solution: bool       # nbgrader's `solution` metadata, or the `### BEGIN SOLUTION` markers
+    runnable: str = ""   # what the sandbox executes, when IPython's transformation changed the cell
+    written: str = ""    # the cell as the student wrote it, when that is not `source`
 
     @property
     def first_line(self) -> str:
-        return next((line.strip() for line in self.source.splitlines() if line.strip()), "")
+        return next((line.strip() for line in (self.written or self.source).splitlines() if line.strip()), "")
 
     def as_dict(self) -> dict:
-        """The form the sandbox takes: {"source", "index", "solution"}."""
-        return {"source": self.source, "index": self.index, "solution": self.solution}
+        """The form the sandbox takes: {"source", "index", "solution", "text"} (text: as written, for tracebacks)."""
+        return {"source": self.runnable or self.source, "index": self.index, "solution": self.solution,
+                "text": self.written or self.source}
 
 
 class NotebookSource(str):
@@ -93,7 +97,8 @@ def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
 def _choose(files) -> SourceFile | LoadError:
     """One SourceFile from intake's files for a stem: the form that holds work; with both holding
     work, the .py, carrying the notebook as its alternative."""
-    from autograder.intake import Flag, has_work
+    from autograder.intake import Flag
+    from autograder.stubs import has_work
 
     stem = files.stem
     if files.problem is not None:
@@ -182,6 +187,8 @@ def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | 
     kept, skipped, left_out = [], [], []
     for cell in cells:
         problem = syntax_problem(cell.source, f"{name}, cell {cell.index}")
+        if problem is not None:
+            cell, problem = as_ipython_runs(cell, name)
         if problem is None:
             kept.append(cell)
         elif cell.solution:
@@ -192,14 +199,25 @@ def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | 
     return NotebookSource.join(kept, skipped, left_out)
 
 
+def as_ipython_runs(cell: Cell, name: str) -> tuple[Cell, str | None]:
+    """A cell that is not plain Python, as IPython runs it; and what is wrong with it even so."""
+    from autograder.ipython_input import transformed
+
+    code = transformed(cell.source)
+    ran = Cell(cell.index, code.python, cell.solution, runnable=code.runnable, written=cell.source)
+    where = f"{name}, cell {cell.index}"
+    return ran, syntax_problem(code.python, where) or syntax_problem(code.runnable, where)
+
+
 def skip_note(cell: Cell, why: str) -> str:
     return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {why}"
 
 
-def notebook_source(text: str, name: str) -> str | tuple[str]:
-    """The code of a notebook, cell after cell; or (message,) when it is not a usable notebook."""
+def notebook_source(text: str, name: str) -> str | tuple[str] | LoadError:
+    """The code of a notebook, cell after cell, as the grader reads it; or (message,) when it is
+    not a usable notebook."""
     cells = notebook_cells(text, name)
-    return cells if isinstance(cells, tuple) else NotebookSource.join(cells)
+    return cells if isinstance(cells, tuple) else compiled_cells(cells, name, "")
 
 
 def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
@@ -228,7 +246,7 @@ def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
         if isinstance(source, list):
             source = "".join(source)
         lines = [NBGRADER_STUB_ANSWER if line.rstrip() == NBGRADER_STUB else line
-                 for line in strip_ipython(str(source)).splitlines()]
+                 for line in str(source).splitlines()]
         cells.append(Cell(number, "\n".join(lines), is_solution_cell(cell)))
     return cells
 
@@ -272,27 +290,6 @@ def is_nbgrader_test_cell(cell) -> bool:
     """nbgrader's autograded test cells (grade: true, solution: false) are the grader's, not the student's."""
     meta = (cell.get("metadata") or {}).get("nbgrader") or {}
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
-def strip_ipython(cell: str) -> str:
-    """Drop what only IPython understands: cell magics drop the cell, line magics and shell lines the line."""
-    if cell.lstrip().startswith("%%"):
-        return ""
-    out = []
-    for line in cell.splitlines():
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or _is_help(stripped):
-            indent = line[: len(line) - len(stripped)]
-            out.append(f"{indent}pass  # IPython-only line dropped by the grader")
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
-def _is_help(line: str) -> bool:
-    """IPython's help syntax: `np.exp?`, `np.exp??`, `?np.exp`."""
-    name = line.strip("?")
-    return line != name and all(part.isidentifier() for part in name.split("."))
 
 
 def syntax_problem(source: str, name: str) -> str | None:

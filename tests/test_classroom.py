@@ -105,12 +105,13 @@ def _hostile(case: str, stem: str, paths: dict[str, str]) -> str:
 
 
 def magics_notebook() -> bytes:
-    """The kit's attention solution as a notebook, with magics, shell and help lines around it."""
+    """The kit's attention solution as a notebook, with magics, shell and help lines around it,
+    and its definitions under `%%time`."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Attention"),
                 nbformat.v4.new_code_cell("%matplotlib inline\n!pip install numpy\nimport numpy as np\nnp.exp?"),
-                nbformat.v4.new_code_cell("%%timeit\nfor i in range(10**9): pass"),
-                nbformat.v4.new_code_cell((SOLUTIONS / "attention.py").read_text(encoding="utf-8")),
+                nbformat.v4.new_code_cell("%%timeit -n1 -r1\nfor i in range(10**5): pass"),
+                nbformat.v4.new_code_cell("%%time\n" + (SOLUTIONS / "attention.py").read_text(encoding="utf-8")),
                 nbformat.v4.new_code_cell("%time softmax(np.ones(3))")]
     return nbformat.writes(nb).encode("utf-8")
 
@@ -258,7 +259,7 @@ def test_the_witness_exercise_is_graded_for_every_hostile_student(run):
         assert run.results[name].exercise("hand_computation").score == 7, name
 
 
-def test_notebook_magics_and_shell_lines_are_skipped(run):
+def test_notebook_magics_and_shell_lines_run_as_in_jupyter(run):
     ex = run.results["magics"].exercise("attention")
     assert ex.graded_file == "attention.ipynb"
     assert ex.score == ex.max_score == 13, [(c.check_id, c.message) for c in ex.checks if not c.passed]

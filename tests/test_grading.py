@@ -58,6 +58,38 @@ def test_untouched_stubs_score_zero_with_not_implemented_messages(course, sandbo
         assert "not implemented yet" in check.message
 
 
+@pytest.mark.parametrize("body", ["pass", "...", "return None", '"""Only a docstring."""'])
+def test_a_stub_that_does_nothing_is_not_implemented_yet(course, sandbox, tmp_path, body):
+    folder = _copy(tmp_path, {"attention.py": f"""\
+        import numpy as np
+
+        def softmax(x, axis=-1):
+            {body}
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            \"\"\"Attention.\"\"\"
+            {body}
+        """})
+    result = grade_submission(folder, course, sandbox, stems=("attention",))
+    assert {(c.status, c.message.split(" does nothing")[0]) for c in result.checks} == {
+        ("not_implemented", "not implemented yet: softmax"),
+        ("not_implemented", "not implemented yet: scaled_dot_product_attention")}
+    assert all(c.hint == "" for c in result.checks)
+
+
+def test_a_function_that_works_but_returns_nothing_is_a_wrong_answer(course, sandbox, tmp_path):
+    folder = _copy(tmp_path, {"attention.py": """\
+        import numpy as np
+
+        def softmax(x, axis=-1):
+            e = np.exp(x - x.max(axis=axis, keepdims=True))
+            e / e.sum(axis=axis, keepdims=True)
+        """})
+    result = grade_submission(folder, course, sandbox, stems=("attention",))
+    softmax = [c for c in result.checks if c.check_id.startswith("attention.softmax.")]
+    assert {(c.status, c.message) for c in softmax} == {("failed", "softmax returned NoneType, expected an array")}
+
+
 def test_an_independent_correct_submission_scores_full_marks(course, sandbox):
     # demo/class/ada was written from docs/contract.md alone: einsum, -inf masks, pyplot,
     # a causal_mask.py that imports attention, hand answers typed with 4 decimals.

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder.load import LoadError, SourceFile, load_stem, strip_ipython
+from autograder.load import LoadError, SourceFile, load_stem
 
 
 def _notebook(path, *cells):
@@ -14,7 +14,7 @@ def _notebook(path, *cells):
     nbformat.write(nb, path)
 
 
-def test_a_notebook_is_its_code_cells_with_ipython_lines_dropped(tmp_path):
+def test_a_notebook_is_its_code_cells_as_ipython_transforms_them(tmp_path):
     _notebook(tmp_path / "attention.ipynb",
               new_markdown_cell("# words"),
               new_code_cell("%matplotlib inline\n!pip install nothing\nimport numpy as np\nnp.exp?"),
@@ -22,11 +22,29 @@ def test_a_notebook_is_its_code_cells_with_ipython_lines_dropped(tmp_path):
               new_code_cell("def softmax(x, axis=-1):\n    %time y = 1\n    return x"))
     loaded = load_stem(tmp_path, "attention")
     assert isinstance(loaded, SourceFile) and loaded.filename == "attention.ipynb"
-    assert "import numpy as np" in loaded.source and "def softmax" in loaded.source
-    assert "while True" not in loaded.source and "pip" not in loaded.source and "words" not in loaded.source
+    assert "import numpy as np" in loaded.source and "def softmax" in loaded.source and "words" not in loaded.source
+    run = [c.as_dict()["source"] for c in loaded.cells]
+    assert run == ["get_ipython().run_line_magic('matplotlib', 'inline')\nget_ipython().system('pip install nothing')\n"
+                   "import numpy as np\nget_ipython().run_line_magic('pinfo', 'np.exp')\n",
+                   "get_ipython().run_cell_magic('timeit', '', 'while True: pass\\n')\n",
+                   "def softmax(x, axis=-1):\n    get_ipython().run_line_magic('time', 'y = 1')\n    return x\n"]
+    assert [c.as_dict()["text"].splitlines()[0] for c in loaded.cells] == ["%matplotlib inline", "%%timeit",
+                                                                          "def softmax(x, axis=-1):"]
     compile(loaded.source, "attention.ipynb", "exec")
 
 
+def test_a_cell_magic_that_runs_its_body_in_the_namespace_is_read_as_its_body(tmp_path):
+    """`%%time` over a definition: the grader reads the definition (stubs, imports), the child
+    runs the magic's call; both keep the cell's line numbers, blank lines at the top included."""
+    _notebook(tmp_path / "attention.ipynb",
+              new_code_cell("\n%%time\nimport torch\ndef softmax(x, axis=-1):\n    return x"),
+              new_code_cell("%%capture out\ndef broken(:\n    pass", metadata={"nbgrader": {"solution": False}}))
+    loaded = load_stem(tmp_path, "attention")
+    cell = loaded.cells[0]
+    assert cell.source.splitlines()[3:5] == ["def softmax(x, axis=-1):", "    return x"]
+    assert cell.as_dict()["source"].splitlines()[1].startswith("get_ipython().run_cell_magic('time', ''")
+    assert cell.first_line == "%%time" and "import torch" in loaded.source
+    assert "cell 2" in loaded.source.skipped[0] and "line 2" in loaded.source.skipped[0]
 @pytest.mark.parametrize("name, content, words", [
     ("attention.py", b"", "is empty"),
     ("attention.py", b"   \n\n", "is empty"),
@@ -59,11 +77,12 @@ def test_missing_and_symlinked_files(tmp_path):
     assert isinstance(loaded, LoadError) and "symbolic link" in loaded.message
 
 
-def test_help_syntax_is_dropped_but_ordinary_code_is_kept():
-    text = strip_ipython("a = b if c else d\nx?\nnp.linalg.norm??\n?y\nprint('why?')")
-    assert text.splitlines()[0] == "a = b if c else d"
-    assert text.splitlines()[-1] == "print('why?')"
-    assert sum("dropped" in line for line in text.splitlines()) == 3
+def test_help_syntax_becomes_what_ipython_runs_and_ordinary_code_is_kept(tmp_path):
+    _notebook(tmp_path / "attention.ipynb", new_code_cell("a = 1 if 2 else 3\nx?\nnp.linalg.norm??\n?y\nprint('why?')"))
+    lines = load_stem(tmp_path, "attention").cells[0].as_dict()["source"].splitlines()
+    assert lines == ["a = 1 if 2 else 3", "get_ipython().run_line_magic('pinfo', 'x')",
+                     "get_ipython().run_line_magic('pinfo2', 'np.linalg.norm')",
+                     "get_ipython().run_line_magic('pinfo', 'y')", "print('why?')"]
 
 
 def test_a_notebook_keeps_its_cells_numbered_as_jupyter_shows_them(tmp_path):

@@ -198,18 +198,20 @@ class Worker:
         """Each cell in order in one namespace, compiled under its own name; a cell that raises
         is skipped (and reported), as it would be in a notebook run top to bottom."""
         self._module()
+        self.module.__dict__.update(M.IPYTHON.user_names(self.module.__dict__, os.path.dirname(self.path)))
         skipped = []
         for cell in cells:
             index, text = int(cell["index"]), str(cell["source"])
+            written = str(cell.get("text", text))     # tracebacks show the cell as written (`%%time` and all)
             name = f"{self.path}::cell{index}"
             self.files[name] = index
-            linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+            linecache.cache[name] = (len(written), None, written.splitlines(True), name)
             try:
                 exec(compile(text, name, "exec", dont_inherit=True), self.module.__dict__)
             except BaseException as err:  # noqa: BLE001
                 if M.ERRORS.is_memory_error(err):
                     return self._failed(err, "memory")
-                first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:200]
+                first = next((ln.strip() for ln in written.splitlines() if ln.strip()), "")[:200]
                 skipped.append({"index": index, "first_line": first, "solution": bool(cell.get("solution")),
                                 "error": M.ERRORS.error_info(err, self.files, at_import=True)})
         sys.modules[self.stem] = self.module

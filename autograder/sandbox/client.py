@@ -225,8 +225,8 @@ class Sandbox:
                 "limits": {"cpu_seconds": limits.cpu_seconds, "memory_mb": limits.memory_mb,
                            "max_processes": limits.max_processes, "output_bytes": limits.output_bytes}}
         cells = source if isinstance(source, list) else None
-        payload = {"cells": [{"source": str(c["source"]), "index": int(c["index"]),
-                              "solution": bool(c.get("solution"))} for c in cells]} if cells is not None \
+        payload = {"cells": [{"source": str(c["source"]), "index": int(c["index"]), "solution": bool(c.get("solution")),
+                              "text": str(c.get("text", c["source"]))} for c in cells]} if cells is not None \
             else {"source": source}
         return self.send(child, protocol.message(init, payload), timeout)
 

@@ -366,6 +366,7 @@ def main() -> None:
     JAIL.K = KERNEL
     guard = _load_private("guard")
     errors = _load_private("errors")
+    ipython = _load_private("ipython_shell")
     worker = _load_private("child")
     CHILD = _load_private("monitor")
 
@@ -398,6 +399,7 @@ def main() -> None:
     layers = _enter_jail(config)
     layers["seccomp"] = pyseccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
+                    IPYTHON=ipython,
                     CHILD_PATH=child_path, JAILED=layers["jailed"], LAST_CAP=KERNEL.last_capability(),
                     TMP_MB=int(config.get("tmp_mb", 256)), SECCOMP=pyseccomp)
     worker.configure(**facts)

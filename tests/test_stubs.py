@@ -1,0 +1,51 @@
+"""A graded function that does nothing yet is a stub: "not implemented yet", in intake's choice
+and in every report, like one that raises NotImplementedError."""
+
+import textwrap
+
+import pytest
+
+from autograder.stubs import has_work, stubs
+
+BODIES = {"pass": "pass", "ellipsis": "...", "return None": "return None", "bare return": "return",
+          "docstring": '"""Softmax along axis."""', "not implemented": "raise NotImplementedError('todo')"}
+
+
+@pytest.mark.parametrize("body", sorted(BODIES))
+def test_a_function_that_does_nothing_is_a_stub(body):
+    source = f"import numpy as np\n\ndef softmax(x, axis=-1):\n    \"\"\"doc\"\"\"\n    {BODIES[body]}\n"
+    assert stubs(source, "attention") == {"softmax"}
+    assert not has_work(source, "attention")
+
+
+def test_work_is_not_a_stub_and_the_last_definition_counts():
+    source = textwrap.dedent("""\
+        def softmax(x, axis=-1):
+            pass
+
+        def softmax(x, axis=-1):
+            y = x                      # work, even if it forgets to return
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            return None
+        def helper():
+            pass
+        """)
+    assert stubs(source, "attention") == {"scaled_dot_product_attention"}
+    assert has_work(source, "attention")
+
+
+def test_a_class_whose_methods_but_init_do_nothing_is_a_stub():
+    source = textwrap.dedent("""\
+        class MultiHeadAttention:
+            def __init__(self, d_model, num_heads):
+                self.d_model = d_model
+            def forward(self, x, mask=None):
+                return None
+        """)
+    assert stubs(source, "multihead") == {"MultiHeadAttention"}
+    assert stubs(source.replace("return None", "return x, x"), "multihead") == frozenset()
+
+
+def test_source_that_does_not_parse_has_no_stubs_and_is_work():
+    assert stubs("def softmax(:\n    pass\n", "attention") == frozenset()
+    assert has_work("def softmax(:\n    pass\n", "attention")
