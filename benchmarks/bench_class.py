@@ -46,7 +46,8 @@ from autograder.checks.reference_cache import cache_folder  # noqa: E402
 from autograder.classroom import default_jobs, grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
-from benchmarks.plain_nbgrader import solution_notebook, write_plain_course  # noqa: E402
+from benchmarks.plain_nbgrader import (ONE_NOTEBOOK, SIBLING_IMPORT, solution_notebook,  # noqa: E402
+                                       write_plain_course)
 
 SOLUTIONS = KIT / "solutions"
 CORPUS = KIT / "tests" / "corpus"
@@ -198,11 +199,13 @@ def _kb(path: str, key: str) -> int:
 
 # ====================================================================== nbgrader
 
-def run_nbgrader(root: Path, class_dir: Path, students: list[str], timeout: int) -> dict:
+def run_nbgrader(root: Path, class_dir: Path, students: list[str], timeout: int, *, one: bool = False) -> dict:
     """Makes a minimal nbgrader course, generates the assignment, submits the students'
-    notebooks (their .ipynb files, or their .py files as notebooks) and times `nbgrader autograde`."""
-    course = root / "nbgrader_course"
-    write_plain_course(course, ASSIGNMENT, STEMS, timeout)
+    notebooks (their .ipynb files, or their .py files as notebooks) and times `nbgrader autograde`.
+    `one`: the whole assignment as one notebook (the student's code of each exercise in that
+    exercise's first solution cell), else one notebook per exercise."""
+    course = root / ("nbgrader_one" if one else "nbgrader_five")
+    write_plain_course(course, ASSIGNMENT, STEMS, timeout, one=one)
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     started = time.monotonic()
     gen = subprocess.run(["nbgrader", "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=env,
@@ -213,14 +216,21 @@ def run_nbgrader(root: Path, class_dir: Path, students: list[str], timeout: int)
     for student in students:
         target = course / "submitted" / student / ASSIGNMENT
         target.mkdir(parents=True)
-        for stem in STEMS:
-            nb = nbformat.read(course / "source" / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
-            theirs = _student_code(class_dir / student, stem)
-            if theirs is not None:   # the student's code in the solution cell(s): first one gets it all
-                cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+        for name in ([ONE_NOTEBOOK] if one else STEMS):
+            nb = nbformat.read(course / "source" / ASSIGNMENT / f"{name}.ipynb", as_version=4)
+            for stem in STEMS if one else (name,):
+                theirs = _student_code(class_dir / student, stem)
+                if theirs is None:
+                    continue
+                if one:
+                    theirs = SIBLING_IMPORT.sub(lambda m: "" if (m.group(1) or m.group(2)) in STEMS else m.group(0),
+                                                theirs)
+                # the student's code in the exercise's solution cell(s): the first one gets it all
+                cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                         and (not one or c.metadata["nbgrader"]["grade_id"].startswith(f"{stem}__"))]
                 for k, cell in enumerate(cells):
                     cell.source = theirs if k == 0 else ""
-            nbformat.write(nb, target / f"{stem}.ipynb")
+            nbformat.write(nb, target / f"{name}.ipynb")
         (target / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC")
     started = time.monotonic()
     auto = subprocess.run(["nbgrader", "autograde", ASSIGNMENT, "--force"], cwd=course, env=env,
@@ -323,24 +333,24 @@ def main(argv=None) -> int:
                 return 0
             # from the end of the class: the first students of each worker also pay for starting it
             sample = [r.student for r in results if kinds[r.student] in ("correct", "notebook", "buggy")][-args.nbgrader:]
-            print(f"\nnbgrader autograde on {len(sample)} of them (5 notebooks each) ...", flush=True)
-            nb = run_nbgrader(root, class_dir, sample, timeout=int(max(30, args.call_timeout * 10)))
-            if "error" in nb:
-                print(f"  {nb['error']}")
-                return 1
-            nb_per = nb["autograde_s"] / nb["students"]
             ours = {s: durations[s] for s in sample}
-            print(f"  nbgrader autograde: {nb['autograde_s']:.1f} s for {nb['students']} submissions "
-                  f"(exit code {nb['returncode']}, graded {len(nb['graded'])}); generate_assignment "
-                  f"{nb['generate_s']:.1f} s")
-            print(f"  nbgrader per submission      {nb_per * 1000:8.0f} ms  ({nb_per / len(STEMS) * 1000:.0f} ms "
-                  f"per notebook)")
-            print(f"  attnkit per submission       {per_sub * 1000:8.0f} ms wall in the class run; "
-                  f"{statistics.mean(ours.values()) * 1000:.0f} ms grading these {len(sample)}")
-            print(f"  ratio (nbgrader / attnkit wall per submission): {nb_per / per_sub:.0f}x "
-                  f"(issue 12: at least 20x, goal 100x)")
-            if nb["returncode"] != 0:
-                print(f"  nbgrader's log ends with:\n{textwrap.indent(nb['log_tail'], '    ')}")
+            print(f"\nplain nbgrader autograde on {len(sample)} of them, in the same run:", flush=True)
+            for one, what in ((True, "ONE notebook holding every exercise (the headline anchor)"),
+                              (False, f"{len(STEMS)} notebooks, one per exercise")):
+                nb = run_nbgrader(root, class_dir, sample, timeout=int(max(30, args.call_timeout * 10)), one=one)
+                if "error" in nb:
+                    print(f"  {what}: {nb['error']}")
+                    return 1
+                nb_per = nb["autograde_s"] / nb["students"]
+                print(f"  {what}:\n    nbgrader autograde {nb['autograde_s']:.1f} s for {nb['students']} submissions "
+                      f"(exit code {nb['returncode']}, graded {len(nb['graded'])}); generate_assignment "
+                      f"{nb['generate_s']:.1f} s")
+                print(f"    nbgrader per submission    {nb_per * 1000:8.0f} ms;  attnkit {per_sub * 1000:.0f} ms wall "
+                      f"in the class run  ->  {nb_per / per_sub:.1f}x")
+                if nb["returncode"] != 0:
+                    print(f"    nbgrader's log ends with:\n{textwrap.indent(nb['log_tail'], '      ')}")
+            print(f"  attnkit grading these {len(sample)}: {statistics.mean(ours.values()) * 1000:.0f} ms each "
+                  f"(issue 23: at least 20x against the one-notebook form, goal 50x)")
         return 0
     finally:
         if args.keep is None:

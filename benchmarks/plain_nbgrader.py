@@ -1,6 +1,8 @@
 """The anchor of the kit's nbgrader benchmarks: a PLAIN nbgrader assignment of the same exercises.
 
-One notebook per exercise: the solution (the teaching notebook of solutions/<stem>.py, with the
+Two forms: ONE notebook holding every exercise (the fastest honest form an instructor without
+the kit would write: one kernel per submission; the headline anchor), and one notebook per
+exercise. Each exercise is: the solution (the teaching notebook of solutions/<stem>.py, with the
 same imports, torch included where the solution imports it), its solution regions marked as
 nbgrader solution cells, and one autograded test cell per task of ordinary ``assert np.allclose(...)``
 lines, as an instructor without the kit would write them. Nothing of the kit runs in it.
@@ -8,6 +10,7 @@ lines, as an instructor without the kit would write them. Nothing of the kit run
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -95,8 +98,34 @@ def plain_notebook(stem: str) -> nbformat.NotebookNode:
     return nb
 
 
-def write_plain_course(course_dir: Path, assignment: str, stems, timeout: int = 60) -> None:
-    """A minimal nbgrader course: nbgrader_config.py and source/<assignment>/<stem>.ipynb."""
+ONE_NOTEBOOK = "self_attention"
+SIBLING_IMPORT = re.compile(r"^\s*from\s+(\w+)\s+import\s.*$|^\s*import\s+(\w+)\s*$", re.M)
+
+
+def one_notebook(stems) -> nbformat.NotebookNode:
+    """Every exercise in ONE notebook, as an instructor without the kit would write a single
+    assignment: each exercise's cells (its solution cells marked) then its plain assert cell.
+    An import of another exercise's module is dropped: its functions are defined above."""
+    nb = nbformat.v4.new_notebook()
+    for stem in stems:
+        part = plain_notebook(stem)
+        nb.metadata = nb.metadata or part.metadata
+        for k, cell in enumerate(part.cells):
+            cell.id = f"{stem}-{k}"
+            if cell.cell_type == "code":
+                cell.source = SIBLING_IMPORT.sub(
+                    lambda m: "" if (m.group(1) or m.group(2)) in stems else m.group(0), cell.source)
+            meta = cell.metadata.get("nbgrader")
+            if meta:     # grade ids unique across the one notebook; the stem says whose cell it is
+                meta["grade_id"] = f"{stem}__{meta['grade_id']}"
+        nb.cells += part.cells
+    nb.metadata = part.metadata
+    return nb
+
+
+def write_plain_course(course_dir: Path, assignment: str, stems, timeout: int = 60, *, one: bool = False) -> None:
+    """A minimal nbgrader course: nbgrader_config.py and source/<assignment>/<stem>.ipynb, or
+    with `one`, source/<assignment>/self_attention.ipynb holding every exercise."""
     (course_dir / "source" / assignment).mkdir(parents=True, exist_ok=True)
     (course_dir / "nbgrader_config.py").write_text(textwrap.dedent(f"""
         c = get_config()
@@ -104,5 +133,8 @@ def write_plain_course(course_dir: Path, assignment: str, stems, timeout: int = 
         c.CourseDirectory.course_id = "plain"
         c.Execute.timeout = {timeout}
     """), encoding="utf-8")
+    if one:
+        nbformat.write(one_notebook(stems), course_dir / "source" / assignment / f"{ONE_NOTEBOOK}.ipynb")
+        return
     for stem in stems:
         nbformat.write(plain_notebook(stem), course_dir / "source" / assignment / f"{stem}.ipynb")
