@@ -189,7 +189,8 @@ def _draw_figure(v: dict) -> str:
         x = [np.nan if a is None else a for a in line["x"]]
         y = [np.nan if a is None else a for a in line["y"]]
         if x and len(x) == len(y):
-            axes[0].plot(x, y, marker="o", label=line["label"] or "(no label)")
+            # a student's label is text, never mathtext: "$" shown as typed (and "$\frac{$" cannot fail the picture)
+            axes[0].plot(x, y, marker="o", label=line["label"].replace("$", r"\$") or "(no label)")
     axes[0].set_title("your plot (its lines)")
     if v["student_lines"]:
         axes[0].legend(fontsize=7)
