@@ -25,6 +25,7 @@ LEGEND = {"P": "passed", "F": "wrong answer", "E": "error (raised, hung, crashed
           "N": "not implemented", "M": "not submitted"}
 NAMED_ROWS = 60          # up to this many students, the heat map names each row
 FONT = 9                 # points, for tick labels (12 px on screen)
+CHART_WIDTH = 6.6        # inches a chart takes with its labels: one of two columns at 1400 px
 
 
 def legend_colours() -> dict[str, str]:
@@ -43,9 +44,12 @@ def histogram(values: list[float], top: float) -> Markup:
     return _svg(fig)
 
 
-def pass_rates(labels: list[str], rates: list[float | None], width: float = 6.4) -> Markup:
-    """Horizontal bars, one per label, green from 80%, amber from 50%, red below."""
+def pass_rates(labels: list[str], rates: list[float | None]) -> Markup:
+    """Horizontal bars, one per label, green from 80%, amber from 50%, red below. The bars get
+    what the longest label leaves of CHART_WIDTH, so every chart fits its column unshrunk."""
     plt = _pyplot()
+    label_inches = max(map(len, labels), default=0) * FONT * 0.6 / 72
+    width = max(3.0, (CHART_WIDTH - label_inches - 0.4) / 0.89)     # 0.89: the axes' share (MARGINS)
     fig, ax = plt.subplots(1, 1, figsize=(width, 0.55 + 0.24 * len(labels)))
     y = np.arange(len(labels))
     values = [np.nan if r is None else 100 * r for r in rates]

@@ -28,7 +28,7 @@ def report_html(s: dict) -> str:
         "histogram": figures.histogram(s["scores"]["values"], s["max_score"]) if s["scores"]["values"] else None,
         "exercises": figures.pass_rates([e["stem"] for e in s["exercises"]], [e["pass_rate"] for e in s["exercises"]]),
         "checks": {e["stem"]: figures.pass_rates([c["check_id"].split(".", 1)[-1] for c in cs],
-                                                 [c["pass_rate"] for c in cs], width=5.0)
+                                                 [c["pass_rate"] for c in cs])
                    for e, cs in checks_by_exercise if cs},
         "heat_map": figures.heat_map(s["rows"], s["checks"]),
     }
