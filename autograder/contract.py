@@ -18,3 +18,61 @@ RETURNS: dict[str, dict[str, object]] = {stem: dict(e.returns) for stem, e in EX
 # softmax in attention.py costs nothing elsewhere). attention.py may import none of them:
 # every other stem is built on attention, and would hand it the answer.
 PROVIDED: dict[str, tuple[str, ...]] = {stem: tuple(e.provided) for stem, e in EXERCISES.items()}
+
+# Each misconception id the contract names (docs/contract.md, "Misconception ids") -> what the student
+# did, in one line: the class report shows it beside the id. tests/test_report.py keeps the two equal.
+MISCONCEPTIONS: dict[str, str] = {
+    "no_scaling": "left out the division by sqrt(d_k)",
+    "scaled_by_dk": "divided by d_k instead of sqrt(d_k)",
+    "scaled_by_d_model": "in multi-head attention, scaled by sqrt(d_model) instead of sqrt(d_head)",
+    "softmax_wrong_axis": "normalised over the query axis instead of the key axis",
+    "softmax_unstable": "softmax overflows (no max subtraction): inf or nan on large inputs",
+    "keys_not_transposed": "used Q @ K instead of Q @ K^T",
+    "mask_ignored": "accepted a mask and did not apply it",
+    "mask_inverted": "treated 1 as blocked and 0 as allowed",
+    "mask_after_softmax": "zeroed weights after the softmax, so rows no longer sum to 1",
+    "mask_upper_triangular": "causal mask lets positions see the future instead of the past",
+    "mask_excludes_diagonal": "causal mask blocks a position from attending to itself",
+    "reshape_without_transpose": "split heads with a bare reshape to (batch, heads, seq, d_head)",
+    "merge_without_transpose": "merged heads with a bare reshape, without moving heads back",
+    "heads_not_split": "computed one attention over all features (no per-head split)",
+    "no_output_projection": "left out W_o",
+    "hand_imprecise": "a hand answer is off by more than rounding",
+    "transpose_all_axes": "used K.T on a batch, which reverses every axis, not only the last two",
+    "array_truth_value": "tested an array's truth value (`if mask:`)",
+    "softmax_no_keepdims": "divided by a sum taken without keepdims",
+    "softmax_underflow": "subtracted the whole array's maximum, so rows far below it underflow to 0/0",
+    "weights_averaged_over_heads": "returned the weights averaged over the heads, (batch, seq, seq)",
+    "low_precision_dtype": "computed in a 16-bit float (float16, bfloat16)",
+    "mask_always_causal": "applied a causal mask whatever mask was given",
+    "mask_rank_ignored": "applied the mask only when it had one particular rank (e.g. 2-D)",
+    "seed_ignored": "scaling_experiment's numbers do not follow `seed`",
+    "n_trials_ignored": "scaling_experiment does not average over `n_trials` trials",
+    "hand_slip_carried": "one early hand value is wrong and every step computed from it carries the error",
+    "softmax_hardcoded_axis": "normalised over a fixed axis number, the key axis only for 2-D scores",
+    "softmax_axis_ignored": "softmax ignores its `axis` argument",
+    "softmax_whole_array": "normalised by one total over the whole array, not along the axis",
+    "transpose_fixed_axes":
+        "swapped K's axes by number from the front (`K.transpose(1, 2)`), right only for (batch, n, d)",
+    "returns_swapped": "returned (weights, output) instead of (output, weights)",
+    "scaled_by_wrong_size":
+        "divided by the square root of a size that is not d_k (the number of keys, d_v, an axis of the batch)",
+    "mask_fill_zero":
+        "set blocked scores to 0 (or multiplied by the mask) before the softmax, so blocked keys keep weight",
+    "mask_additive": "added the 0/1 mask to the scores as if it were an additive mask",
+    "mask_transposed":
+        "applied the mask with its last two axes swapped (a padding mask then blocks queries, not keys)",
+    "mask_boolean_index":
+        "indexed the scores with a boolean mask, which works only for a mask of exactly their shape",
+    "mask_bitwise_not": "flipped a 0/1 numeric mask with `~`",
+    "causal_mask_off_by_one": "causal mask also lets each position see the next one",
+    "causal_mask_additive": "create_causal_mask returned an additive (0 / -inf) mask instead of the boolean one",
+    "variance_not_std": "reported the variance where the standard deviation is asked",
+    "entropy_log2": "entropies in bits (log base 2) instead of nats",
+    "n_trials_off_by_one": "ran one trial fewer than `n_trials`",
+    "dims_ignored": "scaling_experiment's results do not follow `dims`",
+    "seq_len_ignored": "scaling_experiment's statistics do not follow `seq_len`",
+    "split_interleaved": "dealt the features to the heads in turn instead of in consecutive blocks",
+    "projection_transposed": "applied the projection matrices the other way round (W^T where the contract applies W)",
+    "linear_bias_ignored": "used the layers' weights but not their biases",
+}

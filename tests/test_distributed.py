@@ -213,10 +213,11 @@ def _class(root: Path) -> tuple[Path, Path]:
 
 
 def _without_timing(data):
-    """The summary without grading times (and the list of the slowest students they order), and
-    without how the run checked its sandbox (a preflight here, one per worker there)."""
+    """The summary without grading times (and the list of the slowest students they order), when
+    it was written, and how the run checked its sandbox (a preflight here, one per worker there)."""
     if isinstance(data, dict):
-        return {k: _without_timing(v) for k, v in data.items() if k not in ("duration_s", "slowest", "preflight")}
+        return {k: _without_timing(v) for k, v in data.items()
+                if k not in ("duration_s", "slowest", "preflight", "generated")}
     if isinstance(data, list):
         return [_without_timing(v) for v in data]
     return data
@@ -232,11 +233,11 @@ def _comparable(out: Path) -> dict[str, object]:
             continue
         if path.name == "summary.json":
             files[rel] = _without_timing(json.loads(path.read_text(encoding="utf-8")))
-        elif path.name == "report.html":     # its "slowest" table lists grading times
+        elif path.name == "report.html":     # when it was written, grading times, the preflight
             text = re.sub(r"<dc:date>.*?</dc:date>", "", path.read_text(encoding="utf-8"))
-            text = re.sub(r"<tr><td>preflight</td><td>.*?</td></tr>", "", text)
-            files[rel] = re.sub(r"<table><tr><th>student</th><th class=n>grading time</th>.*?</table>", "",
-                                text, flags=re.S)
+            text = re.sub(r"<time .*?</time>", "", text)
+            text = re.sub(r'<tr id="preflight">.*?</tr>', "", text, flags=re.S)
+            files[rel] = re.sub(r'<section id="slowest">.*?</section>', "", text, flags=re.S)
         elif path.suffix == ".json" and path.parent.name == "results":
             data = json.loads(path.read_text(encoding="utf-8"))
             for extra in (data["extra_data"], data["extra_data"]["result"]):

@@ -6,11 +6,15 @@ A pure function of the results and the course; the schema is documented in docs/
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import json
 import statistics
 from collections import Counter, defaultdict
 from urllib.parse import quote
 
 from autograder.config import CourseConfig
+from autograder.contract import MISCONCEPTIONS
 from autograder.reports.grades_csv import ordered, submitted
 from autograder.reports.summary import trouble
 from autograder.results import SubmissionResult
@@ -26,6 +30,22 @@ def feedback_link(student: str) -> str:
     return "feedback/" + quote(f"{student}.html", safe="")
 
 
+def kit_version() -> str:
+    """The installed attnkit's version, or "dev" for a checkout that is not installed."""
+    try:
+        return importlib.metadata.version("attnkit")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
+def course_sha256(course: CourseConfig) -> str:
+    """The sha256 of the course as graded, as canonical JSON (every setting with its defaults filled
+    in, keys sorted, no spaces, UTF-8): two course files that grade alike hash alike, whatever
+    their comments, key order or defaults spelled out (docs/report.md says how to compute it)."""
+    text = json.dumps(course.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict:
     results = ordered(results)
     n = len(results)
@@ -37,6 +57,8 @@ def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict
         "course": course.course,
         "assignment": course.assignment,
         "seed": course.seed,
+        "kit_version": kit_version(),
+        "course_sha256": course_sha256(course),
         "settings": {"hints": course.hints, "show_hidden": course.show_hidden, "both_forms": course.both_forms,
                      "limits": course.limits.model_dump(), "tolerances": course.tolerances.model_dump()},
         "students": n,
@@ -94,7 +116,8 @@ def _misconceptions(results: list[SubmissionResult]) -> list[dict]:
                 checks[m][c.check_id] += 1
         for m in sorted({m for c in r.checks for m in c.misconceptions}):
             students[m].append(r.student)
-    return [{"id": m, "count": len(names), "students": names, "checks": dict(checks[m])}
+    return [{"id": m, "description": MISCONCEPTIONS.get(m, ""), "count": len(names), "students": names,
+             "exercises": sorted({cid.split(".", 1)[0] for cid in checks[m]}), "checks": dict(checks[m])}
             for m, names in sorted(students.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 

@@ -10,6 +10,7 @@ in a message) is shown verbatim inside code blocks, never as Markdown or HTML.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from autograder.config import CourseConfig
 from autograder.results import CheckResult, SubmissionResult
@@ -56,7 +57,20 @@ def _pts(x: float) -> str:
     return f"{x:g}"
 
 
+@dataclass(frozen=True)
+class FeedbackSection:
+    """A part of the feedback page: its head (score table), one exercise's section, or its foot."""
+    stem: str | None          # the exercise the section is about; None for the head and the foot
+    lines: tuple[str, ...]    # Markdown
+
+
 def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
+    lines = [line for section in feedback_sections(result, course) for line in section.lines]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def feedback_sections(result: SubmissionResult, course: CourseConfig) -> list[FeedbackSection]:
+    """The page in parts, so the HTML page can put each exercise's pictures under its section."""
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
              f"Feedback for **{md_text(result.student)}**: "
              f"**{_pts(result.score)} / {_pts(result.max_score)}** points.", "",
@@ -67,36 +81,39 @@ def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
                      f"{passed}/{len(ex.checks)} | {_pts(ex.score)}/{_pts(ex.max_score)} |")
     lines.append(f"| **total** | | {sum(c.passed for c in result.checks)}/{len(result.checks)} | "
                  f"**{_pts(result.score)}/{_pts(result.max_score)}** |")
+    sections = [FeedbackSection(None, tuple(lines))]
     for ex in result.exercises:
         failed = [c for c in ex.checks if not c.passed]
-        if not failed and not ex.note:
+        if failed or ex.note:
+            sections.append(FeedbackSection(ex.stem, tuple(_exercise_lines(ex, failed, course))))
+    foot = ["", f"Checks with random inputs used the seed {result.seed}; the same seed gives the same inputs."]
+    return sections + [FeedbackSection(None, tuple(foot))]
+
+
+def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list[str]:
+    lines = ["", f"## {code(ex.stem)}: {md_text(ex.title)}", ""]
+    if ex.note:
+        lines += [f"Note: {md_text(ex.note)}", ""]
+    if not failed:
+        return lines + ["Every check passed."]
+    first = failed[0]
+    if len(failed) == len(ex.checks) and len({(c.status, c.message) for c in failed}) == 1 \
+            and first.status in ("missing", "not_implemented", "error") and not first.hint:
+        # One reason for the whole exercise (no file, a file that could not be read or run).
+        return lines + [f"{_label(first).capitalize()}: 0/{_pts(ex.max_score)}.", "", code_block(first.message)]
+    for c in failed:
+        lines.append(f"- {code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
+        if c.hidden and not course.show_hidden:
+            lines.append("  - a hidden check; its details are shown after grading")
+            if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
+                lines += ["", _indent(f"Hint: {md_text(c.hint)}")]
             continue
-        lines += ["", f"## {code(ex.stem)}: {md_text(ex.title)}", ""]
-        if ex.note:
-            lines += [f"Note: {md_text(ex.note)}", ""]
-        if not failed:
-            lines.append("Every check passed.")
-            continue
-        first = failed[0]
-        if len(failed) == len(ex.checks) and len({(c.status, c.message) for c in failed}) == 1 \
-                and first.status in ("missing", "not_implemented", "error") and not first.hint:
-            # One reason for the whole exercise (no file, a file that could not be read or run).
-            lines += [f"{_label(first).capitalize()}: 0/{_pts(ex.max_score)}.", "", code_block(first.message)]
-            continue
-        for c in failed:
-            lines.append(f"- {code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
-            if c.hidden and not course.show_hidden:
-                lines.append("  - a hidden check; its details are shown after grading")
-                if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
-                    lines += ["", _indent(f"Hint: {md_text(c.hint)}")]
-                continue
-            lines += ["", _indent(code_block(c.message or _label(c)))]
-            hint = c.hint   # decided once by grading, for the course's hint policy
-            if hint:
-                lines += ["", f"  Hint: {md_text(hint)}"]
-            lines.append("")
-    lines += ["", f"Checks with random inputs used the seed {result.seed}; the same seed gives the same inputs."]
-    return "\n".join(lines).rstrip() + "\n"
+        lines += ["", _indent(code_block(c.message or _label(c)))]
+        hint = c.hint   # decided once by grading, for the course's hint policy
+        if hint:
+            lines += ["", f"  Hint: {md_text(hint)}"]
+        lines.append("")
+    return lines
 
 
 def _indent(block: str) -> str:

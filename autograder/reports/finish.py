@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.class_roster import Enrolment
@@ -35,6 +36,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     for result in results:
         write_feedback_html(out, result, course)
     summary = class_summary(results, course)
+    summary["generated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if preflight is not None:
         summary["preflight"] = preflight.to_dict()
     if enrolment is not None and enrolment.roster:

@@ -129,15 +129,16 @@ def _render(visual: dict) -> str | None:
         return None
 
 
-def figure_svg(fig) -> str:
-    """A matplotlib Figure as an inline <svg> element (no XML prolog, no doctype)."""
+def figure_svg(fig, tight: bool = False) -> str:
+    """A matplotlib Figure as an inline <svg> element (no XML prolog, no doctype). `tight`: the
+    figure grows to hold its labels (the class report's few charts, whose labels vary in length)."""
     buf = io.StringIO()
     import matplotlib
 
     # The same picture, the same bytes (no date, fixed ids). Margins are fixed (MARGINS), not
     # bbox_inches="tight": that lays the figure out twice, and cost 2/3 of a picture's time.
     with matplotlib.rc_context({"svg.hashsalt": "attnkit"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight" if tight else None)
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
@@ -189,7 +190,8 @@ def _draw_figure(v: dict) -> str:
         x = [np.nan if a is None else a for a in line["x"]]
         y = [np.nan if a is None else a for a in line["y"]]
         if x and len(x) == len(y):
-            axes[0].plot(x, y, marker="o", label=line["label"] or "(no label)")
+            # a student's label is text, never mathtext: "$" shown as typed (and "$\frac{$" cannot fail the picture)
+            axes[0].plot(x, y, marker="o", label=line["label"].replace("$", r"\$") or "(no label)")
     axes[0].set_title("your plot (its lines)")
     if v["student_lines"]:
         axes[0].legend(fontsize=7)
