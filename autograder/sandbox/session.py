@@ -269,6 +269,9 @@ def import_outcome(child, reply, filename: str, timeout: float) -> CallOutcome:
                        f"importing {filename} did not finish within {timeout:g} s (is there an infinite "
                        f"loop or a long computation at the top level of the file?)")
             return CallOutcome("not_run", reason=Reason.TIMEOUT, message=message, output=reply.output)
+        if reply.reason == Reason.REFUSED:
+            return CallOutcome("not_run", reason=Reason.REFUSED, output=reply.output,
+                               message=f"importing {filename} was {reply.message}")
         reason = Reason.MEMORY if reply.reason == Reason.MEMORY else Reason.CRASHED
         return CallOutcome("not_run", reason=reason, output=reply.output,
                            message=f"the process crashed while importing {filename}: {reply.message}")
