@@ -179,9 +179,10 @@ def _answer(header: dict, blobs: list, provided: dict[str, dict[str, Callable]],
 
 def _flush(child: Child) -> None:
     """Hands the socket as much of the outbox as it takes now, without waiting."""
+    child.sock.setblocking(False)      # a timeout would wait for the child (every other use sets its own)
     try:
         while child.outbox:
-            sent = child.sock.send(child.outbox[: 1 << 20], socket.MSG_DONTWAIT)
+            sent = child.sock.send(child.outbox[: 1 << 20])
             del child.outbox[:sent]
     except (BlockingIOError, InterruptedError):
         pass

@@ -1,0 +1,131 @@
+"""Red team (issue 24): what a submission asks the grader to compute is bounded like its own code.
+
+A class of an honest student and the attacks of tests/hostile/provided_* and remembers_hidden
+is graded by `attnkit grade` in a subprocess under a 2 GiB memory cap (tests/memory_capped.py),
+so a bound that fails costs this test, never the machine. Each attack must cost its author the
+checks it was in, with the reason, and nothing else: the run finishes, the honest student keeps
+full marks, the report names who hit a bound.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.checks import CHECKS
+from autograder.checks.base import rng_for
+from autograder.config import KIT_ROOT
+from autograder.results import CheckResult, SubmissionResult
+from tests.memory_capped import run_capped
+from tests.test_classroom import DEMO, SOLUTIONS, _hostile, _student, small_course
+
+CAP_MB = 2048
+# case -> the stem its file is for
+CASES = {"provided_bomb": "causal_mask", "provided_loop": "causal_mask", "provided_unread": "causal_mask",
+         "remembers_hidden": "causal_mask", "provided_float_size": "multihead", "provided_0d_size": "multihead"}
+HIDDEN_TOO = "causal_mask.causal_attention.weights"    # graded before the visible output check, if in order
+
+
+class Graded:
+    def __init__(self, root: Path):
+        self.class_dir, self.out = root / "class", root / "out"
+        self.course_path = small_course(root)
+        data = yaml.safe_load(self.course_path.read_text(encoding="utf-8"))
+        data["exercises"]["causal_mask"]["checks"][HIDDEN_TOO] = {"points": 2, "hidden": True}
+        self.course_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        self.seed = data["seed"]
+        witness = {"hand_computation.py": SOLUTIONS / "hand_computation.py"}
+        _student(self.class_dir, "ada", {p.name: p for p in (DEMO / "ada").iterdir()})
+        for case, stem in CASES.items():
+            _student(self.class_dir, case, witness | {f"{stem}.py": _hostile(case, stem, {})})
+        env = dict(os.environ, PYTHONPATH=str(KIT_ROOT))
+        self.run = run_capped([sys.executable, "-m", "autograder.cli", "--course", str(self.course_path), "grade",
+                               str(self.class_dir), "--out", str(self.out), "--jobs", "2"],
+                              memory_mb=CAP_MB, timeout=900, env=env, cwd=str(root))
+
+    def results(self, student: str) -> SubmissionResult:
+        data = json.loads((self.out / "results" / f"{student}.json").read_text(encoding="utf-8"))
+        return SubmissionResult.from_dict(data["extra_data"]["result"])
+
+    def checks(self, student: str) -> dict[str, CheckResult]:
+        return {c.check_id: c for c in self.results(student).checks}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Graded:
+    return Graded(tmp_path_factory.mktemp("bounded"))
+
+
+def test_the_run_finishes_within_its_memory_cap_and_honest_students_keep_full_marks(graded):
+    run = graded.run
+    assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.returncode, run.stderr[-3000:])
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((graded.out / "grades.csv").read_text()))}
+    assert sorted(rows) == sorted(["ada", *CASES])
+    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 53
+    for case in CASES:
+        assert float(rows[case]["hand_computation"]) == 7, case      # the witness exercise is graded
+
+
+@pytest.mark.parametrize("case, function", [("provided_bomb", "create_causal_mask"),
+                                            ("provided_unread", "create_causal_mask")])
+def test_a_provided_call_above_the_bounds_costs_the_calling_checks_only(graded, case, function):
+    checks = graded.checks(case)
+    for check_id, c in checks.items():
+        if check_id.startswith(f"causal_mask.{function}."):
+            assert c.status == "error" and c.reason == "refused" and c.score == 0, (check_id, c)
+        elif check_id.startswith("causal_mask."):
+            assert c.passed, (check_id, c)
+    first = checks[f"causal_mask.{function}.values"].message
+    if case == "provided_bomb":
+        assert "scaled_dot_product_attention for scores of shape (40000, 40000, 1, 1)" in first, first
+    else:       # refused at once, not after a 30 s wait for the child to read
+        assert "without reading the answer" in first, first
+
+
+def test_the_grader_time_spent_answering_counts_against_the_call(graded):
+    """A loop of allowed provided calls is stopped by the call's own limit (2 s here, counted on
+    the grader's answering time), not by the submission's budget (60 s) at the end."""
+    c = graded.checks("provided_loop")["causal_mask.create_causal_mask.values"]
+    assert c.status == "error" and c.reason == "timeout", c
+    assert "stopped after 2 s" in c.message and "budget" not in c.message, c.message
+    assert graded.results("provided_loop").score == 7 + 5
+
+
+@pytest.mark.parametrize("case, what", [("provided_float_size", "got float (60000.0)"),
+                                        ("provided_0d_size", "got a 0-d array (60000)")])
+def test_a_size_must_be_an_int(graded, case, what):
+    c = graded.checks(case)["multihead.split_heads.values"]
+    assert c.status == "error" and c.reason == "raised", c
+    assert f"TypeError: seq_len expected an int, {what}" in c.message, c.message
+
+
+def test_a_hidden_checks_inputs_never_reach_a_visible_message(graded):
+    checks = graded.checks("remembers_hidden")
+    visible = [c for c in checks.values() if not c.hidden]
+    told = checks["causal_mask.causal_attention.output"].message
+    assert "SEEN (5, 5):" in told, told                 # the channel works on what it may see
+    for check in CHECKS["causal_mask"]:
+        if checks[check.id].hidden:
+            Q = check.inputs(rng_for(graded.seed, check.id))["Q"]
+            secret = f"{Q.shape}:{float(Q.ravel()[0]):.6f}"
+            for c in visible:
+                assert secret not in c.message + c.hint, (check.id, c.check_id)
+            assert secret not in (graded.out / "feedback" / "remembers_hidden.md").read_text(encoding="utf-8")
+
+
+def test_the_report_names_who_hit_a_bound_and_why(graded):
+    trouble = json.loads((graded.out / "summary.json").read_text(encoding="utf-8"))["trouble"]
+    by_student = {t["student"]: t for t in trouble}
+    for case in ("provided_bomb", "provided_unread"):
+        assert by_student[case]["kind"] == "refused", by_student.get(case)
+        assert "kit-provided" in by_student[case]["message"]
+    assert by_student["provided_loop"]["kind"] == "timed out"
+    html = (graded.out / "report.html").read_text(encoding="utf-8")
+    assert "provided_bomb" in html and "(40000, 40000, 1, 1)" in html
