@@ -77,7 +77,7 @@ def _parent(pid: int) -> int:
         return 0
 
 
-def build_class(class_dir: Path, out: Path, honest: int, hostile: bool = True) -> dict[str, str]:
+def build_class(class_dir: Path, out: Path, honest: int, cases: list[str]) -> dict[str, str]:
     """student -> "honest" or the hostile case."""
     paths = {"@KIT@": str(KIT), "@CLASS@": str(class_dir), "@OUT@": str(out)}
     kinds = {}
@@ -88,7 +88,7 @@ def build_class(class_dir: Path, out: Path, honest: int, hostile: bool = True) -
         for stem in ("hand_computation", "attention", "causal_mask", "scaling", "multihead"):
             shutil.copy(source / f"{stem}.py", folder / f"{stem}.py")
         kinds[folder.name] = "honest"
-    for case in sorted(p.name for p in HOSTILE.iterdir() if p.is_dir() and hostile):
+    for case in cases:
         folder = class_dir / case
         folder.mkdir(parents=True)
         shutil.copy(SOLUTIONS / "hand_computation.py", folder / "hand_computation.py")
@@ -113,7 +113,8 @@ def grade(args) -> int:
         (root / "course.yml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         course = load_course(root / "course.yml", known_checks=check_ids())
         class_dir, out = root / "class", root / "out"
-        kinds = build_class(class_dir, out, args.honest, not args.no_hostile)
+        cases = [] if args.no_hostile else args.cases or sorted(p.name for p in HOSTILE.iterdir() if p.is_dir())
+        kinds = build_class(class_dir, out, args.honest, cases)
         print(f"class: {len(kinds)} students ({args.honest} honest, {len(kinds) - args.honest} hostile), "
               f"--jobs {args.jobs}, call_timeout {args.call_timeout:g} s, load average {os.getloadavg()[0]:.1f}")
         started = time.monotonic()
@@ -139,6 +140,7 @@ def main(argv=None) -> int:
     p.add_argument("--honest", type=int, default=4)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--no-hostile", action="store_true", help="the honest students only, to compare")
+    p.add_argument("--cases", nargs="*", help="these cases of tests/hostile/ only (default: all)")
     p.add_argument("--call-timeout", type=float, default=2.0)
     p.add_argument("--import-timeout", type=float, default=3.0)
     p.add_argument("--cap-mb", type=int, default=2048, help="memory cap of the grader and its zygotes together")

@@ -136,3 +136,34 @@ def test_source_text_is_never_accepted_as_provided(sandbox):
     with pytest.raises(TypeError):
         with sandbox.session("causal_mask", "x = 1\n", "causal_mask.py", provided={"attention": "def softmax(x): ..."}):
             pass
+
+
+# ---------------------------------------------------------------------- prices (issue 24)
+
+def test_prices_count_every_array_the_reference_makes_before_it_runs():
+    from autograder.provided import PRICES, provided_for
+    from autograder.sandbox.provided import MAX_ELEMENTS, MAX_WORK
+
+    sdpa = provided_for("causal_mask")["attention"]["scaled_dot_product_attention"].cost
+    B = 40_000
+    # three inputs of 40 000 numbers, scores of B x B: the price is the scores'
+    bomb = sdpa(np.ones((B, 1, 1, 1)), np.ones((1, B, 1, 1)), np.ones((1, B, 1, 1)))
+    assert bomb.largest == B * B and "(40000, 40000, 1, 1)" in bomb.what
+    # V's batch dimensions broadcast the output further than the scores
+    wide = sdpa(np.ones((1, 3, 2)), np.ones((1, 4, 2)), np.ones((500, 1, 4, 7)))
+    assert wide.largest == 500 * 3 * 7 and wide.work == 3 * 4 * 2 + 500 * 3 * 4 * 7
+    # what a scaling experiment of the course's size may ask: (n_trials, seq_len, d) = (1000, 4, 256)
+    x = np.ones((1000, 4, 256))
+    honest = sdpa(x, x, x)
+    assert honest.largest <= MAX_ELEMENTS and honest.work <= MAX_WORK
+    mask = provided_for("multihead")["causal_mask"]["create_causal_mask"].cost
+    assert mask(np.int64(8)).largest == 64
+    for size, what in ((60000.0, "got float"), (True, "got bool"), (np.array(60000), "got a 0-d array"),
+                       ([8], "got list")):
+        with pytest.raises(TypeError, match=f"seq_len expected an int, {what}"):
+            mask(size)
+    causal = provided_for("multihead")["causal_mask"]["causal_attention"].cost
+    assert causal(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 5))).largest == 15
+    # every function a submission may import has its own price
+    assert {(stem, name) for s in ("hand_computation", "causal_mask", "scaling", "multihead")
+            for stem, names in provided_for(s).items() for name in names} <= set(PRICES)

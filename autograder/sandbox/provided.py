@@ -20,8 +20,8 @@ from autograder.sandbox import protocol
 from autograder.sandbox.protocol import ProtocolError, TensorArg
 
 MAX_INPUT_ELEMENTS = 1 << 22   # a provided call's inputs, all arrays together
-MAX_ELEMENTS = 1 << 22         # the largest array one call may make, intermediates included (32 MB of float64)
-MAX_WORK = 1 << 28             # multiply-adds of one call (a few tenths of a second)
+MAX_ELEMENTS = 1 << 20         # the largest array one call may make, intermediates included (8 MB of float64)
+MAX_WORK = 1 << 27             # multiply-adds of one call (about a tenth of a second)
 
 
 @dataclass(frozen=True)
