@@ -129,3 +129,56 @@ def test_the_report_names_who_hit_a_bound_and_why(graded):
     assert by_student["provided_loop"]["kind"] == "timed out"
     html = (graded.out / "report.html").read_text(encoding="utf-8")
     assert "provided_bomb" in html and "(40000, 40000, 1, 1)" in html
+
+
+# ---------------------------------------------------------------------- under `nbgrader autograde`
+
+@pytest.mark.slow
+def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_full_marks(tmp_path):
+    """The same attacks as cells of a submitted notebook: `nbgrader autograde` (the kit grading in
+    nbgrader's own process) runs under the memory cap and finishes; each attack costs its checks."""
+    import nbformat
+
+    from autograder.checks import check_ids
+    from autograder.config import DEFAULT_COURSE, load_course
+    from autograder.nbgrader_course import write_course
+
+    data = yaml.safe_load(DEFAULT_COURSE.read_text(encoding="utf-8"))
+    data["exercises"] = {"causal_mask": data["exercises"]["causal_mask"]}
+    data["limits"].update(call_timeout=2, import_timeout=3, memory_mb=1024)
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    root = tmp_path / "course"
+    write_course(root, KIT_ROOT, load_course(course_file, known_checks=check_ids()), course_file=course_file)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
+
+    def nbgrader(*args: str):
+        return run_capped([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}"],
+                          memory_mb=CAP_MB, timeout=900, env=env, cwd=str(root))
+
+    run = nbgrader("generate_assignment", "self_attention", "--force")
+    assert run.returncode == 0, run.stderr[-3000:]
+    source = root / "source" / "self_attention" / "causal_mask.ipynb"
+    for student, case in (("honest", None), ("provided_bomb", "provided_bomb"), ("provided_unread", "provided_unread")):
+        nb = nbformat.read(source, as_version=4)
+        if case is not None:     # the solution cell of create_causal_mask becomes the attack
+            cell = next(c for c in nb.cells if c.source.startswith("def create_causal_mask"))
+            cell.source = _hostile(case, "causal_mask", {})
+        target = root / "submitted" / student / "self_attention"
+        target.mkdir(parents=True)
+        nbformat.write(nb, target / "causal_mask.ipynb")
+    run = nbgrader("autograde", "self_attention", "--force")
+    assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.stdout[-2000:], run.stderr[-3000:])
+    run = nbgrader("export")
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO((root / "grades.csv").read_text()))}
+    assert rows["honest"] == sum(float(v if not isinstance(v, dict) else v["points"])
+                                 for v in data["exercises"]["causal_mask"]["checks"].values()), rows
+    # the solution's causal_attention calls the student's own create_causal_mask: every check does
+    assert rows["provided_bomb"] == rows["provided_unread"] == 0, rows
+    for case, words in (("provided_bomb", "for scores of shape (40000, 40000, 1, 1)"),
+                        ("provided_unread", "without reading the answer")):
+        graded = nbformat.read(root / "autograded" / case / "self_attention" / "causal_mask.ipynb", as_version=4)
+        told = "".join(o.get("text", "") for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
+        assert f"create_causal_mask was stopped: it {'asked' if case == 'provided_bomb' else 'called'}" in told
+        assert words in told, told[-2000:]
