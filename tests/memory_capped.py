@@ -6,12 +6,24 @@ capped by the course's limits."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import subprocess
 from dataclasses import dataclass
+from typing import Iterator
 
 from autograder.sandbox.reaper import Cgroups
+
+
+@dataclass
+class Cap:
+    capped_by: str               # "cgroup v1", "cgroup v2" or "RLIMIT_AS"
+    group: object = None         # the ChildCgroup, when there is one
+
+    def out_of_memory(self) -> bool:
+        """The cgroup's cap was hit (False without a cgroup)."""
+        return self.group.out_of_memory() if self.group is not None else False
 
 
 @dataclass
@@ -19,29 +31,35 @@ class CappedRun:
     returncode: int
     stdout: str
     stderr: str
-    out_of_memory: bool          # the cgroup's cap was hit (False without a cgroup)
-    capped_by: str               # "cgroup v1", "cgroup v2" or "RLIMIT_AS"
+    out_of_memory: bool
+    capped_by: str
 
 
-def run_capped(argv: list[str], memory_mb: int = 2048, timeout: float = 600, **kwargs) -> CappedRun:
+@contextlib.contextmanager
+def memory_cap(memory_mb: int = 2048) -> Iterator[tuple[Cap, object]]:
+    """(the cap, a preexec_fn that puts a new process under it); the cgroup goes on leaving."""
     cgroups, _why = Cgroups.detect()
     group = cgroups.create(memory_mb, 4096) if cgroups is not None else None
     if group is None:
         def enter():
             cap = memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        capped_by = "RLIMIT_AS"
+        cap = Cap("RLIMIT_AS")
     else:
         def enter():
             if not group.add(os.getpid()):
                 os._exit(97)
-        capped_by = f"cgroup {cgroups.version}"
+        cap = Cap(f"cgroup {cgroups.version}", group)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=enter, **kwargs)
-        oom = group.out_of_memory() if group is not None else False
-        return CappedRun(done.returncode, done.stdout, done.stderr, oom, capped_by)
+        yield cap, enter
     finally:
         if cgroups is not None:
             if group is not None:
                 cgroups.discard(group)
             cgroups.close()
+
+
+def run_capped(argv: list[str], memory_mb: int = 2048, timeout: float = 600, **kwargs) -> CappedRun:
+    with memory_cap(memory_mb) as (cap, enter):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=enter, **kwargs)
+        return CappedRun(done.returncode, done.stdout, done.stderr, cap.out_of_memory(), cap.capped_by)

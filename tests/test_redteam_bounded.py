@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from autograder.checks import CHECKS
 from autograder.checks.base import rng_for
 from autograder.config import KIT_ROOT
 from autograder.results import CheckResult, SubmissionResult
-from tests.memory_capped import run_capped
+from tests.memory_capped import memory_cap, run_capped
 from tests.test_classroom import DEMO, SOLUTIONS, _hostile, _student, small_course
 
 CAP_MB = 2048
@@ -33,22 +34,31 @@ CASES = {"provided_bomb": "causal_mask", "provided_loop": "causal_mask", "provid
 HIDDEN_TOO = "causal_mask.causal_attention.weights"    # graded before the visible output check, if in order
 
 
+def build_class(root: Path, cases: dict[str, str]) -> tuple[Path, Path, Path, int]:
+    """(class folder, OUT, course.yml, seed): ada and one student per case, in the small course
+    of tests/test_classroom.py with one more hidden check."""
+    class_dir, out = root / "class", root / "out"
+    course_path = small_course(root)
+    data = yaml.safe_load(course_path.read_text(encoding="utf-8"))
+    data["exercises"]["causal_mask"]["checks"][HIDDEN_TOO] = {"points": 2, "hidden": True}
+    course_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    witness = {"hand_computation.py": SOLUTIONS / "hand_computation.py"}
+    _student(class_dir, "ada", {p.name: p for p in (DEMO / "ada").iterdir()})
+    for case, stem in cases.items():
+        _student(class_dir, case, witness | {f"{stem}.py": _hostile(case, stem, {})})
+    return class_dir, out, course_path, data["seed"]
+
+
+def _kit_env() -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
+
+
 class Graded:
     def __init__(self, root: Path):
-        self.class_dir, self.out = root / "class", root / "out"
-        self.course_path = small_course(root)
-        data = yaml.safe_load(self.course_path.read_text(encoding="utf-8"))
-        data["exercises"]["causal_mask"]["checks"][HIDDEN_TOO] = {"points": 2, "hidden": True}
-        self.course_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-        self.seed = data["seed"]
-        witness = {"hand_computation.py": SOLUTIONS / "hand_computation.py"}
-        _student(self.class_dir, "ada", {p.name: p for p in (DEMO / "ada").iterdir()})
-        for case, stem in CASES.items():
-            _student(self.class_dir, case, witness | {f"{stem}.py": _hostile(case, stem, {})})
-        env = dict(os.environ, PYTHONPATH=str(KIT_ROOT))
+        self.class_dir, self.out, self.course_path, self.seed = build_class(root, CASES)
         self.run = run_capped([sys.executable, "-m", "autograder.cli", "--course", str(self.course_path), "grade",
                                str(self.class_dir), "--out", str(self.out), "--jobs", "2"],
-                              memory_mb=CAP_MB, timeout=900, env=env, cwd=str(root))
+                              memory_mb=CAP_MB, timeout=900, env=_kit_env(), cwd=str(root))
 
     def results(self, student: str) -> SubmissionResult:
         data = json.loads((self.out / "results" / f"{student}.json").read_text(encoding="utf-8"))
@@ -150,7 +160,7 @@ def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_
     course_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, load_course(course_file, known_checks=check_ids()), course_file=course_file)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
+    env = _kit_env()
 
     def nbgrader(*args: str):
         return run_capped([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}"],
@@ -182,3 +192,50 @@ def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_
         told = "".join(o.get("text", "") for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
         assert f"create_causal_mask was stopped: it {'asked' if case == 'provided_bomb' else 'called'}" in told
         assert words in told, told[-2000:]
+
+
+# ---------------------------------------------------------------------- on a Dask worker
+
+@pytest.mark.slow
+def test_on_a_dask_worker_under_the_cap_the_run_finishes_and_honest_students_keep_full_marks(tmp_path):
+    """The worker (which answers the provided calls) runs under the memory cap; the scheduler
+    and `attnkit grade --scheduler` beside it."""
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    from tests.test_distributed import _env, _free_port
+
+    cases = {c: CASES[c] for c in ("provided_bomb", "provided_unread", "provided_float_size")}
+    class_dir, out, course_path, _seed = build_class(tmp_path, cases)
+    env, address = _env(), f"tcp://127.0.0.1:{_free_port()}"
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0", "--no-show"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        with memory_cap(CAP_MB) as (cap, enter):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--nworkers", "1",
+                 "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(tmp_path / "worker")],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter))
+            with Client(address, timeout=60) as client:
+                client.wait_for_workers(1, timeout=120)
+            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course_path), "grade",
+                                  str(class_dir), "--out", str(out), "--scheduler", address],
+                                 env=env, capture_output=True, text=True, timeout=900, cwd=str(tmp_path))
+            assert run.returncode == 0 and not cap.out_of_memory(), (cap.capped_by, run.stdout[-2000:],
+                                                                     run.stderr[-3000:])
+            assert procs[-1].poll() is None            # the worker is alive after the class
+    finally:
+        for p in reversed(procs):
+            p.kill()
+            p.wait(30)
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 53
+    results = {r: SubmissionResult.from_dict(json.loads((out / "results" / f"{r}.json").read_text())
+                                             ["extra_data"]["result"]) for r in cases}
+    for case in ("provided_bomb", "provided_unread"):
+        check = next(c for c in results[case].checks if c.check_id == "causal_mask.create_causal_mask.values")
+        assert check.reason == "refused", check
+        assert results[case].exercise("hand_computation").score == 7
+    check = next(c for c in results["provided_float_size"].checks if c.check_id == "multihead.split_heads.values")
+    assert "seq_len expected an int, got float" in check.message, check
