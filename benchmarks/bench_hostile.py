@@ -22,7 +22,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import yaml
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
-from benchmarks.bench_class import _statm_rss, _tree  # noqa: E402
+from benchmarks.bench_class import TreeMemory, _statm_rss, _tree  # noqa: E402
 
 HOSTILE = KIT / "tests" / "hostile"
 SOLUTIONS = KIT / "solutions"
@@ -39,23 +38,13 @@ DEMO = KIT / "demo" / "class"
 CAPPED = "ATTNKIT_BENCH_CAPPED"
 
 
-class Peaks:
+class Peaks(TreeMemory):
     """Peak RSS, sampled every `interval` s: this process, its direct children (the zygotes) and
     everything below them (the sandbox children)."""
 
     def __init__(self, interval: float = 0.2):
-        self.interval, self.grader, self.zygotes, self.children = interval, 0, 0, 0
-        self._page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+        super().__init__(interval)
+        self.grader, self.zygotes, self.children = 0, 0, 0
 
     def _run(self):
         me = os.getpid()
