@@ -167,3 +167,24 @@ def test_prices_count_every_array_the_reference_makes_before_it_runs():
     # every function a submission may import has its own price
     assert {(stem, name) for s in ("hand_computation", "causal_mask", "scaling", "multihead")
             for stem, names in provided_for(s).items() for name in names} <= set(PRICES)
+
+
+def test_a_refused_call_at_import_costs_the_file_with_its_reason(sandbox, tmp_path):
+    """Scores of 2000 x 2000 (32 MB, small enough for any machine) are above the bound: the
+    import is stopped, and every check of the stem says it was refused."""
+    from autograder.checks import check_ids
+    from autograder.config import load_course
+    from autograder.grading import grade_submission
+
+    code = """
+    import numpy as np
+    from attention import scaled_dot_product_attention
+
+    scaled_dot_product_attention(np.ones((2000, 1)), np.ones((2000, 1)), np.ones((2000, 1)))
+    """
+    with sandbox.session("causal_mask", src(code), "causal_mask.py", provided=_provided("causal_mask")) as s:
+        assert s.import_outcome.status == "not_run" and s.import_outcome.reason == "refused", s.import_outcome
+        assert "importing causal_mask.py was stopped: it asked" in s.import_outcome.message
+    (tmp_path / "causal_mask.py").write_text(src(code))
+    result = grade_submission(tmp_path, load_course(known_checks=check_ids()), sandbox, stems=("causal_mask",))
+    assert {(c.status, c.reason) for c in result.checks} == {("error", "refused")}
