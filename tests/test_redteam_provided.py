@@ -188,3 +188,23 @@ def test_a_refused_call_at_import_costs_the_file_with_its_reason(sandbox, tmp_pa
     (tmp_path / "causal_mask.py").write_text(src(code))
     result = grade_submission(tmp_path, load_course(known_checks=check_ids()), sandbox, stems=("causal_mask",))
     assert {(c.status, c.reason) for c in result.checks} == {("error", "refused")}
+
+
+def test_a_function_refused_once_is_not_called_again_so_the_others_keep_their_restarts(sandbox):
+    code = """
+    import numpy as np
+    from attention import softmax, scaled_dot_product_attention
+
+    def bad():
+        return scaled_dot_product_attention(np.ones((2000, 1)), np.ones((2000, 1)), np.ones((2000, 1)))[0]
+
+    def good():
+        return softmax(np.zeros(4))
+    """
+    with sandbox.session("causal_mask", src(code), "causal_mask.py", provided=_provided("causal_mask")) as s:
+        for attempt in range(LIMITS.max_restarts + 1):
+            out = s.call("bad")
+            assert out.status == "crashed" and out.reason == "refused", (attempt, out)
+        assert "not run again: an earlier call of bad stopped" in out.message, out.message
+        assert s.call("good").value.tolist() == [0.25] * 4
+        assert s.restarts == 1
