@@ -160,7 +160,7 @@ def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_
     course_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, load_course(course_file, known_checks=check_ids()), course_file=course_file)
-    env = _kit_env()
+    env = _this_interpreter_for_nbgrader(tmp_path, _kit_env())
 
     def nbgrader(*args: str):
         return run_capped([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}"],
@@ -192,6 +192,22 @@ def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_
         told = "".join(o.get("text", "") for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
         assert f"create_causal_mask was stopped: it {'asked' if case == 'provided_bomb' else 'called'}" in told
         assert words in told, told[-2000:]
+
+
+def _this_interpreter_for_nbgrader(folder: Path, env: dict) -> dict:
+    """nbgrader runs `alembic` by name and a Jupyter kernel by its installed kernel spec: make both
+    this interpreter, whatever the installed files' first lines say (a normal user may not enter
+    the folder of an interpreter made visible to it elsewhere: scripts/normal_user_env.sh)."""
+    shims, kernel = folder / "bin", folder / "jupyter" / "kernels" / "python3"
+    shims.mkdir()
+    kernel.mkdir(parents=True)
+    (shims / "alembic").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m alembic "$@"\n')
+    (shims / "alembic").chmod(0o755)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3", "language": "python"}))
+    return dict(env, PATH=os.pathsep.join([str(shims), env.get("PATH", "")]),
+                JUPYTER_PATH=os.pathsep.join(filter(None, [str(folder / "jupyter"), env.get("JUPYTER_PATH")])))
 
 
 # ---------------------------------------------------------------------- on a Dask worker
