@@ -26,9 +26,10 @@ from autograder.checks.reference_cache import lock_for, needs_torch, stored_answ
 from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
                                     rng_for)
 from autograder.config import CourseConfig
-from autograder.contract import PROVIDED, RETURNS
+from autograder.contract import RETURNS
 from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
 from autograder.load import LoadError, SourceFile, load_submission
+from autograder.provided import provided_for
 from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
@@ -112,23 +113,24 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
             student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
                                             source=loaded.source)
-            results = tuple(run_check(check, student, course) for check in checks)
+            results = _visible_first(checks, course, lambda check: run_check(check, student, course))
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
 
 
 @lru_cache(maxsize=None)
 def _provided(stem: str) -> dict[str, dict[str, Any]]:
-    """The stems a submission file may import, as the reference's own functions: the sandbox
-    answers the child's calls of them here, so no reference code ever reaches a child."""
-    import importlib
+    """The stems a submission file may import, as the reference's own priced functions
+    (autograder/provided.py): the sandbox answers the child's calls of them in the grader."""
+    return provided_for(stem)
 
-    out = {}
-    for other in PROVIDED[stem]:
-        module = importlib.import_module(f"reference.{other}")
-        out[other] = {name: getattr(module, name) for name in RETURNS[other]
-                      if callable(getattr(module, name, None)) and not isinstance(getattr(module, name), type)}
-    return out
+
+def _visible_first(checks: list[Check], course: CourseConfig, grade) -> tuple[CheckResult, ...]:
+    """Grades the visible checks before the hidden ones (results in the checks' order): the child
+    may remember what it was given, and after the first hidden check nothing it says is shown."""
+    order = sorted(range(len(checks)), key=lambda i: course.check(checks[i].id).hidden)
+    graded = {i: grade(checks[i]) for i in order}
+    return tuple(graded[i] for i in range(len(checks)))
 
 
 def _unanswered(check: Check, course: CourseConfig, status: str, message: str, reason: str = "") -> CheckResult:
@@ -140,7 +142,7 @@ def _unanswered(check: Check, course: CourseConfig, status: str, message: str, r
 def _import_reason(outcome) -> str:
     """Why a module could not be imported, as a CheckResult.reason, from the sandbox's typed reason."""
     return {Reason.TIMEOUT: "timeout", Reason.CRASHED: "crashed", Reason.MEMORY: "crashed",
-            Reason.SANDBOX: "grader_error"}.get(outcome.reason, "not_run")
+            Reason.SANDBOX: "grader_error", Reason.REFUSED: "refused"}.get(outcome.reason, "not_run")
 
 
 def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
@@ -306,6 +308,8 @@ class StudentImplementation:
         if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
                                                             f"(its body is only pass, ..., a docstring or return None)")
+        if outcome.reason == Reason.REFUSED:
+            raise StudentCallError(name, "refused", f"{name} was {message}")
         text = {
             "missing": f"{self._filename} defines no {name}" + (
                 f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"

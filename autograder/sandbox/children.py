@@ -4,7 +4,9 @@ The time limits count the child's CPU time (its cgroup's, or its worker's from /
 busy machine does not cost a correct submission points; a child that makes no progress at all
 (sleeping, blocked) is stopped after the limit in wall time, and a wall backstop of
 `limits.wall_factor` times the limit stops anything else. Requests the child makes on the way
-(calls of provided functions) are answered here, by the grader's own implementation.
+(calls of provided functions) are answered here, by the grader's own implementation, bounded
+(provided.py): the time spent answering counts as the child's, and answers wait in a bounded
+outbox that is written only when the child reads, so the grader never blocks on a child.
 """
 
 from __future__ import annotations
@@ -17,17 +19,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
 from autograder.sandbox import protocol
 from autograder.sandbox.outcome import Limits, Reason
-from autograder.sandbox.protocol import FrameTimeout, ProtocolError, TensorArg
+from autograder.sandbox.protocol import FrameTimeout, ProtocolError
+from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.reaper import ChildCgroup, process_cpu_seconds
 
 OUTPUT_TAIL = 2048
 IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
-PROVIDED_MAX_ELEMENTS = 1 << 22   # a provided call's inputs, all arrays together
-PROVIDED_MAX_WORK = 1 << 26       # the largest "rows x rows" a provided call may compute
 
 
 class Child:
@@ -41,6 +40,9 @@ class Child:
         self.init = False
         self.layers: dict = {}
         self.alive = True
+        # An answer to the child's provided call not yet taken by its socket: one at most, since a
+        # proxy reads its answer before it asks again (a child that asks again loses its call).
+        self.outbox = bytearray()
 
     def cpu_seconds(self) -> float:
         if self.cgroup is not None:
@@ -89,15 +91,16 @@ class Deadline:
         self.backstop = self.start + max(limit * limits.wall_factor, limit + 2.0)
         self.budget_end = budget_end
         self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
-        self.pause = 0.0                           # wall time spent answering the child's requests
+        self.answering = 0.0     # s the grader spent computing the child's provided calls: counted as its CPU
 
     def next_check(self) -> float:
         """Seconds to wait for the answer before looking at the clocks again."""
-        ends = [self.backstop + self.pause] + ([self.budget_end] if self.budget_end is not None else [])
+        ends = [self.backstop] + ([self.budget_end] if self.budget_end is not None else [])
         return min(0.25, max(0.01, min(ends) - time.monotonic()))
 
     def child_cpu(self) -> float:
-        return self.child.cpu_seconds() - self.cpu0
+        """CPU seconds of the request: the child's, and the grader's answering its provided calls."""
+        return self.child.cpu_seconds() - self.cpu0 + self.answering
 
     def expired(self) -> str | None:
         now = time.monotonic()
@@ -106,9 +109,9 @@ class Deadline:
         cpu = self.child_cpu()
         if cpu >= self.limit:
             return Reason.CPU
-        if now >= self.backstop + self.pause:
+        if now >= self.backstop:
             return Reason.WALL
-        wall = now - self.start - self.pause
+        wall = now - self.start
         if wall >= self.limit:
             w0, c0 = self.window
             if now - w0 >= 0.5:
@@ -147,19 +150,42 @@ def receive_answer(child: Child, deadline: Deadline, max_frame: int,
     """The answer to the request sent last, the child's own requests answered meanwhile. A child
     answers its requests in order, so several may be sent before the first answer is read."""
     while True:
-        header, blobs = _recv(child.sock, deadline, max_frame)
+        header, blobs = _recv(child, deadline, max_frame)
         if header.get("op") == "provided":
-            started = time.monotonic()
-            reply = answer_provided(header, blobs, provided)
-            protocol.send_frame(child.sock, reply, time.monotonic() + 30)
-            deadline.pause += time.monotonic() - started
+            if child.outbox:
+                raise ProvidedRefused("it called a kit-provided function again without reading the answer "
+                                      "to the call before")
+            child.outbox += _answer(header, blobs, provided, deadline)
+            _flush(child)
             continue
         if header.get("event") == "started":
             worker = header.get("pid")
             if type(worker) is int and worker > 0 and child.worker is None:
                 child.worker, child.init = worker, header.get("init") is True
             continue
+        if child.outbox:     # the next request must not follow an answer the child left unread
+            raise ProvidedRefused("it answered without reading what the kit-provided function it called returned")
         return header, blobs
+
+
+def _answer(header: dict, blobs: list, provided: dict[str, dict[str, Callable]], deadline: Deadline) -> bytes:
+    """A provided call's answer; the wall (or, with BLAS threads, CPU) time it took is the child's."""
+    wall0, cpu0 = time.monotonic(), time.thread_time()
+    try:
+        return answer_provided(header, blobs, provided)
+    finally:
+        deadline.answering += max(time.monotonic() - wall0, time.thread_time() - cpu0)
+
+
+def _flush(child: Child) -> None:
+    """Hands the socket as much of the outbox as it takes now, without waiting."""
+    child.sock.setblocking(False)      # a timeout would wait for the child (every other use sets its own)
+    try:
+        while child.outbox:
+            sent = child.sock.send(child.outbox[: 1 << 20])
+            del child.outbox[:sent]
+    except (BlockingIOError, InterruptedError):
+        pass
 
 
 def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
@@ -175,17 +201,19 @@ def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
             continue
 
 
-def _recv(sock: socket.socket, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
+def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
+    sock = child.sock
     while True:
         why = deadline.expired()
         if why:
             raise _Expired(why)
-        readable, _, _ = select.select([sock], [], [], deadline.next_check())
+        readable, writable, _ = select.select([sock], [sock] if child.outbox else [], [], deadline.next_check())
+        if writable:
+            _flush(child)
         if readable:
             # A frame has begun: read it whole, within the backstop (a child that sends half a frame
             # and stops is not making progress that CPU time could count).
-            return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop + deadline.pause),
-                                       max_frame)
+            return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop), max_frame)
 
 
 class _Expired(Exception):
@@ -195,60 +223,6 @@ class _Expired(Exception):
 
 
 Expired = _Expired
-
-
-# ====================================================================== provided functions
-
-def answer_provided(header: dict, blobs: list, provided: dict[str, dict[str, Callable]]) -> bytes:
-    """The grader's answer to a child's call of a provided function: its own implementation,
-    applied to the child's (validated, numeric) arrays. Tensors in, tensors out."""
-    stem, name = header.get("stem"), header.get("name")
-    fn = provided.get(stem, {}).get(name) if isinstance(stem, str) and isinstance(name, str) else None
-    if not callable(fn):
-        return protocol.pack({"status": "raised", "type": "RuntimeError", "message": f"{stem}.{name} is not provided"})
-    tensors: list[str] = []
-
-    def as_array(array, dtype):
-        tensors.append(dtype)
-        return array
-
-    try:
-        args = protocol.decode(header.get("args", []), blobs, as_array)
-        kwargs = protocol.decode(header.get("kwargs", {}), blobs, as_array)
-        if not isinstance(args, list) or not isinstance(kwargs, dict):
-            raise ProtocolError("malformed arguments")
-        _check_size(list(args) + list(kwargs.values()))
-        value = fn(*args, **kwargs)
-        if tensors:
-            value = _as_tensors(value, tensors[0])
-        return protocol.message({"status": "ok"}, {"value": value})
-    except Exception as err:  # noqa: BLE001 - the student's arguments made the reference raise: tell them
-        return protocol.pack({"status": "raised", "type": type(err).__name__, "message": str(err)[:500]})
-
-
-PROVIDED_MAX_INT = 4096           # a size passed as a number (create_causal_mask(n) makes n x n)
-
-
-def _check_size(values: list) -> None:
-    for v in values:
-        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > PROVIDED_MAX_INT:
-            raise ValueError(f"the arguments are larger than the kit-provided functions accept here ({v})")
-    arrays = [np.asarray(v) for v in values if isinstance(v, (np.ndarray, list, tuple))]
-    total = sum(a.size for a in arrays if a.dtype != object)
-    rows = max((int(np.prod(a.shape[:-1])) for a in arrays if a.ndim >= 2), default=0)
-    last = max((a.shape[-2] for a in arrays if a.ndim >= 2), default=0)
-    if total > PROVIDED_MAX_ELEMENTS or rows * last > PROVIDED_MAX_WORK:
-        raise ValueError("the arguments are larger than the kit-provided functions accept here")
-
-
-def _as_tensors(value: Any, dtype: str) -> Any:
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return TensorArg(value, dtype if value.dtype.kind == "f" else None)
-    if isinstance(value, tuple):
-        return tuple(_as_tensors(v, dtype) for v in value)
-    if isinstance(value, list):
-        return [_as_tensors(v, dtype) for v in value]
-    return value
 
 
 def capture_file(cap: int) -> int:

@@ -26,6 +26,7 @@ from autograder.sandbox import protocol
 from autograder.sandbox.children import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.protocol import PeerClosed, ProtocolError
+from autograder.sandbox.provided import ProvidedRefused
 from autograder.sandbox.reaper import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox import early
@@ -304,12 +305,16 @@ class Sandbox:
             if err.reason == Reason.BUDGET:
                 self._budget.spent = True
                 message = f"stopped: this submission used up its time budget of {self._budget.seconds:g} s"
-            elif time.monotonic() < deadline.backstop + deadline.pause:
+            elif time.monotonic() < deadline.backstop:
                 message = f"stopped after {timeout:g} s"      # of CPU time, or of no progress at all
             else:
                 message = (f"stopped after {time.monotonic() - deadline.start:.0f} s of wall time "
                            f"(limit {timeout:g} s of CPU time)")
             return CallOutcome("timeout", reason=err.reason, message=message, output=child.output_since(start))
+        if isinstance(err, ProvidedRefused):
+            self.kill(child)
+            return CallOutcome("crashed", reason=Reason.REFUSED, message=f"stopped: {err}",
+                               output=child.output_since(start))
         if isinstance(err, (PeerClosed, OSError)):
             return self._crashed(child, start)
         self.kill(child)

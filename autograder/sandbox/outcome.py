@@ -26,6 +26,7 @@ class Reason:
     TIMEOUT = "timeout"    # not_run: the import did not finish
     CRASHED = "crashed"    # not_run: the process died while importing
     SANDBOX = "sandbox"    # not_run / crashed: the sandbox itself failed (not the student's fault)
+    REFUSED = "refused"    # crashed / not_run: a provided call above the grader's bounds (sandbox/provided.py)
 
 
 class SandboxError(RuntimeError):

@@ -2,7 +2,8 @@
 what happened to a child (`import_outcome`, `exit_text`, `clean`).
 
 Each call answers a CallOutcome; after a timeout or a crash the next call gets a fresh child
-(at most limits.max_restarts times); a function that hung is not called again.
+(at most limits.max_restarts times); a function that hung, or made a provided call that was
+refused, is not called again.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class Session:
         self._seq = 0
         self._closed = False
         self._failure: CallOutcome | None = None   # what killed the last child
-        self._timed_out: dict[str, CallOutcome] = {}
+        self._not_again: dict[str, CallOutcome] = {}   # functions that hung or were refused: not called again
         self._ahead: tuple | None = None           # (function, key, seq, kind, child, Sent) of a call sent ahead
         self._started = time.monotonic()
         self._child, self._import_outcome = None, None
@@ -120,17 +121,17 @@ class Session:
         spent = self.sandbox.budget_left()
         if spent is not None:
             return spent
-        if name in self._timed_out:
-            first = self._timed_out[name]
-            return CallOutcome("timeout", reason=first.reason,
+        if name in self._not_again:
+            first = self._not_again[name]
+            return CallOutcome(first.status, reason=first.reason,
                                message=f"not run again: an earlier call of {name} {first.message}")
         return self._ready_child()
 
     def _answer(self, name: str, seq: int, kind: Any, child, reply) -> CallOutcome:
         if isinstance(reply, CallOutcome):
             self._failure = CallOutcome(reply.status, reason=reply.reason, message=f"{reply.message} (in {name})")
-            if reply.status == "timeout" and reply.reason != Reason.BUDGET:
-                self._timed_out[name] = reply
+            if (reply.status == "timeout" and reply.reason != Reason.BUDGET) or reply.reason == Reason.REFUSED:
+                self._not_again[name] = reply     # a fresh child is kept for the other functions
             return reply
         head, blobs, output = reply
         if head.get("seq") != seq:
@@ -269,6 +270,9 @@ def import_outcome(child, reply, filename: str, timeout: float) -> CallOutcome:
                        f"importing {filename} did not finish within {timeout:g} s (is there an infinite "
                        f"loop or a long computation at the top level of the file?)")
             return CallOutcome("not_run", reason=Reason.TIMEOUT, message=message, output=reply.output)
+        if reply.reason == Reason.REFUSED:
+            return CallOutcome("not_run", reason=Reason.REFUSED, output=reply.output,
+                               message=f"importing {filename} was {reply.message}")
         reason = Reason.MEMORY if reply.reason == Reason.MEMORY else Reason.CRASHED
         return CallOutcome("not_run", reason=reason, output=reply.output,
                            message=f"the process crashed while importing {filename}: {reply.message}")
