@@ -135,6 +135,20 @@ def cmd_build(args, console: Console) -> int:
     return 0
 
 
+def cmd_handout(args, console: Console) -> int:
+    course = _course(args)
+    from autograder.handout.write import HandoutError, write_handout
+
+    try:
+        written = write_handout(Path(args.out), course, force=args.force)
+    except HandoutError as err:
+        console.print(str(err), style="red", markup=False)
+        return 2
+    console.print(f"wrote {len(written)} files into {args.out}: give students this folder; they run "
+                  f"`python check.py` in it (docs/handout.md)", markup=False)
+    return 0
+
+
 def cmd_nbgrader(args, console: Console) -> int:
     from autograder.nbgrader_course import cmd_nbgrader as write_nbgrader_course
 
@@ -200,6 +214,10 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
     build.set_defaults(func=cmd_build)
+    ho = sub.add_parser("handout", help="write what students get: the stubs, notebooks and check.py, no answer key")
+    ho.add_argument("out", metavar="OUT", help="the folder to write (new, or empty)")
+    ho.add_argument("--force", action="store_true", help="write into a folder that already holds files")
+    ho.set_defaults(func=cmd_handout)
     nb = sub.add_parser("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
     nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
     nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")

@@ -113,6 +113,11 @@ def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
         return _expected_made(check, seed)
 
 
+def expected_answer(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+    """A check's inputs and the reference's answer for them (the handout ships the visible ones)."""
+    return _expected(check, seed)
+
+
 def prefetch_expected(checks: Collection[Check], seed: int) -> None:
     """Starts making, in a thread, the reference answers that cost the most when they are not on
     disk yet (a first run on a machine): the scaling expectations (0.1 s each) and multihead's.
