@@ -178,7 +178,7 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     """The mutants' answers on these inputs that differ from the right one, with their hints.
     Entries recognised by a property of the answer (reference/recognisers.py) are code, not data:
     the grader names those after hand-in."""
-    from autograder.diagnosis import _agrees, _hint_of, candidates, mutant_answers
+    from autograder.diagnosis import _agrees, _hint_of, _raised_by, candidates, mutant_answers
 
     ctx = Context(course=course, inputs=inputs)
     out = []
@@ -186,13 +186,14 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
         if mis.matches is not None:
             continue
         wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
+        raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants()) if raised})
         try:
             encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
         except NotReplayable:
             continue
-        if encoded:
+        if encoded or raises:
             out.append({"id": mis.id, "hint": _hint_of(mis, None), "fallback": bool(mis.fallback),
-                        "answers": encoded})
+                        "answers": encoded, "raises": [list(r) for r in raises]})
     return out
 
 

@@ -248,21 +248,31 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
             tell(status="error", check=check_id, message=f"{checks[check_id]['calls'][-1]['name']} {err}")
             continue
         except Exception as err:  # noqa: BLE001
-            tell(status="error", check=check_id, message=f"{describe(err, path)}", raised=True)
+            tell(status="error", check=check_id, message=describe(err, path), raised=[type(err).__name__, str(err)],
+                 line=line_of(err, path))
             continue
         flat = answer if isinstance(answer, tuple) else (answer,)
         np.savez(out_dir / f"{n}.npz", *flat)
         tell(status="answered", check=check_id, file=f"{n}.npz", parts=len(flat) if isinstance(answer, tuple) else 0)
 
 
-def describe(err: BaseException, path: Path) -> str:
-    """The error and the line of your file that raised it."""
+def line_of(err: BaseException, path: Path) -> int | None:
+    """The line of your file that raised `err` (the innermost one)."""
     import traceback
 
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).name == path.name]
-    where = f" (line {frames[-1].lineno} of {path.name}: {frames[-1].line})" if frames else ""
     if isinstance(err, SyntaxError):
-        where = f" (line {err.lineno} of {path.name}: {(err.text or '').strip()})"
+        return err.lineno
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).name == path.name]
+    return frames[-1].lineno if frames else None
+
+
+def describe(err: BaseException, path: Path) -> str:
+    """The error and the line of your file that raised it."""
+    import linecache
+
+    line = line_of(err, path)
+    text = (err.text or "") if isinstance(err, SyntaxError) else linecache.getline(str(path), line or 0)
+    where = f" (line {line} of {path.name}: {text.strip()})" if line else ""
     return f"{type(err).__name__}: {err}{where}"
 
 
@@ -285,7 +295,7 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path) -> dict[st
         proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child", str(out_dir), str(path),
                                  *todo], stdout=subprocess.PIPE, text=True, cwd=str(path.parent))
         lines: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout] + [lines.put(None)], daemon=True).start()
+        threading.Thread(target=forward_lines, args=(proc.stdout, lines), daemon=True).start()
         running, limit = None, limits["import_timeout"]        # None: your file is being imported
         deadline = time.monotonic() + limit
         while True:
@@ -294,12 +304,12 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path) -> dict[st
             except queue.Empty:
                 proc.kill()
                 stuck = [running] if running else todo
-                what = running or f"importing {path.name}"
-                events.update({c: {"status": "error", "message": f"{what} did not finish within {limit:g} s "
-                                                                 f"(an endless loop?)"} for c in stuck})
+                what = f"{calls_of(spec, running)[0]['name']} did not return" if running else f"importing {path.name} did not end"
+                events.update({c: {"status": "error", "message": f"{what} within {limit:g} s (an endless loop?)"}
+                               for c in stuck})
                 break
             if line is None:
-                proc.wait()
+                proc.wait(timeout=5)
                 for check_id in todo:
                     events.setdefault(check_id, {"status": "error", "message": f"your code stopped Python "
                                                  f"(exit code {proc.returncode}) before this check finished"})
@@ -310,21 +320,29 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path) -> dict[st
             if "check" not in event:                          # the import failed: every check says so
                 events.update({c: event for c in todo})
             elif event["status"] == "started":
-                running, limit = event["check"], limits["call_timeout"] * len(calls_of(spec, event["check"]))
+                running, limit = event["check"], limits["call_timeout"] * max(1, len(calls_of(spec, event["check"])))
                 deadline = time.monotonic() + limit
             else:
                 events[event["check"]] = event
+        proc.kill()                                   # a child that outlived its last answer: gone too
         todo = [c for c in todo if c not in events]
     return events
 
 
+def forward_lines(stream, lines: queue.Queue) -> None:
+    """The child's lines into `lines`, then None when it closes its output."""
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
 def calls_of(spec: dict, check_id: str) -> list:
-    return next(c["calls"] for c in spec["checks"] if c["id"] == check_id) or [None]
+    return next(c["calls"] for c in spec["checks"] if c["id"] == check_id)
 
 
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path) -> Outcome:
     if event["status"] != "answered":
-        hint = GENERIC_ERROR_HINT if event.get("raised") else ""
+        hint = error_hint(check, event) if event.get("raised") else ""
         return Outcome(check, event["status"], event.get("message", ""), hint)
     with np.load(out_dir / event["file"], allow_pickle=False) as saved:
         parts = [saved[f"arr_{i}"] for i in range(len(saved.files))]
@@ -335,6 +353,18 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path) -> Outcome:
     if not problems:
         return Outcome(check, "passed")
     return Outcome(check, "failed", "; ".join(problems), hint_for(check, answer, arrays))
+
+
+def error_hint(check: dict, event: dict) -> str:
+    """A known mistake raises this very error on these inputs: name it; else the generic advice."""
+    kind, text = event["raised"]
+    same = [m["hint"] for m in check.get("mistakes", []) if [kind, text] in m.get("raises", [])]
+    if not same:
+        return GENERIC_ERROR_HINT
+    where = f" on line {event['line']}" if event.get("line") else ""
+    lead = (f"Your code raised {kind}{where} on inputs where a correct implementation returns; the same error "
+            f"comes from {'this mistake' if len(same) == 1 else 'each of these mistakes'}:")
+    return " ".join([lead, *same]) if len(same) == 1 else lead + "\n" + "\n".join(f"- {h}" for h in same)
 
 
 GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
@@ -396,23 +426,33 @@ def judge_hand(check: dict, got, *earlier) -> Outcome:
     if rule["from"]:
         step, names = rule["from"][0], rule["from"][1:]
         try:
-            follows = STEPS[step](*(np.asarray(e, dtype=np.float64) for e in earlier))
+            mine = [np.asarray(e, dtype=np.float64) for e in earlier]
+            if step == "matmul":
+                problem = array_problem(name, got, mine[0] @ mine[1], None, atol=check["hand_atol"])
+            elif step == "divided_by_sqrt":
+                problem = array_problem(name, got, mine[0] / math.sqrt(float(mine[1])), None, atol=check["hand_atol"])
+            else:         # "softmax" of your scores ("softmax_of_divided_by_sqrt": of your scores / sqrt(d_k))
+                scores = mine[0] / math.sqrt(float(mine[1])) if step == "softmax_of_divided_by_sqrt" else mine[0]
+                problem = softmax_problem(name, got, scores, check["hand_atol"])
         except ValueError as err:
             return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
-        problem = array_problem(name, got, follows, None, atol=check["hand_atol"])
         if problem:
             return Outcome(check, "failed", f"{name} does not follow from your {' and '.join(names)}: {problem}")
     return Outcome(check, "passed")
 
 
-def softmax_rows(a):
-    e = np.exp(a - a.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-STEPS = {"divided_by_sqrt": lambda a, d: a / math.sqrt(float(d)),
-         "softmax_of_divided_by_sqrt": lambda a, d: softmax_rows(a / math.sqrt(float(d))),
-         "softmax": softmax_rows, "matmul": lambda a, b: a @ b}
+def softmax_problem(name: str, weights, scores, atol: float) -> str | None:
+    """Weights are the softmax of the scores when, along each row, log(weight) - score is the same
+    number (w_i / w_j = e^(s_i - s_j)); an error of `atol` in a weight w moves its log by atol / w."""
+    if weights.shape != scores.shape or (weights <= 0).any():
+        return f"{name} must have the shape of the scores and positive entries"
+    spread = np.log(weights) - scores
+    allowed = 2 * atol / weights.min(axis=-1)
+    for row, (values, limit) in enumerate(zip(spread, allowed)):
+        if values.max() - values.min() > limit:
+            return (f"row {row} is not the softmax of that row of the scores: the ratio of two weights must be "
+                    f"e to the power of the difference of their scores")
+    return None
 
 
 # ---------------------------------------------------------------- one exercise, all of them, watching
@@ -452,8 +492,11 @@ def report(stem: str, outcomes: list[Outcome], spec: dict) -> bool:
     print(f"\n{stem} ({spec.get('checked_file', '-')}): {passed}/{len(outcomes)} visible checks passed, "
           f"{points:g}/{total:g} points")
     failed = [o for o in outcomes if o.status != "passed"]
-    if failed and len({o.message for o in failed}) == 1 and len(failed) == len(outcomes) and not failed[0].hint:
-        print(f"  {failed[0].message}")
+    unanswered = len(failed) == len(outcomes) and not any(o.hint for o in failed)
+    if failed and unanswered and (len({o.message for o in failed}) == 1 or
+                                  all(o.status == "not_implemented" for o in failed)):
+        for message in dict.fromkeys(o.message for o in failed):     # said once each, in order
+            print(f"  {message}")
     else:
         for o in failed:
             print(f"  {MARK[o.status]} {o.check['id']} ({o.check['title']})\n      {o.message}")
@@ -461,8 +504,12 @@ def report(stem: str, outcomes: list[Outcome], spec: dict) -> bool:
                 print("      hint: " + o.hint.replace("\n", "\n      "))
     if spec["hand_values_later"] and not failed:
         print("  your answers are consistent; their values are graded after you hand in")
+    later = spec["after_hand_in"]
+    if later:
+        print(f"  graded after you hand in (they test properties of your answer that this checker cannot): "
+              f"{', '.join(c['id'] for c in later)}")
     if spec["hidden"]:
-        print(f"  {spec['hidden']} hidden check(s) of {stem} are graded after you hand in")
+        print(f"  and {spec['hidden']} hidden check(s)")
     return not failed
 
 
