@@ -232,3 +232,27 @@ def test_the_cli_writes_a_handout(tmp_path):
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
     assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
         [f"{stem}.py" for stem in COURSE.exercises] + ["check.py"])
+
+
+def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_python, tmp_path):
+    import nbformat
+
+    from autograder.nbgrader_course import write_course
+
+    write_course(tmp_path / "course", KIT_ROOT, COURSE)
+    assignment = tmp_path / "course" / "source" / COURSE.assignment
+    assert (assignment / "check.py").is_file() and (assignment / "check_data" / "attention.npz").is_file()
+    notebook = nbformat.read(assignment / "attention.ipynb", as_version=4)      # the source: solutions in it
+    cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")
+             and not c.metadata["nbgrader"].get("solution")]
+    assert cells and all("check.py" in c.source and "autograder" not in c.source for c in cells)
+    for cell in cells:
+        script = tmp_path / "cell.py"
+        script.write_text(cell.source + "\nprint('score', _attnkit_score)\n")
+        done = subprocess.run([str(kit_free_python), str(script)], cwd=assignment, capture_output=True, text=True,
+                              timeout=600, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        visible = [line.strip(' ",') for line in cell.source.splitlines() if line.startswith('    "attention.')]
+        points = sum(COURSE.check(check_id).points for check_id in visible)
+        assert done.stdout.strip().endswith(f"score {points:g}") or done.stdout.strip().endswith(f"score {float(points)}"), \
+            done.stdout + done.stderr
+        assert "visible checks passed" in done.stdout

@@ -463,11 +463,19 @@ def your_file(stem: str, folder: Path) -> Path | None:
     return max(forms, key=lambda p: p.stat().st_mtime) if forms else None
 
 
-def check_exercise(stem: str, folder: Path) -> tuple[list[Outcome], dict]:
+def check_exercise(stem: str, folder: Path, path: Path | None = None,
+                   only: list[str] | None = None) -> tuple[list[Outcome], dict]:
+    """`path`: this file rather than the one saved last; `only`: these checks (ids or their prefixes)."""
     spec, arrays = load_exercise(stem)
-    path = your_file(stem, folder)
-    if path is None:
-        return [Outcome(c, "error", f"no {stem}.py or {stem}.ipynb in {folder}") for c in spec["checks"]], spec
+    if only is not None:
+        def chosen(check):
+            return any(check["id"] == x or check["id"].startswith(x + ".") for x in only)
+        spec["checks"] = [c for c in spec["checks"] if chosen(c)]
+        spec["after_hand_in"] = [c for c in spec["after_hand_in"] if chosen(c)]
+        spec["hidden"] = 0
+    path = path if path is not None else your_file(stem, folder)
+    if path is None or not path.is_file():
+        return [Outcome(c, "error", f"no {(path or folder / stem).name} in {folder}") for c in spec["checks"]], spec
     try:
         compile(source_of(path), str(path), "exec")
     except SyntaxError as err:
@@ -517,6 +525,8 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         child(Path(argv[1]), Path(argv[2]), argv[3:])
         return 0
+    if argv[:1] == ["--cell"]:
+        return notebook_cell(argv[1], argv[2:])
     watch = "--watch" in argv
     index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
     stems = [a for a in argv if not a.startswith("--")] or index["exercises"]
@@ -530,6 +540,22 @@ def main(argv: list[str]) -> int:
     if not watch:
         return 0 if all(ok) else 1
     return watch_folder(folder, stems)
+
+
+def notebook_cell(stem: str, only: list[str]) -> int:
+    """What a notebook's test cell runs: the saved <stem>.ipynb beside this file, the cell's checks;
+    the report, then one line of JSON the cell reads ({"attnkit": 1, "score", "max_score", "report"})."""
+    import contextlib
+    import io
+
+    outcomes, spec = check_exercise(stem, HERE, path=HERE / f"{stem}.ipynb", only=only)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        report(stem, outcomes, spec)
+    score = sum(o.check["points"] for o in outcomes if o.status == "passed")
+    print(json.dumps({"attnkit": 1, "score": score, "max_score": sum(o.check["points"] for o in outcomes),
+                      "report": text.getvalue().strip("\n")}))
+    return 0
 
 
 def watch_folder(folder: Path, stems: list[str]) -> int:
