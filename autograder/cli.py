@@ -106,13 +106,20 @@ def cmd_gradescope(args, console: Console) -> int:
     from autograder.gradescope.settings import GradescopeSettings
 
     settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
+    return _write_and_say(console, lambda: build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"),
+                                                     settings), PackageError,
+                          lambda names: f"wrote {args.zip} ({len(names)} files): upload it as the assignment's "
+                                        f"autograder (docs/gradescope.md)")
+
+
+def _write_and_say(console: Console, write, refusal: type[Exception], said) -> int:
+    """Run `write`; print what it wrote (`said` of its result), or, when it refuses, why (exit 2)."""
     try:
-        names = build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"), settings)
-    except PackageError as err:
+        written = write()
+    except refusal as err:
         console.print(str(err), style="red", markup=False)
         return 2
-    console.print(f"wrote {args.zip} ({len(names)} files): upload it as the assignment's autograder "
-                  f"(docs/gradescope.md)", markup=False)
+    console.print(said(written), markup=False)
     return 0
 
 
@@ -139,14 +146,9 @@ def cmd_handout(args, console: Console) -> int:
     course = _course(args)
     from autograder.handout.write import HandoutError, write_handout
 
-    try:
-        written = write_handout(Path(args.out), course, force=args.force)
-    except HandoutError as err:
-        console.print(str(err), style="red", markup=False)
-        return 2
-    console.print(f"wrote {len(written)} files into {args.out}: give students this folder; they run "
-                  f"`python check.py` in it (docs/handout.md)", markup=False)
-    return 0
+    return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,
+                          lambda written: f"wrote {len(written)} files into {args.out}: give students this folder; "
+                                          f"they run `python check.py` in it (docs/handout.md)")
 
 
 def cmd_nbgrader(args, console: Console) -> int:

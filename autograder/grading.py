@@ -25,6 +25,7 @@ from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplem
 from autograder.config import CourseConfig
 from autograder.contract import PROVIDED, RETURNS
 from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
+from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
 from autograder.load import LoadError, SourceFile, load_submission
 from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
@@ -209,9 +210,7 @@ def decide_hint(check: Check, status: str, found: Diagnosis | None, course: Cour
     return GENERIC_ERROR_HINT if raised else ""
 
 
-GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
-                      "message names, and print the shapes (and dtypes) of the arrays it combines for inputs like "
-                      "the check's.")
+
 
 
 class StudentImplementation:

@@ -17,9 +17,9 @@ from typing import Any, Callable
 import numpy as np
 
 from autograder.config import CourseConfig, Tolerance
-# What differs and where is said by the student's own checker (the handout's check.py): a student
-# reads the same sentence on their laptop as in the grader's feedback.
-from autograder.handout.student_check import array_problem, near_one, weights_problem  # noqa: F401
+# What differs and where is said by the student's own checker (the handout's check_answers.py): a
+# student reads the same sentence on their laptop as in the grader's feedback.
+from autograder.handout.check_answers import array_problem, near_one, weights_problem  # noqa: F401
 
 Inputs = dict[str, Any]
 

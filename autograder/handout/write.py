@@ -10,10 +10,11 @@ import shutil
 from pathlib import Path
 
 from autograder.config import KIT_ROOT, CourseConfig
-from autograder.handout import student_check
+HANDOUT_CODE = Path(__file__).resolve().parent
 from autograder.handout.data import write_check_data
 
 CHECKER = "check.py"
+ANSWERS = "check_answers.py"            # check.py's comparisons, imported by it from beside it
 DATA_FOLDER = "check_data"
 
 
@@ -24,8 +25,9 @@ class HandoutError(Exception):
 def write_checker(out: Path, course: CourseConfig) -> list[Path]:
     """check.py and check_data/ in `out`: what a folder needs for students to check their work."""
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(student_check.__file__, out / CHECKER)
-    return [out / CHECKER, *write_check_data(out / DATA_FOLDER, course)]
+    shutil.copyfile(HANDOUT_CODE / "student_check.py", out / CHECKER)
+    shutil.copyfile(HANDOUT_CODE / "check_answers.py", out / ANSWERS)
+    return [out / CHECKER, out / ANSWERS, *write_check_data(out / DATA_FOLDER, course)]
 
 
 def write_handout(out: Path, course: CourseConfig, *, force: bool = False) -> list[Path]:
