@@ -231,7 +231,7 @@ def test_the_cli_writes_a_handout(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
     assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
-        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py"])
+        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", "check_answers.py"])
 
 
 def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_python, tmp_path):
