@@ -70,7 +70,8 @@ def test_the_solutions_pass_every_visible_check_without_the_kit(handout, kit_fre
     assert "all visible checks passed" in done.stdout
     for stem in COURSE.exercises:
         replayed = len(json.loads((handout / "check_data" / f"{stem}.json").read_text())["checks"])
-        assert f"{stem} ({stem}.py): {replayed}/{replayed} visible checks passed" in done.stdout
+        assert (f"{stem} ({stem}.py): {replayed}/{replayed} visible checks passed" in done.stdout if replayed
+                else f"{stem}: none of its checks can run here" in done.stdout)
     assert "wrong " not in done.stdout and "error " not in done.stdout
 
 
