@@ -157,13 +157,20 @@ def cmd_gradescope(args, console: Console) -> int:
     from autograder.gradescope.settings import GradescopeSettings
 
     settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
+    return _write_and_say(console, lambda: build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"),
+                                                     settings), PackageError,
+                          lambda names: f"wrote {args.zip} ({len(names)} files): upload it as the assignment's "
+                                        f"autograder (docs/gradescope.md)")
+
+
+def _write_and_say(console: Console, write, refusal: type[Exception], said) -> int:
+    """Run `write`; print what it wrote (`said` of its result), or, when it refuses, why (exit 2)."""
     try:
-        names = build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"), settings)
-    except PackageError as err:
+        written = write()
+    except refusal as err:
         console.print(str(err), style="red", markup=False)
         return 2
-    console.print(f"wrote {args.zip} ({len(names)} files): upload it as the assignment's autograder "
-                  f"(docs/gradescope.md)", markup=False)
+    console.print(said(written), markup=False)
     return 0
 
 
@@ -184,6 +191,15 @@ def cmd_build(args, console: Console) -> int:
     if not changed:
         console.print("exercises/ was already up to date")
     return 0
+
+
+def cmd_handout(args, console: Console) -> int:
+    course = _course(args)
+    from autograder.handout.write import HandoutError, write_handout
+
+    return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,
+                          lambda written: f"wrote {len(written)} files into {args.out}: give students this folder; "
+                                          f"they run `python check.py` in it (docs/handout.md)")
 
 
 def cmd_nbgrader(args, console: Console) -> int:
@@ -260,6 +276,10 @@ def parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
     build.set_defaults(func=cmd_build)
+    ho = sub.add_parser("handout", help="write what students get: the stubs, notebooks and check.py, no answer key")
+    ho.add_argument("out", metavar="OUT", help="the folder to write (new, or empty)")
+    ho.add_argument("--force", action="store_true", help="write into a folder that already holds files")
+    ho.set_defaults(func=cmd_handout)
     nb = sub.add_parser("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
     nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
     nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")

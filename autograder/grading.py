@@ -28,6 +28,7 @@ from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplem
 from autograder.config import CourseConfig
 from autograder.contract import RETURNS
 from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
+from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
 from autograder.load import LoadError, SourceFile, load_submission
 from autograder.provided import provided_for
 from autograder.reports.pictures import picture_data
@@ -152,6 +153,11 @@ def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
         return _expected_made(check, seed)
 
 
+def expected_answer(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+    """A check's inputs and the reference's answer for them (the handout ships the visible ones)."""
+    return _expected(check, seed)
+
+
 def prefetch_expected(checks: Collection[Check], seed: int) -> None:
     """Starts making, in a thread, the reference answers that cost the most when they are not on
     disk yet (a first run on a machine): the scaling expectations (0.1 s each) and multihead's.
@@ -243,9 +249,7 @@ def decide_hint(check: Check, status: str, found: Diagnosis | None, course: Cour
     return GENERIC_ERROR_HINT if raised else ""
 
 
-GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
-                      "message names, and print the shapes (and dtypes) of the arrays it combines for inputs like "
-                      "the check's.")
+
 
 
 class StudentImplementation:

@@ -137,8 +137,9 @@ def task_cell_source(stem: str, task: str, visible: list[str], hidden_points: fl
     notebook = f"{stem}.ipynb"
     pts = f"{points:g}"
     listing = "[\n" + "".join(f"    {json.dumps(i)},\n" for i in visible) + "]"
-    lines = [f"# Autograder tests for {task} ({pts} points). Save the notebook first: this cell grades",
-             f"# the saved {notebook} in a fresh Python process, not the variables of this kernel."]
+    lines = [f"# Autograder tests for {task} ({pts} points). Save the notebook first: this cell checks",
+             f"# the saved {notebook} with check.py (beside it) in a fresh Python process, not the variables",
+             "# of this kernel. Its score here counts the visible checks; the grade is made after you hand in."]
     if hidden_points:
         lines.append(f"# {hidden_points:g} of the {pts} points are for hidden checks, graded after you hand in.")
     lines += [
@@ -149,8 +150,7 @@ def task_cell_source(stem: str, task: str, visible: list[str], hidden_points: fl
         "    _attnkit_run = None",
         "    try:",
         "        _attnkit_run = _attnkit_subprocess.run(",
-        '            [_attnkit_sys.executable, "-I", "-m", "autograder.nbgrader_cell",',
-        f'             "--notebook", {json.dumps(notebook)}, "--points", "{pts}", *_attnkit_checks],',
+        '            [_attnkit_sys.executable, "-I", "check.py", "--cell", ' + json.dumps(stem) + ', *_attnkit_checks],',
         f"            capture_output=True, text=True, timeout={timeout}, stdin=_attnkit_subprocess.DEVNULL)",
         "        _attnkit_result = [_attnkit_json.loads(_line) for _line in _attnkit_run.stdout.splitlines()",
         '                           if _line.startswith(\'{"attnkit"\')][-1]',
@@ -301,7 +301,10 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     if force and assignment_dir.is_dir():
         shutil.rmtree(assignment_dir)
     assignment_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    # The test cells run the student's checker, not the kit: nbgrader releases these files beside the notebooks.
+    from autograder.handout.write import write_checker
+
+    written = write_checker(assignment_dir, course)
     for stem, nb in notebooks.items():
         target = assignment_dir / f"{stem}.ipynb"
         text = nbformat.writes(nb, version=4)

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from autograder.load import LoadError, SourceFile, load_stem
+from autograder.load import LoadError, SourceFile, load_stem, read_source
+from autograder.reports.table import print_failures, print_note
 from autograder.results import CheckResult, ExerciseResult
 from autograder.session import GradingSession
 
@@ -69,31 +70,18 @@ def saved_stems(paths: Iterable[str | Path], folder: Path, stems: Iterable[str])
 
 
 def print_changes(console: Console, before: ExerciseResult | None, after: ExerciseResult, seconds: float,
-                  show_hidden: bool, details: bool = True) -> None:
-    """`details`: each failing check's message and hint (off when the file itself could not be
-    loaded: one message says why, not one per check)."""
+                  show_hidden: bool) -> None:
+    """The score's change, then each check that changed or still fails, as `attnkit check` prints it."""
     was = f"{before.score:g}/{before.max_score:g} -> " if before else ""
     delta = after.score - before.score if before else 0.0
     sign = f" ({delta:+g})" if before and delta else ""
     console.print(f"\n[bold]{after.graded_file or after.stem}[/] {was}[bold]{after.score:g}/{after.max_score:g}[/]"
                   f"{sign}  [dim]graded in {seconds:.2f} s[/]", highlight=False)
-    for item in compare(before, after):
-        c = item.check
-        if item.change is Change.NEW and c.passed:
-            continue
-        colour = {Change.FIXED: "green", Change.BROKE: "red"}.get(item.change, "yellow")
-        console.print(f"  [{colour}]{item.change.value}[/] {c.check_id} [dim]({c.title})[/]", highlight=False)
-        if c.passed or not details:
-            continue
-        if c.hidden and not show_hidden:
-            console.print("      a hidden check; its details are shown after grading", highlight=False)
-            if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
-                console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
-            continue
-        if c.message:
-            console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
-        if c.hint:
-            console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
+    print_note(console, after)
+    colour = {Change.FIXED: "green", Change.BROKE: "red"}
+    marked = [(f"[{colour.get(item.change, 'yellow')}]{item.change.value}[/]", item.check)
+              for item in compare(before, after) if not (item.change is Change.NEW and item.check.passed)]
+    print_failures(console, after, marked, show_hidden=show_hidden, list_unanswered=True)
 
 
 class Watcher:
@@ -110,10 +98,16 @@ class Watcher:
             loaded = load_stem(self.folder, ex.stem)
             self._sources[ex.stem] = loaded.source if isinstance(loaded, SourceFile) else ""
 
-    def regrade(self, stem: str) -> ExerciseResult | None:
-        """Grade `stem` again; None when its code did not change since the last run."""
+    def regrade(self, stem: str, saved: str | Path | None = None) -> ExerciseResult | None:
+        """Grade `stem` again; None when its code did not change since the last run. `saved`: the file
+        whose save asked for it; when that file cannot be read (a syntax error), its error is the
+        result, not a grade of the exercise's other form."""
         started = time.monotonic()
         loaded = load_stem(self.folder, stem)
+        if saved is not None and Path(saved).suffix != Path(getattr(loaded, "filename", None) or saved).suffix:
+            own = read_source(self.folder / Path(saved).name, stem)
+            if isinstance(own, LoadError):
+                loaded = own
         source = loaded.source if isinstance(loaded, SourceFile) else f"\0{loaded.message}"
         if source == self._sources.get(stem):
             self.console.print(f"[dim]{stem}: saved, no change in the code[/]")
@@ -121,11 +115,8 @@ class Watcher:
         from autograder.grading import grade_exercise
 
         result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox, folder=self.folder)
-        broken = isinstance(loaded, LoadError)
         print_changes(self.console, self.results.get(stem), result, time.monotonic() - started,
-                      self.session.course.show_hidden, details=not broken)
-        if broken:
-            self.console.print(f"  {loaded.message}", highlight=False, markup=False, soft_wrap=True)
+                      self.session.course.show_hidden)
         self.results[stem], self._sources[stem] = result, source
         return result
 
@@ -145,9 +136,16 @@ def watch(watcher: Watcher, *, stop: threading.Event | None = None,
     for batch in watchfiles.watch(watcher.folder, debounce=DEBOUNCE_MS, step=DEBOUNCE_MS, stop_event=stop,
                                   raise_interrupt=False, recursive=False, rust_timeout=500,
                                   yield_on_timeout=stop is not None):
-        for stem in saved_stems((path for _, path in batch), watcher.folder, watcher.stems):
-            result = watcher.regrade(stem)
+        paths = [path for _, path in batch]
+        for stem in saved_stems(paths, watcher.folder, watcher.stems):
+            result = watcher.regrade(stem, saved=_last_saved(paths, stem))
             if result is not None:
                 watcher.console.print(f"[dim]{watcher.total()}[/]", highlight=False)
             if on_graded is not None:
                 on_graded(stem, result)
+
+
+def _last_saved(paths: list[str], stem: str) -> str | None:
+    """The form of `stem` saved last in a burst of events (an editor may touch both)."""
+    forms = [p for p in paths if Path(p).stem == stem and Path(p).suffix in SUFFIXES]
+    return forms[-1] if forms else None

@@ -93,3 +93,58 @@ def test_a_file_that_cannot_load_is_said_once(tmp_path):
     assert result.score == 0
     assert out.getvalue().count("syntax error") == 1
     assert "broke attention.softmax.rows" in out.getvalue()
+
+
+def _notebook_of(source: str) -> str:
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(source))
+    return nbformat.writes(notebook)
+
+
+def test_a_saved_file_with_a_syntax_error_is_reported_not_the_other_form_graded(tmp_path):
+    """Issue 21.6: attention.py saved broken beside a working attention.ipynb."""
+    course = load_course(known_checks=check_ids())
+    folder = tmp_path / "work"
+    folder.mkdir()
+    solution = (KIT_ROOT / "solutions" / "attention.py").read_text()
+    (folder / "attention.ipynb").write_text(_notebook_of(solution))
+    shutil.copy(KIT_ROOT / "solutions" / "attention.py", folder / "attention.py")
+    broken = tmp_path / "broken.py"
+    broken.write_text(solution.replace("def softmax(", "def softmax((", 1))
+    broken_line = next(n for n, line in enumerate(broken.read_text().splitlines(), 1) if "def softmax((" in line)
+    out = io.StringIO()
+    graded: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    with GradingSession(course) as session:
+        watcher = Watcher(session, folder, ("attention",), Console(file=out, width=200, highlight=False))
+        watcher.first(session.grade(folder, stems=("attention",)).exercises)
+        thread = threading.Thread(target=watch, args=(watcher,),
+                                  kwargs={"stop": stop, "on_graded": lambda stem, r: graded.put((stem, r))})
+        thread.start()
+        try:
+            stem, result = _save_until_graded(folder / "attention.py", broken, graded)
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+    assert result.graded_file == "attention.py" and result.score == 0
+    text = out.getvalue()
+    assert f"attention.py has a syntax error at line {broken_line}" in text
+    assert text.count("syntax error") == 1
+
+
+def test_check_and_watch_print_a_failed_check_the_same_way(tmp_path):
+    from autograder.reports.table import print_report
+    from autograder.watch import print_changes
+
+    course = load_course(known_checks=check_ids())
+    shutil.copy(KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "keys_not_transposed.py", tmp_path / "attention.py")
+    with GradingSession(course) as session:
+        result = session.grade(tmp_path, stems=("attention",))
+    once, watched = io.StringIO(), io.StringIO()
+    print_report(result, Console(file=once, width=300, highlight=False))
+    print_changes(Console(file=watched, width=300, highlight=False), None, result.exercises[0], 0.1, False)
+    details = [line for line in once.getvalue().splitlines() if line.startswith("      ")]
+    assert any("misconception:" in line for line in details) and any("hint:" in line for line in details)
+    assert details == [line for line in watched.getvalue().splitlines() if line.startswith("      ")]

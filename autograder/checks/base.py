@@ -17,6 +17,9 @@ from typing import Any, Callable
 import numpy as np
 
 from autograder.config import CourseConfig, Tolerance
+# What differs and where is said by the student's own checker (the handout's check_answers.py): a
+# student reads the same sentence on their laptop as in the grader's feedback.
+from autograder.handout.check_answers import array_problem, near_one, weights_problem  # noqa: F401
 
 Inputs = dict[str, Any]
 
@@ -145,69 +148,6 @@ class ReferenceImplementation:
 
 
 # ---------------------------------------------------------------- comparisons
-
-def _fmt_index(name: str, idx: tuple) -> str:
-    return f"{name}[{', '.join(str(int(i)) for i in idx)}]" if idx else name
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
-
-
-def array_problem(name: str, got: np.ndarray, expected: np.ndarray, tol: Tolerance,
-                  *, atol: float | None = None) -> str | None:
-    """None when `got` matches `expected`; otherwise one sentence that says where it does not."""
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    if got.shape != expected.shape:
-        hint = ""
-        if sorted(got.shape) == sorted(expected.shape):
-            hint = " (the same sizes in another order: an axis is swapped)"
-        return f"{name} has shape {got.shape}, expected {expected.shape}{hint}"
-    bad = ~np.isfinite(got) & np.isfinite(expected)
-    if bad.any():
-        idx = tuple(np.argwhere(bad)[0])
-        return (f"{_fmt_index(name, idx)} is {got[idx]} ({int(bad.sum())} of {got.size} entries are not finite)")
-    a_tol = tol.atol if atol is None else atol
-    r_tol = tol.rtol if atol is None else 0.0
-    close = np.isclose(got, expected, rtol=r_tol, atol=a_tol, equal_nan=True)
-    if close.all():
-        return None
-    err = np.where(close, 0.0, np.abs(got - expected))
-    idx = tuple(np.unravel_index(int(np.argmax(err)), err.shape)) if err.ndim else ()
-    n_bad = int((~close).sum())
-    tol_text = f"atol={a_tol:g}" if atol is not None else f"rtol={r_tol:g}, atol={a_tol:g}"
-    return (f"{n_bad} of {got.size} entries of {name} differ; the largest difference is at "
-            f"{_fmt_index(name, idx)}: expected {_fmt(expected[idx])}, got {_fmt(got[idx])} ({tol_text})")
-
-
-def near_one(x: float) -> str:
-    """A sum that should be 1, with enough digits to show that it is not: 0.9995, not "1"."""
-    for digits in (4, 6, 8):
-        text = f"{x:.{digits}g}"
-        if text != "1":
-            return text
-    return repr(float(x))
-
-
-def weights_problem(name: str, got: np.ndarray) -> str | None:
-    """Properties every attention-weight array has, checked before the values: they say more."""
-    got = np.asarray(got, dtype=np.float64)
-    if got.ndim == 0 or not np.isfinite(got).all():
-        return None
-    sums = got.sum(axis=-1)
-    off = ~np.isclose(sums, 1.0, atol=1e-4)
-    if off.any():
-        idx = tuple(int(i) for i in np.argwhere(off)[0])
-        where = f"row {idx[-1]}" + (f" of batch index {idx[:-1]}" if len(idx) > 1 else "")
-        return (f"{where} of your {name} sums to {near_one(sums[idx])}, not 1: each query's weights "
-                f"over the keys (the last axis) must add up to 1")
-    if (got < -1e-12).any():
-        idx = tuple(np.argwhere(got < -1e-12)[0])
-        return f"{_fmt_index(name, idx)} is negative ({got[idx]:.4g}); attention weights are probabilities"
-    return None
-
-
 def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
     """A compare for answers that are one array or a tuple of arrays named `names`.
 
@@ -230,4 +170,5 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
 
     if weights:
         compare.values_only = compare_arrays(*names, weights=())
+    compare.names, compare.weights = names, weights   # for the handout's checker, which compares the same way
     return compare

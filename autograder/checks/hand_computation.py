@@ -21,6 +21,18 @@ def _hand_check(part: str, name: str, title: str) -> Check:
                  compare=_hand_compare(name), random=False)
 
 
+# What a student's own checker (the handout) can say without the answers: each step computed from
+# the student's previous ones (the handout's check.py names these steps), and which answers are
+# weights whose rows sum to 1. The values themselves are graded after hand-in.
+SELF_CHECK_STEPS = {
+    "SCALED_SCORES": ("divided_by_sqrt", "SCORES", "D_K"),
+    "WEIGHTS": ("softmax", "SCALED_SCORES"),
+    "OUTPUT": ("matmul", "WEIGHTS", "V"),
+    "CSM_WEIGHTS": ("softmax_of_divided_by_sqrt", "CSM_SCORES", "CSM_D_K"),
+    "CSM_OUTPUT": ("matmul", "CSM_WEIGHTS", "X"),
+}
+ROWS_SUM_TO_ONE = ("WEIGHTS", "CSM_WEIGHTS")
+
 CHECKS = [
     _hand_check("part_a", "SCORES", "Part A: SCORES = Q @ K^T"),
     _hand_check("part_a", "SCALED_SCORES", "Part A: SCALED_SCORES = SCORES / sqrt(2)"),

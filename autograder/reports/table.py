@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import SubmissionResult
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 
 MARK = {"passed": "[green]ok[/]", "failed": "[red]wrong[/]", "error": "[red]error[/]",
         "not_implemented": "[yellow]todo[/]", "missing": "[yellow]missing[/]"}
@@ -31,26 +31,45 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
                   f"[bold]{_pts(result.score)}/{_pts(result.max_score)}[/]")
     console.print(table)
     for ex in result.exercises:
-        if ex.note:
-            console.print(f"[dim]{ex.stem}: {escape(ex.note)}[/]", soft_wrap=True)
-        failed = [c for c in ex.checks if not c.passed]
-        if not failed:
-            continue
-        if all(c.status in ("missing", "not_implemented") for c in failed) and len(failed) == len(ex.checks):
-            console.print(f"\n[bold]{ex.stem}[/]: {escape(failed[0].message)}", highlight=False, soft_wrap=True)
-            continue
-        console.print(f"\n[bold]{ex.stem}[/]")
-        for c in failed:
-            head = f"  {MARK[c.status]} {c.check_id} [dim]({c.title})[/]"
-            console.print(head, highlight=False, soft_wrap=True)
-            if c.hidden and not show_hidden:
-                console.print("      a hidden check; its details are shown after grading", highlight=False)
-                if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
-                    console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
-                continue
-            console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
-            if c.hint:
-                console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
-            if c.misconceptions:
-                console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
+        print_note(console, ex)
+        print_failures(console, ex, [(MARK[c.status], c) for c in ex.checks if not c.passed], show_hidden=show_hidden)
     console.print(f"\n[dim]seed {result.seed}; checks run with the same seed give the same inputs[/]")
+
+
+def print_note(console: Console, ex: ExerciseResult) -> None:
+    """What intake did about the exercise's files (another form graded, a cell skipped...)."""
+    if ex.note:
+        console.print(f"[dim]{ex.stem}: {escape(ex.note)}[/]", soft_wrap=True)
+
+
+def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str, CheckResult]], *,
+                   show_hidden: bool, list_unanswered: bool = False) -> None:
+    """The checks of `ex` to report, each after its rich-markup mark ("wrong", "broke"): what and where,
+    then the hint. A file that could not be found, loaded or run is said once, not once per check
+    (`list_unanswered`: then the marked checks are named after it, without details).
+    `attnkit check` and `attnkit check --watch` both print through here."""
+    if not marked:
+        return
+    failed = [c for c in ex.checks if not c.passed]
+    # One message, no hint: the file was not found, loaded or run, or is an untouched stub.
+    if len(failed) == len(ex.checks) and len({c.message for c in failed}) == 1 and \
+            all(c.status != "failed" and not c.hint for c in failed):
+        console.print(f"\n[bold]{ex.stem}[/]: {escape(failed[0].message)}", highlight=False, soft_wrap=True)
+        for mark, c in marked if list_unanswered else ():
+            console.print(f"  {mark} {c.check_id} [dim]({c.title})[/]", highlight=False, soft_wrap=True)
+        return
+    console.print(f"\n[bold]{ex.stem}[/]")
+    for mark, c in marked:
+        console.print(f"  {mark} {c.check_id} [dim]({c.title})[/]", highlight=False, soft_wrap=True)
+        if c.passed:
+            continue
+        if c.hidden and not show_hidden:
+            console.print("      a hidden check; its details are shown after grading", highlight=False)
+            if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
+                console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
+            continue
+        console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
+        if c.hint:
+            console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
+        if c.misconceptions:
+            console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)

@@ -1,0 +1,204 @@
+"""What differs and where, and which known mistake gives your answer: check.py's comparisons.
+
+The grader says the same sentences: autograder/checks/base.py imports them from here. Needs numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+def _fmt_index(name: str, idx: tuple) -> str:
+    return f"{name}[{', '.join(str(int(i)) for i in idx)}]" if idx else name
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def array_problem(name: str, got, expected, tol, *, atol: float | None = None) -> str | None:
+    """None when `got` matches `expected`; otherwise one sentence that says where it does not."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        hint = ""
+        if sorted(got.shape) == sorted(expected.shape):
+            hint = " (the same sizes in another order: an axis is swapped)"
+        return f"{name} has shape {got.shape}, expected {expected.shape}{hint}"
+    bad = ~np.isfinite(got) & np.isfinite(expected)
+    if bad.any():
+        idx = tuple(np.argwhere(bad)[0])
+        return (f"{_fmt_index(name, idx)} is {got[idx]} ({int(bad.sum())} of {got.size} entries are not finite)")
+    a_tol = tol.atol if atol is None else atol
+    r_tol = tol.rtol if atol is None else 0.0
+    close = np.isclose(got, expected, rtol=r_tol, atol=a_tol, equal_nan=True)
+    if close.all():
+        return None
+    err = np.where(close, 0.0, np.abs(got - expected))
+    idx = tuple(np.unravel_index(int(np.argmax(err)), err.shape)) if err.ndim else ()
+    n_bad = int((~close).sum())
+    tol_text = f"atol={a_tol:g}" if atol is not None else f"rtol={r_tol:g}, atol={a_tol:g}"
+    return (f"{n_bad} of {got.size} entries of {name} differ; the largest difference is at "
+            f"{_fmt_index(name, idx)}: expected {_fmt(expected[idx])}, got {_fmt(got[idx])} ({tol_text})")
+
+
+def near_one(x: float) -> str:
+    """A sum that should be 1, with enough digits to show that it is not: 0.9995, not "1"."""
+    for digits in (4, 6, 8):
+        text = f"{x:.{digits}g}"
+        if text != "1":
+            return text
+    return repr(float(x))
+
+
+def weights_problem(name: str, got) -> str | None:
+    """Properties every attention-weight array has, checked before the values: they say more."""
+    got = np.asarray(got, dtype=np.float64)
+    if got.ndim == 0 or not np.isfinite(got).all():
+        return None
+    sums = got.sum(axis=-1)
+    off = ~np.isclose(sums, 1.0, atol=1e-4)
+    if off.any():
+        idx = tuple(int(i) for i in np.argwhere(off)[0])
+        where = f"row {idx[-1]}" + (f" of batch index {idx[:-1]}" if len(idx) > 1 else "")
+        return (f"{where} of your {name} sums to {near_one(sums[idx])}, not 1: each query's weights "
+                f"over the keys (the last axis) must add up to 1")
+    if (got < -1e-12).any():
+        idx = tuple(np.argwhere(got < -1e-12)[0])
+        return f"{_fmt_index(name, idx)} is negative ({got[idx]:.4g}); attention weights are probabilities"
+    return None
+
+
+def decode(value, arrays: dict, results: list | None = None):
+    """A JSON value of check_data with its arrays ({"array": key}), earlier calls' answers
+    ({"call": n, "item": i}) and tuples ({"tuple": [...]}) put back."""
+    if isinstance(value, list):
+        return [decode(v, arrays, results) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "array" in value:
+        return arrays[value["array"]]
+    if "tuple" in value:
+        return tuple(decode(v, arrays, results) for v in value["tuple"])
+    if "call" in value:
+        answer = results[value["call"]]
+        return answer if value.get("item") is None else answer[value["item"]]
+    return {key: decode(v, arrays, results) for key, v in value["dict"].items()}
+
+
+@dataclass
+class Outcome:
+    check: dict
+    status: str               # passed | failed | error | not_implemented
+    message: str = ""
+    hint: str = ""
+
+
+def error_hint(check: dict, event: dict) -> str:
+    """A known mistake raises this very error on these inputs: name it; else the generic advice."""
+    kind, text = event["raised"]
+    same = [m["hint"] for m in check.get("mistakes", []) if [kind, text] in m.get("raises", [])]
+    if not same:
+        return GENERIC_ERROR_HINT
+    where = f" on line {event['line']}" if event.get("line") else ""
+    lead = (f"Your code raised {kind}{where} on inputs where a correct implementation returns; the same error "
+            f"comes from {'this mistake' if len(same) == 1 else 'each of these mistakes'}:")
+    return " ".join([lead, *same]) if len(same) == 1 else lead + "\n" + "\n".join(f"- {h}" for h in same)
+
+
+GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
+                      "message names, and print the shapes (and dtypes) of the arrays it combines for inputs like "
+                      "the check's.")
+
+
+def tolerance(check: dict, answer, arrays: dict) -> Tolerance:
+    flat = answer if isinstance(answer, tuple) else (answer,)
+    loose = any(np.asarray(a).dtype in (np.float32, np.float16) for a in flat) or check["float32_inputs"]
+    return Tolerance(**check["tolerances"]["float32" if loose else "float64"])
+
+
+def compare(check: dict, answer, expected, arrays: dict, values_only: bool = False) -> list[str]:
+    """What `compare_arrays` of the grader says: the weights' properties first, then the values."""
+    names, tol = check["names"], tolerance(check, answer, arrays)
+    answers = (answer,) if len(names) == 1 else tuple(answer)
+    expecteds = (expected,) if len(names) == 1 else tuple(expected)
+    if len(answers) != len(names):
+        return [f"the returned value has the wrong structure: {len(answers)} values, expected {len(names)}"]
+    problems = []
+    for name, got, exp in zip(names, answers, expecteds):
+        problem = None
+        if name in check["weights"] and not values_only and np.shape(got) == np.shape(exp):
+            problem = weights_problem(name, got)
+        problem = problem or array_problem(name, got, exp, tol)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def hint_for(check: dict, answer, arrays: dict) -> str:
+    """The hints of the known mistakes whose answer on these inputs is yours."""
+    hints = []
+    for fallback in (False, True):
+        for mistake in (m for m in check["mistakes"] if m["fallback"] == fallback):
+            if any(not compare(check, answer, decode(a, arrays), arrays, values_only=True) for a in mistake["answers"]):
+                hints.append(mistake["hint"])
+        if hints:
+            break
+    if len(hints) > 1:
+        return (f"{len(hints)} explanations fit your answer equally well (this check cannot tell them apart):\n"
+                + "\n".join(f"- {h}" for h in hints))
+    return hints[0] if hints else ""
+
+
+def judge_hand(check: dict, got, *earlier) -> Outcome:
+    """A hand answer: its shape, rows of weights summing to 1, and the step following from your own
+    previous ones (`earlier`, as check["hand"]["from"] names them). Its values are graded after you hand in."""
+    rule, name = check["hand"], check["names"][0]
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != tuple(rule["shape"]):
+        return Outcome(check, "failed", f"{name} has shape {got.shape}, expected {tuple(rule['shape'])}")
+    if not np.isfinite(got).all():
+        return Outcome(check, "failed", f"{name} has entries that are not finite numbers")
+    problem = weights_problem(name, got) if rule["rows_sum_to_one"] else None
+    if problem:
+        return Outcome(check, "failed", problem)
+    if rule["from"]:
+        step, names = rule["from"][0], rule["from"][1:]
+        try:
+            mine = [np.asarray(e, dtype=np.float64) for e in earlier]
+            if step == "matmul":
+                problem = array_problem(name, got, mine[0] @ mine[1], None, atol=check["hand_atol"])
+            elif step == "divided_by_sqrt":
+                problem = array_problem(name, got, mine[0] / math.sqrt(float(mine[1])), None, atol=check["hand_atol"])
+            else:         # "softmax" of your scores ("softmax_of_divided_by_sqrt": of your scores / sqrt(d_k))
+                scores = mine[0] / math.sqrt(float(mine[1])) if step == "softmax_of_divided_by_sqrt" else mine[0]
+                problem = softmax_problem(name, got, scores, check["hand_atol"])
+        except ValueError as err:
+            return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
+        if problem:
+            return Outcome(check, "failed", f"{name} does not follow from your {' and '.join(names)}: {problem}")
+    return Outcome(check, "passed")
+
+
+def softmax_problem(name: str, weights, scores, atol: float) -> str | None:
+    """Weights are the softmax of the scores when, along each row, log(weight) - score is the same
+    number (w_i / w_j = e^(s_i - s_j)); an error of `atol` in a weight w moves its log by atol / w."""
+    if weights.shape != scores.shape or (weights <= 0).any():
+        return f"{name} must have the shape of the scores and positive entries"
+    spread = np.log(weights) - scores
+    allowed = 2 * atol / weights.min(axis=-1)
+    for row, (values, limit) in enumerate(zip(spread, allowed)):
+        if values.max() - values.min() > limit:
+            return (f"row {row} is not the softmax of that row of the scores: the ratio of two weights must be "
+                    f"e to the power of the difference of their scores")
+    return None
+

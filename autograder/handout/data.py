@@ -1,0 +1,212 @@
+"""The handout's check data: for each visible check, the calls it makes, their inputs, the right
+answer and the answers of the known mistakes, as JSON and a pickle-free .npz per exercise.
+
+A check's calls are found by running the check on a recording stand-in for the student's module
+(`Recorder`): what it is asked for is written down, and each answer is a placeholder that later
+calls may take as an argument (merge_heads(split_heads(x))). Checks whose comparison is code
+(a property of the answer: no_future, the scaling experiment, the module's structure) cannot be
+replayed from data; the handout lists them as graded after hand-in.
+
+What is written is only what a student may see: nothing of a hidden check, no reference code, and
+for the hand computation no answer at all (its self-check compares the student's steps with one
+another). Mutants' answers are kept for visible checks only: they are computed from the same
+visible inputs as the expected answer already shipped, so they tell nothing more about the key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from autograder.checks import CHECKS
+from autograder.checks.base import Check, Context
+from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
+from autograder.config import CourseConfig
+from autograder.handout.student_check import FORMAT
+
+# The draw the data comes from. Per-student variants (issue 20) will write their own here.
+VARIANT = "course"
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """The answer of the call `call` (its item `item`, for a function that returns a pair)."""
+    call: int
+    item: int | None = None
+
+    def __getitem__(self, item: int) -> "Placeholder":
+        if self.item is not None:
+            raise TypeError("a call's answer is indexed once")
+        return Placeholder(self.call, item)
+
+    def __iter__(self):
+        raise NotReplayable("an answer unpacked by the check")
+
+
+class NotReplayable(Exception):
+    """The check does something with an answer besides passing it on or picking an item."""
+
+
+@dataclass
+class Recorder:
+    """Stands where the student's module stands when a check runs: writes its calls down."""
+    calls: list[dict] = field(default_factory=list)
+    dtypes: set = field(default_factory=set)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._record("call", name, list(args), kwargs)
+
+    def fresh(self, name: str):
+        return self.__getattr__(name)
+
+    def value(self, name: str):
+        return self._record("value", name, [], {})
+
+    def module_forward(self, class_name: str, init_args: list, state: dict, x, mask=None):
+        return self._record("module", class_name, list(init_args), {"state": state, "x": x, "mask": mask})
+
+    def _record(self, op: str, name: str, args: list, kwargs: dict) -> Placeholder:
+        self.calls.append({"op": op, "name": name, "args": args, "kwargs": kwargs})
+        return Placeholder(len(self.calls) - 1)
+
+
+class Arrays:
+    """The arrays of one exercise's data, named a0, a1, ... in the .npz; JSON points at them."""
+
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def encode(self, value: Any):
+        if isinstance(value, Placeholder):
+            return {"call": value.call, "item": value.item}
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                raise NotReplayable("an array of objects")
+            key = f"a{len(self.arrays)}"
+            self.arrays[key] = value
+            return {"array": key}
+        if isinstance(value, tuple):
+            return {"tuple": [self.encode(v) for v in value]}
+        if isinstance(value, list):
+            return [self.encode(v) for v in value]
+        if isinstance(value, dict):
+            return {"dict": {str(k): self.encode(v) for k, v in value.items()}}
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        if isinstance(value, (float, np.floating)):
+            return float(value)
+        if value is None or isinstance(value, str):
+            return value
+        raise NotReplayable(f"a {type(value).__name__}")
+
+
+def exercise_data(stem: str, course: CourseConfig) -> tuple[dict, dict[str, np.ndarray]]:
+    """check_data/<stem>.json's content and its arrays, for the visible checks of `stem`."""
+    arrays = Arrays()
+    checks, later = [], []
+    for check in CHECKS[stem]:
+        cfg = course.check(check.id)
+        if cfg.hidden:
+            continue
+        spec = _check_data(check, course, arrays)
+        if spec is None:
+            later.append({"id": check.id, "title": check.title, "points": cfg.points})
+        else:
+            checks.append(spec | {"id": check.id, "title": check.title, "points": cfg.points})
+    hidden = sum(course.check(c.id).hidden for c in CHECKS[stem])
+    limits = {"call_timeout": course.limits.call_timeout, "import_timeout": course.limits.import_timeout}
+    return ({"format": FORMAT, "variant": VARIANT, "seed": course.seed, "exercise": stem,
+             "title": course.exercises[stem].title, "limits": limits, "checks": checks,
+             "after_hand_in": later, "hidden": hidden,
+             "hand_values_later": stem == "hand_computation"}, arrays.arrays)
+
+
+def _check_data(check: Check, course: CourseConfig, arrays: Arrays) -> dict | None:
+    from autograder.grading import expected_answer
+
+    inputs, expected = expected_answer(check, course.seed)
+    recorder = Recorder()
+    try:
+        template = check.run(recorder, inputs)
+    except (NotReplayable, TypeError, ValueError, KeyError, AttributeError):
+        return None       # the check computes with the answers: only the grader can run it
+    if check.exercise == "hand_computation":
+        return _hand_data(check, recorder, expected, course)
+    names, weights = getattr(check.compare, "names", None), getattr(check.compare, "weights", ())
+    if names is None or check.expected_run is not None:
+        return None       # compared by a property, not with an answer
+    try:
+        calls = [step | {"args": arrays.encode(step["args"]), "kwargs": arrays.encode(step["kwargs"])["dict"]}
+                 for step in recorder.calls]
+        answer = arrays.encode(template)
+    except NotReplayable:
+        return None
+    tolerances = {name: {"rtol": tol.rtol, "atol": tol.atol}
+                  for name, tol in (("float64", course.tolerances.float64), ("float32", course.tolerances.float32))}
+    float32_inputs = any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in inputs.values())
+    return {"kind": "arrays", "calls": calls, "answer": answer, "names": list(names), "weights": list(weights),
+            "expected": arrays.encode(_as_arrays(expected)), "tolerances": tolerances,
+            "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays)}
+
+
+def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig) -> dict:
+    """No answer: the shape, whether rows sum to 1, and which earlier step this one follows from."""
+    name = recorder.calls[0]["name"]
+    step = SELF_CHECK_STEPS.get(name)
+    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}} for n in (name, *(step[1:] if step else ()))]
+    return {"kind": "hand", "calls": calls, "answer": {"tuple": [{"call": n, "item": None} for n in range(len(calls))]},
+            "names": [name], "hand_atol": course.tolerances.hand,
+            "hand": {"shape": list(np.shape(expected)), "rows_sum_to_one": name in ROWS_SUM_TO_ONE,
+                     "from": list(step) if step else []}}
+
+
+def _as_arrays(answer):
+    if isinstance(answer, tuple):
+        return tuple(_as_arrays(a) for a in answer)
+    return np.asarray(answer)
+
+
+def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> list[dict]:
+    """The mutants' answers on these inputs that differ from the right one, with their hints.
+    Entries recognised by a property of the answer (reference/recognisers.py) are code, not data:
+    the grader names those after hand-in."""
+    from autograder.diagnosis import _agrees, _hint_of, _raised_by, candidates, mutant_answers
+
+    ctx = Context(course=course, inputs=inputs)
+    out = []
+    for mis in candidates(check):
+        if mis.matches is not None:
+            continue
+        wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
+        raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants()) if raised})
+        try:
+            encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
+        except NotReplayable:
+            continue
+        if encoded or raises:
+            out.append({"id": mis.id, "hint": _hint_of(mis, None), "fallback": bool(mis.fallback),
+                        "answers": encoded, "raises": [list(r) for r in raises]})
+    return out
+
+
+def write_check_data(folder: Path, course: CourseConfig) -> list[Path]:
+    """check_data/index.json and each exercise's .json and .npz in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stem in course.exercises:
+        spec, arrays = exercise_data(stem, course)
+        (folder / f"{stem}.json").write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+        np.savez_compressed(folder / f"{stem}.npz", **arrays)
+        written += [folder / f"{stem}.json", folder / f"{stem}.npz"]
+    index = {"format": FORMAT, "variant": VARIANT, "course": course.course, "assignment": course.assignment,
+             "seed": course.seed, "exercises": list(course.exercises)}
+    (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    return [*written, folder / "index.json"]

@@ -1,0 +1,70 @@
+"""`attnkit handout OUT`: the stubs and notebooks, `check.py` and its data, a README for students.
+
+Everything is copied from the kit's generated `exercises/` and `autograder/handout/` or written
+from the course: no reference code, no solution, nothing of a hidden check (docs/handout.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autograder.config import KIT_ROOT, CourseConfig
+HANDOUT_CODE = Path(__file__).resolve().parent
+from autograder.handout.data import write_check_data
+
+CHECKER = "check.py"
+ANSWERS = "check_answers.py"            # check.py's comparisons, imported by it from beside it
+DATA_FOLDER = "check_data"
+
+
+class HandoutError(Exception):
+    """The handout cannot be written where it was asked for."""
+
+
+def write_checker(out: Path, course: CourseConfig) -> list[Path]:
+    """check.py and check_data/ in `out`: what a folder needs for students to check their work."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(HANDOUT_CODE / "student_check.py", out / CHECKER)
+    shutil.copyfile(HANDOUT_CODE / "check_answers.py", out / ANSWERS)
+    return [out / CHECKER, out / ANSWERS, *write_check_data(out / DATA_FOLDER, course)]
+
+
+def write_handout(out: Path, course: CourseConfig, *, force: bool = False) -> list[Path]:
+    """The whole handout in `out`; a folder that already holds files is left alone unless `force`
+    (it may be a student's work)."""
+    if out.exists() and not out.is_dir():
+        raise HandoutError(f"{out} is a file; give a folder to write the handout into")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise HandoutError(f"{out} is not empty; give a new folder, or --force to overwrite the handout's files "
+                           f"in it (a student's edited exercise files would be overwritten too)")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stem in course.exercises:
+        for suffix in (".py", ".ipynb"):
+            source = KIT_ROOT / "exercises" / f"{stem}{suffix}"
+            if source.is_file():
+                shutil.copyfile(source, out / source.name)
+                written.append(out / source.name)
+    written += write_checker(out, course)
+    (out / "README.md").write_text(STUDENT_README.format(course=course.course), encoding="utf-8")
+    return [*written, out / "README.md"]
+
+
+STUDENT_README = """# {course}
+
+Fill in each exercise file (`.py` in any editor, or the `.ipynb` notebook in Jupyter) where it
+says `TODO(<task id>)`. Then check your work:
+
+```bash
+python check.py               # every exercise
+python check.py attention     # one exercise
+python check.py --watch       # check an exercise again each time you save it (Ctrl-C stops)
+```
+
+You need Python 3 with numpy, torch and matplotlib. `check.py` runs the visible checks of the
+course on your own machine: it says what differs and where, and names a known mistake when your
+answer is the one that mistake gives. When both `attention.py` and `attention.ipynb` are here, it
+checks the one you saved last. Hidden checks, and the values of your hand computation, are graded
+after you hand in.
+"""

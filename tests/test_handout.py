@@ -1,0 +1,259 @@
+"""`attnkit handout OUT` (issue 21.3): what students get checks their work without the kit, and holds
+no answer key: no reference code, nothing of a hidden check, no hand-computation answers."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.checks import CHECKS, check_ids
+from autograder.config import KIT_ROOT, load_course
+from autograder.grading import expected_answer
+from autograder.handout.write import HandoutError, write_handout
+
+COURSE = load_course(known_checks=check_ids())
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("handout") / "self_attention"
+    write_handout(out, COURSE)
+    return out
+
+
+@pytest.fixture(scope="module")
+def kit_free_python(tmp_path_factory) -> Path:
+    """A venv that sees numpy, torch and matplotlib but not the kit: their site-packages folder is
+    on its path without its .pth files being run (the kit's editable install is one of those)."""
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    numpy_site = str(Path(np.__file__).resolve().parents[1])
+    Path(site, "numpy_torch_only.pth").write_text(numpy_site + "\n")
+    return python
+
+
+def _copy_in(folder: Path, files: dict[str, Path]) -> Path:
+    for name, source in files.items():
+        shutil.copyfile(source, folder / name)
+    return folder
+
+
+def _student_copy(handout: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "mine"
+    shutil.copytree(handout, folder)
+    return folder
+
+
+def _run(python: Path | str, folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([str(python), "check.py", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def test_the_solutions_pass_every_visible_check_without_the_kit(handout, kit_free_python, tmp_path):
+    folder = _student_copy(handout, tmp_path)
+    _copy_in(folder, {p.name: p for p in (KIT_ROOT / "solutions").glob("*.py")})
+    done = _run(kit_free_python, folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all visible checks passed" in done.stdout
+    for stem in COURSE.exercises:
+        replayed = len(json.loads((handout / "check_data" / f"{stem}.json").read_text())["checks"])
+        assert (f"{stem} ({stem}.py): {replayed}/{replayed} visible checks passed" in done.stdout if replayed
+                else f"{stem}: none of its checks can run here" in done.stdout)
+    assert "wrong " not in done.stdout and "error " not in done.stdout
+
+
+def test_a_buggy_file_fails_naming_the_check_and_the_mistake(handout, tmp_path):
+    from reference.misconceptions import CATALOGUE
+
+    folder = _copy_in(_student_copy(handout, tmp_path),
+                      {"attention.py": KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "keys_not_transposed.py"})
+    done = _run(sys.executable, folder, "attention")
+    assert done.returncode == 1
+    assert "wrong attention.scaled_dot_product_attention.single" in done.stdout
+    assert "16 of 16 entries of output differ" in done.stdout
+    hint = next(m.hint for m in CATALOGUE if m.id == "keys_not_transposed")
+    assert f"hint: {hint}" in done.stdout
+    # The error on rectangular inputs is named too: the mutant raises the same error there.
+    assert "the same error comes from this mistake" in done.stdout
+    assert "some visible checks failed" in done.stdout
+
+
+def test_the_stubs_are_not_implemented_yet(handout, tmp_path):
+    done = _run(sys.executable, _student_copy(handout, tmp_path))
+    assert done.returncode == 1
+    assert "not implemented yet: softmax raises NotImplementedError" in done.stdout
+    assert "not implemented yet: SCORES is still None" in done.stdout
+
+
+def test_hand_answers_are_checked_for_consistency_not_values(handout, tmp_path):
+    folder = _student_copy(handout, tmp_path)
+    stub = (KIT_ROOT / "exercises" / "hand_computation.py").read_text()
+    # A wrong first step, every later step following from it: consistent, so part A passes here.
+    scores = np.array([[1.0, 1.0], [1.0, 2.0]])
+    scaled = scores / np.sqrt(2)
+    weights = np.exp(scaled) / np.exp(scaled).sum(axis=1, keepdims=True)
+    output = weights @ np.array([[2.0, 1.0], [1.0, 2.0]])
+    answers = {"SCORES": scores, "SCALED_SCORES": scaled, "WEIGHTS": weights, "OUTPUT": output}
+    (folder / "hand_computation.py").write_text(stub + _assignments(answers))
+    done = _run(sys.executable, folder, "hand_computation")
+    assert "hand_computation (hand_computation.py): 4/7 visible checks passed" in done.stdout, done.stdout
+    assert "not implemented yet: CSM_SCORES is still None" in done.stdout
+    # Weights that do not follow from the scores, an output that does not follow from the weights: named.
+    answers |= {"WEIGHTS": np.array([[0.6, 0.4], weights[1]]), "OUTPUT": output + 0.1}
+    (folder / "hand_computation.py").write_text(stub + _assignments(answers))
+    done = _run(sys.executable, folder, "hand_computation")
+    assert done.returncode == 1
+    assert "WEIGHTS does not follow from your SCALED_SCORES: row 0 is not the softmax" in done.stdout
+    assert "OUTPUT does not follow from your WEIGHTS and V" in done.stdout
+
+
+def _assignments(values: dict[str, np.ndarray]) -> str:
+    return "".join(f"\n{name} = {value.round(5).tolist()}" for name, value in values.items()) + "\n"
+
+
+def test_a_hanging_function_is_stopped(tmp_path):
+    quick = COURSE.model_copy(update={"limits": COURSE.limits.model_copy(update={"call_timeout": 1.0})})
+    out = tmp_path / "handout"
+    write_handout(out, quick)
+    hangs = "\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n"
+    (out / "attention.py").write_text((KIT_ROOT / "solutions" / "attention.py").read_text() + hangs)
+    done = _run(sys.executable, out, "attention")
+    assert done.returncode == 1
+    assert "scaled_dot_product_attention did not return within 1 s" in done.stdout
+    # each check after the one that hung ran in a new process, and was stopped in its turn
+    assert done.stdout.count("did not return") == 6
+    assert "attention (attention.py): 3/9 visible checks passed" in done.stdout
+
+
+def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
+    folder = _student_copy(handout, tmp_path)
+    (folder / "attention.py").write_text("import numpy as np\n\ndef softmax(x:\n    pass\n")
+    done = _run(sys.executable, folder, "attention")
+    assert done.returncode == 1
+    assert "attention.py has a syntax error at line 3" in done.stdout
+
+
+def test_the_handout_holds_no_key(handout, kit_free_python):
+    texts = _all_texts(handout)
+    # no reference code: no line of the body of a function of an exercise's reference, or of a mutant
+    for module in [KIT_ROOT / "reference" / f"{stem}.py" for stem in COURSE.exercises] + [
+            KIT_ROOT / "reference" / "mutants.py"]:
+        for line in _body_lines(module):
+            leaked = [name for name, text in texts.items() if line in text]
+            assert not leaked, f"{module.name}: {line!r} is in {leaked}"
+    # nothing of a hidden check: neither its id nor its inputs
+    arrays = _all_arrays(handout)
+    for stem, checks in CHECKS.items():
+        for check in (c for c in checks if COURSE.check(c.id).hidden):
+            assert not [name for name, text in texts.items() if check.id in text], check.id
+            inputs, _ = expected_answer(check, COURSE.seed)
+            for value in inputs.values():
+                # random draws; a 0/1 mask of a hidden check may well equal a visible one by chance
+                if isinstance(value, np.ndarray) and value.size > 4 and (value != np.round(value)).any():
+                    assert not any(a.shape == value.shape and np.array_equal(a, value) for a in arrays), check.id
+    # no hand-computation answer, as an array or as text
+    import reference.hand_computation as hand
+
+    given = {0.0, 1.0, 0.5, 2.0}
+    for name in ("SCORES", "SCALED_SCORES", "WEIGHTS", "OUTPUT", "CSM_SCORES", "CSM_WEIGHTS", "CSM_OUTPUT"):
+        answer = np.asarray(getattr(hand, name), dtype=float)
+        assert not any(a.shape == answer.shape and np.allclose(a, answer, atol=0.006) for a in arrays), name
+        for value in {float(v) for v in answer.ravel()} - given:
+            for text_value in (f"{value:.4f}", f"{value:.3f}" if value >= 1 else None):
+                if text_value:
+                    assert not [n for n, t in texts.items() if text_value in t], (name, text_value)
+    # and the kit cannot be imported there
+    for module in ("reference", "autograder", "solutions"):
+        done = subprocess.run([str(kit_free_python), "-c", f"import {module}"], cwd=handout, capture_output=True,
+                              text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, module
+
+
+def _all_texts(folder: Path) -> dict[str, str]:
+    """Every file's text, archives' members included."""
+    texts = {}
+    for path in folder.rglob("*"):
+        if path.suffix == ".zip" or path.suffix == ".npz":
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.namelist():
+                    texts[f"{path.name}:{member}"] = archive.read(member).decode("latin-1")
+        elif path.is_file():
+            texts[str(path.relative_to(folder))] = path.read_bytes().decode("utf-8", "replace")
+    return texts
+
+
+def _all_arrays(folder: Path) -> list[np.ndarray]:
+    arrays = []
+    for path in folder.rglob("*.npz"):
+        with np.load(path, allow_pickle=False) as data:
+            arrays += [data[key].astype(np.float64) if data[key].dtype != bool else data[key] for key in data.files]
+    return arrays
+
+
+def _body_lines(module: Path) -> set[str]:
+    """The distinctive code lines of a module's functions (no docstrings, no short lines)."""
+    tree = ast.parse(module.read_text())
+    lines = module.read_text().splitlines()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body[1:] if ast.get_docstring(node) else node.body
+            for stmt in body:
+                for number in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
+                    text = lines[number - 1].strip()
+                    if len(text) >= 30 and not text.startswith(("#", '"', "'", "return (", "raise ")):
+                        out.add(text)
+    return out
+
+
+def test_a_folder_with_files_is_not_overwritten(tmp_path):
+    (tmp_path / "attention.py").write_text("my work")
+    with pytest.raises(HandoutError, match="not empty"):
+        write_handout(tmp_path, COURSE)
+    assert (tmp_path / "attention.py").read_text() == "my work"
+
+
+def test_the_cli_writes_a_handout(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "handout", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
+        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", "check_answers.py"])
+
+
+def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_python, tmp_path):
+    import nbformat
+
+    from autograder.nbgrader_course import write_course
+
+    write_course(tmp_path / "course", KIT_ROOT, COURSE)
+    assignment = tmp_path / "course" / "source" / COURSE.assignment
+    assert (assignment / "check.py").is_file() and (assignment / "check_data" / "attention.npz").is_file()
+    notebook = nbformat.read(assignment / "attention.ipynb", as_version=4)      # the source: solutions in it
+    cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")
+             and not c.metadata["nbgrader"].get("solution")]
+    assert cells and all("check.py" in c.source and "autograder" not in c.source for c in cells)
+    for cell in cells:
+        script = tmp_path / "cell.py"
+        script.write_text(cell.source + "\nprint('score', _attnkit_score)\n")
+        done = subprocess.run([str(kit_free_python), str(script)], cwd=assignment, capture_output=True, text=True,
+                              timeout=600, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        visible = [line.strip(' ",') for line in cell.source.splitlines() if line.startswith('    "attention.')]
+        points = sum(COURSE.check(check_id).points for check_id in visible)
+        assert done.stdout.strip().endswith(f"score {points:g}") or done.stdout.strip().endswith(f"score {float(points)}"), \
+            done.stdout + done.stderr
+        assert "visible checks passed" in done.stdout
