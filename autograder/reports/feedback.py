@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.config import CourseConfig
-from autograder.results import CheckResult, SubmissionResult
+from autograder.results import CheckResult, SubmissionResult, causes
 
 
 STATUS = {"passed": "passed", "failed": "wrong answer", "error": "error", "not_implemented": "not implemented yet",
@@ -22,6 +22,7 @@ REASON = {"timeout": "timed out", "crashed": "crashed", "raised": "raised an exc
           "not_run": "the file could not be run", "load_error": "the file could not be read",
           "bad_return": "returned something unusable", "missing": "not defined", "grader_error": "not graded",
           "refused": "refused"}
+HIDDEN_SENTENCE = "a hidden check; its details are shown after grading"
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")   # intraword _ and bare parentheses are plain text
 
 
@@ -101,17 +102,21 @@ def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list
             and first.status in ("missing", "not_implemented", "error") and not first.hint:
         # One reason for the whole exercise (no file, a file that could not be read or run).
         return lines + [f"{_label(first).capitalize()}: 0/{_pts(ex.max_score)}.", "", code_block(first.message)]
-    for c in failed:
-        lines.append(f"- {code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
+    # One mistake, one hint: each cause told once, then the checks it explains.
+    for cause in causes(failed):
+        c = cause.first
+        many = f"**1 mistake → {len(cause.checks)} checks.** " if cause.others else ""
+        lines.append(f"- {many}{code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
         if c.hidden and not course.show_hidden:
-            lines.append("  - a hidden check; its details are shown after grading")
-            if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
-                lines += ["", _indent(f"Hint: {md_text(c.hint)}")]
-            continue
-        lines += ["", _indent(code_block(c.message or _label(c)))]
-        hint = c.hint   # decided once by grading, for the course's hint policy
-        if hint:
-            lines += ["", f"  Hint: {md_text(hint)}"]
+            lines.append(f"  - {HIDDEN_SENTENCE}")
+        else:
+            lines += ["", _indent(code_block(c.message or _label(c)))]
+        if c.hint:   # decided once by grading, for the course's hint policy (a hidden check's names no input)
+            lines += ["", f"  Hint: {md_text(c.hint)}"]
+        if cause.others:
+            lines += ["", "  The same mistake also explains:"]
+            lines += [f"  - {code(o.check_id)} ({md_text(o.title)}): **{_label(o)}**, 0/{_pts(o.max_score)}"
+                      for o in cause.others]
         lines.append("")
     return lines
 

@@ -15,7 +15,7 @@ from autograder.config import CourseConfig
 from autograder.reports.feedback import feedback_sections
 from autograder.reports.pictures import render
 from autograder.reports.templating import render as render_page
-from autograder.results import CheckResult, SubmissionResult
+from autograder.results import CheckResult, SubmissionResult, causes
 
 CAPTION = {"weights": "your attention weights beside the expected ones",
            "scaling": "your scaling statistics against the reference curves",
@@ -41,8 +41,11 @@ def _markdown() -> MarkdownIt:
 
 
 def feedback_html(result: SubmissionResult, course: CourseConfig) -> str:
-    pictures = {ex.stem: tuple(p for c in ex.checks if not c.passed and c.visual
-                               and (not c.hidden or course.show_hidden) for p in _picture(c))
+    # One picture per cause: the first of its checks the student may see that has one.
+    pictures = {ex.stem: tuple(p for cause in causes(ex.checks)
+                               for c in [next((c for c in cause.checks if c.visual
+                                               and (not c.hidden or course.show_hidden)), None)] if c
+                               for p in _picture(c))
                 for ex in result.exercises}
     sections = [Section(Markup(_markdown().render("\n".join(part.lines))), pictures.get(part.stem, ()))
                 for part in feedback_sections(result, course)]

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import CheckResult, ExerciseResult, SubmissionResult
+from autograder.results import causes, CheckResult, ExerciseResult, SubmissionResult
 
 MARK = {"passed": "[green]ok[/]", "failed": "[red]wrong[/]", "error": "[red]error[/]",
         "not_implemented": "[yellow]todo[/]", "missing": "[yellow]missing[/]"}
@@ -59,17 +59,23 @@ def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str,
             console.print(f"  {mark} {c.check_id} [dim]({c.title})[/]", highlight=False, soft_wrap=True)
         return
     console.print(f"\n[bold]{ex.stem}[/]")
+    marks = {c.check_id: mark for mark, c in marked}
     for mark, c in marked:
-        console.print(f"  {mark} {c.check_id} [dim]({c.title})[/]", highlight=False, soft_wrap=True)
         if c.passed:
-            continue
+            console.print(f"  {mark} {c.check_id} [dim]({c.title})[/]", highlight=False, soft_wrap=True)
+    # One mistake, one hint: the checks it explains are listed under it, not told again.
+    for cause in causes(c for _, c in marked):
+        c = cause.first
+        many = f"[bold]1 mistake -> {len(cause.checks)} checks[/]: " if cause.others else ""
+        console.print(f"  {marks[c.check_id]} {many}{c.check_id} [dim]({c.title})[/]", highlight=False,
+                      soft_wrap=True)
         if c.hidden and not show_hidden:
             console.print("      a hidden check; its details are shown after grading", highlight=False)
-            if c.hint:   # made for a hidden check: what kind of input to try, no hidden value
-                console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
-            continue
-        console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
-        if c.hint:
+        else:
+            console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
+        if c.hint:   # a hidden check's hint was made for it: what kind of input to try, no hidden value
             console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
-        if c.misconceptions:
+        if c.misconceptions and not (c.hidden and not show_hidden):
             console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
+        for other in cause.others:
+            console.print(f"      also {other.check_id} [dim]({other.title})[/]", highlight=False, soft_wrap=True)
