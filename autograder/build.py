@@ -235,20 +235,6 @@ def build(kit_root: Path, check: bool = False) -> list[Path]:
     return sorted(changed)
 
 
-def render_solution_notebooks(kit_root: Path, out_dir: Path) -> list[Path]:
-    """Write the completed notebooks (solution code kept, markers removed) into ``out_dir``."""
-    kit_root, out_dir = Path(kit_root), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in solution_files(kit_root):
-        source = f"{SOLUTIONS_DIR}/{path.name}"
-        text = make_solution(path.read_text(encoding="utf-8"), source, path.stem)
-        target = out_dir / f"{path.stem}.ipynb"
-        target.write_bytes(to_notebook(text, path.stem, source).encode("utf-8"))
-        written.append(target)
-    return written
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="attnkit build",
                                      description="Generate exercises/ (stubs and notebooks) from solutions/.")

@@ -47,10 +47,6 @@ class Tolerances(_Strict):
     hand: float = Field(0.006, gt=0, lt=1)
     scaling: ScalingTolerance = ScalingTolerance()
 
-    def for_dtype(self, dtype: str | None) -> Tolerance:
-        """float64 answers get the tight tolerance; float32, float16 and torch modules the loose one."""
-        return self.float64 if dtype in (None, "float64", "list", "int64", "int32", "bool") else self.float32
-
 
 class CheckConfig(_Strict):
     points: float = Field(ge=0, le=1000)

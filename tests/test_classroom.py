@@ -25,7 +25,8 @@ import pytest
 import yaml
 
 from autograder.checks import check_ids
-from autograder.classroom import Student, fingerprint, find_students, grade_class, load_previous, run_key
+from autograder.classroom import Student, fingerprint, grade_class, load_previous, run_key
+from autograder.roster import find_students
 from autograder.config import KIT_ROOT, load_course
 from autograder.grading import GENERIC_HINT
 from autograder.reports.feedback import feedback_markdown

@@ -10,7 +10,6 @@ tests/test_distributed.py holds a cluster run equal to a local one.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil

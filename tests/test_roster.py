@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import replace
 
 import pytest
 

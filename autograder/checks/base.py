@@ -93,10 +93,6 @@ class StudentCallError(Exception):
         self.function, self.status, self.message = function, status, message
         self.error = error            # for status "raised": what was raised
 
-    @property
-    def error_type(self) -> str:
-        return self.error.type if self.error is not None else ""
-
 
 class ReferenceImplementation:
     """The reference module of a stem, with some names replaced (that is what a mutant is)."""
