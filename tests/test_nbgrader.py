@@ -17,18 +17,13 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.checks import CHECKS, check_ids
-from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
+from autograder.checks import CHECKS
+from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.nbgrader_cell import load_notebook
 from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
 
 ASSIGNMENT = "self_attention"
-
-
-@pytest.fixture(scope="module")
-def course():
-    return load_course(known_checks=check_ids())
 
 
 def _cells(path: Path):
@@ -261,14 +256,14 @@ def _buggy_attention(source: Path, target: Path) -> None:
 
 
 @pytest.mark.slow
-def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_path):
+def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, course, tmp_path):
     # A smaller course keeps the run short: three exercises, one with hidden checks, one with a
     # written question and a module-level answer region.
     data = yaml.safe_load(DEFAULT_COURSE.read_text())
     data["exercises"] = {s: data["exercises"][s] for s in ("hand_computation", "attention", "causal_mask")}
     course_file = tmp_path / "course.yml"
     course_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    small = load_course(course_file, known_checks=check_ids())
+    small = course_at(course_file)
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, small, course_file=course_file)
 
@@ -409,7 +404,7 @@ HOSTILE_CELLS = {
 
 
 @pytest.mark.slow
-def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(tmp_path):
+def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_at, tmp_path):
     """Input transformers, display hooks, patched subprocess/json/float and a notebook that
     rewrites its own file (and its submitted copies) with the course's solutions: under the real
     `nbgrader autograde`, every test cell's score and report are the kit's for the submitted file."""
@@ -424,7 +419,7 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(tmp_pat
     data["exercises"] = {s: data["exercises"][s] for s in ("attention", "causal_mask")}
     course_file = tmp_path / "course.yml"
     course_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    small = load_course(course_file, known_checks=check_ids())
+    small = course_at(course_file)
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, small, course_file=course_file)
     _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
