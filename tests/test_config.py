@@ -79,3 +79,25 @@ def test_an_exercise_may_be_left_out(course_at, tmp_path):
     del data["exercises"]["scaling"]
     course = course_at(_write(tmp_path, yaml.safe_dump(data)))
     assert "scaling" not in course.exercises
+
+
+def test_a_key_written_twice_is_an_error_naming_both_lines(tmp_path):
+    # PyYAML keeps the last of two equal keys without a word: the points of the first vanished.
+    text = DEFAULT_COURSE.read_text(encoding="utf-8")
+    rows = next(line for line in text.splitlines() if line.strip().startswith("attention.softmax.rows:"))
+    last_softmax = max(i for i, line in enumerate(text.splitlines()) if line.strip().startswith("attention.softmax."))
+    lines = text.splitlines()
+    lines.insert(last_softmax + 1, rows.replace(": 1", ": 5"))
+    lines.insert(1, "seed: 7")                  # the top level too (the file sets its seed further down)
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_course(path)
+    numbered = [i for i, line in enumerate(path.read_text().splitlines(), 1)
+                if line.strip().startswith("attention.softmax.rows:")]
+    seeds = [i for i, line in enumerate(path.read_text().splitlines(), 1) if line.startswith("seed:")]
+    assert len(numbered) == 2 and len(seeds) == 2
+    text = str(err.value)
+    assert (f"{path}:{numbered[0]} and {path}:{numbered[1]}: exercises.attention.checks.attention.softmax.rows "
+            f"appears twice") in text
+    assert f"{path}:{seeds[0]} and {path}:{seeds[1]}: seed appears twice" in text
+

@@ -30,14 +30,15 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
     table.add_row("[bold]total[/]", "", f"{sum(c.passed for c in result.checks)}/{len(result.checks)}",
                   f"[bold]{_pts(result.score)}/{_pts(result.max_score)}[/]")
     console.print(table)
+    untouched = _all_checks(result, "not_implemented")
+    absent = _all_checks(result, "missing")
     for ex in result.exercises:
+        if ex.stem in untouched or ex.stem in absent:   # said once for all of them, below
+            continue
         if ex.note:
             console.print(f"[dim]{ex.stem}: {escape(ex.note)}[/]", soft_wrap=True)
         failed = [c for c in ex.checks if not c.passed]
         if not failed:
-            continue
-        if all(c.status in ("missing", "not_implemented") for c in failed) and len(failed) == len(ex.checks):
-            console.print(f"\n[bold]{ex.stem}[/]: {escape(failed[0].message)}", highlight=False, soft_wrap=True)
             continue
         console.print(f"\n[bold]{ex.stem}[/]")
         for c in failed:
@@ -53,4 +54,15 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
                 console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
             if c.misconceptions:
                 console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
+    if untouched:
+        console.print(f"\n[yellow]not started yet[/] (untouched stubs, 0 points): {', '.join(untouched)}; "
+                      f"fill in each TODO(<task id>)", highlight=False, soft_wrap=True)
+    if absent:
+        console.print(f"\n[yellow]no file[/]: {', '.join(absent)} (name each <exercise>.py or <exercise>.ipynb)",
+                      highlight=False, soft_wrap=True)
     console.print(f"\n[dim]seed {result.seed}; checks run with the same seed give the same inputs[/]")
+
+
+def _all_checks(result: SubmissionResult, status: str) -> list[str]:
+    """The exercises every one of whose checks has `status` (an untouched stub, no file)."""
+    return [ex.stem for ex in result.exercises if ex.checks and all(c.status == status for c in ex.checks)]
