@@ -39,3 +39,22 @@ def sandbox(request, course):
         if getattr(request.module, "REQUIRES_JAIL", False) and not box.isolation.full:
             pytest.skip(f"no jail here: {box.isolation.describe()}")
         yield box
+
+
+# `python -m pytest -m quick`: these modules (the course file, the reference, the checks, loading
+# and intake, the build, the command line, the sandbox, one submission graded) without their slow
+# tests; under two minutes on two cores. The rest grade whole classes, run notebooks through
+# Jupyter and nbgrader, start Dask clusters and attack the jail at length.
+QUICK_MODULES = frozenset({
+    "test_config", "test_reference", "test_reference_cache", "test_checks", "test_descriptors", "test_syntax",
+    "test_stubs", "test_load", "test_intake", "test_build", "test_cli", "test_grading", "test_sandbox",
+    "test_early_start",
+})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__.rpartition(".")[2] in QUICK_MODULES \
+                and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)
