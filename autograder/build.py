@@ -30,13 +30,22 @@ are found and validated by autograder/regions.py; this module writes what is mad
 
 ``build(kit_root, check=True)`` writes nothing and returns the files that are out of
 date; the tests use it to catch a solution edited without a rebuild.
+
+The build never overwrites (or deletes) an exercise file someone edited by hand, unless told to
+(``force=True``, ``attnkit build --force``). It knows a file was edited because it keeps the
+sha256 of every file it writes in ``exercises/.attnkit-build.json``: a file whose bytes hash to
+something else was changed since. (Comparing with what the previous solutions would give needs
+those solutions; a hash of what was written needs nothing but the file.) A file the manifest does
+not know and the build would change counts as edited too.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import io
+import json
 import re
 import sys
 import tokenize
@@ -55,6 +64,7 @@ KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3
 _GENERATED_TAG = "Generated from {source} by `attnkit build`; edit the solution, not this file."
 _STUDENT_NOTE = "(That line is for the kit's maintainers. Students: this file is yours - fill in every TODO.)"
 _GENERATED_RE = re.compile(r"^# Generated from (\S+) by `attnkit build`")
+MANIFEST = ".attnkit-build.json"     # in exercises/: the sha256 of each file the build last wrote
 
 # Cell metadata jupytext adds to remember blank lines of the text form; meaningless in a notebook.
 _JUPYTEXT_CELL_KEYS = ("lines_to_next_cell", "lines_to_end_of_cell_marker", "cell_marker")
@@ -191,8 +201,6 @@ def generate(kit_root: Path) -> dict[Path, str]:
 
 def _stale(kit_root: Path, outputs: dict[Path, str]) -> list[Path]:
     """Generated exercises whose solution is gone (recognised by their generated marker)."""
-    import json
-
     stale = []
     folder = kit_root / EXERCISES_DIR
     for path in sorted(folder.glob("*.py")) + sorted(folder.glob("*.ipynb")):
@@ -211,42 +219,56 @@ def _stale(kit_root: Path, outputs: dict[Path, str]) -> list[Path]:
     return stale
 
 
-def build(kit_root: Path, check: bool = False) -> list[Path]:
+def build(kit_root: Path, check: bool = False, force: bool = False) -> list[Path]:
     """Regenerate ``exercises/`` from ``solutions/``; return the files changed.
 
     With ``check=True`` nothing is written and the returned files are those that would
     change (out of date, missing, or generated from a solution that no longer exists).
+    A file edited since the build wrote it is a BuildError naming it, unless ``force``.
     """
     kit_root = Path(kit_root)
     outputs = generate(kit_root)
-    changed: list[Path] = []
-    for path, content in outputs.items():
-        data = content.encode("utf-8")
-        if path.is_file() and path.read_bytes() == data:
-            continue
-        changed.append(path)
-        if not check:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-    for path in _stale(kit_root, outputs):
-        changed.append(path)
-        if not check:
-            path.unlink()
-    return sorted(changed)
+    changed = [path for path, content in outputs.items()
+               if not (path.is_file() and path.read_bytes() == content.encode("utf-8"))]
+    stale = _stale(kit_root, outputs)
+    if check:
+        return sorted(changed + stale)
+    written = _written_hashes(kit_root)
+    edited = [p for p in changed + stale if p.is_file() and _sha256(p.read_bytes()) != written.get(p.name)]
+    if edited and not force:
+        names = ", ".join(f"{EXERCISES_DIR}/{p.name}" for p in sorted(edited))
+        raise BuildError(names, None, f"edited since `attnkit build` wrote {'them' if len(edited) > 1 else 'it'}; "
+                         f"the build would overwrite the edits. Make them in {SOLUTIONS_DIR}/ (the single "
+                         f"source), or run `attnkit build --force` to overwrite them")
+    for path in changed:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(outputs[path].encode("utf-8"))
+    for path in stale:
+        path.unlink()
+    _write_manifest(kit_root, outputs)
+    return sorted(changed + stale)
 
 
-def render_solution_notebooks(kit_root: Path, out_dir: Path) -> list[Path]:
-    """Write the completed notebooks (solution code kept, markers removed) into ``out_dir``."""
-    kit_root, out_dir = Path(kit_root), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in solution_files(kit_root):
-        source = f"{SOLUTIONS_DIR}/{path.name}"
-        text = make_solution(path.read_text(encoding="utf-8"), source, path.stem)
-        target = out_dir / f"{path.stem}.ipynb"
-        target.write_bytes(to_notebook(text, path.stem, source).encode("utf-8"))
-        written.append(target)
-    return written
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _written_hashes(kit_root: Path) -> dict[str, str]:
+    """File name -> sha256 of what the last build wrote ({} before the first build)."""
+    try:
+        recorded = json.loads((kit_root / EXERCISES_DIR / MANIFEST).read_text(encoding="utf-8"))["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _write_manifest(kit_root: Path, outputs: dict[Path, str]) -> None:
+    hashes = {path.name: _sha256(content.encode("utf-8")) for path, content in sorted(outputs.items())}
+    text = json.dumps({"written_by": "attnkit build (do not edit)", "sha256": hashes}, indent=1) + "\n"
+    manifest = kit_root / EXERCISES_DIR / MANIFEST
+    if not (manifest.is_file() and manifest.read_text(encoding="utf-8") == text):
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        manifest.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,11 +276,13 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Generate exercises/ (stubs and notebooks) from solutions/.")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if exercises/ is out of date")
+    parser.add_argument("--force", action="store_true",
+                        help="also overwrite exercise files edited since the last build (their edits are lost)")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
                         help="the kit's root folder (default: the one holding this package)")
     args = parser.parse_args(argv)
     try:
-        changed = build(args.root, check=args.check)
+        changed = build(args.root, check=args.check, force=args.force)
     except BuildError as err:
         print(f"attnkit build: {err}", file=sys.stderr)
         return 2

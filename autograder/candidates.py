@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Collection
 
 from autograder.config import CourseConfig
 from autograder.intake import Flag, candidates
@@ -20,7 +21,8 @@ def ambiguous(exercise: ExerciseResult) -> bool:
     return Flag.AMBIGUOUS.value in exercise.flags
 
 
-def grade_the_better(exercise: ExerciseResult, folder: Path, course: CourseConfig, sandbox) -> ExerciseResult:
+def grade_the_better(exercise: ExerciseResult, folder: Path, course: CourseConfig, sandbox,
+                     only: Collection[str] | None = None) -> ExerciseResult:
     """`exercise` (graded as ambiguous: nothing) replaced by the best of its candidates, graded."""
     from autograder.grading import grade_exercise
     from autograder.load import LoadError, SourceFile, source_from_bytes
@@ -32,7 +34,7 @@ def grade_the_better(exercise: ExerciseResult, folder: Path, course: CourseConfi
             source = LoadError(exercise.stem, found.relpath, source.message)
         else:
             source = SourceFile(exercise.stem, found.relpath, source, found.note)
-        graded.append(grade_exercise(exercise.stem, source, course, sandbox))
+        graded.append(grade_exercise(exercise.stem, source, course, sandbox, only=only))
     if len(graded) < 2:
         return exercise
     best = max(graded, key=lambda e: e.score)      # the first in name order on a tie

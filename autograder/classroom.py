@@ -21,12 +21,11 @@ from typing import Callable
 from autograder.config import CourseConfig
 from autograder.grading import grade_submission
 from autograder.preflight import Preflight
-from autograder.reports.feedback import feedback_markdown
 from autograder.reports.gradescope import to_gradescope
-from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps, write_atomic
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps
 from autograder import lms
 from autograder.class_roster import Person
-from autograder.roster import Student, _listing, find_students, open_confined  # noqa: F401 (public here too)
+from autograder.roster import Student, open_confined
 from autograder.sandbox import Sandbox
 
 RESULT_VERSION = 2
@@ -121,14 +120,6 @@ def result_text(result: SubmissionResult, fp: str, course: CourseConfig, key: by
     if key is not None and fp:
         data["extra_data"]["signature"] = _signature(key, fp, json.loads(json.dumps(plain)))
     return dumps(data)
-
-
-def write_result(out: Path, result: SubmissionResult, fp: str, course: CourseConfig,
-                 key: bytes | None = None) -> None:
-    """The feedback page, then the result (the result is what a rerun looks for: a run killed
-    between the two grades the student again and writes both)."""
-    write_atomic(feedback_path(out, result.student), feedback_markdown(result, course))
-    write_atomic(result_path(out, result.student), result_text(result, fp, course, key))
 
 
 def grader_failure(student: Student, course: CourseConfig, err: BaseException) -> SubmissionResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
@@ -27,12 +27,12 @@ def cmd_check(args, console: Console) -> int:
         console.print(f"[red]{folder}: no such folder[/] (give the folder with your exercise files: "
                       f"attnkit check --submission DIR)")
         return 2
-    stems = tuple(args.exercise) if args.exercise else None
-    unknown = [s for s in (stems or ()) if s not in course.exercises]
-    if unknown:
-        console.print(f"[red]--exercise {unknown[0]}: no such exercise[/] (one of {', '.join(course.exercises)})")
+    try:
+        stems, only = select(args.exercise or (), course)
+    except SelectionError as err:
+        console.print(str(err), style="red", markup=False)
         return 2
-    with GradingSession(course).start() as session:     # the sandbox warms up while the reports import
+    with GradingSession(course, only=only).start() as session:   # the sandbox warms up while the reports import
         from autograder.reports.table import print_report
 
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
@@ -51,6 +51,51 @@ def cmd_check(args, console: Console) -> int:
             watch(watcher)
             return 0
     return 0 if result.score == result.max_score else 1
+
+
+class SelectionError(ValueError):
+    """An --exercise that names no exercise, task or check of the course (the message says which)."""
+
+
+GRADED_SUFFIXES = (".py", ".ipynb")
+
+
+def stem_of(name: str) -> str:
+    """The exercise an --exercise names: `attention`, `attention.py`, `exercises/attention.ipynb`,
+    the task `attention.softmax` or the check `attention.softmax.rows` all name `attention`."""
+    path = PurePath(name)
+    if path.suffix.lower() in GRADED_SUFFIXES:
+        return path.stem
+    return name.split(".", 1)[0]
+
+
+def select(names, course) -> tuple[tuple[str, ...] | None, frozenset[str] | None]:
+    """(the stems to grade, the check ids to run) for the --exercise values; (None, None): all.
+    A stem or a file name selects every check of its exercise, a task id the checks of that task,
+    a check id that check."""
+    if not names:
+        return None, None
+    stems: list[str] = []
+    only: set[str] = set()
+    for name in names:
+        stem = stem_of(name)
+        if stem not in course.exercises:
+            raise SelectionError(f"--exercise {name}: no such exercise (one of {', '.join(course.exercises)}; "
+                                 f"a file name, a task id such as attention.softmax or a check id works too)")
+        if stem not in stems:
+            stems.append(stem)
+        checks = course.exercises[stem].checks
+        if name == stem or PurePath(name).suffix.lower() in GRADED_SUFFIXES:
+            only.update(checks)
+            continue
+        chosen = [cid for cid in checks if cid == name or cid.startswith(name + ".")]
+        if not chosen:
+            tasks = sorted({cid.rsplit(".", 1)[0] for cid in checks})
+            raise SelectionError(f"--exercise {name}: {stem} has no task or check called that (its tasks: "
+                                 f"{', '.join(tasks)})")
+        only.update(chosen)
+    every = {cid for stem in stems for cid in course.exercises[stem].checks}
+    return tuple(stems), (None if only == every else frozenset(only))
 
 
 def cmd_grade(args, console: Console) -> int:
@@ -175,22 +220,9 @@ def _write_and_say(console: Console, write, refusal: type[Exception], said) -> i
 
 
 def cmd_build(args, console: Console) -> int:
-    from autograder.build import build
-    from autograder.config import KIT_ROOT
+    from autograder.build import main as build
 
-    changed = build(KIT_ROOT, check=args.check)
-    if args.check:
-        if changed:
-            console.print("[red]exercises/ is out of date with solutions/[/]: " +
-                          ", ".join(str(p.relative_to(KIT_ROOT)) for p in changed) + "\nrun `attnkit build`")
-            return 1
-        console.print("exercises/ is up to date")
-        return 0
-    for path in changed:
-        console.print(f"wrote {path.relative_to(KIT_ROOT)}")
-    if not changed:
-        console.print("exercises/ was already up to date")
-    return 0
+    return build(["--check"] * args.check + ["--force"] * args.force)
 
 
 def cmd_handout(args, console: Console) -> int:
@@ -209,6 +241,7 @@ def cmd_nbgrader(args, console: Console) -> int:
 
 
 def cmd_misconceptions(args, console: Console) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from autograder.exercise import all_misconceptions
@@ -218,28 +251,39 @@ def cmd_misconceptions(args, console: Console) -> int:
     table.add_column("exercise")
     table.add_column("hint a student gets")
     for mis in all_misconceptions():
-        if args.exercise in (None, mis.stem):
-            table.add_row(mis.id, mis.stem, mis.hint)
+        if args.exercise is None or stem_of(args.exercise) == mis.stem:
+            table.add_row(mis.id, mis.stem, escape(mis.hint))     # a hint's `scores[mask == 0]` is not markup
     console.print(table)
     return 0
 
 
+COURSE_HELP = "the course file (default: the kit's course.yml)"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
-    p.add_argument("--course", type=Path, default=None,
-                   help="the course file (default: the kit's course.yml)")
+    p.add_argument("--course", type=Path, default=None, metavar="FILE", help=COURSE_HELP)
+    # --course is also taken after the subcommand (`attnkit check --course c.yml`); SUPPRESS
+    # leaves the value given before it in place when it is not repeated there.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--course", type=Path, default=argparse.SUPPRESS, metavar="FILE", help=COURSE_HELP)
     sub = p.add_subparsers(dest="command", required=True)
 
-    check = sub.add_parser("check", help="grade one submission and print a score table")
+    def add(name: str, **kwargs) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kwargs)
+
+    check = add("check", help="grade one submission and print a score table")
     check.add_argument("--submission", metavar="DIR", help="folder with the exercise files (default: exercises/)")
     check.add_argument("--json", metavar="FILE", help="also write Gradescope's results.json to FILE")
-    check.add_argument("--exercise", action="append", metavar="STEM", help="only this exercise (repeatable)")
+    check.add_argument("--exercise", action="append", metavar="NAME",
+                       help="only this exercise: its name (attention), its file (attention.py, attention.ipynb), "
+                            "a task (attention.softmax) or a check (attention.softmax.rows); repeatable")
     check.add_argument("--name", help="the student's name in the report (default: the folder's name)")
     check.add_argument("--watch", action="store_true",
                        help="keep grading: re-grade an exercise each time its file is saved (Ctrl-C stops)")
     check.set_defaults(func=cmd_check)
 
-    grade = sub.add_parser("grade", help="grade a class: one folder per student")
+    grade = add("grade", help="grade a class: one folder per student")
     grade.add_argument("class_dir", metavar="CLASS_DIR")
     grade.add_argument("--out", required=True, metavar="OUT", help="where grades.csv and results/ are written")
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
@@ -266,27 +310,29 @@ def parser() -> argparse.ArgumentParser:
                             "gradescope-csv (repeatable)")
     grade.set_defaults(func=cmd_grade)
 
-    gs = sub.add_parser("gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, the kit)")
+    gs = add("gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, the kit)")
     gs.add_argument("zip", metavar="OUT.zip")
     gs.add_argument("--hidden-visibility", choices=("after_published", "after_due_date", "hidden"),
                     default="after_published", help="when students see hidden checks (default: after_published)")
     gs.add_argument("--leaderboard", action="store_true", help="show scores on Gradescope's leaderboard")
     gs.set_defaults(func=cmd_gradescope)
 
-    build = sub.add_parser("build", help="generate exercises/ (stubs and notebooks) from solutions/")
+    build = add("build", help="generate exercises/ (stubs and notebooks) from solutions/")
     build.add_argument("--check", action="store_true", help="write nothing; fail if exercises/ is out of date")
+    build.add_argument("--force", action="store_true",
+                       help="also overwrite exercise files edited since the last build (their edits are lost)")
     build.set_defaults(func=cmd_build)
-    ho = sub.add_parser("handout", help="write what students get: the stubs, notebooks and check.py, no answer key")
+    ho = add("handout", help="write what students get: the stubs, notebooks and check.py, no answer key")
     ho.add_argument("out", metavar="OUT", help="the folder to write (new, or empty)")
     ho.add_argument("--force", action="store_true", help="write into a folder that already holds files")
     ho.set_defaults(func=cmd_handout)
-    nb = sub.add_parser("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
+    nb = add("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
     nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
     nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")
     nb.set_defaults(func=cmd_nbgrader)
 
-    mis = sub.add_parser("misconceptions", help="list the mistakes the grader can name, with their hints")
-    mis.add_argument("--exercise", metavar="STEM", help="only this exercise")
+    mis = add("misconceptions", help="list the mistakes the grader can name, with their hints")
+    mis.add_argument("--exercise", metavar="NAME", help="only this exercise (its name or file name)")
     mis.set_defaults(func=cmd_misconceptions)
     return p
 
@@ -299,19 +345,35 @@ def _start_zygotes_early(args) -> None:
 
     folder = Path(args.submission) if args.submission else Path("exercises")
     # A course's limits do not change a zygote's settings: the defaults are the Sandbox's.
-    early.start_for_folder(folder, tuple(args.exercise) if args.exercise else None, Limits())
+    stems = tuple(dict.fromkeys(stem_of(name) for name in args.exercise)) if args.exercise else None
+    early.start_for_folder(folder, stems, Limits())
+
+
+def make_console() -> Console:
+    """A terminal gets rich's layout at its width. A pipe, a file or a CI log gets each line whole:
+    no hard wrap in mid-phrase (soft wrap), tables as wide as their content (or $COLUMNS)."""
+    import os
+
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if console.is_terminal:
+        return console
+    width = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else UNWRAPPED_WIDTH
+    return Console(highlight=False, soft_wrap=True, width=width)
+
+
+UNWRAPPED_WIDTH = 1000     # wide enough for any table row the kit prints
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "check":
         _start_zygotes_early(args)
-    from rich.console import Console
-
     from autograder.config import DEFAULT_COURSE, ConfigError
 
     args.course = args.course if args.course is not None else DEFAULT_COURSE
-    console = Console(highlight=False)
+    console = make_console()
     try:
         return args.func(args, console)
     except ConfigError as err:

@@ -47,10 +47,6 @@ class Tolerances(_Strict):
     hand: float = Field(0.006, gt=0, lt=1)
     scaling: ScalingTolerance = ScalingTolerance()
 
-    def for_dtype(self, dtype: str | None) -> Tolerance:
-        """float64 answers get the tight tolerance; float32, float16 and torch modules the loose one."""
-        return self.float64 if dtype in (None, "float64", "list", "int64", "int32", "bool") else self.float32
-
 
 class CheckConfig(_Strict):
     points: float = Field(ge=0, le=1000)
@@ -106,6 +102,27 @@ def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
     return line
 
 
+def _repeated_keys(node: yaml.Node | None, prefix: str = "", seen: set | None = None):
+    """(key path, first line, repeated line) for each key written twice in one mapping."""
+    seen = set() if seen is None else seen
+    if node is None or id(node) in seen:      # an alias met again: walked already
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        lines: dict[str, int] = {}
+        for key, value in node.value:
+            name = f"{prefix}.{key.value}" if prefix else str(key.value)
+            line = key.start_mark.line + 1
+            if isinstance(key, yaml.ScalarNode) and key.value in lines:
+                yield name, lines[key.value], line
+            elif isinstance(key, yaml.ScalarNode):
+                lines[key.value] = line
+            yield from _repeated_keys(value, name, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _repeated_keys(item, f"{prefix}[{index}]", seen)
+
+
 def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[str]] | None = None) -> CourseConfig:
     """Read and validate course.yml. `known_checks` ({stem: [check ids]}) lets the loader
     reject ids that no check implements and report checks that have no points."""
@@ -123,6 +140,9 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
         raise ConfigError(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1: expected a mapping of settings (course, seed, exercises, ...)")
+    twice = [f"{path}:{first} and {path}:{again}: {key} appears twice" for key, first, again in _repeated_keys(root)]
+    if twice:   # YAML's loaders keep the last silently: the first would be ignored without a word
+        raise ConfigError("invalid course file\n  " + "\n  ".join(twice))
     try:
         course = CourseConfig.model_validate(data)
     except ValidationError as err:

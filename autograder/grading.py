@@ -47,16 +47,18 @@ def limits_for(course: CourseConfig) -> Limits:
 
 
 def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,
-                     stems: tuple[str, ...] | None = None) -> SubmissionResult:
+                     stems: tuple[str, ...] | None = None, only: Collection[str] | None = None) -> SubmissionResult:
+    """Every stem of `stems` (default: the course's), with the checks in `only` (default: all)."""
     started = time.monotonic()
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
     if getattr(sandbox, "interactive", False):
-        prefetch_expected([c for stem in stems for c in CHECKS[stem]], course.seed)
+        prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed)
     # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
     with sandbox.budget(course.limits.submission_timeout):
-        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder)) for stem in stems)
+        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only)
+                          for stem in stems)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises, seed=course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
 
@@ -69,10 +71,11 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     where .py and .ipynb both hold work, the other form graded too and the better kept (or the
     form course.yml names in `both_forms`); where several names in `folder` could be the
     stem's, each graded and the better kept (autograder.candidates); said in the exercise's
-    note. `only` restricts it to some of its check ids (an nbgrader test cell)."""
+    note. `only` restricts it to some of its check ids (an nbgrader test cell, `attnkit check
+    --exercise attention.softmax`)."""
     first = replace(_grade_form(stem, loaded, course, sandbox, only), flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
-        return grade_the_better(first, folder, course, sandbox)
+        return grade_the_better(first, folder, course, sandbox, only)
     if isinstance(loaded, LoadError) and loaded.reason == "refused":
         first = replace(first, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
                                             for c in first.checks))

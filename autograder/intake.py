@@ -24,7 +24,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from autograder.roster import descend
-from autograder.stubs import has_work  # noqa: F401 - its old home: callers import it from here
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen

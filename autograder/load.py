@@ -213,13 +213,6 @@ def skip_note(cell: Cell, why: str) -> str:
     return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {why}"
 
 
-def notebook_source(text: str, name: str) -> str | tuple[str] | LoadError:
-    """The code of a notebook, cell after cell, as the grader reads it; or (message,) when it is
-    not a usable notebook."""
-    cells = notebook_cells(text, name)
-    return cells if isinstance(cells, tuple) else compiled_cells(cells, name, "")
-
-
 def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
     """The code cells of a notebook; or (message,) when it is not a usable notebook."""
     try:

@@ -341,11 +341,3 @@ def cmd_nbgrader(args, console) -> int:
                   f"  nbgrader generate_feedback {course.assignment}\n"
                   f"  nbgrader export                                # grades.csv")
     return 0
-
-
-def add_subcommand(subparsers) -> None:
-    """Register ``attnkit nbgrader COURSE_DIR [--force]`` on the CLI's subparsers."""
-    p = subparsers.add_parser("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
-    p.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
-    p.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")
-    p.set_defaults(func=cmd_nbgrader)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Collection
 
 from autograder.config import CourseConfig
 from autograder.results import ExerciseResult, SubmissionResult
 
 
 class GradingSession:
-    def __init__(self, course: CourseConfig):
+    def __init__(self, course: CourseConfig, *, only: Collection[str] | None = None):
         self.course = course
+        self.only = only          # check ids to run (`attnkit check --exercise attention.softmax`); None: all
         self._sandbox = None
 
     def start(self) -> "GradingSession":
@@ -38,13 +40,15 @@ class GradingSession:
               student: str | None = None) -> SubmissionResult:
         from autograder.grading import grade_submission
 
-        return grade_submission(Path(folder), self.course, self.sandbox, student=student, stems=stems)
+        return grade_submission(Path(folder), self.course, self.sandbox, student=student, stems=stems,
+                                only=self.only)
 
     def grade_exercise(self, folder: Path, stem: str) -> ExerciseResult:
         from autograder.grading import grade_exercise
         from autograder.load import load_stem
 
-        return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox, folder=Path(folder))
+        return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox, folder=Path(folder),
+                              only=self.only)
 
     def close(self) -> None:
         if self._sandbox is not None:

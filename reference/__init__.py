@@ -38,8 +38,3 @@ def _relative_imports(stem: str) -> list[str]:
 
 # stem -> the reference stems its module imports (relative imports, one level)
 DEPENDS = {stem: _relative_imports(stem) for stem in STEMS}
-
-
-def module_sources() -> dict[str, str]:
-    """The source text of each reference module, by stem (in ``STEMS`` order)."""
-    return {stem: (HERE / f"{stem}.py").read_text(encoding="utf-8") for stem in STEMS}

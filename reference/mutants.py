@@ -73,14 +73,6 @@ def softmax_no_keepdims_torch(x, axis=-1):
     return (e / e.sum(dim=axis)).numpy()
 
 
-def _softmax_nan_rows(x, axis=-1):
-    """Stable softmax that leaves an all -inf slice as nan (what np.exp and torch.softmax give)."""
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(x - x.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-
 # ---------------------------------------------------------------- attention
 
 SCALES = ("sqrt", "none", "dk")

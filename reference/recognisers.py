@@ -7,7 +7,6 @@ entry's mutants instead). An error predicate is (RaisedError) -> bool.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Callable
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from autograder.alongside import first_call
-from autograder.checks import CHECKS, check_ids
-from autograder.config import KIT_ROOT, load_course
+from autograder.checks import CHECKS
+from autograder.config import KIT_ROOT
 from autograder.grading import grade_submission, limits_for
 from autograder.sandbox import Limits, Sandbox
 
@@ -60,11 +60,6 @@ FIGURES = {
         raise RuntimeError("this file cannot be imported")
     """,
 }
-
-
-@pytest.fixture(scope="module")
-def course():
-    return load_course(known_checks=check_ids())
 
 
 def _folder(tmp_path: Path, name: str) -> Path:
@@ -121,12 +116,6 @@ def nap(x):
     time.sleep(0.6)
     return x
 """
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with Sandbox(LIMITS) as sb:
-        yield sb
 
 
 def test_a_call_sent_ahead_is_read_once_and_only_for_its_own_arguments(sandbox):

@@ -607,9 +607,10 @@ def test_stub_notebook_runs(tmp_path, python3_kernel, stem):
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", STEMS)
 def test_solution_notebook_runs(tmp_path, python3_kernel, stem):
-    written = kb.render_solution_notebooks(KIT_ROOT, tmp_path)
+    source = f"{kb.SOLUTIONS_DIR}/{stem}.py"
+    completed = kb.make_solution((KIT_ROOT / source).read_text(encoding="utf-8"), source, stem)
     path = tmp_path / f"{stem}.ipynb"
-    assert path in written
+    path.write_text(kb.to_notebook(completed, stem, source), encoding="utf-8")
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert "NotImplementedError(\"" not in path.read_text(encoding="utf-8")
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
@@ -617,3 +618,50 @@ def test_solution_notebook_runs(tmp_path, python3_kernel, stem):
     assert printed.strip()
     for bad in ("not implemented yet", "not filled in yet", "False", "NO - look again"):
         assert bad not in printed, f"{stem}: {bad!r} in\n{printed}"
+
+
+def test_build_never_overwrites_an_edited_exercise_without_force(tmp_path, capsys):
+    _copy_tree("solutions", tmp_path / "solutions")
+    build(tmp_path)
+    exercises = tmp_path / "exercises"
+    stub = exercises / "attention.py"
+    edited = stub.read_text(encoding="utf-8").replace("def softmax(", "def softmax(  # my change\n        ", 1)
+    stub.write_text(edited, encoding="utf-8")
+    # the build would change the file (it reverts any hand edit): refused, the edit kept
+    with pytest.raises(BuildError) as err:
+        build(tmp_path)
+    assert "exercises/attention.py: edited since `attnkit build` wrote it" in str(err.value)
+    assert "--force" in str(err.value)
+    assert stub.read_text(encoding="utf-8") == edited
+    assert kb.main(["--root", str(tmp_path)]) == 2
+    assert "exercises/attention.py: edited" in capsys.readouterr().err
+    # a solution edited afterwards changes nothing about that
+    source = tmp_path / "solutions" / "attention.py"
+    source.write_text(source.read_text(encoding="utf-8").replace("# ## 1. A softmax", "# ## 1. A stable softmax"),
+                      encoding="utf-8")
+    with pytest.raises(BuildError):
+        build(tmp_path)
+    assert stub.read_text(encoding="utf-8") == edited
+    assert not (exercises / "attention.ipynb").read_text(encoding="utf-8").count("A stable softmax")  # nothing written
+    # an edited file whose solution is gone is not deleted either
+    (tmp_path / "solutions" / "scaling.py").unlink()
+    (exercises / "scaling.py").write_text("# my answers\n" + (exercises / "scaling.py").read_text(encoding="utf-8"),
+                                          encoding="utf-8")
+    with pytest.raises(BuildError) as err:
+        build(tmp_path)
+    assert "exercises/attention.py, exercises/scaling.py:" in str(err.value)
+    assert (exercises / "scaling.py").exists()
+    # --force overwrites, and the next build (unedited files) needs no force
+    assert kb.main(["--root", str(tmp_path), "--force"]) == 0
+    assert "A stable softmax" in stub.read_text(encoding="utf-8") and not (exercises / "scaling.py").exists()
+    source.write_text(source.read_text(encoding="utf-8").replace("A stable softmax", "A softmax"), encoding="utf-8")
+    assert build(tmp_path) == [exercises / "attention.ipynb", exercises / "attention.py"]
+
+
+def test_the_build_manifest_records_the_committed_exercises():
+    # Else the kit's own next `attnkit build` would take the committed files for edited ones.
+    recorded = kb._written_hashes(KIT_ROOT)
+    generated = kb.generate(KIT_ROOT)
+    assert set(recorded) == {path.name for path in generated}
+    for path in generated:
+        assert recorded[path.name] == kb._sha256(path.read_bytes()), path.name

@@ -24,9 +24,9 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.checks import check_ids
-from autograder.classroom import Student, fingerprint, find_students, grade_class, load_previous, run_key
-from autograder.config import KIT_ROOT, load_course
+from autograder.classroom import Student, fingerprint, grade_class, load_previous, run_key
+from autograder.roster import find_students
+from autograder.config import KIT_ROOT
 from autograder.grading import GENERIC_HINT
 from autograder.reports.feedback import feedback_markdown
 
@@ -141,10 +141,10 @@ def build_class(root: Path) -> tuple[Path, Path]:
 
 
 class Run:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, course_at):
         self.root = root
         self.course_path = small_course(root)
-        self.course = load_course(self.course_path, known_checks=check_ids())
+        self.course = course_at(self.course_path)
         self.class_dir, self.out = build_class(root)
         started = time.monotonic()
         self.results = {r.student: r for r in grade_class(self.class_dir, self.out, self.course, jobs=2)}
@@ -159,8 +159,8 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Run:
-    return Run(tmp_path_factory.mktemp("classroom"))
+def run(tmp_path_factory, course_at) -> Run:
+    return Run(tmp_path_factory.mktemp("classroom"), course_at)
 
 
 def _proc_table() -> dict[int, tuple[int, str, str]]:
@@ -217,8 +217,8 @@ def test_find_students_reads_plain_folders_and_nbgrader_layout(tmp_path):
         find_students(tmp_path / "nowhere", "self_attention")
 
 
-def test_nbgrader_layout_is_graded(tmp_path):
-    course = load_course(small_course(tmp_path), known_checks=check_ids())
+def test_nbgrader_layout_is_graded(course_at, tmp_path):
+    course = course_at(small_course(tmp_path))
     base = tmp_path / "course" / "submitted"
     _student(base / "al", "self_attention", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
     _student(base / "bo", "self_attention", {"hand_computation.ipynb": (KIT_ROOT / "exercises" /
@@ -604,10 +604,10 @@ def _notebook_of(path: Path) -> bytes:
     return nbformat.writes(nb).encode("utf-8")
 
 
-def test_intake_in_a_class_links_forms_and_names(tmp_path):
+def test_intake_in_a_class_links_forms_and_names(course_at, tmp_path):
     """Links to the solutions or another student score 0 as refused; both forms with work: the
     better counts; near-miss names in a subfolder are graded and said; the report lists it all."""
-    course = load_course(small_course(tmp_path), known_checks=check_ids())
+    course = course_at(small_course(tmp_path))
     root = tmp_path / "course" / "submitted"
     secret = tmp_path / "solutions"
     shutil.copytree(SOLUTIONS, secret)
@@ -647,8 +647,8 @@ def test_intake_in_a_class_links_forms_and_names(tmp_path):
     assert grades["copycat"]["total"] == "0"
 
 
-def test_a_damaged_result_file_is_graded_again_never_a_crash(tmp_path):
-    course = load_course(small_course(tmp_path), known_checks=check_ids())
+def test_a_damaged_result_file_is_graded_again_never_a_crash(course_at, tmp_path):
+    course = course_at(small_course(tmp_path))
     class_dir, out = tmp_path / "class", tmp_path / "out"
     _student(class_dir, "ada", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
     _student(class_dir, "bo", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
@@ -660,8 +660,8 @@ def test_a_damaged_result_file_is_graded_again_never_a_crash(tmp_path):
         assert results == {"ada": 7, "bo": 7}
 
 
-def test_a_deep_folder_tree_in_a_submission_costs_nothing(tmp_path):
-    course = load_course(small_course(tmp_path), known_checks=check_ids())
+def test_a_deep_folder_tree_in_a_submission_costs_nothing(course_at, tmp_path):
+    course = course_at(small_course(tmp_path))
     class_dir = tmp_path / "class"
     folder = _student(class_dir, "deep", {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
     fd = os.open(folder, os.O_RDONLY)
@@ -695,10 +695,10 @@ def _remove_chain(folder: Path, name: str, depth: int) -> None:
             os.close(fd)
 
 
-def test_grades_csv_is_written_when_writing_one_student_fails(tmp_path, monkeypatch):
+def test_grades_csv_is_written_when_writing_one_student_fails(course_at, tmp_path, monkeypatch):
     import autograder.class_run as classroom     # the class loop writes each result
 
-    course = load_course(small_course(tmp_path), known_checks=check_ids())
+    course = course_at(small_course(tmp_path))
     class_dir, out = tmp_path / "class", tmp_path / "out"
     for name in ("ada", "bo"):
         _student(class_dir, name, {"hand_computation.py": SOLUTIONS / "hand_computation.py"})

@@ -25,16 +25,14 @@ def _line_of(path: Path, needle: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
 
-def test_the_kits_course_file_is_valid_and_covers_every_check():
-    course = load_course(known_checks=check_ids())
+def test_the_kits_course_file_is_valid_and_covers_every_check(course):
     assert course.assignment == "self_attention"
     for stem, ids in check_ids().items():
         assert sorted(course.exercises[stem].checks) == sorted(ids)
         assert course.max_points(stem) > 0
 
 
-def test_points_shorthand_and_hidden_form(tmp_path):
-    course = load_course(known_checks=check_ids())
+def test_points_shorthand_and_hidden_form(course, tmp_path):
     assert course.check("attention.softmax.rows").points == 1
     assert course.check("attention.scaled_dot_product_attention.binary_mask").hidden is True
     assert course.check("attention.softmax.rows").hidden is False
@@ -54,10 +52,10 @@ def test_a_bad_value_is_reported_with_its_key_and_line(tmp_path, old, new, key):
     assert f"{path}:{line}: {key}:" in str(err.value)
 
 
-def test_an_unknown_check_id_is_reported_with_its_line(tmp_path):
+def test_an_unknown_check_id_is_reported_with_its_line(course_at, tmp_path):
     path = _edited(tmp_path, "attention.softmax.rows: 1", "attention.softmax.rowz: 1")
     with pytest.raises(ConfigError) as err:
-        load_course(path, known_checks=check_ids())
+        course_at(path)
     text = str(err.value)
     assert f"{path}:{_line_of(path, 'rowz')}: exercises.attention.checks.attention.softmax.rowz: no such check" in text
     assert "no points given for attention.softmax.rows" in text
@@ -76,8 +74,30 @@ def test_a_missing_file_and_a_non_mapping_are_clear(tmp_path):
         load_course(_write(tmp_path, "- just\n- a list\n"))
 
 
-def test_an_exercise_may_be_left_out(tmp_path):
+def test_an_exercise_may_be_left_out(course_at, tmp_path):
     data = yaml.safe_load(DEFAULT_COURSE.read_text())
     del data["exercises"]["scaling"]
-    course = load_course(_write(tmp_path, yaml.safe_dump(data)), known_checks=check_ids())
+    course = course_at(_write(tmp_path, yaml.safe_dump(data)))
     assert "scaling" not in course.exercises
+
+
+def test_a_key_written_twice_is_an_error_naming_both_lines(tmp_path):
+    # PyYAML keeps the last of two equal keys without a word: the points of the first vanished.
+    text = DEFAULT_COURSE.read_text(encoding="utf-8")
+    rows = next(line for line in text.splitlines() if line.strip().startswith("attention.softmax.rows:"))
+    last_softmax = max(i for i, line in enumerate(text.splitlines()) if line.strip().startswith("attention.softmax."))
+    lines = text.splitlines()
+    lines.insert(last_softmax + 1, rows.replace(": 1", ": 5"))
+    lines.insert(1, "seed: 7")                  # the top level too (the file sets its seed further down)
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_course(path)
+    numbered = [i for i, line in enumerate(path.read_text().splitlines(), 1)
+                if line.strip().startswith("attention.softmax.rows:")]
+    seeds = [i for i, line in enumerate(path.read_text().splitlines(), 1) if line.startswith("seed:")]
+    assert len(numbered) == 2 and len(seeds) == 2
+    text = str(err.value)
+    assert (f"{path}:{numbered[0]} and {path}:{numbered[1]}: exercises.attention.checks.attention.softmax.rows "
+            f"appears twice") in text
+    assert f"{path}:{seeds[0]} and {path}:{seeds[1]}: seed appears twice" in text
+

@@ -317,15 +317,6 @@ def test_corpus_is_large_enough():
             assert MEASURE.label_of(path) in ids, f"{path.name}: no such misconception for {stem}"
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    from autograder.grading import limits_for
-    from autograder.sandbox import Sandbox
-
-    with Sandbox(limits_for(COURSE)) as sb:
-        yield sb
-
-
 @pytest.mark.parametrize("stem,kind,path", CORPUS, ids=[f"{s}/{k}/{p.name}" for s, k, p in CORPUS])
 def test_corpus_submission(sandbox, stem, kind, path):
     from autograder.grading import grade_exercise

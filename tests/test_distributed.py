@@ -23,9 +23,10 @@ pytest.importorskip("distributed")
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.classroom import grade_class  # noqa: E402
-from autograder.cluster.client import answer_json, grade_class_on_cluster  # noqa: E402
+from autograder.cluster.client import grade_class_on_cluster  # noqa: E402
 from autograder.cluster.transport import PackError, pack_submission, unpack_submission  # noqa: E402
 from autograder.cluster.validate import BadAnswer, parse_answer  # noqa: E402
+from autograder.cluster.worker import answer_json  # noqa: E402
 from autograder.config import KIT_ROOT, load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
 from autograder.load import MAX_BYTES, load_submission  # noqa: E402

@@ -10,7 +10,6 @@ tests/test_distributed.py holds a cluster run equal to a local one.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -24,7 +23,7 @@ from rich.console import Console
 
 from autograder.checks import check_ids
 from autograder.classroom import grade_class
-from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
+from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.session import GradingSession
 from autograder.watch import Watcher
 
@@ -65,11 +64,6 @@ def _folders(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def klass(tmp_path_factory):
     return _folders(tmp_path_factory.mktemp("every-path") / "class")
-
-
-@pytest.fixture(scope="module")
-def course():
-    return load_course(DEFAULT_COURSE, known_checks=check_ids())
 
 
 @pytest.fixture(scope="module")

@@ -10,23 +10,11 @@ from pathlib import Path
 import pytest
 
 from autograder.checks import check_ids
-from autograder.config import KIT_ROOT, load_course
-from autograder.grading import grade_submission, limits_for
+from autograder.config import KIT_ROOT
+from autograder.grading import grade_submission
 from autograder.reports.gradescope import to_gradescope
-from autograder.sandbox import Sandbox
 
 DEMO = KIT_ROOT / "demo" / "class"
-
-
-@pytest.fixture(scope="module")
-def course():
-    return load_course(known_checks=check_ids())
-
-
-@pytest.fixture(scope="module")
-def sandbox(course):
-    with Sandbox(limits_for(course)) as box:
-        yield box
 
 
 def _copy(tmp_path: Path, files: dict[str, str | Path]) -> Path:

@@ -23,9 +23,8 @@ import pytest
 from rich.console import Console
 
 from autograder.archives import MAX_MEMBERS, ArchiveRefused, Budget, extract
-from autograder.checks import check_ids
 from autograder.classroom import grade_class
-from autograder.config import KIT_ROOT, load_course
+from autograder.config import KIT_ROOT
 from autograder.lms import Layout, detect, read_class
 from autograder.reports.summary import print_summary
 from tests.test_classroom import small_course
@@ -215,9 +214,9 @@ def test_plain_student_folders_stay_folders(tmp_path):
 # ====================================================================== graded classes
 
 @pytest.fixture(scope="module")
-def folders_run(tmp_path_factory):
+def folders_run(course_at, tmp_path_factory):
     root = tmp_path_factory.mktemp("lms")
-    course = load_course(small_course(root), known_checks=check_ids())
+    course = course_at(small_course(root))
     cls = root / "class"
     _zip(cls / "zipper" / "submission.zip", {"hw1/Hand-Computation.py": RIGHT, "hw1/notes.txt": b"hi"})
     _tar(cls / "tarball" / "work.tar.gz", {"hand_computation.py": RIGHT})
@@ -280,8 +279,8 @@ def test_two_candidates_for_one_exercise_are_both_graded_and_the_better_kept(fol
     assert "candidates" in hc.flags
 
 
-def test_a_canvas_download_is_graded_per_student(tmp_path):
-    course = load_course(small_course(tmp_path), known_checks=check_ids())
+def test_a_canvas_download_is_graded_per_student(course_at, tmp_path):
+    course = course_at(small_course(tmp_path))
     cls = tmp_path / "canvas"
     cls.mkdir()
     (cls / "lovelaceada_101_9001_hand_computation.py").write_bytes(RIGHT)

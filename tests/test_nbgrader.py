@@ -5,7 +5,6 @@ monkeypatches numpy, torch and the kit in its kernel."""
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -18,18 +17,13 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.checks import CHECKS, check_ids
-from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
+from autograder.checks import CHECKS
+from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.nbgrader_cell import load_notebook
-from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError, add_subcommand,
+from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
 
 ASSIGNMENT = "self_attention"
-
-
-@pytest.fixture(scope="module")
-def course():
-    return load_course(known_checks=check_ids())
 
 
 def _cells(path: Path):
@@ -95,19 +89,13 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     assert write_course(tmp_path, KIT_ROOT, course, force=True)
 
 
-def test_the_subcommand_registers_and_writes_a_course(tmp_path, capsys):
-    from rich.console import Console
+def test_the_subcommand_writes_a_course(tmp_path, capsys):
+    from autograder.cli import main
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--course", type=Path, default=DEFAULT_COURSE)
-    add_subcommand(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["nbgrader", str(tmp_path / "c")])
-    console = Console(file=sys.stdout, width=200)
-    assert args.func(args, console) == 0
+    assert main(["nbgrader", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "source" / ASSIGNMENT / "attention.ipynb").is_file()
-    assert args.func(args, console) == 2                 # no overwrite without --force
-    args = parser.parse_args(["nbgrader", str(tmp_path / "c"), "--force"])
-    assert args.func(args, console) == 0
+    assert main(["nbgrader", str(tmp_path / "c")]) == 2                 # no overwrite without --force
+    assert main(["nbgrader", str(tmp_path / "c"), "--force"]) == 0
 
 
 def test_notebook_code_leaves_out_test_cells_and_nbgrader_stubs(tmp_path):
@@ -270,14 +258,14 @@ def _buggy_attention(source: Path, target: Path) -> None:
 
 
 @pytest.mark.slow
-def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course, tmp_path):
+def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, course, tmp_path):
     # A smaller course keeps the run short: three exercises, one with hidden checks, one with a
     # written question and a module-level answer region.
     data = yaml.safe_load(DEFAULT_COURSE.read_text())
     data["exercises"] = {s: data["exercises"][s] for s in ("hand_computation", "attention", "causal_mask")}
     course_file = tmp_path / "course.yml"
     course_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    small = load_course(course_file, known_checks=check_ids())
+    small = course_at(course_file)
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, small, course_file=course_file)
 
@@ -418,7 +406,7 @@ HOSTILE_CELLS = {
 
 
 @pytest.mark.slow
-def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(tmp_path):
+def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_at, tmp_path):
     """Input transformers, display hooks, patched subprocess/json/float and a notebook that
     rewrites its own file (and its submitted copies) with the course's solutions: under the real
     `nbgrader autograde`, every test cell's score and report are the kit's for the submitted file."""
@@ -433,7 +421,7 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(tmp_pat
     data["exercises"] = {s: data["exercises"][s] for s in ("attention", "causal_mask")}
     course_file = tmp_path / "course.yml"
     course_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    small = load_course(course_file, known_checks=check_ids())
+    small = course_at(course_file)
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, small, course_file=course_file)
     _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")

@@ -12,11 +12,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder.cells import open_session
-from autograder.checks import check_ids
-from autograder.config import KIT_ROOT, load_course
-from autograder.grading import grade_exercise, limits_for
+from autograder.config import KIT_ROOT
+from autograder.grading import grade_exercise
 from autograder.load import load_stem
-from autograder.sandbox import Sandbox
 
 SOFTMAX = ("def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
            "    return e / e.sum(axis=axis, keepdims=True)")
@@ -113,11 +111,9 @@ def _run_in_jupyter(nb: nbformat.NotebookNode, folder: Path) -> tuple[dict, list
 
 
 @pytest.fixture(scope="module")
-def kit():
+def kit(course, sandbox):
     """(the course, a sandbox) as `attnkit check` grades with them."""
-    course = load_course(known_checks=check_ids())
-    with Sandbox(limits_for(course)) as box:
-        yield course, box
+    return course, sandbox
 
 
 @pytest.mark.slow

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.checks import check_ids
 from autograder.classroom import grade_class
-from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
+from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.preflight import PreflightFailed, PreflightStatus, run_preflight
 from autograder.sandbox import Sandbox
 from autograder.grading import limits_for
@@ -44,10 +43,10 @@ def one_student_class(tmp_path: Path) -> Path:
     return klass
 
 
-def test_a_sandbox_that_loses_points_on_the_solutions_stops_the_run(tmp_path, cache):
+def test_a_sandbox_that_loses_points_on_the_solutions_stops_the_run(course_at, tmp_path, cache):
     # A wall budget too small for correct code: checks of a right answer time out. Before the
     # preflight, every student lost those points and the run exited 0.
-    course = load_course(course_file(tmp_path, submission_timeout=0.2), known_checks=check_ids())
+    course = course_at(course_file(tmp_path, submission_timeout=0.2))
     klass, out = one_student_class(tmp_path), tmp_path / "out"
     with pytest.raises(PreflightFailed) as caught:
         grade_class(klass, out, course, jobs=1)
@@ -69,8 +68,7 @@ def test_the_command_says_why_and_exits_2(tmp_path, cache):
     assert "preflight failed" in run.stderr and "time budget" in run.stderr
 
 
-def test_a_pass_is_remembered_and_said_in_the_summary(tmp_path, cache):
-    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+def test_a_pass_is_remembered_and_said_in_the_summary(course, tmp_path, cache):
     with Sandbox(limits_for(course)) as sandbox:
         first = run_preflight(course, sandbox)
         second = run_preflight(course, sandbox)
@@ -83,8 +81,8 @@ def test_a_pass_is_remembered_and_said_in_the_summary(tmp_path, cache):
     assert "preflight" in (out / "report.html").read_text()
 
 
-def test_no_preflight_is_never_silent(tmp_path, cache):
-    course = load_course(course_file(tmp_path, submission_timeout=0.2), known_checks=check_ids())
+def test_no_preflight_is_never_silent(course_at, tmp_path, cache):
+    course = course_at(course_file(tmp_path, submission_timeout=0.2))
     klass, out = one_student_class(tmp_path), tmp_path / "out"
     grade_class(klass, out, course, jobs=1, preflight=False)
     summary = json.loads((out / "summary.json").read_text())
@@ -93,8 +91,7 @@ def test_no_preflight_is_never_silent(tmp_path, cache):
     assert "--no-preflight" in (out / "report.html").read_text()
 
 
-def test_a_kit_without_solutions_says_so(tmp_path, cache):
-    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+def test_a_kit_without_solutions_says_so(course, tmp_path, cache):
     with Sandbox(limits_for(course)) as sandbox:
         checked = run_preflight(course, sandbox, solutions=tmp_path / "nowhere")
     assert checked.status is PreflightStatus.NO_SOLUTIONS and "no solutions" in checked.describe()

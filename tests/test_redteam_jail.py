@@ -27,13 +27,14 @@ def src(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
-@pytest.fixture(scope="module")
-def sandbox():
+REQUIRES_JAIL = True     # tests/conftest.py's `sandbox` skips where the jail cannot be built
+
+
+@pytest.fixture(scope="module", autouse=True)
+def secret_in_the_graders_environment():
+    """Set before the module's sandbox starts (autouse fixtures come first in their scope), so
+    its zygotes start from an environment holding the secret a submission must not see."""
     os.environ["ATTNKIT_REDTEAM_SECRET"] = "signing-key-0123456789"
-    with Sandbox(LIMITS) as sb:
-        if not sb.isolation.full:
-            pytest.skip(f"no jail here: {sb.isolation.describe()}")
-        yield sb
 
 
 def call(sandbox, code, function, *args, timeout=None, stem="attention", provided=None):

@@ -9,19 +9,13 @@ import numpy as np
 import pytest
 
 from autograder.grading import _provided
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Limits
 
 LIMITS = Limits(call_timeout=5.0, import_timeout=10.0, memory_mb=1024)
 
 
 def src(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with Sandbox(LIMITS) as sb:
-        yield sb
 
 
 STEAL = """

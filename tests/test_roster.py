@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import replace
 
 import pytest
 
-from autograder.checks import check_ids
 from autograder.class_roster import Person, RosterError, enrol, parse_roster, read_roster
 from autograder.cli import main
-from autograder.config import KIT_ROOT, load_course
+from autograder.config import KIT_ROOT
 from autograder.reports.exports import ExportFormat, export
 from autograder.reports.grades_csv import grades_csv
 from autograder.roster import Student

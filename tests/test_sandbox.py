@@ -40,12 +40,6 @@ def np_softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    with Sandbox(LIMITS) as sb:
-        yield sb
-
-
 def run(sandbox, source, function, *args, returns="array", stem="attention", provided=None, timeout=None,
         **kwargs) -> CallOutcome:
     with sandbox.session(stem, src(source), f"{stem}.py", provided=provided) as s:

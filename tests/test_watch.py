@@ -9,8 +9,7 @@ import threading
 
 from rich.console import Console
 
-from autograder.checks import check_ids
-from autograder.config import KIT_ROOT, load_course
+from autograder.config import KIT_ROOT
 from autograder.results import CheckResult, ExerciseResult
 from autograder.session import GradingSession
 from autograder.watch import Change, Watcher, compare, saved_stems, watch
@@ -36,8 +35,7 @@ def test_saved_stems_are_the_exercise_files_of_the_folder(tmp_path):
     assert saved_stems(paths, tmp_path, ("multihead",)) == []
 
 
-def test_a_save_regrades_that_exercise_and_prints_what_changed(tmp_path):
-    course = load_course(known_checks=check_ids())
+def test_a_save_regrades_that_exercise_and_prints_what_changed(course, tmp_path):
     folder = tmp_path / "work"
     folder.mkdir()
     shutil.copy(KIT_ROOT / "demo" / "class" / "cleo" / "attention.py", folder / "attention.py")
@@ -81,8 +79,7 @@ def _save_until_graded(target, source, graded: queue.Queue, tries: int = 60):
     raise AssertionError("no re-grade after saving the file")
 
 
-def test_a_file_that_cannot_load_is_said_once(tmp_path):
-    course = load_course(known_checks=check_ids())
+def test_a_file_that_cannot_load_is_said_once(course, tmp_path):
     shutil.copy(KIT_ROOT / "solutions" / "attention.py", tmp_path / "attention.py")
     out = io.StringIO()
     with GradingSession(course) as session:
@@ -103,9 +100,8 @@ def _notebook_of(source: str) -> str:
     return nbformat.writes(notebook)
 
 
-def test_a_saved_file_with_a_syntax_error_is_reported_not_the_other_form_graded(tmp_path):
+def test_a_saved_file_with_a_syntax_error_is_reported_not_the_other_form_graded(course, tmp_path):
     """Issue 21.6: attention.py saved broken beside a working attention.ipynb."""
-    course = load_course(known_checks=check_ids())
     folder = tmp_path / "work"
     folder.mkdir()
     solution = (KIT_ROOT / "solutions" / "attention.py").read_text()
@@ -134,11 +130,10 @@ def test_a_saved_file_with_a_syntax_error_is_reported_not_the_other_form_graded(
     assert text.count("syntax error") == 1
 
 
-def test_check_and_watch_print_a_failed_check_the_same_way(tmp_path):
+def test_check_and_watch_print_a_failed_check_the_same_way(course, tmp_path):
     from autograder.reports.table import print_report
     from autograder.watch import print_changes
 
-    course = load_course(known_checks=check_ids())
     shutil.copy(KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "keys_not_transposed.py", tmp_path / "attention.py")
     with GradingSession(course) as session:
         result = session.grade(tmp_path, stems=("attention",))

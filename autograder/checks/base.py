@@ -59,10 +59,22 @@ class Check:
 
 @dataclass
 class Context:
-    """What a comparison needs besides the two answers."""
+    """What a comparison needs besides the two answers.
+
+    A compare function never sees what the student's code returned as it was: every value is
+    converted in the sandbox's child and validated again in the grader, so arrays arrive as float64
+    numpy arrays (tensors and nested lists too), numbers as float, dicts as plain dicts. What was
+    returned is kept in `dtypes`: the original type of each value the check's calls returned (one
+    per item of a tuple), all calls of the check together: numpy's dtype name for an array or a
+    numpy scalar ("float64", "float32", "float16", "int64", "bool"), torch's without "torch." for a
+    tensor ("float32", "bfloat16"), "list" or "tuple" for nested sequences, the Python type for a
+    number ("float", "int"), "dict" and "Figure" for those kinds. Compare with `tol`, which is the
+    course's float32 tolerance when any of them (or any float32 input) is low precision, else
+    float64's; decide on `dtypes` only for what the tolerance does not cover.
+    """
     course: CourseConfig
     inputs: Inputs
-    dtypes: set[str] = field(default_factory=set)  # dtypes the student's arrays came in
+    dtypes: set[str] = field(default_factory=set)  # the original dtype names of the answers (see above)
 
     @property
     def tol(self) -> Tolerance:
@@ -95,10 +107,6 @@ class StudentCallError(Exception):
         super().__init__(message)
         self.function, self.status, self.message = function, status, message
         self.error = error            # for status "raised": what was raised
-
-    @property
-    def error_type(self) -> str:
-        return self.error.type if self.error is not None else ""
 
 
 class ReferenceImplementation:

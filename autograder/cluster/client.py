@@ -9,7 +9,6 @@ client's memory does not grow with the class.
 
 from __future__ import annotations
 
-import json
 import os
 
 from collections.abc import Callable
@@ -45,7 +44,7 @@ def connect(address: str, timeout: float | None = None):
         raise ClusterError(f"--scheduler {address}: cannot reach a Dask scheduler there ({err})") from None
     try:
         client.wait_for_workers(1, timeout=timeout)
-    except (OSError, TimeoutError) as err:
+    except (OSError, TimeoutError):
         client.close()
         raise ClusterError(f"--scheduler {address}: the scheduler has no workers (none joined within "
                            f"{timeout:g} s; start some with `dask worker {address}`)") from None
@@ -143,8 +142,3 @@ class ClusterGrading:
             self.executor.shutdown(wait=False)
         if self.owned:
             self.client.close()
-
-
-def answer_json(result: SubmissionResult) -> str:
-    """What `grade_packed` answers for a result (for tests and custom tasks)."""
-    return json.dumps({"result": result.to_dict()}, allow_nan=False)

@@ -29,6 +29,7 @@ from autograder.classroom import Student, grade_student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config import CourseConfig
 from autograder.preflight import PreflightFailed, run_preflight
+from autograder.results import SubmissionResult
 from autograder.sandbox import Limits, Sandbox, SandboxError
 
 PLUGIN_PREFIX = "attnkit-sandbox-"
@@ -199,6 +200,11 @@ def grade_packed(student: str, packed: bytes, course_json: str, kit: str, plugin
                 except Exception:  # noqa: BLE001 - a broken sandbox: once more on a fresh one
                     if attempt == 2:
                         raise
-        return json.dumps({"result": result.to_dict()}, allow_nan=False)
+        return answer_json(result)
     except Exception as err:  # noqa: BLE001 - the client turns this into a grader failure
         return json.dumps({"error": f"{type(err).__name__}: {str(err)[:500]}"})
+
+
+def answer_json(result: SubmissionResult) -> str:
+    """The task's answer for a graded result (what the client's `parse_answer` reads)."""
+    return json.dumps({"result": result.to_dict()}, allow_nan=False)

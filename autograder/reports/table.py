@@ -30,10 +30,25 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
     table.add_row("[bold]total[/]", "", f"{sum(c.passed for c in result.checks)}/{len(result.checks)}",
                   f"[bold]{_pts(result.score)}/{_pts(result.max_score)}[/]")
     console.print(table)
+    untouched = _all_checks(result, "not_implemented")
+    absent = _all_checks(result, "missing")
     for ex in result.exercises:
+        if ex.stem in untouched or ex.stem in absent:   # said once for all of them, below
+            continue
         print_note(console, ex)
         print_failures(console, ex, [(MARK[c.status], c) for c in ex.checks if not c.passed], show_hidden=show_hidden)
+    if untouched:
+        console.print(f"\n[yellow]not started yet[/] (untouched stubs, 0 points): {', '.join(untouched)}; "
+                      f"fill in each TODO(<task id>)", highlight=False, soft_wrap=True)
+    if absent:
+        console.print(f"\n[yellow]no file[/]: {', '.join(absent)} (name each <exercise>.py or <exercise>.ipynb)",
+                      highlight=False, soft_wrap=True)
     console.print(f"\n[dim]seed {result.seed}; checks run with the same seed give the same inputs[/]")
+
+
+def _all_checks(result: SubmissionResult, status: str) -> list[str]:
+    """The exercises every one of whose checks has `status` (an untouched stub, no file)."""
+    return [ex.stem for ex in result.exercises if ex.checks and all(c.status == status for c in ex.checks)]
 
 
 def print_note(console: Console, ex: ExerciseResult) -> None:

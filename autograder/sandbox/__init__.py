@@ -15,7 +15,7 @@ import importlib
 _WHERE = {
     "CallOutcome": "outcome", "ErrorInfo": "outcome", "Isolation": "outcome", "Limits": "outcome",
     "Reason": "outcome", "SandboxError": "outcome", "SkippedCell": "outcome", "STATUSES": "outcome",
-    "TensorArg": "protocol", "Sandbox": "client", "Session": "session", "tensor": "runner",
+    "TensorArg": "protocol", "Sandbox": "client", "Session": "session",
 }
 
 __all__ = sorted(_WHERE)

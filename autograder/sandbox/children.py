@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from autograder.sandbox import protocol
 from autograder.sandbox.outcome import Limits, Reason
-from autograder.sandbox.protocol import FrameTimeout, ProtocolError
+from autograder.sandbox.protocol import FrameTimeout
 from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.reaper import ChildCgroup, process_cpu_seconds
 

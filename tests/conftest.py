@@ -1,0 +1,60 @@
+"""Fixtures shared by the kit's tests: the course as `attnkit` reads it, and a warm sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def course_at():
+    """Reads a course file as `attnkit` does: validated, its check ids known to the kit
+    (`course_at()` is the kit's own course.yml)."""
+    from autograder.checks import check_ids
+    from autograder.config import DEFAULT_COURSE, load_course
+
+    def read(path: Path = DEFAULT_COURSE):
+        return load_course(path, known_checks=check_ids())
+
+    return read
+
+
+@pytest.fixture(scope="session")
+def course(course_at):
+    """The kit's course.yml (a frozen CourseConfig: tests change it with model_copy)."""
+    return course_at()
+
+
+@pytest.fixture(scope="module")
+def sandbox(request, course):
+    """One warm sandbox per test module (starting its zygotes costs seconds). Its limits are the
+    module's `LIMITS` when it has one, else the course's; a module that sets `REQUIRES_JAIL`
+    skips where the jail cannot be built here, saying why."""
+    from autograder.grading import limits_for
+    from autograder.sandbox import Sandbox
+
+    limits = getattr(request.module, "LIMITS", None) or limits_for(course)
+    with Sandbox(limits) as box:
+        if getattr(request.module, "REQUIRES_JAIL", False) and not box.isolation.full:
+            pytest.skip(f"no jail here: {box.isolation.describe()}")
+        yield box
+
+
+# `python -m pytest -m quick`: these modules (the course file, the reference, the checks, loading
+# and intake, the build, the command line, the sandbox, one submission graded) without their slow
+# tests; under two minutes on two cores. The rest grade whole classes, run notebooks through
+# Jupyter and nbgrader, start Dask clusters and attack the jail at length.
+QUICK_MODULES = frozenset({
+    "test_config", "test_reference", "test_reference_cache", "test_checks", "test_descriptors", "test_syntax",
+    "test_stubs", "test_load", "test_intake", "test_build", "test_cli", "test_grading", "test_sandbox",
+    "test_early_start",
+})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__.rpartition(".")[2] in QUICK_MODULES \
+                and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)

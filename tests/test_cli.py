@@ -1,0 +1,97 @@
+"""The `attnkit` command line as a user types it: what --exercise accepts, where --course may go,
+what `check` says about untouched stubs, and whole lines in a pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+from autograder.config import KIT_ROOT
+
+SOLUTIONS = KIT_ROOT / "solutions"
+
+
+WHOLE, TASK, CHECK = "every check", "the task's checks", "that check"
+
+
+@pytest.mark.parametrize("name,stem,selects", [
+    ("attention", "attention", WHOLE), ("attention.py", "attention", WHOLE), ("attention.ipynb", "attention", WHOLE),
+    ("exercises/attention.ipynb", "attention", WHOLE), ("attention.softmax", "attention", TASK),
+    ("attention.softmax.rows", "attention", CHECK), ("multihead.MultiHeadAttention", "multihead", TASK)])
+def test_an_exercise_is_named_by_its_stem_file_task_or_check(name, stem, selects, course):
+    stems, only = cli.select([name], course)
+    assert stems == (stem,)
+    checks = set(course.exercises[stem].checks)
+    if selects == WHOLE:
+        assert only is None
+    elif selects == TASK:
+        assert only == {cid for cid in checks if cid.startswith(name + ".")} and 1 < len(only) < len(checks)
+    else:
+        assert only == {name}
+
+
+def test_a_task_and_a_whole_exercise_together(course):
+    stems, only = cli.select(["attention.softmax", "causal_mask.py"], course)
+    assert stems == ("attention", "causal_mask")
+    assert only == {cid for cid in course.exercises["attention"].checks if cid.startswith("attention.softmax.")} | \
+        set(course.exercises["causal_mask"].checks)
+
+
+@pytest.mark.parametrize("name,says", [("atention", "no such exercise"), ("attention.sofmax", "its tasks: "),
+                                       ("attention.softmax.rowz", "no task or check called that")])
+def test_an_unknown_name_says_what_would_work(name, says, course):
+    with pytest.raises(cli.SelectionError) as err:
+        cli.select([name], course)
+    assert str(err.value).startswith(f"--exercise {name}: ") and says in str(err.value)
+
+
+def test_check_of_one_task_runs_only_that_tasks_checks(tmp_path, capsys, course):
+    out = tmp_path / "results.json"
+    code = cli.main(["check", "--submission", str(SOLUTIONS), "--exercise", "attention.softmax", "--json", str(out)])
+    assert code == 0, capsys.readouterr().out
+    graded = {test["name"].split(": ")[0] for test in json.loads(out.read_text())["tests"]}
+    assert graded == {cid for cid in course.exercises["attention"].checks if cid.startswith("attention.softmax.")}
+
+
+def test_course_goes_before_or_after_the_subcommand():
+    before = cli.parser().parse_args(["--course", "a.yml", "check"])
+    after = cli.parser().parse_args(["check", "--course", "b.yml"])
+    both = cli.parser().parse_args(["--course", "a.yml", "grade", "CLASS", "--out", "O", "--course", "b.yml"])
+    assert (before.course, after.course, both.course) == (Path("a.yml"), Path("b.yml"), Path("b.yml"))
+    assert cli.parser().parse_args(["build"]).course is None      # main() then takes the kit's course.yml
+
+
+def test_a_bad_course_after_the_subcommand_is_reported(tmp_path, capsys):
+    bad = tmp_path / "course.yml"
+    bad.write_text("points: [", encoding="utf-8")
+    assert cli.main(["check", "--submission", str(SOLUTIONS), "--course", str(bad)]) == 2
+    assert f"{bad}:" in capsys.readouterr().err
+
+
+def test_check_names_the_untouched_stubs_once_in_one_line(capsys):
+    code = cli.main(["check", "--submission", str(KIT_ROOT / "exercises"), "--exercise", "attention",
+                     "--exercise", "causal_mask"])
+    out = capsys.readouterr().out
+    assert code == 1
+    said = [line for line in out.splitlines() if "untouched stub" in line]
+    assert len(said) == 1 and "attention, causal_mask" in said[0], out
+    assert "not implemented yet:" not in out          # no block per stub
+
+
+def test_a_pipe_gets_whole_lines(tmp_path):
+    # rich wraps at 80 columns when it cannot ask a terminal: a hint was cut into fragments.
+    from autograder.exercise import all_misconceptions
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    run = subprocess.run([sys.executable, "-m", "autograder.cli", "misconceptions"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    for mis in all_misconceptions():
+        assert any(mis.hint in line for line in lines), mis.id
