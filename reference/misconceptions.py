@@ -345,12 +345,15 @@ CATALOGUE: list[Misconception] = [
     # ------------------------------------------------------------ multihead.py
     Misconception(
         "reshape_without_transpose", "multihead",
-        "split_heads reshapes straight to (batch, heads, seq, d_head). The numbers land in the right shape but "
-        "not in the right places: a head ends up with pieces of several positions. Reshape to (batch, seq, "
-        "heads, d_head) first, so each position's features are cut into heads, then move the head axis in "
-        "front of seq.",
+        "The heads are split with a bare reshape to (batch, heads, seq, d_head), in split_heads or in the "
+        "module's forward. The numbers land in the right shape but not in the right places: a head ends up "
+        "with pieces of several positions. Reshape to (batch, seq, heads, d_head) first, so each position's "
+        "features are cut into heads, then move the head axis in front of seq (and when merging, move it back "
+        "next to d_head before joining the last two axes).",
         lambda: {"split_heads": mu.split_bare} | _multihead(split="bare")(),
-        (SPLIT, ROUND_TRIP, MHA) + MOD_VALUES),
+        (SPLIT, ROUND_TRIP, MHA) + MOD_VALUES,
+        # split and merged by bare reshapes: each undoes the other (the round trip holds), attention does not
+        alternatives=(lambda: {"split_heads": mu.split_bare} | _multihead(split="bare", merge="bare")(),)),
     Misconception(
         "split_interleaved", "multihead",
         "The heads are dealt the features in turn (head h gets features h, h + heads, ...) instead of in "
@@ -362,13 +365,19 @@ CATALOGUE: list[Misconception] = [
         alternatives=(lambda: {"split_heads": mu.split_interleaved} | _multihead(split="interleaved")(),)),
     Misconception(
         "merge_without_transpose", "multihead",
-        "merge_heads reshapes straight from (batch, heads, seq, d_head) to (batch, seq, d_model), which mixes "
-        "positions: it is not the inverse of split_heads. Move the head axis back next to d_head first (to "
-        "batch, seq, heads, d_head), then join the last two axes.",
+        "The heads are merged by a bare reshape from (batch, heads, seq, d_head) to (batch, seq, d_model), in "
+        "merge_heads or in the module's forward, which mixes positions: it is not the inverse of the split. Move "
+        "the head axis back next to d_head first (to batch, seq, heads, d_head), then join the last two axes.",
         lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
-        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES,
-        # the heads moved behind d_head instead of next to it: (batch, seq, d_head, heads), then joined
-        alternatives=(lambda: {"merge_heads": mu.merge_interleaved} | _multihead(merge="interleaved")(),)),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
+    Misconception(
+        "merge_wrong_axes", "multihead",
+        "The heads are merged with the axes moved into the wrong order: each position keeps its own values, but "
+        "the heads' features are interleaved (feature i * heads + h comes from head h, as if the head axis "
+        "went behind d_head) instead of standing side by side. Before joining the last two axes, the order must "
+        "be (batch, seq, heads, d_head): the inverse of the split.",
+        lambda: {"merge_heads": mu.merge_interleaved} | _multihead(merge="interleaved")(),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
     Misconception(
         "heads_not_split", "multihead",
         "The attention was computed once over all d_model features instead of once per head: every head has "

@@ -217,9 +217,15 @@ def n_trials_off_by_one(answer, expected, ctx, check) -> bool:
     return bool(np.isfinite(fine).all() and (fine > 0).all() and (~np.isfinite(stats) | (stats == 0)).any())
 
 
+# What numpy, torch and Python say when asked to stack, average or index no trial at all
+EMPTY_WORDS = ("division by zero", "need at least one array", "zero-size array", "empty sequence", "with size 0",
+               "mean of empty", "of 0 elements", "non-empty list of Tensors", "empty tensor")
+
+
 def no_trial_error(error) -> bool:
-    """A division by zero: the number of trials, one short, is 0 when n_trials is 1."""
-    return error.type == "ZeroDivisionError" or "division by zero" in error.text
+    """On the n_trials check: an error about nothing to work on (a division by zero, an empty stack,
+    mean or index), as when the number of trials, one short, is 0 for n_trials=1."""
+    return error.type == "ZeroDivisionError" or any(words in error.text for words in EMPTY_WORDS)
 
 
 def _few_trials_spread(answer) -> tuple[float, float] | None:

@@ -51,9 +51,10 @@ GENUINE_TIES = {
         "attention.scaled_dot_product_attention.bool_mask", "attention.scaled_dot_product_attention.broadcast_mask",
         "multihead.multi_head_attention.mask", "multihead.MultiHeadAttention.mask")),
     # merge_heads alone cannot show whether split_heads dealt the features out in turn too: a merge that
-    # joins (seq, d_head, heads) is both "merged without moving the heads back" and the interleaved
-    # split's inverse. The round trip and multi-head checks tell them apart.
-    ("multihead.merge_heads.values", "merge_without_transpose", "split_interleaved"),
+    # joins (seq, d_head, heads) is both "merged with the axes in the wrong order" and the interleaved
+    # split's inverse. The round trip and multi-head checks tell them apart, and so does a split_heads
+    # the student got right (grading rules out an explanation the student's own passing checks contradict).
+    ("multihead.merge_heads.values", "merge_wrong_axes", "split_interleaved"),
 }
 
 

@@ -1,0 +1,67 @@
+"""Each misconception id is reachable from the mistake it describes (issue 22.3).
+
+For every catalogue entry, a student-style file with exactly that mistake (the solution with one
+edit, tests/mistakes_by_edit.py) is graded by the full pipeline, grading.grade_submission in a
+real Sandbox, and the id must be among the tags of its failed checks (CheckResult.misconceptions,
+what results.json and summary.json carry), with the hint shown where the id is tagged.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mistakes_by_edit import HAND, MISTAKES, source_with  # noqa: E402
+
+from autograder.config import load_course  # noqa: E402
+from autograder.exercise import all_misconceptions  # noqa: E402
+
+COURSE = load_course(ROOT / "course.yml")
+
+
+def original(stem: str) -> str:
+    return HAND if stem == "hand_computation" else (ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    from autograder.grading import limits_for
+    from autograder.sandbox import Sandbox
+
+    with Sandbox(limits_for(COURSE)) as sb:
+        yield sb
+
+
+def grade(sandbox, tmp_path: Path, stem: str, source: str):
+    from autograder.grading import grade_submission
+
+    (tmp_path / f"{stem}.py").write_text(source, encoding="utf-8")
+    return grade_submission(tmp_path, COURSE, sandbox, stems=(stem,)).exercises[0]
+
+
+def test_every_catalogue_entry_has_a_mistake_to_grade():
+    entries = {(m.stem, m.id) for m in all_misconceptions()}
+    covered = {(stem, mis_id) for stem, mis_id, _ in MISTAKES}
+    assert entries <= covered, sorted(entries - covered)
+
+
+@pytest.mark.parametrize("stem", sorted({stem for stem, _, _ in MISTAKES}))
+def test_the_unedited_files_get_full_marks(sandbox, tmp_path, stem):
+    """The files the mistakes are made in are right: a lost point is the edit's doing."""
+    result = grade(sandbox, tmp_path, stem, original(stem))
+    assert result.score == result.max_score, [(c.check_id, c.message) for c in result.checks if not c.passed]
+
+
+@pytest.mark.parametrize("stem,mis_id,variant", sorted(MISTAKES),
+                         ids=[f"{s}:{m}{':' + v if v else ''}" for s, m, v in sorted(MISTAKES)])
+def test_the_mistake_is_named_through_the_full_grade(sandbox, tmp_path, stem, mis_id, variant):
+    result = grade(sandbox, tmp_path, stem, source_with(stem, original(stem), MISTAKES[(stem, mis_id, variant)]))
+    failed = [c for c in result.checks if not c.passed]
+    assert result.score < result.max_score
+    tagged = {m for c in failed for m in c.misconceptions}
+    assert mis_id in tagged, [(c.check_id, c.status, c.misconceptions, c.message[:160], c.hint[:160]) for c in failed]
