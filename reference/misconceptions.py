@@ -289,6 +289,13 @@ CATALOGUE: list[Misconception] = [
         "Your numbers are close but not close enough: off by more than rounding (0.006). Carry 4 or 5 decimals "
         "through every step and round only the final answer; rounding early makes the error pile up.",
         mu.hand_offset, (H,), matches=hand_imprecise, fallback=True),
+    Misconception(
+        "hand_inputs_reordered", "hand_computation",
+        "Your numbers are the right computation done on inputs in another order: rows of Q or K swapped, K used "
+        "in place of Q, or the words of the sentence (cat, sat, mat) taken in another order. Copy Q, K, V and X "
+        "row by row as given: row i of every answer belongs to query i, the i-th word.",
+        partial(mu.hand_reordered, 0), (H,),
+        alternatives=tuple(partial(mu.hand_reordered, n) for n in range(1, len(mu.HAND_REORDERED)))),
 
     # ------------------------------------------------------------ scaling.py
     Misconception(

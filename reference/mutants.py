@@ -426,9 +426,34 @@ def hand_values(scale="sqrt", axis=-1) -> dict[str, list]:
     return {k: v.tolist() for k, v in values.items()}
 
 
-def hand_offset(delta: float = 0.03) -> dict[str, list]:
+def hand_offset(delta: float = 0.012) -> dict[str, list]:
     """Every hand answer shifted by `delta`: the example of an answer that is close but not close enough."""
     return {k: (np.asarray(v) + delta).tolist() for k, v in hand_values().items()}
+
+
+# Inputs copied in another order: (part, which) -> the inputs of that part as the student used them.
+# Part A: rows of Q or of K swapped, K used for Q; part B: the words of "cat sat mat" in another order.
+HAND_REORDERED = (("A", lambda Q, K, V: (Q[::-1], K, V)), ("A", lambda Q, K, V: (Q, K[::-1], V)),
+                  ("A", lambda Q, K, V: (K, K, V)), ("A", lambda Q, K, V: (Q, K[::-1], V[::-1])),
+                  *(("B", (lambda p: lambda Q, K, V: (Q[list(p)], K[list(p)], V[list(p)]))(order))
+                    for order in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))))
+
+
+def hand_reordered(n: int) -> dict[str, list]:
+    """Every hand answer, computed right but with the inputs of one part reordered (HAND_REORDERED[n])."""
+    part, reorder = HAND_REORDERED[n]
+    values = {}
+    for prefix, (Q, K, V) in (("", (Q_A, K_A, V_A)), ("CSM_", (X_CSM, X_CSM, X_CSM))):
+        Q, K, V = (np.asarray(a) for a in (Q, K, V))
+        if (part == "A") == (not prefix):
+            Q, K, V = reorder(Q, K, V)
+        scores = Q @ K.T
+        scaled = scores / math.sqrt(Q.shape[-1])
+        weights = softmax(scaled)
+        values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
+        if not prefix:
+            values["SCALED_SCORES"] = scaled
+    return {k: v.tolist() for k, v in values.items()}
 
 
 def hand_slip() -> dict[str, list]:

@@ -122,6 +122,9 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("hand_computation", "hand_slip_carried", ""): [("SCORES = Q @ K.T", "SCORES = Q @ K.T\nSCORES[1, 0] = 0.0")],
     ("hand_computation", "hand_imprecise", ""): [("SCALED_SCORES = SCORES / np.sqrt(2)", "SCALED_SCORES = SCORES * 0.7"),
                                                  ("CSM_SCORES / np.sqrt(4)", "(CSM_SCORES * 0.49)")],
+    ("hand_computation", "hand_inputs_reordered", "words"): [("[0.3, 0.9, 0.1, 0.4],   # sat\n              [0.6, 0.2, 0.7, 0.3]])  # mat",
+                                                              "[0.6, 0.2, 0.7, 0.3],   # mat\n              [0.3, 0.9, 0.1, 0.4]])  # sat")],
+    ("hand_computation", "hand_inputs_reordered", "k_for_q"): [("SCORES = Q @ K.T", "SCORES = K @ K.T")],
     ("hand_computation", "hand_imprecise", "rounded"): [("WEIGHTS = softmax_rows(SCALED_SCORES)",
                                                          "WEIGHTS = softmax_rows(SCALED_SCORES).round(1)")],
 
