@@ -65,3 +65,15 @@ def test_the_mistake_is_named_through_the_full_grade(sandbox, tmp_path, stem, mi
     assert result.score < result.max_score
     tagged = {m for c in failed for m in c.misconceptions}
     assert mis_id in tagged, [(c.check_id, c.status, c.misconceptions, c.message[:160], c.hint[:160]) for c in failed]
+
+
+def test_an_explanation_the_students_passing_checks_rule_out_is_not_offered(sandbox, tmp_path):
+    """merge_heads alone cannot tell a merge with the axes in the wrong order from the inverse of an
+    interleaved split; a student whose split_heads passes did not interleave it."""
+    result = grade(sandbox, tmp_path, "multihead",
+                   source_with("multihead", original("multihead"), MISTAKES[("multihead", "merge_wrong_axes", "numpy")]))
+    by_id = {c.check_id: c for c in result.checks}
+    assert all(by_id[i].passed for i in ("multihead.split_heads.values", "multihead.split_heads.layout"))
+    merge = by_id["multihead.merge_heads.values"]
+    assert merge.misconceptions == ("merge_wrong_axes",), merge.misconceptions
+    assert "explanations fit" not in merge.hint and "interleaved" in merge.hint
