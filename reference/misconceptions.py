@@ -6,7 +6,8 @@ entry may carry `alternatives` (the same mistake made in another honest way, e.g
 blocked row that becomes nan with a -inf fill instead of uniform with -1e9), and a
 `matches` predicate for mistakes that are a property of the answer rather than one exact
 answer (hand-typed numbers that are close but not close enough, a statistic off by a
-factor of sqrt(d) in a random experiment). The mutant functions live in reference/mutants.py.
+factor of sqrt(d) in a random experiment). The mutant functions live in reference/mutants.py
+(reference/hand_mutants.py for the hand computation).
 
 A hint says what went wrong, where to look, and gives a nudge; it never holds code to copy.
 The grader puts a sentence about what it saw in the student's answer before it.
@@ -21,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import hand_mutants as hm
 from . import mutants as mu
 from . import recognisers as rc
 from .recognisers import hand_imprecise, hand_slip, std_pattern
@@ -267,35 +269,35 @@ CATALOGUE: list[Misconception] = [
         "no_scaling", "hand_computation",
         "The scores were not divided by sqrt(d_k) before the softmax (d_k = 2 in Part A, 4 in Part B). Scale "
         "every score first, then take the softmax of the scaled row.",
-        lambda: mu.hand_values(scale="none"), HAND_AFTER_SCALING),
+        lambda: hm.hand_values(scale="none"), HAND_AFTER_SCALING),
     Misconception(
         "scaled_by_dk", "hand_computation",
         "The scores were divided by d_k instead of sqrt(d_k): by 2 instead of 1.414 in Part A, by 4 instead of 2 "
         "in Part B. Recompute the scaled scores, and everything after them.",
-        lambda: mu.hand_values(scale="dk"), HAND_AFTER_SCALING),
+        lambda: hm.hand_values(scale="dk"), HAND_AFTER_SCALING),
     Misconception(
         "softmax_wrong_axis", "hand_computation",
         "The softmax normalised each column instead of each row. Row i belongs to query i, which shares its "
         "attention among the keys, so each row must add up to 1: exponentiate a row, then divide by that row's sum.",
-        lambda: mu.hand_values(axis=0), HAND_AFTER_SOFTMAX),
+        lambda: hm.hand_values(axis=0), HAND_AFTER_SOFTMAX),
     Misconception(
         "hand_slip_carried", "hand_computation",
         "One number early on is wrong (a dot product or an exponential), and every step computed from it "
         "carries the error while the other rows are right. Recompute the wrong row's scores one product at a "
         "time, then redo the steps that follow from them.",
-        mu.hand_slip, (H,), matches=hand_slip, fallback=True),
+        hm.hand_slip, (H,), matches=hand_slip, fallback=True),
     Misconception(
         "hand_imprecise", "hand_computation",
         "Your numbers are close but not close enough: off by more than rounding (0.006). Carry 4 or 5 decimals "
         "through every step and round only the final answer; rounding early makes the error pile up.",
-        mu.hand_offset, (H,), matches=hand_imprecise, fallback=True),
+        hm.hand_offset, (H,), matches=hand_imprecise, fallback=True),
     Misconception(
         "hand_inputs_reordered", "hand_computation",
         "Your numbers are the right computation done on inputs in another order: rows of Q or K swapped, K used "
         "in place of Q, or the words of the sentence (cat, sat, mat) taken in another order. Copy Q, K, V and X "
         "row by row as given: row i of every answer belongs to query i, the i-th word.",
-        partial(mu.hand_reordered, 0), (H,),
-        alternatives=tuple(partial(mu.hand_reordered, n) for n in range(1, len(mu.HAND_REORDERED)))),
+        partial(hm.hand_values, reordered=0), (H,),
+        alternatives=tuple(partial(hm.hand_values, reordered=n) for n in range(1, len(hm.HAND_REORDERED)))),
 
     # ------------------------------------------------------------ scaling.py
     Misconception(

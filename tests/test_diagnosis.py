@@ -276,11 +276,11 @@ def test_numbers_typed_with_one_decimal_are_imprecise_within_their_rounding():
 def test_a_hand_answer_for_reordered_words_is_named_as_such_not_imprecise():
     """Issue 22: "cat sat mat" taken as "cat mat sat", typed with 4 decimals, is about 9 times the
     tolerance off; it was told "close but not close enough"."""
-    from reference import mutants
+    from reference.hand_computation import X_CSM
 
     check = ALL_CHECKS["hand_computation.part_b.output"]
     inputs, ctx = setup(check)
-    X = np.asarray(mutants.X_CSM)[[0, 2, 1]]
+    X = np.asarray(X_CSM)[[0, 2, 1]]
     weights = np.exp(X @ X.T / 2) / np.exp(X @ X.T / 2).sum(axis=1, keepdims=True)
     answer = np.round(weights @ X, 4)
     worst = float(np.abs(answer - np.asarray(dg.reference_answer(check, inputs))).max())
