@@ -269,27 +269,25 @@ def _safe(predicate, error) -> bool:
 
 
 def narrowed(found: Diagnosis | None, check: Check, passed: list[Check], expected_of) -> Diagnosis | None:
-    """`found` with only the explanations the student's own passing checks contradict least: for each
-    entry, the fewest checks the student passed (of those it applies to) that one of its mutants fails;
-    entries above the smallest count go (a mutant may change more functions than the student did, so
-    the count, not its being 0, decides). Entries told by a property of the answer (`matches`) count 0:
-    their mutant is only an example. `expected_of(check)` -> (inputs, expected, ctx)."""
+    """`found` without the explanations that the student's own passing checks rule out: an entry
+    every one of whose mutants fails a check the student passed (one it applies to) is not what the
+    student did. Entries told by a property of the answer (`matches`) are kept: their mutant is
+    only an example. At least one explanation stays. `expected_of(check)` -> (inputs, expected, ctx)."""
     if found is None or len(found.ids) < 2:
         return found
     pool = {m.id: m for m in candidates(check)}
-    counts = [_contradictions(pool.get(mis_id), passed, expected_of) for mis_id in found.ids]
-    keep = [n for n, count in enumerate(counts) if count == min(counts)]
-    if len(keep) == len(found.ids):
+    keep = [n for n, mis_id in enumerate(found.ids) if not _contradicted(pool.get(mis_id), passed, expected_of)]
+    if not keep or len(keep) == len(found.ids):
         return found
     return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
                      tuple(found.hints[n] for n in keep), found.lead)
 
 
-def _contradictions(mis: Misconception | None, passed: list[Check], expected_of) -> int:
+def _contradicted(mis: Misconception | None, passed: list[Check], expected_of) -> bool:
     if mis is None or mis.matches is not None:
-        return 0
+        return False
     applicable = [p for p in passed if mis.applies_to(p.id)]
-    return min(sum(_mutant_fails(p, mis, n, overrides, expected_of) for p in applicable)
+    return all(any(_mutant_fails(p, mis, n, overrides, expected_of) for p in applicable)
                for n, overrides in enumerate(mis.variants()))
 
 
