@@ -33,11 +33,15 @@ MISCONCEPTIONS: dict[str, str] = {
     "mask_after_softmax": "zeroed weights after the softmax, so rows no longer sum to 1",
     "mask_upper_triangular": "causal mask lets positions see the future instead of the past",
     "mask_excludes_diagonal": "causal mask blocks a position from attending to itself",
-    "reshape_without_transpose": "split heads with a bare reshape to (batch, heads, seq, d_head)",
+    "reshape_without_transpose": "split heads with a bare reshape to (batch, heads, seq, d_head) (numpy functions "
+                                 "or the module's forward)",
     "merge_without_transpose": "merged heads with a bare reshape, without moving heads back",
     "heads_not_split": "computed one attention over all features (no per-head split)",
     "no_output_projection": "left out W_o",
-    "hand_imprecise": "a hand answer is off by more than rounding",
+    "hand_imprecise": "a hand answer is off by more than rounding, but every entry within 3 times the tolerance "
+                      "(plus the rounding of the decimals typed)",
+    "hand_inputs_reordered": "a hand answer is the right computation on inputs in another order (rows of Q or K "
+                             "swapped, K for Q, the words reordered)",
     "transpose_all_axes": "used K.T on a batch, which reverses every axis, not only the last two",
     "array_truth_value": "tested an array's truth value (`if mask:`)",
     "softmax_no_keepdims": "divided by a sum taken without keepdims",
@@ -73,6 +77,7 @@ MISCONCEPTIONS: dict[str, str] = {
     "dims_ignored": "scaling_experiment's results do not follow `dims`",
     "seq_len_ignored": "scaling_experiment's statistics do not follow `seq_len`",
     "split_interleaved": "dealt the features to the heads in turn instead of in consecutive blocks",
+    "merge_wrong_axes": "merged heads after moving the axes into the wrong order (features of the heads interleaved)",
     "projection_transposed": "applied the projection matrices the other way round (W^T where the contract applies W)",
     "linear_bias_ignored": "used the layers' weights but not their biases",
 }

@@ -263,3 +263,42 @@ def _safe(predicate, error) -> bool:
         return bool(predicate(error))
     except Exception:
         return False
+
+
+# ---------------------------------------------------------------- explanations the student's own checks rule out
+
+
+def narrowed(found: Diagnosis | None, check: Check, passed: list[Check], expected_of) -> Diagnosis | None:
+    """`found` without the explanations that the student's own passing checks rule out: an entry
+    every one of whose mutants fails a check the student passed (one it applies to) is not what the
+    student did. Entries told by a property of the answer (`matches`) are kept: their mutant is
+    only an example. At least one explanation stays. `expected_of(check)` -> (inputs, expected, ctx)."""
+    if found is None or len(found.ids) < 2:
+        return found
+    pool = {m.id: m for m in candidates(check)}
+    keep = [n for n, mis_id in enumerate(found.ids) if not _contradicted(pool.get(mis_id), passed, expected_of)]
+    if not keep or len(keep) == len(found.ids):
+        return found
+    return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
+                     tuple(found.hints[n] for n in keep), found.lead)
+
+
+def _contradicted(mis: Misconception | None, passed: list[Check], expected_of) -> bool:
+    if mis is None or mis.matches is not None:
+        return False
+    applicable = [p for p in passed if mis.applies_to(p.id)]
+    return all(any(_mutant_fails(p, mis, n, overrides, expected_of) for p in applicable)
+               for n, overrides in enumerate(mis.variants()))
+
+
+def _mutant_fails(check: Check, mis: Misconception, n: int, overrides: dict, expected_of) -> bool:
+    inputs, expected, ctx = expected_of(check)
+    answer = _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs)
+    if answer is _FAILED:
+        return True
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return bool(check.compare(answer, expected, ctx))
+    except Exception:  # a mutant's answer the check cannot read fails it
+        return True

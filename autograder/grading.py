@@ -27,7 +27,7 @@ from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplem
                                     rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import RETURNS
-from autograder.diagnosis import Diagnosis, diagnose, diagnose_error
+from autograder.diagnosis import Diagnosis, diagnose, diagnose_error, narrowed
 from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
 from autograder.load import LoadError, SourceFile, load_submission
 from autograder.provided import provided_for
@@ -117,7 +117,10 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
             student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
                                             source=loaded.source)
-            results = _visible_first(checks, course, lambda check: run_check(check, student, course))
+            found: dict[str, Diagnosis | None] = {}
+            results = _without_ruled_out(
+                _visible_first(checks, course, lambda check: run_check(check, student, course, found)),
+                checks, found, course)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
 
@@ -192,11 +195,15 @@ def _expected_made(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
     return inputs, answer()
 
 
-def run_check(check: Check, student: "StudentImplementation", course: CourseConfig) -> CheckResult:
+def run_check(check: Check, student: "StudentImplementation", course: CourseConfig,
+              diagnoses: dict[str, Diagnosis | None] | None = None) -> CheckResult:
+    """`diagnoses`, when given, receives the check's Diagnosis (for `_without_ruled_out`)."""
     cfg = course.check(check.id)
     inputs, expected = _expected(check, course.seed)
 
     def result(status, message="", found=None, reason=""):
+        if diagnoses is not None:
+            diagnoses[check.id] = found
         score = cfg.points if status == "passed" else 0.0
         hint = decide_hint(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
         ids = found.ids if found is not None and course.hints != "off" else ()
@@ -224,6 +231,26 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     return replace(result("failed", "; ".join(problems), found), visual=visual)
+
+
+def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], found: dict[str, Diagnosis | None],
+                       course: CourseConfig) -> tuple[CheckResult, ...]:
+    """A check that names several explanations keeps only those the student's passing checks allow."""
+    passed = [c for c, r in zip(checks, results) if r.passed]
+
+    def expected_of(check):
+        inputs, expected = _expected(check, course.seed)
+        return inputs, expected, Context(course=course, inputs=inputs)
+
+    out = []
+    for check, r in zip(checks, results):
+        before = found.get(check.id)
+        after = narrowed(before, check, passed, expected_of) if len(r.misconceptions) > 1 else before
+        if after is not before:
+            r = replace(r, misconceptions=after.ids, hint=decide_hint(
+                check, r.status, after, course, hidden=course.check(check.id).hidden, raised=r.reason == "raised"))
+        out.append(r)
+    return tuple(out)
 
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "

@@ -185,6 +185,9 @@ def _provenance_observation(inputs: dict, got: np.ndarray, exp: np.ndarray, name
     def describe(src):
         if x.ndim == 3:
             return f"x[{', '.join(map(str, src))}] (batch {src[0]}, position {src[1]}, feature {src[2]})"
+        if x.ndim == 4:       # heads to merge: (batch, heads, seq, d_head)
+            return (f"x[{', '.join(map(str, src))}] (batch {src[0]}, head {src[1]}, position {src[2]}, "
+                    f"feature {src[3]})")
         return f"x[{', '.join(map(str, src))}]"
 
     return f"{name}[{', '.join(map(str, idx))}] holds {describe(came)}, but should hold {describe(should)}"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 # Modules of this package that are not an exercise's reference (the grader's, never shipped).
-SUPPORT = ("mutants", "misconceptions", "recognisers", "hints")
+SUPPORT = ("mutants", "hand_mutants", "misconceptions", "recognisers", "hints")
 
 # One reference module per exercise stem: the files here, in name order.
 STEMS = tuple(sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_") and p.stem not in SUPPORT))

@@ -6,7 +6,8 @@ entry may carry `alternatives` (the same mistake made in another honest way, e.g
 blocked row that becomes nan with a -inf fill instead of uniform with -1e9), and a
 `matches` predicate for mistakes that are a property of the answer rather than one exact
 answer (hand-typed numbers that are close but not close enough, a statistic off by a
-factor of sqrt(d) in a random experiment). The mutant functions live in reference/mutants.py.
+factor of sqrt(d) in a random experiment). The mutant functions live in reference/mutants.py
+(reference/hand_mutants.py for the hand computation).
 
 A hint says what went wrong, where to look, and gives a nudge; it never holds code to copy.
 The grader puts a sentence about what it saw in the student's answer before it.
@@ -21,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import hand_mutants as hm
 from . import mutants as mu
 from . import recognisers as rc
 from .recognisers import hand_imprecise, hand_slip, std_pattern
@@ -267,28 +269,35 @@ CATALOGUE: list[Misconception] = [
         "no_scaling", "hand_computation",
         "The scores were not divided by sqrt(d_k) before the softmax (d_k = 2 in Part A, 4 in Part B). Scale "
         "every score first, then take the softmax of the scaled row.",
-        lambda: mu.hand_values(scale="none"), HAND_AFTER_SCALING),
+        lambda: hm.hand_values(scale="none"), HAND_AFTER_SCALING),
     Misconception(
         "scaled_by_dk", "hand_computation",
         "The scores were divided by d_k instead of sqrt(d_k): by 2 instead of 1.414 in Part A, by 4 instead of 2 "
         "in Part B. Recompute the scaled scores, and everything after them.",
-        lambda: mu.hand_values(scale="dk"), HAND_AFTER_SCALING),
+        lambda: hm.hand_values(scale="dk"), HAND_AFTER_SCALING),
     Misconception(
         "softmax_wrong_axis", "hand_computation",
         "The softmax normalised each column instead of each row. Row i belongs to query i, which shares its "
         "attention among the keys, so each row must add up to 1: exponentiate a row, then divide by that row's sum.",
-        lambda: mu.hand_values(axis=0), HAND_AFTER_SOFTMAX),
+        lambda: hm.hand_values(axis=0), HAND_AFTER_SOFTMAX),
     Misconception(
         "hand_slip_carried", "hand_computation",
         "One number early on is wrong (a dot product or an exponential), and every step computed from it "
         "carries the error while the other rows are right. Recompute the wrong row's scores one product at a "
         "time, then redo the steps that follow from them.",
-        mu.hand_slip, (H,), matches=hand_slip, fallback=True),
+        hm.hand_slip, (H,), matches=hand_slip, fallback=True),
     Misconception(
         "hand_imprecise", "hand_computation",
         "Your numbers are close but not close enough: off by more than rounding (0.006). Carry 4 or 5 decimals "
         "through every step and round only the final answer; rounding early makes the error pile up.",
-        mu.hand_offset, (H,), matches=hand_imprecise, fallback=True),
+        hm.hand_offset, (H,), matches=hand_imprecise, fallback=True),
+    Misconception(
+        "hand_inputs_reordered", "hand_computation",
+        "Your numbers are the right computation done on inputs in another order: rows of Q or K swapped, K used "
+        "in place of Q, or the words of the sentence (cat, sat, mat) taken in another order. Copy Q, K, V and X "
+        "row by row as given: row i of every answer belongs to query i, the i-th word.",
+        partial(hm.hand_values, reordered=0), (H,),
+        alternatives=tuple(partial(hm.hand_values, reordered=n) for n in range(1, len(hm.HAND_REORDERED)))),
 
     # ------------------------------------------------------------ scaling.py
     Misconception(
@@ -345,12 +354,15 @@ CATALOGUE: list[Misconception] = [
     # ------------------------------------------------------------ multihead.py
     Misconception(
         "reshape_without_transpose", "multihead",
-        "split_heads reshapes straight to (batch, heads, seq, d_head). The numbers land in the right shape but "
-        "not in the right places: a head ends up with pieces of several positions. Reshape to (batch, seq, "
-        "heads, d_head) first, so each position's features are cut into heads, then move the head axis in "
-        "front of seq.",
+        "The heads are split with a bare reshape to (batch, heads, seq, d_head), in split_heads or in the "
+        "module's forward. The numbers land in the right shape but not in the right places: a head ends up "
+        "with pieces of several positions. Reshape to (batch, seq, heads, d_head) first, so each position's "
+        "features are cut into heads, then move the head axis in front of seq (and when merging, move it back "
+        "next to d_head before joining the last two axes).",
         lambda: {"split_heads": mu.split_bare} | _multihead(split="bare")(),
-        (SPLIT, ROUND_TRIP, MHA) + MOD_VALUES),
+        (SPLIT, ROUND_TRIP, MHA) + MOD_VALUES,
+        # split and merged by bare reshapes: each undoes the other (the round trip holds), attention does not
+        alternatives=(lambda: {"split_heads": mu.split_bare} | _multihead(split="bare", merge="bare")(),)),
     Misconception(
         "split_interleaved", "multihead",
         "The heads are dealt the features in turn (head h gets features h, h + heads, ...) instead of in "
@@ -362,13 +374,19 @@ CATALOGUE: list[Misconception] = [
         alternatives=(lambda: {"split_heads": mu.split_interleaved} | _multihead(split="interleaved")(),)),
     Misconception(
         "merge_without_transpose", "multihead",
-        "merge_heads reshapes straight from (batch, heads, seq, d_head) to (batch, seq, d_model), which mixes "
-        "positions: it is not the inverse of split_heads. Move the head axis back next to d_head first (to "
-        "batch, seq, heads, d_head), then join the last two axes.",
+        "The heads are merged by a bare reshape from (batch, heads, seq, d_head) to (batch, seq, d_model), in "
+        "merge_heads or in the module's forward, which mixes positions: it is not the inverse of the split. Move "
+        "the head axis back next to d_head first (to batch, seq, heads, d_head), then join the last two axes.",
         lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
-        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES,
-        # the heads moved behind d_head instead of next to it: (batch, seq, d_head, heads), then joined
-        alternatives=(lambda: {"merge_heads": mu.merge_interleaved} | _multihead(merge="interleaved")(),)),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
+    Misconception(
+        "merge_wrong_axes", "multihead",
+        "The heads are merged with the axes moved into the wrong order: each position keeps its own values, but "
+        "the heads' features are interleaved (feature i * heads + h comes from head h, as if the head axis "
+        "went behind d_head) instead of standing side by side. Before joining the last two axes, the order must "
+        "be (batch, seq, heads, d_head): the inverse of the split.",
+        lambda: {"merge_heads": mu.merge_interleaved} | _multihead(merge="interleaved")(),
+        (MERGE, ROUND_TRIP, MHA_OUT, *MHA_MASKS) + MOD_VALUES),
     Misconception(
         "heads_not_split", "multihead",
         "The attention was computed once over all d_model features instead of once per head: every head has "

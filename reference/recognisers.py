@@ -142,13 +142,31 @@ def _hand_errors(answer, expected, ctx):
     return err, err > ctx.course.tolerances.hand
 
 
-HAND_CLOSE = 0.06      # an answer within this of the exact value everywhere is imprecise, not wrong
+HAND_CLOSE = 0.06      # an error below this is not a slip (a wrong product): hand_slip ignores it
+IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand tolerance ...
+
+
+def _half_unit(values: np.ndarray) -> np.ndarray:
+    """Half a unit of the last decimal each number was typed with (0.67: 0.005; 0.7: 0.05); 0 for a
+    number carried with more than 6 decimals (computed, not typed)."""
+    half = np.zeros(values.shape)
+    for k in range(6, -1, -1):           # the fewest decimals that write the number wins
+        scaled = values * 10.0 ** k
+        typed = np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))
+        half = np.where(typed, 0.5 * 10.0 ** -k, half)
+    return half
 
 
 def hand_imprecise(answer, expected, ctx, check) -> bool:
-    """Every entry within 0.06 of the exact value, but some not within the tolerance (0.006)."""
+    """Some entry off by more than the tolerance (0.006), but every entry within a few times it
+    (IMPRECISE_TIMES), plus the rounding of the decimals it was typed with: 0.7 for 0.6698 is
+    imprecise, and so are 4 decimals 0.012 off; 4 decimals 0.05 off are another mistake."""
     found = _hand_errors(answer, expected, ctx)
-    return found is not None and bool(found[1].any()) and float(found[0].max()) <= HAND_CLOSE
+    if found is None or not found[1].any():
+        return False
+    got = np.asarray(answer, dtype=np.float64)
+    allowed = IMPRECISE_TIMES * ctx.course.tolerances.hand + _half_unit(got)
+    return bool((found[0] <= allowed).all())
 
 
 def hand_slip(answer, expected, ctx, check) -> bool:
@@ -216,9 +234,15 @@ def n_trials_off_by_one(answer, expected, ctx, check) -> bool:
     return bool(np.isfinite(fine).all() and (fine > 0).all() and (~np.isfinite(stats) | (stats == 0)).any())
 
 
+# What numpy, torch and Python say when asked to stack, average or index no trial at all
+EMPTY_WORDS = ("division by zero", "need at least one array", "zero-size array", "empty sequence", "with size 0",
+               "mean of empty", "of 0 elements", "non-empty list of Tensors", "empty tensor")
+
+
 def no_trial_error(error) -> bool:
-    """A division by zero: the number of trials, one short, is 0 when n_trials is 1."""
-    return error.type == "ZeroDivisionError" or "division by zero" in error.text
+    """On the n_trials check: an error about nothing to work on (a division by zero, an empty stack,
+    mean or index), as when the number of trials, one short, is 0 for n_trials=1."""
+    return error.type == "ZeroDivisionError" or any(words in error.text for words in EMPTY_WORDS)
 
 
 def _few_trials_spread(answer) -> tuple[float, float] | None:

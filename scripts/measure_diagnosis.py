@@ -56,7 +56,7 @@ CLASSES = {
                    "transpose_fixed_axes"},
     "precision": {"low_precision_dtype", "softmax_underflow", "softmax_unstable"},
     "heads": {"weights_averaged_over_heads", "heads_not_split", "reshape_without_transpose",
-              "merge_without_transpose", "split_interleaved"},
+              "merge_without_transpose", "merge_wrong_axes", "split_interleaved"},
     "unnamed": {UNNAMED},
 }
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.checks import figure_reading
 from autograder.checks.base import Check, Context
 from autograder.checks.reference_cache import precise_run
 from autograder.exercise import Exercise, WrittenQuestion
@@ -249,62 +250,31 @@ def _compare_figure(answer, expected, ctx: Context) -> list[str]:
     if not isinstance(answer, dict) or not answer.get("axes"):
         return ["plot_scaling returned a Figure with no axes"]
     axes = answer["axes"]
-    lines = [ln for ax in axes for ln in _labelled_by_legend(ax)]
+    lines = [ln for ax in axes for ln in figure_reading.labelled_by_legend(ax)]
     labelled = [ln for ln in lines if ln.get("label") and not str(ln["label"]).startswith("_")]
-    on_dims = [ln for ln in labelled if _x_order(ln.get("x", []), dims) is not None]
-    shown = {stat for ln in on_dims for stat in _statistics_drawn(ln, results, dims)}
+    series = figure_reading.labelled_series(answer, results)
+    shown = {stat for s in series for stat in s.drawn}
     problems = []
-    if len(on_dims) < 2:
+    if len(series) < 2:
         problems.append(f"the figure needs at least two labelled lines plotted against d = {dims} "
-                        f"(found {len(lines)} lines, {len(labelled)} labelled, {len(on_dims)} with x = d)")
+                        f"(found {len(lines)} lines, {len(labelled)} labelled, {len(series)} with x = d)")
     elif len(shown) < 2 or not any(s.endswith("_unscaled") for s in shown) \
             or not any(s.endswith("_scaled") for s in shown):
         drawn = ", ".join(sorted(shown)) or "none of them"
         problems.append(f"the plotted values must be the statistics in `results` (the argument), a scaled one and "
                         f"an unscaled one; the lines drawn against d show {drawn}")
+    # Each labelled line plots what its label names (issue 22.4): a swapped legend is a wrong plot.
+    problems += figure_reading.label_problems(series)
     has_x = answer.get("supxlabel") or any(ax.get("xlabel") for ax in axes)
     has_y = answer.get("supylabel") or any(ax.get("ylabel") for ax in axes)
     if not has_x or not has_y:
         problems.append("label the axes (set_xlabel / set_ylabel): which is d and which statistic is shown")
+    else:
+        problems += figure_reading.axis_problems(answer, series)
     if not (answer.get("suptitle") or answer.get("legends") or any(ax.get("title") for ax in axes)
             or any(ax.get("legend") for ax in axes)):
         problems.append("give the figure a title or a legend so a reader can tell the series apart")
     return problems
-
-
-def _labelled_by_legend(ax: dict) -> list[dict]:
-    """`ax.legend(["unscaled", "scaled"])` labels the lines in order without setting their labels."""
-    lines = ax.get("lines", [])
-    legend = ax.get("legend", [])
-    if legend and all(str(ln.get("label", "")).startswith("_") for ln in lines):
-        return [ln | {"label": text} for ln, text in zip(lines, legend)]
-    return lines
-
-
-def _floats(values) -> np.ndarray | None:
-    try:
-        return np.array([float(v) for v in values], dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-
-
-def _x_order(x, dims) -> np.ndarray | None:
-    """The order that sorts a line's x values, when they are the dims (as numbers or as text)."""
-    xs = _floats(x)
-    if xs is None or len(xs) != len(dims):
-        return None
-    order = np.argsort(xs, kind="stable")
-    return order if np.allclose(xs[order], dims) else None
-
-
-def _statistics_drawn(line: dict, results: dict, dims: list) -> list[str]:
-    """The statistics of `results` whose values, in the order of d, are the line's y values."""
-    order, ys = _x_order(line.get("x", []), dims), _floats(line.get("y", []))
-    if order is None or ys is None or len(ys) != len(dims):
-        return []
-    ys = ys[order]
-    return [stat for stat in STATS
-            if np.allclose(ys, [results[d][stat] for d in dims], rtol=1e-3, atol=1e-6)]
 
 
 CHECKS = [
@@ -342,6 +312,7 @@ EXERCISE = Exercise(
     returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
     provided=("attention",),
     checks=CHECKS,
+    observe={"plot_scaling": figure_reading.observer},
     pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,

@@ -1,0 +1,61 @@
+"""Wrong hand computations (the hand_computation entries of reference/misconceptions.py): every
+answer of the exercise, computed with one step done wrong, or typed a little off."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .attention import softmax
+from .hand_computation import K_A, Q_A, V_A, X_CSM
+
+# Inputs copied in another order: (part, how) -> the inputs of that part as the student used them.
+# Part A: rows of Q or of K swapped, K used for Q; part B: the words of "cat sat mat" in another order.
+HAND_REORDERED = (("A", lambda Q, K, V: (Q[::-1], K, V)), ("A", lambda Q, K, V: (Q, K[::-1], V)),
+                  ("A", lambda Q, K, V: (K, K, V)), ("A", lambda Q, K, V: (Q, K[::-1], V[::-1])),
+                  *(("B", (lambda p: lambda Q, K, V: (Q[list(p)], K[list(p)], V[list(p)]))(order))
+                    for order in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))))
+
+
+def hand_values(scale="sqrt", axis=-1, reordered: int | None = None) -> dict[str, list]:
+    """Every answer of the hand computation, computed with one step done wrong: the scores divided
+    by sqrt(d_k) (right), 1 ("none") or d_k ("dk"), the softmax along `axis`, or the right steps on
+    the inputs of one part reordered (HAND_REORDERED[reordered])."""
+    part, reorder = HAND_REORDERED[reordered] if reordered is not None else ("", None)
+    values = {}
+    for prefix, (Q, K, V) in (("", (Q_A, K_A, V_A)), ("CSM_", (X_CSM, X_CSM, X_CSM))):
+        Q, K, V = (np.asarray(a) for a in (Q, K, V))
+        if reorder is not None and (part == "A") == (not prefix):
+            Q, K, V = reorder(Q, K, V)
+        scores = Q @ K.T
+        d_k = Q.shape[-1]
+        scaled = scores / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": float(d_k)}[scale]
+        weights = softmax(scaled, axis=axis)
+        values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
+        if not prefix:
+            values["SCALED_SCORES"] = scaled
+    return {k: v.tolist() for k, v in values.items()}
+
+
+def hand_offset(delta: float = 0.012) -> dict[str, list]:
+    """Every hand answer shifted by `delta`: the example of an answer that is close but not close enough."""
+    return {k: (np.asarray(v) + delta).tolist() for k, v in hand_values().items()}
+
+
+def hand_slip() -> dict[str, list]:
+    """One dot product of each part wrong (q_1 . k_0, and cat . sat), carried through the later steps."""
+    values = {}
+    for prefix, (Q, K, V), d_k, (i, j), wrong in (("", (Q_A, K_A, V_A), 2, (1, 0), 0.0),
+                                                   ("CSM_", (X_CSM, X_CSM, X_CSM), 4, (0, 1), 2.29)):
+        Q, K, V = (np.asarray(a) for a in (Q, K, V))
+        scores = Q @ K.T
+        scores[i, j] = wrong
+        if prefix:
+            scores[j, i] = wrong                          # the symmetric entry, copied
+        scaled = scores / math.sqrt(d_k)
+        weights = softmax(scaled)
+        values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
+        if not prefix:
+            values["SCALED_SCORES"] = scaled
+    return {k: v.tolist() for k, v in values.items()}
