@@ -8,6 +8,8 @@ from typing import Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from autograder.sandbox.outcome import Limits
+
 KIT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_COURSE = KIT_ROOT / "course.yml"
 
@@ -18,17 +20,6 @@ class ConfigError(Exception):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LimitsConfig(_Strict):
-    call_timeout: float = Field(10.0, gt=0, le=3600)
-    import_timeout: float = Field(20.0, gt=0, le=3600)
-    memory_mb: int = Field(2048, ge=64, le=1 << 20)
-    cpu_seconds: int = Field(120, ge=1, le=86400)
-    max_processes: int = Field(32, ge=1, le=4096)
-    output_kb: int = Field(1024, ge=1, le=1 << 20)
-    # wall-clock seconds for all checks of one submission; past it the rest time out, the class moves on
-    submission_timeout: float = Field(60.0, gt=0, le=86400)
 
 
 class Tolerance(_Strict):
@@ -67,7 +58,7 @@ class CourseConfig(_Strict):
     course: str
     assignment: str = "self_attention"
     seed: int = Field(ge=0, lt=2**63)
-    limits: LimitsConfig = LimitsConfig()
+    limits: Limits = Field(default_factory=Limits)      # the sandbox's own type, validated here
     tolerances: Tolerances = Tolerances()
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False

@@ -41,9 +41,8 @@ NOT_IMPLEMENTED = "NotImplementedError"
 
 
 def limits_for(course: CourseConfig) -> Limits:
-    lim = course.limits
-    return Limits(call_timeout=lim.call_timeout, import_timeout=lim.import_timeout, memory_mb=lim.memory_mb,
-                  cpu_seconds=lim.cpu_seconds, max_processes=lim.max_processes, output_bytes=lim.output_kb * 1024)
+    """The course's limits, as the sandbox takes them (one type: sandbox.outcome.Limits)."""
+    return course.limits
 
 
 def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,

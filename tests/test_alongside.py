@@ -18,7 +18,7 @@ from autograder.sandbox import Limits, Sandbox
 
 FIGURE = "scaling.plot_scaling.figure"
 LIMITS = Limits(call_timeout=1.0, import_timeout=2.0, memory_mb=512, cpu_seconds=20, max_processes=64,
-                output_bytes=256 * 1024)
+                output_kb=256)
 
 EXPERIMENT = (KIT_ROOT / "solutions" / "scaling.py").read_text().split("def plot_scaling")[0]
 

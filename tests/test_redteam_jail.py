@@ -19,7 +19,7 @@ import pytest
 from autograder.sandbox import Limits, Reason, Sandbox
 
 LIMITS = Limits(call_timeout=2.0, import_timeout=5.0, memory_mb=512, cpu_seconds=30, max_processes=32,
-                output_bytes=256 * 1024)
+                output_kb=256)
 KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

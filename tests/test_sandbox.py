@@ -19,7 +19,7 @@ from autograder.sandbox import protocol
 
 PAIR = ("tuple", "array", "array")
 LIMITS = Limits(call_timeout=1.0, import_timeout=2.0, memory_mb=512, cpu_seconds=20, max_processes=64,
-                output_bytes=256 * 1024)
+                output_kb=256)
 
 SOFTMAX = """
 import numpy as np

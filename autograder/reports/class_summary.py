@@ -7,6 +7,7 @@ A pure function of the results and the course; the schema is documented in docs/
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 import importlib.metadata
 import json
 import statistics
@@ -60,7 +61,7 @@ def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict
         "kit_version": kit_version(),
         "course_sha256": course_sha256(course),
         "settings": {"hints": course.hints, "show_hidden": course.show_hidden, "both_forms": course.both_forms,
-                     "limits": course.limits.model_dump(), "tolerances": course.tolerances.model_dump()},
+                     "limits": asdict(course.limits), "tolerances": course.tolerances.model_dump()},
         "students": n,
         "submitted": len(handed_in),
         "max_score": max_total,

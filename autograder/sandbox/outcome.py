@@ -8,7 +8,9 @@ human sentence made from them. Callers decide on the typed fields, never on the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge, Gt, Le
 
 STATUSES = ("ok", "missing", "raised", "timeout", "crashed", "bad_return", "not_run")
 
@@ -36,17 +38,29 @@ class SandboxError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    call_timeout: float = 10.0        # s of CPU time per call (a call may pass its own); see docs/security.md
-    import_timeout: float = 20.0      # s of CPU time executing the module
-    memory_mb: int = 2048             # each process (RLIMIT_AS); all of one child's together: 1.25 x + 64 (cgroup)
-    cpu_seconds: int = 60             # CPU time per child process (RLIMIT_CPU)
-    max_processes: int = 64           # processes of one child together (pids cgroup / RLIMIT_NPROC)
-    output_bytes: int = 1024 * 1024   # the capture file of prints (RLIMIT_FSIZE)
-    max_frame_bytes: int = 64 * 1024 * 1024   # the largest answer accepted from a child
-    max_restarts: int = 3             # fresh children per session after a timeout or crash
+    """What one submission may use: course.yml's `limits:` (validated where the course is read,
+    autograder.config, through the constraints below) handed to the sandbox as is -- the one
+    type, with one set of defaults, on every path (check, grade, the early zygotes, Dask)."""
+
+    __pydantic_config__ = {"extra": "forbid"}     # a misspelt key in course.yml is an error
+
+    call_timeout: Annotated[float, Gt(0), Le(3600)] = 10.0      # s of CPU time per call (docs/security.md)
+    import_timeout: Annotated[float, Gt(0), Le(3600)] = 20.0    # s of CPU time executing the module
+    memory_mb: Annotated[int, Ge(64), Le(1 << 20)] = 2048       # each process (RLIMIT_AS); a child's together: 1.25 x + 64
+    cpu_seconds: Annotated[int, Ge(1), Le(86400)] = 120         # CPU time per child process (RLIMIT_CPU)
+    max_processes: Annotated[int, Ge(1), Le(4096)] = 32         # processes of one child together (pids cgroup / NPROC)
+    output_kb: Annotated[int, Ge(1), Le(1 << 20)] = 1024        # what a submission may print (RLIMIT_FSIZE of its capture)
+    submission_timeout: Annotated[float, Gt(0), Le(86400)] = 60.0   # wall s for all checks of one submission
+    # The sandbox's own settings: the defaults suit every course.
+    max_frame_bytes: Annotated[int, Ge(1 << 16)] = 64 * 1024 * 1024   # the largest answer accepted from a child
+    max_restarts: Annotated[int, Ge(0)] = 3             # fresh children per session after a timeout or crash
     drop_privileges: bool = True      # as root: the zygote and its children run as a private unprivileged uid
-    tmp_mb: int = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
-    wall_factor: float = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
+    tmp_mb: Annotated[int, Ge(1)] = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
+    wall_factor: Annotated[float, Ge(1)] = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
+
+    @property
+    def output_bytes(self) -> int:
+        return self.output_kb * 1024
 
     @property
     def group_memory_mb(self) -> int:
