@@ -27,10 +27,11 @@ from pathlib import Path
 from autograder.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
 from autograder.intake import Flag, Folder, ignored
 from autograder.roster import Student, _listing, find_students
+from autograder.results import Why
 
 CANVAS_FILE = re.compile(r"^(?P<who>[^\W_]+)_(?:LATE_)?(?P<id>\d+)_(?:\d+_)?(?P<name>.+)$")
 MOODLE_NAME = re.compile(r"^(?P<who>.+?)_(?P<id>\d+)_assign(?P<plugin>submission|feedback)_(?P<kind>[a-z]+)_(?P<name>.*)$")
-NOTHING_GRADABLE = "nothing_gradable"      # CheckResult.reason: files were there, none gradable
+NOTHING_GRADABLE = Why.nothing_gradable      # CheckResult.reason: files were there, none gradable
 
 
 class Layout(str, Enum):

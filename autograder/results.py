@@ -6,12 +6,37 @@ import json
 import os
 import secrets
 from dataclasses import asdict, dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Iterable, Literal
 
 # passed: full points. failed: the answer is wrong. error: the code raised, hung or crashed.
 # not_implemented: the stub is untouched. missing: no file for this exercise.
 Status = Literal["passed", "failed", "error", "not_implemented", "missing"]
+
+
+class Why(str, Enum):
+    """CheckResult.reason: why a check's code gave no usable answer. A str, so results stay JSON
+    as before; a value that is not one of these is refused where a result is made or read."""
+    none = ""                         # it answered (passed, or a wrong answer)
+    timeout = "timeout"               # the sandbox's statuses for a call ...
+    crashed = "crashed"
+    raised = "raised"
+    not_run = "not_run"               # ... the file could not be run (its import failed)
+    bad_return = "bad_return"
+    missing = "missing"               # no such function, or no file
+    not_implemented = "not_implemented"   # a stub: raises NotImplementedError or does nothing
+    refused = "refused"               # a link out of the folder, or a provided call above the bounds
+    load_error = "load_error"         # the file could not be read
+    grader_error = "grader_error"     # the grader failed (not the student's fault)
+    nothing_gradable = "nothing_gradable"   # files were handed in, none gradable
+
+    __hash__ = str.__hash__           # looked up by its value in tables keyed by strings
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
 
 
 @dataclass(frozen=True)
@@ -26,12 +51,14 @@ class CheckResult:
     hint: str = ""
     misconceptions: tuple[str, ...] = ()
     hidden: bool = False
-    # Why the code gave no answer, when it did not: the sandbox's status ("timeout", "crashed",
-    # "raised", "not_run", "bad_return", "missing") or "load_error" (the file could not be read).
-    reason: str = ""
+    # Why the code gave no answer, when it did not (typed: a string given here must be a Why).
+    reason: Why = Why.none
     # Small data for a picture on the feedback page (autograder.reports.pictures): the student's
     # and the expected attention weights, or scaling curves. None for most checks.
     visual: dict | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "reason", Why(self.reason or ""))
 
     @property
     def passed(self) -> bool:
