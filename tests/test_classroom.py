@@ -483,10 +483,16 @@ def test_feedback_follows_the_hint_policy_and_show_hidden(run):
     hidden = run.check("cleo", "attention.scaled_dot_product_attention.binary_mask")
     default = feedback_markdown(run.results["cleo"], run.course)
     assert "a hidden check" in default and hidden.message.split(";")[0] not in default
-    assert hidden.hint.startswith("A hidden check failed") and hidden.hint in default   # what to try, no value
+    assert hidden.hint.startswith("A hidden check failed")       # what to try, no value
+    # told once with its cause: its own hint, or listed under the visible check the same mistake fails
+    listed = any(f"`{hidden.check_id}`" in part.split("\n\n")[0]
+                 for part in default.split("The same mistake also explains:")[1:])
+    assert hidden.hint in default or (listed and hidden.misconceptions)
     shown, checks = graded(show_hidden=True)
     assert "a hidden check" not in shown
-    assert checks[hidden.check_id].message.split(";")[0] in shown
+    explained = any(f"`{hidden.check_id}`" in part.split("\n\n")[0]
+                    for part in shown.split("The same mistake also explains:")[1:])
+    assert checks[hidden.check_id].message.split(";")[0] in shown or explained
 
 
 def test_feedback_never_renders_what_a_submission_wrote(run):
