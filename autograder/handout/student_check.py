@@ -5,7 +5,8 @@
     python check.py --watch         # check an exercise again each time you save its file
 
 Each check calls your functions on the inputs kept in check_data/ and compares what they
-return with the answers kept there, and says where they differ. Your code runs in a separate
+return with the answers kept there, or tests the property the check is about (check_properties.py,
+the grader's own code for it), and says what is wrong. Your code runs in a separate
 Python process, so a function that never returns is stopped after a time limit. What differs
 and the known mistakes are told by check_answers.py, beside this file. When your
 answer is one a known mistake gives, the hint names the mistake. Hidden checks and the values
