@@ -18,7 +18,7 @@ import pytest
 from autograder.checks import CHECKS, check_ids
 from autograder.config import KIT_ROOT, load_course
 from autograder.grading import expected_answer
-from autograder.handout.write import HandoutError, write_handout
+from autograder.handout.write import MODULES, HandoutError, write_handout
 
 COURSE = load_course(known_checks=check_ids())
 
@@ -301,8 +301,7 @@ def test_the_cli_writes_a_handout(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
     assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
-        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", "check_answers.py", "check_properties.py",
-                                                       "check_convert.py"])
+        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", *MODULES])
 
 
 @pytest.mark.parametrize("stem", ["attention", "scaling"])     # scaling: checks that test a property with code
