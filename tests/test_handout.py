@@ -3,6 +3,8 @@ no answer key: no reference code, nothing of a hidden check, no hand-computation
 
 from __future__ import annotations
 
+import dataclasses
+
 import ast
 import json
 import os
@@ -18,7 +20,7 @@ import pytest
 from autograder.checks import CHECKS, check_ids
 from autograder.config import KIT_ROOT, load_course
 from autograder.grading import expected_answer
-from autograder.handout.write import HandoutError, write_handout
+from autograder.handout.write import MODULES, HandoutError, write_handout
 
 COURSE = load_course(known_checks=check_ids())
 
@@ -96,6 +98,70 @@ def test_the_stubs_are_not_implemented_yet(handout, tmp_path):
     assert done.returncode == 1
     assert "not implemented yet: softmax raises NotImplementedError" in done.stdout
     assert "not implemented yet: SCORES is still None" in done.stdout
+    # the checks that test a property with code run too: none is left for after hand-in
+    done = _run(sys.executable, _student_copy(handout, tmp_path / "again"), "scaling")
+    assert done.returncode == 1
+    assert "0/7 visible checks passed, 0/9 points" in done.stdout, done.stdout
+    assert "not implemented yet: scaling_experiment raises NotImplementedError" in done.stdout
+    assert "not implemented yet: plot_scaling raises NotImplementedError" in done.stdout
+    assert "after you hand in" not in done.stdout
+
+
+# A forward that echoes its input: the right shapes, and nothing of the layers' parameters in the output.
+ECHOING_MODULE = """
+
+_Layer = MultiHeadAttention
+
+
+class MultiHeadAttention(_Layer):
+    def forward(self, x, mask=None):
+        _, weights = super().forward(x, mask)
+        return x.clone(), weights
+"""
+PROPERTY_CHECKS = {"causal_mask.causal_attention.no_future", "multihead.MultiHeadAttention.structure",
+                   *(c.id for c in CHECKS["scaling"] if not COURSE.check(c.id).hidden)}
+BUGGY = {"scaling": ["seed_ignored", "n_trials_ignored", "entropy_log2", "unnamed__ho12_max_weight_copy",
+                     "variance_not_std", "unnamed__ho_plot_values_changed", "unnamed__ho3_string_keys"],
+         "causal_mask": ["mask_inverted", "transpose_all_axes"],
+         "multihead": ["no_output_projection"]}
+
+
+def test_check_py_gives_the_graders_verdict_on_every_visible_check(handout, tmp_path):
+    """The solutions, the stubs and buggy files: the visible checks that pass in check.py are those that
+    pass in the grader, the checks that test a property with code included."""
+    import importlib.util
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.session import GradingSession
+
+    loader = importlib.util.spec_from_file_location("handout_check", handout / "check.py")
+    checker = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(checker)
+    corpus = KIT_ROOT / "tests" / "corpus"
+    cases = [(stem, (KIT_ROOT / kind / f"{stem}.py").read_text()) for stem in BUGGY
+             for kind in ("solutions", "exercises")]
+    cases += [(stem, (corpus / stem / "buggy" / f"{name}.py").read_text()) for stem, names in BUGGY.items()
+              for name in names]
+    cases.append(("multihead", (KIT_ROOT / "solutions" / "multihead.py").read_text() + ECHOING_MODULE))
+    folders = []
+    for n, (stem, source) in enumerate(cases):
+        folders.append(tmp_path / str(n))
+        shutil.copytree(KIT_ROOT / "solutions", folders[-1], ignore=shutil.ignore_patterns("*.ipynb", "__pycache__"))
+        (folders[-1] / f"{stem}.py").write_text(source)
+    with ThreadPoolExecutor(max_workers=2) as pool:       # check.py's children, two at a time
+        checked = list(pool.map(lambda case, folder: checker.check_exercise(case[0], folder, path=folder /
+                                                                            f"{case[0]}.py")[0], cases, folders))
+    failed_somewhere = set()
+    with GradingSession(COURSE) as session:
+        for (stem, source), folder, outcomes in zip(cases, folders, checked):
+            graded = session.grade_exercise(folder, stem)
+            in_grader = {c.check_id for c in graded.checks if c.passed and not c.hidden}
+            in_check_py = {o.check["id"] for o in outcomes if o.status == "passed"}
+            assert {o.check["id"] for o in outcomes} == {c.check_id for c in graded.checks if not c.hidden}
+            assert in_check_py == in_grader, (stem, source[-300:], sorted(in_check_py ^ in_grader))
+            failed_somewhere |= {c.check_id for c in graded.checks if not c.passed}
+    # the cases tell: each property check fails on one of them (and passes on the solutions)
+    assert PROPERTY_CHECKS <= failed_somewhere, sorted(PROPERTY_CHECKS - failed_somewhere)
 
 
 def test_hand_answers_are_checked_for_consistency_not_values(handout, tmp_path):
@@ -125,7 +191,7 @@ def _assignments(values: dict[str, np.ndarray]) -> str:
 
 
 def test_a_hanging_function_is_stopped(tmp_path):
-    quick = COURSE.model_copy(update={"limits": COURSE.limits.model_copy(update={"call_timeout": 1.0})})
+    quick = COURSE.model_copy(update={"limits": dataclasses.replace(COURSE.limits, call_timeout=1.0)})
     out = tmp_path / "handout"
     write_handout(out, quick)
     hangs = "\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n"
@@ -159,7 +225,10 @@ def test_the_handout_holds_no_key(handout, kit_free_python):
     for stem, checks in CHECKS.items():
         for check in (c for c in checks if COURSE.check(c.id).hidden):
             assert not [name for name, text in texts.items() if check.id in text], check.id
-            inputs, _ = expected_answer(check, COURSE.seed)
+            inputs, expected = expected_answer(check, COURSE.seed)
+            if isinstance(expected, dict):        # the statistics a hidden scaling check compares with
+                numbers = {repr(float(v)) for row in expected.values() for v in row.values()}
+                assert not [name for name, text in texts.items() if any(x in text for x in numbers)], check.id
             for value in inputs.values():
                 # random draws; a 0/1 mask of a hidden check may well equal a visible one by chance
                 if isinstance(value, np.ndarray) and value.size > 4 and (value != np.round(value)).any():
@@ -214,7 +283,9 @@ def _body_lines(module: Path) -> set[str]:
             for stmt in body:
                 for number in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
                     text = lines[number - 1].strip()
-                    if len(text) >= 30 and not text.startswith(("#", '"', "'", "return (", "raise ")):
+                    # an import says which library, not how: check_convert.py imports what a figure is too
+                    if len(text) >= 30 and not text.startswith(("#", '"', "'", "return (", "raise ", "import ",
+                                                                "from ")):
                         out.add(text)
     return out
 
@@ -232,10 +303,11 @@ def test_the_cli_writes_a_handout(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
     assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
-        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", "check_answers.py"])
+        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", *MODULES])
 
 
-def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_python, tmp_path):
+@pytest.mark.parametrize("stem", ["attention", "scaling"])     # scaling: checks that test a property with code
+def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_python, tmp_path, stem):
     import nbformat
 
     from autograder.nbgrader_course import write_course
@@ -243,7 +315,7 @@ def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_py
     write_course(tmp_path / "course", KIT_ROOT, COURSE)
     assignment = tmp_path / "course" / "source" / COURSE.assignment
     assert (assignment / "check.py").is_file() and (assignment / "check_data" / "attention.npz").is_file()
-    notebook = nbformat.read(assignment / "attention.ipynb", as_version=4)      # the source: solutions in it
+    notebook = nbformat.read(assignment / f"{stem}.ipynb", as_version=4)      # the source: solutions in it
     cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")
              and not c.metadata["nbgrader"].get("solution")]
     assert cells and all("check.py" in c.source and "autograder" not in c.source for c in cells)
@@ -252,7 +324,8 @@ def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_py
         script.write_text(cell.source + "\nprint('score', _attnkit_score)\n")
         done = subprocess.run([str(kit_free_python), str(script)], cwd=assignment, capture_output=True, text=True,
                               timeout=600, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-        visible = [line.strip(' ",') for line in cell.source.splitlines() if line.startswith('    "attention.')]
+        visible = [line.strip(' ",') for line in cell.source.splitlines() if line.startswith(f'    "{stem}.')]
+        assert visible, cell.source
         points = sum(COURSE.check(check_id).points for check_id in visible)
         assert done.stdout.strip().endswith(f"score {points:g}") or done.stdout.strip().endswith(f"score {float(points)}"), \
             done.stdout + done.stderr

@@ -41,8 +41,10 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     written = write_course(tmp_path, KIT_ROOT, course)
     source = tmp_path / "source" / ASSIGNMENT
     # the notebooks, and the handout's checker their test cells run (released with them)
+    from autograder.handout.write import MODULES
+
     assert sorted(p.name for p in source.iterdir()) == sorted(
-        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_answers.py", "check_data"])
+        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *MODULES])
     assert tmp_path / "nbgrader_config.py" in written and (tmp_path / COURSE_FILE).is_file()
     for stem in course.exercises:
         cells = _cells(source / f"{stem}.ipynb")

@@ -20,6 +20,8 @@ from autograder.config import CourseConfig, Tolerance
 # What differs and where is said by the student's own checker (the handout's check_answers.py): a
 # student reads the same sentence on their laptop as in the grader's feedback.
 from autograder.handout.check_answers import array_problem, near_one, weights_problem  # noqa: F401
+# And so is what a check that tests a property with code finds wrong (check_properties.py).
+from autograder.handout.check_properties import PROPERTIES
 
 Inputs = dict[str, Any]
 
@@ -179,4 +181,16 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
     if weights:
         compare.values_only = compare_arrays(*names, weights=())
     compare.names, compare.weights = names, weights   # for the handout's checker, which compares the same way
+    return compare
+
+
+def compare_property(name: str, params: Callable[["Context", Any], dict]):
+    """A compare by a property tested with code (check_properties.PROPERTIES[name]) with the parameters
+    `params(ctx, expected)` gives. Its `property` and `params` attributes are for the handout's
+    checker, which applies the same property with those parameters written into its data."""
+
+    def compare(answer, expected, ctx: Context) -> list[str]:
+        return PROPERTIES[name](answer, params(ctx, expected))
+
+    compare.property, compare.params = name, params
     return compare

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks.base import Check, Context, compare_arrays, weights_problem
+from autograder.checks.base import Check, compare_arrays, compare_property
 from autograder.checks.masks import padding_mask, random_mask
 from autograder import observations
 from autograder.exercise import PAIR, Exercise
@@ -76,38 +76,9 @@ def _structure_run(impl, i):
     return out, weights, out_b, weights_b
 
 
-def _structure_compare(answer, expected, ctx: Context) -> list[str]:
-    """Right shapes, and values an attention layer can give: structure earns nothing on a forward
-    that returns nan, zeros, weights that are not probabilities, or the same answer whatever the
-    layers' parameters are (an input echoed back, weights fixed in advance)."""
-    out, weights, out_b, weights_b = (np.asarray(a, dtype=np.float64) for a in answer)
-    batch, seq, d_model = ctx.inputs["x"].shape
-    heads = ctx.inputs["init"][1]
-    problems = []
-    if out.shape != (batch, seq, d_model):
-        problems.append(f"forward's output has shape {out.shape}, expected (batch, seq, d_model) = "
-                        f"{(batch, seq, d_model)}")
-    if weights.shape != (batch, heads, seq, seq):
-        problems.append(f"forward's weights have shape {weights.shape}, expected (batch, num_heads, seq, seq)"
-                        f" = {(batch, heads, seq, seq)}")
-    if problems:
-        return problems
-    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
-        return ["forward returned values that are not finite (nan or inf)"]
-    if np.ptp(out) == 0:
-        return ["forward's output is the same number everywhere: it does not depend on the input"]
-    problem = weights_problem("weights", weights)
-    if problem:
-        return [problem]
-    if out_b.shape != out.shape or weights_b.shape != weights.shape:
-        return ["forward returns arrays of other shapes when the layers hold other parameters"]
-    if np.allclose(out, out_b, rtol=1e-6, atol=1e-9):
-        return ["forward's output stays the same when the layers hold other parameters: it does not use "
-                "W_q, W_k, W_v and W_o"]
-    if np.allclose(weights, weights_b, rtol=1e-6, atol=1e-9):
-        return ["forward's weights stay the same when W_q and W_k hold other parameters: they do not come "
-                "from the queries and keys"]
-    return []
+# The property is check_properties' (shared with the handout's check.py).
+_structure_compare = compare_property("structure", lambda ctx, expected: {"x_shape": ctx.inputs["x"].shape,
+                                                                          "heads": ctx.inputs["init"][1]})
 
 
 CHECKS = [

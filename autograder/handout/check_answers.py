@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -78,9 +79,44 @@ def weights_problem(name: str, got) -> str | None:
     return None
 
 
+class Reseeded(dict):
+    """scaling_experiment's answer (the dict itself), with a small run for the next seed alongside:
+    numbers that stay the same when the seed and n_trials change were not drawn, and earn nothing."""
+    other: Any = None
+
+
+def encode(value, store: Callable[[np.ndarray], str], special: Callable[[Any], Any] = lambda value: None):
+    """`value` as JSON: arrays as {"array": store(array)}, tuples, dicts (keyed by d or by name) and
+    Reseeded runs marked; `special(value)` says first what it knows how to write (not None)."""
+    written = special(value)
+    if written is not None:
+        return written
+    if isinstance(value, np.ndarray):
+        return {"array": store(value)}
+    if isinstance(value, Reseeded):
+        return {"reseeded": [encode(dict(value), store, special), encode(value.other, store, special)]}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v, store, special) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, store, special) for v in value]
+    if isinstance(value, dict):
+        int_keys = bool(value) and all(isinstance(k, (int, np.integer)) for k in value)
+        return {"dict": {str(k): encode(v, store, special) for k, v in value.items()}} | (
+            {"int_keys": True} if int_keys else {})
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"a {type(value).__name__} cannot be written as data")
+
+
 def decode(value, arrays: dict, results: list | None = None):
     """A JSON value of check_data with its arrays ({"array": key}), earlier calls' answers
-    ({"call": n, "item": i}) and tuples ({"tuple": [...]}) put back."""
+    ({"call": n, "item": i}), tuples ({"tuple": [...]}) and Reseeded runs put back."""
     if isinstance(value, list):
         return [decode(v, arrays, results) for v in value]
     if not isinstance(value, dict):
@@ -92,7 +128,13 @@ def decode(value, arrays: dict, results: list | None = None):
     if "call" in value:
         answer = results[value["call"]]
         return answer if value.get("item") is None else answer[value["item"]]
-    return {key: decode(v, arrays, results) for key, v in value["dict"].items()}
+    if "reseeded" in value:
+        run, other = (decode(v, arrays, results) for v in value["reseeded"])
+        run = Reseeded(run)
+        run.other = other
+        return run
+    key = int if value.get("int_keys") else str
+    return {key(k): decode(v, arrays, results) for k, v in value["dict"].items()}
 
 
 @dataclass

@@ -1,16 +1,19 @@
-"""The handout's check data: for each visible check, the calls it makes, their inputs, the right
-answer and the answers of the known mistakes, as JSON and a pickle-free .npz per exercise.
+"""The handout's check data: for each visible check, the calls it makes, their inputs, and how its
+answer is judged, as JSON and a pickle-free .npz per exercise.
 
 A check's calls are found by running the check on a recording stand-in for the student's module
 (`Recorder`): what it is asked for is written down, and each answer is a placeholder that later
-calls may take as an argument (merge_heads(split_heads(x))). Checks whose comparison is code
-(a property of the answer: no_future, the scaling experiment, the module's structure) cannot be
-replayed from data; the handout lists them as graded after hand-in.
+calls may take as an argument (merge_heads(split_heads(x))) and the check may unpack (a pair) or
+keep (the scaling experiment's runs). A check compared with an answer ships the right answer and
+the answers of the known mistakes; a check that tests a property with code (no_future, the scaling
+experiment, the figure, the module's structure) ships the property's name and its parameters, which
+check.py applies with check_properties.py, the grader's own code for them.
 
 What is written is only what a student may see: nothing of a hidden check, no reference code, and
 for the hand computation no answer at all (its self-check compares the student's steps with one
 another). Mutants' answers are kept for visible checks only: they are computed from the same
 visible inputs as the expected answer already shipped, so they tell nothing more about the key.
+The statistics the scaling checks compare with are numbers for the visible calls' arguments.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checks import CHECKS
+from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
 from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
 from autograder.config import CourseConfig
+from autograder.handout.check_answers import encode
 from autograder.handout.student_check import FORMAT
 
 # The draw the data comes from. Per-student variants (issue 20) will write their own here.
@@ -37,6 +41,7 @@ class Placeholder:
     """The answer of the call `call` (its item `item`, for a function that returns a pair)."""
     call: int
     item: int | None = None
+    arity: int = 0                  # a function that returns a tuple of this many: the check may unpack it
 
     def __getitem__(self, item: int) -> "Placeholder":
         if self.item is not None:
@@ -44,7 +49,20 @@ class Placeholder:
         return Placeholder(self.call, item)
 
     def __iter__(self):
-        raise NotReplayable("an answer unpacked by the check")
+        if not self.arity:
+            raise NotReplayable("an answer unpacked by the check")
+        return iter([self[item] for item in range(self.arity)])
+
+
+class RecordedDict(dict):
+    """The placeholder of a call that returns a dict (the scaling experiment): a check may copy it
+    (Reseeded(answer)), and the copy still says which call it is."""
+
+    def __init__(self, placeholder: Placeholder):
+        super().__init__({RECORDED: placeholder})
+
+
+RECORDED = "@recorded call"
 
 
 class NotReplayable(Exception):
@@ -54,6 +72,7 @@ class NotReplayable(Exception):
 @dataclass
 class Recorder:
     """Stands where the student's module stands when a check runs: writes its calls down."""
+    returns: dict[str, object]                 # graded name -> return kind (the exercise's)
     calls: list[dict] = field(default_factory=list)
     dtypes: set = field(default_factory=set)
 
@@ -63,7 +82,8 @@ class Recorder:
         return lambda *args, **kwargs: self._record("call", name, list(args), kwargs)
 
     def fresh(self, name: str):
-        return self.__getattr__(name)
+        """Called anew each time, as in the grader (whose other calls with scalar arguments are made once)."""
+        return lambda *args, **kwargs: self._record("call", name, list(args), kwargs, fresh=True)
 
     def value(self, name: str):
         return self._record("value", name, [], {})
@@ -71,9 +91,14 @@ class Recorder:
     def module_forward(self, class_name: str, init_args: list, state: dict, x, mask=None):
         return self._record("module", class_name, list(init_args), {"state": state, "x": x, "mask": mask})
 
-    def _record(self, op: str, name: str, args: list, kwargs: dict) -> Placeholder:
-        self.calls.append({"op": op, "name": name, "args": args, "kwargs": kwargs})
-        return Placeholder(len(self.calls) - 1)
+    def _record(self, op: str, name: str, args: list, kwargs: dict, fresh: bool = False) -> Placeholder | RecordedDict:
+        kind = self.returns.get(name, "array")
+        self.calls.append({"op": op, "name": name, "args": args, "kwargs": kwargs, "returns": kind}
+                          | ({"fresh": True} if fresh else {}))
+        if kind == "float_dict_dict":
+            return RecordedDict(Placeholder(len(self.calls) - 1))
+        arity = len(kind) - 1 if isinstance(kind, tuple) and kind[0] == "tuple" else 0
+        return Placeholder(len(self.calls) - 1, arity=arity)
 
 
 class Arrays:
@@ -83,72 +108,69 @@ class Arrays:
         self.arrays: dict[str, np.ndarray] = {}
 
     def encode(self, value: Any):
+        try:
+            return encode(value, self._store, self._placeholder)
+        except TypeError as err:
+            raise NotReplayable(str(err)) from None
+
+    def _store(self, array: np.ndarray) -> str:
+        if array.dtype == object:
+            raise NotReplayable("an array of objects")
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = array
+        return key
+
+    def _placeholder(self, value: Any):
         if isinstance(value, Placeholder):
             return {"call": value.call, "item": value.item}
-        if isinstance(value, np.ndarray):
-            if value.dtype == object:
-                raise NotReplayable("an array of objects")
-            key = f"a{len(self.arrays)}"
-            self.arrays[key] = value
-            return {"array": key}
-        if isinstance(value, tuple):
-            return {"tuple": [self.encode(v) for v in value]}
-        if isinstance(value, list):
-            return [self.encode(v) for v in value]
-        if isinstance(value, dict):
-            return {"dict": {str(k): self.encode(v) for k, v in value.items()}}
-        if isinstance(value, (bool, np.bool_)):
-            return bool(value)
-        if isinstance(value, (int, np.integer)):
-            return int(value)
-        if isinstance(value, (float, np.floating)):
-            return float(value)
-        if value is None or isinstance(value, str):
-            return value
-        raise NotReplayable(f"a {type(value).__name__}")
+        if type(value) in (dict, RecordedDict) and RECORDED in value:     # not a Reseeded run: encode's
+            return self.encode(value[RECORDED])
+        return None
 
 
 def exercise_data(stem: str, course: CourseConfig) -> tuple[dict, dict[str, np.ndarray]]:
     """check_data/<stem>.json's content and its arrays, for the visible checks of `stem`."""
     arrays = Arrays()
-    checks, later = [], []
+    checks = []
     for check in CHECKS[stem]:
         cfg = course.check(check.id)
-        if cfg.hidden:
-            continue
-        spec = _check_data(check, course, arrays)
-        if spec is None:
-            later.append({"id": check.id, "title": check.title, "points": cfg.points})
-        else:
-            checks.append(spec | {"id": check.id, "title": check.title, "points": cfg.points})
+        if not cfg.hidden:
+            checks.append(_check_data(check, course, arrays) | {"id": check.id, "title": check.title,
+                                                                 "points": cfg.points})
     hidden = sum(course.check(c.id).hidden for c in CHECKS[stem])
     limits = {"call_timeout": course.limits.call_timeout, "import_timeout": course.limits.import_timeout}
     return ({"format": FORMAT, "variant": VARIANT, "seed": course.seed, "exercise": stem,
              "title": course.exercises[stem].title, "limits": limits, "checks": checks,
-             "after_hand_in": later, "hidden": hidden,
+             "hidden": hidden,
              "hand_values_later": stem == "hand_computation"}, arrays.arrays)
 
 
-def _check_data(check: Check, course: CourseConfig, arrays: Arrays) -> dict | None:
+def _check_data(check: Check, course: CourseConfig, arrays: Arrays) -> dict:
+    """What check.py needs to run `check` and judge its answer as the grader does. A check it could
+    not replay is a fault of the kit, said when the handout is written, not a check left out."""
     from autograder.grading import expected_answer
 
     inputs, expected = expected_answer(check, course.seed)
-    recorder = Recorder()
+    recorder = Recorder(returns=EXERCISES[check.exercise].returns)
     try:
         template = check.run(recorder, inputs)
-    except (NotReplayable, TypeError, ValueError, KeyError, AttributeError):
-        return None       # the check computes with the answers: only the grader can run it
-    if check.exercise == "hand_computation":
-        return _hand_data(check, recorder, expected, course)
-    names, weights = getattr(check.compare, "names", None), getattr(check.compare, "weights", ())
-    if names is None or check.expected_run is not None:
-        return None       # compared by a property, not with an answer
-    try:
+        if check.exercise == "hand_computation":
+            return _hand_data(check, recorder, expected, course)
         calls = [step | {"args": arrays.encode(step["args"]), "kwargs": arrays.encode(step["kwargs"])["dict"]}
                  for step in recorder.calls]
         answer = arrays.encode(template)
-    except NotReplayable:
-        return None
+    except (NotReplayable, TypeError, ValueError, KeyError, AttributeError) as err:
+        raise NotReplayable(f"{check.id} cannot be replayed by check.py: its run computes with the answers "
+                            f"({err})") from None
+    prop = getattr(check.compare, "property", None)
+    if prop is not None:
+        params = check.compare.params(Context(course=course, inputs=inputs), expected)
+        return {"kind": "property", "calls": calls, "answer": answer, "property": prop,
+                "params": arrays.encode(params)}
+    names, weights = getattr(check.compare, "names", None), getattr(check.compare, "weights", ())
+    if names is None or check.expected_run is not None:
+        raise NotReplayable(f"{check.id} cannot be judged by check.py: its compare is neither compare_arrays "
+                            f"nor compare_property")
     tolerances = {name: {"rtol": tol.rtol, "atol": tol.atol}
                   for name, tol in (("float64", course.tolerances.float64), ("float32", course.tolerances.float32))}
     float32_inputs = any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in inputs.values())

@@ -5,7 +5,8 @@
     python check.py --watch         # check an exercise again each time you save its file
 
 Each check calls your functions on the inputs kept in check_data/ and compares what they
-return with the answers kept there, and says where they differ. Your code runs in a separate
+return with the answers kept there, or tests the property the check is about (check_properties.py,
+the grader's own code for it), and says what is wrong. Your code runs in a separate
 Python process, so a function that never returns is stopped after a time limit. What differs
 and the known mistakes are told by check_answers.py, beside this file. When your
 answer is one a known mistake gives, the hint names the mistake. Hidden checks and the values
@@ -28,13 +29,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 if __package__:              # imported by the grader, from its package
-    from .check_answers import (Outcome, array_problem, compare, decode, error_hint, hint_for,  # noqa: F401
-                                judge_hand, near_one, weights_problem)
-else:                        # run as check.py: check_answers.py lies beside it (put on the path even under -I)
+    from .check_answers import (Outcome, array_problem, compare, decode, encode, error_hint,  # noqa: F401
+                                hint_for, judge_hand, near_one, weights_problem)
+    from .check_properties import PROPERTIES
+else:                        # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
-    from check_answers import Outcome, compare, decode, error_hint, hint_for, judge_hand  # noqa: E402
+    from check_answers import Outcome, compare, decode, encode, error_hint, hint_for, judge_hand  # noqa: E402
+    from check_properties import PROPERTIES  # noqa: E402
 DATA = HERE / "check_data"
-FORMAT = 1                    # of check_data/*.json; a checker reads only the format it was written for
+FORMAT = 2                    # of check_data/*.json; a checker reads only the format it was written for
 EVENT = "@@check "            # the child's lines to the checker start with this; your prints go to stderr
 
 
@@ -106,6 +109,21 @@ def to_plain(value):
     return array
 
 
+def as_data(value, kind):
+    """Your answer as the sandbox's child reads it (its convert.py, here check_convert.py): a dict of
+    statistics per d, a figure's description (series, labels, titles, legends), or arrays."""
+    if kind not in ("float_dict_dict", "figure"):
+        return to_plain(value)
+    import check_convert
+
+    try:
+        if kind == "figure":
+            return check_convert.describe_figure(value)
+        return {int(d): row for d, row in check_convert.to_float_dict_dict(value).items()}
+    except check_convert.BadReturn as err:
+        raise BadReturn(err.message) from None
+
+
 def call(module, step: dict, arrays: dict, results: list):
     if not hasattr(module, step["name"]):
         raise Missing(step["name"])
@@ -117,7 +135,7 @@ def call(module, step: dict, arrays: dict, results: list):
     args = decode(step.get("args", []), arrays, results)
     kwargs = decode({"dict": step.get("kwargs", {})}, arrays, results)
     if step["op"] == "call":
-        return to_plain(getattr(module, step["name"])(*args, **kwargs))
+        return as_data(getattr(module, step["name"])(*args, **kwargs), step.get("returns"))
     import torch                              # a module's forward, built as the grader builds it
 
     torch.manual_seed(0)
@@ -132,6 +150,15 @@ def call(module, step: dict, arrays: dict, results: list):
     return to_plain(out)
 
 
+def once_key(step: dict) -> str | None:
+    """The key of a call the grader makes once per submission (scalar arguments, not asked anew)."""
+    values = [*step["args"], *step["kwargs"].values()]
+    flat = [v for x in values for v in (x["tuple"] if isinstance(x, dict) and set(x) == {"tuple"} else [x])]
+    if step["op"] != "call" or step.get("fresh") or any(isinstance(v, (list, dict)) for v in flat):
+        return None
+    return json.dumps([step["name"], step["args"], step["kwargs"]], sort_keys=True)
+
+
 def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
     """Import your file, run the checks' calls, write each answer to out_dir/<n>.npz."""
     channel, sys.stdout = sys.stdout, sys.stderr      # your prints go to the terminal, not the checker
@@ -141,18 +168,27 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
         channel.flush()
 
     spec, arrays = load_exercise(path.stem)
+    if any(step.get("returns") == "figure" for check in spec["checks"] for step in check["calls"]):
+        import matplotlib
+
+        matplotlib.use("Agg")                         # as in the grader: figures are read, never shown
     try:
         module = import_student(path)
     except BaseException as err:  # noqa: BLE001 - what your file raised is what the checker reports
         tell(status="error", message=f"{path.name} could not be run: {describe(err, path)}")
         return
     checks = {c["id"]: c for c in spec["checks"]}
+    made: dict = {}                 # answers of calls with only scalar arguments, made once as in the grader
     for n, check_id in enumerate(check_ids):
         tell(status="started", check=check_id)
         results: list = []
         try:
             for step in checks[check_id]["calls"]:
-                results.append(call(module, step, arrays, results))
+                key = once_key(step)
+                answer = made[key] if key in made else call(module, step, arrays, results)
+                if key is not None:
+                    made[key] = answer
+                results.append(answer)
             answer = decode(checks[check_id]["answer"], {}, results)
         except Missing as err:
             tell(status="error", check=check_id, message=f"{path.name} defines no {err}")
@@ -169,9 +205,21 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
             tell(status="error", check=check_id, message=describe(err, path), raised=[type(err).__name__, str(err)],
                  line=line_of(err, path))
             continue
-        flat = answer if isinstance(answer, tuple) else (answer,)
-        np.savez(out_dir / f"{n}.npz", *flat)
-        tell(status="answered", check=check_id, file=f"{n}.npz", parts=len(flat) if isinstance(answer, tuple) else 0)
+        save(answer, out_dir / str(n))
+        tell(status="answered", check=check_id, file=str(n))
+
+
+def save(answer, where: Path) -> None:
+    """An answer as <where>.json, its arrays in <where>.npz (no pickle on either side)."""
+    arrays: dict = {}
+
+    def store(array):
+        arrays[f"a{len(arrays)}"] = array
+        return f"a{len(arrays) - 1}"
+
+    data = encode(answer, store)
+    np.savez(where.with_suffix(".npz"), **arrays)
+    where.with_suffix(".json").write_text(json.dumps(data), encoding="utf-8")
 
 
 def line_of(err: BaseException, path: Path) -> int | None:
@@ -255,11 +303,14 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path) -> Outcome:
     if event["status"] != "answered":
         hint = error_hint(check, event) if event.get("raised") else ""
         return Outcome(check, event["status"], event.get("message", ""), hint)
-    with np.load(out_dir / event["file"], allow_pickle=False) as saved:
-        parts = [saved[f"arr_{i}"] for i in range(len(saved.files))]
-    answer = tuple(parts) if event["parts"] else parts[0]
+    with np.load(out_dir / f"{event['file']}.npz", allow_pickle=False) as saved:
+        parts = {key: saved[key] for key in saved.files}
+    answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
         return judge_hand(check, *answer)
+    if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
+        problems = PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
+        return Outcome(check, "failed", "; ".join(problems)) if problems else Outcome(check, "passed")
     problems = compare(check, answer, decode(check["expected"], arrays), arrays)
     if not problems:
         return Outcome(check, "passed")
@@ -282,7 +333,6 @@ def check_exercise(stem: str, folder: Path, path: Path | None = None,
         def chosen(check):
             return any(check["id"] == x or check["id"].startswith(x + ".") for x in only)
         spec["checks"] = [c for c in spec["checks"] if chosen(c)]
-        spec["after_hand_in"] = [c for c in spec["after_hand_in"] if chosen(c)]
         spec["hidden"] = 0
     path = path if path is not None else your_file(stem, folder)
     if path is None or not path.is_file():
@@ -312,7 +362,7 @@ def report(stem: str, outcomes: list[Outcome], spec: dict) -> bool:
         print(f"\n{stem} ({spec.get('checked_file', '-')}): {passed}/{len(outcomes)} visible checks passed, "
               f"{points:g}/{total:g} points")
     else:
-        print(f"\n{stem}: none of its checks can run here")
+        print(f"\n{stem}: no visible check chosen")
     failed = [o for o in outcomes if o.status != "passed"]
     unanswered = len(failed) == len(outcomes) and not any(o.hint for o in failed)
     if failed and unanswered and (len({o.message for o in failed}) == 1 or
@@ -326,10 +376,6 @@ def report(stem: str, outcomes: list[Outcome], spec: dict) -> bool:
                 print("      hint: " + o.hint.replace("\n", "\n      "))
     if spec["hand_values_later"] and not failed:
         print("  your answers are consistent; their values are graded after you hand in")
-    later = spec["after_hand_in"]
-    if later:
-        print(f"  graded after you hand in (they test properties of your answer that this checker cannot): "
-              f"{', '.join(c['id'] for c in later)}")
     if spec["hidden"]:
         print(f"  and {spec['hidden']} hidden check(s)")
     return not failed
@@ -349,13 +395,12 @@ def main(argv: list[str]) -> int:
         print(f"no exercise {unknown[0]!r}; the exercises are {', '.join(index['exercises'])}", file=sys.stderr)
         return 2
     folder = HERE
-    ok, later = [], 0
-    for stem in stems:
-        outcomes, spec = check_exercise(stem, folder)
-        ok.append(report(stem, outcomes, spec))
-        later += len(spec["after_hand_in"])
-    also = f" that check.py can run ({later} more are graded after you hand in)" if later else ""
-    print(f"\nall visible checks passed{also}" if all(ok) else "\nsome visible checks failed")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:     # two exercises' children at a time, reported in order
+        running = [pool.submit(check_exercise, stem, folder) for stem in stems]
+        ok = [report(stem, *done.result()) for stem, done in zip(stems, running)]
+    print("\nall visible checks passed" if all(ok) else "\nsome visible checks failed")
     if not watch:
         return 0 if all(ok) else 1
     return watch_folder(folder, stems)

@@ -14,7 +14,12 @@ HANDOUT_CODE = Path(__file__).resolve().parent
 from autograder.handout.data import write_check_data
 
 CHECKER = "check.py"
-ANSWERS = "check_answers.py"            # check.py's comparisons, imported by it from beside it
+# check.py's modules, imported by it from beside it: its comparisons with answers, the properties the
+# grader tests with code, and the sandbox's reading of a returned dict or figure.
+MODULES = {"check_answers.py": HANDOUT_CODE / "check_answers.py",
+           "check_properties.py": HANDOUT_CODE / "check_properties.py",
+           "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
+           "check_convert.py": HANDOUT_CODE.parent / "sandbox" / "convert.py"}
 DATA_FOLDER = "check_data"
 
 
@@ -26,8 +31,9 @@ def write_checker(out: Path, course: CourseConfig) -> list[Path]:
     """check.py and check_data/ in `out`: what a folder needs for students to check their work."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HANDOUT_CODE / "student_check.py", out / CHECKER)
-    shutil.copyfile(HANDOUT_CODE / "check_answers.py", out / ANSWERS)
-    return [out / CHECKER, out / ANSWERS, *write_check_data(out / DATA_FOLDER, course)]
+    for name, source in MODULES.items():
+        shutil.copyfile(source, out / name)
+    return [out / CHECKER, *(out / name for name in MODULES), *write_check_data(out / DATA_FOLDER, course)]
 
 
 def write_handout(out: Path, course: CourseConfig, *, force: bool = False) -> list[Path]:
