@@ -20,6 +20,7 @@ import yaml
 from autograder.checks import CHECKS
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.nbgrader_cell import load_notebook
+from autograder.results import HIDDEN_CHECK_NOTE
 from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
 
@@ -327,7 +328,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
     page = (root / "feedback" / "buggy" / ASSIGNMENT / "attention.html").read_text()
     assert "Subtracting the row maximum" in page                      # the diagnosed hint
     assert "HIDDEN TESTS" not in page and "_attnkit_checks +=" not in page
-    assert "a hidden check: its details are not shown" in page
+    assert HIDDEN_CHECK_NOTE in page
     assert (root / "feedback" / "solution" / ASSIGNMENT / "causal_mask.html").is_file()
 
     # the kit's scores into gradebooks: a new one, and the course's own (replacing nbgrader's)
