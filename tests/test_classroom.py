@@ -29,7 +29,7 @@ from autograder.roster import find_students
 from autograder.config import KIT_ROOT
 from autograder.grading import GENERIC_HINT
 from autograder.reports.feedback import feedback_markdown
-from autograder.results import HIDDEN_CHECK_NOTE
+from autograder.results import HIDDEN_CHECK_NOTE, causes
 
 HOSTILE = KIT_ROOT / "tests" / "hostile"
 SOLUTIONS = KIT_ROOT / "solutions"
@@ -484,10 +484,14 @@ def test_feedback_follows_the_hint_policy_and_show_hidden(run):
     hidden = run.check("cleo", "attention.scaled_dot_product_attention.binary_mask")
     default = feedback_markdown(run.results["cleo"], run.course)
     assert HIDDEN_CHECK_NOTE in default and hidden.message.split(";")[0] not in default
-    assert hidden.hint.startswith("A hidden check failed") and hidden.hint in default   # what to try, no value
+    assert hidden.hint.startswith("A hidden check failed")    # what to try, no value
+    # one mistake, one hint: the hint of the cause that explains the hidden check (its own when it comes first)
+    cause = next(c for c in causes(run.results["cleo"].exercise("attention").checks) if hidden in c.checks)
+    assert cause.first.hint.split(". ")[0] in default
     shown, checks = graded(show_hidden=True)
     assert HIDDEN_CHECK_NOTE not in shown
-    assert checks[hidden.check_id].message.split(";")[0] in shown
+    told = next(c for c in causes(checks.values()) if checks[hidden.check_id] in c.checks).first  # its cause's
+    assert told.message.split(";")[0] in shown
 
 
 def test_feedback_never_renders_what_a_submission_wrote(run):
