@@ -329,6 +329,9 @@ def parser() -> argparse.ArgumentParser:
     nb = add("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
     nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
     nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")
+    nb.add_argument("--course-id", metavar="ID", help="nbgrader's course id (default: from the course's name)")
+    nb.add_argument("--exchange", metavar="DIR", help="nbgrader's exchange folder, existing and writable by every "
+                    "student (default: COURSE_DIR/exchange, made here)")
     nb.set_defaults(func=cmd_nbgrader)
 
     mis = add("misconceptions", help="list the mistakes the grader can name, with their hints")

@@ -52,7 +52,8 @@ class Exercise:
     catalogue: str = CATALOGUE_MODULE           # the module whose CATALOGUE holds this exercise's entries
     written: tuple[WrittenQuestion, ...] = ()   # manually graded questions (the nbgrader course)
     # function or function.case -> the picture a failed check gets on the feedback page
-    # (autograder/reports/pictures.py: "weights", "scaling", "figure")
+    # (autograder/reports/pictures.py: "weights" for attention answers, drawn as weights or as an
+    # output by what the check compares; "scaling"; "figure")
     pictures: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 from autograder.load import LoadError, SourceFile
+from autograder.results import HIDDEN_CHECK_NOTE
 
 COURSE_ENV = "ATTNKIT_COURSE"          # set by the course's nbgrader_config.py
 MARKER_ENV = "ATTNKIT_AUTOGRADE"       # set by the kit's nbgrader preprocessor: the test cells stand down
@@ -123,7 +124,7 @@ def report_lines(results, course, points: float | None = None) -> list[str]:
         if r.passed:
             continue
         if r.hidden and not course.show_hidden:
-            lines.append("    a hidden check: its details are not shown")
+            lines.append(f"    {HIDDEN_CHECK_NOTE}")
         elif r.message:
             lines.append(f"    {_one_line(r.message)}")
         if r.hint:   # decided once by grading, for the course's policy (a hidden check's names no input)

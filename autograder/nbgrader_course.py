@@ -3,9 +3,12 @@
 Writes a course folder that nbgrader (0.9) manages as it is::
 
     COURSE_DIR/
-      nbgrader_config.py            the kit's autograde preprocessors, timeouts from course.yml
+      nbgrader_config.py            course id, exchange root, the kit's autograde preprocessors,
+                                    timeouts from course.yml
       attnkit_course.yml            the course file the test cells grade with
+      exchange/                     nbgrader's exchange (unless --exchange names another)
       source/<assignment>/<stem>.ipynb   one notebook per exercise, from solutions/<stem>.py
+      source/<assignment>/attnkit_tests.py, .json, check.py ...   what the test cells run
 
 In each notebook (see docs/nbgrader.md):
 
@@ -15,12 +18,13 @@ In each notebook (see docs/nbgrader.md):
   computation) is preceded by the kit's ``NAME = None  # TODO(...)`` lines, so the release
   still shows what to fill in.
 * after the cell (and its demo cells) of each task, a locked autograded test cell worth the
-  task's points in course.yml. It lists the task's visible checks; the hidden ones are only in
-  the course file, so the released cell equals the source cell. Run by the student, it grades
-  the saved notebook in a fresh interpreter (``python -I -m autograder.nbgrader_cell``), prints
-  the report and ends with the score as a bare float: nbgrader's partial credit. Under
-  ``nbgrader autograde`` it does nothing: ``autograder.nbgrader_preprocessor`` grades the
-  submitted file in nbgrader's process and writes the cell's outputs.
+  task's points in course.yml: a comment and ``attnkit_tests.run("<task>")``
+  (autograder/notebook_tests.py, released beside the notebook), which runs the handout's
+  check.py on the saved notebook in a fresh interpreter for the task's visible checks (listed
+  in attnkit_tests.json; the hidden ones are only in the course file, so the released cell
+  equals the source cell), prints the report and returns the score: nbgrader's partial
+  credit. Under ``nbgrader autograde`` it does nothing: ``autograder.nbgrader_preprocessor``
+  grades the submitted file in nbgrader's process and writes the cell's outputs.
 * manually graded written questions (markdown cells with ``grade: true, solution: true``): the
   ``written`` questions of the exercise's descriptor (why scores are scaled by sqrt(d_k), what a
   causal mask prevents).
@@ -42,6 +46,8 @@ NBGRADER_SCHEMA = 3
 SOURCE_DIR = "source"
 CONFIG_FILE = "nbgrader_config.py"
 COURSE_FILE = "attnkit_course.yml"     # the name autograder.nbgrader_cell looks for
+TESTS_MODULE = "attnkit_tests"         # beside the notebooks: what their test cells call (notebook_tests.py)
+EXCHANGE_DIR = "exchange"              # nbgrader's exchange, inside the course folder unless told otherwise
 GRADER_STARTUP = 60                    # seconds a test cell allows for starting the grader and its sandbox
 
 
@@ -124,45 +130,31 @@ def _nbgrader(grade_id: str, *, solution: bool, grade: bool, locked: bool, point
     return meta
 
 
-def task_cell_source(stem: str, task: str, visible: list[str], hidden_points: float, points: float,
-                     timeout: int) -> str:
-    """The code of one autograded test cell. Self-contained: it uses nothing the notebook
-    defined, imports under private names, writes nothing to stderr, and ends with a float.
-    It lists only the visible checks: the hidden ones are known to the grader (course file),
-    so the released cell is the source cell and nbgrader sees no changed checksum.
-    Under ``nbgrader autograde`` (``ATTNKIT_AUTOGRADE`` set by the kit's preprocessor) it does
-    nothing: the preprocessor grades the submitted file and writes this cell's outputs."""
-    from autograder.nbgrader_cell import MARKER_ENV
-
-    notebook = f"{stem}.ipynb"
-    pts = f"{points:g}"
-    listing = "[\n" + "".join(f"    {json.dumps(i)},\n" for i in visible) + "]"
-    lines = [f"# Autograder tests for {task} ({pts} points). Save the notebook first: this cell checks",
-             f"# the saved {notebook} with check.py (beside it) in a fresh Python process, not the variables",
-             "# of this kernel. Its score here counts the visible checks; the grade is made after you hand in."]
+def task_cell_source(stem: str, task: str, points: float, hidden_points: float) -> str:
+    """The code of one autograded test cell: a comment that says what it tests, and one call
+    (``attnkit_tests.run``, released beside the notebook: it checks the saved notebook with the
+    handout's check.py in a fresh process and returns the score, the cell's last value). The
+    checks it runs are in attnkit_tests.json, visible ones only, so the released cell is the
+    source cell and nbgrader sees no changed checksum."""
+    lines = [f"# Tests of {task} ({points:g} points).", f"# Save {stem}.ipynb first: they check the saved file."]
     if hidden_points:
-        lines.append(f"# {hidden_points:g} of the {pts} points are for hidden checks, graded after you hand in.")
-    lines += [
-        "import json as _attnkit_json, os as _attnkit_os, subprocess as _attnkit_subprocess, sys as _attnkit_sys",
-        f"_attnkit_checks = {listing}",
-        "_attnkit_score = 0.0",
-        f'if __name__ == "__main__" and _attnkit_checks and not _attnkit_os.environ.get("{MARKER_ENV}"):',
-        "    _attnkit_run = None",
-        "    try:",
-        "        _attnkit_run = _attnkit_subprocess.run(",
-        '            [_attnkit_sys.executable, "-I", "check.py", "--cell", ' + json.dumps(stem) + ', *_attnkit_checks],',
-        f"            capture_output=True, text=True, timeout={timeout}, stdin=_attnkit_subprocess.DEVNULL)",
-        "        _attnkit_result = [_attnkit_json.loads(_line) for _line in _attnkit_run.stdout.splitlines()",
-        '                           if _line.startswith(\'{"attnkit"\')][-1]',
-        '        print(_attnkit_result["report"])',
-        f'        _attnkit_score = min(max(float(_attnkit_result["score"]), 0.0), {pts})',
-        "    except Exception as _attnkit_error:",
-        '        print(f"The grader could not run: {type(_attnkit_error).__name__}: {_attnkit_error}")',
-        "        if _attnkit_run is not None:",
-        "            print(_attnkit_run.stderr[-1500:])",
-        "_attnkit_score",
-    ]
+        lines.append(f"# {hidden_points:g} of the {points:g} points are for hidden checks, graded after you hand in.")
+    lines += [f"import {TESTS_MODULE}", f"{TESTS_MODULE}.run({json.dumps(task)})"]
     return "\n".join(lines)
+
+
+def task_table(course: CourseConfig) -> dict[str, dict]:
+    """What each test cell runs (attnkit_tests.json): per graded task its exercise, visible
+    checks, points and how long the cell waits for the checker."""
+    table = {}
+    for stem in course.exercises:
+        for task, ids in tasks(course, stem).items():
+            points = task_points(course, ids)
+            if points > 0:
+                visible = [c for c in ids if not course.check(c).hidden]
+                table[task] = {"exercise": stem, "checks": visible, "points": points,
+                               "timeout": cell_timeout(course, len(visible))}
+    return table
 
 
 def _with_none_stubs(text: str, filename: str, stem: str) -> str:
@@ -203,10 +195,8 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
             points = task_points(course, ids)
             if points <= 0:
                 continue
-            visible = [c for c in ids if not course.check(c).hidden]
             hidden_points = task_points(course, [c for c in ids if course.check(c).hidden])
-            cell = nbformat.v4.new_code_cell(task_cell_source(stem, task, visible, hidden_points, points,
-                                                              cell_timeout(course, len(visible))))
+            cell = nbformat.v4.new_code_cell(task_cell_source(stem, task, points, hidden_points))
             cell["id"] = safe_id(f"{stem}-{task_grade_id(task)}").replace("_", "-")[:64]
             cell.metadata["nbgrader"] = _nbgrader(task_grade_id(task), solution=False, grade=True, locked=True,
                                                   points=points)
@@ -244,10 +234,22 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
     return nb
 
 
-def nbgrader_config(course: CourseConfig) -> str:
+def default_course_id(course: CourseConfig) -> str:
+    """nbgrader's course id from the course's name: "Self-Attention from Scratch" -> "self_attention_from_scratch"."""
+    return safe_id(course.course).lower() or "attnkit"
+
+
+def nbgrader_config(course: CourseConfig, course_id: str, exchange: str | None = None) -> str:
+    """The course's nbgrader_config.py. `exchange`: the exchange root; None: the exchange folder
+    inside the course folder, found from the config's own place (no path of this machine written)."""
+    exchange_root = (f"os.path.join(_here, {EXCHANGE_DIR!r})" if exchange is None
+                     else repr(str(Path(exchange).expanduser().resolve())))
+    a = course.assignment
     return f'''"""nbgrader configuration of this course, written by `attnkit nbgrader` (see the kit's
-docs/nbgrader.md). Run nbgrader from this folder: `nbgrader generate_assignment {course.assignment}`,
-`nbgrader autograde {course.assignment}`, `nbgrader generate_feedback {course.assignment}`, `nbgrader export`."""
+docs/nbgrader.md). Run nbgrader from this folder: `nbgrader generate_assignment {a}`,
+`nbgrader release_assignment {a}`, `nbgrader collect {a}`, `nbgrader autograde {a}`,
+`nbgrader generate_feedback {a}`, `nbgrader export`. Students fetch and submit with
+`nbgrader fetch_assignment {a}` and `nbgrader submit {a}`, given this course id and exchange."""
 
 import os
 
@@ -255,6 +257,11 @@ c = get_config()  # noqa: F821 (provided by nbgrader when it reads this file)
 
 _here = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = _here
+c.CourseDirectory.course_id = {course_id!r}
+
+# Where release_assignment puts the assignment and submit puts the students' notebooks: a folder
+# every student can write to (`attnkit nbgrader --exchange DIR` names another).
+c.Exchange.root = {exchange_root}
 
 # The kit grades with this course file (points, hidden checks, hints, limits, seed).
 os.environ["ATTNKIT_COURSE"] = os.path.join(_here, "{COURSE_FILE}")
@@ -276,10 +283,12 @@ c.Execute.interrupt_on_timeout = True
 
 
 def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, force: bool = False,
-                 course_file: Path | None = None) -> list[Path]:
-    """Write nbgrader_config.py, attnkit_course.yml and source/<assignment>/<stem>.ipynb into
-    ``course_dir``; return the files written. Without ``force``, refuses to overwrite an
-    existing nbgrader_config.py or source notebook."""
+                 course_file: Path | None = None, course_id: str | None = None,
+                 exchange: Path | None = None) -> list[Path]:
+    """Write nbgrader_config.py, attnkit_course.yml, source/<assignment>/ (a notebook per
+    exercise, the checker and the test cells' attnkit_tests.py) and, unless `exchange` names
+    another, the exchange folder into ``course_dir``; return the files written. Without
+    ``force``, refuses to overwrite an existing nbgrader_config.py or source notebook."""
     import nbformat
     import yaml
 
@@ -305,14 +314,24 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     from autograder.handout.write import write_checker
 
     written = write_checker(assignment_dir, course)
+    tests_module = assignment_dir / f"{TESTS_MODULE}.py"
+    shutil.copyfile(Path(__file__).with_name("notebook_tests.py"), tests_module)
+    tests_table = assignment_dir / f"{TESTS_MODULE}.json"
+    tests_table.write_text(json.dumps(task_table(course), indent=1) + "\n", encoding="utf-8")
+    written += [tests_module, tests_table]
     for stem, nb in notebooks.items():
         target = assignment_dir / f"{stem}.ipynb"
         text = nbformat.writes(nb, version=4)
         target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         written.append(target)
     config = course_dir / CONFIG_FILE
-    config.write_text(nbgrader_config(course), encoding="utf-8")
+    config.write_text(nbgrader_config(course, course_id or default_course_id(course), exchange), encoding="utf-8")
     written.append(config)
+    if exchange is None:
+        # nbgrader wants the exchange to exist and every student to be able to write into it;
+        # sticky, as /tmp: no one removes what another put there
+        (course_dir / EXCHANGE_DIR).mkdir(exist_ok=True)
+        (course_dir / EXCHANGE_DIR).chmod(0o1777)
     course_copy = course_dir / COURSE_FILE
     if course_file is not None and Path(course_file).is_file():
         course_copy.write_text(Path(course_file).read_text(encoding="utf-8"), encoding="utf-8")
@@ -322,22 +341,39 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     return written
 
 
+def course_totals(course: CourseConfig) -> tuple[float, float]:
+    """The points nbgrader counts for the course: (autograded, written): the test cells' points
+    (course.yml's, task by task) and the manually graded written questions'."""
+    autograded = sum(spec["points"] for spec in task_table(course).values())
+    written = sum(float(q.points) for stem in course.exercises for q in written_questions(stem))
+    return autograded, written
+
+
 def cmd_nbgrader(args, console) -> int:
     from autograder.checks import check_ids
     from autograder.config import KIT_ROOT, load_course
 
     course = load_course(args.course, known_checks=check_ids())
     course_dir = Path(args.course_dir)
+    course_id = args.course_id or default_course_id(course)
     try:
-        written = write_course(course_dir, KIT_ROOT, course, force=args.force, course_file=args.course)
+        written = write_course(course_dir, KIT_ROOT, course, force=args.force, course_file=args.course,
+                               course_id=course_id, exchange=args.exchange)
     except (CourseError, BuildError) as err:
         console.print(f"[red]attnkit nbgrader: {err}[/]")
         return 2
     for path in written:
         console.print(f"wrote {path}")
-    console.print(f"\nnext, from {course_dir}:\n"
-                  f"  nbgrader generate_assignment {course.assignment}      # release/: no solutions, no hidden tests\n"
-                  f"  nbgrader autograde {course.assignment}                # submitted/<student>/{course.assignment}/\n"
-                  f"  nbgrader generate_feedback {course.assignment}\n"
-                  f"  nbgrader export                                # grades.csv")
+    autograded, written_points = course_totals(course)
+    a = course.assignment
+    exchange = args.exchange or course_dir / EXCHANGE_DIR
+    console.print(f"\ncourse id {course_id}, exchange {exchange}; nbgrader will count {autograded:g} autograded + "
+                  f"{written_points:g} written = {autograded + written_points:g} points\n"
+                  f"next, from {course_dir} (docs/nbgrader.md walks the whole cycle):\n"
+                  f"  nbgrader generate_assignment {a}   # release/: no solutions, no hidden tests\n"
+                  f"  nbgrader release_assignment {a}    # into the exchange: students fetch_assignment, submit\n"
+                  f"  nbgrader collect {a}               # submitted/<student>/{a}/\n"
+                  f"  nbgrader autograde {a}\n"
+                  f"  nbgrader generate_feedback {a}\n"
+                  f"  nbgrader export                    # grades.csv", highlight=False, soft_wrap=True)
     return 0

@@ -214,8 +214,11 @@ def _grade_id(cell) -> str | None:
 def _write(cell, report: str, score: float) -> None:
     import nbformat
 
+    from autograder.notebook_tests import wrapped   # as a student's run of the cell prints it
+
     count = cell.get("execution_count")
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=report + "\n"),
+    # wrapped: nbgrader's feedback page shows a stream as it is, and would not wrap a long line
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=wrapped(report) + "\n"),
                     nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(score))},
                                            execution_count=count)]
 

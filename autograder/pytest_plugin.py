@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.config import DEFAULT_COURSE, ConfigError, load_course
-from autograder.results import CheckResult, ExerciseResult
+from autograder.results import HIDDEN_CHECK_NOTE, CheckResult, ExerciseResult
 
 _STATE_KEY = pytest.StashKey["_Grader"]()
 
@@ -105,7 +105,7 @@ def assert_check(grader: _Grader, check_id: str) -> None:
         return
     if result.hidden and not grader.course.show_hidden:
         hint = f"\nhint: {result.hint}" if result.hint else ""   # names no hidden input
-        pytest.fail(f"[{result.status}] {result.title}\na hidden check; its details are shown after grading{hint}",
+        pytest.fail(f"[{result.status}] {result.title}\n{HIDDEN_CHECK_NOTE}{hint}",
                     pytrace=False)
     text = f"[{result.status}] {result.title}\n{result.message}"
     if result.hint:

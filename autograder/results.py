@@ -14,6 +14,10 @@ from typing import Iterable, Literal
 # not_implemented: the stub is untouched. missing: no file for this exercise.
 Status = Literal["passed", "failed", "error", "not_implemented", "missing"]
 
+# What a student sees of a hidden check while course.yml has `show_hidden: false`, said the same
+# way by every output (terminal, feedback pages, Gradescope, pytest, nbgrader cells) and the docs.
+HIDDEN_CHECK_NOTE = "A hidden check: its title is shown, its message is not."
+
 
 class Why(str, Enum):
     """CheckResult.reason: why a check's code gave no usable answer. A str, so results stay JSON

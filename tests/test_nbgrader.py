@@ -20,6 +20,8 @@ import yaml
 from autograder.checks import CHECKS
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.nbgrader_cell import load_notebook
+from autograder.notebook_tests import wrapped
+from autograder.results import HIDDEN_CHECK_NOTE
 from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
 
@@ -44,7 +46,8 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     from autograder.handout.write import MODULES
 
     assert sorted(p.name for p in source.iterdir()) == sorted(
-        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *MODULES])
+        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *MODULES,
+                                                    "attnkit_tests.py", "attnkit_tests.json"])
     assert tmp_path / "nbgrader_config.py" in written and (tmp_path / COURSE_FILE).is_file()
     for stem in course.exercises:
         cells = _cells(source / f"{stem}.ipynb")
@@ -61,18 +64,21 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
         assert sum(_meta(c)["points"] for c in tests) == course.max_points(stem)
         tasks = {".".join(c.id.split(".")[:2]) for c in CHECKS[stem]}
         assert {_meta(c)["grade_id"] for c in tests} == {task_grade_id(t) for t in tasks}
+        table = json.loads((source / "attnkit_tests.json").read_text())
         for cell in tests:
             assert cell.cell_type == "code" and _meta(cell)["locked"] is True
-            assert cell.source.rstrip().endswith("_attnkit_score")       # the bare float
-            wait = int(re.search(r"timeout=(\d+)", cell.source).group(1))
-            assert 0 < wait < execute_timeout(course)    # the cell's own wait ends before nbgrader's timeout
-            listed = re.findall(r'"([a-z_]+\.[A-Za-z_]+\.[a-z_0-9]+)"', cell.source)
             task = next(t for t in tasks if task_grade_id(t) == _meta(cell)["grade_id"])
+            # a few lines a student can read: what is tested and one call naming the task
+            assert cell.source.splitlines()[-2:] == ["import attnkit_tests", f'attnkit_tests.run("{task}")']
+            assert len(cell.source.splitlines()) <= 5 and max(map(len, cell.source.splitlines())) <= 80
+            spec = table[task]
+            assert spec["exercise"] == stem and spec["points"] == _meta(cell)["points"]
+            assert 0 < spec["timeout"] < execute_timeout(course)   # the cell's own wait ends before nbgrader's
             ids = [c.id for c in CHECKS[stem] if c.id.startswith(task + ".")]
-            # Only the visible checks are listed: the release equals the source cell (no checksum
-            # change), and the hidden ids are only in the course file.
-            assert listed == [c for c in ids if not course.check(c).hidden]
-            assert "HIDDEN TESTS" not in cell.source
+            # Only the visible checks are run by the released cell: the release equals the source
+            # cell (no checksum change), and the hidden ids are only in the course file.
+            assert spec["checks"] == [c for c in ids if not course.check(c).hidden]
+            assert "HIDDEN TESTS" not in cell.source and not any(c in cell.source for c in ids)
             header = re.search(r"\((\d+) points\)", cell.source)
             assert float(header.group(1)) == _meta(cell)["points"]
             hidden_pts = sum(course.check(c).points for c in ids if course.check(c).hidden)
@@ -82,8 +88,13 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
         assert [(_meta(c)["grade_id"], _meta(c)["points"]) for c in written_qs] == \
             [(q.grade_id, q.points) for q in expected]
         assert all(c.cell_type == "markdown" for c in written_qs)
+    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "notebook_tests.py").read_bytes()
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert f"c.Execute.timeout = {execute_timeout(course)}" in config
+    # what release_assignment, fetch_assignment, submit and collect need
+    assert "c.CourseDirectory.course_id = 'self_attention_from_scratch'" in config
+    assert "c.Exchange.root = os.path.join(_here, 'exchange')" in config
+    assert (tmp_path / "exchange").is_dir() and (tmp_path / "exchange").stat().st_mode & 0o1777 == 0o1777
     assert "configure(c)" in config              # the kit's preprocessors in nbgrader's autograde
     assert str(tmp_path) not in config           # the config finds its folder itself
     with pytest.raises(CourseError):
@@ -91,11 +102,23 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     assert write_course(tmp_path, KIT_ROOT, course, force=True)
 
 
-def test_the_subcommand_writes_a_course(tmp_path, capsys):
+def test_the_subcommand_writes_a_course(course, tmp_path, capsys):
     from autograder.cli import main
 
     assert main(["nbgrader", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "source" / ASSIGNMENT / "attention.ipynb").is_file()
+    # the totals nbgrader will count, computed from the course: every test and written cell's points
+    cells = [_meta(c) for stem in course.exercises
+             for c in _cells(tmp_path / "c" / "source" / ASSIGNMENT / f"{stem}.ipynb") if _meta(c).get("grade")]
+    auto = sum(m["points"] for m in cells if not m["solution"])
+    written = sum(m["points"] for m in cells if m["solution"])
+    assert f"nbgrader will count {auto:g} autograded + {written:g} written = {auto + written:g} points" in \
+        capsys.readouterr().out
+    other = tmp_path / "shared-exchange"
+    assert main(["nbgrader", str(tmp_path / "d"), "--course-id", "cs101", "--exchange", str(other)]) == 0
+    config = (tmp_path / "d" / "nbgrader_config.py").read_text()
+    assert "c.CourseDirectory.course_id = 'cs101'" in config and f"c.Exchange.root = {str(other)!r}" in config
+    assert not (tmp_path / "d" / "exchange").exists()
     assert main(["nbgrader", str(tmp_path / "c")]) == 2                 # no overwrite without --force
     assert main(["nbgrader", str(tmp_path / "c"), "--force"]) == 0
 
@@ -218,6 +241,17 @@ def _nbgrader(course_dir: Path, *args: str, timeout: float = 600) -> subprocess.
     return run
 
 
+def _small_course(course_at, tmp_path: Path, stems: tuple[str, ...]):
+    """The kit's course.yml cut to some exercises (a shorter run), and its course in tmp_path/course."""
+    data = yaml.safe_load(DEFAULT_COURSE.read_text())
+    data["exercises"] = {s: data["exercises"][s] for s in stems}
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    small = course_at(course_file)
+    write_course(tmp_path / "course", KIT_ROOT, small, course_file=course_file)
+    return small, tmp_path / "course"
+
+
 def _grades(csv_path: Path) -> dict[str, tuple[float, float]]:
     with open(csv_path, newline="") as fh:
         return {row["student_id"]: (float(row["score"]), float(row["max_score"])) for row in csv.DictReader(fh)}
@@ -263,13 +297,7 @@ def _buggy_attention(source: Path, target: Path) -> None:
 def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, course, tmp_path):
     # A smaller course keeps the run short: three exercises, one with hidden checks, one with a
     # written question and a module-level answer region.
-    data = yaml.safe_load(DEFAULT_COURSE.read_text())
-    data["exercises"] = {s: data["exercises"][s] for s in ("hand_computation", "attention", "causal_mask")}
-    course_file = tmp_path / "course.yml"
-    course_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    small = course_at(course_file)
-    root = tmp_path / "course"
-    write_course(root, KIT_ROOT, small, course_file=course_file)
+    small, root = _small_course(course_at, tmp_path, ("hand_computation", "attention", "causal_mask"))
 
     # generate_assignment: no solution code, no hidden tests in the release
     _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
@@ -326,10 +354,10 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
 
     # feedback: hints shown, hidden tests and hidden checks' details not
     _nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
-    page = (root / "feedback" / "buggy" / ASSIGNMENT / "attention.html").read_text()
+    page = " ".join((root / "feedback" / "buggy" / ASSIGNMENT / "attention.html").read_text().split())
     assert "Subtracting the row maximum" in page                      # the diagnosed hint
     assert "HIDDEN TESTS" not in page and "_attnkit_checks +=" not in page
-    assert "a hidden check: its details are not shown" in page
+    assert HIDDEN_CHECK_NOTE in page
     assert (root / "feedback" / "solution" / ASSIGNMENT / "causal_mask.html").is_file()
 
     # the kit's scores into gradebooks: a new one, and the course's own (replacing nbgrader's)
@@ -419,13 +447,7 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
     from autograder.nbgrader_course import tasks
     from autograder.sandbox import Sandbox
 
-    data = yaml.safe_load(DEFAULT_COURSE.read_text())
-    data["exercises"] = {s: data["exercises"][s] for s in ("attention", "causal_mask")}
-    course_file = tmp_path / "course.yml"
-    course_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    small = course_at(course_file)
-    root = tmp_path / "course"
-    write_course(root, KIT_ROOT, small, course_file=course_file)
+    small, root = _small_course(course_at, tmp_path, ("attention", "causal_mask"))
     _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     source, release = root / "source" / ASSIGNMENT, root / "release" / ASSIGNMENT
     # stubs with the attack (what they compute is worth 0), and a buggy solution with a display hook
@@ -463,6 +485,92 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
                 cell = next(c for c in graded.cells if _meta(c).get("grade_id") == task_grade_id(task))
                 checks = [by_id[i] for i in ids]
                 assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"], (student, task)
-                assert cell.outputs[0].text == "\n".join(report_lines(checks, small)) + "\n"
+                assert cell.outputs[0].text == wrapped("\n".join(report_lines(checks, small))) + "\n"
                 assert float(cell.outputs[1]["data"]["text/plain"]) == sum(c.score for c in checks)
                 assert f"score: {sum(c.score for c in checks):g} / {_meta(cell)['points']:g}" in cell.outputs[0].text
+
+
+def test_docs_state_no_total_that_the_course_does_not_compute(course, tmp_path):
+    """docs/nbgrader.md once said 50 points where nbgrader counted 57: the totals are printed by
+    `attnkit nbgrader` from course.yml (test above), and the docs state none of their own; the
+    test cell they show is the one generated from course.yml."""
+    text = (KIT_ROOT / "docs" / "nbgrader.md").read_text()
+    write_course(tmp_path, KIT_ROOT, course)
+    cell = next(c.source for c in _cells(tmp_path / "source" / ASSIGNMENT / "attention.ipynb")
+                if _meta(c).get("grade_id") == "tests_attention_scaled_dot_product_attention")
+    assert "\n".join("  " + line for line in cell.splitlines()) in text
+    assert not re.search(r"\d+\s*(autograded|written|points?)\b.*=\s*\d+", text)
+    assert not re.search(r"\b\d+ points each\b", text)
+
+
+def test_long_report_lines_wrap_under_their_text():
+    from autograder.notebook_tests import WIDTH
+
+    line = "    " + " ".join(["entries of weights differ"] * 12)
+    out = wrapped(f"[FAIL] x\n{line}\nscore: 1 / 2").splitlines()
+    assert max(map(len, out)) <= WIDTH and out[0] == "[FAIL] x" and out[-1] == "score: 1 / 2"
+    assert all(o.startswith("      ") for o in out[2:-1])            # continuations indented under the text
+    assert " ".join(" ".join(out[1:-1]).split()) == " ".join(line.split())     # nothing lost
+
+
+@pytest.mark.slow
+def test_the_whole_cycle_release_fetch_submit_collect_autograde_feedback_export(course_at, tmp_path):
+    """nbgrader's own exchange, as the generated course configures it: the instructor releases,
+    a student (another home, another folder, knowing only the course id and the exchange)
+    fetches, runs the released test cells in Jupyter, submits; the instructor collects,
+    autogrades, writes feedback and exports."""
+    import pwd
+
+    import nbclient
+
+    small, root = _small_course(course_at, tmp_path, ("attention",))
+    _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    _nbgrader(root, "release_assignment", ASSIGNMENT, "--force")
+    course_id = "self_attention_from_scratch"
+    assert (root / "exchange" / course_id / "outbound" / ASSIGNMENT / "attention.ipynb").is_file()
+
+    home = tmp_path / "home"
+    home.mkdir()
+    student = dict(os.environ, HOME=str(home), JUPYTER_DATA_DIR=str(home / ".jupyter-data"),
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
+
+    def as_student(*args: str) -> subprocess.CompletedProcess:
+        run = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--course={course_id}",
+                              f"--Exchange.root={root / 'exchange'}"], cwd=home, env=student,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+        return run
+
+    as_student("fetch_assignment", ASSIGNMENT)
+    work = home / ASSIGNMENT
+    assert {p.name for p in work.iterdir()} >= {"attention.ipynb", "check.py", "attnkit_tests.py", "attnkit_tests.json"}
+    assert (work / "attention.ipynb").read_bytes() == (root / "release" / ASSIGNMENT / "attention.ipynb").read_bytes()
+
+    # The student's work: the buggy answer, saved, then Run All in Jupyter: the released test
+    # cells grade the saved file with check.py and show the score as their last value.
+    _buggy_attention(root / "source" / ASSIGNMENT / "attention.ipynb", work / "attention.ipynb")
+    nb = nbformat.read(work / "attention.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(work)}}).execute(env=student)
+    ran = {_meta(c)["grade_id"]: c for c in nb.cells if _meta(c).get("grade") and c.cell_type == "code"}
+    softmax = ran["tests_attention_softmax"]
+    assert not [o for o in softmax.outputs if o.get("name") == "stderr"]
+    shown = [o for o in softmax.outputs if o.output_type == "execute_result"][-1]["data"]["text/plain"]
+    assert float(shown) == 2.0, softmax.outputs                  # softmax.stable fails, the rest pass
+    printed = "".join(o.get("text", "") for o in softmax.outputs if o.output_type == "stream")
+    assert "attention.softmax.stable" in printed and max(map(len, printed.splitlines())) <= 100
+
+    as_student("submit", ASSIGNMENT)
+    _nbgrader(root, "collect", ASSIGNMENT)
+    name = pwd.getpwuid(os.getuid()).pw_name
+    assert (root / "submitted" / name / ASSIGNMENT / "attention.ipynb").is_file()
+    _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    _nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
+    _nbgrader(root, "export")
+    auto_max = small.max_points("attention")
+    assert _grades(root / "grades.csv") == {name: (auto_max - 5, auto_max)}
+    page = " ".join((root / "feedback" / name / ASSIGNMENT / "attention.html").read_text().split())   # wrapped
+    assert "Subtracting the row maximum" in page and HIDDEN_CHECK_NOTE in page
+    graded = nbformat.read(root / "autograded" / name / ASSIGNMENT / "attention.ipynb", as_version=4)
+    reports = [o.text for c in graded.cells if _meta(c).get("grade") and c.cell_type == "code"
+               for o in c.outputs if o.output_type == "stream"]
+    assert reports and max(len(line) for r in reports for line in r.splitlines()) <= 100     # wrapped

@@ -8,6 +8,7 @@ import pytest
 from autograder.checks import check_ids
 from autograder.cli import main
 from autograder.config import KIT_ROOT
+from autograder.results import HIDDEN_CHECK_NOTE
 
 N_CHECKS = sum(len(ids) for ids in check_ids().values())
 
@@ -78,7 +79,7 @@ def test_hidden_checks_show_as_attnkit_check_shows_them(pytester, capsys):
     result = _run(pytester, "--submission", str(cleo), "-k", "binary_mask or bool_mask")
     result.assert_outcomes(failed=2, deselected=N_CHECKS - 2)
     out = result.stdout.str()
-    hidden_line = "a hidden check; its details are shown after grading"
+    hidden_line = HIDDEN_CHECK_NOTE
     # The failure section of the hidden check (binary_mask), up to the next header (____ or ====).
     start = out.index("test_check[attention.scaled_dot_product_attention.binary_mask] _")
     end = min(i for i in (out.find("\n_", start), out.find("\n=", start), len(out)) if i >= 0)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.config import CourseConfig
-from autograder.results import CheckResult, SubmissionResult, causes
+from autograder.results import HIDDEN_CHECK_NOTE, CheckResult, SubmissionResult, causes
 
 
 STATUS = {"passed": "passed", "failed": "wrong answer", "error": "error", "not_implemented": "not implemented yet",
@@ -22,14 +22,25 @@ REASON = {"timeout": "timed out", "crashed": "crashed", "raised": "raised an exc
           "not_run": "the file could not be run", "load_error": "the file could not be read",
           "bad_return": "returned something unusable", "missing": "not defined", "grader_error": "not graded",
           "refused": "refused"}
-HIDDEN_SENTENCE = "a hidden check; its details are shown after grading"
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")   # intraword _ and bare parentheses are plain text
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _escaped(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def md_text(text: str) -> str:
     """Plain text, one line, with every Markdown/HTML special character escaped."""
-    text = " ".join(str(text).split())
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _escaped(" ".join(str(text).split()))
+
+
+def md_prose(text: str) -> str:
+    """The kit's own prose (a hint), one line: its `code` spans stay code (<code> in HTML),
+    everything else is escaped as md_text escapes it. A stray backtick is shown as typed."""
+    parts = _CODE_SPAN.split(" ".join(str(text).split()))
+    # re.split with one group: the text between spans at even indices, the spans' code at odd ones
+    return "".join(code(part) if index % 2 else _escaped(part) for index, part in enumerate(parts))
 
 
 def code_block(text: str) -> str:
@@ -108,11 +119,11 @@ def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list
         many = f"**1 mistake → {len(cause.checks)} checks.** " if cause.others else ""
         lines.append(f"- {many}{code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
         if c.hidden and not course.show_hidden:
-            lines.append(f"  - {HIDDEN_SENTENCE}")
+            lines.append(f"  - {HIDDEN_CHECK_NOTE}")
         else:
             lines += ["", _indent(code_block(c.message or _label(c)))]
         if c.hint:   # decided once by grading, for the course's hint policy (a hidden check's names no input)
-            lines += ["", f"  Hint: {md_text(c.hint)}"]
+            lines += ["", f"  Hint: {md_prose(c.hint)}"]
         if cause.others:
             lines += ["", "  The same mistake also explains:"]
             lines += [f"  - {code(o.check_id)} ({md_text(o.title)}): **{_label(o)}**, 0/{_pts(o.max_score)}"

@@ -17,7 +17,8 @@ from autograder.reports.pictures import render
 from autograder.reports.templating import render as render_page
 from autograder.results import CheckResult, SubmissionResult, causes
 
-CAPTION = {"weights": "your attention weights beside the expected ones",
+CAPTION = {"weights": "your attention weights beside the expected ones (query position by key position)",
+           "output": "your output beside the expected one (position by feature)",
            "scaling": "your scaling statistics against the reference curves",
            "figure": "the lines of your plot beside the results it was given"}
 

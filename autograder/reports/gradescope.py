@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.results import CheckResult, SubmissionResult, causes
+from autograder.results import HIDDEN_CHECK_NOTE, CheckResult, SubmissionResult, causes
 
 
 def check_output(check: CheckResult, *, show_hidden: bool, same_as: str = "", explains: int = 0) -> str:
@@ -11,7 +11,7 @@ def check_output(check: CheckResult, *, show_hidden: bool, same_as: str = "", ex
     if check.passed:
         return "passed"
     if check.hidden and not show_hidden:   # the hint was made for it: it names no hidden input
-        text = "A hidden check failed; its details are shown after grading."
+        text = HIDDEN_CHECK_NOTE
     else:
         text = check.message
     if same_as:

@@ -1,10 +1,14 @@
 """Pictures that teach better than numbers, on a student's feedback page.
 
 `picture_data` keeps what a picture needs from a failed check as small plain data (it travels
-in the result file): the student's and the expected attention weights of one matrix (at most
+in the result file): one matrix of the student's answer beside the expected one (at most
 MAX_SIDE x MAX_SIDE), or the scaling statistics / plotted curves against the reference's.
 Each exercise's descriptor names which of its checks get which picture (``Exercise.pictures``:
-"weights", "scaling" or "figure"). `render` draws it with matplotlib into an inline SVG string; no file, no network.
+"weights", "scaling" or "figure"). A "weights" entry names checks of attention answers; what is
+drawn follows what the check compares (its compare's part names): the attention weights when the
+answer holds them (kind "weights": query position by key position), else the output (kind
+"output": position by feature), each titled and labelled as what it is. `render` draws it into an
+inline SVG string; no file, no network.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def picture_data(check_id: str, answer: Any, expected: Any, inputs: dict | None 
     try:
         kind = picture_kind(check_id)
         if kind == "weights":
-            return _weights(answer, expected)
+            return _attention(check_id, answer, expected)
         if kind == "scaling":
             return _scaling(answer, expected)
         if kind == "figure" and inputs is not None:
@@ -62,12 +66,33 @@ def _matrix(value) -> np.ndarray | None:
     return a[:MAX_SIDE, :MAX_SIDE]
 
 
-def _weights(answer, expected) -> dict | None:
-    pick = (lambda v: v[1] if isinstance(v, (tuple, list)) and len(v) == 2 else v)
-    student, reference = _matrix(pick(answer)), _matrix(pick(expected))
+def _part_names(check_id: str) -> tuple[str, ...]:
+    """What each part of the check's answer is, as its compare names them ("output", "weights");
+    empty when the check does not say (an answer that is the weights alone, as in hand_computation)."""
+    from autograder.checks import CHECKS
+
+    check = next((c for c in CHECKS.get(check_id.partition(".")[0], ()) if c.id == check_id), None)
+    for compare in (getattr(check, "match", None), getattr(check, "compare", None)):
+        if getattr(compare, "names", None):
+            return tuple(compare.names)
+    return ()
+
+
+def _attention(check_id: str, answer, expected) -> dict | None:
+    """The weights of an attention answer when it holds them, else its output: drawn as what it is."""
+    names = _part_names(check_id)
+    drawn = "weights" if "weights" in names or not names else "output" if "output" in names else None
+    if drawn is None:
+        return None
+    if len(names) > 1:
+        at = names.index(drawn)
+        answer, expected = answer[at], expected[at]
+    elif not names and isinstance(answer, (tuple, list)) and len(answer) == 2:
+        answer, expected = answer[1], expected[1]      # (output, weights), said by no compare
+    student, reference = _matrix(answer), _matrix(expected)
     if student is None or reference is None:
         return None
-    return {"kind": "weights", "student": _plain(student), "expected": _plain(reference)}
+    return {"kind": drawn, "student": _plain(student), "expected": _plain(reference)}
 
 
 def _scaling(answer, expected) -> dict | None:
@@ -123,7 +148,8 @@ def _render_once(key: str) -> str | None:
 
 def _render(visual: dict) -> str | None:
     try:
-        draw = {"weights": _draw_weights, "scaling": _draw_scaling, "figure": _draw_figure}[visual["kind"]]
+        draw = {"weights": _draw_matrices, "output": _draw_matrices, "scaling": _draw_scaling,
+                "figure": _draw_figure}[visual["kind"]]
         return draw(visual)
     except (KeyError, TypeError, ValueError, IndexError):
         return None
@@ -166,10 +192,10 @@ def _array(rows) -> np.ndarray:
     return np.array([[np.nan if x is None else x for x in row] for row in rows], dtype=float)
 
 
-def _draw_weights(v: dict) -> str:
-    from autograder.reports.heatmap_svg import weights_svg
+def _draw_matrices(v: dict) -> str:
+    from autograder.reports.heatmap_svg import LOOKS, matrices_svg
 
-    return weights_svg(_array(v["student"]), _array(v["expected"]))
+    return matrices_svg(_array(v["student"]), _array(v["expected"]), LOOKS[v["kind"]])
 
 
 def _series(table: dict, dims: list[int], key: str) -> list[float]:

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import causes, CheckResult, ExerciseResult, SubmissionResult
+from autograder.results import HIDDEN_CHECK_NOTE, causes, CheckResult, ExerciseResult, SubmissionResult
 
 MARK = {"passed": "[green]ok[/]", "failed": "[red]wrong[/]", "error": "[red]error[/]",
         "not_implemented": "[yellow]todo[/]", "missing": "[yellow]missing[/]"}
@@ -85,7 +85,7 @@ def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str,
         console.print(f"  {marks[c.check_id]} {many}{c.check_id} [dim]({c.title})[/]", highlight=False,
                       soft_wrap=True)
         if c.hidden and not show_hidden:
-            console.print("      a hidden check; its details are shown after grading", highlight=False)
+            console.print(f"      {HIDDEN_CHECK_NOTE}", highlight=False)
         else:
             console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
         if c.hint:   # a hidden check's hint was made for it: what kind of input to try, no hidden value
