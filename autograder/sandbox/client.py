@@ -101,8 +101,7 @@ class Sandbox:
         (about 3 core-seconds) instead of two, when files need both kinds. With `lean_children`
         (a class run) it does not: a child forked from a torch zygote with matplotlib costs about
         20 core-ms more than one from a torch-only zygote, every child, so over a class a second
-        torch start (only in a worker where some file needs both: ~2.5 core-s once and ~150 MB
-        PSS while it lives) is the cheaper (issue 23.1)."""
+        torch start (only in a worker where some file needs both) is the cheaper (issue 23.1)."""
         if needs == (True, False) and not self.lean_children:
             z = self._zygotes.get((True, True))
             if z is not None and z.alive():
