@@ -206,8 +206,9 @@ class LocalGrading:
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = Sandbox(limits_for(self.course), hide=self.hide, require_isolation=require_isolation)
-        # Many submissions: every child forks from the smallest zygote that serves its file.
-        box.lean_children = True
+        # Many submissions: some file will want torch and matplotlib together, so every torch
+        # zygote has both (one torch start per worker, not one per kind).
+        box.torch_with_matplotlib = True
         with self._lock:
             self._all.append(box)
         return box

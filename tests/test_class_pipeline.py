@@ -36,18 +36,3 @@ def test_a_worker_grades_the_next_student_while_the_last_ones_files_are_written(
     run.run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
     assert seen_while_writing == [True]
     assert sorted(started) == ["ada", "bob", "cyd"]
-
-
-def test_a_class_run_forks_torch_only_files_from_a_torch_only_zygote(course):
-    """A child of a torch zygote that holds matplotlib too costs more core time at every fork:
-    in a class run, a torch-only file never gets one, also after a file that needed both."""
-    grading = LocalGrading(course, jobs=1)
-    box = grading._new()
-    try:
-        for source in ("import torch\nimport matplotlib\nx = 1\n", "import torch\nx = 1\n"):
-            with box.session("multihead", source, "multihead.py") as s:
-                assert s.attribute("x", returns="array").status == "ok"
-        assert box._serving((True, False)) == (True, False)
-        assert {(True, False), (True, True)} <= set(box._zygotes)
-    finally:
-        grading.close()

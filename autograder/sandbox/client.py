@@ -53,9 +53,7 @@ class Sandbox:
             from autograder.contract import STEMS as stems
         self.stems = tuple(stems)
         self.startup_timeout = startup_timeout
-        # Set by a class run (many children): each child forks from the smallest zygote that serves its
-        # file (_serving).
-        self.lean_children = False
+        self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
         # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
         # sooner, at some core time (alongside.py, grading.prefetch_expected).
         self.interactive = False
@@ -98,13 +96,11 @@ class Sandbox:
 
     def _serving(self, needs: tuple[bool, bool]) -> tuple[bool, bool]:
         """A torch zygote that has matplotlib too serves torch-only sources: one torch start
-        (about 3 core-seconds) instead of two, when files need both kinds. With `lean_children`
-        (a class run) it does not: a child forked from a torch zygote with matplotlib costs about
-        20 core-ms more than one from a torch-only zygote, every child, so over a class a second
-        torch start (only in a worker where some file needs both) is the cheaper (issue 23.1)."""
-        if needs == (True, False) and not self.lean_children:
+        (about 3 core-seconds) instead of two, when files need both kinds. `torch_with_matplotlib`
+        (a class: some file will) makes every torch zygote one with matplotlib (+0.5 s once)."""
+        if needs == (True, False):
             z = self._zygotes.get((True, True))
-            if z is not None and z.alive():
+            if self.torch_with_matplotlib or (z is not None and z.alive()):
                 return True, True
         return needs
 
