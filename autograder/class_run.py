@@ -181,7 +181,10 @@ class LocalGrading:
     """A pool of `jobs` threads on this machine, each with a warm sandbox of its own."""
 
     def __init__(self, course: CourseConfig, jobs: int = 1, *, isolation: bool = True, preflight: bool = True):
-        self.course, self.in_flight, self.isolation, self.preflight = course, max(1, jobs), isolation, preflight
+        self.course, self.jobs, self.isolation, self.preflight = course, max(1, jobs), isolation, preflight
+        # One student queued behind each one being graded: a worker that finishes starts the next at
+        # once, not after the main thread has written the last one's files (issue 23.1: both cores busy).
+        self.in_flight = 2 * self.jobs
         self._local = threading.local()
         self._all: list[Sandbox] = []
         self._lock = threading.Lock()
@@ -191,7 +194,7 @@ class LocalGrading:
 
     def start(self, hide: tuple[str, ...]) -> Preflight:
         self.hide = hide
-        self._pool = cf.ThreadPoolExecutor(self.in_flight, thread_name_prefix="attnkit-grader")
+        self._pool = cf.ThreadPoolExecutor(self.jobs, thread_name_prefix="attnkit-grader")
         # The jail is checked once, here, before any student's code runs (the first worker keeps it).
         try:
             self._first = self._new(require_isolation=self.isolation)

@@ -90,9 +90,11 @@ def _fingerprint(value, digest=None):
     return digest.hexdigest() if top else None
 
 
-def _run(check: Check, key: tuple, overrides: dict | None, inputs: dict) -> Any:
-    """The answer of the reference (overrides None) or of a mutant on these inputs; _FAILED if it raised."""
-    full_key = (check.id, _fingerprint(inputs)) + key
+def _run(check: Check, key: tuple, overrides: dict | None, inputs: dict, inputs_key: str | None = None) -> Any:
+    """The answer of the reference (overrides None) or of a mutant on these inputs; _FAILED if it raised.
+    `inputs_key`: the inputs' _fingerprint, when the caller has it (one diagnosis asks for every
+    mutant's answer on the same inputs: hashed once, not once per mutant)."""
+    full_key = (check.id, inputs_key or _fingerprint(inputs)) + key
     if full_key not in _CACHE:
         if len(_CACHE) > _CACHE_LIMIT:
             _CACHE.clear()
@@ -106,18 +108,18 @@ def _run(check: Check, key: tuple, overrides: dict | None, inputs: dict) -> Any:
     return _CACHE[full_key]
 
 
-def mutant_answers(check: Check, mis: Misconception, inputs: dict) -> list[Any]:
+def mutant_answers(check: Check, mis: Misconception, inputs: dict, inputs_key: str | None = None) -> list[Any]:
     """What each variant of `mis` answers on these inputs (the variants that could run)."""
     answers = []
     for n, overrides in enumerate(mis.variants()):
-        answer = _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs)
+        answer = _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs, inputs_key)
         if answer is not _FAILED:
             answers.append(answer)
     return answers
 
 
-def reference_answer(check: Check, inputs: dict) -> Any:
-    answer = _run(check, ("reference",), None, inputs)
+def reference_answer(check: Check, inputs: dict, inputs_key: str | None = None) -> Any:
+    answer = _run(check, ("reference",), None, inputs, inputs_key)
     return None if answer is _FAILED else answer
 
 
@@ -136,7 +138,8 @@ def _matcher(check: Check):
     return check.match or getattr(check.compare, "values_only", None) or check.compare
 
 
-def fits(check: Check, mis: Misconception, inputs: dict, answer, ctx: Context, expected=None) -> bool:
+def fits(check: Check, mis: Misconception, inputs: dict, answer, ctx: Context, expected=None,
+         inputs_key: str | None = None) -> bool:
     """Whether `mis` explains `answer`: by its predicate, or else by one of its mutants."""
     if mis.matches is not None:
         try:
@@ -148,19 +151,20 @@ def fits(check: Check, mis: Misconception, inputs: dict, answer, ctx: Context, e
         if verdict is not None:
             return bool(verdict)
     # A variant that gives the right answer on this check explains no wrong answer here.
-    return any(_agrees(check, answer, m, ctx) for m in mutant_answers(check, mis, inputs)
+    return any(_agrees(check, answer, m, ctx) for m in mutant_answers(check, mis, inputs, inputs_key)
                if expected is None or not _agrees(check, m, expected, ctx))
 
 
 def diagnose(check: Check, inputs: dict[str, Any], answer: Any, ctx: Context,
              expected: Any = None) -> Diagnosis | None:
     """`expected`: the reference's answer, when the caller has it already."""
+    key = _fingerprint(inputs)
     if expected is None:
-        expected = reference_answer(check, inputs)
+        expected = reference_answer(check, inputs, key)
     pool = candidates(check)
-    matched = [m for m in pool if not m.fallback and fits(check, m, inputs, answer, ctx, expected)]
+    matched = [m for m in pool if not m.fallback and fits(check, m, inputs, answer, ctx, expected, key)]
     if not matched:
-        matched = [m for m in pool if m.fallback and fits(check, m, inputs, answer, ctx, expected)]
+        matched = [m for m in pool if m.fallback and fits(check, m, inputs, answer, ctx, expected, key)]
     try:
         seen = observe(check, inputs, answer, expected, ctx)
     except Exception:  # an observation is a courtesy; a strange answer must not break grading

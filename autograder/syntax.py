@@ -12,6 +12,7 @@ Cheap to import (no numpy): `attnkit check` reads its files' imports before anyt
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import threading
 
@@ -37,7 +38,24 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
 def imported_modules(text: str) -> set[str]:
     """Top-level names of the modules a source imports: import statements anywhere (a function
     may import inside), except in `if __name__ == "__main__":` demo blocks, which the grader
-    never runs. A comment that mentions torch does not count."""
+    never runs. A comment that mentions torch does not count.
+
+    Remembered by the source's digest (not the source: a file may be 2 MB): the sandbox asks once
+    per session which zygote a source needs, several times per submission (issue 23.1)."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    known = _IMPORTS_SEEN.get(key)
+    if known is None:
+        if len(_IMPORTS_SEEN) >= _IMPORTS_REMEMBERED:
+            _IMPORTS_SEEN.clear()
+        known = _IMPORTS_SEEN[key] = frozenset(_parsed_imports(text))
+    return set(known)
+
+
+_IMPORTS_REMEMBERED = 4096
+_IMPORTS_SEEN: dict[bytes, frozenset[str]] = {}
+
+
+def _parsed_imports(text: str) -> set[str]:
     try:
         tree = parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):

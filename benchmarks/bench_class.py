@@ -72,6 +72,16 @@ HANG_AT_IMPORT = "import time\nwhile True:\n    time.sleep(0.01)\n"
 
 # ====================================================================== the synthetic class
 
+def bench_course(root: Path, call_timeout: float, import_timeout: float):
+    """The kit's course.yml with smaller time limits (a hang costs its timeout, not the kit's 10 s),
+    written to root/course.yml and read as `attnkit grade` reads it."""
+    data = yaml.safe_load((KIT / "course.yml").read_text(encoding="utf-8"))
+    data["limits"].update(call_timeout=call_timeout, import_timeout=import_timeout)
+    course_path = root / "course.yml"
+    course_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return load_course(course_path, known_checks=check_ids())
+
+
 def _choices(stem: str, kind: str) -> list[Path]:
     folder = CORPUS / stem / kind
     return sorted(p for p in folder.glob("*") if p.suffix in (".py", ".ipynb")) if folder.is_dir() else []
@@ -273,11 +283,7 @@ def main(argv=None) -> int:
     root = args.keep or Path(tempfile.mkdtemp(prefix="attnkit-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        data = yaml.safe_load((KIT / "course.yml").read_text(encoding="utf-8"))
-        data["limits"].update(call_timeout=args.call_timeout, import_timeout=args.import_timeout)
-        course_path = root / "course.yml"
-        course_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-        course = load_course(course_path, known_checks=check_ids())
+        course = bench_course(root, args.call_timeout, args.import_timeout)
         class_dir, out = root / "class", root / "out"
         shutil.rmtree(class_dir, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)

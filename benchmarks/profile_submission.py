@@ -15,7 +15,8 @@ children's share is not measured and says so.
                               in the child; the checks' calls, conversions, comparisons in the
                               grader; reference answers are made once per process (cached)
   per submission              the result file, the feedback page (Markdown, HTML, pictures)
-  per wrong answer            diagnosis (the mutants' answers), on a buggy submission
+  per wrong answer            diagnosis (the mutants' answers), on a buggy submission: its first
+                              grading, then each exercise of the submission with it, cached
 
 This is a benchmark, not a test: nothing is asserted.
 """
@@ -181,16 +182,8 @@ def main(argv=None) -> int:
 
         print(f"\nper exercise of the correct submission, mean of {n} gradings (the child's share includes "
               f"its start above):")
-        print(HEADER)
         loaded = {stem: load_stem(folder, stem) for stem in course.exercises}
-        graded: dict[str, tuple] = {}
-        for stem in course.exercises:
-            with meter.measure(graded, stem, n):
-                for _ in range(n):
-                    grade_exercise(stem, loaded[stem], course, sandbox)
-            print(row(stem, graded[stem], counted))
-        total = tuple(sum(v[i] for v in graded.values()) for i in range(4))
-        print(row("all five", total, counted))
+        _per_exercise(meter, loaded, course, sandbox, n)
 
         scaling = _scaling_parts(sandbox, meter, loaded["scaling"], n)
         print("\n  of which scaling's own code in its child (separate calls, one child each):")
@@ -212,8 +205,11 @@ def main(argv=None) -> int:
             import shutil
 
             with tempfile.TemporaryDirectory() as tmp:
-                shutil.copy(buggy[0], Path(tmp) / "attention.py")
-                wrong = load_stem(Path(tmp), "attention")
+                mixed = Path(tmp) / "submission"        # the correct submission, its attention.py buggy
+                shutil.copytree(folder, mixed, ignore=shutil.ignore_patterns("attention.*"))
+                shutil.copy(buggy[0], mixed / "attention.py")
+                wrong = load_stem(mixed, "attention")
+                mixed_loaded = {stem: load_stem(mixed, stem) for stem in course.exercises}
                 first: dict[str, tuple] = {}
                 with meter.measure(first, "first"):
                     graded_wrong = grade_exercise("attention", wrong, course, sandbox)
@@ -234,9 +230,27 @@ def main(argv=None) -> int:
             print(row("graded, first time (mutants' answers made)", first["first"], counted))
             print(row("graded again (mutants' answers cached)", again["again"], counted))
             print(row("its feedback page with pictures", html["html"], counted))
+            print(f"\nper exercise of the submission above with that attention.py (diagnosis cached), mean of "
+                  f"{n} gradings:")
+            _per_exercise(meter, mixed_loaded, course, sandbox, n)
     if not counted:
         print("\n(no writable cgroups: the children's share is not measured here)")
     return 0
+
+
+def _per_exercise(meter: Meter, loaded: dict, course, sandbox, n: int) -> None:
+    """One row per exercise (the mean of n gradings) and their sum, the submission's cost."""
+    from autograder.grading import grade_exercise
+
+    print(HEADER)
+    graded: dict[str, tuple] = {}
+    for stem in course.exercises:
+        with meter.measure(graded, stem, n):
+            for _ in range(n):
+                grade_exercise(stem, loaded[stem], course, sandbox)
+        print(row(stem, graded[stem], meter.counts_children))
+    total = tuple(sum(v[i] for v in graded.values()) for i in range(4))
+    print(row("all five", total, meter.counts_children))
 
 
 def _scaling_parts(sandbox, meter: Meter, loaded, n: int) -> dict[str, tuple]:

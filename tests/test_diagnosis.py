@@ -431,3 +431,23 @@ def test_an_error_no_entry_explains_gets_no_name():
 def test_a_mask_used_in_a_way_only_some_masks_allow_is_named(kind, text, operation, named):
     found = _error("attention.scaled_dot_product_attention.broadcast_mask", kind, text, operation)
     assert found is not None and found.ids == (named,)
+
+
+def test_one_diagnosis_hashes_its_inputs_once(monkeypatch):
+    """Every mutant's answer is looked up by the inputs' fingerprint: one diagnosis makes it once,
+    not once per mutant (issue 23.1: the grader's share of a buggy submission)."""
+    check = ALL_CHECKS["attention.softmax.rows"]
+    inputs, ctx = setup(check)
+    mis = next(m for m in CATALOGUE if m.id == "softmax_wrong_axis")
+    answer = dg._run(check, ("test", mis.id, mis.stem, 0), mis.variants()[0], inputs)
+    real, made = dg._fingerprint, []
+
+    def counted(value, digest=None):
+        if digest is None:
+            made.append(value)
+        return real(value, digest)
+
+    monkeypatch.setattr(dg, "_fingerprint", counted)
+    found = dg.diagnose(check, inputs, answer, ctx)
+    assert found is not None and "softmax_wrong_axis" in found.ids
+    assert len(made) == 1

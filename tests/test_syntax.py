@@ -31,3 +31,16 @@ def test_imports_are_read_from_the_lines_when_parsing_keeps_failing(monkeypatch)
     parse, _ = _flaky(100)
     monkeypatch.setattr(ast, "parse", parse)
     assert syntax.imported_modules("import torch\nfrom matplotlib import pyplot\n") == {"torch", "matplotlib"}
+
+
+def test_a_source_is_parsed_once_for_its_imports_however_often_asked(monkeypatch):
+    """The sandbox asks which zygote a source needs at every session (issue 23.1): one parse."""
+    parse, calls = _flaky(0)
+    monkeypatch.setattr(ast, "parse", parse)
+    text = "import numpy as np\n\n\ndef f():\n    import torch  # asked for the 23.1 cache test\n"
+    first = syntax.imported_modules(text)
+    first.add("changed by the caller")
+    assert [syntax.imported_modules(text) for _ in range(3)] == [{"numpy", "torch"}] * 3
+    assert calls["n"] == 1
+    assert syntax.imported_modules(text + "import matplotlib\n") == {"numpy", "torch", "matplotlib"}
+    assert calls["n"] == 2
