@@ -4,6 +4,7 @@ no answer key: no reference code, nothing of a hidden check, no hand-computation
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import ast
 import json
@@ -318,15 +319,18 @@ def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_py
     notebook = nbformat.read(assignment / f"{stem}.ipynb", as_version=4)      # the source: solutions in it
     cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")
              and not c.metadata["nbgrader"].get("solution")]
-    assert cells and all("check.py" in c.source and "autograder" not in c.source for c in cells)
+    # the released cell: one readable call of attnkit_tests (which runs check.py), never the kit
+    assert cells and all("attnkit_tests.run(" in c.source and "autograder" not in c.source for c in cells)
+    tasks = json.loads((assignment / "attnkit_tests.json").read_text(encoding="utf-8"))
     for cell in cells:
-        script = tmp_path / "cell.py"
-        script.write_text(cell.source + "\nprint('score', _attnkit_score)\n")
+        task = re.search(r'attnkit_tests\.run\("([^"]+)"\)', cell.source).group(1)
+        script = assignment / "cell_as_run.py"      # beside the notebook, as its kernel runs it
+        script.write_text(cell.source.replace(f'attnkit_tests.run("{task}")',
+                                              f'print("score", attnkit_tests.run("{task}"))'))
         done = subprocess.run([str(kit_free_python), str(script)], cwd=assignment, capture_output=True, text=True,
                               timeout=600, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-        visible = [line.strip(' ",') for line in cell.source.splitlines() if line.startswith(f'    "{stem}.')]
-        assert visible, cell.source
+        visible = tasks[task]["checks"]
+        assert visible, task
         points = sum(COURSE.check(check_id).points for check_id in visible)
-        assert done.stdout.strip().endswith(f"score {points:g}") or done.stdout.strip().endswith(f"score {float(points)}"), \
-            done.stdout + done.stderr
+        assert done.stdout.strip().endswith(f"score {float(points)}"), done.stdout + done.stderr
         assert "visible checks passed" in done.stdout
