@@ -20,7 +20,7 @@ def _course(args):
 
 def cmd_check(args, console: Console) -> int:
     course = _course(args)
-    from autograder.session import GradingSession
+    from autograder.grading.course_session import GradingSession
 
     folder = Path(args.submission) if args.submission else Path("exercises")
     if not folder.is_dir():
@@ -44,7 +44,7 @@ def cmd_check(args, console: Console) -> int:
             write_atomic(Path(args.json), dumps(to_gradescope(result, show_hidden=course.show_hidden)))
             console.print(f"[dim]wrote {args.json}[/]")
         if args.watch:
-            from autograder.watch import Watcher, watch
+            from autograder.frontends.watch import Watcher, watch
 
             watcher = Watcher(session, folder, stems or tuple(course.exercises), console)
             watcher.first(result.exercises)
@@ -100,10 +100,10 @@ def select(names, course) -> tuple[tuple[str, ...] | None, frozenset[str] | None
 
 def cmd_grade(args, console: Console) -> int:
     course = _course(args)
-    from autograder.classroom import default_jobs, grade_class
+    from autograder.grading.student import default_jobs, grade_class
     from autograder.sandbox import SandboxError
-    from autograder.preflight import PreflightFailed
-    from autograder.progress import ClassProgress
+    from autograder.grading.preflight import PreflightFailed
+    from autograder.frontends.progress import ClassProgress
     from autograder.reports.summary import print_summary
 
     class_dir, out = Path(args.class_dir), Path(args.out)
@@ -116,7 +116,7 @@ def cmd_grade(args, console: Console) -> int:
     jobs = args.jobs or default_jobs()
     roster = None
     if args.roster:
-        from autograder.class_roster import RosterError, read_roster
+        from autograder.intake.roster import RosterError, read_roster
 
         try:
             roster = read_roster(Path(args.roster))
@@ -157,7 +157,7 @@ def cmd_grade(args, console: Console) -> int:
         console.print("[yellow]an LMS download names students by the LMS's number only: the moodle and "
                       "gradescope-csv exports have no login; give --roster ROSTER.csv to fill them[/]")
     if args.gradebook:
-        from autograder.gradebook import GradebookError, write_gradebook
+        from autograder.nbgrader.gradebook import GradebookError, write_gradebook
 
         try:
             written = write_gradebook(results, args.gradebook, course)
@@ -169,7 +169,7 @@ def cmd_grade(args, console: Console) -> int:
 
 
 def _say_roster(students, roster, console: Console) -> None:
-    from autograder.class_roster import enrol
+    from autograder.intake.roster import enrol
 
     found = enrol(students, roster)
     for what, names in (("on the roster with no submission (a 0 in the exports)", [p.name or p.key for p in found.absent]),
@@ -183,7 +183,7 @@ def _say_roster(students, roster, console: Console) -> None:
 def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Console):
     """An LMS's download recognised, and what in it belongs to no student, said before grading;
     returns the students."""
-    from autograder.lms import Layout, read_class
+    from autograder.intake.lms import Layout, read_class
 
     found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
     if found.layout is not Layout.FOLDERS:
@@ -220,7 +220,7 @@ def _write_and_say(console: Console, write, refusal: type[Exception], said) -> i
 
 
 def cmd_build(args, console: Console) -> int:
-    from autograder.build import main as build
+    from autograder.build.exercises import main as build
 
     return build(["--check"] * args.check + ["--force"] * args.force)
 
@@ -235,7 +235,7 @@ def cmd_handout(args, console: Console) -> int:
 
 
 def cmd_nbgrader(args, console: Console) -> int:
-    from autograder.nbgrader_course import cmd_nbgrader as write_nbgrader_course
+    from autograder.nbgrader.course import cmd_nbgrader as write_nbgrader_course
 
     return write_nbgrader_course(args, console)
 

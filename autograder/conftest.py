@@ -1,6 +1,6 @@
 """Loads the grader plugin for `pytest autograder --submission DIR`."""
 
-from autograder.pytest_plugin import (  # noqa: F401  (pytest finds hooks and fixtures by name)
+from autograder.frontends.pytest_plugin import (  # noqa: F401  (pytest finds hooks and fixtures by name)
     graded,
     pytest_addoption,
     pytest_configure,

@@ -4,7 +4,7 @@ Each module `autograder/checks/<stem>.py` ends with `EXERCISE = Exercise(...)`: 
 title, where it comes in the assignment, what each graded name returns (how the sandbox turns
 a submission's value into plain data), which other stems a submission may import (the kit's
 correct version is provided), its checks, the observer that looks at
-each graded function's wrong answers (autograder/observations.py), the pictures its failed
+each graded function's wrong answers (autograder/diagnosis/observations.py), the pictures its failed
 checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
 `CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem), and its
 manually graded written questions. The contract (autograder/contract.py), the list of stems, the

@@ -76,7 +76,7 @@ class ExerciseResult:
     checks: tuple[CheckResult, ...]
     graded_file: str | None = None  # which file was graded ("attention.ipynb"), None when missing
     note: str = ""                  # e.g. "Attention.py was graded as attention.py"
-    flags: tuple[str, ...] = ()     # autograder.intake.Flag values: what intake did (for the class report)
+    flags: tuple[str, ...] = ()     # autograder.intake.files.Flag values: what intake did (for the class report)
 
     @property
     def score(self) -> float:

@@ -4,7 +4,7 @@ exercise the kit describes (autograder/exercise.py), so a new exercise needs no 
 import pytest
 
 from autograder.checks import CHECKS
-from autograder.pytest_plugin import assert_check
+from autograder.frontends.pytest_plugin import assert_check
 
 
 @pytest.mark.parametrize("check_id", [pytest.param(c.id, id=c.id, marks=(pytest.mark.check(c.id),

@@ -8,7 +8,7 @@ Builds a synthetic class in a temporary folder: mostly correct submissions (the 
 correct files of tests/corpus/, the demo class's ada, notebooks made from the solutions),
 some buggy ones (tests/corpus/<stem>/buggy/), some with files missing, a few untouched stubs,
 and a few that hang (an infinite loop in a function, one at import). It grades them with
-`autograder.classroom.grade_class` (what `attnkit grade` runs) under the kit's course.yml with
+`autograder.grading.student.grade_class` (what `attnkit grade` runs) under the kit's course.yml with
 smaller time limits (`--call-timeout`, `--import-timeout`: a hang costs its timeout, and the
 kit's default of 10 s would measure the timeout, not the grader), and prints the time per
 submission, the throughput and the peak memory of the grader and all its sandbox processes.
@@ -43,7 +43,7 @@ sys.path.insert(0, str(KIT))
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.checks.reference_cache import cache_folder  # noqa: E402
-from autograder.classroom import default_jobs, grade_class  # noqa: E402
+from autograder.grading.student import default_jobs, grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
 from benchmarks.plain_nbgrader import (ONE_NOTEBOOK, SIBLING_IMPORT, solution_notebook,  # noqa: E402
@@ -252,7 +252,7 @@ def run_nbgrader(root: Path, class_dir: Path, students: list[str], timeout: int,
 
 
 def _student_code(folder: Path, stem: str) -> str | None:
-    from autograder.load import load_stem
+    from autograder.intake.load import load_stem
 
     loaded = load_stem(folder, stem)
     return getattr(loaded, "source", None)

@@ -39,7 +39,7 @@ sys.path.insert(0, str(KIT / "benchmarks"))
 from bench_class import build_class  # noqa: E402
 
 from autograder.checks import check_ids  # noqa: E402
-from autograder.classroom import grade_class  # noqa: E402
+from autograder.grading.student import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 
 
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
 
     from autograder.cluster.client import ensure_plugin, grade_class_on_cluster
     from autograder.cluster.worker import SandboxPlugin, warm_up
-    from autograder.grading import limits_for
+    from autograder.grading.submission import limits_for
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-bench-cluster-"))
     data = yaml.safe_load((KIT / "course.yml").read_text(encoding="utf-8"))

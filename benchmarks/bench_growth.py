@@ -59,7 +59,7 @@ def tree_cpu() -> float:
 
 def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float, skip: int,
                    memory_interval: float) -> dict:
-    from autograder.classroom import default_jobs, grade_class
+    from autograder.grading.student import default_jobs, grade_class
     from benchmarks.bench_class import TreeMemory, bench_course, build_class
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-growth-"))

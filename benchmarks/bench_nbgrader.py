@@ -35,7 +35,7 @@ sys.path.insert(0, str(KIT))
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course  # noqa: E402
-from autograder.nbgrader_course import write_course  # noqa: E402
+from autograder.nbgrader.course import write_course  # noqa: E402
 from benchmarks.plain_nbgrader import write_plain_course  # noqa: E402
 
 
@@ -71,8 +71,8 @@ def kit_costs(course_dir: Path, course, assignment: str, students: list[str]) ->
     start (snapshot, course, sandbox process started) and the grading of each notebook in the
     warm sandbox, for the first student (who also pays for the sandbox's warm start and the
     reference answers, made once per run) and for the next one."""
-    from autograder.grading import grade_exercise
-    from autograder.nbgrader_cell import load_notebook, start_sandbox
+    from autograder.grading.submission import grade_exercise
+    from autograder.nbgrader.cells import load_notebook, start_sandbox
 
     started = time.monotonic()
     loaded = {s: {nb.stem: load_notebook(nb) for nb in sorted((course_dir / "submitted" / s / assignment).glob("*.ipynb"))}

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = r"""
 import json, sys, time
 from pathlib import Path
-import autograder.load as load   # the kit's own imports, before the clock starts
+import autograder.intake.load as load   # the kit's own imports, before the clock starts
 path, suffix = Path(sys.argv[1]), sys.argv[2]
 data = path.read_bytes() if suffix != "%%time" else sys.argv[3].encode()
 suffix = ".ipynb" if suffix == "%%time" else suffix
@@ -36,7 +36,7 @@ for _ in range(4):
     source = load.source_from_bytes(data, path.name, suffix, "attention")
     times.append((time.perf_counter() - started) * 1000)
 assert not isinstance(source, load.LoadError), source
-ipython_input = sys.modules.get("autograder.ipython_input")       # absent from kits before it
+ipython_input = sys.modules.get("autograder.intake.ipython_input")       # absent from kits before it
 print(json.dumps({"first": times[0], "next": min(times[1:]),
                   "transformer": getattr(ipython_input, "_transformer", None) is not None,
                   "ipython": "IPython" in sys.modules}))

@@ -29,8 +29,8 @@ from rich.console import Console  # noqa: E402
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.session import GradingSession  # noqa: E402
-from autograder.watch import Watcher  # noqa: E402
+from autograder.grading.course_session import GradingSession  # noqa: E402
+from autograder.frontends.watch import Watcher  # noqa: E402
 
 
 def main(argv=None) -> int:

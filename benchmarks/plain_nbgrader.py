@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.build import to_notebook
+from autograder.build.exercises import to_notebook
 
 KIT = Path(__file__).resolve().parent.parent
 SOLUTIONS = KIT / "solutions"

@@ -97,7 +97,7 @@ class Meter:
 def fresh_imports(repeat: int) -> float:
     """Median core-seconds of a fresh interpreter importing what `attnkit grade` imports."""
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from autograder.classroom import grade_class\n"
+            "from autograder.grading.student import grade_class\n"
             "from autograder.checks import check_ids\n"
             "from autograder.config import load_course\n"
             "load_course(known_checks=check_ids())\n") % str(KIT)
@@ -133,11 +133,11 @@ def main(argv=None) -> int:
 
     from autograder.checks import check_ids
     from autograder.config import load_course
-    from autograder.grading import _expected, grade_exercise, grade_submission, limits_for
-    from autograder.load import load_stem
+    from autograder.grading.submission import _expected, grade_exercise, grade_submission, limits_for
+    from autograder.intake.load import load_stem
     from autograder.reports.feedback import feedback_markdown
     from autograder.reports.feedback_html import feedback_html
-    from autograder.classroom import result_text
+    from autograder.grading.student import result_text
     from autograder.sandbox import Sandbox
 
     course = load_course(known_checks=check_ids())
@@ -240,7 +240,7 @@ def main(argv=None) -> int:
 
 def _per_exercise(meter: Meter, loaded: dict, course, sandbox, n: int) -> None:
     """One row per exercise (the mean of n gradings) and their sum, the submission's cost."""
-    from autograder.grading import grade_exercise
+    from autograder.grading.submission import grade_exercise
 
     print(HEADER)
     graded: dict[str, tuple] = {}
@@ -262,7 +262,7 @@ def _scaling_parts(sandbox, meter: Meter, loaded, n: int) -> dict[str, tuple]:
              "experiment, default args (500 trials)": [("scaling_experiment", dict(DEFAULT))],
              "experiment, other dims (500 trials)": [("scaling_experiment", dict(OTHER))],
              "plot_scaling + describing its figure": [("plot_scaling", results)]}
-    from autograder.grading import _provided
+    from autograder.grading.submission import _provided
 
     out: dict[str, tuple] = {}
     source = [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source

@@ -8,7 +8,7 @@ mistake, named by the file; the label `unnamed` is a mistake the catalogue has n
 lose points and be named as nothing: a generic hint or an observation, never a wrong name) and
 tests/corpus/<stem>/degenerate/<what>.py (zeros, constants, nan,
 made-up numbers: they must earn nothing at all). Each file is graded as the exercise <stem> by
-autograder.grading.grade_exercise, with the real sandbox, as if it were the student's <stem>.py.
+autograder.grading.submission.grade_exercise, with the real sandbox, as if it were the student's <stem>.py.
 
 Prints: how many correct submissions get full marks (must be all), how many buggy ones get
 full marks (must be none), how many degenerate ones earn any point (must be none), the same per
@@ -34,8 +34,8 @@ if str(ROOT) not in sys.path:
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
-from autograder.grading import grade_exercise, limits_for  # noqa: E402
-from autograder.load import LoadError, SourceFile, read_source  # noqa: E402
+from autograder.grading.submission import grade_exercise, limits_for  # noqa: E402
+from autograder.intake.load import LoadError, SourceFile, read_source  # noqa: E402
 from autograder.results import ExerciseResult  # noqa: E402
 from autograder.sandbox import Sandbox  # noqa: E402
 

@@ -31,7 +31,7 @@ def sandbox(request, course):
     """One warm sandbox per test module (starting its zygotes costs seconds). Its limits are the
     module's `LIMITS` when it has one, else the course's; a module that sets `REQUIRES_JAIL`
     skips where the jail cannot be built here, saying why."""
-    from autograder.grading import limits_for
+    from autograder.grading.submission import limits_for
     from autograder.sandbox import Sandbox
 
     limits = getattr(request.module, "LIMITS", None) or limits_for(course)

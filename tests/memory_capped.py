@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Iterator
 
-from autograder.sandbox.reaper import Cgroups
+from autograder.sandbox.cgroups import Cgroups
 
 
 @dataclass

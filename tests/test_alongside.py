@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.alongside import first_call
+from autograder.grading.alongside import first_call
 from autograder.checks import CHECKS
 from autograder.config import KIT_ROOT
-from autograder.grading import grade_submission, limits_for
+from autograder.grading.submission import grade_submission, limits_for
 from autograder.sandbox import Limits, Sandbox
 
 FIGURE = "scaling.plot_scaling.figure"

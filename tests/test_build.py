@@ -1,4 +1,4 @@
-"""The exercise generator (autograder/build.py), the solutions it reads and the stubs it writes."""
+"""The exercise generator (autograder/build/exercises.py), the solutions it reads and the stubs it writes."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import autograder.build as kb
-from autograder.build import BuildError, build
+import autograder.build.exercises as kb
+from autograder.build.exercises import BuildError, build
 
 KIT_ROOT = Path(__file__).resolve().parents[1]
 STEMS = ("hand_computation", "attention", "causal_mask", "scaling", "multihead")
@@ -86,7 +86,7 @@ def direct_attention(Q, K, V, allowed=None):
 def test_exercises_are_up_to_date():
     drift = build(KIT_ROOT, check=True)
     assert drift == [], (
-        "exercises/ is out of date with solutions/ - run `attnkit build` (python -m autograder.build): "
+        "exercises/ is out of date with solutions/ - run `attnkit build` (python -m autograder.build.exercises): "
         + ", ".join(str(p.relative_to(KIT_ROOT)) for p in drift))
 
 

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.checks.base import Context, ReferenceImplementation, rng_for  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.sandbox.convert import describe_figure  # noqa: E402
+from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
 from reference import mutants as mu  # noqa: E402
 
 COURSE = load_course()

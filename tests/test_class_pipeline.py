@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 
-from autograder import class_run
-from autograder.class_run import ClassRun, LocalGrading
-from autograder.classroom import unanswered
+from autograder.grading import class_run
+from autograder.grading.class_run import ClassRun, LocalGrading
+from autograder.grading.student import unanswered
 
 WAIT_S = 20.0      # a bound for a stuck test, not a timing: the event comes at once or never
 

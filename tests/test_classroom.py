@@ -24,10 +24,10 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.classroom import Student, fingerprint, grade_class, load_previous, run_key
-from autograder.roster import find_students
+from autograder.grading.student import Student, fingerprint, grade_class, load_previous, run_key
+from autograder.intake.students import find_students
 from autograder.config import KIT_ROOT
-from autograder.grading import GENERIC_HINT
+from autograder.grading.submission import GENERIC_HINT
 from autograder.reports.feedback import feedback_markdown
 from autograder.results import HIDDEN_CHECK_NOTE, causes
 
@@ -466,7 +466,7 @@ def test_feedback_shows_scores_messages_and_hints(run):
 
 def test_feedback_follows_the_hint_policy_and_show_hidden(run):
     """Grading decides the hint once, for the course's policy; the page shows what was decided."""
-    from autograder.grading import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission, limits_for
     from autograder.sandbox import Sandbox
 
     def graded(**policy):
@@ -578,7 +578,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_grades(run, tmp_path):
 
 
 def test_a_grader_failure_on_one_student_does_not_stop_the_class(run, tmp_path, monkeypatch):
-    import autograder.classroom as classroom
+    import autograder.grading.student as classroom
 
     real = classroom.grade_submission
 
@@ -701,7 +701,7 @@ def _remove_chain(folder: Path, name: str, depth: int) -> None:
 
 
 def test_grades_csv_is_written_when_writing_one_student_fails(course_at, tmp_path, monkeypatch):
-    import autograder.class_run as classroom     # the class loop writes each result
+    import autograder.grading.class_run as classroom     # the class loop writes each result
 
     course = course_at(small_course(tmp_path))
     class_dir, out = tmp_path / "class", tmp_path / "out"
@@ -725,7 +725,8 @@ def test_grades_csv_is_written_when_writing_one_student_fails(course_at, tmp_pat
 def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, monkeypatch, capsys):
     """No user namespaces (a locked-down kernel, macOS): `attnkit grade` says why and grades
     nothing, unless the instructor passes --no-isolation."""
-    from autograder import class_run as classroom, cli     # the class loop makes the sandboxes
+    from autograder import cli  # the class loop makes the sandboxes
+    from autograder.grading import class_run as classroom
     from autograder.sandbox import SandboxError
 
     seen = []

@@ -57,7 +57,7 @@ def test_the_hand_observer_counts_a_row_off_by_the_course_s_tolerance():
 
     from autograder.checks.base import Context, ReferenceImplementation
     from autograder.config import DEFAULT_COURSE, load_course
-    from autograder.observations import observe
+    from autograder.diagnosis.observations import observe
 
     check = next(c for c in EXERCISES["hand_computation"].checks if c.id == "hand_computation.part_b.scores")
     expected = check.run(ReferenceImplementation("hand_computation"), {})

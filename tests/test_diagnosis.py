@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import diagnosis as dg
+from autograder.diagnosis import explain as dg
 from autograder.checks import CHECKS
 from autograder.checks.base import Context, RaisedError, rng_for
 from autograder.config import load_course
@@ -342,7 +342,7 @@ def test_corpus_is_large_enough():
 
 @pytest.mark.parametrize("stem,kind,path", CORPUS, ids=[f"{s}/{k}/{p.name}" for s, k, p in CORPUS])
 def test_corpus_submission(sandbox, stem, kind, path):
-    from autograder.grading import grade_exercise
+    from autograder.grading.submission import grade_exercise
 
     result = grade_exercise(stem, MEASURE.load_as(stem, path), COURSE, sandbox)
     problems = [f"{c.check_id} [{c.status}] {c.message}" for c in result.checks if not c.passed]

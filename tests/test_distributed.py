@@ -22,14 +22,14 @@ import pytest
 pytest.importorskip("distributed")
 
 from autograder.checks import check_ids  # noqa: E402
-from autograder.classroom import grade_class  # noqa: E402
+from autograder.grading.student import grade_class  # noqa: E402
 from autograder.cluster.client import grade_class_on_cluster  # noqa: E402
 from autograder.cluster.transport import PackError, pack_submission, unpack_submission  # noqa: E402
 from autograder.cluster.validate import BadAnswer, parse_answer  # noqa: E402
 from autograder.cluster.worker import answer_json  # noqa: E402
 from autograder.config import KIT_ROOT, load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
-from autograder.load import MAX_BYTES, load_submission  # noqa: E402
+from autograder.intake.load import MAX_BYTES, load_submission  # noqa: E402
 
 from tests.cluster_canned import passed_result  # noqa: E402
 from tests.test_classroom import _hostile, _student, small_course  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 
 from autograder import cli
 from autograder.sandbox import early
-from autograder.syntax import imported_modules
+from autograder.intake.syntax import imported_modules
 from autograder.sandbox.zygote_process import _Zygote
 
 KIT = Path(__file__).resolve().parents[1]

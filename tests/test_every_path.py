@@ -22,10 +22,10 @@ import pytest
 from rich.console import Console
 
 from autograder.checks import check_ids
-from autograder.classroom import grade_class
+from autograder.grading.student import grade_class
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
-from autograder.session import GradingSession
-from autograder.watch import Watcher
+from autograder.grading.course_session import GradingSession
+from autograder.frontends.watch import Watcher
 
 SOLUTIONS, EXERCISES = KIT_ROOT / "solutions", KIT_ROOT / "exercises"
 CORPUS, HOSTILE = KIT_ROOT / "tests" / "corpus", KIT_ROOT / "tests" / "hostile"
@@ -125,8 +125,8 @@ def test_the_gradescope_runner_gives_what_grade_gives(klass, by_grade, tmp_path)
 @pytest.mark.slow
 def test_an_nbgrader_cell_grades_the_notebook_as_grade_does(klass, course, session):
     """nbgrader hands in one notebook per exercise; its cells grade through grade_exercise."""
-    from autograder.load import load_stem
-    from autograder.nbgrader_cell import grade_checks
+    from autograder.intake.load import load_stem
+    from autograder.nbgrader.cells import grade_checks
 
     folder = klass / "scratch"
     wanted = [cid for cid in check_ids()["attention"]]

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from autograder.checks import check_ids
 from autograder.config import DEFAULT_COURSE, load_course
-from autograder.nbgrader_cell import report_lines
+from autograder.nbgrader.cells import report_lines
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.gradescope import to_gradescope

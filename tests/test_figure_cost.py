@@ -1,5 +1,5 @@
 """A student's figure costs its author little in the child (issue 23.1): matplotlib in the sandbox
-measures text by an estimate (autograder/sandbox/text_metrics.py) instead of laying out glyphs and
+measures text by an estimate (autograder/sandbox/inside/text_metrics.py) instead of laying out glyphs and
 parsing mathtext, and the figure is described the same as with matplotlib's own measure."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from autograder.sandbox.convert import describe_figure  # noqa: E402
-from autograder.sandbox.text_metrics import EM_ADVANCE, EM_DESCENT  # noqa: E402
+from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
+from autograder.sandbox.inside.text_metrics import EM_ADVANCE, EM_DESCENT  # noqa: E402
 
 THREE_PANELS = """
 import math

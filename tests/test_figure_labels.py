@@ -13,11 +13,11 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from autograder import diagnosis as dg  # noqa: E402
+from autograder.diagnosis import explain as dg  # noqa: E402
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.checks.base import Context, ReferenceImplementation, rng_for  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.sandbox.convert import describe_figure  # noqa: E402
+from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "course.yml")
@@ -121,7 +121,7 @@ def test_axes_must_be_labelled_with_what_they_show():
 
 
 def test_swapped_labels_lose_the_plot_points_through_the_full_grade(tmp_path):
-    from autograder.grading import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission, limits_for
     from autograder.sandbox import Sandbox
 
     source = (ROOT / "solutions" / "scaling.py").read_text(encoding="utf-8")

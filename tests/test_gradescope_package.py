@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 import yaml
 
-from autograder.build import to_notebook
+from autograder.build.exercises import to_notebook
 from autograder.config import KIT_ROOT
 
 SOLUTIONS = KIT_ROOT / "solutions"
@@ -165,10 +165,10 @@ def test_the_zip_holds_the_scripts_the_kit_the_course_and_exact_pins(autograder_
         pins = zf.read("requirements.txt").decode().splitlines()
         setup = zf.read("setup.sh").decode()
     assert {"setup.sh", "run_autograder", "course.yml", "gradescope.json", "requirements.txt",
-            "attnkit/autograder/grading.py", "attnkit/reference/attention.py"} <= names
+            "attnkit/autograder/grading/submission.py", "attnkit/reference/attention.py"} <= names
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     assert not any("__pycache__" in n for n in names)
-    # The runner's preflight grades the kit's solutions before the student (autograder.preflight).
+    # The runner's preflight grades the kit's solutions before the student (autograder.grading.preflight).
     assert {f"attnkit/solutions/{stem}.py" for stem in ("attention", "multihead")} <= names
     import numpy
     import pydantic

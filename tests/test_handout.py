@@ -20,7 +20,7 @@ import pytest
 
 from autograder.checks import CHECKS, check_ids
 from autograder.config import KIT_ROOT, load_course
-from autograder.grading import expected_answer
+from autograder.grading.submission import expected_answer
 from autograder.handout.write import MODULES, HandoutError, write_handout
 
 COURSE = load_course(known_checks=check_ids())
@@ -133,7 +133,7 @@ def test_check_py_gives_the_graders_verdict_on_every_visible_check(handout, tmp_
     import importlib.util
     from concurrent.futures import ThreadPoolExecutor
 
-    from autograder.session import GradingSession
+    from autograder.grading.course_session import GradingSession
 
     loader = importlib.util.spec_from_file_location("handout_check", handout / "check.py")
     checker = importlib.util.module_from_spec(loader)
@@ -311,7 +311,7 @@ def test_the_cli_writes_a_handout(tmp_path):
 def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_python, tmp_path, stem):
     import nbformat
 
-    from autograder.nbgrader_course import write_course
+    from autograder.nbgrader.course import write_course
 
     write_course(tmp_path / "course", KIT_ROOT, COURSE)
     assignment = tmp_path / "course" / "source" / COURSE.assignment

@@ -1,7 +1,7 @@
 """Intake: which file grades each exercise, read without ever leaving the student's folder.
 
-No sandbox here: these tests read folders the way the grader does (autograder.load /
-autograder.intake) and look at what would be graded. Red-team cases build links in every
+No sandbox here: these tests read folders the way the grader does (autograder.intake.load /
+autograder.intake.files) and look at what would be graded. Red-team cases build links in every
 place a student (or a hostile folder) can put them and check that nothing outside is read.
 """
 
@@ -15,10 +15,10 @@ import nbformat
 import pytest
 
 from autograder.config import KIT_ROOT
-from autograder.intake import Flag, discover, ignored, normal_stem
-from autograder.roster import find_students, open_confined
-from autograder.stubs import has_work
-from autograder.load import LoadError, SourceFile, load_stem, load_submission
+from autograder.intake.files import Flag, discover, ignored, normal_stem
+from autograder.intake.students import find_students, open_confined
+from autograder.intake.stubs import has_work
+from autograder.intake.load import LoadError, SourceFile, load_stem, load_submission
 
 SOLUTIONS = KIT_ROOT / "solutions"
 EXERCISES = KIT_ROOT / "exercises"
@@ -142,7 +142,7 @@ def test_both_forms_with_work_carry_the_other_as_an_alternative(tmp_path):
 
 @pytest.mark.parametrize("stem", ["hand_computation", "attention", "causal_mask", "scaling", "multihead"])
 def test_the_kits_stubs_hold_no_work_and_its_solutions_do(stem):
-    from autograder.load import read_source
+    from autograder.intake.load import read_source
 
     assert not has_work((EXERCISES / f"{stem}.py").read_text(), stem)
     notebook = read_source(EXERCISES / f"{stem}.ipynb", stem)
@@ -197,7 +197,7 @@ def test_a_link_that_stays_inside_the_folder_is_followed(tmp_path):
 
 def test_a_file_swapped_for_a_link_is_never_read_through_it(tmp_path, solutions, monkeypatch):
     """The file is a regular file when listed and a link when opened: O_NOFOLLOW refuses it."""
-    import autograder.intake as intake
+    import autograder.intake.files as intake
 
     target = _write(tmp_path / "attention.py", "x = 1\n")
     real_open, calls = os.open, []

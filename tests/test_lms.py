@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from autograder.archives import MAX_MEMBERS, ArchiveRefused, Budget, extract
-from autograder.classroom import grade_class
+from autograder.intake.archives import MAX_MEMBERS, ArchiveRefused, Budget, extract
+from autograder.grading.student import grade_class
 from autograder.config import KIT_ROOT
-from autograder.lms import Layout, detect, read_class
+from autograder.intake.lms import Layout, detect, read_class
 from autograder.reports.summary import print_summary
 from tests.test_classroom import small_course
 

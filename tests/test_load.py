@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder.load import LoadError, SourceFile, load_stem
+from autograder.intake.load import LoadError, SourceFile, load_stem
 
 
 def _notebook(path, *cells):
@@ -107,7 +107,7 @@ def test_a_solution_cell_that_does_not_compile_names_its_cell(tmp_path):
 def test_a_plain_v4_notebook_read_without_nbformat_gives_what_nbformat_gives(tmp_path, monkeypatch):
     """The fast path (JSON read directly) and nbformat's reader give the same cells, and anything
     that is not a plain format-4 notebook still goes through nbformat."""
-    import autograder.load as load
+    import autograder.intake.load as load
 
     cells = [new_markdown_cell("# words"), new_code_cell("import numpy as np\n%time x = 1"),
              nbformat.v4.new_raw_cell("raw"),

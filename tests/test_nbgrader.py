@@ -19,10 +19,10 @@ import yaml
 
 from autograder.checks import CHECKS
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
-from autograder.nbgrader_cell import load_notebook
-from autograder.notebook_tests import wrapped
+from autograder.nbgrader.cells import load_notebook
+from autograder.nbgrader.notebook_tests import wrapped
 from autograder.results import HIDDEN_CHECK_NOTE
-from autograder.nbgrader_course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
+from autograder.nbgrader.course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
 
 ASSIGNMENT = "self_attention"
@@ -88,7 +88,7 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
         assert [(_meta(c)["grade_id"], _meta(c)["points"]) for c in written_qs] == \
             [(q.grade_id, q.points) for q in expected]
         assert all(c.cell_type == "markdown" for c in written_qs)
-    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "notebook_tests.py").read_bytes()
+    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "nbgrader" / "notebook_tests.py").read_bytes()
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert f"c.Execute.timeout = {execute_timeout(course)}" in config
     # what release_assignment, fetch_assignment, submit and collect need
@@ -140,7 +140,7 @@ def test_notebook_code_leaves_out_test_cells_and_nbgrader_stubs(tmp_path):
 def test_a_half_finished_hand_computation_keeps_its_finished_half(course, tmp_path, capsys):
     """nbgrader's module-level stub (`raise NotImplementedError()`) in part B must not stop
     part A's answers from being graded."""
-    from autograder.nbgrader_cell import grade
+    from autograder.nbgrader.cells import grade
 
     write_course(tmp_path / "course", KIT_ROOT, course)
     nb = nbformat.read(tmp_path / "course" / "source" / ASSIGNMENT / "hand_computation.ipynb", as_version=4)
@@ -159,7 +159,7 @@ def test_a_half_finished_hand_computation_keeps_its_finished_half(course, tmp_pa
 
 
 def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
-    """`python -I -m autograder.nbgrader_cell` still finds the installed kit (site-packages stay
+    """`python -I -m autograder.nbgrader.cells` still finds the installed kit (site-packages stay
     on the path under -I; the working folder does not), and a folder named autograder/ next to
     the notebook cannot stand in for it."""
     write_course(tmp_path / "course", KIT_ROOT, course)
@@ -169,8 +169,9 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
                                             "attention.ipynb").read_bytes())
     (work / "autograder").mkdir()
     (work / "autograder" / "__init__.py").write_text("raise SystemExit('the fake kit was imported')\n")
-    (work / "autograder" / "nbgrader_cell.py").write_text("print('{\"attnkit\": 1, \"score\": 99}')\n")
-    run = subprocess.run([sys.executable, "-I", "-m", "autograder.nbgrader_cell", "--notebook", "attention.ipynb",
+    (work / "autograder" / "nbgrader").mkdir()
+    (work / "autograder" / "nbgrader" / "cells.py").write_text("print('{\"attnkit\": 1, \"score\": 99}')\n")
+    run = subprocess.run([sys.executable, "-I", "-m", "autograder.nbgrader.cells", "--notebook", "attention.ipynb",
                           "--points", "3", "attention.softmax"], cwd=work, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
@@ -183,7 +184,7 @@ def test_configure_puts_the_kit_first_in_sanitize_and_right_after_execute():
     from nbgrader.preprocessors import Execute, SaveAutoGrades
     from traitlets.config import Config
 
-    from autograder.nbgrader_preprocessor import GradeInSandbox, SnapshotSubmissions, configure
+    from autograder.nbgrader.preprocessor import GradeInSandbox, SnapshotSubmissions, configure
 
     c = Config()
     configure(c)
@@ -197,8 +198,8 @@ def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(cours
     empties the file and prints its own scores changes nothing."""
     import shutil
 
-    from autograder import nbgrader_preprocessor as pp
-    from autograder.nbgrader_cell import MARKER_ENV
+    from autograder.nbgrader import preprocessor as pp
+    from autograder.nbgrader.cells import MARKER_ENV
 
     root = tmp_path / "course"
     write_course(root, KIT_ROOT, course)
@@ -266,7 +267,7 @@ np.allclose = lambda *a, **k: True
 np.testing.assert_allclose = lambda *a, **k: None
 torch.allclose = lambda *a, **k: True
 try:
-    import autograder.nbgrader_cell as _kit
+    import autograder.nbgrader.cells as _kit
     _kit.grade = lambda *a, **k: 100.0
     _kit.grade_notebook = lambda *a, **k: {"attnkit": 1, "score": 100.0, "max_score": 1.0, "report": "ok"}
     _kit.main = lambda *a, **k: print('{"attnkit": 1, "score": 100.0, "report": "ok"}')
@@ -331,7 +332,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
     assert grades["stub"] == (0.0, auto_max + written)
     # The buggy notebook earns what it computed: the kit, grading the same file outside any
     # kernel, agrees to the point, and the monkeypatching bought nothing.
-    from autograder.grading import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission, limits_for
     from autograder.sandbox import Sandbox
 
     with Sandbox(limits_for(small)) as sandbox:
@@ -361,7 +362,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
     assert (root / "feedback" / "solution" / ASSIGNMENT / "causal_mask.html").is_file()
 
     # the kit's scores into gradebooks: a new one, and the course's own (replacing nbgrader's)
-    from autograder.gradebook import write_gradebook
+    from autograder.nbgrader.gradebook import write_gradebook
 
     fresh = tmp_path / "kit-gradebook.db"
     assert write_gradebook(results, f"sqlite:///{fresh}", small) == kit
@@ -442,9 +443,9 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
     `nbgrader autograde`, every test cell's score and report are the kit's for the submitted file."""
     import shutil
 
-    from autograder.grading import grade_submission, limits_for
-    from autograder.nbgrader_cell import report_lines
-    from autograder.nbgrader_course import tasks
+    from autograder.grading.submission import grade_submission, limits_for
+    from autograder.nbgrader.cells import report_lines
+    from autograder.nbgrader.course import tasks
     from autograder.sandbox import Sandbox
 
     small, root = _small_course(course_at, tmp_path, ("attention", "causal_mask"))
@@ -504,7 +505,7 @@ def test_docs_state_no_total_that_the_course_does_not_compute(course, tmp_path):
 
 
 def test_long_report_lines_wrap_under_their_text():
-    from autograder.notebook_tests import WIDTH
+    from autograder.nbgrader.notebook_tests import WIDTH
 
     line = "    " + " ".join(["entries of weights differ"] * 12)
     out = wrapped(f"[FAIL] x\n{line}\nscore: 1 / 2").splitlines()

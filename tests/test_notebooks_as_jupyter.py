@@ -11,10 +11,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder.cells import open_session
+from autograder.intake.cells import open_session
 from autograder.config import KIT_ROOT
-from autograder.grading import grade_exercise
-from autograder.load import load_stem
+from autograder.grading.submission import grade_exercise
+from autograder.intake.load import load_stem
 
 SOFTMAX = ("def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
            "    return e / e.sum(axis=axis, keepdims=True)")

@@ -19,7 +19,7 @@ from autograder.reports.feedback_html import feedback_html
 from autograder.reports.gradescope import to_gradescope
 from autograder.reports.table import print_report
 from autograder.results import causes
-from autograder.session import GradingSession
+from autograder.grading.course_session import GradingSession
 
 WRONG_AXIS = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis.py"
 

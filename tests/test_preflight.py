@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.classroom import grade_class
+from autograder.grading.student import grade_class
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
-from autograder.preflight import PreflightFailed, PreflightStatus, run_preflight
+from autograder.grading.preflight import PreflightFailed, PreflightStatus, run_preflight
 from autograder.sandbox import Sandbox
-from autograder.grading import limits_for
+from autograder.grading.submission import limits_for
 
 SOLUTIONS = KIT_ROOT / "solutions"
 

@@ -30,7 +30,7 @@ def original(stem: str) -> str:
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from autograder.grading import limits_for
+    from autograder.grading.submission import limits_for
     from autograder.sandbox import Sandbox
 
     with Sandbox(limits_for(COURSE)) as sb:
@@ -38,7 +38,7 @@ def sandbox():
 
 
 def grade(sandbox, tmp_path: Path, stem: str, source: str):
-    from autograder.grading import grade_submission
+    from autograder.grading.submission import grade_submission
 
     (tmp_path / f"{stem}.py").write_text(source, encoding="utf-8")
     return grade_submission(tmp_path, COURSE, sandbox, stems=(stem,)).exercises[0]

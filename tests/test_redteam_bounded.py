@@ -151,7 +151,7 @@ def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_
 
     from autograder.checks import check_ids
     from autograder.config import DEFAULT_COURSE, load_course
-    from autograder.nbgrader_course import write_course
+    from autograder.nbgrader.course import write_course
 
     data = yaml.safe_load(DEFAULT_COURSE.read_text(encoding="utf-8"))
     data["exercises"] = {"causal_mask": data["exercises"]["causal_mask"]}

@@ -78,7 +78,7 @@ def test_nothing_of_the_kit_the_class_or_the_grader_is_in_view(sandbox, tmp_path
     out_dir.mkdir()
     (out_dir / "key").write_text("k")
     paths = [os.path.join(KIT, "reference", "attention.py"), os.path.join(KIT, "solutions", "attention.py"),
-             os.path.join(KIT, "autograder", "grading.py"), str(other), str(out_dir / "key"),
+             os.path.join(KIT, "autograder", "grading", "submission.py"), str(other), str(out_dir / "key"),
              f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/mem", f"/proc/{os.getpid()}/cmdline",
              os.path.expanduser("~/.bash_history"), "/etc/shadow"]
     assert all(os.path.exists(p) for p in paths[:5])

@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from autograder.grading import _provided
+from autograder.grading.submission import _provided
 from autograder.sandbox import Limits
 
 LIMITS = Limits(call_timeout=5.0, import_timeout=10.0, memory_mb=1024)
@@ -135,7 +135,7 @@ def test_source_text_is_never_accepted_as_provided(sandbox):
 # ---------------------------------------------------------------------- prices (issue 24)
 
 def test_prices_count_every_array_the_reference_makes_before_it_runs():
-    from autograder.provided import PRICES, provided_for
+    from autograder.grading.provided import PRICES, provided_for
     from autograder.sandbox.provided import MAX_ELEMENTS, MAX_WORK
 
     sdpa = provided_for("causal_mask")["attention"]["scaled_dot_product_attention"].cost
@@ -168,7 +168,7 @@ def test_a_refused_call_at_import_costs_the_file_with_its_reason(sandbox, tmp_pa
     import is stopped, and every check of the stem says it was refused."""
     from autograder.checks import check_ids
     from autograder.config import load_course
-    from autograder.grading import grade_submission
+    from autograder.grading.submission import grade_submission
 
     code = """
     import numpy as np

@@ -73,7 +73,7 @@ def test_multihead_answers_are_kept_as_npz_and_read_back_equal_to_the_reference(
     exactly what the reference (torch for the module) computes, dtypes included."""
     from autograder.checks import CHECKS
     from autograder.checks.base import rng_for
-    from autograder.grading import _expected, _expected_made
+    from autograder.grading.submission import _expected, _expected_made
 
     _fresh(monkeypatch, tmp_path)
     assert reference_cache.needs_torch("multihead") and not reference_cache.needs_torch("attention")
@@ -141,7 +141,7 @@ def test_answers_made_ahead_in_a_thread_are_made_once_and_are_the_same(monkeypat
     the grading thread asking for one meanwhile waits for it instead of making it a second time."""
     import threading
 
-    from autograder import grading
+    from autograder.grading import submission as grading
     from autograder.checks import CHECKS
 
     _fresh(monkeypatch, tmp_path)

@@ -272,7 +272,7 @@ def test_a_report_of_1000_students_stays_small_and_fast(tmp_path):
 def test_a_failed_check_carries_the_data_of_its_picture(tmp_path, stem, case, check_id, kind):
     """Graded for real (sandbox): the student's weights / statistics are the buggy ones, the
     expected ones the reference's, and the feedback page draws them."""
-    from autograder.grading import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission, limits_for
     from autograder.reports.feedback_html import feedback_html
     from autograder.sandbox import Sandbox
 

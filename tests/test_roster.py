@@ -10,12 +10,12 @@ import io
 
 import pytest
 
-from autograder.class_roster import Person, RosterError, enrol, parse_roster, read_roster
+from autograder.intake.roster import Person, RosterError, enrol, parse_roster, read_roster
 from autograder.cli import main
 from autograder.config import KIT_ROOT
 from autograder.reports.exports import ExportFormat, export
 from autograder.reports.grades_csv import grades_csv
-from autograder.roster import Student
+from autograder.intake.students import Student
 from tests.test_classroom import small_course
 from tests.test_report import COURSE, STEMS, small_class
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from autograder.sandbox import CallOutcome, Limits, Sandbox
-from autograder.sandbox import protocol
+from autograder.sandbox.inside import protocol
 
 PAIR = ("tuple", "array", "array")
 LIMITS = Limits(call_timeout=1.0, import_timeout=2.0, memory_mb=512, cpu_seconds=20, max_processes=64,
@@ -878,7 +878,7 @@ def test_kit_files_cannot_be_read_by_path(sandbox):
 
 def test_the_kits_own_provided_sources_work(sandbox):
 
-    from autograder.grading import _provided
+    from autograder.grading.submission import _provided
     code = """
     import numpy as np
     from attention import scaled_dot_product_attention

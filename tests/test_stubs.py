@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from autograder.stubs import has_work, stubs
+from autograder.intake.stubs import has_work, stubs
 
 BODIES = {"pass": "pass", "ellipsis": "...", "return None": "return None", "bare return": "return",
           "docstring": '"""Softmax along axis."""', "not implemented": "raise NotImplementedError('todo')"}

@@ -1,10 +1,10 @@
-"""autograder.syntax: parsing that survives CPython 3.11's thread-unsafe AST construction."""
+"""autograder.intake.syntax: parsing that survives CPython 3.11's thread-unsafe AST construction."""
 
 from __future__ import annotations
 
 import ast
 
-from autograder import syntax
+from autograder.intake import syntax
 
 
 def _flaky(failures: int):

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from autograder.config import KIT_ROOT
 from autograder.results import CheckResult, ExerciseResult
-from autograder.session import GradingSession
-from autograder.watch import Change, Watcher, compare, saved_stems, watch
+from autograder.grading.course_session import GradingSession
+from autograder.frontends.watch import Change, Watcher, compare, saved_stems, watch
 
 
 def _check(cid: str, status: str) -> CheckResult:
@@ -132,7 +132,7 @@ def test_a_saved_file_with_a_syntax_error_is_reported_not_the_other_form_graded(
 
 def test_check_and_watch_print_a_failed_check_the_same_way(course, tmp_path):
     from autograder.reports.table import print_report
-    from autograder.watch import print_changes
+    from autograder.frontends.watch import print_changes
 
     shutil.copy(KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "keys_not_transposed.py", tmp_path / "attention.py")
     with GradingSession(course) as session:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.checks.base import Check, Context, array_problem
-from autograder import observations
+from autograder.diagnosis import observations
 from autograder.exercise import Exercise
 
 

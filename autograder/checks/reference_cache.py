@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.syntax import imported_modules
+from autograder.intake.syntax import imported_modules
 
 PRECISE = {"n_trials": 10000, "seed": 12345}
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",

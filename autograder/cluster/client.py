@@ -1,6 +1,6 @@
 """`attnkit grade CLASS --out OUT --scheduler tcp://host:port`: a class graded on a Dask cluster.
 
-The class loop is the local run's (autograder.class_run: reuse, preflight, signing -- workers
+The class loop is the local run's (autograder.grading.class_run: reuse, preflight, signing -- workers
 never see the run's key --, writing, verifying, the reports); this module supplies only where
 the grading happens (ClusterGrading: Dask's executor, the transport and the workers' plugin).
 At most `in_flight` submissions are out at once and results are written, not held, so the
@@ -14,16 +14,16 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder import lms
-from autograder.class_roster import Person
-from autograder.class_run import ClassRun
-from autograder.classroom import Student, grader_failure, kit_fingerprint
+from autograder.intake import lms
+from autograder.intake.roster import Person
+from autograder.grading.class_run import ClassRun
+from autograder.grading.student import Student, grader_failure, kit_fingerprint
 from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
 from autograder.config import CourseConfig
-from autograder.grading import limits_for
-from autograder.preflight import Preflight, PreflightStatus
+from autograder.grading.submission import limits_for
+from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.results import SubmissionResult
 
 OnResult = Callable[[SubmissionResult, bool], None]
@@ -81,7 +81,7 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
                            on_preflight: Callable[[Preflight], None] | None = None,
                            layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None):
     """Grade every student on the cluster at `scheduler` (an address, or a distributed.Client)
-    through the one class loop (autograder.class_run), and write OUT as a local run does.
+    through the one class loop (autograder.grading.class_run), and write OUT as a local run does.
     Returns the results as a Sequence read from OUT."""
     owned = isinstance(scheduler, str)
     client = connect(scheduler) if owned else scheduler

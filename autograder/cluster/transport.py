@@ -1,6 +1,6 @@
 """A submission as bytes: packed by the client from its folder, unpacked on a worker.
 
-The student's folder travels as a tree, so the worker's intake (autograder.intake) sees what a
+The student's folder travels as a tree, so the worker's intake (autograder.intake.files) sees what a
 local run sees: every entry's name and kind down to the depth intake looks at, the content of
 the files it may grade (`.py`, `.ipynb`), each file's modification time, and symbolic links as
 links with their target text (never followed here: intake judges them on the worker exactly as
@@ -20,7 +20,7 @@ import stat
 import tarfile
 from pathlib import Path
 
-from autograder.intake import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
+from autograder.intake.files import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
 
 SIZE_KEY = "ATTNKIT.size"          # pax header: the size of a file sent without its content
 MTIME_KEY = "ATTNKIT.mtime_ns"     # pax header: the exact modification time

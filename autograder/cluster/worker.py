@@ -25,10 +25,10 @@ from typing import Iterator
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from autograder.classroom import Student, grade_student, kit_fingerprint
+from autograder.grading.student import Student, grade_student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config import CourseConfig
-from autograder.preflight import PreflightFailed, run_preflight
+from autograder.grading.preflight import PreflightFailed, run_preflight
 from autograder.results import SubmissionResult
 from autograder.sandbox import Limits, Sandbox, SandboxError
 
@@ -98,7 +98,7 @@ class SandboxPlugin(WorkerPlugin):
 
     def preflight_failure(self, course_json: str, course: CourseConfig) -> str:
         """Why this worker must not grade this course ("" if it may): the kit's solutions, graded
-        once per course in one of its sandboxes, lost points (autograder.preflight)."""
+        once per course in one of its sandboxes, lost points (autograder.grading.preflight)."""
         if not self.preflight:
             return ""
         with self._lock:
@@ -158,7 +158,7 @@ def warm_up(seed: int | None) -> None:
     try:
         if seed is not None:
             from autograder.checks import CHECKS
-            from autograder.grading import _expected
+            from autograder.grading.submission import _expected
 
             for checks in CHECKS.values():
                 for check in checks:

@@ -27,12 +27,12 @@ def gradescope_root() -> Path:
 
 def run(root: Path) -> dict:
     from autograder.checks import check_ids
-    from autograder.classroom import Student, grade_student, grader_failure
+    from autograder.grading.student import Student, grade_student, grader_failure
     from autograder.config import load_course
     from autograder.gradescope.results import results_json
     from autograder.gradescope.submission import find_submission
-    from autograder.grading import limits_for
-    from autograder.preflight import run_preflight
+    from autograder.grading.submission import limits_for
+    from autograder.grading.preflight import run_preflight
     from autograder.results import dumps, write_atomic
     from autograder.sandbox import Sandbox
 

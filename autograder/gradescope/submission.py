@@ -1,7 +1,7 @@
 """Where a Gradescope upload keeps its exercise files: at the top, or in one folder (a zip of
 the `self_attention/` folder nbgrader released, a GitHub repository, `exercises/`).
 
-An upload that is an archive (a zip inside the zip) is unpacked when graded (autograder.lms).
+An upload that is an archive (a zip inside the zip) is unpacked when graded (autograder.intake.lms).
 Otherwise the folder holding the most of the contract's files (`attention.py`, `attention.ipynb`, ...)
 is graded, the shallowest on a tie; links are never followed. What else was found is said in
 a note: exercise files in another folder, and Python files or notebooks whose names the
@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.archives import is_archive
+from autograder.intake.archives import is_archive
 from autograder.cluster.transport import contract_names
 
 SKIPPED = {"__MACOSX", "__pycache__", ".ipynb_checkpoints", ".git", "node_modules"}
@@ -38,7 +38,7 @@ def find_submission(root: Path, stems: tuple[str, ...]) -> Found:
     best = max(folders, key=lambda f: (counts[f], -folders.index(f)))
     notes: list[str] = []
     if counts[best] == 0 and any(is_archive(n) for n in _entries(root)):
-        best = root         # an uploaded archive: unpacked and graded (autograder.lms.staged), which says so
+        best = root         # an uploaded archive: unpacked and graded (autograder.intake.lms.staged), which says so
     elif counts[best] == 0:
         wanted = ", ".join(f"{s}.py" for s in stems)
         notes.append(f"no exercise files were found in the upload (expected {wanted}, or the same names "

@@ -148,7 +148,7 @@ def exercise_data(stem: str, course: CourseConfig) -> tuple[dict, dict[str, np.n
 def _check_data(check: Check, course: CourseConfig, arrays: Arrays) -> dict:
     """What check.py needs to run `check` and judge its answer as the grader does. A check it could
     not replay is a fault of the kit, said when the handout is written, not a check left out."""
-    from autograder.grading import expected_answer
+    from autograder.grading.submission import expected_answer
 
     inputs, expected = expected_answer(check, course.seed)
     recorder = Recorder(returns=EXERCISES[check.exercise].returns)
@@ -200,7 +200,7 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     """The mutants' answers on these inputs that differ from the right one, with their hints.
     Entries recognised by a property of the answer (reference/recognisers.py) are code, not data:
     the grader names those after hand-in."""
-    from autograder.diagnosis import _agrees, _hint_of, _raised_by, candidates, mutant_answers
+    from autograder.diagnosis.explain import _agrees, _hint_of, _raised_by, candidates, mutant_answers
 
     ctx = Context(course=course, inputs=inputs)
     out = []

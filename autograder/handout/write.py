@@ -19,7 +19,7 @@ CHECKER = "check.py"
 MODULES = {"check_answers.py": HANDOUT_CODE / "check_answers.py",
            "check_properties.py": HANDOUT_CODE / "check_properties.py",
            "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
-           "check_convert.py": HANDOUT_CODE.parent / "sandbox" / "convert.py"}
+           "check_convert.py": HANDOUT_CODE.parent / "sandbox" / "inside" / "convert.py"}
 DATA_FOLDER = "check_data"
 
 

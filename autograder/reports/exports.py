@@ -8,7 +8,7 @@ moodle          Moodle's "Import grades - CSV file": username, one column per gr
 gradescope-csv  Gradescope's score upload: Name, SID, Email and a Total Score column (plus one
                 column per exercise); Gradescope matches SID or Email against its roster.
 
-Who each row is comes from the roster (`--roster`, autograder.class_roster): name, login, SIS
+Who each row is comes from the roster (`--roster`, autograder.intake.roster): name, login, SIS
 id, LMS id and email; without one, the folder's name is the login (and the name), and Canvas's
 user id read from its download's file names fills ID. A roster student with no submission is a
 row with a 0; a submission that was handed in empty is an empty cell (the platforms leave those
@@ -23,7 +23,7 @@ import io
 from enum import Enum
 
 from autograder.config import CourseConfig
-from autograder.class_roster import Enrolment
+from autograder.intake.roster import Enrolment
 from autograder.reports.grades_csv import exercise_cell, roster_rows, safe_cell, total_cell
 from autograder.results import SubmissionResult
 

@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.class_roster import Enrolment
+from autograder.intake.roster import Enrolment
 from autograder.config import CourseConfig
 from autograder.reports.class_summary import class_summary
 from autograder.reports.exports import ExportFormat, export

@@ -1,10 +1,16 @@
 """Runs one stem of a submission in a jailed child forked from a warm zygote.
 
-See docs/architecture.md ("The sandbox protocol") and docs/security.md. Modules, one job each:
-client (Sandbox), session (Session), outcome (types), children (one exchange with a child),
-zygote_process (the zygote as a process), early (zygotes started before the grader's imports),
-reaper (cgroups, killing), validate (values and figures from a child); inside the zygote:
-zygote, jail, kernel, child, guard, errors, convert; protocol on both sides.
+See docs/architecture.md ("The sandbox protocol") and docs/security.md. Two sides, one job per module.
+
+In the grader (this package): client (Sandbox), session (Session: one stem in one child), outcome
+(the types), exchange (one request/answer with a child), zygote_process (the zygote as a process),
+early (zygotes started before the grader's imports), cgroups (a child's processes as one unit,
+killing), validate (values and figures from a child), provided (answering a child's calls of the
+reference's functions).
+
+Inside the jail (`inside/`, loaded by file path in the zygote, nothing of the kit importable there):
+zygote, jail, kernel, monitor, child, guard, errors, convert, ipython_shell, text_metrics; and
+protocol, the framing both sides speak (the grader imports it from there).
 
 The names below are loaded on first use, so that `autograder.sandbox.early` can start a zygote
 before numpy is imported.
@@ -15,7 +21,7 @@ import importlib
 _WHERE = {
     "CallOutcome": "outcome", "ErrorInfo": "outcome", "Isolation": "outcome", "Limits": "outcome",
     "Reason": "outcome", "SandboxError": "outcome", "SkippedCell": "outcome", "STATUSES": "outcome",
-    "TensorArg": "protocol", "Sandbox": "client", "Session": "session",
+    "TensorArg": "inside.protocol", "Sandbox": "client", "Session": "session",
 }
 
 __all__ = sorted(_WHERE)

@@ -22,12 +22,12 @@ import tempfile
 import time
 from typing import Any, Iterator
 
-from autograder.sandbox import protocol
-from autograder.sandbox.children import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
+from autograder.sandbox.inside import protocol
+from autograder.sandbox.exchange import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
-from autograder.sandbox.protocol import PeerClosed, ProtocolError
+from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused
-from autograder.sandbox.reaper import Cgroups, kill_tree, remove_in_background
+from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox import early
 from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
-from autograder.syntax import imported_modules
+from autograder.intake.syntax import imported_modules
 
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
 

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.sandbox import protocol
-from autograder.sandbox.protocol import ProtocolError, TensorArg
+from autograder.sandbox.inside import protocol
+from autograder.sandbox.inside.protocol import ProtocolError, TensorArg
 
 MAX_INPUT_ELEMENTS = 1 << 22   # a provided call's inputs, all arrays together
 MAX_ELEMENTS = 1 << 20         # the largest array one call may make, intermediates included (8 MB of float64)

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from autograder.sandbox import protocol
+from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import CallOutcome, ErrorInfo, Limits, Reason, SkippedCell
-from autograder.sandbox.protocol import TensorArg
+from autograder.sandbox.inside.protocol import TensorArg
 from autograder.sandbox.validate import Invalid, check_kind, validate
 
 MESSAGE_MAX = 2000

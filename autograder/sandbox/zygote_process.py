@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 from autograder.sandbox.outcome import SandboxError
-from autograder.sandbox.reaper import kill_tree
+from autograder.sandbox.cgroups import kill_tree
 
-ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
 
 

@@ -1,0 +1,308 @@
+"""Which misconception explains a wrong answer: run the catalogue's mutants on the same inputs.
+
+Everything here runs in the grader's own process on plain data: a mutant is the reference
+with one piece done wrong (reference/misconceptions.py, reference/mutants.py), and a
+diagnosis is "this mutant, given the inputs the student's code was given, produces what the
+student's code produced". Some entries are recognised by a property of the answer instead
+(`Misconception.matches`); entries marked `fallback` are tried only when nothing else fits.
+
+Every hint starts with what was seen in the student's answer ("position 0 attends to
+position 3", autograder/diagnosis/observations.py). When no entry fits, that observation alone is the
+hint, if there is one. An error the student's code raised is explained by `diagnose_error`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
+from autograder.diagnosis.observations import observe
+from reference.misconceptions import Misconception
+from reference.recognisers import low_precision_dtype
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    ids: tuple[str, ...]           # the misconceptions that fit (empty: none fits, the hint is an observation)
+    observation: str = ""          # what was seen in the answer ("position 0 attends to position 3")
+    hints: tuple[str, ...] = ()    # each fitting misconception's hint, in the order of `ids`
+    lead: str = ""                 # for an error: what was raised, said before the hints
+
+    @property
+    def hint(self) -> str:
+        """What a student is shown for a visible check: the observation, then the mistake(s)."""
+        head = " ".join(t for t in (f"{_capitalised(self.observation)}." if self.observation else "", self.lead) if t)
+        if not self.hints:
+            return head
+        if len(self.hints) == 1:
+            return f"{head} {self.hints[0]}".strip()
+        many = (f"{len(self.hints)} explanations fit your answer equally well (this check cannot tell them "
+                "apart):\n" + "\n".join(f"- {h}" for h in self.hints))
+        return f"{head} {many}".strip()
+
+
+def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
+    """The entry's hint, with the dtype named where the hint speaks of it."""
+    if "{dtype}" not in mis.hint:
+        return mis.hint
+    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer))
+                            or "half precision (float16 or bfloat16) somewhere along the way")
+
+
+def candidates(check: Check) -> list[Misconception]:
+    from autograder.checks import EXERCISES
+
+    exercise = EXERCISES.get(check.exercise)
+    return [m for m in exercise.misconceptions if m.applies_to(check.id)] if exercise else []
+
+
+# ---------------------------------------------------------------- running implementations (cached)
+
+_CACHE: dict[tuple, Any] = {}
+_CACHE_LIMIT = 4096
+_FAILED = object()
+
+
+def _fingerprint(value, digest=None):
+    """A hash of plain input data (arrays, lists, dicts, numbers), to cache answers per inputs."""
+    top = digest is None
+    digest = digest or hashlib.sha256()
+    if isinstance(value, np.ndarray):
+        digest.update(f"{value.dtype}{value.shape}".encode())
+        digest.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, dict):
+        for key in sorted(value, key=repr):
+            digest.update(repr(key).encode())
+            _fingerprint(value[key], digest)
+    elif isinstance(value, (list, tuple)):
+        digest.update(f"{type(value).__name__}{len(value)}".encode())
+        for item in value:
+            _fingerprint(item, digest)
+    else:
+        digest.update(repr(value).encode())
+    return digest.hexdigest() if top else None
+
+
+def _run(check: Check, key: tuple, overrides: dict | None, inputs: dict, inputs_key: str | None = None) -> Any:
+    """The answer of the reference (overrides None) or of a mutant on these inputs; _FAILED if it raised.
+    `inputs_key`: the inputs' _fingerprint, when the caller has it (one diagnosis asks for every
+    mutant's answer on the same inputs: hashed once, not once per mutant)."""
+    full_key = (check.id, inputs_key or _fingerprint(inputs)) + key
+    if full_key not in _CACHE:
+        if len(_CACHE) > _CACHE_LIMIT:
+            _CACHE.clear()
+        make = check.expected_run or check.run
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                _CACHE[full_key] = make(ReferenceImplementation(check.exercise, overrides), inputs)
+        except Exception:  # a mutant that cannot run on these inputs explains nothing here
+            _CACHE[full_key] = _FAILED
+    return _CACHE[full_key]
+
+
+def mutant_answers(check: Check, mis: Misconception, inputs: dict, inputs_key: str | None = None) -> list[Any]:
+    """What each variant of `mis` answers on these inputs (the variants that could run)."""
+    answers = []
+    for n, overrides in enumerate(mis.variants()):
+        answer = _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs, inputs_key)
+        if answer is not _FAILED:
+            answers.append(answer)
+    return answers
+
+
+def reference_answer(check: Check, inputs: dict, inputs_key: str | None = None) -> Any:
+    answer = _run(check, ("reference",), None, inputs, inputs_key)
+    return None if answer is _FAILED else answer
+
+
+def _agrees(check: Check, answer, mutant, ctx: Context) -> bool:
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return not _matcher(check)(answer, mutant, ctx)
+    except Exception:
+        return False
+
+
+def _matcher(check: Check):
+    """How an answer is compared with a mutant's: the values alone, not the properties the check
+    also demands of a right answer (a mutant's weights need not sum to 1 either)."""
+    return check.match or getattr(check.compare, "values_only", None) or check.compare
+
+
+def fits(check: Check, mis: Misconception, inputs: dict, answer, ctx: Context, expected=None,
+         inputs_key: str | None = None) -> bool:
+    """Whether `mis` explains `answer`: by its predicate, or else by one of its mutants."""
+    if mis.matches is not None:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                verdict = mis.matches(answer, expected, ctx, check)
+        except Exception:
+            verdict = False
+        if verdict is not None:
+            return bool(verdict)
+    # A variant that gives the right answer on this check explains no wrong answer here.
+    return any(_agrees(check, answer, m, ctx) for m in mutant_answers(check, mis, inputs, inputs_key)
+               if expected is None or not _agrees(check, m, expected, ctx))
+
+
+def diagnose(check: Check, inputs: dict[str, Any], answer: Any, ctx: Context,
+             expected: Any = None) -> Diagnosis | None:
+    """`expected`: the reference's answer, when the caller has it already."""
+    key = _fingerprint(inputs)
+    if expected is None:
+        expected = reference_answer(check, inputs, key)
+    pool = candidates(check)
+    matched = [m for m in pool if not m.fallback and fits(check, m, inputs, answer, ctx, expected, key)]
+    if not matched:
+        matched = [m for m in pool if m.fallback and fits(check, m, inputs, answer, ctx, expected, key)]
+    try:
+        seen = observe(check, inputs, answer, expected, ctx)
+    except Exception:  # an observation is a courtesy; a strange answer must not break grading
+        seen = None
+    if not matched:
+        return Diagnosis((), seen) if seen else None
+    return Diagnosis(tuple(m.id for m in matched), seen or "", tuple(_hint_of(m, ctx, answer) for m in matched))
+
+
+def _capitalised(text: str) -> str:
+    """A sentence's first letter in upper case, unless it starts with a name from the code (split[0, 1])."""
+    first = text.split(" ", 1)[0]
+    return text if any(c in first for c in "_([") else text[0].upper() + text[1:]
+
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _raised_by(check: Check, overrides: dict, inputs: dict) -> tuple[str, str] | None:
+    """(type, message) of the exception a mutant raises on these inputs, or None if it returns."""
+    raised = _raised_at(check, overrides, inputs)
+    return None if raised is None else raised[:2]
+
+
+def _raised_at(check: Check, overrides: dict, inputs: dict) -> tuple[str, str, str] | None:
+    """(type, message, the source line that raised) for a mutant on these inputs, or None."""
+    make = check.expected_run or check.run
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            make(ReferenceImplementation(check.exercise, overrides), inputs)
+    except Exception as err:
+        tb, line = err.__traceback__, ""
+        while tb is not None:          # the innermost frame with source: the mutant's own line
+            text = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
+            line = text or line
+            tb = tb.tb_next
+        return type(err).__name__, str(err), line
+    return None
+
+
+# A product of arrays (a matrix product, einsum, dot) versus any other operation: torch words a
+# broadcasting failure of `q @ k` and of `e / e.sum(-1)` the same, so the words alone do not say
+# which operation failed; the line that raised does.
+_PRODUCT = re.compile(r"@|\b(matmul|bmm|einsum|dot|tensordot|inner|mm)\b")
+
+
+def _operation_kind(line: str) -> str:
+    return "" if not line else ("product" if _PRODUCT.search(line) else "other")
+
+
+def _same_operation(student: str, mutant: str) -> bool:
+    """Whether two raising lines do the same kind of operation (unknown on either side: yes)."""
+    a, b = _operation_kind(student), _operation_kind(mutant)
+    return not a or not b or a == b
+
+
+def _shape_of(text: str) -> str:
+    """A message with its numbers masked: "(size 5 is different from 4)" -> "(size # is different from #)"."""
+    return re.sub(r"\d+", "#", " ".join(text.split()))
+
+
+def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> Diagnosis | None:
+    """The student's code raised `error` where the reference returns: which mistake raises it?
+
+    An entry explains it when it recognises the error's text itself (`if mask:` on an array), or
+    when one of its mutants, given the same inputs, fails the same way at the same operation: the
+    same exception type and the same message (Q @ K on n_k != d_k fails in matmul with the sizes
+    the student's code reported), in the same kind of operation (a product, or another: torch
+    words a failed broadcast the same in both). The same type alone proves nothing: `.T` on a
+    batch and a softmax without keepdims raise ValueError too. A message that matches only with its numbers
+    masked counts when exactly one entry fits that way. Nothing fits: None (a generic hint)."""
+    pool = candidates(check)
+    by_text = [m for m in pool if m.raises is not None and _safe(m.raises, error)]
+    if by_text:     # the error's own words (or the line that raised) say which: the most specific evidence
+        return _error_diagnosis(error, by_text)
+    exact, shaped = [], []
+    for mis in (m for m in pool if m.matches is None):
+        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants()) if r is not None]
+        same_type = [text for kind, text, line in raised
+                     if kind == error.type and _same_operation(error.operation, line)]
+        if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):
+            exact.append(mis)
+        elif any(_shape_of(text) == _shape_of(error.text) for text in same_type):
+            shaped.append(mis)
+    matched = exact or (shaped if len(shaped) == 1 else [])
+    return _error_diagnosis(error, matched) if matched else None
+
+
+def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:
+    where = (f" in cell {error.cell}, line {error.line}" if error.cell else f" on line {error.line}") if error.line else ""
+    lead = (f"Your code raised {error.type}{where} on inputs where a correct implementation returns; "
+            f"the same error comes from {'this mistake' if len(matched) == 1 else 'each of these mistakes'}:")
+    return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)
+
+
+def _safe(predicate, error) -> bool:
+    try:
+        return bool(predicate(error))
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------- explanations the student's own checks rule out
+
+
+def narrowed(found: Diagnosis | None, check: Check, passed: list[Check], expected_of) -> Diagnosis | None:
+    """`found` without the explanations that the student's own passing checks rule out: an entry
+    every one of whose mutants fails a check the student passed (one it applies to) is not what the
+    student did. Entries told by a property of the answer (`matches`) are kept: their mutant is
+    only an example. At least one explanation stays. `expected_of(check)` -> (inputs, expected, ctx)."""
+    if found is None or len(found.ids) < 2:
+        return found
+    pool = {m.id: m for m in candidates(check)}
+    keep = [n for n, mis_id in enumerate(found.ids) if not _contradicted(pool.get(mis_id), passed, expected_of)]
+    if not keep or len(keep) == len(found.ids):
+        return found
+    return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
+                     tuple(found.hints[n] for n in keep), found.lead)
+
+
+def _contradicted(mis: Misconception | None, passed: list[Check], expected_of) -> bool:
+    if mis is None or mis.matches is not None:
+        return False
+    applicable = [p for p in passed if mis.applies_to(p.id)]
+    return all(any(_mutant_fails(p, mis, n, overrides, expected_of) for p in applicable)
+               for n, overrides in enumerate(mis.variants()))
+
+
+def _mutant_fails(check: Check, mis: Misconception, n: int, overrides: dict, expected_of) -> bool:
+    inputs, expected, ctx = expected_of(check)
+    answer = _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs)
+    if answer is _FAILED:
+        return True
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return bool(check.compare(answer, expected, ctx))
+    except Exception:  # a mutant's answer the check cannot read fails it
+        return True

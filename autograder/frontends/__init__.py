@@ -1,0 +1,1 @@
+"""Front ends other than the command line itself (`autograder/cli.py`): watch mode, the pytest plugin, the progress bar."""

@@ -1,0 +1,1 @@
+"""Grading: the one walk for a submission (`submission.grade_submission`) and the one class loop (`class_run`), with what they need (the warm course session, checks beside others, provided functions, preflight, stored results)."""

@@ -1,0 +1,260 @@
+"""One class loop: prepare OUT, reuse, preflight, grade, sign, write, verify, finish, written once.
+
+Where the submissions are graded is a `Grading` (the local pool below, or the Dask cluster's in
+autograder.cluster.client): it starts its workers, runs the preflight, sends one student and
+turns what comes back into a SubmissionResult. Everything around that is here, so a run on this
+machine and a run on a cluster resume, report and verify the same way (tests/test_distributed.py
+holds the two equal).
+
+Each result (and feedback page) is written atomically as soon as it is graded, so a run that is
+killed resumes where it stopped; only a digest of what was written is kept, and the end-of-run
+reports read the results back from OUT (autograder.grading.stored_results.StoredResults), so memory does not grow
+with the class.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from autograder.intake import lms
+from autograder.intake.roster import Person, enrol
+from autograder.grading.student import (Student, feedback_path, fingerprint, grade_student, grader_failure, load_previous,
+                                  result_path, result_text, run_key, unanswered)
+from autograder.grading.stored_results import StoredResults, digest
+from autograder.config import CourseConfig
+from autograder.grading.submission import limits_for
+from autograder.grading.preflight import Preflight, PreflightStatus, run_preflight
+from autograder.reports.feedback import feedback_markdown
+from autograder.reports.finish import finish_run, write_feedback_html
+from autograder.results import SubmissionResult, write_atomic
+from autograder.sandbox import Sandbox
+
+OnResult = Callable[[SubmissionResult, bool], None]
+
+
+class Grading(Protocol):
+    """Where one run's submissions are graded."""
+
+    in_flight: int                       # submissions out at once
+
+    def start(self, hide: tuple[str, ...]) -> Preflight:
+        """Start the workers (the jail checked) and run the preflight; raise if they cannot grade."""
+
+    def submit(self, student: Student) -> cf.Future:
+        """Grade one student somewhere; the future's value goes to `receive`."""
+
+    def receive(self, future: cf.Future, student: Student) -> tuple[SubmissionResult, bool]:
+        """(result, trusted): an untrusted result (a grader failure) is not reused by the next run."""
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class ClassRun:
+    class_dir: Path
+    out: Path
+    course: CourseConfig
+    regrade: bool = False
+    exports: tuple[str, ...] = ()
+    layout: lms.Layout | str = lms.Layout.AUTO
+    roster: list[Person] | None = None
+    on_result: OnResult | None = None
+    on_start: Callable[[int], None] | None = None
+    on_preflight: Callable[[Preflight], None] | None = None
+    digests: dict[str, str] = field(default_factory=dict)
+    unwritten: dict[str, SubmissionResult] = field(default_factory=dict)   # its file could not be written
+    failures: list[BaseException] = field(default_factory=list)
+
+    def run(self, grading: Grading) -> StoredResults:
+        self.class_dir, self.out = Path(self.class_dir), Path(self.out)
+        _prepare(self.out)
+        self.key = run_key(self.out)
+        self._lock = threading.Lock()
+        students = lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,),
+                                  layout=self.layout).students
+        if self.on_start:
+            self.on_start(len(students))
+        todo = [item for item in self._reuse(students)]
+        checked = Preflight(PreflightStatus.NOT_NEEDED)
+        try:
+            if todo:
+                checked = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())))
+            if self.on_preflight:
+                self.on_preflight(checked)
+            self._grade(grading, iter(todo))
+            stored = StoredResults(self.out, [s.name for s in students], self.digests, self.unwritten)
+            changed = set(stored.changed())      # a file rewritten by someone else: grade those again
+            if changed:
+                self._grade(grading, iter([(s, fingerprint(s, self.course)) for s in students if s.name in changed]))
+                if stored.changed():
+                    raise RuntimeError(f"result files in {self.out / 'results'} keep changing; is another run "
+                                       f"writing there?")
+        finally:
+            grading.close()
+            # Always written, also when grading stopped: every student graded so far is in it.
+            done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
+                                 self.unwritten)
+            finish_run(self.out, done, self.course, exports=self.exports, enrolment=enrol(students, self.roster),
+                       preflight=checked)
+        if self.failures:      # a file that could not be written: said after grades.csv holds every grade
+            raise self.failures[0]
+        return stored
+
+    def _reuse(self, students: list[Student]) -> Iterator[tuple[Student, str]]:
+        """The students to grade; a result that can be reused is taken on the way."""
+        for student in students:
+            fp = fingerprint(student, self.course)
+            previous = None if self.regrade else load_previous(self.out, student, fp, self.key)
+            if previous is None:
+                yield student, fp
+                continue
+            text = result_text(previous, fp, self.course, self.key)
+            if not feedback_path(self.out, student.name).is_file():
+                write_atomic(feedback_path(self.out, student.name), feedback_markdown(previous, self.course))
+            try:
+                same = result_path(self.out, student.name).read_text(encoding="utf-8") == text
+            except (OSError, ValueError):
+                same = False
+            if not same:
+                write_atomic(result_path(self.out, student.name), text)
+            self.digests[student.name] = digest(text)
+            if self.on_result:
+                self.on_result(previous, True)
+
+    def _grade(self, grading: Grading, todo: Iterator[tuple[Student, str]]) -> None:
+        waiting: dict[cf.Future, tuple[Student, str]] = {}
+        try:
+            while True:
+                while len(waiting) < max(1, grading.in_flight) and (item := next(todo, None)) is not None:
+                    student, fp = item
+                    if student.refused:     # a folder intake refused (a link): nothing to send
+                        self.record(student, unanswered(student, self.course, student.refused, "refused"), fp)
+                        continue
+                    waiting[grading.submit(student)] = item
+                if not waiting:
+                    return
+                finished, _ = cf.wait(list(waiting), timeout=0.2, return_when=cf.FIRST_COMPLETED)
+                for future in finished:      # a timed wait keeps the main thread interruptible (Ctrl-C)
+                    student, fp = waiting.pop(future)
+                    result, trusted = grading.receive(future, student)
+                    self.record(student, result, fp if trusted else "")
+        except BaseException:   # Ctrl-C or a failure here: what is written stays, the rest is dropped
+            for future in waiting:
+                future.cancel()
+            raise
+
+    def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
+        try:
+            text = result_text(result, fp, self.course, self.key)
+        except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error
+            result = grader_failure(student, self.course, err)
+            text = result_text(result, "", self.course, self.key)
+        with self._lock:
+            self.digests[student.name] = digest(text)
+        try:    # the feedback page, then the result (a rerun looks for the result)
+            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course))
+            write_atomic(result_path(self.out, student.name), text)
+            write_feedback_html(self.out, result, self.course)
+        except OSError as err:    # a full disk: the grade stays in grades.csv, the run goes on
+            self.unwritten[student.name] = result
+            self.failures.append(err)
+        if self.on_result:
+            self.on_result(result, False)
+
+
+def _prepare(out: Path) -> None:
+    for folder in (out, out / "results", out / "feedback"):
+        folder.mkdir(parents=True, exist_ok=True)
+        try:   # never writable by anyone else (the sandbox's children run as other users)
+            os.chmod(folder, os.stat(folder).st_mode & ~0o022)
+        except OSError:
+            pass
+
+
+class LocalGrading:
+    """A pool of `jobs` threads on this machine, each with a warm sandbox of its own."""
+
+    def __init__(self, course: CourseConfig, jobs: int = 1, *, isolation: bool = True, preflight: bool = True):
+        self.course, self.jobs, self.isolation, self.preflight = course, max(1, jobs), isolation, preflight
+        # One student queued behind each one being graded: a worker that finishes starts the next at
+        # once, not after the main thread has written the last one's files (issue 23.1: both cores busy).
+        self.in_flight = 2 * self.jobs
+        self._local = threading.local()
+        self._all: list[Sandbox] = []
+        self._lock = threading.Lock()
+        self._pool: cf.ThreadPoolExecutor | None = None
+        self._first: Sandbox | None = None
+        self.hide: tuple[str, ...] = ()
+
+    def start(self, hide: tuple[str, ...]) -> Preflight:
+        self.hide = hide
+        self._pool = cf.ThreadPoolExecutor(self.jobs, thread_name_prefix="attnkit-grader")
+        # The jail is checked once, here, before any student's code runs (the first worker keeps it).
+        try:
+            self._first = self._new(require_isolation=self.isolation)
+        except Exception:  # noqa: BLE001 - every student's result will say why it could not be graded
+            if self.isolation:
+                raise
+            return Preflight(PreflightStatus.NO_SANDBOX)
+        return run_preflight(self.course, self._first, enabled=self.preflight)
+
+    def _new(self, require_isolation: bool = False) -> Sandbox:
+        box = Sandbox(limits_for(self.course), hide=self.hide, require_isolation=require_isolation)
+        # Many submissions: some file will want torch and matplotlib together, so every torch
+        # zygote has both (one torch start per worker, not one per kind).
+        box.torch_with_matplotlib = True
+        with self._lock:
+            self._all.append(box)
+        return box
+
+    def submit(self, student: Student) -> cf.Future:
+        return self._pool.submit(self._grade, student)
+
+    def _grade(self, student: Student) -> tuple[SubmissionResult, bool]:
+        """A grader failure is retried once on a fresh sandbox."""
+        for attempt in (1, 2):
+            try:
+                box = getattr(self._local, "box", None)
+                if box is None:
+                    with self._lock:
+                        box, self._first = self._first, None
+                    box = box or self._new()
+                    self._local.box = box
+                return grade_student(student, self.course, box), True
+            except Exception as err:  # noqa: BLE001 - one student never stops the class
+                self._discard(getattr(self._local, "box", None))
+                self._local.box = None
+                if attempt == 2:
+                    return grader_failure(student, self.course, err), False
+        raise AssertionError("unreachable")
+
+    def receive(self, future: cf.Future, student: Student) -> tuple[SubmissionResult, bool]:
+        try:
+            return future.result()
+        except Exception as err:  # noqa: BLE001 - the pool itself failed for this student
+            return grader_failure(student, self.course, err), False
+
+    def _discard(self, box: Sandbox | None) -> None:
+        if box is None:
+            return
+        try:
+            box.close()
+        except Exception:  # noqa: BLE001 - a sandbox that cannot close is dropped
+            pass
+        with self._lock:
+            if box in self._all:
+                self._all.remove(box)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            boxes, self._all = self._all, []
+        for box in boxes:
+            self._discard(box)

@@ -1,0 +1,147 @@
+"""Before a class is graded: the kit's own solutions, in the sandbox that will grade it.
+
+A sandbox that cannot see part of the Python environment (a virtualenv the jail hid, a font, a
+module imported lazily) takes points from right answers without any error. So before the
+first student, the solutions are graded in the same sandbox with the course's limits; below
+full marks, the run stops and says which checks lost what (their messages name the file or
+module the sandbox could not see). A pass is remembered per kit, course, solutions and
+environment, so a warm run pays a few hashes. `--no-preflight` skips it, and the run's
+summary says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from autograder.config import KIT_ROOT, CourseConfig
+
+SOLUTIONS = KIT_ROOT / "solutions"
+ENVIRONMENT_PACKAGES = ("numpy", "torch", "matplotlib", "pyseccomp")
+
+
+class PreflightStatus(str, Enum):
+    PASSED = "passed"              # graded now, full marks
+    PASSED_BEFORE = "passed before"   # the same kit, course, solutions and environment passed
+    SKIPPED = "skipped"            # --no-preflight
+    NO_SOLUTIONS = "no solutions"  # a kit installed without its solutions/ folder
+    NOT_NEEDED = "not needed"      # nothing was graded in this run: every result was reused
+    NO_SANDBOX = "no sandbox"      # the sandbox could not start: every submission says why
+    ON_EACH_WORKER = "passed on each worker"   # a Dask run: each worker checked before its first task
+
+
+@dataclass(frozen=True)
+class Preflight:
+    status: PreflightStatus
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        return {
+            PreflightStatus.PASSED: f"preflight: the course's solutions scored full marks in the sandbox "
+                                    f"({self.seconds:.1f} s)",
+            PreflightStatus.PASSED_BEFORE: "preflight: the course's solutions scored full marks in this environment "
+                                           "before (same kit, course and Python)",
+            PreflightStatus.SKIPPED: "preflight skipped (--no-preflight): the sandbox was not tried on the "
+                                     "course's solutions first",
+            PreflightStatus.NO_SOLUTIONS: "preflight not run: this installation of the kit has no solutions/ "
+                                          "folder to try the sandbox on",
+            PreflightStatus.ON_EACH_WORKER: "preflight: each worker graded the course's solutions at full marks "
+                                            "in its sandbox before its first submission",
+            PreflightStatus.NO_SANDBOX: "preflight not run: the sandbox could not be started (each "
+                                        "submission's result says why)",
+            PreflightStatus.NOT_NEEDED: "preflight not needed: no submission was graded in this run (every "
+                                        "result was reused)",
+        }[self.status]
+
+    def to_dict(self) -> dict:
+        return {"status": self.status.value, "seconds": round(self.seconds, 3), "says": self.describe()}
+
+
+class PreflightFailed(Exception):
+    """The solutions lost points in this sandbox: grading students here would be wrong."""
+
+    def __init__(self, score: float, max_score: float, lost: list[tuple[str, str]]):
+        self.score, self.max_score, self.lost = score, max_score, lost
+        lines = [f"preflight failed: the course's own solutions score {score:g}/{max_score:g} in this sandbox, "
+                 f"so it would take points from right answers; no student was graded."]
+        by_message: dict[str, list[str]] = {}
+        for check_id, message in lost:      # one line per cause, not one per check it cost
+            by_message.setdefault(message, []).append(check_id)
+        for message, ids in by_message.items():
+            more = f" and {len(ids) - 2} more" if len(ids) > 2 else ""
+            lines.append(f"  {', '.join(ids[:2])}{more}: {message}")
+        lines.append("The sandbox cannot see part of this Python environment or its limits are too tight for "
+                     "correct code (docs/security.md says what the jail mounts where). Fix that, or pass "
+                     "--no-preflight to grade anyway.")
+        super().__init__("\n".join(lines))
+
+
+def run_preflight(course: CourseConfig, sandbox, *, enabled: bool = True,
+                  solutions: Path = SOLUTIONS) -> Preflight:
+    """Grade `solutions` in `sandbox`; raise PreflightFailed below full marks."""
+    if not enabled:
+        return Preflight(PreflightStatus.SKIPPED)
+    stems = tuple(course.exercises)
+    if not all(any((solutions / f"{stem}{suffix}").is_file() for suffix in (".py", ".ipynb")) for stem in stems):
+        return Preflight(PreflightStatus.NO_SOLUTIONS)
+    marker = _marker(course, solutions, sandbox)
+    if marker.is_file():
+        return Preflight(PreflightStatus.PASSED_BEFORE)
+    from autograder.grading.submission import grade_submission
+
+    started = time.monotonic()
+    result = grade_submission(solutions, course, sandbox, student="preflight")
+    lost = [(c.check_id, _first_line(c.message)) for c in result.checks if c.score < c.max_score]
+    if lost or result.score < result.max_score:
+        raise PreflightFailed(result.score, result.max_score, lost)
+    _remember(marker)
+    return Preflight(PreflightStatus.PASSED, time.monotonic() - started)
+
+
+def _first_line(message: str, limit: int = 400) -> str:
+    line = (message or "").strip().splitlines()[0] if (message or "").strip() else "(no message)"
+    return line if len(line) <= limit else line[:limit] + "..."
+
+
+def _marker(course: CourseConfig, solutions: Path, sandbox) -> Path:
+    """The file whose presence says this kit, course, solutions and environment passed."""
+    from autograder.checks.reference_cache import cache_folder
+    from autograder.grading.student import kit_fingerprint
+
+    h = hashlib.sha256(b"preflight/1")
+    h.update(kit_fingerprint().encode())
+    h.update(course.model_dump_json().encode())
+    for path in sorted(solutions.iterdir()):
+        if path.is_file() and path.suffix in (".py", ".ipynb"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    h.update(json.dumps(_environment(sandbox), sort_keys=True).encode())
+    return cache_folder().parent / "preflight" / h.hexdigest()
+
+
+def _environment(sandbox) -> dict:
+    """What the sandbox's view of Python depends on besides the kit and the course."""
+    versions = {}
+    for name in ENVIRONMENT_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {"executable": os.path.realpath(sys.executable), "prefix": sys.prefix, "path": sys.path,
+            "uid": os.geteuid(), "kernel": platform.release(), "versions": versions,
+            "isolation": sandbox.isolation.describe()}
+
+
+def _remember(marker: Path) -> None:
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n", encoding="utf-8")
+    except OSError:
+        pass    # only a saving for the next run

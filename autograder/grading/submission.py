@@ -1,0 +1,374 @@
+"""The walk through the rooms for one submission: intake -> load -> sandbox -> checks -> results.
+
+Every path (check, watch, the pytest plugin, nbgrader's preprocessor and cells, grade, the
+cluster worker, the Gradescope runner) grades through `grade_submission` or, for one stem,
+`grade_exercise`; what intake decided (which file, both forms, flags) is applied inside them,
+so no path can skip it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from contextlib import ExitStack
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Collection
+
+import numpy as np
+
+from autograder.grading.alongside import open_beside, send_ahead
+from autograder.intake.candidates import ambiguous, grade_the_better
+from autograder.intake.cells import open_session, session_source
+from autograder.checks import CHECKS
+from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
+from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
+                                    rng_for)
+from autograder.config import CourseConfig
+from autograder.contract import RETURNS
+from autograder.diagnosis.explain import Diagnosis, diagnose, diagnose_error, narrowed
+from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
+from autograder.intake.load import LoadError, SourceFile, load_submission
+from autograder.grading.provided import provided_for
+from autograder.reports.pictures import picture_data
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult
+from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox.outcome import Reason
+from autograder.intake.stubs import stubs
+
+NOT_IMPLEMENTED = "NotImplementedError"
+
+
+def limits_for(course: CourseConfig) -> Limits:
+    """The course's limits, as the sandbox takes them (one type: sandbox.outcome.Limits)."""
+    return course.limits
+
+
+def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,
+                     stems: tuple[str, ...] | None = None, only: Collection[str] | None = None) -> SubmissionResult:
+    """Every stem of `stems` (default: the course's), with the checks in `only` (default: all)."""
+    started = time.monotonic()
+    stems = tuple(course.exercises) if stems is None else stems
+    sources = load_submission(Path(folder), stems)
+    sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
+    if getattr(sandbox, "interactive", False):
+        prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed)
+    # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
+    with sandbox.budget(course.limits.submission_timeout):
+        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only)
+                          for stem in stems)
+    return SubmissionResult(student=student or Path(folder).name, exercises=exercises, seed=course.seed,
+                            assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
+
+
+def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
+                   sandbox: Sandbox, *, only: Collection[str] | None = None,
+                   folder: Path | None = None) -> ExerciseResult:
+    """Grade one stem as intake chose it, on every path (check, watch, the plugin, nbgrader,
+    grade, the cluster, Gradescope): intake's flags on the result, a refused file's reason;
+    where .py and .ipynb both hold work, the other form graded too and the better kept (or the
+    form course.yml names in `both_forms`); where several names in `folder` could be the
+    stem's, each graded and the better kept (autograder.intake.candidates); said in the exercise's
+    note. `only` restricts it to some of its check ids (an nbgrader test cell, `attnkit check
+    --exercise attention.softmax`)."""
+    first = replace(_grade_form(stem, loaded, course, sandbox, only), flags=tuple(loaded.flags))
+    if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
+        return grade_the_better(first, folder, course, sandbox, only)
+    if isinstance(loaded, LoadError) and loaded.reason == "refused":
+        first = replace(first, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
+                                            for c in first.checks))
+    alternative = getattr(loaded, "alternative", None)
+    if alternative is None:
+        return first
+    if course.both_forms == "py":
+        return replace(first, note=f"{first.note}; the course grades the .py file")
+    if course.both_forms == "best" and first.score >= first.max_score:
+        return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
+                                   f"{alternative.filename} was not graded")
+    second = replace(_grade_form(stem, alternative, course, sandbox, only), flags=first.flags)
+    if course.both_forms == "ipynb":
+        return replace(second, note=f"{first.note}; the course grades the notebook")
+    keep = second if second.score > first.score else first
+    return replace(keep, note=(f"{first.note}: both were graded, {first.graded_file} {first.score:g}/"
+                               f"{first.max_score:g} and {second.graded_file} {second.score:g}/{second.max_score:g}; "
+                               f"the better, {keep.graded_file}, counts"))
+
+
+def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
+                only: Collection[str] | None) -> ExerciseResult:
+    """Grade one file of a stem, as it is."""
+    checks = [c for c in CHECKS[stem] if only is None or c.id in only]
+    title = course.exercises[stem].title
+    if isinstance(loaded, LoadError):
+        status, reason = ("missing", "missing") if loaded.missing else ("error", "load_error")
+        return ExerciseResult(stem, title,
+                              tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
+                              graded_file=loaded.filename)
+    with ExitStack() as stack:
+        beside = open_beside(stack, sandbox, stem, session_source(loaded), loaded.filename, _provided(stem), checks)
+        session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
+        if session.import_outcome.status != "ok":
+            why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
+            reason = _import_reason(session.import_outcome)
+            results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
+        else:
+            send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
+            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
+                                            source=loaded.source)
+            found: dict[str, Diagnosis | None] = {}
+            results = _without_ruled_out(
+                _visible_first(checks, course, lambda check: run_check(check, student, course, found)),
+                checks, found, course)
+    note = "; ".join(n for n in (loaded.note, *skipped) if n)
+    return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
+
+
+@lru_cache(maxsize=None)
+def _provided(stem: str) -> dict[str, dict[str, Any]]:
+    """The stems a submission file may import, as the reference's own priced functions
+    (autograder/grading/provided.py): the sandbox answers the child's calls of them in the grader."""
+    return provided_for(stem)
+
+
+def _visible_first(checks: list[Check], course: CourseConfig, grade) -> tuple[CheckResult, ...]:
+    """Grades the visible checks before the hidden ones (results in the checks' order): the child
+    may remember what it was given, and after the first hidden check nothing it says is shown."""
+    order = sorted(range(len(checks)), key=lambda i: course.check(checks[i].id).hidden)
+    graded = {i: grade(checks[i]) for i in order}
+    return tuple(graded[i] for i in range(len(checks)))
+
+
+def _unanswered(check: Check, course: CourseConfig, status: str, message: str, reason: str = "") -> CheckResult:
+    cfg = course.check(check.id)
+    return CheckResult(check.id, check.exercise, check.title, status, 0.0, cfg.points, message, hidden=cfg.hidden,
+                       reason=reason)
+
+
+def _import_reason(outcome) -> str:
+    """Why a module could not be imported, as a CheckResult.reason, from the sandbox's typed reason."""
+    return {Reason.TIMEOUT: "timeout", Reason.CRASHED: "crashed", Reason.MEMORY: "crashed",
+            Reason.SANDBOX: "grader_error", Reason.REFUSED: "refused"}.get(outcome.reason, "not_run")
+
+
+def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+    """Inputs and the reference's answer: the same for every student, so made once per run (and
+    once only when `prefetch_expected`'s thread is making it too)."""
+    with lock_for(("expected", check.id, seed)):
+        return _expected_made(check, seed)
+
+
+def expected_answer(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+    """A check's inputs and the reference's answer for them (the handout ships the visible ones)."""
+    return _expected(check, seed)
+
+
+def prefetch_expected(checks: Collection[Check], seed: int) -> None:
+    """Starts making, in a thread, the reference answers that cost the most when they are not on
+    disk yet (a first run on a machine): the scaling expectations (0.1 s each) and multihead's.
+    The grader meanwhile waits for the children of the first exercises, so the work fills an
+    idle core instead of coming after them. Answers already kept are only read."""
+    slow = [c for c in checks if needs_torch(c.exercise) or c.expected_run is not None]
+    if slow:
+        threading.Thread(target=_make_quietly, args=(slow, seed), daemon=True, name="attnkit-reference").start()
+
+
+def _make_quietly(checks: list[Check], seed: int) -> None:
+    for check in checks:
+        try:
+            _expected(check, seed)
+        except Exception:  # noqa: BLE001 - the grading thread makes it again and says what went wrong
+            pass
+
+
+@lru_cache(maxsize=256)
+def _expected_made(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+    inputs = check.inputs(rng_for(seed, check.id))
+    make = check.expected_run or check.run
+
+    def answer():
+        return make(ReferenceImplementation(check.exercise), inputs)
+
+    if needs_torch(check.exercise):     # kept on disk: a reference that may import torch
+        return inputs, stored_answer(check.id, seed, answer)
+    return inputs, answer()
+
+
+def run_check(check: Check, student: "StudentImplementation", course: CourseConfig,
+              diagnoses: dict[str, Diagnosis | None] | None = None) -> CheckResult:
+    """`diagnoses`, when given, receives the check's Diagnosis (for `_without_ruled_out`)."""
+    cfg = course.check(check.id)
+    inputs, expected = _expected(check, course.seed)
+
+    def result(status, message="", found=None, reason=""):
+        if diagnoses is not None:
+            diagnoses[check.id] = found
+        score = cfg.points if status == "passed" else 0.0
+        hint = decide_hint(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
+        ids = found.ids if found is not None and course.hints != "off" else ()
+        return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
+                           tuple(ids), cfg.hidden, reason)
+
+    student.dtypes.clear()
+    try:
+        answer = check.run(student, inputs)
+    except StudentCallError as err:
+        status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
+            err.status, "error")
+        found = diagnose_error(check, inputs, err.error) if err.error is not None and course.hints != "off" else None
+        return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
+    except (TypeError, ValueError, IndexError) as err:
+        # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
+        return result("failed", f"the returned value has the wrong structure: {err}")
+    ctx = Context(course=course, inputs=inputs, dtypes=set(student.dtypes))
+    try:
+        problems = check.compare(answer, expected, ctx)
+    except (TypeError, ValueError, KeyError, IndexError) as err:
+        problems = [f"the returned value could not be compared: {type(err).__name__}: {err}"]
+    if not problems:
+        return result("passed")
+    found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
+    visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
+    return replace(result("failed", "; ".join(problems), found), visual=visual)
+
+
+def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], found: dict[str, Diagnosis | None],
+                       course: CourseConfig) -> tuple[CheckResult, ...]:
+    """A check that names several explanations keeps only those the student's passing checks allow."""
+    passed = [c for c, r in zip(checks, results) if r.passed]
+
+    def expected_of(check):
+        inputs, expected = _expected(check, course.seed)
+        return inputs, expected, Context(course=course, inputs=inputs)
+
+    out = []
+    for check, r in zip(checks, results):
+        before = found.get(check.id)
+        after = narrowed(before, check, passed, expected_of) if len(r.misconceptions) > 1 else before
+        if after is not before:
+            r = replace(r, misconceptions=after.ids, hint=decide_hint(
+                check, r.status, after, course, hidden=course.check(check.id).hidden, raised=r.reason == "raised"))
+        out.append(r)
+    return tuple(out)
+
+
+GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
+                "the axis each operation works on, and the mask convention (1 = may attend).")
+
+
+def decide_hint(check: Check, status: str, found: Diagnosis | None, course: CourseConfig, *,
+                hidden: bool, raised: bool = False) -> str:
+    """The one place the hint policy is applied; reports show `CheckResult.hint` as it is.
+
+    off: no hint. generic: the same nudge for every wrong answer or error (the misconception ids
+    are still recorded for the instructor's summary). diagnose: what was seen and the mistake
+    named; on a hidden check (unless the course shows them) what kind of input failed and what
+    to try, with the mistake named but nothing seen in the hidden inputs.
+    """
+    if course.hints == "off" or status not in ("failed", "error"):
+        return ""
+    if course.hints == "generic":
+        return GENERIC_HINT
+    if hidden and not course.show_hidden:
+        lead = (f"A hidden check failed ({check.title}): {check.advice}." if check.advice
+                else f"A hidden check failed: {check.title}. Try inputs like these yourself.")
+        return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
+    if found is not None and found.hint:
+        return found.hint
+    return GENERIC_ERROR_HINT if raised else ""
+
+
+
+
+
+class StudentImplementation:
+    """The submission's functions, called through the sandbox. Each call returns plain data or
+    raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
+
+    def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
+                 beside=None, source: str = ""):
+        self._session, self._stem, self._filename = session, stem, filename
+        self._source = source      # read for stubs only when a call returns None
+        self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
+        self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
+        self._cache: dict[tuple, Any] = {}
+        self.dtypes: set[str] = set()
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def fresh(self, name: str):
+        """`name`, called anew each time: a check that calls twice with the same seed wants two answers."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
+
+    def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
+        key = _cache_key(name, args, kwargs) if cached else None
+        if key is not None and key in self._cache:
+            return self._unwrap(name, self._cache[key])
+        outcome = self._beside.collect(name, list(args), kwargs) if self._beside is not None else None
+        if outcome is None:
+            outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
+        if key is not None:
+            self._cache[key] = outcome
+        return self._unwrap(name, outcome)
+
+    def value(self, name: str):
+        outcome = self._session.attribute(name, returns="array")
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType":   # a constant still None
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
+        return self._unwrap(name, outcome)
+
+    def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None):
+        kwargs = {} if mask is None else {"mask": mask}
+        outcome = self._session.call_module(class_name, init_args=list(init_args), init_kwargs={}, state=state,
+                                            forward_args=[x], forward_kwargs=kwargs,
+                                            returns=RETURNS[self._stem][class_name])
+        return self._unwrap(class_name, outcome)
+
+    def _unwrap(self, name: str, outcome):
+        error = raised_error(outcome) if outcome.status == "raised" else None
+        if outcome.status == "ok":
+            dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
+            self.dtypes.update(d for d in dtypes if d)
+            return outcome.value
+        message = outcome.message or outcome.status
+        if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
+                                                            f"(its body is only pass, ..., a docstring or return None)")
+        if outcome.reason == Reason.REFUSED:
+            raise StudentCallError(name, "refused", f"{name} was {message}")
+        text = {
+            "missing": f"{self._filename} defines no {name}" + (
+                f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"
+                if name in self._defined_in_skipped else ""),
+            "raised": f"{name} raised {message}",
+            "timeout": f"{name} did not return within the time limit ({message})",
+            "crashed": f"{name} crashed the process: {message}",
+            "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
+            "not_run": f"{self._filename} could not be run: {message}",
+        }.get(outcome.status, f"{name}: {message}")
+        raise StudentCallError(name, outcome.status, text, error)
+
+
+def raised_error(outcome) -> RaisedError:
+    """The typed error of a raised call, as the sandbox located it (`operation`: what raised)."""
+    typed = outcome.error
+    if typed is None:
+        return RaisedError(type="", text=outcome.message or "", operation="", line=None, cell=None)
+    return RaisedError(type=typed.type, text=typed.text, operation=typed.operation, line=typed.line,
+                       cell=typed.cell)
+
+
+def _cache_key(name: str, args: tuple, kwargs: dict):
+    """Calls with only scalar arguments (the scaling experiment) are made once per session."""
+    values = list(args) + list(kwargs.values())
+    flat = [v for x in values for v in (x if isinstance(x, tuple) else (x,))]
+    if all(isinstance(v, (int, float, str, type(None))) for v in flat):
+        return (name, repr(args), repr(sorted(kwargs.items())))
+    return None

@@ -1,0 +1,59 @@
+"""A notebook run cell by cell: a cell that raises is skipped, and the note names it.
+
+nbgrader runs a notebook's cells in order and goes on past a cell that raises; a student's
+scratch cell (a NameError while trying things out, an `assert` of their own, `import seaborn`)
+must not cost the exercise. The sandbox executes the cells one by one in one namespace
+(`session(stem, [cell, ...])`), skips a cell that raises, and reports it; every location it
+gives names the cell and its line. A solution cell that raises is skipped too (what it defined
+before the error stays, as in the notebook), and the note says it was the solution cell.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import ExitStack
+
+from autograder.intake.load import SourceFile
+from autograder.sandbox.inside.ipython_shell import CellMagicNotRun
+
+
+def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):
+    """(session, the file as run, notes on skipped cells, name -> the skipped cell that defines
+    it); the session is closed with `stack`."""
+    notes = list(getattr(loaded.source, "skipped", ()))    # cells the loader left out (no compile)
+    session = stack.enter_context(sandbox.session(stem, session_source(loaded), loaded.filename, provided=provided))
+    notes += [skipped_note(cell) for cell in session.import_outcome.skipped]
+    return session, loaded, notes, skipped_definitions(loaded, session.import_outcome.skipped)
+
+
+def session_source(loaded: SourceFile):
+    """What a child executes: the notebook's cells (run one by one), or the file's text."""
+    return [c.as_dict() for c in loaded.cells] if loaded.cells else loaded.source
+
+
+def skipped_definitions(loaded: SourceFile, skipped) -> dict[str, int]:
+    """name -> the skipped cell (its number) that would have defined it: the loader's cells that
+    do not compile, and the cells that raised before their definitions ran."""
+    by_index = {c.index: c for c in loaded.cells}
+    cells = list(getattr(loaded.source, "skipped_cells", ()))
+    cells += [by_index[s.index] for s in skipped if s.index in by_index]
+    found: dict[str, int] = {}
+    for cell in cells:
+        for match in _DEFINITION.finditer(cell.source):
+            found.setdefault(match.group(1) or match.group(2), cell.index)
+    return found
+
+
+_DEFINITION = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+
+
+def skipped_note(cell) -> str:
+    """"cell 4 ('x = undefined_name') raised NameError: ... and was skipped"."""
+    error = cell.error
+    if error is not None and error.type == CellMagicNotRun.__name__:    # %%bash: Jupyter runs a shell, the grader does not
+        return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {error.text}"
+    why = f"{error.type}: {error.text}" if error is not None else "an error"
+    if error is not None and error.line:
+        why += f" (line {error.line})"
+    whose = "your solution cell" if cell.solution else "cell"
+    return f"{whose} {cell.index} ({cell.first_line[:60]!r}) raised {why} and was skipped"

@@ -1,0 +1,297 @@
+"""Room 1: a submission folder becomes source text per stem, or a LoadError that says why not.
+
+Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
+notebook's cells, source, whether it is a solution cell) and the concatenation of those cells as
+the source. A cell that is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`,
+`np.exp?`) becomes what IPython runs (autograder/intake/ipython_input.py), as in Jupyter's Run All. A
+scratch cell (not a solution cell) that does not compile even so is left out with a note; a
+solution cell that does not compile makes the file a LoadError naming cell and line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.contract import STEMS
+
+MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int           # 1-based, counting every cell of the notebook (markdown too), as Jupyter shows them
+    source: str          # the Python the grader reads (definitions, imports): the cell, or a `%%time` cell's body
+    solution: bool       # nbgrader's `solution` metadata, or the `### BEGIN SOLUTION` markers
+    runnable: str = ""   # what the sandbox executes, when IPython's transformation changed the cell
+    written: str = ""    # the cell as the student wrote it, when that is not `source`
+
+    @property
+    def first_line(self) -> str:
+        return next((line.strip() for line in (self.written or self.source).splitlines() if line.strip()), "")
+
+    def as_dict(self) -> dict:
+        """The form the sandbox takes: {"source", "index", "solution", "text"} (text: as written, for tracebacks)."""
+        return {"source": self.runnable or self.source, "index": self.index, "solution": self.solution,
+                "text": self.written or self.source}
+
+
+class NotebookSource(str):
+    """A notebook's code as one source (str: what is hashed, shown and checked for stubs), carrying
+    its cells (what the sandbox runs, one by one) and the cells the loader left out."""
+    cells: tuple[Cell, ...] = ()
+    skipped: tuple[str, ...] = ()
+    skipped_cells: tuple[Cell, ...] = ()     # the cells behind those notes
+
+    @classmethod
+    def join(cls, cells: list[Cell], skipped: list[str] = (), skipped_cells: list[Cell] = ()) -> "NotebookSource":
+        text = cls(CELL_SEPARATOR.join(c.source for c in cells) + "\n")
+        text.cells, text.skipped, text.skipped_cells = tuple(cells), tuple(skipped), tuple(skipped_cells)
+        return text
+
+
+CELL_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    stem: str
+    filename: str        # the file the source came from: "attention.py", "hw1/Attention.ipynb"
+    source: str          # Python source, as it will be executed
+    note: str = ""       # e.g. why this file was chosen over another
+    flags: tuple[str, ...] = ()             # intake.Flag values: what intake did about the file
+    alternative: "SourceFile | None" = None  # the other form, when both hold work (graded too, the better kept)
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """A notebook's code cells; () for a .py file."""
+        return getattr(self.source, "cells", ())
+
+
+@dataclass(frozen=True)
+class LoadError:
+    stem: str
+    filename: str | None  # None: no file for this stem
+    message: str
+    reason: str = "load_error"               # "refused": a link out of the folder, a special file
+    flags: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> bool:
+        return self.filename is None
+
+
+def load_submission(folder: Path, stems: tuple[str, ...] = STEMS) -> dict[str, SourceFile | LoadError]:
+    """Each stem's source, chosen and read by autograder.intake.files (never outside `folder`)."""
+    from autograder.intake.files import discover
+
+    found = discover(Path(folder), tuple(stems))
+    return {stem: _choose(found[stem]) for stem in stems}
+
+
+def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
+    return load_submission(folder, (stem,))[stem]
+
+
+def _choose(files) -> SourceFile | LoadError:
+    """One SourceFile from intake's files for a stem: the form that holds work; with both holding
+    work, the .py, carrying the notebook as its alternative."""
+    from autograder.intake.files import Flag
+    from autograder.intake.stubs import has_work
+
+    stem = files.stem
+    if files.problem is not None:
+        p = files.problem
+        reason = "refused" if Flag.REFUSED in p.flags else "load_error"
+        return LoadError(stem, p.relpath, p.message, reason if p.relpath else "load_error",
+                         tuple(f.value for f in p.flags))
+    loaded = []
+    for found in files.files:
+        source = source_from_bytes(found.data, found.relpath, found.suffix, stem)
+        flags = tuple(f.value for f in found.flags)
+        if isinstance(source, LoadError):
+            loaded.append(LoadError(stem, source.filename, source.message, flags=flags))
+        else:
+            loaded.append(SourceFile(stem, found.relpath, source, found.note, flags))
+    if len(loaded) == 1:
+        return loaded[0]
+    good = [s for s in loaded if isinstance(s, SourceFile)]
+    if not good:
+        return loaded[0]
+    if len(good) == 1:
+        other = next(s for s in loaded if s is not good[0])
+        return _noted(good[0], f"{other.filename} could not be read ({other.message}); graded {good[0].filename}")
+    py, nb = good
+    work = [has_work(s.source, stem) for s in good]
+    if work == [True, True]:
+        return _noted(py, f"both {py.filename} and {nb.filename} hold work", Flag.BOTH_FORMS.value, alternative=nb)
+    keep, stub = (nb, py) if work == [False, True] else (py, nb)
+    if work == [False, False]:
+        return _noted(py, f"both {py.filename} and {nb.filename} are untouched stubs; graded {py.filename}")
+    return _noted(keep, f"{stub.filename} is an untouched stub; graded {keep.filename}", Flag.STUB_SKIPPED.value)
+
+
+def _noted(source: SourceFile, note: str, flag: str = "", alternative: SourceFile | None = None) -> SourceFile:
+    from dataclasses import replace
+
+    return replace(source, note="; ".join(filter(None, (source.note, note))),
+                   flags=source.flags + ((flag,) if flag else ()), alternative=alternative)
+
+
+def read_source(path: Path, stem: str) -> str | LoadError:
+    name = path.name
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            return LoadError(stem, name, _too_big(name, size))
+        data = path.read_bytes()
+    except OSError as err:
+        return LoadError(stem, name, f"{name} cannot be read: {err.strerror or err}")
+    return source_from_bytes(data, name, path.suffix, stem)
+
+
+def _too_big(name: str, size: int) -> str:
+    return (f"{name} is {size / 1e6:.1f} MB or more; the limit is {MAX_BYTES / 1e6:.0f} MB "
+            f"(clear the notebook's outputs and submit again)")
+
+
+def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
+    """The Python source of a file's bytes (a notebook's code cells), or why there is none."""
+    if len(data) > MAX_BYTES:
+        return LoadError(stem, name, _too_big(name, len(data)))
+    if not data.strip():
+        return LoadError(stem, name, f"{name} is empty")
+    if b"\x00" in data:
+        return LoadError(stem, name, f"{name} is a binary file, not Python source or a notebook")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
+                                     f"save it as UTF-8")
+    if suffix.lower() == ".ipynb":
+        try:
+            cells = notebook_cells(text, name)
+        except (RecursionError, MemoryError):   # json and nbformat recurse per nesting level
+            cells = (f"{name} is not a usable notebook: its JSON is nested too deeply",)
+        if isinstance(cells, tuple):
+            return LoadError(stem, name, cells[0])
+        return compiled_cells(cells, name, stem)
+    problem = syntax_problem(text, name)
+    return LoadError(stem, name, problem) if problem else text
+
+
+def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
+    """The cells that compile, joined; a scratch cell that does not is left out with a note."""
+    kept, skipped, left_out = [], [], []
+    for cell in cells:
+        problem = syntax_problem(cell.source, f"{name}, cell {cell.index}")
+        if problem is not None:
+            cell, problem = as_ipython_runs(cell, name)
+        if problem is None:
+            kept.append(cell)
+        elif cell.solution:
+            return LoadError(stem, name, problem)
+        else:
+            skipped.append(skip_note(cell, problem))
+            left_out.append(cell)
+    return NotebookSource.join(kept, skipped, left_out)
+
+
+def as_ipython_runs(cell: Cell, name: str) -> tuple[Cell, str | None]:
+    """A cell that is not plain Python, as IPython runs it; and what is wrong with it even so."""
+    from autograder.intake.ipython_input import transformed
+
+    code = transformed(cell.source)
+    ran = Cell(cell.index, code.python, cell.solution, runnable=code.runnable, written=cell.source)
+    where = f"{name}, cell {cell.index}"
+    return ran, syntax_problem(code.python, where) or syntax_problem(code.runnable, where)
+
+
+def skip_note(cell: Cell, why: str) -> str:
+    return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {why}"
+
+
+def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
+    """The code cells of a notebook; or (message,) when it is not a usable notebook."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        return (f"{name} is not a valid notebook: invalid JSON at line {err.lineno}, column {err.colno} "
+                f"({err.msg})",)
+    if not isinstance(raw, dict) or "cells" not in raw:
+        return (f"{name} is JSON but not a Jupyter notebook (no 'cells')",)
+    if plain_v4(raw):
+        notebook_cells_ = raw["cells"]
+    else:
+        import nbformat  # only for other versions and odd files: importing it costs 1.3 core-s
+
+        try:
+            notebook_cells_ = nbformat.reads(text, as_version=4).cells
+        except Exception as err:  # nbformat raises several types for one thing: not a notebook
+            return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
+    cells = []
+    for number, cell in enumerate(notebook_cells_, start=1):
+        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell):
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(source)
+        lines = [NBGRADER_STUB_ANSWER if line.rstrip() == NBGRADER_STUB else line
+                 for line in str(source).splitlines()]
+        cells.append(Cell(number, "\n".join(lines), is_solution_cell(cell)))
+    return cells
+
+
+def plain_v4(raw: dict) -> bool:
+    """A notebook of format 4 whose cells nbformat would hand over as they are: read directly,
+    without importing nbformat (its schema validator imports a grammar library: 1.3 core-s per
+    process, more than grading a submission). Anything else goes through nbformat."""
+    if raw.get("nbformat") != 4 or type(raw.get("nbformat_minor")) is not int or not isinstance(raw.get("metadata"), dict):
+        return False
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        return False
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            return False
+        source = cell.get("source")
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(x, str) for x in source))):
+            return False
+        if not isinstance(cell.get("metadata", {}), dict):
+            return False
+    return True
+
+
+def is_solution_cell(cell) -> bool:
+    """nbgrader's solution cells: `solution: true` in the metadata, or the BEGIN SOLUTION markers."""
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    return bool(meta.get("solution")) or "### BEGIN SOLUTION" in source
+
+
+# nbgrader's release puts this line, at the left margin, where a solution was. In a module-level
+# cell (hand_computation's constants) it would stop the whole file from importing, and cost
+# the parts that are answered; a stub inside a function still raises, as it should.
+NBGRADER_STUB = "raise NotImplementedError()"
+NBGRADER_STUB_ANSWER = "pass  # nbgrader's stub: not answered yet"
+
+
+def is_nbgrader_test_cell(cell) -> bool:
+    """nbgrader's autograded test cells (grade: true, solution: false) are the grader's, not the student's."""
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def syntax_problem(source: str, name: str) -> str | None:
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as err:
+        where = f"line {err.lineno}" if err.lineno else "an unknown line"
+        text = f": {err.text.strip()}" if err.text and err.text.strip() else ""
+        return f"{name} has a syntax error at {where} ({err.msg}){text}"
+    except (ValueError, RecursionError, MemoryError) as err:
+        return f"{name} cannot be compiled: {type(err).__name__}"
+    return None

@@ -1,0 +1,379 @@
+"""Run the exercises as an nbgrader course: ``attnkit nbgrader COURSE_DIR [--force]``.
+
+Writes a course folder that nbgrader (0.9) manages as it is::
+
+    COURSE_DIR/
+      nbgrader_config.py            course id, exchange root, the kit's autograde preprocessors,
+                                    timeouts from course.yml
+      attnkit_course.yml            the course file the test cells grade with
+      exchange/                     nbgrader's exchange (unless --exchange names another)
+      source/<assignment>/<stem>.ipynb   one notebook per exercise, from solutions/<stem>.py
+      source/<assignment>/attnkit_tests.py, .json, check.py ...   what the test cells run
+
+In each notebook (see docs/nbgrader.md):
+
+* every code cell holding a ``### BEGIN SOLUTION`` region is an nbgrader solution cell
+  (``solution: true, grade: false, locked: false``); nbgrader's ``generate_assignment``
+  replaces the region by its stub. A module-level region (the typed answers of the hand
+  computation) is preceded by the kit's ``NAME = None  # TODO(...)`` lines, so the release
+  still shows what to fill in.
+* after the cell (and its demo cells) of each task, a locked autograded test cell worth the
+  task's points in course.yml: a comment and ``attnkit_tests.run("<task>")``
+  (autograder/nbgrader/notebook_tests.py, released beside the notebook), which runs the handout's
+  check.py on the saved notebook in a fresh interpreter for the task's visible checks (listed
+  in attnkit_tests.json; the hidden ones are only in the course file, so the released cell
+  equals the source cell), prints the report and returns the score: nbgrader's partial
+  credit. Under ``nbgrader autograde`` it does nothing: ``autograder.nbgrader.preprocessor``
+  grades the submitted file in nbgrader's process and writes the cell's outputs.
+* manually graded written questions (markdown cells with ``grade: true, solution: true``): the
+  ``written`` questions of the exercise's descriptor (why scores are scaled by sqrt(d_k), what a
+  causal mask prevents).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+from autograder.build.exercises import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
+                              to_notebook)
+from autograder.config import CourseConfig
+
+NBGRADER_SCHEMA = 3
+SOURCE_DIR = "source"
+CONFIG_FILE = "nbgrader_config.py"
+COURSE_FILE = "attnkit_course.yml"     # the name autograder.nbgrader.cells looks for
+TESTS_MODULE = "attnkit_tests"         # beside the notebooks: what their test cells call (notebook_tests.py)
+EXCHANGE_DIR = "exchange"              # nbgrader's exchange, inside the course folder unless told otherwise
+GRADER_STARTUP = 60                    # seconds a test cell allows for starting the grader and its sandbox
+
+
+def written_questions(stem: str) -> tuple:
+    """The exercise's manually graded questions (its descriptor's ``written``)."""
+    from autograder.checks import EXERCISES
+
+    return EXERCISES[stem].written
+
+
+def __getattr__(name: str):
+    if name == "WRITTEN_QUESTIONS":      # every exercise's, derived (imported lazily: the checks are heavy)
+        from autograder.checks import EXERCISES
+
+        return tuple(q for exercise in EXERCISES.values() for q in exercise.written)
+    raise AttributeError(name)
+
+
+class CourseError(Exception):
+    """The course cannot be written (COURSE_DIR not empty without --force, a bad solution file)."""
+
+
+# --------------------------------------------------------------------------- names shared with gradebook.py
+
+
+def safe_id(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
+
+
+def task_grade_id(task: str) -> str:
+    """The grade id of the autograded test cell of a task: ``attention.softmax`` ->
+    ``tests_attention_softmax``."""
+    return "tests_" + safe_id(task)
+
+
+def task_of(check_id: str) -> str:
+    return ".".join(check_id.split(".")[:2])
+
+
+def tasks(course: CourseConfig, stem: str) -> dict[str, list[str]]:
+    """The tasks of an exercise and their check ids, in the kit's order (only checks the
+    course gives points to, or lists with 0 points)."""
+    from autograder.checks import CHECKS
+
+    out: dict[str, list[str]] = {}
+    for check in CHECKS[stem]:
+        if check.id in course.exercises[stem].checks:
+            out.setdefault(task_of(check.id), []).append(check.id)
+    return out
+
+
+def task_points(course: CourseConfig, check_ids: list[str]) -> float:
+    return float(sum(course.check(cid).points for cid in check_ids))
+
+
+def cell_timeout(course: CourseConfig, n_checks: int) -> int:
+    """Seconds a test cell waits for its grader: start-up, one import of the notebook's code
+    and every call running into the call limit (the sandbox stops calling a function after
+    its first timeout, so this is generous)."""
+    lim = course.limits
+    return int(math.ceil(GRADER_STARTUP + 2 * lim.import_timeout + n_checks * lim.call_timeout))
+
+
+def execute_timeout(course: CourseConfig) -> int:
+    """nbgrader's per-cell timeout (``Execute.timeout``): longer than the longest test cell's
+    own wait, so a test cell always ends with its own message; a hanging student cell is
+    interrupted after this many seconds and the run goes on."""
+    longest = max((len(ids) for stem in course.exercises for ids in tasks(course, stem).values()), default=1)
+    return cell_timeout(course, longest) + 30
+
+
+# --------------------------------------------------------------------------- cells
+
+
+def _nbgrader(grade_id: str, *, solution: bool, grade: bool, locked: bool, points: float | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": NBGRADER_SCHEMA,
+            "solution": solution}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def task_cell_source(stem: str, task: str, points: float, hidden_points: float) -> str:
+    """The code of one autograded test cell: a comment that says what it tests, and one call
+    (``attnkit_tests.run``, released beside the notebook: it checks the saved notebook with the
+    handout's check.py in a fresh process and returns the score, the cell's last value). The
+    checks it runs are in attnkit_tests.json, visible ones only, so the released cell is the
+    source cell and nbgrader sees no changed checksum."""
+    lines = [f"# Tests of {task} ({points:g} points).", f"# Save {stem}.ipynb first: they check the saved file."]
+    if hidden_points:
+        lines.append(f"# {hidden_points:g} of the {points:g} points are for hidden checks, graded after you hand in.")
+    lines += [f"import {TESTS_MODULE}", f"{TESTS_MODULE}.run({json.dumps(task)})"]
+    return "\n".join(lines)
+
+
+def task_table(course: CourseConfig) -> dict[str, dict]:
+    """What each test cell runs (attnkit_tests.json): per graded task its exercise, visible
+    checks, points and how long the cell waits for the checker."""
+    table = {}
+    for stem in course.exercises:
+        for task, ids in tasks(course, stem).items():
+            points = task_points(course, ids)
+            if points > 0:
+                visible = [c for c in ids if not course.check(c).hidden]
+                table[task] = {"exercise": stem, "checks": visible, "points": points,
+                               "timeout": cell_timeout(course, len(visible))}
+    return table
+
+
+def _with_none_stubs(text: str, filename: str, stem: str) -> str:
+    """Put the kit's ``NAME = None  # TODO(...)`` lines before each module-level region, so
+    the released notebook still names the answers to type in."""
+    lines = text.splitlines()
+    regions = parse_regions(text, filename, stem)
+    for region in sorted((r for r in regions if r.module_level), key=lambda r: r.begin, reverse=True):
+        at = (region.task_line or region.begin) - 1
+        lines[at:at] = module_level_stub(lines, region, filename)
+    return "\n".join(lines) + "\n"
+
+
+def _tasks_in(source: str, filename: str, stem: str) -> list[str]:
+    """The task ids of the solution regions in one cell's source, in order."""
+    found: list[str] = []
+    for region in parse_regions(source, filename, stem):
+        if region.task not in found:
+            found.append(region.task)
+    return found
+
+
+def source_notebook(solution_text: str, stem: str, course: CourseConfig, source: str) -> dict:
+    """The nbgrader source notebook of one exercise, as an nbformat dict."""
+    import nbformat
+
+    text = _with_none_stubs(solution_text, source, stem)
+    nb = nbformat.reads(to_notebook(text, stem, source), as_version=4)
+    nb.metadata["attnkit"] = {"generated_from": source, "generated_by": "attnkit nbgrader"}
+    task_checks = tasks(course, stem)
+    placed: set[str] = set()
+    cells = []
+    pending: list[str] = []        # tasks whose test cell goes after the demo cells that follow
+
+    def flush():
+        for task in pending:
+            ids = task_checks[task]
+            points = task_points(course, ids)
+            if points <= 0:
+                continue
+            hidden_points = task_points(course, [c for c in ids if course.check(c).hidden])
+            cell = nbformat.v4.new_code_cell(task_cell_source(stem, task, points, hidden_points))
+            cell["id"] = safe_id(f"{stem}-{task_grade_id(task)}").replace("_", "-")[:64]
+            cell.metadata["nbgrader"] = _nbgrader(task_grade_id(task), solution=False, grade=True, locked=True,
+                                                  points=points)
+            cell.metadata["editable"] = False
+            cell.metadata["deletable"] = False
+            cells.append(cell)
+            placed.add(task)
+        pending.clear()
+
+    for cell in nb.cells:
+        is_demo = cell.cell_type == "code" and cell.source.lstrip().startswith('if __name__ == "__main__"')
+        if pending and not is_demo:
+            flush()
+        cells.append(cell)
+        if cell.cell_type == "code" and BEGIN in cell.source:
+            found = _tasks_in(cell.source, f"{source} ({cell['id']})", stem)
+            cell.metadata["nbgrader"] = _nbgrader("solution_" + "_".join(safe_id(t.split(".", 1)[1]) for t in found),
+                                                  solution=True, grade=False, locked=False)
+            pending += [t for t in found if t in task_checks and t not in pending]
+    flush()
+    missing = [t for t in task_checks if t not in placed and task_points(course, task_checks[t]) > 0]
+    if missing:
+        raise BuildError(source, None, f"no solution region for the graded task(s) {', '.join(missing)}")
+    for q in written_questions(stem):
+        ask = nbformat.v4.new_markdown_cell(q.question)
+        ask["id"] = f"{stem}-{q.grade_id}-q".replace("_", "-")[:64]
+        ask.metadata["nbgrader"] = _nbgrader(q.grade_id + "_question", solution=False, grade=False, locked=True)
+        answer = nbformat.v4.new_markdown_cell(q.answer)
+        answer["id"] = f"{stem}-{q.grade_id}".replace("_", "-")[:64]
+        answer.metadata["nbgrader"] = _nbgrader(q.grade_id, solution=True, grade=True, locked=False,
+                                                points=float(q.points))
+        cells += [ask, answer]
+    nb.cells = cells
+    nbformat.validate(nb)
+    return nb
+
+
+def default_course_id(course: CourseConfig) -> str:
+    """nbgrader's course id from the course's name: "Self-Attention from Scratch" -> "self_attention_from_scratch"."""
+    return safe_id(course.course).lower() or "attnkit"
+
+
+def nbgrader_config(course: CourseConfig, course_id: str, exchange: str | None = None) -> str:
+    """The course's nbgrader_config.py. `exchange`: the exchange root; None: the exchange folder
+    inside the course folder, found from the config's own place (no path of this machine written)."""
+    exchange_root = (f"os.path.join(_here, {EXCHANGE_DIR!r})" if exchange is None
+                     else repr(str(Path(exchange).expanduser().resolve())))
+    a = course.assignment
+    return f'''"""nbgrader configuration of this course, written by `attnkit nbgrader` (see the kit's
+docs/nbgrader.md). Run nbgrader from this folder: `nbgrader generate_assignment {a}`,
+`nbgrader release_assignment {a}`, `nbgrader collect {a}`, `nbgrader autograde {a}`,
+`nbgrader generate_feedback {a}`, `nbgrader export`. Students fetch and submit with
+`nbgrader fetch_assignment {a}` and `nbgrader submit {a}`, given this course id and exchange."""
+
+import os
+
+c = get_config()  # noqa: F821 (provided by nbgrader when it reads this file)
+
+_here = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.root = _here
+c.CourseDirectory.course_id = {course_id!r}
+
+# Where release_assignment puts the assignment and submit puts the students' notebooks: a folder
+# every student can write to (`attnkit nbgrader --exchange DIR` names another).
+c.Exchange.root = {exchange_root}
+
+# The kit grades with this course file (points, hidden checks, hints, limits, seed).
+os.environ["ATTNKIT_COURSE"] = os.path.join(_here, "{COURSE_FILE}")
+
+# `nbgrader autograde` grades with the kit, in nbgrader's own process: the submitted code is
+# read before any kernel runs, graded in one warm sandbox, and each test cell's outputs (the
+# report and the score) are written by the kit after the kernel is done.
+from autograder.nbgrader.preprocessor import configure  # noqa: E402
+
+configure(c)
+
+# A student cell that runs longer than this many seconds is interrupted and the run goes on.
+c.Execute.timeout = {execute_timeout(course)}
+c.Execute.interrupt_on_timeout = True
+'''
+
+
+# --------------------------------------------------------------------------- the course folder
+
+
+def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, force: bool = False,
+                 course_file: Path | None = None, course_id: str | None = None,
+                 exchange: Path | None = None) -> list[Path]:
+    """Write nbgrader_config.py, attnkit_course.yml, source/<assignment>/ (a notebook per
+    exercise, the checker and the test cells' attnkit_tests.py) and, unless `exchange` names
+    another, the exchange folder into ``course_dir``; return the files written. Without
+    ``force``, refuses to overwrite an existing nbgrader_config.py or source notebook."""
+    import nbformat
+    import yaml
+
+    course_dir, kit_root = Path(course_dir), Path(kit_root)
+    by_stem = {p.stem: p for p in solution_files(kit_root)}
+    missing = [s for s in course.exercises if s not in by_stem]
+    if missing:
+        raise CourseError(f"no solution file for the exercise(s) {', '.join(missing)} in {SOLUTIONS_DIR}/")
+    assignment_dir = course_dir / SOURCE_DIR / course.assignment
+    targets = [course_dir / CONFIG_FILE] + [assignment_dir / f"{s}.ipynb" for s in course.exercises]
+    existing = [p for p in targets if p.exists()]
+    if existing and not force:
+        raise CourseError(f"{existing[0]} already exists (use --force to overwrite the generated files)")
+    notebooks = {}
+    for stem in course.exercises:
+        path = by_stem[stem]
+        source = f"{SOLUTIONS_DIR}/{path.name}"
+        notebooks[stem] = source_notebook(path.read_text(encoding="utf-8"), stem, course, source)
+    if force and assignment_dir.is_dir():
+        shutil.rmtree(assignment_dir)
+    assignment_dir.mkdir(parents=True, exist_ok=True)
+    # The test cells run the student's checker, not the kit: nbgrader releases these files beside the notebooks.
+    from autograder.handout.write import write_checker
+
+    written = write_checker(assignment_dir, course)
+    tests_module = assignment_dir / f"{TESTS_MODULE}.py"
+    shutil.copyfile(Path(__file__).with_name("notebook_tests.py"), tests_module)
+    tests_table = assignment_dir / f"{TESTS_MODULE}.json"
+    tests_table.write_text(json.dumps(task_table(course), indent=1) + "\n", encoding="utf-8")
+    written += [tests_module, tests_table]
+    for stem, nb in notebooks.items():
+        target = assignment_dir / f"{stem}.ipynb"
+        text = nbformat.writes(nb, version=4)
+        target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        written.append(target)
+    config = course_dir / CONFIG_FILE
+    config.write_text(nbgrader_config(course, course_id or default_course_id(course), exchange), encoding="utf-8")
+    written.append(config)
+    if exchange is None:
+        # nbgrader wants the exchange to exist and every student to be able to write into it;
+        # sticky, as /tmp: no one removes what another put there
+        (course_dir / EXCHANGE_DIR).mkdir(exist_ok=True)
+        (course_dir / EXCHANGE_DIR).chmod(0o1777)
+    course_copy = course_dir / COURSE_FILE
+    if course_file is not None and Path(course_file).is_file():
+        course_copy.write_text(Path(course_file).read_text(encoding="utf-8"), encoding="utf-8")
+    else:
+        course_copy.write_text(yaml.safe_dump(course.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+    written.append(course_copy)
+    return written
+
+
+def course_totals(course: CourseConfig) -> tuple[float, float]:
+    """The points nbgrader counts for the course: (autograded, written): the test cells' points
+    (course.yml's, task by task) and the manually graded written questions'."""
+    autograded = sum(spec["points"] for spec in task_table(course).values())
+    written = sum(float(q.points) for stem in course.exercises for q in written_questions(stem))
+    return autograded, written
+
+
+def cmd_nbgrader(args, console) -> int:
+    from autograder.checks import check_ids
+    from autograder.config import KIT_ROOT, load_course
+
+    course = load_course(args.course, known_checks=check_ids())
+    course_dir = Path(args.course_dir)
+    course_id = args.course_id or default_course_id(course)
+    try:
+        written = write_course(course_dir, KIT_ROOT, course, force=args.force, course_file=args.course,
+                               course_id=course_id, exchange=args.exchange)
+    except (CourseError, BuildError) as err:
+        console.print(f"[red]attnkit nbgrader: {err}[/]")
+        return 2
+    for path in written:
+        console.print(f"wrote {path}")
+    autograded, written_points = course_totals(course)
+    a = course.assignment
+    exchange = args.exchange or course_dir / EXCHANGE_DIR
+    console.print(f"\ncourse id {course_id}, exchange {exchange}; nbgrader will count {autograded:g} autograded + "
+                  f"{written_points:g} written = {autograded + written_points:g} points\n"
+                  f"next, from {course_dir} (docs/nbgrader.md walks the whole cycle):\n"
+                  f"  nbgrader generate_assignment {a}   # release/: no solutions, no hidden tests\n"
+                  f"  nbgrader release_assignment {a}    # into the exchange: students fetch_assignment, submit\n"
+                  f"  nbgrader collect {a}               # submitted/<student>/{a}/\n"
+                  f"  nbgrader autograde {a}\n"
+                  f"  nbgrader generate_feedback {a}\n"
+                  f"  nbgrader export                    # grades.csv", highlight=False, soft_wrap=True)
+    return 0

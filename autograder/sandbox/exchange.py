@@ -1,0 +1,234 @@
+"""Grader side: one child (monitor + worker) and one request/answer exchange with it.
+
+The time limits count the child's CPU time (its cgroup's, or its worker's from /proc), so a
+busy machine does not cost a correct submission points; a child that makes no progress at all
+(sleeping, blocked) is stopped after the limit in wall time, and a wall backstop of
+`limits.wall_factor` times the limit stops anything else. Requests the child makes on the way
+(calls of provided functions) are answered here, by the grader's own implementation, bounded
+(provided.py): the time spent answering counts as the child's, and answers wait in a bounded
+outbox that is written only when the child reads, so the grader never blocks on a child.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autograder.sandbox.inside import protocol
+from autograder.sandbox.outcome import Limits, Reason
+from autograder.sandbox.inside.protocol import FrameTimeout
+from autograder.sandbox.provided import ProvidedRefused, answer_provided
+from autograder.sandbox.cgroups import ChildCgroup, process_cpu_seconds
+
+OUTPUT_TAIL = 2048
+IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
+
+
+class Child:
+    """One forked child: the monitor's pid, the worker's pid (once announced), its socket,
+    capture file, cgroup and (without a jail) its temp folder."""
+
+    def __init__(self, pid: int, sock: socket.socket, cap_fd: int, cgroup: ChildCgroup | None,
+                 tmpdir: str | None, uid: int | None):
+        self.pid, self.sock, self.cap_fd, self.cgroup, self.tmpdir, self.uid = pid, sock, cap_fd, cgroup, tmpdir, uid
+        self.worker: int | None = None     # the first process in the child's PID namespace (its init)
+        self.init = False
+        self.layers: dict = {}
+        self.alive = True
+        # An answer to the child's provided call not yet taken by its socket: one at most, since a
+        # proxy reads its answer before it asks again (a child that asks again loses its call).
+        self.outbox = bytearray()
+
+    def cpu_seconds(self) -> float:
+        if self.cgroup is not None:
+            used = self.cgroup.cpu_seconds()
+            if used is not None:
+                return used
+        return sum(process_cpu_seconds(p) or 0.0 for p in self.processes())
+
+    def processes(self) -> list[int]:
+        """The monitor, the worker and, in a PID namespace, the init's children (host pids)."""
+        pids = [p for p in (self.pid, self.worker) if p]
+        if self.worker and self.init:
+            try:
+                with open(f"/proc/{self.worker}/task/{self.worker}/children") as f:
+                    pids += [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                pass
+        return pids
+
+    def output_size(self) -> int:
+        try:
+            return os.fstat(self.cap_fd).st_size
+        except OSError:
+            return 0
+
+    def output_since(self, start: int) -> str:
+        size = self.output_size()
+        begin = max(start, size - OUTPUT_TAIL) if size >= start else max(0, size - OUTPUT_TAIL)
+        if size <= begin:
+            return ""
+        try:
+            data = os.pread(self.cap_fd, size - begin, begin)
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace")
+        return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
+
+
+class Deadline:
+    """When a request has taken too long: CPU limit, no progress, wall backstop, budget."""
+
+    def __init__(self, child: Child, limit: float, limits: Limits, budget_end: float | None):
+        self.child, self.limit = child, limit
+        self.start = time.monotonic()
+        self.cpu0 = child.cpu_seconds()
+        self.backstop = self.start + max(limit * limits.wall_factor, limit + 2.0)
+        self.budget_end = budget_end
+        self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
+        self.answering = 0.0     # s the grader spent computing the child's provided calls: counted as its CPU
+
+    def next_check(self) -> float:
+        """Seconds to wait for the answer before looking at the clocks again."""
+        ends = [self.backstop] + ([self.budget_end] if self.budget_end is not None else [])
+        return min(0.25, max(0.01, min(ends) - time.monotonic()))
+
+    def child_cpu(self) -> float:
+        """CPU seconds of the request: the child's, and the grader's answering its provided calls."""
+        return self.child.cpu_seconds() - self.cpu0 + self.answering
+
+    def expired(self) -> str | None:
+        now = time.monotonic()
+        if self.budget_end is not None and now >= self.budget_end:
+            return Reason.BUDGET
+        cpu = self.child_cpu()
+        if cpu >= self.limit:
+            return Reason.CPU
+        if now >= self.backstop:
+            return Reason.WALL
+        wall = now - self.start
+        if wall >= self.limit:
+            w0, c0 = self.window
+            if now - w0 >= 0.5:
+                progressing = (cpu + self.cpu0 - c0) / (now - w0) >= IDLE_CPU
+                self.window = (now, cpu + self.cpu0)
+                if not progressing:
+                    return Reason.WALL
+        return None
+
+
+@dataclass
+class Sent:
+    """A request on its way: its child, its clocks, where its output starts, and why it failed
+    if it could not even be sent."""
+    child: Child
+    deadline: Deadline
+    start: int
+    timeout: float
+    failed: Any = None                # a CallOutcome
+
+
+def exchange(child: Child, frame: bytes, deadline: Deadline, max_frame: int,
+             provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
+    """Sends `frame` and reads the answer, answering the child's own requests meanwhile.
+    Returns (header, blobs); raises Expired when time ran out, PeerClosed / ProtocolError."""
+    send_request(child, frame, deadline)
+    return receive_answer(child, deadline, max_frame, provided)
+
+
+def send_request(child: Child, frame: bytes, deadline: Deadline) -> None:
+    _send(child.sock, frame, deadline)
+
+
+def receive_answer(child: Child, deadline: Deadline, max_frame: int,
+                   provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
+    """The answer to the request sent last, the child's own requests answered meanwhile. A child
+    answers its requests in order, so several may be sent before the first answer is read."""
+    while True:
+        header, blobs = _recv(child, deadline, max_frame)
+        if header.get("op") == "provided":
+            if child.outbox:
+                raise ProvidedRefused("it called a kit-provided function again without reading the answer "
+                                      "to the call before")
+            child.outbox += _answer(header, blobs, provided, deadline)
+            _flush(child)
+            continue
+        if header.get("event") == "started":
+            worker = header.get("pid")
+            if type(worker) is int and worker > 0 and child.worker is None:
+                child.worker, child.init = worker, header.get("init") is True
+            continue
+        if child.outbox:     # the next request must not follow an answer the child left unread
+            raise ProvidedRefused("it answered without reading what the kit-provided function it called returned")
+        return header, blobs
+
+
+def _answer(header: dict, blobs: list, provided: dict[str, dict[str, Callable]], deadline: Deadline) -> bytes:
+    """A provided call's answer; the wall (or, with BLAS threads, CPU) time it took is the child's."""
+    wall0, cpu0 = time.monotonic(), time.thread_time()
+    try:
+        return answer_provided(header, blobs, provided)
+    finally:
+        deadline.answering += max(time.monotonic() - wall0, time.thread_time() - cpu0)
+
+
+def _flush(child: Child) -> None:
+    """Hands the socket as much of the outbox as it takes now, without waiting."""
+    child.sock.setblocking(False)      # a timeout would wait for the child (every other use sets its own)
+    try:
+        while child.outbox:
+            sent = child.sock.send(child.outbox[: 1 << 20])
+            del child.outbox[:sent]
+    except (BlockingIOError, InterruptedError):
+        pass
+
+
+def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
+    view = memoryview(frame)
+    while view:
+        why = deadline.expired()
+        if why:
+            raise _Expired(why)
+        try:
+            protocol.send_frame(sock, bytes(view[: 1 << 20]), time.monotonic() + deadline.next_check())
+            view = view[1 << 20:]
+        except FrameTimeout:
+            continue
+
+
+def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
+    sock = child.sock
+    while True:
+        why = deadline.expired()
+        if why:
+            raise _Expired(why)
+        readable, writable, _ = select.select([sock], [sock] if child.outbox else [], [], deadline.next_check())
+        if writable:
+            _flush(child)
+        if readable:
+            # A frame has begun: read it whole, within the backstop (a child that sends half a frame
+            # and stops is not making progress that CPU time could count).
+            return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop), max_frame)
+
+
+class _Expired(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+Expired = _Expired
+
+
+def capture_file(cap: int) -> int:
+    """Where a child's prints go: a memory file (nothing on disk to clean), else an unlinked file."""
+    try:
+        return os.memfd_create("attnkit-output", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        with tempfile.TemporaryFile() as f:
+            return os.dup(f.fileno())

@@ -1,0 +1,1 @@
+"""What runs inside the jail: loaded by file path in the zygote, standard library only (nothing of the kit is importable there). The grader imports `protocol` too; everything else here runs only in the zygote and its children."""

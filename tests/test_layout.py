@@ -1,0 +1,120 @@
+"""The folder tree shows the architecture (docs/architecture.md, "Rooms"): rooms by concern, few
+modules loose at the top, no import circles, and the jail's side of the sandbox apart from the grader's."""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+KIT = Path(__file__).resolve().parents[1]
+PACKAGE = KIT / "autograder"
+INSIDE = PACKAGE / "sandbox" / "inside"
+
+pytestmark = pytest.mark.quick
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(KIT).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """Modules a file imports when it is imported (not inside functions: those run later)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _kit_modules() -> dict[str, Path]:
+    files = [*PACKAGE.rglob("*.py"), *(KIT / "reference").rglob("*.py")]
+    return {_module_name(p): p for p in files if "__pycache__" not in p.parts}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one module."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles():
+    modules = _kit_modules()
+    graph = {name: {d for d in _top_level_imports(path) if d in modules and d != name}
+             for name, path in modules.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_at_most_a_dozen_modules_loose_at_the_top():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(loose) <= 12, loose
+
+
+def test_the_jail_side_imports_nothing_of_the_kit():
+    """The zygote loads these by file path, in a jail where the kit's folders are hidden."""
+    for path in INSIDE.glob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{path.name}: relative import"
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any(n.split(".")[0] in ("autograder", "reference", "solutions") for n in names), \
+                f"{path.name} imports {names}"
+
+
+def test_the_grader_side_uses_only_the_protocol_of_the_jail_side():
+    inside = {_module_name(p) for p in INSIDE.glob("*.py")} - {"autograder.sandbox.inside"}
+    # what crosses between the sides: the framing, and the name of the error a cell magic raises
+    allowed = {"autograder.sandbox.inside.protocol", "autograder.sandbox.inside",
+               "autograder.sandbox.inside.ipython_shell"}
+    for name, path in _kit_modules().items():
+        if name.startswith("autograder.sandbox.inside"):
+            continue
+        used = {m for m in _top_level_imports(path) if m in inside} - allowed
+        assert not used, f"{name} imports {sorted(used)} of the jail's side"
