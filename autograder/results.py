@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Iterable, Literal
@@ -43,6 +43,9 @@ class Why(str, Enum):
     __format__ = str.__format__
 
 
+_CALL_FAILURES = frozenset({Why.timeout, Why.crashed, Why.raised, Why.bad_return})
+
+
 @dataclass(frozen=True)
 class CheckResult:
     check_id: str
@@ -60,13 +63,34 @@ class CheckResult:
     # Small data for a picture on the feedback page (autograder.reports.pictures): the student's
     # and the expected attention weights, or scaling curves. None for most checks.
     visual: dict | None = None
+    # True in a student's view of a hidden check (for_student): its message is HIDDEN_CHECK_NOTE.
+    concealed: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "reason", Why(self.reason or ""))
 
+    def for_student(self, show_hidden: bool) -> CheckResult:
+        """What a student may see of this check, decided here for every output. A hidden check
+        (unless the course shows hidden details) is `concealed`: its misconception ids are not
+        shown (they stay, so that it is still told with the visible checks of the same mistake);
+        when its message may tell something of its inputs, the message becomes HIDDEN_CHECK_NOTE
+        and its picture goes. Its title, status, points and hint stay (grading made that hint for
+        it: it names no hidden input)."""
+        if not self.hidden or show_hidden:
+            return self
+        if self.ran_on_its_inputs:
+            return replace(self, message=HIDDEN_CHECK_NOTE, visual=None, concealed=True)
+        return replace(self, concealed=True)
+
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def ran_on_its_inputs(self) -> bool:
+        """Whether its message may tell something of the check's inputs: a wrong answer, or an
+        error of the call itself (not a missing file, a stub or an import that failed for all)."""
+        return self.status == "failed" or (self.status == "error" and self.reason in _CALL_FAILURES)
 
 
 @dataclass(frozen=True)
@@ -77,6 +101,9 @@ class ExerciseResult:
     graded_file: str | None = None  # which file was graded ("attention.ipynb"), None when missing
     note: str = ""                  # e.g. "Attention.py was graded as attention.py"
     flags: tuple[str, ...] = ()     # autograder.intake.files.Flag values: what intake did (for the class report)
+
+    def for_student(self, show_hidden: bool) -> ExerciseResult:
+        return replace(self, checks=tuple(c.for_student(show_hidden) for c in self.checks))
 
     @property
     def score(self) -> float:
@@ -143,6 +170,10 @@ class SubmissionResult:
     @property
     def checks(self) -> list[CheckResult]:
         return [c for e in self.exercises for c in e.checks]
+
+    def for_student(self, show_hidden: bool) -> SubmissionResult:
+        """The result as a student may see it (CheckResult.for_student): what every renderer shows."""
+        return replace(self, exercises=tuple(e.for_student(show_hidden) for e in self.exercises))
 
     def to_dict(self) -> dict:
         return asdict(self) | {"score": self.score, "max_score": self.max_score}

@@ -125,7 +125,6 @@ def main(argv=None) -> int:
 
     from autograder.cluster.client import ensure_plugin, grade_class_on_cluster
     from autograder.cluster.worker import SandboxPlugin, warm_up
-    from autograder.grading.submission import limits_for
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-bench-cluster-"))
     data = yaml.safe_load((KIT / "course.yml").read_text(encoding="utf-8"))
@@ -165,7 +164,7 @@ def main(argv=None) -> int:
             # Warm up: the plugin starts each worker's sandbox, as it would before a deadline.
             out = root / f"dask{workers}"
             hide = (str(class_dir.resolve()), str(out.resolve()))
-            ensure_plugin(cluster.client, SandboxPlugin(limits_for(course), hide, course.seed))
+            ensure_plugin(cluster.client, SandboxPlugin(course.limits, hide, course.seed))
             time.sleep(args.warm_up)   # the workers' warm-up (sandbox, reference answers) runs now
             started = time.monotonic()
             grade_class_on_cluster(class_dir, out, course, cluster.client, regrade=True)

@@ -133,7 +133,7 @@ def main(argv=None) -> int:
 
     from autograder.checks import check_ids
     from autograder.config import load_course
-    from autograder.grading.submission import _expected, grade_exercise, grade_submission, limits_for
+    from autograder.grading.submission import _expected, grade_exercise, grade_submission
     from autograder.intake.load import load_stem
     from autograder.reports.feedback import feedback_markdown
     from autograder.reports.feedback_html import feedback_html
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     print(f"\nonce per grader process: python + the grader's imports {fresh_imports(3):.2f} core-s "
           f"(a fresh interpreter, median of 3)")
 
-    with Sandbox(limits_for(course)) as sandbox:
+    with Sandbox(course.limits) as sandbox:
         meter = Meter(sandbox)
         counted = meter.counts_children
         starts: dict[str, float] = {}

@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
-from autograder.grading.submission import grade_exercise, limits_for  # noqa: E402
+from autograder.grading.submission import grade_exercise  # noqa: E402
 from autograder.intake.load import LoadError, SourceFile, read_source  # noqa: E402
 from autograder.results import ExerciseResult  # noqa: E402
 from autograder.sandbox import Sandbox  # noqa: E402
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
     stems = tuple(args.stem) if args.stem else STEMS
     course = load_course(known_checks={stem: [c.id for c in checks] for stem, checks in CHECKS.items()})
     started = time.monotonic()
-    with Sandbox(limits_for(course)) as sandbox:
+    with Sandbox(course.limits) as sandbox:
         graded = grade_corpus(sandbox, course, stems, args.corpus)
     s = summary(graded)
     print(report(graded, s, args.verbose))

@@ -31,10 +31,9 @@ def sandbox(request, course):
     """One warm sandbox per test module (starting its zygotes costs seconds). Its limits are the
     module's `LIMITS` when it has one, else the course's; a module that sets `REQUIRES_JAIL`
     skips where the jail cannot be built here, saying why."""
-    from autograder.grading.submission import limits_for
     from autograder.sandbox import Sandbox
 
-    limits = getattr(request.module, "LIMITS", None) or limits_for(course)
+    limits = getattr(request.module, "LIMITS", None) or course.limits
     with Sandbox(limits) as box:
         if getattr(request.module, "REQUIRES_JAIL", False) and not box.isolation.full:
             pytest.skip(f"no jail here: {box.isolation.describe()}")

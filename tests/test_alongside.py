@@ -13,7 +13,7 @@ import pytest
 from autograder.grading.alongside import first_call
 from autograder.checks import CHECKS
 from autograder.config import KIT_ROOT
-from autograder.grading.submission import grade_submission, limits_for
+from autograder.grading.submission import grade_submission
 from autograder.sandbox import Limits, Sandbox
 
 FIGURE = "scaling.plot_scaling.figure"
@@ -73,7 +73,7 @@ def _folder(tmp_path: Path, name: str) -> Path:
 
 
 def _graded(course, folder: Path, ahead: bool):
-    with Sandbox(limits_for(course)) as sandbox:
+    with Sandbox(course.limits) as sandbox:
         sandbox.interactive = ahead
         spawned = []
         begin = sandbox.begin_spawn

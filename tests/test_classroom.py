@@ -466,12 +466,12 @@ def test_feedback_shows_scores_messages_and_hints(run):
 
 def test_feedback_follows_the_hint_policy_and_show_hidden(run):
     """Grading decides the hint once, for the course's policy; the page shows what was decided."""
-    from autograder.grading.submission import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission
     from autograder.sandbox import Sandbox
 
     def graded(**policy):
         course = run.course.model_copy(update=policy)
-        with Sandbox(limits_for(course)) as sandbox:
+        with Sandbox(course.limits) as sandbox:
             result = grade_submission(DEMO / "cleo", course, sandbox, student="cleo", stems=("attention",))
         checks = {c.check_id: c for c in result.checks}
         return feedback_markdown(result, course), checks

@@ -121,7 +121,7 @@ def test_axes_must_be_labelled_with_what_they_show():
 
 
 def test_swapped_labels_lose_the_plot_points_through_the_full_grade(tmp_path):
-    from autograder.grading.submission import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission
     from autograder.sandbox import Sandbox
 
     source = (ROOT / "solutions" / "scaling.py").read_text(encoding="utf-8")
@@ -129,7 +129,7 @@ def test_swapped_labels_lose_the_plot_points_through_the_full_grade(tmp_path):
     assert unscaled in source and scaled in source
     (tmp_path / "scaling.py").write_text(source.replace(unscaled, "@@").replace(scaled, unscaled).replace("@@", scaled),
                                          encoding="utf-8")
-    with Sandbox(limits_for(COURSE)) as sandbox:
+    with Sandbox(COURSE.limits) as sandbox:
         result = grade_submission(tmp_path, COURSE, sandbox, stems=("scaling",)).exercises[0]
     figure = next(c for c in result.checks if c.check_id == CHECK.id)
     assert figure.status == "failed" and figure.score == 0

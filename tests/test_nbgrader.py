@@ -332,10 +332,10 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
     assert grades["stub"] == (0.0, auto_max + written)
     # The buggy notebook earns what it computed: the kit, grading the same file outside any
     # kernel, agrees to the point, and the monkeypatching bought nothing.
-    from autograder.grading.submission import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission
     from autograder.sandbox import Sandbox
 
-    with Sandbox(limits_for(small)) as sandbox:
+    with Sandbox(small.limits) as sandbox:
         results = [grade_submission(root / "submitted" / s / ASSIGNMENT, small, sandbox, student=s)
                    for s in ("solution", "stub", "buggy")]
     kit = {r.student: r.score for r in results}
@@ -443,7 +443,7 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
     `nbgrader autograde`, every test cell's score and report are the kit's for the submitted file."""
     import shutil
 
-    from autograder.grading.submission import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission
     from autograder.nbgrader.cells import report_lines
     from autograder.nbgrader.course import tasks
     from autograder.sandbox import Sandbox
@@ -472,7 +472,7 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
     _nbgrader(root, "export")
     grades = _grades(root / "grades.csv")
 
-    with Sandbox(limits_for(small)) as sandbox:
+    with Sandbox(small.limits) as sandbox:
         kit = {s: grade_submission(handed_in / s / ASSIGNMENT, small, sandbox, student=s) for s in bases}
     # the buggy attention: softmax.stable and the bool/binary/broadcast/padding mask checks fail
     assert kit["displayhook"].score == sum(small.max_points(s) for s in small.exercises) - 5

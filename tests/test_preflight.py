@@ -18,7 +18,6 @@ from autograder.grading.student import grade_class
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.grading.preflight import PreflightFailed, PreflightStatus, run_preflight
 from autograder.sandbox import Sandbox
-from autograder.grading.submission import limits_for
 
 SOLUTIONS = KIT_ROOT / "solutions"
 
@@ -69,7 +68,7 @@ def test_the_command_says_why_and_exits_2(tmp_path, cache):
 
 
 def test_a_pass_is_remembered_and_said_in_the_summary(course, tmp_path, cache):
-    with Sandbox(limits_for(course)) as sandbox:
+    with Sandbox(course.limits) as sandbox:
         first = run_preflight(course, sandbox)
         second = run_preflight(course, sandbox)
     assert first.status is PreflightStatus.PASSED
@@ -92,6 +91,6 @@ def test_no_preflight_is_never_silent(course_at, tmp_path, cache):
 
 
 def test_a_kit_without_solutions_says_so(course, tmp_path, cache):
-    with Sandbox(limits_for(course)) as sandbox:
+    with Sandbox(course.limits) as sandbox:
         checked = run_preflight(course, sandbox, solutions=tmp_path / "nowhere")
     assert checked.status is PreflightStatus.NO_SOLUTIONS and "no solutions" in checked.describe()

@@ -30,10 +30,9 @@ def original(stem: str) -> str:
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from autograder.grading.submission import limits_for
     from autograder.sandbox import Sandbox
 
-    with Sandbox(limits_for(COURSE)) as sb:
+    with Sandbox(COURSE.limits) as sb:
         yield sb
 
 

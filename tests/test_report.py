@@ -272,12 +272,12 @@ def test_a_report_of_1000_students_stays_small_and_fast(tmp_path):
 def test_a_failed_check_carries_the_data_of_its_picture(tmp_path, stem, case, check_id, kind):
     """Graded for real (sandbox): the student's weights / statistics are the buggy ones, the
     expected ones the reference's, and the feedback page draws them."""
-    from autograder.grading.submission import grade_submission, limits_for
+    from autograder.grading.submission import grade_submission
     from autograder.reports.feedback_html import feedback_html
     from autograder.sandbox import Sandbox
 
     shutil.copy(KIT_ROOT / "tests" / "corpus" / stem / "buggy" / f"{case}.py", tmp_path / f"{stem}.py")
-    with Sandbox(limits_for(COURSE)) as sandbox:
+    with Sandbox(COURSE.limits) as sandbox:
         result = grade_submission(tmp_path, COURSE, sandbox, student="bo", stems=(stem,))
     check = next(c for c in result.checks if c.check_id == check_id)
     assert not check.passed and check.visual is not None and check.visual["kind"] == kind

@@ -906,7 +906,7 @@ def test_oversized_answers_are_refused(sandbox):
     """
     with sandbox.session("attention", src(code), "attention.py") as s:
         out = s.call("huge", timeout=10)
-        assert (out.status, out.message) == ("bad_return", "the answer could not be read (the answer is larger "
+        assert (out.status, out.message) == ("bad_return", "gave an answer that could not be read (the answer is larger "
                                                            "than the limit of 64 MB)")
         assert s.call("fine").status == "ok"
 

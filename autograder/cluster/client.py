@@ -22,7 +22,6 @@ from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
 from autograder.config import CourseConfig
-from autograder.grading.submission import limits_for
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.results import SubmissionResult
 
@@ -109,7 +108,7 @@ class ClusterGrading:
 
     def start(self, hide: tuple[str, ...]) -> Preflight:
         # Each worker checks its jail at setup and runs the preflight before its first task.
-        plugin = SandboxPlugin(limits_for(self.course), hide, self.course.seed, self.isolation, self.preflight)
+        plugin = SandboxPlugin(self.course.limits, hide, self.course.seed, self.isolation, self.preflight)
         ensure_plugin(self.client, plugin)
         self.plugin_name = plugin.name
         self.executor = self.client.get_executor(pure=False)

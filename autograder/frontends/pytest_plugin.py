@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.config import DEFAULT_COURSE, ConfigError, load_course
-from autograder.results import HIDDEN_CHECK_NOTE, CheckResult, ExerciseResult
+from autograder.results import CheckResult, ExerciseResult
 
 _STATE_KEY = pytest.StashKey["_Grader"]()
 
@@ -100,17 +100,13 @@ def graded(request: pytest.FixtureRequest) -> _Grader:
 def assert_check(grader: _Grader, check_id: str) -> None:
     """Fail the test with the grader's words, not a traceback; a hidden check as `attnkit check`
     shows it (that it failed, its details only with ``show_hidden``)."""
-    result = grader.result(check_id)
+    result = grader.result(check_id).for_student(grader.course.show_hidden)
     if result.passed:
         return
-    if result.hidden and not grader.course.show_hidden:
-        hint = f"\nhint: {result.hint}" if result.hint else ""   # names no hidden input
-        pytest.fail(f"[{result.status}] {result.title}\n{HIDDEN_CHECK_NOTE}{hint}",
-                    pytrace=False)
     text = f"[{result.status}] {result.title}\n{result.message}"
-    if result.hint:
+    if result.hint:   # a hidden check's hint names no hidden input
         text += f"\nhint: {result.hint}"
-    if result.misconceptions:
+    if result.misconceptions and not result.concealed:
         text += f"\nmisconception: {', '.join(result.misconceptions)}"
     pytest.fail(text, pytrace=False)
 

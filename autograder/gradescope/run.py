@@ -31,7 +31,6 @@ def run(root: Path) -> dict:
     from autograder.config import load_course
     from autograder.gradescope.results import results_json
     from autograder.gradescope.submission import find_submission
-    from autograder.grading.submission import limits_for
     from autograder.grading.preflight import run_preflight
     from autograder.results import dumps, write_atomic
     from autograder.sandbox import Sandbox
@@ -49,7 +48,7 @@ def run(root: Path) -> dict:
         # which hold for the children's unprivileged uid where it does not).
         hide = tuple(str(p) for p in (submission, source, results) if p.is_dir())
         _root_only(hide)
-        with Sandbox(limits_for(course), hide=hide) as sandbox:
+        with Sandbox(course.limits, hide=hide) as sandbox:
             run_preflight(course, sandbox)      # the kit's solutions at full marks here first
             result = grade_student(Student("submission", found.folder), course, sandbox)
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens

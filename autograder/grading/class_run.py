@@ -28,7 +28,6 @@ from autograder.grading.student import (Student, feedback_path, fingerprint, gra
                                   result_path, result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
-from autograder.grading.submission import limits_for
 from autograder.grading.preflight import Preflight, PreflightStatus, run_preflight
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
@@ -205,7 +204,7 @@ class LocalGrading:
         return run_preflight(self.course, self._first, enabled=self.preflight)
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
-        box = Sandbox(limits_for(self.course), hide=self.hide, require_isolation=require_isolation)
+        box = Sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
         # Many submissions: some file will want torch and matplotlib together, so every torch
         # zygote has both (one torch start per worker, not one per kind).
         box.torch_with_matplotlib = True

@@ -24,10 +24,9 @@ class GradingSession:
     def start(self) -> "GradingSession":
         """Start the sandbox now: its warm start then overlaps whatever the caller does next."""
         if self._sandbox is None:
-            from autograder.grading.submission import limits_for
             from autograder.sandbox import Sandbox
 
-            self._sandbox = Sandbox(limits_for(self.course))
+            self._sandbox = Sandbox(self.course.limits)
             # A student waits: spread the work over the cores, when there is more than one.
             self._sandbox.interactive = len(os.sched_getaffinity(0)) > 1
         return self

@@ -33,16 +33,11 @@ from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.intake.stubs import stubs
 
 NOT_IMPLEMENTED = "NotImplementedError"
-
-
-def limits_for(course: CourseConfig) -> Limits:
-    """The course's limits, as the sandbox takes them (one type: sandbox.outcome.Limits)."""
-    return course.limits
 
 
 def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,
@@ -350,7 +345,7 @@ class StudentImplementation:
             "raised": f"{name} raised {message}",
             "timeout": f"{name} did not return within the time limit ({message})",
             "crashed": f"{name} crashed the process: {message}",
-            "bad_return": f"{name} {message}" if message.startswith("returned") else f"{name}: {message}",
+            "bad_return": f"{name} {message}",    # the sandbox says what the call did: "returned ...", "gave ..."
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
         raise StudentCallError(name, outcome.status, text, error)

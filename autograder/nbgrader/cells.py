@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 from autograder.intake.load import LoadError, SourceFile
-from autograder.results import HIDDEN_CHECK_NOTE
+
 
 COURSE_ENV = "ATTNKIT_COURSE"          # set by the course's nbgrader_config.py
 MARKER_ENV = "ATTNKIT_AUTOGRADE"       # set by the kit's nbgrader preprocessor: the test cells stand down
@@ -118,14 +118,13 @@ def report_lines(results, course, points: float | None = None) -> list[str]:
     cell's points, when more than these checks are worth (the released cell runs only the
     visible checks; the hidden ones are graded after hand-in)."""
     lines = []
+    results = [r.for_student(course.show_hidden) for r in results]
     for r in results:
         lines.append(f"[{MARK.get(r.status, r.status.upper())}] {r.check_id} - {r.title} "
                      f"({r.score:g}/{r.max_score:g})")
         if r.passed:
             continue
-        if r.hidden and not course.show_hidden:
-            lines.append(f"    {HIDDEN_CHECK_NOTE}")
-        elif r.message:
+        if r.message:
             lines.append(f"    {_one_line(r.message)}")
         if r.hint:   # decided once by grading, for the course's policy (a hidden check's names no input)
             lines.append(f"    Hint: {_one_line(r.hint)}")
@@ -167,10 +166,9 @@ def start_sandbox(course, hide: tuple[Path, ...] = ()):
     """The kit's sandbox with the course's limits. Its zygote starts importing numpy and torch
     at once, so start it before the grader's own (slow) imports: they then overlap. `hide`:
     folders the submission's code must not read (the nbgrader course: solutions, other students)."""
-    from autograder.grading.submission import limits_for
     from autograder.sandbox import Sandbox
 
-    return Sandbox(limits_for(course), hide=tuple(str(p) for p in hide))
+    return Sandbox(course.limits, hide=tuple(str(p) for p in hide))
 
 
 def course_root(course_file: Path | None) -> tuple[Path, ...]:

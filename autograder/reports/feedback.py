@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.config import CourseConfig
-from autograder.results import HIDDEN_CHECK_NOTE, CheckResult, SubmissionResult, causes
+from autograder.results import CheckResult, SubmissionResult, causes
 
 
 STATUS = {"passed": "passed", "failed": "wrong answer", "error": "error", "not_implemented": "not implemented yet",
@@ -83,6 +83,7 @@ def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
 
 def feedback_sections(result: SubmissionResult, course: CourseConfig) -> list[FeedbackSection]:
     """The page in parts, so the HTML page can put each exercise's pictures under its section."""
+    result = result.for_student(course.show_hidden)
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
              f"Feedback for **{md_text(result.student)}**: "
              f"**{_pts(result.score)} / {_pts(result.max_score)}** points.", "",
@@ -118,8 +119,8 @@ def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list
         c = cause.first
         many = f"**1 mistake → {len(cause.checks)} checks.** " if cause.others else ""
         lines.append(f"- {many}{code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
-        if c.hidden and not course.show_hidden:
-            lines.append(f"  - {HIDDEN_CHECK_NOTE}")
+        if c.concealed:
+            lines.append(f"  - {c.message}")
         else:
             lines += ["", _indent(code_block(c.message or _label(c)))]
         if c.hint:   # decided once by grading, for the course's hint policy (a hidden check's names no input)

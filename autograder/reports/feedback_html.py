@@ -43,9 +43,9 @@ def _markdown() -> MarkdownIt:
 
 def feedback_html(result: SubmissionResult, course: CourseConfig) -> str:
     # One picture per cause: the first of its checks the student may see that has one.
+    result = result.for_student(course.show_hidden)
     pictures = {ex.stem: tuple(p for cause in causes(ex.checks)
-                               for c in [next((c for c in cause.checks if c.visual
-                                               and (not c.hidden or course.show_hidden)), None)] if c
+                               for c in [next((c for c in cause.checks if c.visual), None)] if c
                                for p in _picture(c))
                 for ex in result.exercises}
     sections = [Section(Markup(_markdown().render("\n".join(part.lines))), pictures.get(part.stem, ()))

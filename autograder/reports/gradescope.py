@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from autograder.results import HIDDEN_CHECK_NOTE, CheckResult, SubmissionResult, causes
+from autograder.results import CheckResult, SubmissionResult, causes
 
 
-def check_output(check: CheckResult, *, show_hidden: bool, same_as: str = "", explains: int = 0) -> str:
-    """A test's output. One mistake, one hint: the first check of a cause carries the hint and says
-    how many checks the mistake explains; the others (`same_as`: that first check) refer to it."""
+def check_output(check: CheckResult, *, same_as: str = "", explains: int = 0) -> str:
+    """A test's output (of a check as the student may see it: CheckResult.for_student). One mistake,
+    one hint: the first check of a cause carries the hint and says how many checks the mistake
+    explains; the others (`same_as`: that first check) refer to it."""
     if check.passed:
         return "passed"
-    if check.hidden and not show_hidden:   # the hint was made for it: it names no hidden input
-        text = HIDDEN_CHECK_NOTE
-    else:
-        text = check.message
+    text = check.message
     if same_as:
         return f"{text}\n\nThe same mistake as {same_as}: its hint is given there."
     if check.hint:
@@ -24,22 +22,21 @@ def check_output(check: CheckResult, *, show_hidden: bool, same_as: str = "", ex
 
 
 def to_gradescope(result: SubmissionResult, *, show_hidden: bool = False) -> dict:
+    result = result.for_student(show_hidden)
     tests = []
     for ex in result.exercises:
         first_of = {o.check_id: cause.first for cause in causes(ex.checks) for o in cause.others}
         explains = {cause.first.check_id: len(cause.checks) for cause in causes(ex.checks)}
         for c in ex.checks:
-            concealed = c.hidden and not show_hidden
             tests.append({
                 "name": f"{c.check_id}: {c.title}",
                 "score": c.score,
                 "max_score": c.max_score,
                 "status": "passed" if c.passed else "failed",
-                "output": check_output(c, show_hidden=show_hidden,
-                                       same_as=first_of[c.check_id].check_id if c.check_id in first_of else "",
+                "output": check_output(c, same_as=first_of[c.check_id].check_id if c.check_id in first_of else "",
                                        explains=explains.get(c.check_id, 0)),
-                "tags": [f"exercise:{c.exercise}"] + ([] if concealed else [f"misconception:{m}" for m in c.misconceptions]),
-                "visibility": "after_published" if concealed else "visible",
+                "tags": [f"exercise:{c.exercise}"] + ([] if c.concealed else [f"misconception:{m}" for m in c.misconceptions]),
+                "visibility": "after_published" if c.concealed else "visible",
                 "extra_data": {"check_id": c.check_id, "result": c.status},
             })
     notes = [f"{ex.stem}: {ex.note}" for ex in result.exercises if ex.note]

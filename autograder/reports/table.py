@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import HIDDEN_CHECK_NOTE, causes, CheckResult, ExerciseResult, SubmissionResult
+from autograder.results import causes, CheckResult, ExerciseResult, SubmissionResult
 
 MARK = {"passed": "[green]ok[/]", "failed": "[red]wrong[/]", "error": "[red]error[/]",
         "not_implemented": "[yellow]todo[/]", "missing": "[yellow]missing[/]"}
@@ -65,6 +65,8 @@ def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str,
     `attnkit check` and `attnkit check --watch` both print through here."""
     if not marked:
         return
+    ex = ex.for_student(show_hidden)
+    marked = [(mark, c.for_student(show_hidden)) for mark, c in marked]
     failed = [c for c in ex.checks if not c.passed]
     # One message, no hint: the file was not found, loaded or run, or is an untouched stub.
     if len(failed) == len(ex.checks) and len({c.message for c in failed}) == 1 and \
@@ -84,13 +86,10 @@ def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str,
         many = f"[bold]1 mistake -> {len(cause.checks)} checks[/]: " if cause.others else ""
         console.print(f"  {marks[c.check_id]} {many}{c.check_id} [dim]({c.title})[/]", highlight=False,
                       soft_wrap=True)
-        if c.hidden and not show_hidden:
-            console.print(f"      {HIDDEN_CHECK_NOTE}", highlight=False)
-        else:
-            console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
         if c.hint:   # a hidden check's hint was made for it: what kind of input to try, no hidden value
             console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
-        if c.misconceptions and not (c.hidden and not show_hidden):
+        if c.misconceptions and not c.concealed:
             console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
         for other in cause.others:
             console.print(f"      also {other.check_id} [dim]({other.title})[/]", highlight=False, soft_wrap=True)

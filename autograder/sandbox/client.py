@@ -319,7 +319,7 @@ class Sandbox:
             return self._crashed(child, start)
         self.kill(child)
         what = clean(str(err), 200) if isinstance(err, ProtocolError) else type(err).__name__
-        return CallOutcome("bad_return", message=f"the answer could not be read ({what})",
+        return CallOutcome("bad_return", message=f"gave an answer that could not be read ({what})",
                            output=child.output_since(start))
 
     def _crashed(self, child: Child, start: int) -> CallOutcome:

@@ -111,7 +111,8 @@ class CallOutcome:
     status: str                       # one of STATUSES
     value: Any = None                 # plain data of the declared kind when status == "ok"
     dtype: Any = None                 # what the student returned: "float32", "list"... (a list for tuples)
-    message: str = ""
+    message: str = ""                 # a sentence; for bad_return what the call did, read after its name
+                                      # ("returned None, expected an array", "gave an answer that ...")
     output: str = ""                  # the last ~2 KB the student printed during the call
     reason: str = ""                  # a Reason constant (empty for ok, missing, bad_return)
     error: ErrorInfo | None = None    # for raised (and not_run after an exception at import)

@@ -136,8 +136,8 @@ class Session:
         head, blobs, output = reply
         if head.get("seq") != seq:
             self.sandbox.kill(child)
-            self._failure = CallOutcome("bad_return", message=f"an answer arrived out of sequence (in {name})")
-            return CallOutcome("bad_return", message="the answer could not be read (it arrived out of sequence)",
+            self._failure = CallOutcome("bad_return", message=f"gave an answer out of sequence (in {name})")
+            return CallOutcome("bad_return", message="gave an answer that could not be read (it arrived out of sequence)",
                                output=output)
         return self._outcome(head, blobs, output, kind, child, name)
 
@@ -179,9 +179,9 @@ class Session:
                 value = protocol.decode(head.get("value"), blobs)
                 value, dtype = validate(value, head.get("dtype"), kind)
             except (Invalid, protocol.ProtocolError) as err:
-                return CallOutcome("bad_return", message=f"the answer could not be read ({err})", output=output)
+                return CallOutcome("bad_return", message=f"gave an answer that could not be read ({err})", output=output)
             except Exception as err:  # noqa: BLE001
-                return CallOutcome("bad_return", message=f"the answer could not be read ({type(err).__name__})",
+                return CallOutcome("bad_return", message=f"gave an answer that could not be read ({type(err).__name__})",
                                    output=output)
             return CallOutcome("ok", value=value, dtype=dtype, output=output)
         if status == "memory":
@@ -200,7 +200,7 @@ class Session:
             self.sandbox.kill(child)
             return CallOutcome("crashed", reason=Reason.SANDBOX, message=message, output=output)
         self.sandbox.kill(child)
-        return CallOutcome("bad_return", message="the answer could not be read (unknown status)", output=output)
+        return CallOutcome("bad_return", message="gave an answer that could not be read (unknown status)", output=output)
 
     def _ready_child(self) -> CallOutcome | None:
         """None when a live child is there (restarting one if allowed), else the outcome to answer."""

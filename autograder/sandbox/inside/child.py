@@ -289,7 +289,7 @@ class Worker:
             frame = P.message({"status": "memory", "message": f"exceeded the memory limit of {self.memory_mb} MB"})
         except Exception as err:  # noqa: BLE001
             frame = P.message({"status": "bad_return",
-                               "message": f"the answer could not be sent ({M.ERRORS.text_of(err)})"})
+                               "message": f"gave an answer that could not be sent ({M.ERRORS.text_of(err)})"})
         try:
             self.sock.sendall(frame)
         except OSError:
@@ -322,7 +322,7 @@ class Worker:
             return self.convert(value, kind)
         if op == "module":
             return self.call_module(header, blobs, args, kwargs, kind)
-        return {"status": "bad_return", "message": f"unknown request {op!r}"}
+        return {"status": "bad_return", "message": f"was asked an unknown request {op!r}"}
 
     def call_module(self, header: dict, blobs: list, args, kwargs, kind) -> dict:
         import torch
