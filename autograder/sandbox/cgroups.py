@@ -79,12 +79,7 @@ class ChildCgroup:
             pids = set(self.pids()) - killed
             if not pids:
                 return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            killed |= pids
+            killed |= _sigkill(pids)
 
     def remove(self, wait: float = 0.5) -> bool:
         """rmdir every directory (after kill); False if some are still busy (zombies being reaped)."""
@@ -269,12 +264,17 @@ def kill_tree(child: int, zygote: int, protected: set[int], uid: int | None = No
         victims = {p for p in procs if _doomed(p, procs, child, zygote, protected, uid, killed)} - killed
         if not victims:
             return
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        killed |= victims
+        killed |= _sigkill(victims)
+
+
+def _sigkill(pids: set[int]) -> set[int]:
+    """SIGKILL each of `pids` (one already gone is no error); returns them."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return pids
 
 
 def remove_in_background(path: str) -> None:
