@@ -442,7 +442,7 @@ def test_one_diagnosis_hashes_its_inputs_once(monkeypatch):
     not once per mutant (issue 23.1: the grader's share of a buggy submission)."""
     check = ALL_CHECKS["attention.softmax.rows"]
     inputs, ctx = setup(check)
-    mis = next(m for m in CATALOGUE if m.id == "softmax_wrong_axis")
+    mis = next(m for m in CATALOGUE if m.id == "softmax_wrong_axis" and m.stem == "attention")
     answer = dg._run(check, ("test", mis.id, mis.stem, 0), mis.variants()[0], inputs)
     real, made = dg._fingerprint, []
 

@@ -87,7 +87,7 @@ def test_a_buggy_file_fails_naming_the_check_and_the_mistake(handout, tmp_path):
     assert done.returncode == 1
     assert "wrong attention.scaled_dot_product_attention.single" in done.stdout
     assert "16 of 16 entries of output differ" in done.stdout
-    hint = next(m.hint for m in all_misconceptions() if m.id == "keys_not_transposed")
+    hint = next(m.hint for m in all_misconceptions() if m.id == "keys_not_transposed" and m.stem == "attention")
     assert f"hint: {hint}" in done.stdout
     # The error on rectangular inputs is named too: the mutant raises the same error there.
     assert "the same error comes from this mistake" in done.stdout
