@@ -101,7 +101,8 @@ def kind_words(kind: object) -> str:
 def tables_markdown() -> str:
     """The contract's tables of the stems, their graded names and return kinds, and the stems each may
     import, as docs/contract.md holds them between TABLES_BEGIN and TABLES_END."""
-    lines = [TABLES_BEGIN, "", "| # | file | exercise | may import (the kit's version is provided) |", "|---|---|---|---|"]
+    lines = [TABLES_BEGIN, "", "| # | file | exercise | may import (the kit's version is provided) |",
+             "|---|---|---|---|"]
     for stem, exercise in EXERCISES.items():
         imports = ", ".join(f"`{p}`" for p in PROVIDED[stem]) or "none"
         lines.append(f"| {exercise.order} | `{stem}.py` | {exercise.title} | {imports} |")

@@ -43,7 +43,8 @@ CATALOGUE: list[Misconception] = [
         lambda: {"softmax": mu.softmax_no_max}, (SOFTMAX_STABLE,), matches=own.softmax_overflows),
     Misconception(
         "softmax_wrong_axis", "attention", WRONG_AXIS,
-        lambda: {"softmax": mu.softmax_default_axis0, SDPA_NAME: mu.sdpa(axis=-2)}, (SOFTMAX_ROWS, SOFTMAX_STABLE, *SDPA),
+        lambda: {"softmax": mu.softmax_default_axis0, SDPA_NAME: mu.sdpa(axis=-2)},
+        (SOFTMAX_ROWS, SOFTMAX_STABLE, *SDPA),
         alternatives=(_attn(axis=0),)),
     Misconception(
         "softmax_hardcoded_axis", "attention", HARDCODED_AXIS, _attn(axis=1), SDPA_3D),

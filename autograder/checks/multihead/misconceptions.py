@@ -28,6 +28,7 @@ MHA_NAME, MOD_NAME = "multi_head_attention", "MultiHeadAttention"
 MHA_MASKS = (MHA_MASK, MHA_RANDOM_MASK, MHA_PADDING_MASK)
 MOD_MASKS = (MODULE_MASK, MODULE_RANDOM_MASK, MODULE_PADDING_MASK)
 MOD_VALUES = (MODULE_MATCHES_TORCH, *MOD_MASKS)
+MASKED = (*MHA_MASKS, *MOD_MASKS)          # every check with a mask
 MASKS_4D = (MHA_RANDOM_MASK, MHA_PADDING_MASK, MODULE_RANDOM_MASK, MODULE_PADDING_MASK)
 
 WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (batch, seq, seq); the contract asks "
@@ -109,30 +110,30 @@ CATALOGUE: list[Misconception] = [
     Misconception("keys_not_transposed", "multihead", KEYS_NOT_TRANSPOSED, _multihead(transpose_keys=False),
                   (*MHA, *MOD_VALUES, MODULE_STRUCTURE),
                   alternatives=(lambda: _multihead(transpose_keys=False)() | {MOD_NAME: mu.module_torch_keys()},)),
-    Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), (*MHA_MASKS, *MOD_MASKS)),
-    Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), (*MHA_MASKS, *MOD_MASKS),
+    Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), MASKED),
+    Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), MASKED,
                   alternatives=(_multihead(mask_mode="inverted", empty_rows="nan"),
                                 _multihead(mask_mode="inverted", empty_rows="zero"),
                                 _multihead(mask_mode="inverted", fill="add"))),
     Misconception("mask_after_softmax", "multihead", MASK_AFTER_SOFTMAX, _multihead(mask_mode="after"),
-                  (*MHA_MASKS, *MOD_MASKS)),
-    Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), (*MHA_MASKS, *MOD_MASKS)),
-    Misconception("mask_additive", "multihead", MASK_ADDITIVE, _multihead(mask_mode="additive"), (*MHA_MASKS, *MOD_MASKS)),
+                  MASKED),
+    Misconception("mask_fill_zero", "multihead", MASK_FILL_ZERO, _multihead(mask_mode="zero"), MASKED),
+    Misconception("mask_additive", "multihead", MASK_ADDITIVE, _multihead(mask_mode="additive"), MASKED),
     Misconception("mask_transposed", "multihead", MASK_TRANSPOSED, _multihead(mask_mode="transposed"),
-                  (*MHA_MASKS, *MOD_MASKS)),
+                  MASKED),
     Misconception("mask_boolean_index", "multihead", MASK_BOOLEAN_INDEX, _multihead(mask_mode="boolean_index"),
-                  (*MHA_MASKS, *MOD_MASKS), raises=rc.boolean_index_error),
+                  MASKED, raises=rc.boolean_index_error),
     Misconception("mask_bitwise_not", "multihead", MASK_BITWISE_NOT, _multihead(mask_mode="bitwise_not"),
-                  (*MHA_MASKS, *MOD_MASKS), alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
+                  MASKED, alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
                   raises=rc.invert_error),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (*MHA, *MODULE), raises=rc.transpose_all_axes),
-    Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), (*MHA_MASKS, *MOD_MASKS),
+    Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MASKED,
                   raises=rc.truth_value_of_array),
     Misconception("weights_averaged_over_heads", "multihead", WEIGHTS_AVERAGED, _multihead(heads_shape="mean"),
                   (*MHA, *MODULE)),
     Misconception("mask_always_causal", "multihead", MASK_ALWAYS_CAUSAL, _multihead(mask_mode="causal"), MASKS_4D),
-    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), (*MHA_MASKS, *MOD_MASKS),
+    Misconception("mask_rank_ignored", "multihead", MASK_RANK, _multihead(mask_mode="2d_only"), MASKED,
                   alternatives=(_multihead(mask_mode="4d_only"),)),
     low_precision("multihead", (*MHA, *MOD_VALUES), _multihead(dtype=np.float16)),
     Misconception(
