@@ -216,8 +216,8 @@ def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
 def test_the_handout_holds_no_key(handout, kit_free_python):
     texts = _all_texts(handout)
     # no reference code: no line of the body of a function of an exercise's reference, or of a mutant
-    for module in [KIT_ROOT / "reference" / f"{stem}.py" for stem in COURSE.exercises] + [
-            KIT_ROOT / "reference" / "mutants.py"]:
+    for module in [KIT_ROOT / "reference" / f"{stem}.py" for stem in COURSE.exercises] + sorted(
+            (KIT_ROOT / "autograder" / "checks").glob("*/mutants.py")):
         for line in _body_lines(module):
             leaked = [name for name, text in texts.items() if line in text]
             assert not leaked, f"{module.name}: {line!r} is in {leaked}"
