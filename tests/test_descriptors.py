@@ -73,3 +73,31 @@ def test_the_hand_observer_counts_a_row_off_by_the_course_s_tolerance():
     assert strict_seen.startswith("rows 0, 1 of CSM_SCORES are off"), strict_seen
     assert loose_seen.startswith("row 1 of CSM_SCORES is off") and "row" in loose_seen.split("while")[1], loose_seen
     assert np.shape(expected)[0] > 2
+
+
+@pytest.mark.parametrize("stem", list(EXERCISES))
+def test_an_exercise_is_held_in_one_place(stem):
+    """Its catalogue (and so its mutants and recognisers) sits beside its checks, and names their
+    checks by the check objects of its exercise, never by ids spelled again as strings."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    exercise = EXERCISES[stem]
+    checks_module = importlib.import_module(f"autograder.checks.{stem}")
+    catalogue = importlib.import_module(exercise.catalogue)
+    home = Path(checks_module.__file__).parent
+    assert Path(catalogue.__file__).parent == home, f"{stem}'s catalogue is not beside its checks"
+    tree = ast.parse(Path(catalogue.__file__).read_text(encoding="utf-8"))
+    spelled = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+               and any(node.value.startswith(f"{s}.") for s in EXERCISES)]
+    assert not spelled, f"{exercise.catalogue} spells check ids: {spelled}"
+
+
+def test_reference_holds_the_references_only():
+    from pathlib import Path
+
+    import reference
+
+    modules = sorted(p.stem for p in Path(reference.__file__).parent.glob("*.py") if p.stem != "__init__")
+    assert modules == sorted(EXERCISES)
