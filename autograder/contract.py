@@ -81,3 +81,52 @@ MISCONCEPTIONS: dict[str, str] = {
     "projection_transposed": "applied the projection matrices the other way round (W^T where the contract applies W)",
     "linear_bias_ignored": "used the layers' weights but not their biases",
 }
+
+
+# ---------------------------------------------------------------- the contract's tables (docs/contract.md)
+
+# How docs/contract.md says each return kind; a new kind must be named here (tests/test_contract.py).
+KIND_WORDS = {"array": "array", "float_dict_dict": "dict[int, dict[str, float]]", "figure": "matplotlib Figure"}
+TABLES_BEGIN = "<!-- tables: made from the exercise descriptors by `python -m autograder.contract`; do not edit -->"
+TABLES_END = "<!-- end of tables -->"
+
+
+def kind_words(kind: object) -> str:
+    """A return kind as the contract writes it: "array", "(array, array)", ..."""
+    if isinstance(kind, tuple) and kind and kind[0] == "tuple":
+        return "(" + ", ".join(kind_words(k) for k in kind[1:]) + ")"
+    return KIND_WORDS[kind]
+
+
+def tables_markdown() -> str:
+    """The contract's tables of the stems, their graded names and return kinds, and the stems each may
+    import, as docs/contract.md holds them between TABLES_BEGIN and TABLES_END."""
+    lines = [TABLES_BEGIN, "", "| # | file | exercise | may import (the kit's version is provided) |",
+             "|---|---|---|---|"]
+    for stem, exercise in EXERCISES.items():
+        imports = ", ".join(f"`{p}`" for p in PROVIDED[stem]) or "none"
+        lines.append(f"| {exercise.order} | `{stem}.py` | {exercise.title} | {imports} |")
+    lines += ["", "| file | graded name | returns |", "|---|---|---|"]
+    for stem in STEMS:
+        lines += [f"| `{stem}.py` | `{name}` | {kind_words(kind)} |" for name, kind in RETURNS[stem].items()]
+    return "\n".join([*lines, "", TABLES_END])
+
+
+def write_tables(path) -> bool:
+    """Rewrite the tables in the contract at `path`; whether anything changed."""
+    from pathlib import Path
+
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(TABLES_BEGIN, 1)
+    tail = rest.split(TABLES_END, 1)[1]
+    new = head + tables_markdown() + tail
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":      # python -m autograder.contract: rewrite docs/contract.md's tables
+    from autograder.config import KIT_ROOT
+
+    print("docs/contract.md:", "tables rewritten" if write_tables(KIT_ROOT / "docs" / "contract.md") else "up to date")

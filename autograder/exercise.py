@@ -1,16 +1,18 @@
 """One descriptor per exercise: everything the kit knows about an exercise, in one place.
 
-Each module `autograder/checks/<stem>.py` ends with `EXERCISE = Exercise(...)`: its stem, its
+Each exercise's package `autograder/checks/<stem>/` (or module, `<stem>.py`, when small) holds
+`EXERCISE = Exercise(...)` in its `__init__.py`: its stem, its
 title, where it comes in the assignment, what each graded name returns (how the sandbox turns
 a submission's value into plain data), which other stems a submission may import (the kit's
 correct version is provided), its checks, the observer that looks at
 each graded function's wrong answers (autograder/diagnosis/observations.py), the pictures its failed
 checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
-`CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem), and its
-manually graded written questions. The contract (autograder/contract.py), the list of stems, the
+`CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem: its own
+`misconceptions.py`, beside its `mutants.py` and `recognisers.py`), and its manually graded
+written questions. The contract (autograder/contract.py), the list of stems, the
 pytest items, diagnosis, the nbgrader course and the course's check ids all derive from these
-descriptors; adding an exercise is writing its reference, its solution, its checks module and its
-course.yml entry.
+descriptors; adding an exercise is writing its reference, its solution, its checks module (or
+package) and its course.yml entry.
 
 Return kinds: "array" (float64 ndarray), ("tuple", k1, k2, ...), "float_dict_dict", "figure".
 """
@@ -26,7 +28,6 @@ if TYPE_CHECKING:        # not imported at run time: autograder.checks imports t
     from autograder.checks.base import Check
 
 PAIR = ("tuple", "array", "array")        # (output, weights)
-CATALOGUE_MODULE = "reference.misconceptions"
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Exercise:
     provided: tuple[str, ...] = ()              # stems it may import, answered by the kit's reference
     # check's function (the id's second part) -> what to say about a wrong answer (observations.py)
     observe: dict[str, Callable] = field(default_factory=dict)
-    catalogue: str = CATALOGUE_MODULE           # the module whose CATALOGUE holds this exercise's entries
+    catalogue: str | None = None                # the module whose CATALOGUE holds its entries (None: none)
     written: tuple[WrittenQuestion, ...] = ()   # manually graded questions (the nbgrader course)
     # function or function.case -> the picture a failed check gets on the feedback page
     # (autograder/reports/pictures.py: "weights" for attention answers, drawn as weights or as an
@@ -59,6 +60,8 @@ class Exercise:
     @property
     def misconceptions(self) -> list:
         """The catalogue's entries for this exercise: mutants, recognisers and hints."""
+        if self.catalogue is None:
+            return []
         return [m for m in importlib.import_module(self.catalogue).CATALOGUE if m.stem == self.stem]
 
     def __post_init__(self):
@@ -79,7 +82,7 @@ class Exercise:
 
 
 def discover() -> dict[str, Exercise]:
-    """Every `EXERCISE` of the modules in autograder/checks, in assignment order."""
+    """Every `EXERCISE` of the modules and packages in autograder/checks, in assignment order."""
     import autograder.checks as package
 
     found = []

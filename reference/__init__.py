@@ -22,11 +22,10 @@ import ast
 from pathlib import Path
 
 HERE = Path(__file__).parent
-# Modules of this package that are not an exercise's reference (the grader's, never shipped).
-SUPPORT = ("mutants", "hand_mutants", "misconceptions", "recognisers", "hints")
-
-# One reference module per exercise stem: the files here, in name order.
-STEMS = tuple(sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_") and p.stem not in SUPPORT))
+# One reference module per exercise stem: the files here, in name order. Nothing else lives here:
+# what diagnosis knows of wrong answers (mutants, recognisers, hints) is beside each exercise's
+# checks, autograder/checks/<stem>/.
+STEMS = tuple(sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith("_")))
 
 
 def _relative_imports(stem: str) -> list[str]:

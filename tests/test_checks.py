@@ -18,7 +18,9 @@ from autograder.checks import CHECKS  # noqa: E402
 from autograder.checks.base import Context, ReferenceImplementation, rng_for  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
-from reference import mutants as mu  # noqa: E402
+from autograder.checks.attention import mutants as mu  # noqa: E402
+from autograder.checks.multihead import mutants as mh  # noqa: E402
+from autograder.checks.scaling import mutants as sc  # noqa: E402
 
 COURSE = load_course()
 BY_ID = {c.id: c for checks in CHECKS.values() for c in checks}
@@ -105,8 +107,8 @@ def test_mask_checks_are_not_all_causal_nor_all_2d():
 @pytest.mark.parametrize("mode", ["causal", "2d_only", "ignored"])
 def test_a_mask_used_wrongly_fails_a_mask_check(mode):
     for stem, name, fn in (("attention", "scaled_dot_product_attention", mu.sdpa(mask_mode=mode)),
-                           ("multihead", "multi_head_attention", mu.mha_fn(mask_mode=mode)),
-                           ("multihead", "MultiHeadAttention", mu.module_class(mask_mode=mode))):
+                           ("multihead", "multi_head_attention", mh.mha_fn(mask_mode=mode)),
+                           ("multihead", "MultiHeadAttention", mh.module_class(mask_mode=mode))):
         failing = [i for i in MASK_CHECKS if i.startswith(stem) and name in i and grade(i, Impl(stem, **{name: fn}))]
         assert failing, (mode, name)
 
@@ -116,13 +118,13 @@ def test_a_mask_used_wrongly_fails_a_mask_check(mode):
 
 def test_an_unseeded_or_fixed_seed_experiment_fails_the_seed_check():
     assert grade("scaling.scaling_experiment.seed", Impl("scaling")) == []
-    for wrong in (mu.scaling_fn(seeded=False), lambda **kw: mu.scaling_experiment(**(kw | {"seed": 0}))):
+    for wrong in (sc.scaling_fn(seeded=False), lambda **kw: sc.scaling_experiment(**(kw | {"seed": 0}))):
         assert grade("scaling.scaling_experiment.seed", Impl("scaling", scaling_experiment=wrong))
 
 
 def test_an_experiment_ignoring_n_trials_fails_the_n_trials_check():
     assert grade("scaling.scaling_experiment.n_trials", Impl("scaling")) == []
-    assert grade("scaling.scaling_experiment.n_trials", Impl("scaling", scaling_experiment=mu.scaling_fn(trials=300)))
+    assert grade("scaling.scaling_experiment.n_trials", Impl("scaling", scaling_experiment=sc.scaling_fn(trials=300)))
 
 
 def test_made_up_statistics_earn_nothing():
@@ -130,7 +132,7 @@ def test_made_up_statistics_earn_nothing():
         return {d: {"std_unscaled": math.sqrt(d), "std_scaled": 1.0, "entropy_unscaled": 1 / math.log(d + 1),
                     "entropy_scaled": 1.0, "max_weight_unscaled": 1 - 1 / d, "max_weight_scaled": 0.5} for d in dims}
 
-    zeros = lambda dims=(4,), **kw: {d: dict.fromkeys(mu.scaling_experiment(dims=(4,))[4], 0.0) for d in dims}  # noqa
+    zeros = lambda dims=(4,), **kw: {d: dict.fromkeys(sc.scaling_experiment(dims=(4,))[4], 0.0) for d in dims}  # noqa
     for fake in (made_up, zeros):
         for check in CHECKS["scaling"]:
             if check.function == "scaling_experiment":
@@ -173,7 +175,7 @@ def test_figure_level_labels_log_axes_and_subplots_pass():
 def test_a_figure_of_other_numbers_fails():
     problems = _grade_figure(lambda r: _figure(r, values=[1.0, 2.0, 3.0, 4.0]))
     assert problems and "results" in problems[0]
-    rerun = mu.scaling_experiment(n_trials=100, seed=5)            # its own experiment, not the argument
+    rerun = sc.scaling_experiment(n_trials=100, seed=5)            # its own experiment, not the argument
     assert _grade_figure(lambda r: _figure(rerun))
 
 
@@ -258,4 +260,4 @@ def test_multi_head_masks_cover_every_shape_of_the_contract():
 
 
 def test_an_experiment_one_trial_short_fails_the_n_trials_check():
-    assert grade("scaling.scaling_experiment.n_trials", Impl("scaling", scaling_experiment=mu.scaling_fn(trials_offset=-1)))
+    assert grade("scaling.scaling_experiment.n_trials", Impl("scaling", scaling_experiment=sc.scaling_fn(trials_offset=-1)))

@@ -34,9 +34,11 @@ def test_each_catalogue_entry_names_checks_and_graded_names_of_its_exercise(stem
 
 
 def test_all_misconceptions_is_every_exercise_s_entries_once():
-    from reference.misconceptions import CATALOGUE
+    import importlib
 
-    assert sorted(map(id, all_misconceptions())) == sorted(map(id, CATALOGUE))
+    catalogues = {e.catalogue for e in EXERCISES.values()}
+    every = [m for name in catalogues for m in importlib.import_module(name).CATALOGUE]
+    assert sorted(map(id, all_misconceptions())) == sorted(map(id, every))
 
 
 def test_a_descriptor_refuses_names_that_point_nowhere():
@@ -71,3 +73,31 @@ def test_the_hand_observer_counts_a_row_off_by_the_course_s_tolerance():
     assert strict_seen.startswith("rows 0, 1 of CSM_SCORES are off"), strict_seen
     assert loose_seen.startswith("row 1 of CSM_SCORES is off") and "row" in loose_seen.split("while")[1], loose_seen
     assert np.shape(expected)[0] > 2
+
+
+@pytest.mark.parametrize("stem", list(EXERCISES))
+def test_an_exercise_is_held_in_one_place(stem):
+    """Its catalogue (and so its mutants and recognisers) sits beside its checks, and names their
+    checks by the check objects of its exercise, never by ids spelled again as strings."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    exercise = EXERCISES[stem]
+    checks_module = importlib.import_module(f"autograder.checks.{stem}")
+    catalogue = importlib.import_module(exercise.catalogue)
+    home = Path(checks_module.__file__).parent
+    assert Path(catalogue.__file__).parent == home, f"{stem}'s catalogue is not beside its checks"
+    tree = ast.parse(Path(catalogue.__file__).read_text(encoding="utf-8"))
+    spelled = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+               and any(node.value.startswith(f"{s}.") for s in EXERCISES)]
+    assert not spelled, f"{exercise.catalogue} spells check ids: {spelled}"
+
+
+def test_reference_holds_the_references_only():
+    from pathlib import Path
+
+    import reference
+
+    modules = sorted(p.stem for p in Path(reference.__file__).parent.glob("*.py") if p.stem != "__init__")
+    assert modules == sorted(EXERCISES)

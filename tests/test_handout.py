@@ -79,7 +79,7 @@ def test_the_solutions_pass_every_visible_check_without_the_kit(handout, kit_fre
 
 
 def test_a_buggy_file_fails_naming_the_check_and_the_mistake(handout, tmp_path):
-    from reference.misconceptions import CATALOGUE
+    from autograder.exercise import all_misconceptions
 
     folder = _copy_in(_student_copy(handout, tmp_path),
                       {"attention.py": KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "keys_not_transposed.py"})
@@ -87,7 +87,7 @@ def test_a_buggy_file_fails_naming_the_check_and_the_mistake(handout, tmp_path):
     assert done.returncode == 1
     assert "wrong attention.scaled_dot_product_attention.single" in done.stdout
     assert "16 of 16 entries of output differ" in done.stdout
-    hint = next(m.hint for m in CATALOGUE if m.id == "keys_not_transposed")
+    hint = next(m.hint for m in all_misconceptions() if m.id == "keys_not_transposed" and m.stem == "attention")
     assert f"hint: {hint}" in done.stdout
     # The error on rectangular inputs is named too: the mutant raises the same error there.
     assert "the same error comes from this mistake" in done.stdout
@@ -216,8 +216,8 @@ def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
 def test_the_handout_holds_no_key(handout, kit_free_python):
     texts = _all_texts(handout)
     # no reference code: no line of the body of a function of an exercise's reference, or of a mutant
-    for module in [KIT_ROOT / "reference" / f"{stem}.py" for stem in COURSE.exercises] + [
-            KIT_ROOT / "reference" / "mutants.py"]:
+    for module in [KIT_ROOT / "reference" / f"{stem}.py" for stem in COURSE.exercises] + sorted(
+            (KIT_ROOT / "autograder" / "checks").glob("*/mutants.py")):
         for line in _body_lines(module):
             leaked = [name for name, text in texts.items() if line in text]
             assert not leaked, f"{module.name}: {line!r} is in {leaked}"

@@ -1,4 +1,5 @@
-"""The scaling experiment's large reference run: cached for the reference only, kept as JSON on disk."""
+"""The reference's slow answers kept on disk: the scaling experiment's large reference run (cached for
+the reference and its seeded mutants only, as JSON), and the answers of torch stems (.npz)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from autograder.checks import reference_cache
 from autograder.checks.base import ReferenceImplementation
-from reference import mutants
+from autograder.checks.scaling import mutants, precise
 from reference.scaling import expected_statistics
 
 DIMS, SEQ_LEN = (4, 8), 3
@@ -17,52 +18,52 @@ DIMS, SEQ_LEN = (4, 8), 3
 
 def _fresh(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTNKIT_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(reference_cache, "_MEMORY", {})
+    monkeypatch.setattr(precise, "_MEMORY", {})
 
 
 def test_the_reference_run_is_the_reference_and_is_written_as_json(monkeypatch, tmp_path):
     _fresh(monkeypatch, tmp_path)
-    got = reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
+    got = precise.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
     assert got == expected_statistics(DIMS, SEQ_LEN)
     files = list((tmp_path / "reference").glob("*.json"))
     assert len(files) == 1
     assert json.loads(files[0].read_text())["8"]["std_scaled"] == got[8]["std_scaled"]
-    monkeypatch.setattr(reference_cache, "_MEMORY", {})   # a new process reads the file back
-    assert reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN) == got
+    monkeypatch.setattr(precise, "_MEMORY", {})   # a new process reads the file back
+    assert precise.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN) == got
 
 
 def test_an_override_that_is_not_a_seeded_mutant_is_never_answered_from_the_cache(monkeypatch, tmp_path):
     _fresh(monkeypatch, tmp_path)
-    reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
-    constant = {d: dict.fromkeys(reference_cache.STATS, 0.5) for d in DIMS}
+    precise.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
+    constant = {d: dict.fromkeys(precise.STATS, 0.5) for d in DIMS}
     own = ReferenceImplementation("scaling", {"scaling_experiment": lambda **kw: constant})
-    assert reference_cache.precise_run(own, DIMS, SEQ_LEN) is constant
+    assert precise.precise_run(own, DIMS, SEQ_LEN) is constant
     unseeded = ReferenceImplementation("scaling", {"scaling_experiment": mutants.scaling_fn(seeded=False)})
-    first, again = (reference_cache.precise_run(unseeded, DIMS, SEQ_LEN) for _ in range(2))
+    first, again = (precise.precise_run(unseeded, DIMS, SEQ_LEN) for _ in range(2))
     assert first != again
     assert len(list((tmp_path / "reference").glob("*.json"))) == 1
 
 
 def test_a_seeded_mutant_is_cached_apart_from_the_reference(monkeypatch, tmp_path):
     _fresh(monkeypatch, tmp_path)
-    reference = reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
+    reference = precise.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
     for options in ({"scale": "dk"}, {"log": np.log2}, {"trials": 1000}):
         mutant = ReferenceImplementation("scaling", {"scaling_experiment": mutants.scaling_fn(**options)})
-        want = mutants.scaling_experiment(dims=DIMS, seq_len=SEQ_LEN, **reference_cache.PRECISE, **options)
-        assert reference_cache.precise_run(mutant, DIMS, SEQ_LEN) == want != reference
-        monkeypatch.setattr(reference_cache, "_MEMORY", {})
-        assert reference_cache.precise_run(mutant, DIMS, SEQ_LEN) == want
+        want = mutants.scaling_experiment(dims=DIMS, seq_len=SEQ_LEN, **precise.PRECISE, **options)
+        assert precise.precise_run(mutant, DIMS, SEQ_LEN) == want != reference
+        monkeypatch.setattr(precise, "_MEMORY", {})
+        assert precise.precise_run(mutant, DIMS, SEQ_LEN) == want
     assert len(list((tmp_path / "reference").glob("*.json"))) == 4
 
 
 def test_a_damaged_file_is_ignored_and_rewritten(monkeypatch, tmp_path):
     _fresh(monkeypatch, tmp_path)
-    want = reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
+    want = precise.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN)
     [path] = (tmp_path / "reference").glob("*.json")
     for text in ("{not json", json.dumps({"4": {"std_scaled": 1.0}}), json.dumps({"4": "x", "8": None})):
         path.write_text(text)
-        monkeypatch.setattr(reference_cache, "_MEMORY", {})
-        assert reference_cache.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN) == want
+        monkeypatch.setattr(precise, "_MEMORY", {})
+        assert precise.precise_run(ReferenceImplementation("scaling"), DIMS, SEQ_LEN) == want
     assert json.loads(path.read_text())["4"]["entropy_unscaled"] == want[4]["entropy_unscaled"]
 
 

@@ -1,7 +1,8 @@
 """Which misconception explains a wrong answer: run the catalogue's mutants on the same inputs.
 
 Everything here runs in the grader's own process on plain data: a mutant is the reference
-with one piece done wrong (reference/misconceptions.py, reference/mutants.py), and a
+with one piece done wrong (each exercise's catalogue, autograder/checks/<stem>/misconceptions.py,
+and its mutants.py), and a
 diagnosis is "this mutant, given the inputs the student's code was given, produces what the
 student's code produced". Some entries are recognised by a property of the answer instead
 (`Misconception.matches`); entries marked `fallback` are tried only when nothing else fits.
@@ -24,8 +25,8 @@ import numpy as np
 
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.diagnosis.observations import observe
-from reference.misconceptions import Misconception
-from reference.recognisers import low_precision_dtype
+from autograder.diagnosis.misconceptions import Misconception
+from autograder.diagnosis.misconceptions.recognisers import low_precision_dtype
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,7 @@ def _as_arrays(answer):
 
 def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> list[dict]:
     """The mutants' answers on these inputs that differ from the right one, with their hints.
-    Entries recognised by a property of the answer (reference/recognisers.py) are code, not data:
+    Entries recognised by a property of the answer (the exercise's recognisers.py) are code, not data:
     the grader names those after hand-in."""
     from autograder.diagnosis.explain import _agrees, _hint_of, _raised_by, candidates, mutant_answers
 

@@ -9,7 +9,8 @@ import numpy as np
 
 LEAKS = []   # the kit, this class, the results: hidden from every submission
 FOUND = []   # exercise files of this class's students anywhere else (another child's temp folder...)
-SECRETS = ["@KIT@/reference/attention.py", "@KIT@/solutions/causal_mask.py", "@KIT@/autograder/checks/causal_mask.py",
+SECRETS = ["@KIT@/reference/attention.py", "@KIT@/solutions/causal_mask.py", "@KIT@/autograder/checks/causal_mask/__init__.py",
+           "@KIT@/autograder/checks/causal_mask/mutants.py",
            "@KIT@/tests/test_classroom.py", "@KIT@/course.yml", "@CLASS@/ada/causal_mask.py",
            "@CLASS@/ada/attention.py", "@OUT@/results/ada.json", "@OUT@/.attnkit-key"]
 

@@ -1,15 +1,20 @@
-"""Checks for scaling.py, graded by statistical properties, not by equality.
+"""The scaling experiment exercise (scaling.py), graded by statistical properties, not by equality.
 
 Honest experiments differ in their RNG, in pooled versus per-trial std and in ddof, so a
 statistic is accepted within a band around what theory (std) or a large reference run
 (entropy, max weight) says, and the trends across d must hold.
+
+Its checks and descriptor are here; beside them: precise.py (the large reference run those
+statistics are compared with, kept on disk), and the mistakes it recognises: misconceptions.py
+(the catalogue), mutants.py (wrong experiments), recognisers.py (mistakes told by the answer's
+properties: random runs are never equal to a mutant's).
 """
 
 from __future__ import annotations
 
 from autograder.checks.base import Check, Context, compare_property
 from autograder.handout import figure_reading
-from autograder.checks.reference_cache import precise_run
+from autograder.checks.scaling.precise import precise_run
 from autograder.exercise import Exercise, WrittenQuestion
 # The comparisons are shared with the handout's check.py: one verdict on the student's laptop and here.
 from autograder.handout.check_properties import Reseeded
@@ -76,7 +81,7 @@ _compare_seed = compare_property("scaling_seed", lambda ctx, expected: {
 
 def _told_by_recognisers(answer, other, ctx: Context) -> list[str]:
     """Diagnosis on the seed and n_trials checks: random runs are never equal to a mutant's, so the
-    mistakes are recognised by the answer's properties (reference/recognisers.py), not matched."""
+    mistakes are recognised by the answer's properties (recognisers.py here), not matched."""
     return ["runs of a random experiment are not compared with each other"]
 
 
@@ -106,37 +111,49 @@ def _figure_inputs(rng):
 _compare_figure = compare_property("scaling_figure", lambda ctx, expected: {"results": ctx.inputs["results"]})
 
 
-CHECKS = [
-    Check("scaling.scaling_experiment.keys", "scaling_experiment() returns one dict of six statistics per d",
-          inputs=lambda rng: {}, run=_experiment(DEFAULT), compare=_compare_experiment(DEFAULT, "plausible"),
-          random=False),
-    Check("scaling.scaling_experiment.std", "std of the scores: about sqrt(d) unscaled, about 1 scaled",
-          inputs=lambda rng: {}, run=_experiment(DEFAULT), compare=_compare_experiment(DEFAULT, "std"),
-          random=False),
-    Check("scaling.scaling_experiment.entropy", "entropy falls with d unscaled and stays put when scaled",
-          inputs=lambda rng: {}, run=_experiment(DEFAULT), compare=_compare_experiment(DEFAULT, "trend", "entropy"),
-          random=False, expected_run=_precise_expected(DEFAULT)),
-    Check("scaling.scaling_experiment.max_weight", "the largest weight grows with d unscaled",
-          inputs=lambda rng: {}, run=_experiment(DEFAULT),
-          compare=_compare_experiment(DEFAULT, "trend", "max_weight"),
-          random=False, expected_run=_precise_expected(DEFAULT)),
-    Check("scaling.scaling_experiment.other_dims", "other dims, seq_len and seed: dims=(8, 32, 128), seq_len=6",
-          inputs=lambda rng: {}, run=_experiment(OTHER), compare=_compare_experiment(OTHER, "other"), random=False,
-          expected_run=_precise_expected(OTHER),
-          advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
-                 "key and every statistic follows them"),
-    Check("scaling.scaling_experiment.seed", "the same seed gives the same numbers, another seed other numbers",
-          inputs=lambda rng: {}, run=_seed_run, compare=_compare_seed, random=False, match=_told_by_recognisers,
-          advice="call scaling_experiment twice with one seed, then with another: draw everything from a "
-                 "generator made from `seed` inside the function"),
-    Check("scaling.scaling_experiment.n_trials", "more trials narrow the spread of the statistics across seeds",
-          inputs=lambda rng: {}, run=_spread_run, compare=_compare_spread, random=False, match=_told_by_recognisers,
-          advice="compare the spread across seeds with n_trials=2 and n_trials=800: the statistics must be "
-                 "averaged over n_trials trials"),
-    Check("scaling.plot_scaling.figure", "plot_scaling draws labelled series against d, with the values passed in",
-          inputs=_figure_inputs, run=lambda impl, i: impl.plot_scaling(i["results"]),
-          compare=_compare_figure, random=False, expected_run=lambda impl, i: None, alongside=True),
-]
+EXPERIMENT_KEYS = Check(
+    "scaling.scaling_experiment.keys", "scaling_experiment() returns one dict of six statistics per d",
+    inputs=lambda rng: {}, run=_experiment(DEFAULT), compare=_compare_experiment(DEFAULT, "plausible"),
+    random=False)
+EXPERIMENT_STD = Check(
+    "scaling.scaling_experiment.std", "std of the scores: about sqrt(d) unscaled, about 1 scaled",
+    inputs=lambda rng: {}, run=_experiment(DEFAULT), compare=_compare_experiment(DEFAULT, "std"),
+    random=False)
+EXPERIMENT_ENTROPY = Check(
+    "scaling.scaling_experiment.entropy", "entropy falls with d unscaled and stays put when scaled",
+    inputs=lambda rng: {}, run=_experiment(DEFAULT), compare=_compare_experiment(DEFAULT, "trend", "entropy"),
+    random=False, expected_run=_precise_expected(DEFAULT))
+EXPERIMENT_MAX_WEIGHT = Check(
+    "scaling.scaling_experiment.max_weight", "the largest weight grows with d unscaled",
+    inputs=lambda rng: {}, run=_experiment(DEFAULT),
+    compare=_compare_experiment(DEFAULT, "trend", "max_weight"),
+    random=False, expected_run=_precise_expected(DEFAULT))
+EXPERIMENT_OTHER_DIMS = Check(
+    "scaling.scaling_experiment.other_dims", "other dims, seq_len and seed: dims=(8, 32, 128), seq_len=6",
+    inputs=lambda rng: {}, run=_experiment(OTHER), compare=_compare_experiment(OTHER, "other"), random=False,
+    expected_run=_precise_expected(OTHER),
+    advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
+           "key and every statistic follows them")
+EXPERIMENT_SEED = Check(
+    "scaling.scaling_experiment.seed", "the same seed gives the same numbers, another seed other numbers",
+    inputs=lambda rng: {}, run=_seed_run, compare=_compare_seed, random=False, match=_told_by_recognisers,
+    advice="call scaling_experiment twice with one seed, then with another: draw everything from a "
+           "generator made from `seed` inside the function")
+EXPERIMENT_N_TRIALS = Check(
+    "scaling.scaling_experiment.n_trials", "more trials narrow the spread of the statistics across seeds",
+    inputs=lambda rng: {}, run=_spread_run, compare=_compare_spread, random=False, match=_told_by_recognisers,
+    advice="compare the spread across seeds with n_trials=2 and n_trials=800: the statistics must be "
+           "averaged over n_trials trials")
+FIGURE = Check(
+    "scaling.plot_scaling.figure", "plot_scaling draws labelled series against d, with the values passed in",
+    inputs=_figure_inputs, run=lambda impl, i: impl.plot_scaling(i["results"]),
+    compare=_compare_figure, random=False, expected_run=lambda impl, i: None, alongside=True)
+
+
+# The checks of each task, in the order they are graded (the catalogue names them by these).
+EXPERIMENT = (EXPERIMENT_KEYS, EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MAX_WEIGHT, EXPERIMENT_OTHER_DIMS,
+              EXPERIMENT_SEED, EXPERIMENT_N_TRIALS)
+CHECKS = [*EXPERIMENT, FIGURE]
 
 
 EXERCISE = Exercise(
@@ -146,6 +163,7 @@ EXERCISE = Exercise(
     checks=CHECKS,
     observe={"plot_scaling": figure_reading.observer},
     pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
+    catalogue=f"{__name__}.misconceptions",
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,
         "## Written question (manually graded, 2 points)\n\n"

@@ -1,4 +1,4 @@
-"""Wrong hand computations (the hand_computation entries of reference/misconceptions.py): every
+"""Wrong hand computations (the entries of misconceptions.py here): every
 answer of the exercise, computed with one step done wrong, or typed a little off."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from .attention import softmax
-from .hand_computation import K_A, Q_A, V_A, X_CSM
+from reference.attention import softmax
+from reference.hand_computation import K_A, Q_A, V_A, X_CSM
 
 # Inputs copied in another order: (part, how) -> the inputs of that part as the student used them.
 # Part A: rows of Q or of K swapped, K used for Q; part B: the words of "cat sat mat" in another order.

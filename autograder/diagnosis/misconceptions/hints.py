@@ -1,4 +1,5 @@
-"""Hints that several exercises share (reference/misconceptions.py gives each to its entries).
+"""Hints that several exercises share (their catalogues, autograder/checks/<stem>/misconceptions.py,
+give each to their entries); a hint one exercise alone gives is written in its catalogue.
 
 A hint says what went wrong, where to look, and gives a nudge; it never holds code to copy.
 """
@@ -60,11 +61,6 @@ MASK_RANK = ("The mask is applied only when it has one particular number of dime
              "or only a 4-D one); masks of the other ranks, such as (seq, seq), (batch, 1, seq, seq) or a padding "
              "mask (batch, 1, 1, seq), are skipped. Any mask that broadcasts to the scores' shape must be "
              "applied, whatever its rank.")
-WEIGHTS_AVERAGED = ("The weights returned are averaged over the heads, shape (batch, seq, seq); the contract asks "
-                    "for each head's weights, shape (batch, num_heads, seq, seq) (torch's "
-                    "average_attn_weights=False). Return the weights before any mean over the head axis.")
-
-
 MASK_ADDITIVE = ("The 0/1 mask was added to the scores, as if it were an additive mask: allowed keys get +1 and "
                  "blocked keys nothing. A 1/0 mask says which keys are allowed; blocked scores must be replaced "
                  "by a large negative number before the softmax. (torch's scaled_dot_product_attention adds a "

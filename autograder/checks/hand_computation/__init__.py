@@ -1,4 +1,9 @@
-"""Checks for hand_computation.py: numbers typed by hand, each entry within 0.006."""
+"""The hand computation exercise (hand_computation.py): numbers typed by hand, each entry within 0.006.
+
+Its checks and descriptor are here; beside them, the mistakes it recognises: misconceptions.py
+(the catalogue), mutants.py (wrong hand computations), recognisers.py (answers a little off, or
+one slip carried through).
+"""
 
 from __future__ import annotations
 
@@ -33,15 +38,19 @@ SELF_CHECK_STEPS = {
 }
 ROWS_SUM_TO_ONE = ("WEIGHTS", "CSM_WEIGHTS")
 
-CHECKS = [
-    _hand_check("part_a", "SCORES", "Part A: SCORES = Q @ K^T"),
-    _hand_check("part_a", "SCALED_SCORES", "Part A: SCALED_SCORES = SCORES / sqrt(2)"),
-    _hand_check("part_a", "WEIGHTS", "Part A: WEIGHTS, the row-wise softmax"),
-    _hand_check("part_a", "OUTPUT", "Part A: OUTPUT = WEIGHTS @ V"),
-    _hand_check("part_b", "CSM_SCORES", "Part B (cat sat mat): CSM_SCORES = X @ X^T"),
-    _hand_check("part_b", "CSM_WEIGHTS", "Part B: CSM_WEIGHTS, softmax of the scores / sqrt(4)"),
-    _hand_check("part_b", "CSM_OUTPUT", "Part B: CSM_OUTPUT = CSM_WEIGHTS @ X"),
-]
+PART_A_SCORES = _hand_check("part_a", "SCORES", "Part A: SCORES = Q @ K^T")
+PART_A_SCALED_SCORES = _hand_check("part_a", "SCALED_SCORES", "Part A: SCALED_SCORES = SCORES / sqrt(2)")
+PART_A_WEIGHTS = _hand_check("part_a", "WEIGHTS", "Part A: WEIGHTS, the row-wise softmax")
+PART_A_OUTPUT = _hand_check("part_a", "OUTPUT", "Part A: OUTPUT = WEIGHTS @ V")
+PART_B_SCORES = _hand_check("part_b", "CSM_SCORES", "Part B (cat sat mat): CSM_SCORES = X @ X^T")
+PART_B_WEIGHTS = _hand_check("part_b", "CSM_WEIGHTS", "Part B: CSM_WEIGHTS, softmax of the scores / sqrt(4)")
+PART_B_OUTPUT = _hand_check("part_b", "CSM_OUTPUT", "Part B: CSM_OUTPUT = CSM_WEIGHTS @ X")
+
+
+# The checks of each part, in the order they are graded (the catalogue names them by these).
+PART_A = (PART_A_SCORES, PART_A_SCALED_SCORES, PART_A_WEIGHTS, PART_A_OUTPUT)
+PART_B = (PART_B_SCORES, PART_B_WEIGHTS, PART_B_OUTPUT)
+CHECKS = [*PART_A, *PART_B]
 
 
 EXERCISE = Exercise(
@@ -52,4 +61,5 @@ EXERCISE = Exercise(
     checks=CHECKS,
     observe={"part_a": observations.hand_values(), "part_b": observations.hand_values(prefix="CSM_")},
     pictures={"part_a.weights": "weights", "part_b.weights": "weights"},
+    catalogue=f"{__name__}.misconceptions",
 )

@@ -1,4 +1,8 @@
-"""Checks for causal_mask.py: the mask itself and attention that cannot see the future."""
+"""The causal mask exercise (causal_mask.py): the mask itself and attention that cannot see the future.
+
+Its checks and descriptor are here; beside them, the mistakes it recognises: misconceptions.py
+(the catalogue) and mutants.py (the wrong implementations diagnosis runs).
+"""
 
 from __future__ import annotations
 
@@ -33,33 +37,43 @@ _no_future_compare = compare_property("no_future", lambda ctx, expected: {"V": c
                                                                           "changed": ctx.inputs["changed"]})
 
 
-CHECKS = [
-    Check("causal_mask.create_causal_mask.values", "create_causal_mask(5): 1/True on and below the diagonal",
-          inputs=lambda rng: {"n": 5}, run=lambda impl, i: impl.create_causal_mask(i["n"]),
-          compare=compare_arrays("mask", weights=()), random=False),
-    Check("causal_mask.create_causal_mask.sizes", "create_causal_mask for seq_len 1 and 8",
-          inputs=lambda rng: {}, random=False,
-          run=lambda impl, i: (impl.create_causal_mask(1), impl.create_causal_mask(8)),
-          compare=compare_arrays("create_causal_mask(1)", "create_causal_mask(8)", weights=())),
-    Check("causal_mask.causal_attention.weights", "weights of causal attention over 6 tokens",
-          inputs=lambda rng: _qkv(rng, (), 6, 4),
-          run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"])[1],
-          compare=compare_arrays("weights")),
-    # d = seq on purpose: Q @ K without the transpose runs here, so it can be recognised.
-    Check("causal_mask.causal_attention.output", "output of causal attention over 5 tokens, d = 5",
-          inputs=lambda rng: _qkv(rng, (), 5, 5),
-          run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"])[0],
-          compare=compare_arrays("output", weights=())),
-    Check("causal_mask.causal_attention.no_future", "changing future tokens leaves earlier outputs unchanged",
-          inputs=_no_future_inputs, run=_no_future_run, compare=_no_future_compare,
-          match=compare_arrays("output", "output with the future changed", "weights", "weights for other queries",
-                               weights=())),
-    Check("causal_mask.causal_attention.batched", "batched inputs of shape (2, 3, 5, 4)",
-          inputs=lambda rng: _qkv(rng, (2, 3), 5, 4),
-          run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),
-          compare=compare_arrays("output", "weights"),
-          advice="try Q, K, V with two leading batch axes, shape (2, 3, seq, d): the mask covers the last two"),
-]
+CREATE_VALUES = Check(
+    "causal_mask.create_causal_mask.values", "create_causal_mask(5): 1/True on and below the diagonal",
+    inputs=lambda rng: {"n": 5}, run=lambda impl, i: impl.create_causal_mask(i["n"]),
+    compare=compare_arrays("mask", weights=()), random=False)
+CREATE_SIZES = Check(
+    "causal_mask.create_causal_mask.sizes", "create_causal_mask for seq_len 1 and 8",
+    inputs=lambda rng: {}, random=False,
+    run=lambda impl, i: (impl.create_causal_mask(1), impl.create_causal_mask(8)),
+    compare=compare_arrays("create_causal_mask(1)", "create_causal_mask(8)", weights=()))
+CAUSAL_WEIGHTS = Check(
+    "causal_mask.causal_attention.weights", "weights of causal attention over 6 tokens",
+    inputs=lambda rng: _qkv(rng, (), 6, 4),
+    run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"])[1],
+    compare=compare_arrays("weights"))
+# d = seq on purpose: Q @ K without the transpose runs here, so it can be recognised.
+CAUSAL_OUTPUT = Check(
+    "causal_mask.causal_attention.output", "output of causal attention over 5 tokens, d = 5",
+    inputs=lambda rng: _qkv(rng, (), 5, 5),
+    run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"])[0],
+    compare=compare_arrays("output", weights=()))
+CAUSAL_NO_FUTURE = Check(
+    "causal_mask.causal_attention.no_future", "changing future tokens leaves earlier outputs unchanged",
+    inputs=_no_future_inputs, run=_no_future_run, compare=_no_future_compare,
+    match=compare_arrays("output", "output with the future changed", "weights", "weights for other queries",
+                         weights=()))
+CAUSAL_BATCHED = Check(
+    "causal_mask.causal_attention.batched", "batched inputs of shape (2, 3, 5, 4)",
+    inputs=lambda rng: _qkv(rng, (2, 3), 5, 4),
+    run=lambda impl, i: impl.causal_attention(i["Q"], i["K"], i["V"]),
+    compare=compare_arrays("output", "weights"),
+    advice="try Q, K, V with two leading batch axes, shape (2, 3, seq, d): the mask covers the last two")
+
+
+# The checks of each task, in the order they are graded (the catalogue names them by these).
+CREATE = (CREATE_VALUES, CREATE_SIZES)
+CAUSAL = (CAUSAL_WEIGHTS, CAUSAL_OUTPUT, CAUSAL_NO_FUTURE, CAUSAL_BATCHED)
+CHECKS = [*CREATE, *CAUSAL]
 
 
 EXERCISE = Exercise(
@@ -70,6 +84,7 @@ EXERCISE = Exercise(
     observe={"create_causal_mask": observations.mask_entries(),
              "causal_attention": observations.attention(causal=True)},
     pictures={"causal_attention": "weights"},
+    catalogue=f"{__name__}.misconceptions",
     written=(WrittenQuestion(
         "written_what_causal_mask_prevents", 2,
         "## Written question (manually graded, 2 points)\n\n"

@@ -1,0 +1,61 @@
+"""One entry of an exercise's catalogue of misconceptions: a small wrong implementation (a
+"mutant") of the reference, with the hint a student gets when their answers match it.
+
+Each exercise keeps its entries in its own package, `CATALOGUE` in
+autograder/checks/<stem>/misconceptions.py (its descriptor names that module: `catalogue=`);
+adding a misconception is adding one entry there. One entry per (id, exercise); an entry may
+carry `alternatives` (the same mistake made in another honest way, e.g. a fully blocked row
+that becomes nan with a -inf fill instead of uniform with -1e9), and a `matches` predicate for
+mistakes that are a property of the answer rather than one exact answer (hand-typed numbers
+that are close but not close enough, a statistic off by a factor of sqrt(d) in a random
+experiment).
+
+An entry names the checks it applies to by the check objects of its exercise (or their ids;
+an id may stop at a task, "attention.softmax", to mean all of that task's checks). A hint says
+what went wrong, where to look, and gives a nudge; it never holds code to copy. The grader
+puts a sentence about what it saw in the student's answer before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autograder.diagnosis.misconceptions import hints, recognisers
+
+Overrides = Callable[[], dict]
+
+
+@dataclass(frozen=True)
+class Misconception:
+    id: str                                    # the contract's id, e.g. "no_scaling"
+    stem: str                                  # the exercise it belongs to
+    hint: str                                  # what went wrong, where to look, a nudge; no code
+    overrides: Overrides                       # names of the reference replaced by wrong versions
+    # the checks it applies to: Check objects of its exercise, or ids (an id may stop at a task or
+    # the stem to mean all their checks); () = every check of the stem. Kept as ids.
+    checks: tuple = ()
+    alternatives: tuple[Overrides, ...] = ()   # the same mistake made another way (other mutants)
+    # (answer, expected, ctx, check) -> True/False, or None to compare with the mutants instead.
+    # `expected` is the reference's answer; the mutants (overrides) stay the example used by tests.
+    matches: Callable[[Any, Any, Any, Any], bool | None] | None = None
+    fallback: bool = False                     # considered only when no other entry fits
+    # (RaisedError) -> bool: recognises the error this mistake raises by its text alone (`if mask:`).
+    # Without it, an error is explained by a mutant raising the same error on the same inputs.
+    raises: Callable[[Any], bool] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "checks", tuple(getattr(c, "id", c) for c in self.checks))
+
+    def applies_to(self, check_id: str) -> bool:
+        return not self.checks or any(check_id == p or check_id.startswith(p.rstrip(".") + ".") for p in self.checks)
+
+    def variants(self) -> list[dict]:
+        """Every mutant of this entry: the main one first, then the alternatives."""
+        return [self.overrides(), *(alt() for alt in self.alternatives)]
+
+
+def low_precision(stem: str, checks: tuple, overrides: Overrides) -> Misconception:
+    """The entry "computed in a 16-bit float" of an exercise, on `checks`, with `overrides` its example."""
+    return Misconception("low_precision_dtype", stem, hints.LOW_PRECISION_HINT, overrides, checks,
+                         matches=recognisers.low_precision, raises=recognisers.low_precision_error)
