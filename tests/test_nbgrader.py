@@ -223,9 +223,11 @@ def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(cours
         pp.RUN.close()
     for cell in tests:
         points = _meta(cell)["points"]
-        assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
+        assert [o.output_type for o in cell.outputs] == ["display_data", "execute_result"]
         assert float(cell.outputs[1]["data"]["text/plain"]) == points
-        assert cell.outputs[0].text.endswith(f"score: {points:g} / {points:g}\n")
+        report = cell.outputs[0].data["text/plain"]
+        assert report.endswith(f"score: {points:g} / {points:g}")
+        assert cell.outputs[0].data["text/html"] == report_html(report)
     assert sum(_meta(c)["points"] for c in tests) == course.max_points("attention")
 
 
