@@ -27,7 +27,7 @@ import yaml
 from autograder.grading.student import Student, fingerprint, grade_class, load_previous, run_key
 from autograder.intake.students import find_students
 from autograder.config import KIT_ROOT
-from autograder.grading.submission import GENERIC_HINT
+from autograder.diagnosis.advice import GENERIC_HINT
 from autograder.reports.feedback import feedback_markdown
 from autograder.results import HIDDEN_CHECK_NOTE, causes
 

@@ -195,7 +195,7 @@ def test_gradescope_results_follow_the_schema(course, sandbox):
 
 @pytest.mark.parametrize("policy", ["diagnose", "generic", "off"])
 def test_the_hint_policy_decides_what_a_student_is_told(course, sandbox, policy):
-    from autograder.grading.submission import GENERIC_HINT
+    from autograder.diagnosis.advice import GENERIC_HINT
 
     strict = course.model_copy(update={"hints": policy})
     ex = grade_submission(DEMO / "cleo", strict, sandbox, stems=("attention",)).exercise("attention")
@@ -342,7 +342,7 @@ def test_an_error_is_named_only_by_the_mistake_that_raises_it(course, sandbox, t
 
 
 def test_the_hint_is_decided_once_and_hidden_checks_reveal_no_inputs(course, sandbox, tmp_path):
-    from autograder.grading.submission import GENERIC_HINT
+    from autograder.diagnosis.advice import GENERIC_HINT
 
     folder = _copy(tmp_path, {"attention.py": ATTENTION_TEMPLATE.format(
         scores="Q @ np.swapaxes(K, -1, -2) @ np.eye(Q.shape[-1] + 1)", mask_test="if mask is not None:")})

@@ -66,10 +66,6 @@ def test_the_mistake_is_named_through_the_full_grade(sandbox, tmp_path, stem, mi
     assert mis_id in tagged, [(c.check_id, c.status, c.misconceptions, c.message[:160], c.hint[:160]) for c in failed]
 
 
-@pytest.mark.xfail(strict=False, reason="known gap: passes alone, fails after other stems are graded in the same "
-                   "process (merge_wrong_axes' module mutant then also fails a passing module check, so both "
-                   "entries are contradicted and none is dropped); the rule must weigh only the functions the "
-                   "student got wrong")
 def test_an_explanation_the_students_passing_checks_rule_out_is_not_offered(sandbox, tmp_path):
     """merge_heads alone cannot tell a merge with the axes in the wrong order from the inverse of an
     interleaved split; a student whose split_heads passes did not interleave it."""
@@ -80,3 +76,18 @@ def test_an_explanation_the_students_passing_checks_rule_out_is_not_offered(sand
     merge = by_id["multihead.merge_heads.values"]
     assert merge.misconceptions == ("merge_wrong_axes",), merge.misconceptions
     assert "explanations fit" not in merge.hint and "interleaved" in merge.hint
+
+
+def test_the_same_merge_is_explained_by_the_split_when_the_split_is_wrong_too(sandbox, tmp_path):
+    """The counterpart of the test above (the rule weighs the student's results, not the merge
+    alone): the very same merge_heads, in a file whose split_heads interleaves as well (a round trip
+    that holds, a split that fails), is the interleaved split undone, and a merge with the axes in
+    the wrong order is what the passing round trip rules out."""
+    both = (MISTAKES[("multihead", "split_interleaved", "numpy")]
+            + MISTAKES[("multihead", "merge_wrong_axes", "numpy")])
+    result = grade(sandbox, tmp_path, "multihead", source_with("multihead", original("multihead"), both))
+    by_id = {c.check_id: c for c in result.checks}
+    assert not by_id["multihead.split_heads.values"].passed and by_id["multihead.merge_heads.round_trip"].passed
+    merge = by_id["multihead.merge_heads.values"]
+    assert not merge.passed and merge.misconceptions == ("split_interleaved",), merge.misconceptions
+    assert "explanations fit" not in merge.hint and "dealt the features in turn" in merge.hint

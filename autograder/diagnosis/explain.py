@@ -273,32 +273,85 @@ def _safe(predicate, error) -> bool:
 # ---------------------------------------------------------------- explanations the student's own checks rule out
 
 
-def narrowed(found: Diagnosis | None, check: Check, passed: list[Check], expected_of) -> Diagnosis | None:
-    """`found` without the explanations that the student's own passing checks rule out: an entry
-    every one of whose mutants fails a check the student passed (one it applies to) is not what the
-    student did. Entries told by a property of the answer (`matches`) are kept: their mutant is
-    only an example. At least one explanation stays. `expected_of(check)` -> (inputs, expected, ctx)."""
+@dataclass(frozen=True)
+class Record:
+    """What one file's checks came to, for weighing explanations against it: the checks that
+    passed, and the answer (with its Context) of each check that failed with an answer."""
+    passed: tuple[Check, ...]
+    failed: dict[str, tuple[Check, Any, Context]]     # check id -> (check, the student's answer, ctx)
+    graded: tuple[Check, ...]                         # every check graded (passed, failed or raised)
+
+    def right_functions(self) -> frozenset[str]:
+        """The graded names (`softmax`, `MultiHeadAttention`) every check of which passed."""
+        passed_ids = {c.id for c in self.passed}
+        by_function: dict[str, list[bool]] = {}
+        for c in self.graded:
+            by_function.setdefault(_function_of(c), []).append(c.id in passed_ids)
+        return frozenset(name for name, verdicts in by_function.items() if all(verdicts))
+
+
+def _function_of(check: Check) -> str:
+    """A check id is <stem>.<function>.<case>: the graded name it checks."""
+    return check.id.split(".")[1]
+
+
+def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of) -> Diagnosis | None:
+    """`found` without the explanations the student's own check results rule out.
+
+    An entry is weighed on the functions the student got wrong: its mutants' versions of the
+    functions every check of which passed are set aside (a mistake made in numpy's merge_heads need
+    not be made in the torch module too), and what is left must still be the student's mistake:
+    no check the student passed may fail with it, and on every failed check it changes (the one
+    explained among them) it must give the student's own answer. An entry whose mistake lies in a
+    function the student got right keeps nothing that gives those answers (an interleaved split
+    also merges interleaved, but its multi-head output is not the student's) and is dropped. Entries
+    told by a property of the answer (`matches`) are kept: their mutant is only an example. At
+    least one explanation stays. `expected_of(check)` -> (inputs, expected, ctx)."""
     if found is None or len(found.ids) < 2:
         return found
     pool = {m.id: m for m in candidates(check)}
-    keep = [n for n, mis_id in enumerate(found.ids) if not _contradicted(pool.get(mis_id), passed, expected_of)]
+    right = record.right_functions()
+    keep = [n for n, mis_id in enumerate(found.ids)
+            if not _ruled_out(pool.get(mis_id), check, record, right, expected_of)]
     if not keep or len(keep) == len(found.ids):
         return found
     return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
                      tuple(found.hints[n] for n in keep), found.lead)
 
 
-def _contradicted(mis: Misconception | None, passed: list[Check], expected_of) -> bool:
+def _ruled_out(mis: Misconception | None, explained: Check, record: Record, right: frozenset[str],
+               expected_of) -> bool:
     if mis is None or mis.matches is not None:
         return False
-    applicable = [p for p in passed if mis.applies_to(p.id)]
-    return all(any(_mutant_fails(p, mis, n, overrides, expected_of) for p in applicable)
+    return all(_variant_ruled_out(mis, n, overrides, explained, record, right, expected_of)
                for n, overrides in enumerate(mis.variants()))
 
 
-def _mutant_fails(check: Check, mis: Misconception, n: int, overrides: dict, expected_of) -> bool:
-    inputs, expected, ctx = expected_of(check)
-    answer = _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs)
+def _variant_ruled_out(mis: Misconception, n: int, overrides: dict, explained: Check, record: Record,
+                       right: frozenset[str], expected_of) -> bool:
+    kept = {name: wrong for name, wrong in overrides.items() if name not in right}
+    if not kept:                      # its whole mistake is in functions the student got right
+        return True
+    key = ("mutant", mis.id, mis.stem, n, "without", tuple(sorted(set(overrides) - set(kept))))
+    for passed in (p for p in record.passed if mis.applies_to(p.id)):
+        inputs, expected, ctx = expected_of(passed)
+        if _fails(passed, _run(passed, key, kept, inputs), expected, ctx):
+            return True
+    for failed_id, (failed, answer, ctx) in record.failed.items():
+        if not mis.applies_to(failed_id):
+            continue
+        inputs, expected, _ = expected_of(failed)
+        mutant = _run(failed, key, kept, inputs)
+        if mutant is _FAILED:
+            return True
+        if failed_id != explained.id and _agrees(failed, mutant, expected, ctx):
+            continue                  # it leaves this check right: the student failed it another way
+        if not _agrees(failed, answer, mutant, ctx):
+            return True               # it changes this answer, but not into the student's
+    return False
+
+
+def _fails(check: Check, answer, expected, ctx: Context) -> bool:
     if answer is _FAILED:
         return True
     try:

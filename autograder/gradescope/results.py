@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from autograder.config import CourseConfig
 from autograder.gradescope.settings import GradescopeSettings
-from autograder.reports.gradescope import to_gradescope
+from autograder.reports.gradescope import output_lines, to_gradescope
 from autograder.results import SubmissionResult
 
 CONCEALED = "after_published"    # what to_gradescope gives a hidden check whose details are withheld
@@ -18,7 +18,7 @@ def results_json(result: SubmissionResult, course: CourseConfig, settings: Grade
     for test in data["tests"]:
         if test["visibility"] == CONCEALED:
             test["visibility"] = settings.hidden_visibility
-    data["output"] = "\n".join([*notes, data["output"]]) if notes else data["output"]
+    data["output"] = "\n\n".join([output_lines(notes), data["output"]]) if notes else data["output"]   # Markdown
     data["stdout_visibility"] = settings.stdout_visibility
     data["execution_time"] = max(0, round(execution_time))
     if settings.leaderboard:

@@ -83,7 +83,8 @@ def main() -> int:
     print(f"attnkit: {data['score']:g}/{data['max_score']:g} written to {root / 'results' / 'results.json'}")
     for test in data["tests"]:
         if test["status"] != "passed":
-            print(f"  {test['name']}: {test['output'].splitlines()[0][:160] if test['output'] else 'failed'}")
+            said = [line for line in test["output"].splitlines() if line.strip() and not line.startswith("```")]
+            print(f"  {test['name']}: {said[0][:160] if said else 'failed'}")   # the first line, not a fence
     print(json.dumps({"output": data["output"]})[:2000])
     return 0
 

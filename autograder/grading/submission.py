@@ -27,8 +27,8 @@ from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplem
                                     rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import RETURNS
-from autograder.diagnosis.explain import Diagnosis, diagnose, diagnose_error, narrowed
-from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
+from autograder.diagnosis.explain import Diagnosis, Record, diagnose, diagnose_error, narrowed
+from autograder.diagnosis.advice import decide_advice
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.reports.pictures import picture_data
@@ -112,9 +112,10 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
                                             source=loaded.source)
             found: dict[str, Diagnosis | None] = {}
+            answers: dict[str, tuple[Any, Context]] = {}
             results = _without_ruled_out(
-                _visible_first(checks, course, lambda check: run_check(check, student, course, found)),
-                checks, found, course)
+                _visible_first(checks, course, lambda check: run_check(check, student, course, found, answers)),
+                checks, found, answers, course)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
 
@@ -190,8 +191,10 @@ def _expected_made(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
 
 
 def run_check(check: Check, student: "StudentImplementation", course: CourseConfig,
-              diagnoses: dict[str, Diagnosis | None] | None = None) -> CheckResult:
-    """`diagnoses`, when given, receives the check's Diagnosis (for `_without_ruled_out`)."""
+              diagnoses: dict[str, Diagnosis | None] | None = None,
+              answers: dict[str, tuple[Any, Context]] | None = None) -> CheckResult:
+    """`diagnoses`, when given, receives the check's Diagnosis, and `answers` a wrong answer with
+    its Context (for `_without_ruled_out`: the student's own results weigh the explanations)."""
     cfg = course.check(check.id)
     inputs, expected = _expected(check, course.seed)
 
@@ -199,10 +202,10 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         if diagnoses is not None:
             diagnoses[check.id] = found
         score = cfg.points if status == "passed" else 0.0
-        hint = decide_hint(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
-        ids = found.ids if found is not None and course.hints != "off" else ()
-        return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, hint,
-                           tuple(ids), cfg.hidden, reason)
+        # the hint and the ids recorded come from one value: every hint shown is counted
+        advice = decide_advice(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
+        return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, advice.text,
+                           advice.recorded, cfg.hidden, reason)
 
     student.dtypes.clear()
     try:
@@ -222,15 +225,20 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         problems = [f"the returned value could not be compared: {type(err).__name__}: {err}"]
     if not problems:
         return result("passed")
+    if answers is not None:
+        answers[check.id] = (answer, ctx)
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     return replace(result("failed", "; ".join(problems), found), visual=visual)
 
 
 def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], found: dict[str, Diagnosis | None],
-                       course: CourseConfig) -> tuple[CheckResult, ...]:
-    """A check that names several explanations keeps only those the student's passing checks allow."""
-    passed = [c for c, r in zip(checks, results) if r.passed]
+                       answers: dict[str, tuple[Any, Context]], course: CourseConfig) -> tuple[CheckResult, ...]:
+    """A check that names several explanations keeps only those the student's own results allow."""
+    by_id = {c.id: c for c in checks}
+    record = Record(passed=tuple(c for c, r in zip(checks, results) if r.passed),
+                    failed={cid: (by_id[cid], *answered) for cid, answered in answers.items()},
+                    graded=tuple(checks))
 
     def expected_of(check):
         inputs, expected = _expected(check, course.seed)
@@ -239,41 +247,13 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
     out = []
     for check, r in zip(checks, results):
         before = found.get(check.id)
-        after = narrowed(before, check, passed, expected_of) if len(r.misconceptions) > 1 else before
+        after = narrowed(before, check, record, expected_of) if len(r.misconceptions) > 1 else before
         if after is not before:
-            r = replace(r, misconceptions=after.ids, hint=decide_hint(
-                check, r.status, after, course, hidden=course.check(check.id).hidden, raised=r.reason == "raised"))
+            advice = decide_advice(check, r.status, after, course, hidden=course.check(check.id).hidden,
+                                   raised=r.reason == "raised")
+            r = replace(r, misconceptions=advice.recorded, hint=advice.text)
         out.append(r)
     return tuple(out)
-
-
-GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
-                "the axis each operation works on, and the mask convention (1 = may attend).")
-
-
-def decide_hint(check: Check, status: str, found: Diagnosis | None, course: CourseConfig, *,
-                hidden: bool, raised: bool = False) -> str:
-    """The one place the hint policy is applied; reports show `CheckResult.hint` as it is.
-
-    off: no hint. generic: the same nudge for every wrong answer or error (the misconception ids
-    are still recorded for the instructor's summary). diagnose: what was seen and the mistake
-    named; on a hidden check (unless the course shows them) what kind of input failed and what
-    to try, with the mistake named but nothing seen in the hidden inputs.
-    """
-    if course.hints == "off" or status not in ("failed", "error"):
-        return ""
-    if course.hints == "generic":
-        return GENERIC_HINT
-    if hidden and not course.show_hidden:
-        lead = (f"A hidden check failed ({check.title}): {check.advice}." if check.advice
-                else f"A hidden check failed: {check.title}. Try inputs like these yourself.")
-        return " ".join([lead, *found.hints]) if found is not None and found.ids else lead
-    if found is not None and found.hint:
-        return found.hint
-    return GENERIC_ERROR_HINT if raised else ""
-
-
-
 
 
 class StudentImplementation:

@@ -18,13 +18,12 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
+import html
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TASKS_FILE = "attnkit_tests.json"
 MARKER_ENV = "ATTNKIT_AUTOGRADE"      # set by the kit's nbgrader preprocessor: the cells stand down
-WIDTH = 100                           # report lines are wrapped here: nbgrader's feedback does not wrap
 
 
 def run(task: str) -> float:
@@ -41,7 +40,7 @@ def run(task: str) -> float:
                                *spec["checks"]], capture_output=True, text=True, timeout=spec["timeout"],
                               stdin=subprocess.DEVNULL, cwd=HERE)
         result = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"attnkit"')][-1]
-        print(wrapped(result["report"]))
+        print(result["report"])     # whole lines: Jupyter wraps a stream at the width it has
         return min(max(float(result["score"]), 0.0), float(spec["points"]))
     except Exception as error:    # any failure of the checker is told in the cell, never raised into it
         print(f"The tests could not run: {type(error).__name__}: {error}")
@@ -50,11 +49,15 @@ def run(task: str) -> float:
         return 0.0
 
 
-def wrapped(report: str, width: int = WIDTH) -> str:
-    """Each long line of the report wrapped at `width`, its continuation indented under its text."""
-    out = []
+def report_html(report: str) -> str:
+    """The report as HTML that wraps at the width the page has, at words (a word longer than a line
+    breaks where it must), each continuation indented under its line's text. nbgrader's feedback
+    page shows a stream as one unwrapped line that runs off the edge; the autograder writes a
+    test cell's report as this (with the text beside it for anything that shows plain text)."""
+    lines = []
     for line in report.splitlines():
-        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=True,
-                             break_on_hyphens=False) or [""]
-    return "\n".join(out)
+        indent = len(line) - len(line.lstrip(" "))
+        lines.append(f'<div style="padding-left: {indent + 2}ch; text-indent: -2ch; white-space: pre-wrap; '
+                     f'overflow-wrap: anywhere; min-height: 1.4em">{html.escape(line.lstrip(" "))}</div>')
+    return ('<div class="attnkit-report" style="font-family: SFMono-Regular, Menlo, Consolas, monospace; '
+            'font-size: 13px; line-height: 1.4; text-align: left">' + "".join(lines) + "</div>")

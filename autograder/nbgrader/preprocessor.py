@@ -214,11 +214,13 @@ def _grade_id(cell) -> str | None:
 def _write(cell, report: str, score: float) -> None:
     import nbformat
 
-    from autograder.nbgrader.notebook_tests import wrapped   # as a student's run of the cell prints it
+    from autograder.nbgrader.notebook_tests import report_html
 
     count = cell.get("execution_count")
-    # wrapped: nbgrader's feedback page shows a stream as it is, and would not wrap a long line
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=wrapped(report) + "\n"),
+    # HTML beside the text a student's run of the cell prints: nbgrader's feedback page shows a
+    # stream unwrapped, running off the edge; the HTML wraps at words at the page's width
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": report,
+                                                                 "text/html": report_html(report)}),
                     nbformat.v4.new_output("execute_result", data={"text/plain": repr(float(score))},
                                            execution_count=count)]
 
