@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from autograder.sandbox.outcome import Limits
 
@@ -27,16 +27,13 @@ class Tolerance(_Strict):
     atol: float = Field(ge=0, le=1)
 
 
-class ScalingTolerance(_Strict):
-    std_rel: float = Field(0.15, gt=0, lt=1)
-    entropy_slack: float = Field(0.05, ge=0, lt=1)
-
-
 class Tolerances(_Strict):
+    """How close an array must be, by the dtype it is compared in. An exercise's own tolerances
+    (`tolerances.hand`, `tolerances.scaling`) are declared by its descriptor (Exercise.tolerances)
+    and added to this model when the course is loaded (`_with_exercise_tolerances`)."""
+    model_config = ConfigDict(extra="allow", frozen=True)   # checked against the descriptors after
     float64: Tolerance = Tolerance(rtol=1e-5, atol=1e-8)
     float32: Tolerance = Tolerance(rtol=1e-4, atol=1e-5)
-    hand: float = Field(0.006, gt=0, lt=1)
-    scaling: ScalingTolerance = ScalingTolerance()
 
 
 class CheckConfig(_Strict):
@@ -137,16 +134,47 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
     try:
         course = CourseConfig.model_validate(data)
     except ValidationError as err:
-        lines = []
-        for e in err.errors():
-            loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
-            key = ".".join(str(p) for p in loc) or "(top level)"
-            line = _line_of(root, loc)
-            lines.append(f"{path}:{line}: {key}: {e['msg']}")
-        raise ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines))) from None
+        raise _located(err, path, root) from None
+    try:
+        course = _with_exercise_tolerances(course, data.get("tolerances"))
+    except ValidationError as err:
+        raise _located(err, path, root, within=("tolerances",)) from None
     if known_checks is not None:
         _check_ids_match(course, known_checks, path, root)
     return course
+
+
+def _located(err: ValidationError, path: Path, root, within: tuple = ()) -> ConfigError:
+    """pydantic's errors as `file:line: key.path: message`, one per line."""
+    lines = []
+    for e in err.errors():
+        loc = within + tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        lines.append(f"{path}:{_line_of(root, loc)}: {key}: {e['msg']}")
+    return ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines)))
+
+
+def exercise_tolerances() -> dict[str, tuple]:
+    """Every exercise's own tolerance settings (name -> (type, default)), from the descriptors."""
+    from autograder.checks import EXERCISES    # the checks import this module: read when a course loads
+
+    declared: dict[str, tuple] = {}
+    for exercise in EXERCISES.values():
+        for name, spec in exercise.tolerances.items():
+            if name in declared or name in Tolerances.model_fields:
+                raise ValueError(f"tolerances.{name} is declared twice (again by {exercise.stem})")
+            declared[name] = spec
+    return declared
+
+
+def _with_exercise_tolerances(course: CourseConfig, given: Any) -> CourseConfig:
+    """The course's tolerances validated again, now with each exercise's own settings (their
+    defaults where course.yml gives none; an unknown name is an error). Errors are located as
+    `tolerances.<name>` like any other."""
+    model = create_model("CourseTolerances", __base__=_Strict, __module__=__name__,
+                         **{name: (info.annotation, info) for name, info in Tolerances.model_fields.items()},
+                         **exercise_tolerances())
+    return course.model_copy(update={"tolerances": model.model_validate(given or {})})
 
 
 def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root) -> None:

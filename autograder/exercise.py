@@ -9,7 +9,7 @@ each graded function's wrong answers (autograder/diagnosis/observations.py), the
 checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
 `CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem: its own
 `misconceptions.py`, beside its `mutants.py` and `recognisers.py`), and its manually graded
-written questions. The contract (autograder/contract.py), the list of stems, the
+written questions, and the course.yml tolerances only it reads. The contract (autograder/contract.py), the list of stems, the
 pytest items, diagnosis, the nbgrader course and the course's check ids all derive from these
 descriptors; adding an exercise is writing its reference, its solution, its checks module (or
 package) and its course.yml entry.
@@ -56,6 +56,9 @@ class Exercise:
     # (autograder/reports/pictures.py: "weights" for attention answers, drawn as weights or as an
     # output by what the check compares; "scaling"; "figure")
     pictures: dict[str, str] = field(default_factory=dict)
+    # course.yml's `tolerances.<name>` settings only this exercise reads: name -> (type, default),
+    # validated with the course file (autograder/config.py), read by its checks from ctx.course
+    tolerances: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def misconceptions(self) -> list:

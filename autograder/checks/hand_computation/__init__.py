@@ -7,6 +7,8 @@ one slip carried through).
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from autograder.checks.base import Check, Context, array_problem
 from autograder.diagnosis import observations
 from autograder.exercise import Exercise
@@ -62,4 +64,6 @@ EXERCISE = Exercise(
     observe={"part_a": observations.hand_values(), "part_b": observations.hand_values(prefix="CSM_")},
     pictures={"part_a.weights": "weights", "part_b.weights": "weights"},
     catalogue=f"{__name__}.misconceptions",
+    # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
+    tolerances={"hand": (float, Field(0.006, gt=0, lt=1))},
 )

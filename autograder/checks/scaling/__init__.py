@@ -12,6 +12,8 @@ properties: random runs are never equal to a mutant's).
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from autograder.checks.base import Check, Context, compare_property
 from autograder.handout import figure_reading
 from autograder.checks.scaling.precise import precise_run
@@ -156,6 +158,13 @@ EXPERIMENT = (EXPERIMENT_KEYS, EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MA
 CHECKS = [*EXPERIMENT, FIGURE]
 
 
+class ScalingTolerance(BaseModel):
+    """course.yml's `tolerances.scaling`: how far the student's statistics may be from the theory."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    std_rel: float = Field(0.15, gt=0, lt=1)            # std_unscaled within 15% of sqrt(d), scaled of 1
+    entropy_slack: float = Field(0.05, ge=0, lt=1)      # nats a "falling" curve may rise between two dims
+
+
 EXERCISE = Exercise(
     stem="scaling", title="The sqrt(d_k) scaling experiment", order=4,
     returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
@@ -164,6 +173,7 @@ EXERCISE = Exercise(
     observe={"plot_scaling": figure_reading.observer},
     pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
     catalogue=f"{__name__}.misconceptions",
+    tolerances={"scaling": (ScalingTolerance, ScalingTolerance())},
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,
         "## Written question (manually graded, 2 points)\n\n"
