@@ -55,6 +55,9 @@ class Exercise:
     # (autograder/reports/pictures.py: "weights" for attention answers, drawn as weights or as an
     # output by what the check compares; "scaling"; "figure")
     pictures: dict[str, str] = field(default_factory=dict)
+    # Names of the reference besides the graded ones that a mutant may replace: functions of a check's
+    # inputs (the hand computation's `hand_answers`, which gives its answers for a student's variant).
+    hooks: tuple[str, ...] = ()
 
     @property
     def misconceptions(self) -> list:
