@@ -37,7 +37,7 @@ from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.stubs import stubs
 from autograder.variants.draw import Variant, variant_for
-from autograder.integrity.hand_answers import published_key_match
+from autograder.integrity.hand_answers import flag_published, keep_answer
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
@@ -88,7 +88,8 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
     course's own numbers)."""
     variant = variant_for(course, student)
-    first = replace(_grade_form(stem, loaded, course, sandbox, only, variant), flags=tuple(loaded.flags))
+    graded = _grade_form(stem, loaded, course, sandbox, only, variant)
+    first = replace(flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
         return grade_the_better(first, folder, course, sandbox, only, student=student)
     if isinstance(loaded, LoadError) and loaded.reason == "refused":
@@ -102,7 +103,8 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     if course.both_forms == "best" and first.score >= first.max_score:
         return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
                                    f"{alternative.filename} was not graded")
-    second = replace(_grade_form(stem, alternative, course, sandbox, only, variant), flags=first.flags)
+    second = _grade_form(stem, alternative, course, sandbox, only, variant)
+    second = replace(flag_published(second, course) if variant is not None else second, flags=first.flags)
     if course.both_forms == "ipynb":
         return replace(second, note=f"{first.note}; the course grades the notebook")
     keep = second if second.score > first.score else first
@@ -261,8 +263,7 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     failed = replace(result("failed", "; ".join(problems), found), visual=visual)
     if variant is not None and check.variant_inputs is not None:
-        # Kept for the class's integrity pass (autograder/integrity), with the published numbers' key tried here.
-        failed = published_key_match(failed, answer, course)
+        failed = keep_answer(failed, answer)     # for the integrity flags (autograder/integrity)
     return failed
 
 

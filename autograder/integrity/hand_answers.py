@@ -46,42 +46,65 @@ def _matches(answer, key: np.ndarray, tolerance: float) -> bool:
     return got.shape == key.shape and bool(np.all(np.abs(got - key) <= tolerance))
 
 
+# Part A's weights take few values across variants (scores are small integers), so one answer can
+# be a classmate's key by chance: a classmate is named only when this many answers are their key.
+MIN_MATCHES = 2
+
+
 def _flagged(result: CheckResult, other: str, note: str) -> CheckResult:
     return replace(result, matches_key_of=other, message=f"{note} ({result.message})" if result.message else note)
 
 
-def published_key_match(result: CheckResult, answer, course: CourseConfig) -> CheckResult:
-    """A failed hand check under a variant: its answer kept (for the class pass), and flagged when it
-    is the key of the course's own numbers (the exercise as published)."""
-    name = KEY_NAMES.get(result.check_id)
-    if name is None:
+def keep_answer(result: CheckResult, answer) -> CheckResult:
+    """A failed hand check under a variant, with the student's answer kept for the integrity pass."""
+    if result.check_id not in KEY_NAMES:
         return result
-    kept = replace(result, answer=np.asarray(answer, dtype=np.float64).round(6).tolist())
-    if _matches(answer, answer_key(None)[name], course.tolerances.hand):
-        return _flagged(kept, PUBLISHED_NUMBERS, PUBLISHED_NOTE)
-    return kept
+    try:
+        kept = np.asarray(answer, dtype=np.float64).round(6).tolist()
+    except (TypeError, ValueError):
+        return result
+    return replace(result, answer=kept)
+
+
+def _flag_matches(result, keys_of: dict[str, object], tolerance: float, note_of):
+    """Each failed hand answer flagged with the first of `keys_of` (label -> a function giving that
+    label's key) that at least MIN_MATCHES of the student's failed answers match."""
+    failed = [c for c in result.checks if c.check_id in KEY_NAMES and c.answer is not None
+              and not c.passed and not c.matches_key_of]
+    if len(failed) < MIN_MATCHES:
+        return result
+    for label, key_of in keys_of.items():
+        key = key_of()
+        matched = {c.check_id for c in failed if _matches(c.answer, key[KEY_NAMES[c.check_id]], tolerance)}
+        if len(matched) >= MIN_MATCHES:
+            return _with_checks(result, lambda c: _flagged(c, label, note_of(label)) if c.check_id in matched else c)
+    return result
+
+
+def _with_checks(result, change):
+    if isinstance(result, ExerciseResult):
+        return replace(result, checks=tuple(change(c) for c in result.checks))
+    return replace(result, exercises=tuple(_with_checks(e, change) for e in result.exercises))
+
+
+def flag_published(result: ExerciseResult, course: CourseConfig) -> ExerciseResult:
+    """Hand answers that are the key of the course's own numbers (the exercise as published): told
+    on every path, as no classmate is needed to know them."""
+    if not course.variants.enabled:
+        return result
+    return _flag_matches(result, {PUBLISHED_NUMBERS: lambda: answer_key(None)}, course.tolerances.hand,
+                         lambda label: PUBLISHED_NOTE)
 
 
 def flag_classmates(result: SubmissionResult, course: CourseConfig, identity: str,
                     classmates: Iterable[str]) -> SubmissionResult:
-    """`result` with each failed hand answer that is a classmate's key (and so not the student's own,
-    which it failed) flagged: matches_key_of names the classmate, the message says it without the name."""
+    """`result` with the failed hand answers that are a classmate's key (and so not the student's
+    own, which they failed) flagged: matches_key_of names the classmate, the message says it without
+    the name."""
     if not course.variants.enabled:
         return result
-    others = [c for c in dict.fromkeys(classmates) if c and c != identity]
-    exercises = []
-    for exercise in result.exercises:
-        checks = []
-        for check in exercise.checks:
-            name = KEY_NAMES.get(check.check_id)
-            if name is not None and check.answer is not None and not check.passed and not check.matches_key_of:
-                other = next((o for o in others if _matches(check.answer, key_for(course, o)[name],
-                                                            course.tolerances.hand)), None)
-                if other is not None:
-                    check = _flagged(check, other, COPIED_NOTE)
-            checks.append(check)
-        exercises.append(replace(exercise, checks=tuple(checks)))
-    return replace(result, exercises=tuple(exercises))
+    others = {o: (lambda o=o: key_for(course, o)) for o in dict.fromkeys(classmates) if o and o != identity}
+    return _flag_matches(result, others, course.tolerances.hand, lambda label: COPIED_NOTE)
 
 
 def integrity_flags(results: Iterable[SubmissionResult]) -> list[IntegrityFlag]:
