@@ -1,0 +1,111 @@
+"""What per-student variants cost (issue 20.6): a class graded with variants on against off, and
+drawing and vetting 1,000 variants.
+
+    python benchmarks/bench_variants.py                       # 30 students, 2 rounds, one job
+    python benchmarks/bench_variants.py --students 60 --rounds 3 --jobs 2
+
+The class: every student hands in the kit's solutions for the code exercises and a correct hand
+computation. Variants off: the course's numbers (solutions/hand_computation.py) for everyone.
+Variants on: each student's own exercise file (their numbers, autograder/variants/handout.py) with
+their own key typed in, graded against their variant (their seed's inputs for every random check,
+their numbers for the hand computation; each student's reference answers are made anew, which is
+the cost measured). Both runs grade with `grade_class` (what `attnkit grade` runs) without the
+preflight, rounds alternating off / on, and print seconds per submission and the ratio on / off.
+Nothing is asserted: the targets (ratio <= 1.2, 1,000 draws < 1 s) are printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+KIT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(KIT))
+
+from autograder.checks import check_ids  # noqa: E402
+from autograder.classroom import grade_class  # noqa: E402
+from autograder.config import load_course  # noqa: E402
+from autograder.variants.draw import draw, variant_for  # noqa: E402
+from autograder.variants.handout import with_numbers  # noqa: E402
+from autograder.variants.keys import answer_key  # noqa: E402
+
+SOLUTIONS = KIT / "solutions"
+HAND = "hand_computation"
+
+
+def time_draws(n: int) -> float:
+    """Seconds to draw and vet `n` variants of new students (the draw's cache does not help)."""
+    draw("warm-up", "warm-up", "", 1, True, True, 0.006)      # imports, numpy's first calls
+    started = time.perf_counter()
+    for i in range(n):
+        draw("bench-variants", f"student-{i}", "", 1, True, True, 0.006)
+    return time.perf_counter() - started
+
+
+def write_class(root: Path, course, students: int, varied: bool) -> Path:
+    for i in range(students):
+        folder = root / f"student{i:03d}"
+        folder.mkdir(parents=True)
+        for path in SOLUTIONS.glob("*.py"):
+            if path.stem != HAND:
+                shutil.copy(path, folder / path.name)
+        if not varied:
+            shutil.copy(SOLUTIONS / f"{HAND}.py", folder / f"{HAND}.py")
+            continue
+        variant = variant_for(course, folder.name)
+        text = with_numbers(KIT / "exercises" / f"{HAND}.py", variant).decode()
+        for name, value in answer_key(variant).items():
+            text = re.sub(rf"^{name} = None.*$", f"{name} = {value.round(4).tolist()}", text, flags=re.M)
+        (folder / f"{HAND}.py").write_text(text, encoding="utf-8")
+    return root
+
+
+def grade_once(class_dir: Path, course, jobs: int) -> tuple[float, float]:
+    """(seconds per submission, the mean score as a fraction of full marks)."""
+    out = class_dir.parent / f"{class_dir.name}-out"
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.perf_counter()
+    results = grade_class(class_dir, out, course, jobs=jobs, regrade=True, preflight=False)
+    elapsed = time.perf_counter() - started
+    scores = [results[i].score / results[i].max_score for i in range(len(results))]
+    return elapsed / len(results), sum(scores) / len(scores)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--students", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--draws", type=int, default=1000)
+    args = p.parse_args()
+
+    seconds = time_draws(args.draws)
+    print(f"drawing and vetting {args.draws} variants: {seconds:.3f} s ({1000 * seconds / args.draws:.2f} ms each; "
+          f"target < 1 s for 1,000)")
+
+    off = load_course(KIT / "course.yml", known_checks=check_ids())
+    on = off.model_copy(update={"variants": off.variants.model_copy(update={"enabled": True})})
+    times: dict[str, list[float]] = {"off": [], "on": []}
+    with tempfile.TemporaryDirectory(prefix="attnkit-bench-variants-") as tmp:
+        classes = {"off": write_class(Path(tmp) / "off", off, args.students, False),
+                   "on": write_class(Path(tmp) / "on", on, args.students, True)}
+        for _ in range(args.rounds):
+            for mode, course in (("off", off), ("on", on)):
+                per, score = grade_once(classes[mode], course, args.jobs)
+                times[mode].append(per)
+                print(f"  variants {mode:3s}: {per:.3f} s per submission (mean score {score:.3f} of full marks)")
+    best_off, best_on = min(times["off"]), min(times["on"])
+    load = os.getloadavg()[0]
+    print(f"grading {args.students} students, --jobs {args.jobs}: variants off {best_off:.3f} s, on {best_on:.3f} s "
+          f"per submission (best of {args.rounds}); ratio on / off {best_on / best_off:.2f}x (target <= 1.2x; "
+          f"load average {load:.1f})")
+
+
+if __name__ == "__main__":
+    main()
