@@ -334,4 +334,24 @@ def test_practice_checks_step_by_step_and_explains_the_first_wrong_step():
     slip[0, 1] += 1
     verdicts = judge(v, {"SCORES": slip.tolist()})
     assert not verdicts[0].right and "[0, 1]" in verdicts[0].explanation
+    q, k = np.array(v.q), np.array(v.k)
+    if not np.allclose(q @ k, q @ k.T):
+        verdicts = judge(v, {"SCORES": (q @ k).tolist()})
+        assert "not Q @ K^T" in verdicts[0].explanation
     assert practice_variant(12345) == v and practice_variant(12346) != v
+
+
+def test_check_py_in_a_per_student_handout_runs_that_student_s_inputs(varied, tmp_path):
+    """The kit-free checker: the solutions pass the visible checks on the student's seed's inputs, and
+    the student's own (consistent) hand answers pass its self-check."""
+    from autograder.handout.write import write_handout
+    from autograder.variants.draw import variant_for
+
+    folder = tmp_path / "ada"
+    write_handout(folder, varied, variant=variant_for(varied, "ada"))
+    _submission(folder, varied, "ada")
+    done = subprocess.run([sys.executable, "check.py", "attention", HAND], cwd=folder, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    inputs = json.loads((folder / "check_data" / "attention.json").read_text())
+    assert inputs["variant"] == "ada" and inputs["seed"] == variant_for(varied, "ada").seed

@@ -26,6 +26,7 @@ WHAT = {"SCORES": "Q @ K^T", "SCALED_SCORES": "SCORES / sqrt(d_k)", "WEIGHTS": "
 # The hand computation's mistakes that a step can show (reference/hand_mutants.py's arguments).
 MISTAKES = (("no_scaling", {"scale": "none"}), ("scaled_by_dk", {"scale": "dk"}), ("softmax_wrong_axis", {"axis": 0}))
 TOLERANCE = 0.006
+FIRST_STEPS = ("SCORES", "CSM_SCORES")      # computed from the inputs, not from an earlier step
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,16 @@ def judge(variant: Variant, answers: dict[str, object]) -> list[StepVerdict]:
                 verdicts.append(StepVerdict(name, False, f"{name} is what {mis_id.replace('_', ' ')} gives. "
                                                          f"{_mistake_hint(mis_id)}"))
                 return verdicts
+        if name == "SCORES" and np.all(np.abs(got - inputs["Q"] @ inputs["K"]) <= TOLERANCE):
+            verdicts.append(StepVerdict(name, False, (
+                "SCORES is Q @ K, not Q @ K^T: entry (i, j) is the dot product of row i of Q with row j of K "
+                "(the transpose turns K's rows into columns).")))
+            return verdicts
         worst = np.unravel_index(np.argmax(np.abs(got - key[name])), got.shape)
+        source = "the inputs" if name in FIRST_STEPS else "your previous steps (which are right)"
         verdicts.append(StepVerdict(name, False, (
-            f"{name} is the first wrong step: it should be {WHAT[name]}, from your previous steps (which are "
-            f"right). Look at entry {list(map(int, worst))}: recompute it one product at a time.")))
+            f"{name} is the first wrong step: it should be {WHAT[name]}, from {source}. Look at entry "
+            f"{list(map(int, worst))}: recompute it one product at a time.")))
         return verdicts
     return verdicts
 
