@@ -68,15 +68,17 @@ def write_class(root: Path, course, students: int, varied: bool) -> Path:
     return root
 
 
-def grade_once(class_dir: Path, course, jobs: int) -> tuple[float, float]:
-    """(seconds per submission, the mean score as a fraction of full marks)."""
+def grade_once(class_dir: Path, course, jobs: int) -> tuple[float, float, float]:
+    """(seconds per submission, the grader process's CPU seconds per submission (its sandbox
+    children not counted: they run the same student code either way), the mean score as a
+    fraction of full marks)."""
     out = class_dir.parent / f"{class_dir.name}-out"
     shutil.rmtree(out, ignore_errors=True)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     results = grade_class(class_dir, out, course, jobs=jobs, regrade=True, preflight=False)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     scores = [results[i].score / results[i].max_score for i in range(len(results))]
-    return elapsed / len(results), sum(scores) / len(scores)
+    return elapsed / len(results), cpu / len(results), sum(scores) / len(scores)
 
 
 def main() -> None:
@@ -94,21 +96,27 @@ def main() -> None:
     off = load_course(KIT / "course.yml", known_checks=check_ids())
     on = off.model_copy(update={"variants": off.variants.model_copy(update={"enabled": True})})
     times: dict[str, list[float]] = {"off": [], "on": []}
+    grader_cpu: dict[str, list[float]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory(prefix="attnkit-bench-variants-") as tmp:
         classes = {"off": write_class(Path(tmp) / "off", off, args.students, False),
                    "on": write_class(Path(tmp) / "on", on, args.students, True)}
         for n in range(args.rounds):
             order = (("off", off), ("on", on)) if n % 2 == 0 else (("on", on), ("off", off))   # no order bias
             for mode, course in order:
-                per, score = grade_once(classes[mode], course, args.jobs)
+                per, cpu, score = grade_once(classes[mode], course, args.jobs)
                 times[mode].append(per)
-                print(f"  variants {mode:3s}: {per:.3f} s per submission (mean score {score:.3f} of full marks)")
+                grader_cpu[mode].append(cpu)
+                print(f"  variants {mode:3s}: {per:.3f} s per submission, the grader's own CPU {cpu:.3f} s "
+                      f"(mean score {score:.3f} of full marks)")
     best_off, best_on = min(times["off"]), min(times["on"])
     mid_off, mid_on = statistics.median(times["off"]), statistics.median(times["on"])
     load = os.getloadavg()[0]
     print(f"grading {args.students} students, --jobs {args.jobs}: variants off {best_off:.3f} s, on {best_on:.3f} s "
           f"per submission (best of {args.rounds}): ratio on / off {best_on / best_off:.2f}x; medians "
           f"{mid_off:.3f} s and {mid_on:.3f} s: {mid_on / mid_off:.2f}x (target <= 1.2x; load average {load:.1f})")
+    extra = statistics.median(grader_cpu["on"]) - statistics.median(grader_cpu["off"])
+    print(f"the grader's own CPU per submission (medians): off {statistics.median(grader_cpu['off']):.3f} s, "
+          f"on {statistics.median(grader_cpu['on']):.3f} s: variants add {extra:+.3f} s")
 
 
 if __name__ == "__main__":
