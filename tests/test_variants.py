@@ -355,3 +355,22 @@ def test_check_py_in_a_per_student_handout_runs_that_student_s_inputs(varied, tm
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     inputs = json.loads((folder / "check_data" / "attention.json").read_text())
     assert inputs["variant"] == "ada" and inputs["seed"] == variant_for(varied, "ada").seed
+
+
+def test_a_mistake_on_one_s_own_numbers_is_named_as_on_the_course_s(varied):
+    """Diagnosis runs the catalogue's mutants on the student's numbers (reference/hand_mutants.py)."""
+    from autograder.checks import CHECKS
+    from autograder.checks.base import Context
+    from autograder.diagnosis import diagnose
+    from autograder.grading import expected_answer
+    from autograder.variants.draw import variant_for
+    from reference.hand_mutants import wrong_values
+
+    variant = variant_for(varied, "ada")
+    check = next(c for c in CHECKS[HAND] if c.id == f"{HAND}.part_a.weights")
+    inputs, expected = expected_answer(check, varied.seed, variant)
+    assert np.allclose(expected, _independent_key(variant)["WEIGHTS"])
+    for mistake, kwargs in (("no_scaling", {"scale": "none"}), ("softmax_wrong_axis", {"axis": 0})):
+        answer = np.asarray(wrong_values(inputs, **kwargs)["WEIGHTS"])
+        found = diagnose(check, inputs, answer, Context(course=varied, inputs=inputs), expected)
+        assert found is not None and mistake in found.ids, (mistake, found)
