@@ -176,7 +176,8 @@ def _expected(check: Check, seed: int, variant: Variant | None = None) -> tuple[
     numbers; a check that depends on neither is the same for everyone still."""
     seed, varied = _made_for(check, seed, variant)
     with lock_for(("expected", check.id, seed, varied)):
-        return _expected_made(check, seed, varied)
+        # Without a variant, called as it was before variants (one cache entry per check and seed).
+        return _expected_made(check, seed) if varied is None else _expected_made(check, seed, varied)
 
 
 def _made_for(check: Check, seed: int, variant: Variant | None) -> tuple[int, Variant | None]:
