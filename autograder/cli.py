@@ -32,7 +32,10 @@ def cmd_check(args, console: Console) -> int:
     except SelectionError as err:
         console.print(str(err), style="red", markup=False)
         return 2
-    with GradingSession(course, only=only).start() as session:   # the sandbox warms up while the reports import
+    from autograder.variants.identity import recorded_identity
+
+    identity = args.student or recorded_identity(folder)     # whose numbers (course.yml variants:)
+    with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
         from autograder.reports.table import print_report
 
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
@@ -229,6 +232,10 @@ def cmd_handout(args, console: Console) -> int:
     course = _course(args)
     from autograder.handout.write import HandoutError, write_handout
 
+    if args.roster:
+        from autograder.variants.commands import handouts_per_student
+
+        return handouts_per_student(args, course, console)
     return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,
                           lambda written: f"wrote {len(written)} files into {args.out}: give students this folder; "
                                           f"they run `python check.py` in it (docs/handout.md)")
@@ -279,6 +286,8 @@ def parser() -> argparse.ArgumentParser:
                        help="only this exercise: its name (attention), its file (attention.py, attention.ipynb), "
                             "a task (attention.softmax) or a check (attention.softmax.rows); repeatable")
     check.add_argument("--name", help="the student's name in the report (default: the folder's name)")
+    check.add_argument("--student", metavar="ID", help="grade against this student's variant (course.yml variants:; "
+                       "default: the student a per-student handout records, else the course's own numbers)")
     check.add_argument("--watch", action="store_true",
                        help="keep grading: re-grade an exercise each time its file is saved (Ctrl-C stops)")
     check.set_defaults(func=cmd_check)
@@ -325,7 +334,12 @@ def parser() -> argparse.ArgumentParser:
     ho = add("handout", help="write what students get: the stubs, notebooks and check.py, no answer key")
     ho.add_argument("out", metavar="OUT", help="the folder to write (new, or empty)")
     ho.add_argument("--force", action="store_true", help="write into a folder that already holds files")
+    ho.add_argument("--roster", metavar="ROSTER.csv", help="one handout per student, OUT/<student>/, each with "
+                    "that student's numbers (course.yml variants:)")
     ho.set_defaults(func=cmd_handout)
+    from autograder.variants.commands import add_commands
+
+    add_commands(add)
     nb = add("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
     nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
     nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")

@@ -51,6 +51,16 @@ class ExerciseConfig(_Strict):
         return {cid: c if isinstance(c, CheckConfig) else CheckConfig(points=c) for cid, c in checks.items()}
 
 
+class VariantsConfig(_Strict):
+    """Per-student variants (docs/variants.md): each student's numbers drawn from the course and their id."""
+    enabled: bool = False
+    # What varies: the hand computation's inputs (and the handout's text showing them), the seeds of
+    # the code checks' random inputs.
+    vary: tuple[Literal["hand", "code"], ...] = ("hand", "code")
+    # An environment variable whose value keys the draw, so a student id alone does not give the numbers.
+    secret_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class CourseConfig(_Strict):
     course: str
     assignment: str = "self_attention"
@@ -62,6 +72,7 @@ class CourseConfig(_Strict):
     # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
     # or always grade one form. (An untouched stub is never preferred to work.)
     both_forms: Literal["best", "py", "ipynb"] = "best"
+    variants: VariantsConfig = VariantsConfig()
     exercises: dict[str, ExerciseConfig]
 
     def check(self, check_id: str) -> CheckConfig:

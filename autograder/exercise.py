@@ -59,6 +59,9 @@ class Exercise:
     # course.yml's `tolerances.<name>` settings only this exercise reads: name -> (type, default),
     # validated with the course file (autograder/config.py), read by its checks from ctx.course
     tolerances: dict[str, tuple] = field(default_factory=dict)
+    # Names of the reference besides the graded ones that a mutant may replace: functions of a check's
+    # inputs (the hand computation's `hand_answers`, which gives its answers for a student's variant).
+    hooks: tuple[str, ...] = ()
 
     @property
     def misconceptions(self) -> list:

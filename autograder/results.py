@@ -18,6 +18,9 @@ Status = Literal["passed", "failed", "error", "not_implemented", "missing"]
 # way by every output (terminal, feedback pages, Gradescope, pytest, nbgrader cells) and the docs.
 HIDDEN_CHECK_NOTE = "A hidden check: its title is shown, its message is not."
 
+# CheckResult.matches_key_of for a hand answer that is the key of the course's own (published) numbers.
+PUBLISHED_NUMBERS = "(the course's published numbers)"
+
 
 class Why(str, Enum):
     """CheckResult.reason: why a check's code gave no usable answer. A str, so results stay JSON
@@ -65,6 +68,11 @@ class CheckResult:
     visual: dict | None = None
     # True in a student's view of a hidden check (for_student): its message is HIDDEN_CHECK_NOTE.
     concealed: bool = False
+    # With variants (autograder/variants): a failed hand answer as the student typed it, for the
+    # class's integrity pass; and whose key it is instead of the student's own, when it is another's
+    # ("" none; a student's id, shown to the instructor only; PUBLISHED_NUMBERS).
+    answer: list | None = None
+    matches_key_of: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "reason", Why(self.reason or ""))

@@ -582,10 +582,10 @@ def test_a_grader_failure_on_one_student_does_not_stop_the_class(run, tmp_path, 
 
     real = classroom.grade_submission
 
-    def flaky(folder, course, sandbox, *, student=None, stems=None):
+    def flaky(folder, course, sandbox, *, student=None, stems=None, **more):
         if student == "cleo":
             raise RuntimeError("the grader broke")
-        return real(folder, course, sandbox, student=student, stems=stems)
+        return real(folder, course, sandbox, student=student, stems=stems, **more)
 
     monkeypatch.setattr(classroom, "grade_submission", flaky)
     class_dir = tmp_path / "class"

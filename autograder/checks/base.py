@@ -44,6 +44,9 @@ class Check:
     # Slow, and independent of the other checks' calls (a student's figure): where a student waits
     # for the answer, its first call runs in a second child of the same file, beside the others.
     alongside: bool = False
+    # The inputs of a student's variant (autograder/variants), for a check whose numbers vary with
+    # it other than by the seed (the hand computation). None: only the seed varies.
+    variant_inputs: Callable[[Any], Inputs] | None = None
 
     @property
     def exercise(self) -> str:

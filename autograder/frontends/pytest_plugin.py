@@ -23,6 +23,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="folder with the exercise files to grade (default: exercises/; ini: attnkit_submission)")
     group.addoption("--course", metavar="FILE", default=None,
                     help="course file with points and limits (default: the kit's course.yml; ini: attnkit_course)")
+    group.addoption("--student", metavar="ID", default=None,
+                    help="grade against this student's variant (course.yml variants:; default: the student "
+                         "a per-student handout records, else the course's own numbers)")
     parser.addini("attnkit_submission", "folder with the exercise files to grade", default="exercises")
     parser.addini("attnkit_course", "course file with points and limits", default=str(DEFAULT_COURSE))
 
@@ -78,7 +81,10 @@ class _Grader:
             from autograder.grading.course_session import GradingSession
 
             if self._session is None:
-                self._session = GradingSession(self.course)
+                from autograder.variants.identity import recorded_identity
+
+                identity = self._config.getoption("student", default=None) or recorded_identity(self.submission())
+                self._session = GradingSession(self.course, identity=identity)
             self.exercises[stem] = self._session.grade_exercise(self.submission(), stem)
         return self.exercises[stem]
 

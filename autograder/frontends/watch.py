@@ -114,7 +114,8 @@ class Watcher:
             return None
         from autograder.grading.submission import grade_exercise
 
-        result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox, folder=self.folder)
+        result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox, folder=self.folder,
+                                student=self.session.identity)
         print_changes(self.console, self.results.get(stem), result, time.monotonic() - started,
                       self.session.course.show_hidden)
         self.results[stem], self._sources[stem] = result, source

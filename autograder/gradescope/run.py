@@ -30,6 +30,7 @@ def run(root: Path) -> dict:
     from autograder.grading.student import Student, grade_student, grader_failure
     from autograder.config import load_course
     from autograder.gradescope.results import results_json
+    from autograder.gradescope.student_id import submission_student
     from autograder.gradescope.submission import find_submission
     from autograder.grading.preflight import run_preflight
     from autograder.results import dumps, write_atomic
@@ -50,7 +51,8 @@ def run(root: Path) -> dict:
         _root_only(hide)
         with Sandbox(course.limits, hide=hide) as sandbox:
             run_preflight(course, sandbox)      # the kit's solutions at full marks here first
-            result = grade_student(Student("submission", found.folder), course, sandbox)
+            result = grade_student(Student("submission", found.folder), course, sandbox,
+                                   identity=submission_student(root))     # whose variant: Gradescope's metadata
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens
         result = grader_failure(Student("submission", submission), course, err)
     data = results_json(result, course, settings, notes=notes, execution_time=time.monotonic() - started)

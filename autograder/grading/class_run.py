@@ -29,6 +29,7 @@ from autograder.grading.student import (Student, feedback_path, fingerprint, gra
 from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
 from autograder.grading.preflight import Preflight, PreflightStatus, run_preflight
+from autograder.integrity.hand_answers import flag_classmates
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
@@ -77,6 +78,8 @@ class ClassRun:
         self._lock = threading.Lock()
         students = lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,),
                                   layout=self.layout).students
+        # Whose keys a hand answer is compared with (variants on): the class and the roster.
+        self.classmates = (*(s.name for s in students), *(p.key for p in self.roster or ()))
         if self.on_start:
             self.on_start(len(students))
         todo = [item for item in self._reuse(students)]
@@ -149,6 +152,7 @@ class ClassRun:
             raise
 
     def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
+        result = flag_classmates(result, self.course, student.name, getattr(self, "classmates", ()))
         try:
             text = result_text(result, fp, self.course, self.key)
         except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error

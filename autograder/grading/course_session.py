@@ -16,9 +16,13 @@ from autograder.results import ExerciseResult, SubmissionResult
 
 
 class GradingSession:
-    def __init__(self, course: CourseConfig, *, only: Collection[str] | None = None):
+    def __init__(self, course: CourseConfig, *, only: Collection[str] | None = None,
+                 identity: str | None = None):
         self.course = course
         self.only = only          # check ids to run (`attnkit check --exercise attention.softmax`); None: all
+        # Whose variant is graded (course.yml `variants:`): a handout's recorded student, or None for
+        # the course's own numbers (autograder/variants/identity.py).
+        self.identity = identity
         self._sandbox = None
 
     def start(self) -> "GradingSession":
@@ -40,14 +44,14 @@ class GradingSession:
         from autograder.grading.submission import grade_submission
 
         return grade_submission(Path(folder), self.course, self.sandbox, student=student, stems=stems,
-                                only=self.only)
+                                only=self.only, identity=self.identity)
 
     def grade_exercise(self, folder: Path, stem: str) -> ExerciseResult:
         from autograder.grading.submission import grade_exercise
         from autograder.intake.load import load_stem
 
         return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox, folder=Path(folder),
-                              only=self.only)
+                              only=self.only, student=self.identity)
 
     def close(self) -> None:
         if self._sandbox is not None:

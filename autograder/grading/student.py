@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from autograder.config import CourseConfig
-from autograder.grading.submission import grade_submission
+from autograder.grading.submission import OF_STUDENT, grade_submission
 from autograder.grading.preflight import Preflight
 from autograder.reports.gradescope import to_gradescope
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps
@@ -140,7 +140,8 @@ def unanswered(student: Student, course: CourseConfig, why: str, reason: str) ->
                             assignment=course.assignment)
 
 
-def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> SubmissionResult:
+def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox, *,
+                  identity: str | None = OF_STUDENT) -> SubmissionResult:
     """One student, graded on its own (also what a distributed worker calls). The folder is
     opened without following links below the class folder and handed to grading as that open
     descriptor, so nothing it is swapped for meanwhile is read. Raises on a grader failure."""
@@ -155,7 +156,7 @@ def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox) -> S
     try:
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
         with lms.staged(folder, student) as (graded, notes):     # archives unpacked, flat uploads gathered
-            result = grade_submission(graded, course, sandbox, student=student.name)
+            result = grade_submission(graded, course, sandbox, student=student.name, identity=identity)
         return lms.nothing_gradable(lms.with_notes(result, notes), lms.uploaded_names(folder, student))
     finally:
         os.close(fd)

@@ -36,40 +36,57 @@ from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.intake.stubs import stubs
+from autograder.variants.draw import Variant, variant_for
+from autograder.integrity.hand_answers import flag_published, keep_answer
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
 
+# `identity`'s default: the student's variant is the one of the name the result is given.
+OF_STUDENT = "of the student"
+
+
 def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,
-                     stems: tuple[str, ...] | None = None, only: Collection[str] | None = None) -> SubmissionResult:
-    """Every stem of `stems` (default: the course's), with the checks in `only` (default: all)."""
+                     stems: tuple[str, ...] | None = None, only: Collection[str] | None = None,
+                     identity: str | None = OF_STUDENT) -> SubmissionResult:
+    """Every stem of `stems` (default: the course's), with the checks in `only` (default: all).
+    With variants on (course.yml `variants:`), graded against the variant of `identity` (default:
+    `student`, else the folder's name; None: the course's own numbers), derived here from the
+    course and that id, never from what the submission says its numbers are."""
     started = time.monotonic()
+    identity = (student or Path(folder).name) if identity is OF_STUDENT else identity
+    variant = variant_for(course, identity)
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
     if getattr(sandbox, "interactive", False):
-        prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed)
+        prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed,
+                          variant)
     # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
     with sandbox.budget(course.limits.submission_timeout):
-        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only)
-                          for stem in stems)
-    return SubmissionResult(student=student or Path(folder).name, exercises=exercises, seed=course.seed,
+        exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only,
+                                         student=identity) for stem in stems)
+    return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
+                            seed=variant.seed if variant is not None else course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
 
 
 def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
                    sandbox: Sandbox, *, only: Collection[str] | None = None,
-                   folder: Path | None = None) -> ExerciseResult:
+                   folder: Path | None = None, student: str | None = None) -> ExerciseResult:
     """Grade one stem as intake chose it, on every path (check, watch, the plugin, nbgrader,
     grade, the cluster, Gradescope): intake's flags on the result, a refused file's reason;
     where .py and .ipynb both hold work, the other form graded too and the better kept (or the
     form course.yml names in `both_forms`); where several names in `folder` could be the
     stem's, each graded and the better kept (autograder.intake.candidates); said in the exercise's
     note. `only` restricts it to some of its check ids (an nbgrader test cell, `attnkit check
-    --exercise attention.softmax`)."""
-    first = replace(_grade_form(stem, loaded, course, sandbox, only), flags=tuple(loaded.flags))
+    --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
+    course's own numbers)."""
+    variant = variant_for(course, student)
+    graded = _grade_form(stem, loaded, course, sandbox, only, variant)
+    first = replace(flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
-        return grade_the_better(first, folder, course, sandbox, only)
+        return grade_the_better(first, folder, course, sandbox, only, student=student)
     if isinstance(loaded, LoadError) and loaded.reason == "refused":
         first = replace(first, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
                                             for c in first.checks))
@@ -81,7 +98,8 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     if course.both_forms == "best" and first.score >= first.max_score:
         return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
                                    f"{alternative.filename} was not graded")
-    second = replace(_grade_form(stem, alternative, course, sandbox, only), flags=first.flags)
+    second = _grade_form(stem, alternative, course, sandbox, only, variant)
+    second = replace(flag_published(second, course) if variant is not None else second, flags=first.flags)
     if course.both_forms == "ipynb":
         return replace(second, note=f"{first.note}; the course grades the notebook")
     keep = second if second.score > first.score else first
@@ -91,7 +109,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
 
 
 def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
-                only: Collection[str] | None) -> ExerciseResult:
+                only: Collection[str] | None, variant: Variant | None = None) -> ExerciseResult:
     """Grade one file of a stem, as it is."""
     checks = [c for c in CHECKS[stem] if only is None or c.id in only]
     title = course.exercises[stem].title
@@ -108,14 +126,15 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            send_ahead(beside, checks, lambda check: _expected(check, course.seed)[0])
+            send_ahead(beside, checks, lambda check: _expected(check, course.seed, variant)[0])
             student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
                                             source=loaded.source)
             found: dict[str, Diagnosis | None] = {}
             answers: dict[str, tuple[Any, Context]] = {}
             results = _without_ruled_out(
-                _visible_first(checks, course, lambda check: run_check(check, student, course, found, answers)),
-                checks, found, answers, course)
+                _visible_first(checks, course,
+                               lambda check: run_check(check, student, course, found, answers, variant)),
+                checks, found, answers, course, variant)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
 
@@ -147,56 +166,71 @@ def _import_reason(outcome) -> str:
             Reason.SANDBOX: "grader_error", Reason.REFUSED: "refused"}.get(outcome.reason, "not_run")
 
 
-def _expected(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
-    """Inputs and the reference's answer: the same for every student, so made once per run (and
-    once only when `prefetch_expected`'s thread is making it too)."""
-    with lock_for(("expected", check.id, seed)):
-        return _expected_made(check, seed)
+def _expected(check: Check, seed: int, variant: Variant | None = None) -> tuple[dict[str, Any], Any]:
+    """Inputs and the reference's answer: the same for every student without variants, so made
+    once per run (and once only when `prefetch_expected`'s thread is making it too). With a
+    variant: a random check's inputs come from the variant's seed, the hand computation's from its
+    numbers; a check that depends on neither is the same for everyone still."""
+    seed, varied = _made_for(check, seed, variant)
+    with lock_for(("expected", check.id, seed, varied)):
+        # Without a variant, called as it was before variants (one cache entry per check and seed).
+        return _expected_made(check, seed) if varied is None else _expected_made(check, seed, varied)
 
 
-def expected_answer(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
+def _made_for(check: Check, seed: int, variant: Variant | None) -> tuple[int, Variant | None]:
+    """(the seed, the variant whose numbers are the inputs) that `check`'s expected answer depends on."""
+    if variant is None:
+        return seed, None
+    if check.variant_inputs is not None:
+        return seed, variant
+    return (variant.seed if check.random else seed), None
+
+
+def expected_answer(check: Check, seed: int, variant: Variant | None = None) -> tuple[dict[str, Any], Any]:
     """A check's inputs and the reference's answer for them (the handout ships the visible ones)."""
-    return _expected(check, seed)
+    return _expected(check, seed, variant)
 
 
-def prefetch_expected(checks: Collection[Check], seed: int) -> None:
+def prefetch_expected(checks: Collection[Check], seed: int, variant: Variant | None = None) -> None:
     """Starts making, in a thread, the reference answers that cost the most when they are not on
     disk yet (a first run on a machine): the scaling expectations (0.1 s each) and multihead's.
     The grader meanwhile waits for the children of the first exercises, so the work fills an
     idle core instead of coming after them. Answers already kept are only read."""
     slow = [c for c in checks if needs_torch(c.exercise) or c.expected_run is not None]
     if slow:
-        threading.Thread(target=_make_quietly, args=(slow, seed), daemon=True, name="attnkit-reference").start()
+        threading.Thread(target=_make_quietly, args=(slow, seed, variant), daemon=True,
+                         name="attnkit-reference").start()
 
 
-def _make_quietly(checks: list[Check], seed: int) -> None:
+def _make_quietly(checks: list[Check], seed: int, variant: Variant | None = None) -> None:
     for check in checks:
         try:
-            _expected(check, seed)
+            _expected(check, seed, variant)
         except Exception:  # noqa: BLE001 - the grading thread makes it again and says what went wrong
             pass
 
 
 @lru_cache(maxsize=256)
-def _expected_made(check: Check, seed: int) -> tuple[dict[str, Any], Any]:
-    inputs = check.inputs(rng_for(seed, check.id))
+def _expected_made(check: Check, seed: int, variant: Variant | None = None) -> tuple[dict[str, Any], Any]:
+    inputs = check.variant_inputs(variant) if variant is not None else check.inputs(rng_for(seed, check.id))
     make = check.expected_run or check.run
 
     def answer():
         return make(ReferenceImplementation(check.exercise), inputs)
 
-    if needs_torch(check.exercise):     # kept on disk: a reference that may import torch
+    if needs_torch(check.exercise) and variant is None:     # kept on disk: a reference that may import torch
         return inputs, stored_answer(check.id, seed, answer)
     return inputs, answer()
 
 
 def run_check(check: Check, student: "StudentImplementation", course: CourseConfig,
               diagnoses: dict[str, Diagnosis | None] | None = None,
-              answers: dict[str, tuple[Any, Context]] | None = None) -> CheckResult:
+              answers: dict[str, tuple[Any, Context]] | None = None, variant: Variant | None = None) -> CheckResult:
     """`diagnoses`, when given, receives the check's Diagnosis, and `answers` a wrong answer with
-    its Context (for `_without_ruled_out`: the student's own results weigh the explanations)."""
+    its Context (for `_without_ruled_out`: the student's own results weigh the explanations);
+    `variant`: the student's, whose numbers and seed the check's inputs come from."""
     cfg = course.check(check.id)
-    inputs, expected = _expected(check, course.seed)
+    inputs, expected = _expected(check, course.seed, variant)
 
     def result(status, message="", found=None, reason=""):
         if diagnoses is not None:
@@ -229,11 +263,15 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         answers[check.id] = (answer, ctx)
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
-    return replace(result("failed", "; ".join(problems), found), visual=visual)
+    failed = replace(result("failed", "; ".join(problems), found), visual=visual)
+    if variant is not None and check.variant_inputs is not None:
+        failed = keep_answer(failed, answer)     # for the integrity flags (autograder/integrity)
+    return failed
 
 
 def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], found: dict[str, Diagnosis | None],
-                       answers: dict[str, tuple[Any, Context]], course: CourseConfig) -> tuple[CheckResult, ...]:
+                       answers: dict[str, tuple[Any, Context]], course: CourseConfig,
+                       variant: Variant | None = None) -> tuple[CheckResult, ...]:
     """A check that names several explanations keeps only those the student's own results allow."""
     by_id = {c.id: c for c in checks}
     record = Record(passed=tuple(c for c, r in zip(checks, results) if r.passed),
@@ -241,7 +279,7 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
                     graded=tuple(checks))
 
     def expected_of(check):
-        inputs, expected = _expected(check, course.seed)
+        inputs, expected = _expected(check, course.seed, variant)
         return inputs, expected, Context(course=course, inputs=inputs)
 
     out = []

@@ -31,8 +31,9 @@ from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
 from autograder.config import CourseConfig
 from autograder.handout.check_answers import encode
 from autograder.handout.student_check import FORMAT
+from autograder.variants.draw import Variant
 
-# The draw the data comes from. Per-student variants (issue 20) will write their own here.
+# The draw the data comes from: the course's own numbers, or a student's variant (their id).
 VARIANT = "course"
 
 
@@ -128,29 +129,31 @@ class Arrays:
         return None
 
 
-def exercise_data(stem: str, course: CourseConfig) -> tuple[dict, dict[str, np.ndarray]]:
-    """check_data/<stem>.json's content and its arrays, for the visible checks of `stem`."""
+def exercise_data(stem: str, course: CourseConfig, variant: Variant | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """check_data/<stem>.json's content and its arrays, for the visible checks of `stem` (on a
+    student's variant: their seed's inputs)."""
     arrays = Arrays()
     checks = []
     for check in CHECKS[stem]:
         cfg = course.check(check.id)
         if not cfg.hidden:
-            checks.append(_check_data(check, course, arrays) | {"id": check.id, "title": check.title,
-                                                                 "points": cfg.points})
+            checks.append(_check_data(check, course, arrays, variant) | {"id": check.id, "title": check.title,
+                                                                          "points": cfg.points})
     hidden = sum(course.check(c.id).hidden for c in CHECKS[stem])
     limits = {"call_timeout": course.limits.call_timeout, "import_timeout": course.limits.import_timeout}
-    return ({"format": FORMAT, "variant": VARIANT, "seed": course.seed, "exercise": stem,
+    return ({"format": FORMAT, "variant": variant.student if variant else VARIANT,
+             "seed": variant.seed if variant else course.seed, "exercise": stem,
              "title": course.exercises[stem].title, "limits": limits, "checks": checks,
              "hidden": hidden,
              "hand_values_later": stem == "hand_computation"}, arrays.arrays)
 
 
-def _check_data(check: Check, course: CourseConfig, arrays: Arrays) -> dict:
+def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Variant | None = None) -> dict:
     """What check.py needs to run `check` and judge its answer as the grader does. A check it could
     not replay is a fault of the kit, said when the handout is written, not a check left out."""
     from autograder.grading.submission import expected_answer
 
-    inputs, expected = expected_answer(check, course.seed)
+    inputs, expected = expected_answer(check, course.seed, variant)
     recorder = Recorder(returns=EXERCISES[check.exercise].returns)
     try:
         template = check.run(recorder, inputs)
@@ -219,16 +222,18 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     return out
 
 
-def write_check_data(folder: Path, course: CourseConfig) -> list[Path]:
-    """check_data/index.json and each exercise's .json and .npz in `folder`."""
+def write_check_data(folder: Path, course: CourseConfig, variant: Variant | None = None) -> list[Path]:
+    """check_data/index.json and each exercise's .json and .npz in `folder`; on a student's variant,
+    index.json records whose it is (`student`: what `attnkit check` grades this folder as)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for stem in course.exercises:
-        spec, arrays = exercise_data(stem, course)
+        spec, arrays = exercise_data(stem, course, variant)
         (folder / f"{stem}.json").write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
         np.savez_compressed(folder / f"{stem}.npz", **arrays)
         written += [folder / f"{stem}.json", folder / f"{stem}.npz"]
-    index = {"format": FORMAT, "variant": VARIANT, "course": course.course, "assignment": course.assignment,
-             "seed": course.seed, "exercises": list(course.exercises)}
+    index = {"format": FORMAT, "variant": variant.student if variant else VARIANT, "course": course.course,
+             "assignment": course.assignment, "seed": variant.seed if variant else course.seed,
+             "exercises": list(course.exercises)} | ({"student": variant.student} if variant else {})
     (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     return [*written, folder / "index.json"]

@@ -12,6 +12,8 @@ from pathlib import Path
 from autograder.config import KIT_ROOT, CourseConfig
 HANDOUT_CODE = Path(__file__).resolve().parent
 from autograder.handout.data import write_check_data
+from autograder.variants.draw import Variant
+from autograder.variants.handout import VARIED_FILES, with_numbers
 
 CHECKER = "check.py"
 # check.py's modules, imported by it from beside it: its comparisons with answers, the properties the
@@ -27,18 +29,21 @@ class HandoutError(Exception):
     """The handout cannot be written where it was asked for."""
 
 
-def write_checker(out: Path, course: CourseConfig) -> list[Path]:
-    """check.py and check_data/ in `out`: what a folder needs for students to check their work."""
+def write_checker(out: Path, course: CourseConfig, variant: Variant | None = None) -> list[Path]:
+    """check.py and check_data/ in `out`: what a folder needs for students to check their work
+    (on `variant`: that student's numbers and identity)."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HANDOUT_CODE / "student_check.py", out / CHECKER)
     for name, source in MODULES.items():
         shutil.copyfile(source, out / name)
-    return [out / CHECKER, *(out / name for name in MODULES), *write_check_data(out / DATA_FOLDER, course)]
+    return [out / CHECKER, *(out / name for name in MODULES), *write_check_data(out / DATA_FOLDER, course, variant)]
 
 
-def write_handout(out: Path, course: CourseConfig, *, force: bool = False) -> list[Path]:
+def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
+                  variant: Variant | None = None) -> list[Path]:
     """The whole handout in `out`; a folder that already holds files is left alone unless `force`
-    (it may be a student's work)."""
+    (it may be a student's work). On `variant`: the exercises' text and check data carry that
+    student's numbers (autograder/variants/handout.py)."""
     if out.exists() and not out.is_dir():
         raise HandoutError(f"{out} is a file; give a folder to write the handout into")
     if out.is_dir() and any(out.iterdir()) and not force:
@@ -50,9 +55,12 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False) -> li
         for suffix in (".py", ".ipynb"):
             source = KIT_ROOT / "exercises" / f"{stem}{suffix}"
             if source.is_file():
-                shutil.copyfile(source, out / source.name)
+                if variant is not None and stem in VARIED_FILES:
+                    (out / source.name).write_bytes(with_numbers(source, variant))
+                else:
+                    shutil.copyfile(source, out / source.name)
                 written.append(out / source.name)
-    written += write_checker(out, course)
+    written += write_checker(out, course, variant)
     (out / "README.md").write_text(STUDENT_README.format(course=course.course), encoding="utf-8")
     return [*written, out / "README.md"]
 

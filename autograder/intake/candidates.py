@@ -22,8 +22,9 @@ def ambiguous(exercise: ExerciseResult) -> bool:
 
 
 def grade_the_better(exercise: ExerciseResult, folder: Path, course: CourseConfig, sandbox,
-                     only: Collection[str] | None = None) -> ExerciseResult:
-    """`exercise` (graded as ambiguous: nothing) replaced by the best of its candidates, graded."""
+                     only: Collection[str] | None = None, *, student: str | None = None) -> ExerciseResult:
+    """`exercise` (graded as ambiguous: nothing) replaced by the best of its candidates, graded
+    (against `student`'s variant, when the course has variants)."""
     from autograder.grading.submission import grade_exercise
     from autograder.intake.load import LoadError, SourceFile, source_from_bytes
 
@@ -34,7 +35,7 @@ def grade_the_better(exercise: ExerciseResult, folder: Path, course: CourseConfi
             source = LoadError(exercise.stem, found.relpath, source.message)
         else:
             source = SourceFile(exercise.stem, found.relpath, source, found.note)
-        graded.append(grade_exercise(exercise.stem, source, course, sandbox, only=only))
+        graded.append(grade_exercise(exercise.stem, source, course, sandbox, only=only, student=student))
     if len(graded) < 2:
         return exercise
     best = max(graded, key=lambda e: e.score)      # the first in name order on a tie

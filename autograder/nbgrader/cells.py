@@ -102,11 +102,12 @@ def expand_ids(ids: list[str], stem: str) -> list[str]:
     return [cid for cid in known if cid in wanted]
 
 
-def grade_checks(stem: str, loaded, course, sandbox, wanted: list[str]):
-    """``autograder.grading.submission.grade_exercise`` restricted to some checks of the exercise."""
+def grade_checks(stem: str, loaded, course, sandbox, wanted: list[str], student: str | None = None):
+    """``autograder.grading.submission.grade_exercise`` restricted to some checks of the exercise (against
+    `student`'s variant, when the course has variants)."""
     from autograder.grading.submission import grade_exercise
 
-    return list(grade_exercise(stem, loaded, course, sandbox, only=set(wanted)).checks)
+    return list(grade_exercise(stem, loaded, course, sandbox, only=set(wanted), student=student).checks)
 
 
 MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not_implemented": "TODO", "missing": "MISSING"}
@@ -143,20 +144,22 @@ def _one_line(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def grade_notebook(notebook: Path, ids: list[str], course=None, sandbox=None, points: float | None = None) -> dict:
+def grade_notebook(notebook: Path, ids: list[str], course=None, sandbox=None, points: float | None = None,
+                   student: str | None = None) -> dict:
     """Grade some checks of a saved notebook in the sandbox: {"score", "max_score", "report"}.
-    Without `sandbox`, one is started (and closed) here."""
+    Without `sandbox`, one is started (and closed) here. `student`: whose variant (course.yml
+    variants:; None: the course's own numbers)."""
     course = course or load_course_for_cell()
     if sandbox is None:
         with start_sandbox(course) as sandbox:
-            return grade_notebook(notebook, ids, course, sandbox, points)
+            return grade_notebook(notebook, ids, course, sandbox, points, student)
     notebook = Path(notebook)
     stem = notebook.stem
     if stem not in course.exercises:
         raise ValueError(f"{notebook.name}: no exercise {stem!r} in the course")
     wanted = expand_ids(ids, stem)
     loaded = load_notebook(notebook)
-    results = grade_checks(stem, loaded, course, sandbox, wanted)
+    results = grade_checks(stem, loaded, course, sandbox, wanted, student)
     score = sum(r.score for r in results)
     return {RESULT_KEY: 1, "score": score, "max_score": sum(r.max_score for r in results),
             "report": "\n".join(report_lines(results, course, points))}
@@ -204,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebook", required=True, help="the notebook file (relative to the working folder)")
     parser.add_argument("--course", type=Path, help="the course file (default: see find_course_file)")
     parser.add_argument("--points", type=float, help="the test cell's points: the score is never above them")
+    parser.add_argument("--student", help="whose variant (course.yml variants:; default: JupyterHub's user, else "
+                        "the course's own numbers)")
     args = parser.parse_args(argv)
     out = sys.stdout
     try:
@@ -215,7 +220,10 @@ def main(argv: list[str] | None = None) -> int:
             course = load_course(course_file)
             with start_sandbox(course, course_root(course_file)) as sandbox:
                 course = load_course_for_cell(course_file)   # again, now checking the ids against the kit's checks
-                result = grade_notebook(Path(args.notebook), args.ids, course, sandbox, args.points)
+                from autograder.variants.identity import hub_identity
+
+                result = grade_notebook(Path(args.notebook), args.ids, course, sandbox, args.points,
+                                        args.student or hub_identity())
     except Exception as err:  # report as a result: the cell then shows why and scores 0
         result = {RESULT_KEY: 1, "score": 0.0, "max_score": args.points or 0.0,
                   "report": f"The grader could not grade this cell: {type(err).__name__}: {_one_line(err)}",

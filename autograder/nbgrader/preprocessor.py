@@ -109,13 +109,14 @@ class _Run:
         from autograder.sandbox import SandboxError
 
         loaded = self.snapshot[path]
+        student = nbgrader_student(path)     # whose variant (course.yml variants:): nbgrader's own id
         try:
-            return grade_exercise(path.stem, loaded, self.course, self.sandbox)
+            return grade_exercise(path.stem, loaded, self.course, self.sandbox, student=student)
         except SandboxError as err:
             log.warning("attnkit: the sandbox failed (%s); starting a new one", err)
             self.sandbox.close()
             self._start_sandbox()
-            return grade_exercise(path.stem, loaded, self.course, self.sandbox)
+            return grade_exercise(path.stem, loaded, self.course, self.sandbox, student=student)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -148,6 +149,12 @@ def submitted_path(preprocessor, resources) -> Path:
     else:
         folder = os.path.join("submitted", info["student"], info["assignment"])
     return Path(os.path.abspath(os.path.join(folder, f"{info['notebook']}.ipynb")))
+
+
+def nbgrader_student(path: Path) -> str:
+    """The student nbgrader submitted this notebook for: its path is nbgrader's own
+    submitted/<student>/<assignment>/<notebook>.ipynb (submitted_path, CourseDirectory)."""
+    return Path(path).parent.parent.name
 
 
 def notebooks_to_grade(preprocessor) -> list[Path]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder.intake.roster import Enrolment
 from autograder.config import CourseConfig
+from autograder.integrity.hand_answers import integrity_flags
 from autograder.reports.class_summary import class_summary
 from autograder.reports.exports import ExportFormat, export
 from autograder.reports.feedback_html import feedback_html
@@ -39,6 +40,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     summary["generated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if preflight is not None:
         summary["preflight"] = preflight.to_dict()
+    if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
+        summary["integrity"] = [flag.to_dict() for flag in integrity_flags(results)]
     if enrolment is not None and enrolment.roster:
         summary["roster"] = {"not_submitted": [p.name or p.key for p in enrolment.absent],
                              "not_on_roster": list(enrolment.unmatched)}

@@ -8,6 +8,7 @@ one slip carried through).
 from __future__ import annotations
 
 from pydantic import Field
+import numpy as np
 
 from autograder.checks.base import Check, Context, array_problem
 from autograder.diagnosis import observations
@@ -23,9 +24,20 @@ def _hand_compare(name: str):
 
 
 def _hand_check(part: str, name: str, title: str) -> Check:
+    """The student's value of `name`. Its inputs are empty for the course's own numbers (the
+    reference's constants are the key), or a student's variant's Q, K, V and X: then the key is the
+    reference's `hand_answers` of them, and a mutant's the same mistake made on them."""
     return Check(f"hand_computation.{part}.{name.lower().removeprefix('csm_')}", title,
                  inputs=lambda rng: {}, run=lambda impl, i: impl.value(name),
-                 compare=_hand_compare(name), random=False)
+                 expected_run=lambda impl, i: _expected_value(impl, name, i),
+                 compare=_hand_compare(name), random=False,
+                 variant_inputs=lambda variant: variant.hand_inputs())
+
+
+def _expected_value(impl, name: str, inputs: dict):
+    if not inputs:
+        return impl.value(name)
+    return np.asarray(impl.hand_answers(inputs)[name], dtype=np.float64)
 
 
 # What a student's own checker (the handout) can say without the answers: each step computed from
@@ -66,4 +78,9 @@ EXERCISE = Exercise(
     catalogue=f"{__name__}.misconceptions",
     # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
     tolerances={"hand": (float, Field(0.006, gt=0, lt=1))},
+    hooks=("hand_answers",),
 )
+
+# The contract name each check grades (for the variants' answer keys and the integrity flags).
+KEY_NAMES = {check.id: name for check, name in zip(CHECKS, (
+    "SCORES", "SCALED_SCORES", "WEIGHTS", "OUTPUT", "CSM_SCORES", "CSM_WEIGHTS", "CSM_OUTPUT"))}

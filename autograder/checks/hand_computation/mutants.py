@@ -18,13 +18,25 @@ HAND_REORDERED = (("A", lambda Q, K, V: (Q[::-1], K, V)), ("A", lambda Q, K, V: 
                     for order in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))))
 
 
-def hand_values(scale="sqrt", axis=-1, reordered: int | None = None) -> dict[str, list]:
+COURSE_INPUTS = {"Q": Q_A, "K": K_A, "V": V_A, "X": X_CSM}
+
+
+def hand_values(scale="sqrt", axis=-1, reordered: int | None = None) -> dict:
     """Every answer of the hand computation, computed with one step done wrong: the scores divided
     by sqrt(d_k) (right), 1 ("none") or d_k ("dk"), the softmax along `axis`, or the right steps on
-    the inputs of one part reordered (HAND_REORDERED[reordered])."""
+    the inputs of one part reordered (HAND_REORDERED[reordered]). The course's numbers by name, and
+    under `hand_answers` the same mistake on a student's variant (reference.hand_computation.hand_answers)."""
+    def on(inputs: dict) -> dict[str, np.ndarray]:
+        return {k: np.asarray(v) for k, v in wrong_values(inputs, scale, axis, reordered).items()}
+    return wrong_values(COURSE_INPUTS, scale, axis, reordered) | {"hand_answers": on}
+
+
+def wrong_values(inputs: dict, scale="sqrt", axis=-1, reordered: int | None = None) -> dict[str, list]:
+    """hand_values's mistake on these inputs (Q, K, V, X)."""
     part, reorder = HAND_REORDERED[reordered] if reordered is not None else ("", None)
     values = {}
-    for prefix, (Q, K, V) in (("", (Q_A, K_A, V_A)), ("CSM_", (X_CSM, X_CSM, X_CSM))):
+    for prefix, (Q, K, V) in (("", (inputs["Q"], inputs["K"], inputs["V"])),
+                              ("CSM_", (inputs["X"], inputs["X"], inputs["X"]))):
         Q, K, V = (np.asarray(a) for a in (Q, K, V))
         if reorder is not None and (part == "A") == (not prefix):
             Q, K, V = reorder(Q, K, V)
@@ -40,7 +52,7 @@ def hand_values(scale="sqrt", axis=-1, reordered: int | None = None) -> dict[str
 
 def hand_offset(delta: float = 0.012) -> dict[str, list]:
     """Every hand answer shifted by `delta`: the example of an answer that is close but not close enough."""
-    return {k: (np.asarray(v) + delta).tolist() for k, v in hand_values().items()}
+    return {k: (np.asarray(v) + delta).tolist() for k, v in wrong_values(COURSE_INPUTS).items()}
 
 
 def hand_slip() -> dict[str, list]:

@@ -1,0 +1,31 @@
+"""The student a Gradescope submission belongs to, from Gradescope's submission_metadata.json.
+
+With variants (course.yml `variants:`) the grade is against this student's numbers. The id is the
+one a Gradescope roster gives the student in `attnkit variants --roster` and `attnkit handout
+--roster` (autograder/intake/roster.py, Person.key: the email, as Gradescope's roster has no login),
+and the SID when there is no email. A group submission is graded as its first member's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+METADATA = "submission_metadata.json"
+
+
+def submission_student(root: Path) -> str | None:
+    """The submitter's id, or None (no metadata: graded on the course's own numbers)."""
+    try:
+        data = json.loads((Path(root) / METADATA).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    users = data.get("users") if isinstance(data, dict) else None
+    if not isinstance(users, list) or not users or not isinstance(users[0], dict):
+        return None
+    first = users[0]
+    for field in ("email", "sid"):
+        value = first.get(field)
+        if isinstance(value, (str, int)) and str(value).strip():
+            return str(value).strip()
+    return None
