@@ -3,7 +3,7 @@ tags (results.json) and in summary.json, for that student and that check.
 
 A class of wrong submissions -- each buggy file of the corpus (tests/corpus/<stem>/buggy, one per
 mistake) and each student-style file with one catalogue mistake (tests/mistakes_by_edit.py, the
-mutants of reference/mutants.py written as a student writes them) -- is graded by `attnkit grade`.
+mutants of each exercise (autograder/checks/<stem>/mutants.py) written as a student writes them) -- is graded by `attnkit grade`.
 Then the text each student reads (Gradescope's outputs, the Markdown feedback page) is searched for
 every catalogue hint, by its own words: whatever path put a hint there, its id must have been
 recorded. Hidden checks are among them (their hint names the mistake without the inputs).
