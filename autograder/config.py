@@ -114,6 +114,19 @@ def _repeated_keys(node: yaml.Node | None, prefix: str = "", seen: set | None = 
             yield from _repeated_keys(item, f"{prefix}[{index}]", seen)
 
 
+def _parsed(text: str) -> tuple[yaml.Node | None, object]:
+    """(the node tree, the data) of a YAML text: with libyaml's loader where PyYAML has it (a
+    tenth of the time: `attnkit check` reads the course on every run), else PyYAML's own. A
+    text libyaml refuses is read again by PyYAML's own, whose error the messages are made from."""
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.compose(text, Loader=fast), yaml.load(text, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader), yaml.load(text, Loader=yaml.SafeLoader)
+
+
 def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[str]] | None = None) -> CourseConfig:
     """Read and validate course.yml. `known_checks` ({stem: [check ids]}) lets the loader
     reject ids that no check implements and report checks that have no points."""
@@ -123,8 +136,7 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = _parsed(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Collection
+from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 
@@ -27,15 +27,19 @@ from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplem
                                     rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import RETURNS
-from autograder.diagnosis import Diagnosis, diagnose, diagnose_error, narrowed
 from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
 from autograder.load import LoadError, SourceFile, load_submission
 from autograder.provided import provided_for
-from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.stubs import stubs
+
+if TYPE_CHECKING:
+    from autograder.diagnosis import Diagnosis
+
+# The diagnosis (the misconception catalogue and its mutants) and the pictures are imported where
+# a check failed: a correct or untouched submission never pays for them (a cold `attnkit check`).
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
@@ -215,7 +219,11 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     except StudentCallError as err:
         status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
             err.status, "error")
-        found = diagnose_error(check, inputs, err.error) if err.error is not None and course.hints != "off" else None
+        found = None
+        if err.error is not None and course.hints != "off":
+            from autograder.diagnosis import diagnose_error
+
+            found = diagnose_error(check, inputs, err.error)
         return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
@@ -227,6 +235,9 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         problems = [f"the returned value could not be compared: {type(err).__name__}: {err}"]
     if not problems:
         return result("passed")
+    from autograder.diagnosis import diagnose
+    from autograder.reports.pictures import picture_data
+
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     return replace(result("failed", "; ".join(problems), found), visual=visual)
@@ -244,7 +255,11 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
     out = []
     for check, r in zip(checks, results):
         before = found.get(check.id)
-        after = narrowed(before, check, passed, expected_of) if len(r.misconceptions) > 1 else before
+        after = before
+        if len(r.misconceptions) > 1:
+            from autograder.diagnosis import narrowed
+
+            after = narrowed(before, check, passed, expected_of)
         if after is not before:
             r = replace(r, misconceptions=after.ids, hint=decide_hint(
                 check, r.status, after, course, hidden=course.check(check.id).hidden, raised=r.reason == "raised"))
