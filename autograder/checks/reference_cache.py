@@ -105,18 +105,16 @@ def _variant(impl: Any) -> str | None:
 
 # ---------------------------------------------------------------- reference answers (torch stems)
 
+@lru_cache(maxsize=None)
 def needs_torch(stem: str) -> bool:
     """Whether the reference of `stem` imports torch (its answers are then worth keeping on disk)."""
-    return stem in _torch_stems()
-
-
-@lru_cache(maxsize=1)
-def _torch_stems() -> frozenset[str]:
     import reference
 
-    texts = {stem: (reference.HERE / f"{stem}.py").read_text(encoding="utf-8") for stem in reference.STEMS}
+    if stem not in reference.STEMS:
+        return False
+    text = (reference.HERE / f"{stem}.py").read_text(encoding="utf-8")
     # Only a file that names torch can import it: the others are not parsed (a cold `attnkit check` waits here)
-    return frozenset(stem for stem, text in texts.items() if "torch" in text and "torch" in imported_modules(text))
+    return "torch" in text and "torch" in imported_modules(text)
 
 
 def stored_answer(check_id: str, seed: int, make: Callable[[], Any]) -> Any:
