@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from autograder import config, course_cache
 from autograder.checks import check_ids
-from autograder.config import DEFAULT_COURSE, ConfigError, CourseConfig, load_course
+from autograder.config import DEFAULT_COURSE, ConfigError, load_course
 from autograder.sandbox.outcome import Limits
 
 # Every setting away from its default, the points shorthand and the long form both used.
