@@ -54,21 +54,26 @@ def remembered(raw: bytes, model: type[BaseModel]) -> BaseModel | None:
     try:
         dumped = json.loads((cache_folder() / f"{_key(raw)}.json").read_text(encoding="utf-8"))
         return constructed(model, dumped)
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError):    # RuntimeError: no home folder
         return None
 
 
 def remember(raw: bytes, course: BaseModel) -> None:
     """Keep the validated course of these bytes (best effort: a read-only home only costs time)."""
-    folder = cache_folder()
+    tmp = None
     try:
+        folder = cache_folder()
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".course-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(course.model_dump_json())
-        os.replace(tmp, folder / f"{_key(raw)}.json")
-    except OSError:
+        os.replace(tmp, folder / f"{_key(raw)}.json")     # whole or not at all, for a reader beside
+        tmp = None
+    except (OSError, RuntimeError):
         pass
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def constructed(model: type[BaseModel], data: dict) -> BaseModel:
