@@ -121,3 +121,12 @@ def test_a_type_the_cache_cannot_rebuild_is_refused():
 
     with pytest.raises(TypeError):
         course_cache.constructed(Odd, {"values": [1, 2]})
+
+
+def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("ATTNKIT_CACHE_DIR", str(blocked))
+    path = _course_file(tmp_path)
+    assert load_course(path) == load_course(path)
+    assert blocked.read_text() == "a file where the cache folder would be"
