@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from autograder.sandbox.outcome import Limits
+
+if TYPE_CHECKING:
+    import yaml
+
+# PyYAML is imported where a course file is parsed: a file validated before comes from
+# autograder/course_cache.py, and the models build their validators when first used
+# (defer_build), so a cold `attnkit check` pays for neither.
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_COURSE = KIT_ROOT / "course.yml"
@@ -19,7 +26,7 @@ class ConfigError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Tolerance(_Strict):
@@ -31,9 +38,10 @@ class Tolerances(_Strict):
     """How close an array must be, by the dtype it is compared in. An exercise's own tolerances
     (`tolerances.hand`, `tolerances.scaling`) are declared by its descriptor (Exercise.tolerances)
     and added to this model when the course is loaded (`_with_exercise_tolerances`)."""
-    model_config = ConfigDict(extra="allow", frozen=True)   # checked against the descriptors after
-    float64: Tolerance = Tolerance(rtol=1e-5, atol=1e-8)
-    float32: Tolerance = Tolerance(rtol=1e-4, atol=1e-5)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)   # checked against the descriptors after
+    # defaults made when needed (defer_build: a default made here would build the validator now)
+    float64: Tolerance = Field(default_factory=lambda: Tolerance(rtol=1e-5, atol=1e-8))
+    float32: Tolerance = Field(default_factory=lambda: Tolerance(rtol=1e-4, atol=1e-5))
 
 
 class CheckConfig(_Strict):
@@ -66,7 +74,7 @@ class CourseConfig(_Strict):
     assignment: str = "self_attention"
     seed: int = Field(ge=0, lt=2**63)
     limits: Limits = Field(default_factory=Limits)      # the sandbox's own type, validated here
-    tolerances: Tolerances = Tolerances()
+    tolerances: Tolerances = Field(default_factory=Tolerances)
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False
     # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
@@ -85,6 +93,8 @@ class CourseConfig(_Strict):
 
 def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
     """Follow a pydantic error location through the YAML node tree to a 1-based line."""
+    import yaml
+
     line = node.start_mark.line + 1 if node is not None else None
     for key in loc:
         if isinstance(node, yaml.MappingNode):
@@ -103,6 +113,8 @@ def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
 
 def _repeated_keys(node: yaml.Node | None, prefix: str = "", seen: set | None = None):
     """(key path, first line, repeated line) for each key written twice in one mapping."""
+    import yaml
+
     seen = set() if seen is None else seen
     if node is None or id(node) in seen:      # an alias met again: walked already
         return
@@ -122,17 +134,53 @@ def _repeated_keys(node: yaml.Node | None, prefix: str = "", seen: set | None = 
             yield from _repeated_keys(item, f"{prefix}[{index}]", seen)
 
 
+def _parsed(text: str) -> tuple[yaml.Node | None, object]:
+    """(the node tree, the data) of a YAML text: with libyaml's loader where PyYAML has it (a
+    tenth of the time: `attnkit check` reads the course on every run), else PyYAML's own. A
+    text libyaml refuses is read again by PyYAML's own, whose error the messages are made from."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.compose(text, Loader=fast), yaml.load(text, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader), yaml.load(text, Loader=yaml.SafeLoader)
+
+
 def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[str]] | None = None) -> CourseConfig:
     """Read and validate course.yml. `known_checks` ({stem: [check ids]}) lets the loader
     reject ids that no check implements and report checks that have no points."""
+    from autograder import course_cache
+
     path = Path(path) if path is not None else DEFAULT_COURSE
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: cannot read the course file ({err})") from None
+    course = course_cache.remembered(raw, CourseConfig)
+    if course is None:
+        course, root = _validated(path, text)
+        course_cache.remember(raw, course)
+    else:
+        root = None     # parsed only if a check id is wrong (the message names its line)
+        # the exercises' own tolerances come back as plain data: made their types again
+        course = _with_exercise_tolerances(course, course.tolerances.model_dump())
+    if known_checks is not None:
+        _check_ids_match(course, known_checks, path, root, text)
+    return course
+
+
+def _validated(path: Path, text: str) -> tuple[CourseConfig, "yaml.Node | None"]:
+    """The course file parsed and validated (the ConfigError names the line of each mistake)."""
+    import yaml
+
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = _parsed(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
@@ -150,9 +198,7 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
         course = _with_exercise_tolerances(course, data.get("tolerances"))
     except ValidationError as err:
         raise _located(err, path, root, within=("tolerances",)) from None
-    if known_checks is not None:
-        _check_ids_match(course, known_checks, path, root)
-    return course
+    return course, root
 
 
 def _located(err: ValidationError, path: Path, root, within: tuple = ()) -> ConfigError:
@@ -182,13 +228,23 @@ def _with_exercise_tolerances(course: CourseConfig, given: Any) -> CourseConfig:
     """The course's tolerances validated again, now with each exercise's own settings (their
     defaults where course.yml gives none; an unknown name is an error). Errors are located as
     `tolerances.<name>` like any other."""
-    model = create_model("CourseTolerances", __base__=_Strict, __module__=__name__,
-                         **{name: (info.annotation, info) for name, info in Tolerances.model_fields.items()},
-                         **exercise_tolerances())
-    return course.model_copy(update={"tolerances": model.model_validate(given or {})})
+    return course.model_copy(update={"tolerances": _tolerances_model().model_validate(given or {})})
 
 
-def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root) -> None:
+@lru_cache(maxsize=1)
+def _tolerances_model() -> type[BaseModel]:
+    """One model per process (two courses' tolerances compare equal only as instances of one class)."""
+    return create_model("CourseTolerances", __base__=_Strict, __module__=__name__,
+                        **{name: (info.annotation, info) for name, info in Tolerances.model_fields.items()},
+                        **exercise_tolerances())
+
+
+def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root, text: str) -> None:
+    ok = all(stem in known and set(ex.checks) == set(known[stem]) for stem, ex in course.exercises.items())
+    if ok:
+        return
+    if root is None:
+        root, _ = _parsed(text)
     problems = []
     for stem, ex in course.exercises.items():
         if stem not in known:

@@ -2,18 +2,26 @@
 
     python benchmarks/bench_nbgrader.py                  # 3 students, one round
     python benchmarks/bench_nbgrader.py --students 6 --rounds 2 --keep DIR
+    python benchmarks/bench_nbgrader.py --kit-kernel     # also the kit's course with a kernel per notebook
 
 In one run, with the real nbgrader:
 
 * the kit's course (`attnkit nbgrader`: nbgrader_config.py with the kit's preprocessors, one
-  notebook per exercise, 12 test cells), with N students who handed in the solution notebooks;
-* a plain nbgrader assignment of the same size (benchmarks/plain_nbgrader.py: the same solution
-  notebooks, same imports, ordinary ``assert np.allclose(...)`` test cells), same N students.
+  notebook per exercise, 12 test cells), with N students who handed in the solution notebooks.
+  nbgrader starts no kernel for its notebooks (the kit's ExecuteWhereNeeded);
+* plain nbgrader, per notebook (benchmarks/plain_nbgrader.py: the same solution notebooks, same
+  imports, ordinary ``assert np.allclose(...)`` test cells, one notebook per exercise), same N
+  students: a kernel per notebook;
+* plain nbgrader, per submission: ONE notebook holding the five exercises with their assert
+  cells (the fastest form an instructor without the kit would write: one kernel per student);
+* with ``--kit-kernel``, the kit's course again with ``--ExecuteWhereNeeded.always=True`` (a
+  kernel per notebook, as before issue 23.5).
 
-Both are autograded (alternating which goes first in each round, so that a busy machine hurts
-both alike), and it prints the seconds per notebook of each and the ratio (target: the kit's
-course at most 1.5x plain nbgrader). Then it says where the kit's extra time goes: its one-off
-start (reading the submissions, loading the course, starting the sandbox) and its grading per
+All are autograded (rotating which goes first in each round, so that a busy machine hurts
+each alike), and it prints the seconds per notebook and per submission of each, the speed-up
+of the kit over plain nbgrader per notebook (target: at least 1.5x) and per submission, and
+the load average beside them. Then it says where the kit's time goes: its one-off start
+(reading the submissions, loading the course, starting the sandbox) and its grading per
 notebook, measured by grading the same notebooks in-process the way its preprocessor does.
 This is a benchmark, not a test: nothing is asserted.
 """
@@ -95,10 +103,45 @@ def _cpu() -> float:
     return t.user + t.system
 
 
+def autograde_runs(args, root: Path, course, students: list[str]) -> tuple[dict, dict]:
+    """Build the courses, hand in, autograde each ``args.rounds`` times; returns the seconds per
+    notebook of each run, per form, and the notebooks per submission of each form."""
+    assignment = course.assignment
+    forms: dict[str, tuple[Path, tuple[str, ...]]] = {
+        "kit": (root / "kit", ()),
+        "plain": (root / "plain", ()),
+        "plain-one": (root / "plain-one", ()),
+    }
+    if args.kit_kernel:
+        forms["kit-kernel"] = (root / "kit", ("--ExecuteWhereNeeded.always=True",))
+    for folder, _ in forms.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    write_course(root / "kit", KIT_ROOT, course)
+    write_plain_course(root / "plain", assignment, tuple(course.exercises))
+    write_plain_course(root / "plain-one", assignment, tuple(course.exercises), one=True)
+    for folder in {folder for folder, _ in forms.values()}:
+        nbgrader(folder, "generate_assignment", assignment, "--force")
+    per_submission = {name: hand_in(folder, assignment, students) for name, (folder, _) in forms.items()}
+
+    times: dict[str, list[float]] = {name: [] for name in forms}
+    names = list(forms)
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            folder, extra = forms[name]
+            notebooks = per_submission[name] * len(students)
+            took = nbgrader(folder, "autograde", assignment, "--force", *extra)
+            times[name].append(took / notebooks)
+            print(f"  round {r + 1}: {name:10s} nbgrader autograde {took:6.1f} s = {took / notebooks:5.2f} s per "
+                  f"notebook ({notebooks} notebooks; load {os.getloadavg()[0]:.1f})", flush=True)
+    return times, per_submission
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--students", type=int, default=3)
-    p.add_argument("--rounds", type=int, default=1, help="autograde both courses this many times (alternating)")
+    p.add_argument("--rounds", type=int, default=1, help="autograde every course this many times (rotating the order)")
+    p.add_argument("--kit-kernel", action="store_true",
+                   help="also autograde the kit's course with a kernel per notebook (ExecuteWhereNeeded.always)")
     p.add_argument("--keep", type=Path, help="build the courses here and keep them")
     args = p.parse_args(argv)
 
@@ -108,34 +151,28 @@ def main(argv=None) -> int:
         course = load_course(DEFAULT_COURSE, known_checks=check_ids())
         assignment = course.assignment
         students = [f"student{k:02d}" for k in range(args.students)]
-        kit_dir, plain_dir = root / "kit", root / "plain"
-        for folder in (kit_dir, plain_dir):
-            shutil.rmtree(folder, ignore_errors=True)
-        write_course(kit_dir, KIT_ROOT, course)
-        write_plain_course(plain_dir, assignment, tuple(course.exercises))
-        for folder in (kit_dir, plain_dir):
-            nbgrader(folder, "generate_assignment", assignment, "--force")
-        per_student = hand_in(kit_dir, assignment, students)
-        hand_in(plain_dir, assignment, students)
-        notebooks = per_student * len(students)
-        print(f"{len(students)} students x {per_student} notebooks; {os.cpu_count()} cores; "
-              f"load average {os.getloadavg()[0]:.1f} at the start")
+        load_start = os.getloadavg()[0]
+        print(f"{len(students)} students; {os.cpu_count()} cores; load average {load_start:.1f} at the start")
+        times, per_submission = autograde_runs(args, root, course, students)
+        load_end = os.getloadavg()[0]
+        per_nb = {name: statistics.median(t) for name, t in times.items()}
+        per_sub = {name: per_nb[name] * per_submission[name] for name in per_nb}
+        kit, plain, one = per_nb["kit"], per_nb["plain"], per_sub["plain-one"]
+        n = per_submission["kit"]
+        print(f"\nmedian of {args.rounds} round(s); load average {load_start:.1f} at the start, {load_end:.1f} at the end")
+        print("per notebook (one notebook per exercise in both):")
+        print(f"  plain nbgrader (assert cells, a kernel per notebook)   {plain:5.2f} s")
+        print(f"  kit's course (no kernel)                               {kit:5.2f} s")
+        if "kit-kernel" in per_nb:
+            print(f"  kit's course with a kernel per notebook (always=True)  {per_nb['kit-kernel']:5.2f} s")
+        print(f"  speed-up plain / kit                                   {plain / kit:5.2f}x   (target: at least 1.5x)")
+        print("per submission:")
+        print(f"  plain nbgrader, ONE notebook of the {per_submission['plain']} exercises (assert cells)  {one:5.2f} s")
+        print(f"  plain nbgrader, {per_submission['plain']} notebooks                                {per_sub['plain']:5.2f} s")
+        print(f"  kit's course, {n} notebooks                                  {per_sub['kit']:5.2f} s")
+        print(f"  speed-up plain one-notebook / kit                         {one / per_sub['kit']:5.2f}x")
 
-        times: dict[str, list[float]] = {"plain": [], "kit": []}
-        for r in range(args.rounds):
-            order = (("plain", plain_dir), ("kit", kit_dir)) if r % 2 == 0 else (("kit", kit_dir), ("plain", plain_dir))
-            for name, folder in order:
-                took = nbgrader(folder, "autograde", assignment, "--force")
-                times[name].append(took / notebooks)
-                print(f"  round {r + 1}: {name:5s} nbgrader autograde {took:6.1f} s = {took / notebooks:5.2f} s per notebook",
-                      flush=True)
-        plain, kit = statistics.median(times["plain"]), statistics.median(times["kit"])
-        print(f"\nplain nbgrader (assert cells)  {plain:5.2f} s per notebook")
-        print(f"kit's course                   {kit:5.2f} s per notebook")
-        print(f"ratio kit / plain              {kit / plain:5.2f}x   (target: at most 1.5x)")
-        print(f"load average at the end        {os.getloadavg()[0]:.1f}")
-
-        costs = kit_costs(kit_dir, course, assignment, students)
+        costs = kit_costs(root / "kit", course, assignment, students)
         names = costs["students"]
         print("\nwhere the kit's time goes (measured in-process, as its preprocessor does it; wall s, "
               "grader CPU s in brackets):")
@@ -148,8 +185,8 @@ def main(argv=None) -> int:
             warm = sum(by[names[1]][0] for by in costs["grade"].values()) / len(costs["grade"])
             print(f"  a warm notebook costs the kit {warm:.2f} s on average; the first student also pays for the "
                   f"sandbox's warm start and the reference answers (made once per run)")
-        print("  the rest of each notebook's time is nbgrader's own: a kernel per notebook, the notebook's "
-              "cells, the gradebook")
+        print("  the rest of each notebook's time is nbgrader's own (no kernel): the sanitize and autograde "
+              "passes, the gradebook, writing the notebook; and the nbgrader process's start, once per run")
         return 0
     finally:
         if args.keep is None:

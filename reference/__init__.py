@@ -18,7 +18,6 @@ calls the grader answers with these functions; no reference code reaches a child
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -30,10 +29,17 @@ STEMS = tuple(sorted(p.stem for p in HERE.glob("*.py") if not p.stem.startswith(
 
 def _relative_imports(stem: str) -> list[str]:
     """The sibling stems a reference module imports (``from .attention import ...``)."""
+    import ast
+
     tree = ast.parse((HERE / f"{stem}.py").read_text(encoding="utf-8"))
     return sorted({node.module.split(".")[0] for node in ast.walk(tree)
                    if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module})
 
 
-# stem -> the reference stems its module imports (relative imports, one level)
-DEPENDS = {stem: _relative_imports(stem) for stem in STEMS}
+def __getattr__(name: str):
+    # DEPENDS: stem -> the reference stems its module imports (relative imports, one level).
+    # Made on first use, not on import: parsing the modules would cost every grader start.
+    if name == "DEPENDS":
+        globals()["DEPENDS"] = depends = {stem: _relative_imports(stem) for stem in STEMS}
+        return depends
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

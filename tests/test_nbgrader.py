@@ -180,17 +180,98 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
     assert "[PASS] attention.softmax.stable" in result["report"]
 
 
-def test_configure_puts_the_kit_first_in_sanitize_and_right_after_execute():
+def test_configure_puts_the_kit_first_in_sanitize_and_in_place_of_execute():
+    from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute, SaveAutoGrades
     from traitlets.config import Config
 
+    from autograder.nbgrader.execute import ExecuteWhereNeeded
     from autograder.nbgrader.preprocessor import GradeInSandbox, SnapshotSubmissions, configure
 
     c = Config()
     configure(c)
     assert c.Autograde.sanitize_preprocessors[0] is SnapshotSubmissions
     auto = c.Autograde.autograde_preprocessors
-    assert auto[auto.index(Execute) + 1] is GradeInSandbox and SaveAutoGrades in auto
+    assert Execute not in auto                                    # nbgrader's own Execute is gone ...
+    at = auto.index(ExecuteWhereNeeded)                           # ... its place taken by the kit's
+    assert auto[at + 1] is GradeInSandbox and SaveAutoGrades in auto
+    nbgraders = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    assert at == nbgraders.index(Execute)
+    assert [p for p in auto if p not in (ExecuteWhereNeeded, GradeInSandbox)] == \
+        [p for p in nbgraders if p is not Execute]               # the others as nbgrader has them
+
+
+def test_execute_settings_reach_the_kits_execute(course, tmp_path):
+    """The generated config's c.Execute.timeout applies to ExecuteWhereNeeded (a subclass), and
+    `always` is off: no kernel unless a notebook needs one."""
+    from traitlets.config import Config
+
+    from autograder.nbgrader.execute import ExecuteWhereNeeded
+
+    write_course(tmp_path, KIT_ROOT, course)
+    c = Config()
+    c.Execute.timeout = 4321
+    c.ExecuteWhereNeeded.always = False
+    assert "c.ExecuteWhereNeeded.always = False" in (tmp_path / "nbgrader_config.py").read_text()
+    assert f"c.Execute.timeout = {execute_timeout(course)}" in (tmp_path / "nbgrader_config.py").read_text()
+    pp = ExecuteWhereNeeded(config=c)
+    assert pp.timeout == 4321 and pp.always is False and pp.allow_errors is True
+
+
+def _kernel_runs(course, nb, stem, monkeypatch, always: bool = False) -> bool:
+    """Whether ExecuteWhereNeeded starts a kernel for this notebook (nbgrader's Execute replaced
+    by a recorder: no kernel is started by this test)."""
+    from nbgrader.preprocessors import Execute
+
+    from autograder.nbgrader import preprocessor as pp
+    from autograder.nbgrader.execute import ExecuteWhereNeeded
+
+    ran = []
+    monkeypatch.setattr(Execute, "preprocess", lambda self, nb, resources: (ran.append(stem), (nb, resources))[1])
+    run = pp._Run(course=course, started=True)
+    monkeypatch.setattr(pp, "RUN", run)
+    ExecuteWhereNeeded(always=always).preprocess(nb, {"nbgrader": {"student": "ada", "assignment": ASSIGNMENT, "notebook": stem}})
+    return ran == [stem]
+
+
+def test_no_kernel_for_a_notebook_whose_grades_the_kit_writes(course, tmp_path, monkeypatch):
+    write_course(tmp_path, KIT_ROOT, course)
+    source = tmp_path / "source" / ASSIGNMENT
+    for stem in course.exercises:
+        nb = nbformat.read(source / f"{stem}.ipynb", as_version=4)
+        assert not _kernel_runs(course, nb, stem, monkeypatch), stem
+
+
+def test_a_kernel_where_nbgrader_reads_outputs(course, tmp_path, monkeypatch):
+    """An instructor's own assert cell (nbgrader would give it full marks unexecuted), a manually
+    graded code cell, a notebook of no exercise of the course, and `always`: the kernel runs."""
+    from autograder.nbgrader.execute import cells_needing_a_kernel, kit_test_cells
+
+    write_course(tmp_path, KIT_ROOT, course)
+    source = tmp_path / "source" / ASSIGNMENT
+
+    def with_cell(meta: dict):
+        nb = nbformat.read(source / "attention.ipynb", as_version=4)
+        cell = nbformat.v4.new_code_cell("assert softmax(np.zeros(2)).sum() == 1")
+        cell.metadata["nbgrader"] = dict(meta, schema_version=3)
+        nb.cells.append(cell)
+        return nb
+
+    own_asserts = with_cell({"grade": True, "solution": False, "locked": True, "points": 1, "grade_id": "my_test"})
+    assert cells_needing_a_kernel(own_asserts, kit_test_cells(course, "attention")) == ["my_test"]
+    assert _kernel_runs(course, own_asserts, "attention", monkeypatch)
+    manual = with_cell({"grade": True, "solution": True, "locked": False, "points": 2, "grade_id": "my_code"})
+    assert _kernel_runs(course, manual, "attention", monkeypatch)
+    # a kit grade id on a cell that is also a solution cell is not the kit's test cell
+    posing = with_cell({"grade": True, "solution": True, "locked": False, "points": 2,
+                        "grade_id": "tests_attention_softmax"})
+    assert _kernel_runs(course, posing, "attention", monkeypatch)
+    ungraded = with_cell({"grade": False, "solution": True, "locked": False, "grade_id": "helper"})
+    assert not _kernel_runs(course, ungraded, "attention", monkeypatch)
+    other = nbformat.read(source / "attention.ipynb", as_version=4)
+    assert _kernel_runs(course, other, "extra_notebook", monkeypatch)
+    assert _kernel_runs(course, nbformat.read(source / "attention.ipynb", as_version=4), "attention", monkeypatch,
+                        always=True)
 
 
 def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(course, tmp_path, monkeypatch):
@@ -345,6 +426,15 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
     assert grades["buggy"][0] == kit["buggy"] == auto_max - 5    # softmax.stable, bool/binary/broadcast/padding mask
     assert kit["solution"] == auto_max
 
+    # no kernel ran: the student's own cells have no outputs and no execution count (a kernel
+    # numbers every cell it runs), only the kit's test cells do
+    for student in ("solution", "stub", "buggy"):
+        for stem in small.exercises:
+            graded = nbformat.read(root / "autograded" / student / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
+            code = [c for c in graded.cells if c.cell_type == "code"]
+            ran = [c for c in code if c.outputs or c.execution_count is not None]
+            assert ran == [c for c in code if _meta(c).get("grade") and not _meta(c).get("solution")], (student, stem)
+
     # test cells: no stderr, a float result; partial credit where a task is half right
     graded = nbformat.read(root / "autograded" / "buggy" / ASSIGNMENT / "attention.ipynb", as_version=4)
     scores = {}
@@ -442,7 +532,8 @@ HOSTILE_CELLS = {
 def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_at, tmp_path):
     """Input transformers, display hooks, patched subprocess/json/float and a notebook that
     rewrites its own file (and its submitted copies) with the course's solutions: under the real
-    `nbgrader autograde`, every test cell's score and report are the kit's for the submitted file."""
+    `nbgrader autograde` with a kernel for every notebook (`ExecuteWhereNeeded.always`: by
+    default none runs here), every test cell's score and report are the kit's for the submitted file."""
     import shutil
 
     from autograder.grading.submission import grade_submission
@@ -467,7 +558,7 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
     handed_in = tmp_path / "handed_in"          # `attnkit check` on the files as handed in
     shutil.copytree(root / "submitted", handed_in)
 
-    run = _nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    run = _nbgrader(root, "autograde", ASSIGNMENT, "--force", "--ExecuteWhereNeeded.always=True")
     assert "Attribute 'checksum'" not in run.stdout + run.stderr      # untouched test cells: no warning
     assert (root / "submitted" / "rewriter" / ASSIGNMENT / "attention.ipynb").read_bytes() == \
         (source / "attention.ipynb").read_bytes()                      # the attack did run

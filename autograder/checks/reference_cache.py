@@ -38,15 +38,13 @@ def lock_for(key: tuple) -> threading.Lock:
 
 def needs_torch(stem: str) -> bool:
     """Whether the reference of `stem` imports torch (its answers are then worth keeping on disk)."""
-    return stem in _torch_stems()
-
-
-@lru_cache(maxsize=1)
-def _torch_stems() -> frozenset[str]:
     import reference
 
-    folder = Path(reference.__file__).parent
-    return frozenset(p.stem for p in folder.glob("*.py") if "torch" in imported_modules(p.read_text(encoding="utf-8")))
+    if stem not in reference.STEMS:
+        return False
+    text = (reference.HERE / f"{stem}.py").read_text(encoding="utf-8")
+    # Only a file that names torch can import it: the others are not parsed (a cold `attnkit check` waits here)
+    return "torch" in text and "torch" in imported_modules(text)
 
 
 def stored_answer(check_id: str, seed: int, make: Callable[[], Any]) -> Any:

@@ -10,11 +10,14 @@ course's hint policy (`hints: diagnose | generic | off`) is applied here, once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from autograder.checks.base import Check
 from autograder.config import CourseConfig
-from autograder.diagnosis.explain import Diagnosis
 from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
+
+if TYPE_CHECKING:    # the diagnosis is imported where a check failed (a cold `attnkit check`)
+    from autograder.diagnosis.explain import Diagnosis
 
 GENERIC_HINT = ("Compare your function with its docstring step by step: the shapes after each line, "
                 "the axis each operation works on, and the mask convention (1 = may attend).")

@@ -14,7 +14,7 @@ from dataclasses import replace
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Collection
+from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 
@@ -27,17 +27,21 @@ from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplem
                                     rng_for)
 from autograder.config import CourseConfig
 from autograder.contract import RETURNS
-from autograder.diagnosis.explain import Diagnosis, Record, diagnose, diagnose_error, narrowed
 from autograder.diagnosis.advice import decide_advice
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
-from autograder.reports.pictures import picture_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.intake.stubs import stubs
 from autograder.variants.draw import Variant, variant_for
 from autograder.integrity.hand_answers import flag_published, keep_answer
+
+if TYPE_CHECKING:
+    from autograder.diagnosis.explain import Diagnosis
+
+# The diagnosis (the misconception catalogue and its mutants) and the pictures are imported where
+# a check failed: a correct or untouched submission never pays for them (a cold `attnkit check`).
 
 NOT_IMPLEMENTED = "NotImplementedError"
 
@@ -247,7 +251,11 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
     except StudentCallError as err:
         status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
             err.status, "error")
-        found = diagnose_error(check, inputs, err.error) if err.error is not None and course.hints != "off" else None
+        found = None
+        if err.error is not None and course.hints != "off":
+            from autograder.diagnosis.explain import diagnose_error
+
+            found = diagnose_error(check, inputs, err.error)
         return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
@@ -261,6 +269,9 @@ def run_check(check: Check, student: "StudentImplementation", course: CourseConf
         return result("passed")
     if answers is not None:
         answers[check.id] = (answer, ctx)
+    from autograder.diagnosis.explain import diagnose
+    from autograder.reports.pictures import picture_data
+
     found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     failed = replace(result("failed", "; ".join(problems), found), visual=visual)
@@ -273,6 +284,8 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
                        answers: dict[str, tuple[Any, Context]], course: CourseConfig,
                        variant: Variant | None = None) -> tuple[CheckResult, ...]:
     """A check that names several explanations keeps only those the student's own results allow."""
+    from autograder.diagnosis.explain import Record
+
     by_id = {c.id: c for c in checks}
     record = Record(passed=tuple(c for c, r in zip(checks, results) if r.passed),
                     failed={cid: (by_id[cid], *answered) for cid, answered in answers.items()},
@@ -285,7 +298,11 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
     out = []
     for check, r in zip(checks, results):
         before = found.get(check.id)
-        after = narrowed(before, check, record, expected_of) if len(r.misconceptions) > 1 else before
+        after = before
+        if len(r.misconceptions) > 1:
+            from autograder.diagnosis.explain import narrowed
+
+            after = narrowed(before, check, record, expected_of)
         if after is not before:
             advice = decide_advice(check, r.status, after, course, hidden=course.check(check.id).hidden,
                                    raised=r.reason == "raised")

@@ -268,12 +268,19 @@ os.environ["ATTNKIT_COURSE"] = os.path.join(_here, "{COURSE_FILE}")
 
 # `nbgrader autograde` grades with the kit, in nbgrader's own process: the submitted code is
 # read before any kernel runs, graded in one warm sandbox, and each test cell's outputs (the
-# report and the score) are written by the kit after the kernel is done.
+# report and the score) are written by the kit. nbgrader's Execute is replaced by the kit's
+# ExecuteWhereNeeded: a notebook whose autograded cells are all the kit's runs in no kernel.
 from autograder.nbgrader.preprocessor import configure  # noqa: E402
 
 configure(c)
 
-# A student cell that runs longer than this many seconds is interrupted and the run goes on.
+# True: run every notebook in a kernel as well, as plain nbgrader does, so that the feedback also
+# shows the outputs of the student's own cells (slower; the grade is the same). A notebook with
+# test cells of your own (not the kit's) always runs in a kernel: nbgrader reads their outputs.
+c.ExecuteWhereNeeded.always = False
+
+# Where a kernel runs, a student cell that runs longer than this many seconds is interrupted
+# and the run goes on.
 c.Execute.timeout = {execute_timeout(course)}
 c.Execute.interrupt_on_timeout = True
 '''

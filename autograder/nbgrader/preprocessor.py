@@ -4,20 +4,23 @@ nbgrader autogrades a notebook in two passes (``nbgrader.converters.autograde``)
 (the submitted file: clear outputs, restore locked cells) and *autograde* (``Execute`` runs the
 notebook in a kernel, ``SaveAutoGrades`` reads each test cell's outputs as its score). The kernel
 runs the student's code with the student's last word on what any later cell prints. So the
-generated ``nbgrader_config.py`` adds two preprocessors (``configure``):
+generated ``nbgrader_config.py`` adds two preprocessors and puts ``ExecuteWhereNeeded``
+(autograder/nbgrader/execute.py) in Execute's place, which starts no kernel for a notebook
+whose only autograded code cells are the kit's (``configure``):
 
 * ``SnapshotSubmissions``, first of the sanitize pass: the first time it runs - before any
   kernel of this autograde run has started - it reads the code of every notebook nbgrader is
   about to grade (``autograder.intake.load``, as ``attnkit check`` reads a file), loads the course
   file, starts the kit's sandbox and sets ``ATTNKIT_AUTOGRADE`` so that the test cells do
   nothing in the kernels that follow (their outputs are replaced anyway).
-* ``GradeInSandbox``, right after ``Execute``: takes the grade of the snapshot of this
+* ``GradeInSandbox``, right after ``ExecuteWhereNeeded``: takes the grade of the snapshot of this
   notebook's code, made in the one warm sandbox kept for the whole run
   (``autograder.grading.submission.grade_exercise``, in a worker thread that grades the snapshot in
-  nbgrader's order while nbgrader's kernels run), and writes each kit test cell's outputs: the report (a stdout stream) and the score as a float
+  nbgrader's order, ahead of nbgrader), and writes each kit test cell's outputs: the report (a stdout stream) and the score as a float
   ``execute_result``, nbgrader's partial credit. Whatever the kernel printed there is gone.
 
-A kernel can still install input transformers, display hooks, patch ``subprocess``, ``json``
+Where a kernel still runs (an instructor's own test cells, ``c.ExecuteWhereNeeded.always``), it
+can install input transformers, display hooks, patch ``subprocess``, ``json``
 or ``float``, or rewrite its own file: none of it reaches the grade, which is what
 ``attnkit check`` gives the submitted file.
 """
@@ -178,20 +181,17 @@ class SnapshotSubmissions(NbGraderPreprocessor):
 
 
 class GradeInSandbox(NbGraderPreprocessor):
-    """Autograde pass, right after Execute: the kit's report and score into its test cells."""
+    """Autograde pass, right after ExecuteWhereNeeded: the kit's report and score into its test cells."""
 
     def preprocess(self, nb, resources):
         from autograder.nbgrader.cells import report_lines
-        from autograder.nbgrader.course import task_grade_id, task_points, tasks
+        from autograder.nbgrader.execute import kit_test_cells
 
         if not RUN.started:      # not configured with SnapshotSubmissions: snapshot now, late but safe
             RUN.start(notebooks_to_grade(self))
         stem = resources["nbgrader"]["notebook"]
         course = RUN.course
-        if stem not in course.exercises:
-            return nb, resources
-        cells = {task_grade_id(task): ids for task, ids in tasks(course, stem).items()
-                 if task_points(course, ids) > 0}
+        cells = kit_test_cells(course, stem)
         targets = [c for c in nb.cells if c.cell_type == "code" and _grade_id(c) in cells]
         if not targets:
             return nb, resources
@@ -234,14 +234,22 @@ def _write(cell, report: str, score: float) -> None:
 
 def configure(c) -> None:
     """Put the kit into nbgrader's autograde passes (called from the course's nbgrader_config.py):
-    ``SnapshotSubmissions`` first of the sanitize pass, ``GradeInSandbox`` right after ``Execute``;
-    nbgrader's own preprocessors stay as this nbgrader version defines them."""
+    ``SnapshotSubmissions`` first of the sanitize pass; in the autograde pass, ``Execute`` replaced
+    by ``ExecuteWhereNeeded`` (no kernel for a notebook whose grade the kit decides) and
+    ``GradeInSandbox`` right after it; nbgrader's other preprocessors stay as this nbgrader
+    version defines them."""
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute
+
+    from autograder.nbgrader.execute import ExecuteWhereNeeded
 
     traits = Autograde.class_traits()
     sanitize = list(traits["sanitize_preprocessors"].default())
     autograde = list(traits["autograde_preprocessors"].default())
-    at = autograde.index(Execute) + 1 if Execute in autograde else 0
+    if Execute in autograde:
+        at = autograde.index(Execute)
+        autograde[at:at + 1] = [ExecuteWhereNeeded, GradeInSandbox]
+    else:
+        autograde[:0] = [ExecuteWhereNeeded, GradeInSandbox]
     c.Autograde.sanitize_preprocessors = [SnapshotSubmissions, *sanitize]
-    c.Autograde.autograde_preprocessors = [*autograde[:at], GradeInSandbox, *autograde[at:]]
+    c.Autograde.autograde_preprocessors = autograde
