@@ -1,0 +1,191 @@
+"""One file's code as copydetect's winnowing fingerprints, after normalising what a copier changes.
+
+The code is parsed (never run) and read as its syntax tree in source order, one token per node:
+comments, layout, brackets, quotes and docstrings are gone and numbers are their values, so a
+file reformatted (by hand or by black) reads the same. Every name the file itself binds (its
+variables, parameters, functions, classes, attributes it assigns, import aliases) becomes `V`
+and every string `S`, while the names it only uses (numpy's `exp`, `keepdims`, `range`) stay:
+renaming locals changes nothing, and two independent solutions are not made alike by erasing the
+library calls that tell them apart. The tokens are hashed in k-grams (a stable hash, so a run's
+pairs do not change with Python's hash seed) and winnowed by copydetect; the k-grams of the code
+the stub gives (`boilerplate`) are removed, so only what a student wrote can be shared.
+
+Why not copydetect's own tokenizer (pygments): it makes every name `V`, library calls included,
+so independent solutions of these short functions look alike, and it costs 10-30 ms a file
+(benchmarks/bench_similarity.py measures both).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from copydetect.utils import get_copied_slices, winnow
+
+NOISE_TOKENS = 6         # k: a shared run shorter than this many tokens is never seen
+GUARANTEE_TOKENS = 8    # a shared run this long is always seen (winnowing's guarantee)
+WINDOW = GUARANTEE_TOKENS - NOISE_TOKENS + 1
+
+BOUND, STRING = "V", "S"
+_CONTEXT = (ast.expr_context,)     # Load / Store / Del: said by the node around them
+_LEAVES = (ast.JoinedStr,)         # an f-string is one string: what it says is prose
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A file's normalised tokens and the line (1-based) each comes from."""
+    text: tuple[str, ...]
+    lines: np.ndarray
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The winnowed k-gram hashes of a file's own code (the stub's removed): `hashes` sorted and
+    unique; `found` each one where it was found (a hash may recur), at token `starts`; `coverage`:
+    how many tokens they cover (copydetect's token coverage)."""
+    hashes: np.ndarray
+    found: np.ndarray
+    starts: np.ndarray
+    coverage: int
+
+    @property
+    def empty(self) -> bool:
+        return self.coverage == 0
+
+
+def _binds(node: ast.AST) -> tuple[str, ...]:
+    """The names one node binds: what a copier can rename without changing what the code does."""
+    if isinstance(node, ast.Name):
+        return () if isinstance(node.ctx, ast.Load) else (node.id,)
+    if isinstance(node, ast.arg):
+        return (node.arg,)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (node.name,)
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0],)
+    if isinstance(node, ast.Attribute):
+        return () if isinstance(node.ctx, ast.Load) else (node.attr,)
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return (node.name,) if node.name else ()
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return tuple(node.names)
+    return ()
+
+
+def _in_source_order(tree: ast.AST) -> list[tuple[ast.AST, int]]:
+    """Every node (but the Load/Store contexts and what is inside a docstring or an f-string),
+    depth first in source order, with the line it is on (its parent's when it has none)."""
+    order, stack = [], [(tree, 1)]
+    while stack:
+        node, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        order.append((node, line))
+        if isinstance(node, _LEAVES) or _is_docstring(node):
+            continue
+        children = []
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXT):
+                children.append(value)
+        stack.extend((child, line) for child in reversed(children))
+    return order
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def normalise(source: str) -> Tokens | None:
+    """The normalised tokens of Python source, or None when it does not parse."""
+    try:
+        order = _in_source_order(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bound = {name for node, _ in order for name in _binds(node)}
+    words, lines = [], []
+    for node, line in order:
+        word = _word(node, bound)
+        if word:
+            words.append(word)
+            lines.append(line)
+    return Tokens(tuple(words), np.array(lines, dtype=np.int32))
+
+
+def _word(node: ast.AST, bound: set[str]) -> str:
+    """The token of one node ("" for none)."""
+    if isinstance(node, ast.Name):
+        return BOUND if node.id in bound else node.id
+    if isinstance(node, ast.Attribute):
+        return "." + (BOUND if node.attr in bound else node.attr)
+    if isinstance(node, ast.JoinedStr):
+        return STRING
+    if isinstance(node, ast.Constant):
+        return STRING if isinstance(node.value, (str, bytes)) else repr(node.value)
+    if _is_docstring(node):
+        return ""        # prose
+    if isinstance(node, ast.keyword):
+        return (BOUND if node.arg in bound else node.arg or "**") + "="
+    if isinstance(node, ast.alias):
+        return "import " + node.name
+    if isinstance(node, ast.ImportFrom):
+        return "from " + (node.module or "") + "." * node.level
+    if isinstance(node, (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return type(node).__name__ + " " + BOUND
+    if isinstance(node, ast.Module):
+        return ""
+    return type(node).__name__
+
+
+@lru_cache(maxsize=65536)
+def _token_id(word: str) -> int:
+    return int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogateescape"), digest_size=8).digest(),
+                          "little") >> 1
+
+
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+def kgram_hashes(tokens: Tokens, k: int = NOISE_TOKENS) -> np.ndarray:
+    """A stable hash of every k consecutive tokens (int64, non-negative)."""
+    if len(tokens.text) < k:
+        return np.zeros(0, dtype=np.int64)
+    ids = np.fromiter((_token_id(w) for w in tokens.text), dtype=np.uint64, count=len(tokens.text))
+    windows = np.lib.stride_tricks.sliding_window_view(ids, k)
+    powers = _MULTIPLIER ** np.arange(k - 1, -1, -1, dtype=np.uint64)   # wraps modulo 2**64, as meant
+    with np.errstate(over="ignore"):
+        mixed = (windows * powers).sum(axis=1, dtype=np.uint64)
+    return (mixed >> np.uint64(1)).astype(np.int64)
+
+
+def boilerplate(sources: list[str], k: int = NOISE_TOKENS) -> np.ndarray:
+    """Every k-gram hash of the given code (the stubs'), sorted: excluded from every fingerprint."""
+    hashes = [kgram_hashes(t, k) for t in map(normalise, sources) if t is not None]
+    return np.unique(np.concatenate(hashes)) if hashes else np.zeros(0, dtype=np.int64)
+
+
+def fingerprint(tokens: Tokens, excluded: np.ndarray, k: int = NOISE_TOKENS, window: int = WINDOW) -> Fingerprint:
+    """copydetect's winnowing of the k-gram hashes, without those in `excluded` (sorted)."""
+    all_hashes = kgram_hashes(tokens, k)
+    if len(all_hashes) == 0:
+        nothing = np.zeros(0, dtype=np.int64)
+        return Fingerprint(nothing, nothing, nothing, 0)
+    hashes, index = winnow(all_hashes, window_size=window, remove_duplicates=False)
+    keep = ~np.isin(hashes, excluded)
+    hashes, index = hashes[keep], index[keep]
+    return Fingerprint(np.unique(hashes), hashes, index, covered(index, k))
+
+
+def covered(starts, k: int) -> int:
+    """How many tokens the k-grams starting at `starts` cover together."""
+    slices = get_copied_slices(np.asarray(starts, dtype=np.int64), k)
+    return int(np.sum(slices[1] - slices[0])) if slices.size else 0
+
+
+def shared_slices(a: Fingerprint, b: Fingerprint, hashes, k: int = NOISE_TOKENS) -> tuple[np.ndarray, np.ndarray]:
+    """copydetect's copied slices (token ranges, 2 x n) of each file for the shared `hashes`."""
+    return tuple(get_copied_slices(fp.starts[np.isin(fp.found, hashes)], k) for fp in (a, b))
