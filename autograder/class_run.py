@@ -173,7 +173,10 @@ class ClassRun:
 def class_similarity(students: list[Student], stored: StoredResults, course: CourseConfig) -> dict | None:
     """The code similarity across the class, read from the graded files the stored results name
     (an instructor's signal: it changes no grade, and a failure of it never stops the run)."""
-    from autograder.integrity.class_code import compare_class
+    try:
+        from autograder.integrity.class_code import compare_class
+    except ImportError as err:      # copydetect is the `integrity` extra
+        return {"pairs": [], "compared": {"error": f"not compared: {err} (pip install 'attnkit[integrity]')"}}
 
     def result_of(name: str) -> SubmissionResult | None:
         return stored.load(name) if name in stored.digests or name in stored.held else None

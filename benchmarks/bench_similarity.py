@@ -19,9 +19,11 @@ The same class is also run through copydetect's own pipeline (its pygments token
 makes every name V, at its defaults: k = 25 characters, display threshold 0.33, the stub as
 boilerplate), as the measured reason for the kit's own normalisation.
 
-Cost. A synthetic class of N students, each handing in every compared exercise as a corpus
-solution disguised with its own seed (so many pairs share a base: more pairs than a real class),
-written to a temporary class folder; `compare_class` reads it back the way the class run does
+Cost. A synthetic class of N students written to a temporary class folder: for each compared
+exercise, a student's file is the top-level functions of two or three corpus solutions mixed
+(each function from one of them, disguised with the student's own seed), and one student in
+twenty hands in a disguised copy of another's. With some 25 solutions per exercise to draw from,
+many more students share a function than in a real class: the pairs found are an upper bound. `compare_class` reads it back the way the class run does
 (the loader, the stored results' graded files) and compares. Printed: wall and CPU seconds,
 per submission, the pairs found, the peak RSS. A benchmark, not a test: nothing is asserted.
 """
@@ -178,7 +180,12 @@ def cost(size: int, stems: list[str], stubs: dict[str, str]) -> None:
             folder = Path(tmp) / name
             folder.mkdir()
             for stem in stems:
-                (folder / f"{stem}.py").write_text(disguise(rng.choice(bases[stem]), seed=n), encoding="utf-8")
+                if n and rng.random() < 0.05:
+                    copied = (Path(tmp) / f"student{rng.randrange(n):05d}" / f"{stem}.py").read_text(encoding="utf-8")
+                    text = disguise(copied, seed=n)
+                else:
+                    text = disguise(_mixed(rng.sample(bases[stem], rng.choice((2, 3))), rng), seed=n)
+                (folder / f"{stem}.py").write_text(text, encoding="utf-8")
             students.append(Student(name, folder))
             results[name] = SubmissionResult(name, tuple(
                 ExerciseResult(stem, stem, (CheckResult(f"{stem}.x", stem, "x", "passed", 1.0, 1.0),),
@@ -190,8 +197,22 @@ def cost(size: int, stems: list[str], stubs: dict[str, str]) -> None:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     files = size * len(stems)
     print(f"  {size:5d} students, {files} files: {wall:6.1f} s wall, {cpu:6.1f} s CPU "
-          f"({1000 * cpu / files:.1f} ms CPU per file); {section['compared']['pairs_found']} pairs found "
-          f"(many students share a base here); peak RSS {peak / 1024:.0f} MB (+{(peak - before) / 1024:.0f} MB)")
+          f"({1000 * cpu / files:.1f} ms CPU per file); {section['compared']['pairs_found']} pairs found; peak RSS {peak / 1024:.0f} MB (+{(peak - before) / 1024:.0f} MB)")
+
+
+def _mixed(sources: list[str], rng: random.Random) -> str:
+    """One file made of the imports of `sources` and each top-level function or class from one of them."""
+    import ast
+
+    imports, definitions = [], {}
+    for source in sources:
+        tree = ast.parse(source)
+        imports += [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                definitions.setdefault(node.name, []).append(ast.unparse(node))
+    chosen = [rng.choice(versions) for versions in definitions.values()]
+    return "\n".join(dict.fromkeys(imports)) + "\n\n\n" + "\n\n\n".join(chosen) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

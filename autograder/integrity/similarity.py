@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import math
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -152,7 +151,6 @@ class _Print:
 class _Found:
     a: _Print
     b: _Print
-    shared: np.ndarray
     sim_a: float
     sim_b: float
 
@@ -185,17 +183,18 @@ def _exercise_matches(prints: list[_Print]) -> list[_Found]:
         common_weight = float(weight[np.searchsorted(distinct, shared)].sum())
         sim_i, sim_j = common_weight / float(totals[i]), common_weight / float(totals[j])
         if min(sim_i, sim_j) >= SIMILAR:
-            found.append(_Found(prints[i], prints[j], shared, sim_i, sim_j))
+            found.append(_Found(prints[i], prints[j], sim_i, sim_j))
     return found
 
 
 def _match(found: _Found) -> ExerciseMatch:
     """A match with its shared fragments: line ranges and an excerpt of each side."""
-    slices = shared_slices(found.a.fp, found.b.fp, found.shared)
+    shared = np.intersect1d(found.a.fp.hashes, found.b.fp.hashes, assume_unique=True)
+    slices = shared_slices(found.a.fp, found.b.fp, shared)
     sides = tuple(Side(p.student, p.file, sim, fragments, _excerpt(p.source, fragments))
                   for p, sim, part in zip((found.a, found.b), (found.sim_a, found.sim_b), slices)
                   for fragments in (_lines(p.lines, part),))
-    return ExerciseMatch(found.a.exercise, found.score, len(found.shared), sides)
+    return ExerciseMatch(found.a.exercise, found.score, len(shared), sides)
 
 
 def _lines(token_lines: np.ndarray, slices: np.ndarray) -> tuple[tuple[int, int], ...]:
