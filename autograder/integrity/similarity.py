@@ -31,7 +31,7 @@ import numpy as np
 from autograder.integrity.fingerprint import Fingerprint, boilerplate, fingerprint, normalise, shared_slices
 
 SIMILAR = 0.55          # a side's rarity-weighted share of its own fingerprints found in the other
-MIN_SHARED = 12         # fingerprints two submissions must share (about 20 lines of code)
+MIN_SHARED = 12         # fingerprints two submissions must share (about three lines of code)
 COMMON_FLOOR, COMMON_FRACTION = 20, 0.10    # held by more submissions than this: not used to find pairs
 CONTEXT_LINES = 1       # lines shown around a shared fragment
 EXCERPT_LINES = 120     # lines shown of one side of one exercise, at most
