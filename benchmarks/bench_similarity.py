@@ -21,8 +21,9 @@ boilerplate), as the measured reason for the kit's own normalisation.
 
 Cost. A synthetic class of N students written to a temporary class folder: for each compared
 exercise, a student's file is the top-level functions of two or three corpus solutions mixed
-(each function from one of them, disguised with the student's own seed), and one student in
-twenty hands in a disguised copy of another's. With some 25 solutions per exercise to draw from,
+(each function from one of them, disguised with the student's own seed) in place of the stub's
+functions, the rest of the stub kept as given; and one student in twenty hands in a disguised
+copy of another's. With some 25 solutions per exercise to draw from,
 many more students share a function than in a real class: the pairs found are an upper bound. `compare_class` reads it back the way the class run does
 (the loader, the stored results' graded files) and compares. Printed: wall and CPU seconds,
 per submission, the pairs found, the peak RSS. A benchmark, not a test: nothing is asserted.
@@ -184,7 +185,8 @@ def cost(size: int, stems: list[str], stubs: dict[str, str]) -> None:
                     copied = (Path(tmp) / f"student{rng.randrange(n):05d}" / f"{stem}.py").read_text(encoding="utf-8")
                     text = disguise(copied, seed=n)
                 else:
-                    text = disguise(_mixed(rng.sample(bases[stem], rng.choice((2, 3))), rng), seed=n)
+                    own = disguise(_mixed(rng.sample(bases[stem], rng.choice((2, 3))), rng), seed=n)
+                    text = _in_stub(own, stubs[stem])
                 (folder / f"{stem}.py").write_text(text, encoding="utf-8")
             students.append(Student(name, folder))
             results[name] = SubmissionResult(name, tuple(
@@ -213,6 +215,22 @@ def _mixed(sources: list[str], rng: random.Random) -> str:
                 definitions.setdefault(node.name, []).append(ast.unparse(node))
     chosen = [rng.choice(versions) for versions in definitions.values()]
     return "\n".join(dict.fromkeys(imports)) + "\n\n\n" + "\n\n\n".join(chosen) + "\n"
+
+
+def _in_stub(code: str, stub: str) -> str:
+    """The stub as a student fills it in: its functions replaced by `code`, everything else it
+    gives (the markdown, the docstrings of the module, its demo blocks) kept as it is."""
+    import ast
+
+    tree = ast.parse(stub)
+    lines = stub.splitlines()
+    given = [(d.lineno - 1 - len(d.decorator_list), d.end_lineno) for d in tree.body
+             if isinstance(d, (ast.FunctionDef, ast.ClassDef))]
+    out, at = [], 0
+    for i, (start, end) in enumerate(given):
+        out += lines[at:start] + ([code] if i == 0 else [])
+        at = end
+    return "\n".join(out + lines[at:]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

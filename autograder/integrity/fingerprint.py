@@ -6,9 +6,11 @@ file reformatted (by hand or by black) reads the same. Every name the file itsel
 variables, parameters, functions, classes, attributes it assigns, import aliases) becomes `V`
 and every string `S`, while the names it only uses (numpy's `exp`, `keepdims`, `range`) stay:
 renaming locals changes nothing, and two independent solutions are not made alike by erasing the
-library calls that tell them apart. The tokens are hashed in k-grams (a stable hash, so a run's
-pairs do not change with Python's hash seed) and winnowed by copydetect; the k-grams of the code
-the stub gives (`boilerplate`) are removed, so only what a student wrote can be shared.
+library calls that tell them apart. A top-level statement that reads as one of the stub's (its
+imports, its demo blocks, a function left as given) is left out, and the k-grams of the stub's
+code (`boilerplate`) are removed from what remains, so only what a student wrote can be shared.
+The tokens are hashed in k-grams (a stable hash, so a run's pairs do not change with Python's
+hash seed) and winnowed by copydetect.
 
 Why not copydetect's own tokenizer (pygments): it makes every name `V`, library calls included,
 so independent solutions of these short functions look alike, and it costs 10-30 ms a file
@@ -75,10 +77,10 @@ def _binds(node: ast.AST) -> tuple[str, ...]:
     return ()
 
 
-def _in_source_order(tree: ast.AST) -> list[tuple[ast.AST, int]]:
-    """Every node (but the Load/Store contexts and what is inside a docstring or an f-string),
-    depth first in source order, with the line it is on (its parent's when it has none)."""
-    order, stack = [], [(tree, 1)]
+def _in_source_order(node: ast.AST) -> list[tuple[ast.AST, int]]:
+    """Every node of `node` (but the Load/Store contexts and what is inside a docstring or an
+    f-string), depth first in source order, with the line it is on (its parent's when it has none)."""
+    order, stack = [], [(node, 1)]
     while stack:
         node, line = stack.pop()
         line = getattr(node, "lineno", line)
@@ -100,19 +102,39 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
-def normalise(source: str) -> Tokens | None:
-    """The normalised tokens of Python source, or None when it does not parse."""
+def _statements(source: str) -> list[tuple[tuple[str, ...], tuple[int, ...]]] | None:
+    """(tokens, their lines) of each top-level statement, or None when the source does not parse."""
     try:
-        order = _in_source_order(ast.parse(source))
+        tree = ast.parse(source)
+        orders = [_in_source_order(statement) for statement in tree.body]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    bound = {name for node, _ in order for name in _binds(node)}
-    words, lines = [], []
-    for node, line in order:
-        word = _word(node, bound)
-        if word:
-            words.append(word)
-            lines.append(line)
+    bound = {name for order in orders for node, _ in order for name in _binds(node)}
+    statements = []
+    for order in orders:
+        pairs = [(word, line) for node, line in order if (word := _word(node, bound))]
+        statements.append((tuple(w for w, _ in pairs), tuple(n for _, n in pairs)))
+    return statements
+
+
+def given_statements(stub: str) -> frozenset[tuple[str, ...]]:
+    """The tokens of each top-level statement of the stub (its imports, demo blocks, the functions
+    as it gives them): a statement of a file that reads the same is left out."""
+    return frozenset(words for words, _ in _statements(stub) or ())
+
+
+def normalise(source: str, given: frozenset[tuple[str, ...]] = frozenset()) -> Tokens | None:
+    """The normalised tokens of Python source, but its top-level statements that read as one of
+    `given` (the stub's, however reformatted); None when it does not parse."""
+    statements = _statements(source)
+    if statements is None:
+        return None
+    words: list[str] = []
+    lines: list[int] = []
+    for statement_words, statement_lines in statements:
+        if statement_words not in given:
+            words += statement_words
+            lines += statement_lines
     return Tokens(tuple(words), np.array(lines, dtype=np.int32))
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.integrity.fingerprint import Fingerprint, boilerplate, fingerprint, normalise, shared_slices
+from autograder.integrity.fingerprint import (Fingerprint, boilerplate, fingerprint, given_statements, normalise,
+                                              shared_slices)
 
 SIMILAR = 0.55          # a side's rarity-weighted share of its own fingerprints found in the other
 MIN_SHARED = 12         # fingerprints two submissions must share (about three lines of code)
@@ -113,10 +114,11 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str],
     the stub's code, excluded), most alike first: the first `limit` with their shared fragments,
     and how many pairs there are in all."""
     excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
+    given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
     prints: dict[str, list[_Print]] = defaultdict(list)
     for item in submitted:       # fingerprinted as read: the class's code is not held, only compressed
         if item.exercise in stubs:
-            tokens = normalise(item.source)
+            tokens = normalise(item.source, given[item.exercise])
             fp = fingerprint(tokens, excluded[item.exercise]) if tokens is not None else None
             if fp is not None and not fp.empty:
                 prints[item.exercise].append(_Print(item.student, item.exercise, item.file,
