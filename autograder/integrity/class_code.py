@@ -102,6 +102,8 @@ def compare_class(students: list[Student], result_of: Callable[[str], Submission
     from autograder.integrity import similarity
 
     stubs = kit_stubs(exercises) if stubs is None else stubs
+    if not stubs:       # without the stubs, the code they give would count as the students'
+        return {"pairs": [], "compared": {"error": "no stubs in the kit's exercises/ folder (attnkit build writes them)"}}
     compared = similarity.compared_exercises(stubs, RETURNS)
     reading = Reading()
     read: set[str] = set()

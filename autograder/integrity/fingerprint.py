@@ -13,7 +13,8 @@ The tokens are hashed in k-grams (a stable hash, so a run's pairs do not change 
 hash seed) and winnowed by copydetect.
 
 Why not copydetect's own tokenizer (pygments): it makes every name `V`, library calls included,
-so independent solutions of these short functions look alike, and it costs 10-30 ms a file
+and reads layout-sensitive characters, so independent solutions of these short functions look
+alike: on the kit's corpus, at copydetect's defaults, 683 false pairs to this module's 0
 (benchmarks/bench_similarity.py measures both).
 """
 
