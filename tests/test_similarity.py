@@ -111,6 +111,16 @@ def _demo_blocks(stub: str) -> str:
     return "\n".join(blocks) + "\n"
 
 
+def test_names_layout_and_comments_do_not_count_but_library_calls_do():
+    one = "import numpy as np\ndef f(x, axis=-1):\n    y = np.exp(x - x.max(axis=axis, keepdims=True))\n    return y / y.sum()\n"
+    other = ('import numpy as np\n\n\ndef softmax(scores, axis = -1):   # mine\n    """Doc."""\n'
+             "    e = np.exp((scores - scores.max(axis=axis, keepdims=True)))\n    return (e / e.sum())\n")
+    assert normalise(one).text == normalise(other).text
+    assert normalise(one).text != normalise(one.replace("np.exp", "np.log")).text
+    assert normalise(one).text != normalise(one.replace("keepdims=True", "keepdims=False")).text
+    assert normalise("def f(:\n") is None
+
+
 def test_the_hand_computation_is_not_compared(stubs):
     assert "hand_computation" not in similarity.compared_exercises(stubs, RETURNS)
     assert {"attention", "causal_mask", "scaling", "multihead"} <= set(similarity.compared_exercises(stubs, RETURNS))
