@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -89,8 +89,8 @@ def _in_source_order(node: ast.AST) -> list[tuple[ast.AST, int]]:
         if isinstance(node, _LEAVES) or _is_docstring(node):
             continue
         children = []
-        for field in node._fields:
-            value = getattr(node, field, None)
+        for name in node._fields:
+            value = getattr(node, name, None)
             if isinstance(value, list):
                 children.extend(v for v in value if isinstance(v, ast.AST))
             elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXT):
@@ -103,39 +103,66 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
-def _statements(source: str) -> list[tuple[tuple[str, ...], tuple[int, ...]]] | None:
-    """(tokens, their lines) of each top-level statement, or None when the source does not parse."""
+@dataclass(frozen=True)
+class Given:
+    """The stub's top-level statements (its imports, demo blocks, the functions as it gives them):
+    `texts` as written, with the names each binds; `tokens` as read. A file's statement that is
+    one of them is left out."""
+    texts: dict[str, frozenset[str]] = field(default_factory=dict)
+    tokens: frozenset[tuple[str, ...]] = frozenset()
+
+
+def given_statements(stub: str) -> Given:
+    try:
+        tree = ast.parse(stub)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Given()
+    texts = {text: frozenset(name for node, _ in _in_source_order(statement) for name in _binds(node))
+             for statement, text in zip(tree.body, _texts(tree, stub))}
+    return Given(texts, frozenset(words for words, _ in _statements(stub, Given()) or ()))
+
+
+def _texts(tree: ast.Module, source: str) -> list[str]:
+    lines = source.splitlines()
+    return ["\n".join(lines[s.lineno - 1:s.end_lineno]) for s in tree.body]
+
+
+def _statements(source: str, given: Given) -> list[tuple[tuple[str, ...], tuple[int, ...]]] | None:
+    """(tokens, their lines) of each top-level statement but those given, or None when the source
+    does not parse. A statement written as the stub wrote it is not even read (most of a file);
+    the names it binds are bound all the same."""
     try:
         tree = ast.parse(source)
-        orders = [_in_source_order(statement) for statement in tree.body]
+        bound: set[str] = set()
+        orders = []
+        for statement, text in zip(tree.body, _texts(tree, source)):
+            if text in given.texts:
+                bound |= given.texts[text]
+            else:
+                orders.append(_in_source_order(statement))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    bound = {name for order in orders for node, _ in order for name in _binds(node)}
+    bound |= {name for order in orders for node, _ in order for name in _binds(node)}
     statements = []
     for order in orders:
         pairs = [(word, line) for node, line in order if (word := _word(node, bound))]
-        statements.append((tuple(w for w, _ in pairs), tuple(n for _, n in pairs)))
+        words = tuple(w for w, _ in pairs)
+        if words not in given.tokens:       # the stub's, reformatted
+            statements.append((words, tuple(n for _, n in pairs)))
     return statements
 
 
-def given_statements(stub: str) -> frozenset[tuple[str, ...]]:
-    """The tokens of each top-level statement of the stub (its imports, demo blocks, the functions
-    as it gives them): a statement of a file that reads the same is left out."""
-    return frozenset(words for words, _ in _statements(stub) or ())
-
-
-def normalise(source: str, given: frozenset[tuple[str, ...]] = frozenset()) -> Tokens | None:
-    """The normalised tokens of Python source, but its top-level statements that read as one of
-    `given` (the stub's, however reformatted); None when it does not parse."""
-    statements = _statements(source)
+def normalise(source: str, given: Given = Given()) -> Tokens | None:
+    """The normalised tokens of Python source, but its top-level statements that are the stub's
+    (`given`, however reformatted); None when it does not parse."""
+    statements = _statements(source, given)
     if statements is None:
         return None
     words: list[str] = []
     lines: list[int] = []
     for statement_words, statement_lines in statements:
-        if statement_words not in given:
-            words += statement_words
-            lines += statement_lines
+        words += statement_words
+        lines += statement_lines
     return Tokens(tuple(words), np.array(lines, dtype=np.int32))
 
 

@@ -20,9 +20,8 @@ pairs share, not with the square of the class.
 from __future__ import annotations
 
 import ast
-import itertools
 import zlib
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -173,19 +172,23 @@ def _exercise_matches(prints: list[_Print]) -> list[_Found]:
     distinct, first, held = np.unique(hashes, return_index=True, return_counts=True)
     weight = np.log((n + 1) / held)                       # the rarer, the more it says
     totals = np.bincount(owners, weights=np.repeat(weight, held), minlength=n)
-    cap = common_limit(n)
-    shared_counts: Counter = Counter()
-    for start, count in zip(first[(held > 1) & (held <= cap)].tolist(), held[(held > 1) & (held <= cap)].tolist()):
-        shared_counts.update(itertools.combinations(owners[start:start + count].tolist(), 2))
+    usable = (held > 1) & (held <= common_limit(n))        # shared, and not by everyone
+    starts, ends = first.tolist(), (first + held).tolist()
     found = []
-    for (i, j), count in shared_counts.items():
-        if count < MIN_SHARED:
+    for i, p in enumerate(prints):     # i's partners, counted over its usable fingerprints
+        at = np.searchsorted(distinct, p.fp.hashes)
+        at = at[usable[at]]
+        if len(at) < MIN_SHARED:
             continue
-        shared = np.intersect1d(prints[i].fp.hashes, prints[j].fp.hashes, assume_unique=True)
-        common_weight = float(weight[np.searchsorted(distinct, shared)].sum())
-        sim_i, sim_j = common_weight / float(totals[i]), common_weight / float(totals[j])
-        if min(sim_i, sim_j) >= SIMILAR:
-            found.append(_Found(prints[i], prints[j], sim_i, sim_j))
+        partners = np.concatenate([owners[starts[k]:ends[k]] for k in at.tolist()])
+        counts = np.bincount(partners, minlength=n)
+        for j in np.flatnonzero(counts[i + 1:] >= MIN_SHARED) + i + 1:
+            j = int(j)
+            shared = np.intersect1d(p.fp.hashes, prints[j].fp.hashes, assume_unique=True)
+            common_weight = float(weight[np.searchsorted(distinct, shared)].sum())
+            sim_i, sim_j = common_weight / float(totals[i]), common_weight / float(totals[j])
+            if min(sim_i, sim_j) >= SIMILAR:
+                found.append(_Found(p, prints[j], sim_i, sim_j))
     return found
 
 
