@@ -13,7 +13,7 @@ enough) and they share at least MIN_SHARED fingerprints. benchmarks/bench_simila
 both thresholds on independent solutions and on disguised copies.
 
 Candidate pairs come from an index of fingerprints to submissions, skipping fingerprints that
-more than `common_limit(n)` submissions hold (MOSS does the same), so the work grows with what
+more than `common_limit(n)` submissions hold (MOSS does the same), so the work grows mostly with what
 pairs share, not with the square of the class.
 """
 
