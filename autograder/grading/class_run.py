@@ -84,6 +84,7 @@ class ClassRun:
             self.on_start(len(students))
         todo = [item for item in self._reuse(students)]
         checked = Preflight(PreflightStatus.NOT_NEEDED)
+        similar = None
         try:
             if todo:
                 checked = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())))
@@ -97,13 +98,14 @@ class ClassRun:
                 if stored.changed():
                     raise RuntimeError(f"result files in {self.out / 'results'} keep changing; is another run "
                                        f"writing there?")
+            similar = class_similarity(students, stored, self.course)
         finally:
             grading.close()
             # Always written, also when grading stopped: every student graded so far is in it.
             done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
                                  self.unwritten)
             finish_run(self.out, done, self.course, exports=self.exports, enrolment=enrol(students, self.roster),
-                       preflight=checked)
+                       preflight=checked, similarity=similar)
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
@@ -169,6 +171,23 @@ class ClassRun:
             self.failures.append(err)
         if self.on_result:
             self.on_result(result, False)
+
+
+def class_similarity(students: list[Student], stored: StoredResults, course: CourseConfig) -> dict | None:
+    """The code similarity across the class, read from the graded files the stored results name
+    (an instructor's signal: it changes no grade, and a failure of it never stops the run)."""
+    try:
+        from autograder.integrity.class_code import compare_class
+    except ImportError as err:      # copydetect is the `integrity` extra
+        return {"pairs": [], "compared": {"error": f"not compared: {err} (pip install 'attnkit[integrity]')"}}
+
+    def result_of(name: str) -> SubmissionResult | None:
+        return stored.load(name) if name in stored.digests or name in stored.held else None
+
+    try:
+        return compare_class(students, result_of, tuple(course.exercises))
+    except Exception as err:  # noqa: BLE001 - the grades are written whatever happens here
+        return {"pairs": [], "compared": {"error": f"{type(err).__name__}: {str(err)[:300]}"}}
 
 
 def _prepare(out: Path) -> None:

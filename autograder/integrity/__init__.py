@@ -1,1 +1,3 @@
-"""Signals of copying for the instructor: hand answers that are another variant's key (hand_answers)."""
+"""Signals of copying for the instructor: code unusually similar across the class (similarity,
+fingerprint, class_code), which never changes a grade; and hand answers that are another
+student's variant key (hand_answers), which are wrong for their own variant anyway."""

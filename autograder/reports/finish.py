@@ -24,11 +24,12 @@ from autograder.results import SubmissionResult, dumps, write_atomic
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
                exports: tuple[ExportFormat | str, ...] = (), enrolment: Enrolment | None = None,
-               preflight=None) -> dict:
+               preflight=None, similarity: dict | None = None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
     submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
-    student and list the roster's students who handed in nothing."""
+    student and list the roster's students who handed in nothing. `similarity`: the code
+    similarity across the class (integrity.class_code.compare_class), shown, never graded."""
     from autograder.reports.report_html import report_html
 
     out = Path(out)
@@ -45,6 +46,9 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     if enrolment is not None and enrolment.roster:
         summary["roster"] = {"not_submitted": [p.name or p.key for p in enrolment.absent],
                              "not_on_roster": list(enrolment.unmatched)}
+    if similarity is not None:
+        summary["similarity"] = similarity["pairs"]
+        summary["similarity_compared"] = similarity["compared"]
     write_atomic(out / "summary.json", dumps(summary))
     write_atomic(out / "report.html", report_html(summary))
     for fmt in exports:

@@ -1,0 +1,116 @@
+"""The code each student of a class was graded on, read again at the end of a class run for the
+similarity signal (integrity/similarity.py).
+
+The file is the one the stored result names (`ExerciseResult.graded_file`): the kept form when
+both a .py and a notebook held work, the better candidate when several names could be the
+exercise's. It is read the way grading read it: the folder opened without following links
+(roster.open_confined), uploads and archives staged (lms.staged), the kit's loader
+(autograder/intake/load.py) turning a notebook into its code cells. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.intake import lms
+from autograder.integrity.similarity import Submitted
+from autograder.intake.load import LoadError, SourceFile, load_submission, source_from_bytes
+from autograder.results import SubmissionResult
+from autograder.intake.students import Student, open_confined
+
+
+@dataclass
+class Reading:
+    """What was read: the code, and the students whose files could not be read again."""
+    unread: list[str] = field(default_factory=list)
+
+
+def graded_code(students: Iterable[Student], result_of: Callable[[str], SubmissionResult | None],
+                exercises: Iterable[str], reading: Reading | None = None) -> Iterator[Submitted]:
+    """Each student's graded code for each of `exercises` that the result names a file for."""
+    exercises = tuple(exercises)
+    reading = reading if reading is not None else Reading()
+    for student in students:
+        if student.refused:
+            continue
+        try:
+            result = result_of(student.name)
+            if result is None:
+                continue
+            wanted = {e.stem: e.graded_file for e in result.exercises if e.graded_file and e.stem in exercises}
+            if wanted:
+                yield from _read(student, wanted)
+        except Exception:  # noqa: BLE001 - a folder changed or gone since grading: left out, said
+            reading.unread.append(student.name)
+
+
+def _read(student: Student, wanted: dict[str, str]) -> list[Submitted]:
+    fd = open_confined(student.folder)
+    try:
+        folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
+        with lms.staged(folder, student) as (graded, _notes):
+            loaded = load_submission(graded, tuple(wanted))
+            found = []
+            for stem, filename in wanted.items():
+                source = _source(loaded[stem], filename, graded, stem)
+                if source is not None:
+                    found.append(Submitted(student.name, stem, filename, str(source)))
+            return found
+    finally:
+        os.close(fd)
+
+
+def _source(loaded: SourceFile | LoadError, filename: str, folder: Path, stem: str) -> str | None:
+    """The source of `filename`: the loaded file, its other form, or one of several candidates."""
+    from autograder.intake import candidates
+
+    if isinstance(loaded, SourceFile):
+        for form in (loaded, loaded.alternative):
+            if form is not None and form.filename == filename:
+                return form.source
+    for found in candidates(folder, stem):
+        if found.relpath == filename:
+            source = source_from_bytes(found.data, found.relpath, found.suffix, stem)
+            return None if isinstance(source, LoadError) else source
+    return None
+
+
+PAIRS_LISTED = 100      # the most alike pairs kept in summary.json and report.html
+
+
+def kit_stubs(exercises: Iterable[str]) -> dict[str, str]:
+    """The code the kit's stubs give (exercises/<stem>.py, what `attnkit build` writes)."""
+    from autograder.config import KIT_ROOT
+
+    stubs = {}
+    for stem in exercises:
+        try:
+            stubs[stem] = (KIT_ROOT / "exercises" / f"{stem}.py").read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return stubs
+
+
+def compare_class(students: list[Student], result_of: Callable[[str], SubmissionResult | None],
+                  exercises: Iterable[str], stubs: dict[str, str] | None = None) -> dict:
+    """The similarity section of summary.json: the most alike pairs (`pairs`, ranked) and what
+    was compared (`compared`)."""
+    from autograder.contract import RETURNS
+    from autograder.integrity import similarity
+
+    stubs = kit_stubs(exercises) if stubs is None else stubs
+    if not stubs:       # without the stubs, the code they give would count as the students'
+        return {"pairs": [], "compared": {"error": "no stubs in the kit's exercises/ folder (attnkit build writes them)"}}
+    compared = similarity.compared_exercises(stubs, RETURNS)
+    reading = Reading()
+    read: set[str] = set()
+    code = (read.add(c.student) or c for c in graded_code(students, result_of, compared, reading))
+    pairs, found = similarity.similar_pairs(code, {e: stubs[e] for e in compared}, limit=PAIRS_LISTED)
+    return {"pairs": [p.to_dict() for p in pairs],
+            "compared": {"exercises": compared, "submissions": len(read),
+                         "pairs_found": found, "pairs_listed": len(pairs),
+                         "unread": reading.unread, "similar": similarity.SIMILAR,
+                         "min_shared_fingerprints": similarity.MIN_SHARED}}

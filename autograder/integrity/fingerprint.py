@@ -1,0 +1,241 @@
+"""One file's code as copydetect's winnowing fingerprints, after normalising what a copier changes.
+
+The code is parsed (never run) and read as its syntax tree in source order, one token per node:
+comments, layout, brackets, quotes and docstrings are gone and numbers are their values, so a
+file reformatted (by hand or by black) reads the same. Every name the file itself binds (its
+variables, parameters, functions, classes, attributes it assigns, import aliases) becomes `V`
+and every string `S`, while the names it only uses (numpy's `exp`, `keepdims`, `range`) stay:
+renaming locals changes nothing, and two independent solutions are not made alike by erasing the
+library calls that tell them apart. A top-level statement that reads as one of the stub's (its
+imports, its demo blocks, a function left as given) is left out, and the k-grams of the stub's
+code (`boilerplate`) are removed from what remains, so only what a student wrote can be shared.
+The tokens are hashed in k-grams (a stable hash, so a run's pairs do not change with Python's
+hash seed) and winnowed by copydetect.
+
+Why not copydetect's own tokenizer (pygments): it makes every name `V`, library calls included,
+and reads layout-sensitive characters, so independent solutions of these short functions look
+alike: on the kit's corpus, at copydetect's defaults, 683 false pairs to this module's 0
+(benchmarks/bench_similarity.py measures both).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from copydetect.utils import get_copied_slices, winnow
+
+NOISE_TOKENS = 6         # k: a shared run shorter than this many tokens is never seen
+GUARANTEE_TOKENS = 8    # a shared run this long is always seen (winnowing's guarantee)
+WINDOW = GUARANTEE_TOKENS - NOISE_TOKENS + 1
+
+BOUND, STRING = "V", "S"
+_CONTEXT = (ast.expr_context,)     # Load / Store / Del: said by the node around them
+_LEAVES = (ast.JoinedStr,)         # an f-string is one string: what it says is prose
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A file's normalised tokens and the line (1-based) each comes from."""
+    text: tuple[str, ...]
+    lines: np.ndarray
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The winnowed k-gram hashes of a file's own code (the stub's removed): `hashes` sorted and
+    unique; `found` each one where it was found (a hash may recur), at token `starts`; `coverage`:
+    how many tokens they cover (copydetect's token coverage)."""
+    hashes: np.ndarray
+    found: np.ndarray
+    starts: np.ndarray
+    coverage: int
+
+    @property
+    def empty(self) -> bool:
+        return self.coverage == 0
+
+
+def _binds(node: ast.AST) -> tuple[str, ...]:
+    """The names one node binds: what a copier can rename without changing what the code does."""
+    if isinstance(node, ast.Name):
+        return () if isinstance(node.ctx, ast.Load) else (node.id,)
+    if isinstance(node, ast.arg):
+        return (node.arg,)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (node.name,)
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0],)
+    if isinstance(node, ast.Attribute):
+        return () if isinstance(node.ctx, ast.Load) else (node.attr,)
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return (node.name,) if node.name else ()
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return tuple(node.names)
+    return ()
+
+
+def _in_source_order(node: ast.AST) -> list[tuple[ast.AST, int]]:
+    """Every node of `node` (but the Load/Store contexts and what is inside a docstring or an
+    f-string), depth first in source order, with the line it is on (its parent's when it has none)."""
+    order, stack = [], [(node, 1)]
+    while stack:
+        node, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        order.append((node, line))
+        if isinstance(node, _LEAVES) or _is_docstring(node):
+            continue
+        children = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXT):
+                children.append(value)
+        stack.extend((child, line) for child in reversed(children))
+    return order
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+@dataclass(frozen=True)
+class Given:
+    """The stub's top-level statements (its imports, demo blocks, the functions as it gives them):
+    `texts` as written, with the names each binds; `tokens` as read. A file's statement that is
+    one of them is left out."""
+    texts: dict[str, frozenset[str]] = field(default_factory=dict)
+    tokens: frozenset[tuple[str, ...]] = frozenset()
+
+
+def given_statements(stub: str) -> Given:
+    try:
+        tree = ast.parse(stub)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Given()
+    texts = {text: frozenset(name for node, _ in _in_source_order(statement) for name in _binds(node))
+             for statement, text in zip(tree.body, _texts(tree, stub))}
+    return Given(texts, frozenset(words for words, _ in _statements(stub, Given()) or ()))
+
+
+def _texts(tree: ast.Module, source: str) -> list[str]:
+    lines = source.splitlines()
+    return ["\n".join(lines[s.lineno - 1:s.end_lineno]) for s in tree.body]
+
+
+def _statements(source: str, given: Given) -> list[tuple[tuple[str, ...], tuple[int, ...]]] | None:
+    """(tokens, their lines) of each top-level statement but those given, or None when the source
+    does not parse. A statement written as the stub wrote it is not even read (most of a file);
+    the names it binds are bound all the same."""
+    try:
+        tree = ast.parse(source)
+        bound: set[str] = set()
+        orders = []
+        for statement, text in zip(tree.body, _texts(tree, source)):
+            if text in given.texts:
+                bound |= given.texts[text]
+            else:
+                orders.append(_in_source_order(statement))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bound |= {name for order in orders for node, _ in order for name in _binds(node)}
+    statements = []
+    for order in orders:
+        pairs = [(word, line) for node, line in order if (word := _word(node, bound))]
+        words = tuple(w for w, _ in pairs)
+        if words not in given.tokens:       # the stub's, reformatted
+            statements.append((words, tuple(n for _, n in pairs)))
+    return statements
+
+
+def normalise(source: str, given: Given = Given()) -> Tokens | None:
+    """The normalised tokens of Python source, but its top-level statements that are the stub's
+    (`given`, however reformatted); None when it does not parse."""
+    statements = _statements(source, given)
+    if statements is None:
+        return None
+    words: list[str] = []
+    lines: list[int] = []
+    for statement_words, statement_lines in statements:
+        words += statement_words
+        lines += statement_lines
+    return Tokens(tuple(words), np.array(lines, dtype=np.int32))
+
+
+def _word(node: ast.AST, bound: set[str]) -> str:
+    """The token of one node ("" for none)."""
+    if isinstance(node, ast.Name):
+        return BOUND if node.id in bound else node.id
+    if isinstance(node, ast.Attribute):
+        return "." + (BOUND if node.attr in bound else node.attr)
+    if isinstance(node, ast.JoinedStr):
+        return STRING
+    if isinstance(node, ast.Constant):
+        return STRING if isinstance(node.value, (str, bytes)) else repr(node.value)
+    if _is_docstring(node):
+        return ""        # prose
+    if isinstance(node, ast.keyword):
+        return (BOUND if node.arg in bound else node.arg or "**") + "="
+    if isinstance(node, ast.alias):
+        return "import " + node.name
+    if isinstance(node, ast.ImportFrom):
+        return "from " + (node.module or "") + "." * node.level
+    if isinstance(node, (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return type(node).__name__ + " " + BOUND
+    if isinstance(node, ast.Module):
+        return ""
+    return type(node).__name__
+
+
+@lru_cache(maxsize=65536)
+def _token_id(word: str) -> int:
+    return int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogateescape"), digest_size=8).digest(),
+                          "little") >> 1
+
+
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+def kgram_hashes(tokens: Tokens, k: int = NOISE_TOKENS) -> np.ndarray:
+    """A stable hash of every k consecutive tokens (int64, non-negative)."""
+    if len(tokens.text) < k:
+        return np.zeros(0, dtype=np.int64)
+    ids = np.fromiter((_token_id(w) for w in tokens.text), dtype=np.uint64, count=len(tokens.text))
+    windows = np.lib.stride_tricks.sliding_window_view(ids, k)
+    powers = _MULTIPLIER ** np.arange(k - 1, -1, -1, dtype=np.uint64)   # wraps modulo 2**64, as meant
+    with np.errstate(over="ignore"):
+        mixed = (windows * powers).sum(axis=1, dtype=np.uint64)
+    return (mixed >> np.uint64(1)).astype(np.int64)
+
+
+def boilerplate(sources: list[str], k: int = NOISE_TOKENS) -> np.ndarray:
+    """Every k-gram hash of the given code (the stubs'), sorted: excluded from every fingerprint."""
+    hashes = [kgram_hashes(t, k) for t in map(normalise, sources) if t is not None]
+    return np.unique(np.concatenate(hashes)) if hashes else np.zeros(0, dtype=np.int64)
+
+
+def fingerprint(tokens: Tokens, excluded: np.ndarray, k: int = NOISE_TOKENS, window: int = WINDOW) -> Fingerprint:
+    """copydetect's winnowing of the k-gram hashes, without those in `excluded` (sorted)."""
+    all_hashes = kgram_hashes(tokens, k)
+    if len(all_hashes) == 0:
+        nothing = np.zeros(0, dtype=np.int64)
+        return Fingerprint(nothing, nothing, nothing, 0)
+    hashes, index = winnow(all_hashes, window_size=window, remove_duplicates=False)
+    keep = ~np.isin(hashes, excluded)
+    hashes, index = hashes[keep], index[keep]
+    return Fingerprint(np.unique(hashes), hashes, index, covered(index, k))
+
+
+def covered(starts, k: int) -> int:
+    """How many tokens the k-grams starting at `starts` cover together."""
+    slices = get_copied_slices(np.asarray(starts, dtype=np.int64), k)
+    return int(np.sum(slices[1] - slices[0])) if slices.size else 0
+
+
+def shared_slices(a: Fingerprint, b: Fingerprint, hashes, k: int = NOISE_TOKENS) -> tuple[np.ndarray, np.ndarray]:
+    """copydetect's copied slices (token ranges, 2 x n) of each file for the shared `hashes`."""
+    return tuple(get_copied_slices(fp.starts[np.isin(fp.found, hashes)], k) for fp in (a, b))

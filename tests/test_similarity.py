@@ -1,0 +1,206 @@
+"""Code similarity across a class (issue 20.4): a copy is found through renamed locals, dropped
+comments and reordered statements; independent solutions are not paired; the stubs' code is not
+evidence; a class run lists the pairs in summary.json and report.html without changing a grade;
+student text in the report is text in the DOM headless Chromium builds."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+pytest.importorskip("copydetect")     # the `integrity` extra (pip install 'attnkit[integrity]')
+
+from autograder.grading import class_run  # noqa: E402
+from autograder.grading.class_run import ClassRun, LocalGrading  # noqa: E402
+from autograder.config import KIT_ROOT  # noqa: E402
+from autograder.contract import RETURNS  # noqa: E402
+from autograder.integrity import similarity  # noqa: E402
+from autograder.integrity.class_code import kit_stubs  # noqa: E402
+from autograder.integrity.fingerprint import normalise  # noqa: E402
+from autograder.integrity.similarity import Submitted, similar_pairs  # noqa: E402
+from autograder.intake.load import read_source  # noqa: E402
+from autograder.reports.finish import finish_run  # noqa: E402
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult  # noqa: E402
+from tests.copy_transforms import disguise  # noqa: E402
+
+CORRECT = KIT_ROOT / "tests" / "corpus" / "attention" / "correct"
+# Solutions of `attention` written apart, in different styles (no two share a template:
+# benchmarks/bench_similarity.py prints the corpus's families).
+INDEPENDENT = ("loops.py", "einsum.py", "nested_lists.py", "torch_inside.py", "class_helpers.py", "float32.py",
+               "additive_float_mask.py", "ho_batch_loop.py", "ho_class_lambda.py", "ho2_logsumexp_lists.py",
+               "ho12_mT_logaddexp.py", "ho3_np_transpose_axes.py", "ho_torch_sdpa_lists.py", "neg_inf_tensordot_style.py")
+
+
+@pytest.fixture(scope="module")
+def stubs() -> dict[str, str]:
+    return kit_stubs(RETURNS)
+
+
+def _code(name: str) -> str:
+    source = read_source(CORRECT / name, "attention")
+    assert isinstance(source, str), source
+    return str(source)
+
+
+def _class(sources: dict[str, str]) -> list[Submitted]:
+    return [Submitted(student, "attention", "attention.py", source) for student, source in sources.items()]
+
+
+def _paired(pairs) -> set[frozenset]:
+    return {frozenset(p.students) for p in pairs}
+
+
+@pytest.mark.parametrize("reorder", [False, True], ids=["renamed", "renamed-and-reordered"])
+def test_a_copy_with_renamed_locals_is_found(stubs, reorder):
+    sources = {name: _code(name) for name in INDEPENDENT}
+    original = "loops.py"
+    copy = disguise(sources[original], seed=3, reorder=reorder)
+    assert copy != sources[original] and "biggest" in sources[original] and "biggest" not in copy   # renamed
+    assert '"""' in sources[original] and '"""' not in copy                                        # docstrings gone
+    pairs, found = similar_pairs(_class(sources | {"copier": copy}), {"attention": stubs["attention"]})
+    assert _paired(pairs) == {frozenset({original, "copier"})}, [(p.students, p.score) for p in pairs]
+    match = pairs[0].matches[0]
+    assert match.exercise == "attention" and match.score >= similarity.SIMILAR
+    for side in match.sides:       # the fragments are lines of that side's file, shown in its excerpt
+        source = sources[original] if side.student == original else copy
+        lines = source.splitlines()
+        assert side.fragments and all(1 <= a <= b <= len(lines) for a, b in side.fragments)
+        shown = [row for row in side.excerpt if row.number is not None]
+        assert all(row.text == lines[row.number - 1] for row in shown)
+        assert any("def scaled_dot_product_attention" in row.text for row in shown if row.shared)
+
+
+def test_independent_solutions_are_not_paired(stubs):
+    sources = {name: _code(name) for name in INDEPENDENT}
+    assert all(normalise(s) is not None for s in sources.values())
+    pairs, found = similar_pairs(_class(sources), {"attention": stubs["attention"]})
+    assert found == 0 and pairs == []
+    # ... while two forms of one solution (the corpus has einsum.py and its notebook) are
+    notebook = {"einsum.ipynb": _code("notebook_scratch_errors.ipynb")}
+    pairs, _ = similar_pairs(_class(sources | notebook), {"attention": stubs["attention"]})
+    assert _paired(pairs) == {frozenset({"einsum.py", "einsum.ipynb"})}
+
+
+def test_the_stubs_code_is_not_evidence(stubs):
+    """ada and ben kept the stub's given code (its demo blocks, hundreds of tokens) under functions
+    each wrote their own way; the others handed in their functions alone. The given code ada and
+    ben share is rare in this class, so counted it would pair them: left out, it does not."""
+    stub = stubs["attention"]
+    sources = {name: _code(name) for name in INDEPENDENT}
+    for name in ("einsum.py", "nested_lists.py"):
+        sources[name] += "\n\n" + _demo_blocks(stub)
+    assert similar_pairs(_class(sources), {"attention": stub}) == ([], 0)
+    assert _paired(similar_pairs(_class(sources), {"attention": ""})[0]) == {frozenset({"einsum.py", "nested_lists.py"})}
+    untouched = similar_pairs(_class({"ada": stub, "ben": stub, "cy": stub}), {"attention": stub})
+    assert untouched == ([], 0)
+
+
+def _demo_blocks(stub: str) -> str:
+    """The stub's `if __name__ == "__main__":` blocks (given code the students keep)."""
+    lines, blocks, inside = stub.splitlines(), [], False
+    for line in lines:
+        if line.startswith("if __name__"):
+            inside = True
+        elif line and not line[0].isspace():
+            inside = False
+        if inside:
+            blocks.append(line)
+    assert len(blocks) > 20
+    return "\n".join(blocks) + "\n"
+
+
+def test_names_layout_and_comments_do_not_count_but_library_calls_do():
+    one = "import numpy as np\ndef f(x, axis=-1):\n    y = np.exp(x - x.max(axis=axis, keepdims=True))\n    return y / y.sum()\n"
+    other = ('import numpy as np\n\n\ndef softmax(scores, axis = -1):   # mine\n    """Doc."""\n'
+             "    e = np.exp((scores - scores.max(axis=axis, keepdims=True)))\n    return (e / e.sum())\n")
+    assert normalise(one).text == normalise(other).text
+    assert normalise(one).text != normalise(one.replace("np.exp", "np.log")).text
+    assert normalise(one).text != normalise(one.replace("keepdims=True", "keepdims=False")).text
+    assert normalise("def f(:\n") is None
+
+
+def test_the_hand_computation_is_not_compared(stubs):
+    assert "hand_computation" not in similarity.compared_exercises(stubs, RETURNS)
+    assert {"attention", "causal_mask", "scaling", "multihead"} <= set(similarity.compared_exercises(stubs, RETURNS))
+
+
+# ====================================================================== a class run
+
+def _notebook(source: str) -> str:
+    cells = [nbformat.v4.new_markdown_cell("# my attention")]
+    cells += [nbformat.v4.new_code_cell(part) for part in source.split("\n\n\n") if part.strip()]
+    return nbformat.writes(nbformat.v4.new_notebook(cells=cells))
+
+
+def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monkeypatch):
+    """ada hands in a .py; ben the same code disguised, as a notebook; the others their own.
+    The run lists ada and ben in summary.json and report.html; every grade is the grader's."""
+    class_dir = tmp_path / "class"
+    files = {"ada": ("attention.py", _code("loops.py")),
+             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
+             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:6])}}
+    for student, (filename, text) in files.items():
+        (class_dir / student).mkdir(parents=True)
+        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    given: dict[str, SubmissionResult] = {}
+
+    def grade_student(student, course, box):      # a stand-in: the scores are arbitrary, and must stay
+        filename = files[student.name][0]
+        checks = (CheckResult("attention.x", "attention", "x", "failed", 0.0, 2.0),
+                  CheckResult("attention.y", "attention", "y", "passed", 1.5, 1.5))
+        given[student.name] = SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
+                                                                             graded_file=filename),), course.seed)
+        return given[student.name]
+
+    monkeypatch.setattr(class_run, "grade_student", grade_student)
+    out = tmp_path / "out"
+    ClassRun(class_dir, out, course).run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert [p["students"] for p in summary["similarity"]] == [["ada", "ben"]]
+    pair = summary["similarity"][0]["exercises"][0]
+    assert pair["exercise"] == "attention" and [s["file"] for s in pair["sides"]] == ["attention.py", "attention.ipynb"]
+    compared = summary["similarity_compared"]
+    assert compared["submissions"] == len(files) and compared["exercises"][0] == "attention" and not compared["unread"]
+    for student, result in given.items():          # the signal changes no grade
+        stored = json.loads((out / "results" / f"{student}.json").read_text(encoding="utf-8"))
+        assert stored["extra_data"]["result"] == json.loads(json.dumps(result.to_dict()))
+    assert {r["student"]: r["score"] for r in summary["rows"]} == {s: 1.5 for s in files}
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="similarity"' in page and 'href="#similar-1"' in page
+
+
+# ====================================================================== the report in a browser
+
+HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")
+
+
+def test_hostile_names_and_code_are_text_in_the_report_dom(tmp_path, course):
+    from tests.test_report_pages import _dom, _hostile_result
+
+    base = _code("loops.py")
+    sources = {}
+    for i, text in enumerate(HOSTILE):
+        name = text.replace("/", "_")              # a folder name holds no "/"
+        code = base.replace("def softmax(", f"LABEL = {text!r}  # {text}\n\n\ndef softmax(")
+        sources[name] = code if i == 0 else disguise(code, seed=i).replace("LABEL =", f"# {text}\nLABEL =")
+    items = [Submitted(student, "attention", f"{student}.py", code) for student, code in sources.items()]
+    pairs, found = similar_pairs(items, {"attention": kit_stubs(["attention"])["attention"]})
+    assert found == 3
+    section = {"pairs": [p.to_dict() for p in pairs],
+               "compared": {"exercises": ["attention"], "submissions": 3, "pairs_found": found, "pairs_listed": found,
+                            "unread": [], "similar": similarity.SIMILAR, "min_shared_fingerprints": similarity.MIN_SHARED}}
+    finish_run(tmp_path, [_hostile_result(student, student) for student in sources], course, similarity=section)
+    page = tmp_path / "report.html"
+    assert any(text in row["text"] for p in section["pairs"] for e in p["exercises"] for s in e["sides"]
+               for row in s["excerpt"] if row["text"] for text in HOSTILE)
+    dom = _dom(page, tmp_path)
+    tags = [tag for tag, _ in dom.elements]
+    assert "script" not in tags and not any(attrs.get("src") == "x" for _, attrs in dom.elements)
+    assert not [a for _, attrs in dom.elements for a in attrs if a.startswith("on")]
+    text = "".join(dom.text)
+    for hostile in HOSTILE:
+        assert hostile.replace("/", "_") in text                 # the student's name, as typed
+        assert f"LABEL = {hostile!r}" in text                    # its code, as written
