@@ -320,7 +320,7 @@ def test_per_student_handouts_carry_their_numbers_and_are_byte_identical(small_c
 
 def test_practice_checks_step_by_step_and_explains_the_first_wrong_step():
     from autograder.variants.practice import judge, practice_variant
-    from reference.hand_mutants import wrong_values
+    from autograder.checks.hand_computation.mutants import wrong_values
 
     v = practice_variant(12345)
     key = _independent_key(v)
@@ -358,13 +358,13 @@ def test_check_py_in_a_per_student_handout_runs_that_student_s_inputs(varied, tm
 
 
 def test_a_mistake_on_one_s_own_numbers_is_named_as_on_the_course_s(varied):
-    """Diagnosis runs the catalogue's mutants on the student's numbers (reference/hand_mutants.py)."""
+    """Diagnosis runs the catalogue's mutants on the student's numbers (autograder/checks/hand_computation/mutants.py)."""
     from autograder.checks import CHECKS
     from autograder.checks.base import Context
     from autograder.diagnosis.explain import diagnose
     from autograder.grading.submission import expected_answer
     from autograder.variants.draw import variant_for
-    from reference.hand_mutants import wrong_values
+    from autograder.checks.hand_computation.mutants import wrong_values
 
     variant = variant_for(varied, "ada")
     check = next(c for c in CHECKS[HAND] if c.id == f"{HAND}.part_a.weights")

@@ -154,7 +154,7 @@ class Problem:
 
 def problems(q, k, v, x, hand_tolerance: float = 0.006) -> list[Problem]:
     """Why these numbers would not teach what the exercise teaches (empty: they are fit). Checked
-    with the reference's own keys and its mistakes' answers (reference/hand_mutants.py)."""
+    with the reference's own keys and its mistakes' answers (autograder/checks/hand_computation/mutants.py)."""
     q, k, v, x = (np.asarray(a, dtype=np.float64) for a in (q, k, v, x))
     found = [Problem(part, text) for part, batch in (("A", (q[None], k[None], v[None])), ("B", (x[None],)))
              for text, bad in _rules(batch, part).items() if bad[0]]
@@ -196,7 +196,7 @@ def _mistakes_indistinct(q, k, v, x, hand_tolerance: float) -> list[Problem]:
     """A mistake the exercise names (no scaling, d_k for sqrt(d_k), the softmax over columns) must
     give answers that differ from the key by more than the hand tolerance: else it earns the points."""
     from reference.hand_computation import keys_for
-    from reference.hand_mutants import wrong_values
+    from autograder.checks.hand_computation.mutants import wrong_values
 
     inputs = {"Q": q, "K": k, "V": v, "X": x}
     key = keys_for(q, k, v, x)

@@ -23,7 +23,7 @@ STEPS = ("SCORES", "SCALED_SCORES", "WEIGHTS", "OUTPUT", "CSM_SCORES", "CSM_WEIG
 WHAT = {"SCORES": "Q @ K^T", "SCALED_SCORES": "SCORES / sqrt(d_k)", "WEIGHTS": "the row-wise softmax of SCALED_SCORES",
         "OUTPUT": "WEIGHTS @ V", "CSM_SCORES": "X @ X^T", "CSM_WEIGHTS": "the row-wise softmax of CSM_SCORES / sqrt(4)",
         "CSM_OUTPUT": "CSM_WEIGHTS @ X"}
-# The hand computation's mistakes that a step can show (reference/hand_mutants.py's arguments).
+# The hand computation's mistakes that a step can show (autograder/checks/hand_computation/mutants.py's arguments).
 MISTAKES = (("no_scaling", {"scale": "none"}), ("scaled_by_dk", {"scale": "dk"}), ("softmax_wrong_axis", {"axis": 0}))
 TOLERANCE = 0.006
 FIRST_STEPS = ("SCORES", "CSM_SCORES")      # computed from the inputs, not from an earlier step
@@ -47,7 +47,7 @@ def numbers_text(variant: Variant) -> str:
 
 
 def _mistake_hint(mis_id: str) -> str:
-    from reference.misconceptions import CATALOGUE
+    from autograder.checks.hand_computation.misconceptions import CATALOGUE
 
     return next(m.hint for m in CATALOGUE if m.id == mis_id and m.stem == "hand_computation")
 
@@ -55,7 +55,7 @@ def _mistake_hint(mis_id: str) -> str:
 def judge(variant: Variant, answers: dict[str, object]) -> list[StepVerdict]:
     """The steps in order up to the first wrong or missing one (that one explained)."""
     from reference.hand_computation import hand_answers
-    from reference.hand_mutants import wrong_values
+    from autograder.checks.hand_computation.mutants import wrong_values
 
     inputs = variant.hand_inputs()
     key = hand_answers(inputs)
