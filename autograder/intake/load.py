@@ -233,7 +233,7 @@ def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
             return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
     cells = []
     for number, cell in enumerate(notebook_cells_, start=1):
-        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell):
+        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell) or is_kit_cell(cell):
             continue
         source = cell.get("source", "")
         if isinstance(source, list):
@@ -277,12 +277,20 @@ def is_solution_cell(cell) -> bool:
 # the parts that are answered; a stub inside a function still raises, as it should.
 NBGRADER_STUB = "raise NotImplementedError()"
 NBGRADER_STUB_ANSWER = "pass  # nbgrader's stub: not answered yet"
+KIT_CELL_ROLES = ("numbers", "practice")      # metadata.attnkit.role of the cells is_kit_cell names
 
 
 def is_nbgrader_test_cell(cell) -> bool:
     """nbgrader's autograded test cells (grade: true, solution: false) are the grader's, not the student's."""
     meta = (cell.get("metadata") or {}).get("nbgrader") or {}
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def is_kit_cell(cell) -> bool:
+    """A cell the kit put into an nbgrader notebook to run beside the student's work (drawing their
+    numbers, practice: autograder/nbgrader/variant_cells.py): the grader recomputes the numbers itself."""
+    meta = (cell.get("metadata") or {}).get("attnkit")
+    return isinstance(meta, dict) and meta.get("role") in KIT_CELL_ROLES
 
 
 def syntax_problem(source: str, name: str) -> str | None:

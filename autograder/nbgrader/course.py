@@ -184,6 +184,10 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
     text = _with_none_stubs(solution_text, source, stem)
     nb = nbformat.reads(to_notebook(text, stem, source), as_version=4)
     nb.metadata["attnkit"] = {"generated_from": source, "generated_by": "attnkit nbgrader"}
+    from autograder.nbgrader.variant_cells import VARIANT_STEM, runtime_numbers, with_runtime_numbers
+
+    if stem == VARIANT_STEM and runtime_numbers(course):     # each student's numbers, drawn as the notebook runs
+        with_runtime_numbers(nb)
     task_checks = tasks(course, stem)
     placed: set[str] = set()
     cells = []
@@ -309,6 +313,12 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     existing = [p for p in targets if p.exists()]
     if existing and not force:
         raise CourseError(f"{existing[0]} already exists (use --force to overwrite the generated files)")
+    from autograder.nbgrader.variant_cells import VariantCourseError, refuse_secret, runtime_numbers
+
+    try:
+        refuse_secret(course)
+    except VariantCourseError as err:
+        raise CourseError(str(err)) from None
     notebooks = {}
     for stem in course.exercises:
         path = by_stem[stem]
@@ -326,6 +336,10 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     tests_table = assignment_dir / f"{TESTS_MODULE}.json"
     tests_table.write_text(json.dumps(task_table(course), indent=1) + "\n", encoding="utf-8")
     written += [tests_module, tests_table]
+    if runtime_numbers(course):
+        from autograder.nbgrader.variant_cells import write_variant_module
+
+        written += write_variant_module(assignment_dir, course)
     for stem, nb in notebooks.items():
         target = assignment_dir / f"{stem}.ipynb"
         text = nbformat.writes(nb, version=4)
