@@ -234,11 +234,17 @@ def test_the_released_notebook_shows_each_student_their_numbers_and_autograde_gr
     full = small.max_points(HAND)
     assert grades["ada"][0] == full                      # right for her own variant: full marks
     assert grades["ben"][0] < full / 2                   # ada's numbers are not ben's answers
+    # The grade needs no kernel (autograder/nbgrader/execute.py: none starts for the kit's notebooks),
+    # so the numbers cells are not run; where the instructor asks for a kernel (`always`), it draws
+    # ada's numbers from her folder's id, and the grades stay the same.
+    _nbgrader(root, "autograde", ASSIGNMENT, "--force", "--ExecuteWhereNeeded.always=True")
+    _nbgrader(root, "export")
+    assert _grades(root / "grades.csv") == grades
     graded = nbformat.read(root / "autograded" / "ada" / ASSIGNMENT / f"{HAND}.ipynb", as_version=4)
     shown = "".join(o.get("data", {}).get("text/markdown", "") for c in graded.cells
                     if c.metadata.get("attnkit", {}).get("role") == "numbers" for o in c.outputs)
     own = variant_for(small, "ada")
-    assert _latex("Q", own.q) in shown                  # nbgrader's kernel drew ada's numbers (her folder's id)
+    assert _latex("Q", own.q) in shown                  # the kernel drew ada's numbers (her folder's id)
 
 
 def test_no_student_id_says_how_to_give_one(tmp_path, monkeypatch):
