@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model, field_validator
 
 from autograder.sandbox.outcome import Limits
 
@@ -37,7 +37,7 @@ class Tolerance(_Strict):
 class Tolerances(_Strict):
     """How close an array must be, by the dtype it is compared in. An exercise's own tolerances
     (`tolerances.hand`, `tolerances.scaling`) are declared by its descriptor (Exercise.tolerances)
-    and added to this model when the course is loaded (`_with_exercise_tolerances`)."""
+    and validated with their types wherever a course is validated (CourseConfig._exercises_own)."""
     model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)   # checked against the descriptors after
     # defaults made when needed (defer_build: a default made here would build the validator now)
     float64: Tolerance = Field(default_factory=lambda: Tolerance(rtol=1e-5, atol=1e-8))
@@ -74,7 +74,9 @@ class CourseConfig(_Strict):
     assignment: str = "self_attention"
     seed: int = Field(ge=0, lt=2**63)
     limits: Limits = Field(default_factory=Limits)      # the sandbox's own type, validated here
-    tolerances: Tolerances = Field(default_factory=Tolerances)
+    # Serialized as what it holds (the exercises' own tolerances too: the cluster's transport, the
+    # fingerprints); validated again with the exercises' types, the defaults included.
+    tolerances: SerializeAsAny[Tolerances] = Field(default_factory=Tolerances, validate_default=True)
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False
     # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
@@ -82,6 +84,13 @@ class CourseConfig(_Strict):
     both_forms: Literal["best", "py", "ipynb"] = "best"
     variants: VariantsConfig = VariantsConfig()
     exercises: dict[str, ExerciseConfig]
+
+    @field_validator("tolerances")
+    @classmethod
+    def _exercises_own(cls, tolerances: Tolerances) -> BaseModel:
+        """The exercises' own tolerances (Exercise.tolerances) in their types, defaults filled in;
+        a name no exercise declares is an error."""
+        return _tolerances_model().model_validate(tolerances.model_dump())
 
     def check(self, check_id: str) -> CheckConfig:
         stem = check_id.split(".", 1)[0]
@@ -169,7 +178,8 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
     else:
         root = None     # parsed only if a check id is wrong (the message names its line)
         # the exercises' own tolerances come back as plain data: made their types again
-        course = _with_exercise_tolerances(course, course.tolerances.model_dump())
+        course = course.model_copy(update={"tolerances": _tolerances_model().model_validate(
+            course.tolerances.model_dump())})
     if known_checks is not None:
         _check_ids_match(course, known_checks, path, root, text)
     return course
@@ -194,18 +204,14 @@ def _validated(path: Path, text: str) -> tuple[CourseConfig, "yaml.Node | None"]
         course = CourseConfig.model_validate(data)
     except ValidationError as err:
         raise _located(err, path, root) from None
-    try:
-        course = _with_exercise_tolerances(course, data.get("tolerances"))
-    except ValidationError as err:
-        raise _located(err, path, root, within=("tolerances",)) from None
     return course, root
 
 
-def _located(err: ValidationError, path: Path, root, within: tuple = ()) -> ConfigError:
+def _located(err: ValidationError, path: Path, root) -> ConfigError:
     """pydantic's errors as `file:line: key.path: message`, one per line."""
     lines = []
     for e in err.errors():
-        loc = within + tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
         key = ".".join(str(p) for p in loc) or "(top level)"
         lines.append(f"{path}:{_line_of(root, loc)}: {key}: {e['msg']}")
     return ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines)))
@@ -222,13 +228,6 @@ def exercise_tolerances() -> dict[str, tuple]:
                 raise ValueError(f"tolerances.{name} is declared twice (again by {exercise.stem})")
             declared[name] = spec
     return declared
-
-
-def _with_exercise_tolerances(course: CourseConfig, given: Any) -> CourseConfig:
-    """The course's tolerances validated again, now with each exercise's own settings (their
-    defaults where course.yml gives none; an unknown name is an error). Errors are located as
-    `tolerances.<name>` like any other."""
-    return course.model_copy(update={"tolerances": _tolerances_model().model_validate(given or {})})
 
 
 @lru_cache(maxsize=1)

@@ -121,3 +121,16 @@ def test_an_exercises_own_tolerances_come_from_its_descriptor(tmp_path):
     assert without.tolerances.hand == 0.006 and without.tolerances.scaling.std_rel == 0.15
     looser = load_course(_edited(tmp_path, "hand: 0.006", "hand: 0.02"))
     assert looser.tolerances.hand == 0.02
+
+
+def test_an_exercises_own_tolerances_travel_with_the_course(tmp_path):
+    """The cluster sends the course as JSON, the fingerprints hash its dump and the nbgrader course
+    writes it back as YAML: the exercises' own tolerances must be in each, as the file set them."""
+    from autograder.config import CourseConfig
+
+    course = load_course(_edited(tmp_path, "hand: 0.006", "hand: 0.02"))
+    assert '"hand":0.02' in course.model_dump_json()
+    again = CourseConfig.model_validate_json(course.model_dump_json())
+    assert again == course and again.tolerances.hand == 0.02
+    assert type(again.tolerances.scaling) is type(course.tolerances.scaling)
+    assert load_course(_write(tmp_path, yaml.safe_dump(course.model_dump(mode="json")))).tolerances.hand == 0.02
