@@ -6,16 +6,14 @@ that stream is measured too, so the measure is seen to fail."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder.nbgrader.preprocessor import _write
-from tests.test_report import _chromium, _shots
+from tests.test_report import _shots, chromium_probe
 
 REPORT = "\n".join([
     "[FAIL] attention.scaled_dot_product_attention.rectangular - n_q = 3 queries against n_k = 5 keys, "
@@ -70,21 +68,9 @@ def _feedback_page(outputs_from, tmp_path: Path, name: str) -> Path:
 
 
 def _measure(page: Path, tmp_path: Path, width: int) -> dict:
-    probe = page.with_name(f".measure-{page.name}")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
-    base = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-            f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--window-size={width},1200"]
-    try:
-        run = subprocess.run(base + ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-                             capture_output=True, text=True, timeout=120)
-        subprocess.run(base + [f"--screenshot={_shots(tmp_path) / f'nbgrader-{page.stem}-{width}.png'}",
-                               page.as_uri()], capture_output=True, timeout=120)
-    finally:
-        probe.unlink(missing_ok=True)
-    found = run.stdout.split('<pre id="attnkit-measure">', 1)
-    assert len(found) == 2, run.stderr[-2000:]
-    return json.loads(found[1].split("</pre>", 1)[0].replace("&quot;", '"').replace("&amp;", "&")
-                      .replace("&lt;", "<").replace("&gt;", ">"))
+    return chromium_probe(page, MEASURE, "attnkit-measure", tmp_path,
+                          flags=("--hide-scrollbars", f"--window-size={width},1200"),
+                          screenshot=_shots(tmp_path) / f"nbgrader-{page.stem}-{width}.png")[0]
 
 
 @pytest.mark.parametrize("width", [800, 1400])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import html
 import json
 import os
 import shutil
@@ -208,25 +209,33 @@ def _chromium() -> str:
     return path
 
 
-def _browse(page: Path, tmp_path: Path, screenshot: Path | None = None) -> dict:
-    """Load a copy of `page` (with a checker script) in headless Chromium: what it found, and the
-    console lines Chromium logged."""
+def chromium_probe(page: Path, script: str, marker: str, tmp_path: Path, *, flags: tuple = (),
+                   screenshot: Path | None = None, screenshot_flags: tuple = ()) -> tuple[dict, str]:
+    """Load a copy of `page` with `script` before </body> in headless Chromium: the JSON the script
+    wrote into <pre id="marker">, and what Chromium logged. A screenshot of the page itself if asked."""
     probe = page.with_name(f".probe-{page.name}")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", CHECKER + "</body>"), encoding="utf-8")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
     base = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            f"--user-data-dir={tmp_path / 'chromium-profile'}", "--enable-logging=stderr", "--v=0"]
+            f"--user-data-dir={tmp_path / 'chromium-profile'}", *flags]
     try:
         run = subprocess.run(base + ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
                              capture_output=True, text=True, timeout=120)
         if screenshot is not None:
-            subprocess.run(base + ["--hide-scrollbars", "--window-size=1280,2000", f"--screenshot={screenshot}",
-                                   page.as_uri()], capture_output=True, text=True, timeout=120)
+            subprocess.run(base + [*screenshot_flags, f"--screenshot={screenshot}", page.as_uri()],
+                           capture_output=True, text=True, timeout=120)
     finally:
         probe.unlink(missing_ok=True)
-    marker = run.stdout.split('<pre id="attnkit-check">', 1)
-    assert len(marker) == 2, f"the checker did not run: {run.stderr[-2000:]}"
-    found = json.loads(marker[1].split("</pre>", 1)[0].replace("&quot;", '"'))
-    found["console"] = [line for line in run.stderr.splitlines() if "CONSOLE" in line]
+    found = run.stdout.split(f'<pre id="{marker}">', 1)
+    assert len(found) == 2, f"the script did not run: {run.stderr[-2000:]}"
+    return json.loads(html.unescape(found[1].split("</pre>", 1)[0])), run.stderr
+
+
+def _browse(page: Path, tmp_path: Path, screenshot: Path | None = None) -> dict:
+    """Load a copy of `page` (with a checker script) in headless Chromium: what it found, and the
+    console lines Chromium logged."""
+    found, logged = chromium_probe(page, CHECKER, "attnkit-check", tmp_path, flags=("--enable-logging=stderr", "--v=0"),
+                                   screenshot=screenshot, screenshot_flags=("--hide-scrollbars", "--window-size=1280,2000"))
+    found["console"] = [line for line in logged.splitlines() if "CONSOLE" in line]
     return found
 
 

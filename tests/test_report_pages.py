@@ -10,7 +10,6 @@ which course. Screenshots go to $ATTNKIT_SCREENSHOTS when it is set, to look at 
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -20,7 +19,7 @@ import pytest
 
 from autograder.reports.finish import finish_run
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
-from tests.test_report import COURSE, _chromium, _shots, small_class
+from tests.test_report import COURSE, _chromium, _shots, chromium_probe, small_class
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")
 
@@ -136,19 +135,8 @@ window.addEventListener('load', () => {
 
 
 def _measure(page: Path, tmp_path: Path, width: int, screenshot: Path) -> dict:
-    probe = page.with_name(f".measure-{page.name}")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
-    base = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-            f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--window-size={width},3000"]
-    try:
-        run = subprocess.run(base + ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-                             capture_output=True, text=True, timeout=120)
-        subprocess.run(base + [f"--screenshot={screenshot}", page.as_uri()], capture_output=True, timeout=120)
-    finally:
-        probe.unlink(missing_ok=True)
-    found = run.stdout.split('<pre id="attnkit-measure">', 1)
-    assert len(found) == 2, run.stderr[-2000:]
-    return json.loads(found[1].split("</pre>", 1)[0].replace("&quot;", '"'))
+    return chromium_probe(page, MEASURE, "attnkit-measure", tmp_path, screenshot=screenshot,
+                          flags=("--hide-scrollbars", f"--window-size={width},3000"))[0]
 
 
 @pytest.mark.parametrize("width", [1400, 800])
