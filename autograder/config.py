@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Union
@@ -19,6 +20,16 @@ if TYPE_CHECKING:
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_COURSE = KIT_ROOT / "course.yml"
+
+
+def cache_dir(part: str) -> Path:
+    """Where the kit keeps what it computed once (`part`: reference, course, preflight):
+    $ATTNKIT_CACHE_DIR/part, else $XDG_CACHE_HOME/attnkit/part, else ~/.cache/attnkit/part."""
+    explicit = os.environ.get("ATTNKIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit) / part
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "attnkit" / part
 
 
 class ConfigError(Exception):

@@ -27,13 +27,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from autograder.config import cache_dir
+
 
 def cache_folder() -> Path:
-    explicit = os.environ.get("ATTNKIT_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "course"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "attnkit" / "course"
+    return cache_dir("course")
 
 
 def _key(raw: bytes) -> str:

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from autograder.config import cache_dir
 from autograder.intake.syntax import imported_modules
 
 _LOCKS_GUARD = threading.Lock()
@@ -131,9 +132,4 @@ def temporary_beside(path: Path):
 
 
 def cache_folder() -> Path:
-    """ATTNKIT_CACHE_DIR, else $XDG_CACHE_HOME/attnkit, else ~/.cache/attnkit."""
-    explicit = os.environ.get("ATTNKIT_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "reference"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "attnkit" / "reference"
+    return cache_dir("reference")

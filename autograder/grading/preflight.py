@@ -114,7 +114,7 @@ def _first_line(message: str, limit: int = 400) -> str:
 
 def _marker(course: CourseConfig, solutions: Path, sandbox) -> Path:
     """The file whose presence says this kit, course, solutions and environment passed."""
-    from autograder.checks.reference_cache import cache_folder
+    from autograder.config import cache_dir
     from autograder.grading.student import kit_fingerprint
 
     h = hashlib.sha256(b"preflight/1")
@@ -124,7 +124,7 @@ def _marker(course: CourseConfig, solutions: Path, sandbox) -> Path:
         if path.is_file() and path.suffix in (".py", ".ipynb"):
             h.update(path.name.encode() + b"\0" + path.read_bytes())
     h.update(json.dumps(_environment(sandbox), sort_keys=True).encode())
-    return cache_folder().parent / "preflight" / h.hexdigest()
+    return cache_dir("preflight") / h.hexdigest()
 
 
 def _environment(sandbox) -> dict:
