@@ -99,9 +99,7 @@ class CourseConfig(_Strict):
     @field_validator("tolerances")
     @classmethod
     def _exercises_own(cls, tolerances: Tolerances) -> BaseModel:
-        """The exercises' own tolerances (Exercise.tolerances) in their types, defaults filled in;
-        a name no exercise declares is an error."""
-        return _tolerances_model().model_validate(tolerances.model_dump())
+        return with_exercises_own(tolerances)
 
     def check(self, check_id: str) -> CheckConfig:
         stem = check_id.split(".", 1)[0]
@@ -189,8 +187,7 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
     else:
         root = None     # parsed only if a check id is wrong (the message names its line)
         # the exercises' own tolerances come back as plain data: made their types again
-        course = course.model_copy(update={"tolerances": _tolerances_model().model_validate(
-            course.tolerances.model_dump())})
+        course = course.model_copy(update={"tolerances": with_exercises_own(course.tolerances)})
     if known_checks is not None:
         _check_ids_match(course, known_checks, path, root, text)
     return course
@@ -239,6 +236,12 @@ def exercise_tolerances() -> dict[str, tuple]:
                 raise ValueError(f"tolerances.{name} is declared twice (again by {exercise.stem})")
             declared[name] = spec
     return declared
+
+
+def with_exercises_own(tolerances: Tolerances) -> BaseModel:
+    """The exercises' own tolerances (Exercise.tolerances) in their types, defaults filled in; a
+    name no exercise declares is an error."""
+    return _tolerances_model().model_validate(tolerances.model_dump())
 
 
 @lru_cache(maxsize=1)
