@@ -1,6 +1,7 @@
 """A student's figure costs its author little in the child (issue 23.1): matplotlib in the sandbox
-measures text by an estimate (autograder/sandbox/inside/text_metrics.py) instead of laying out glyphs and
-parsing mathtext, and the figure is described the same as with matplotlib's own measure."""
+(autograder/sandbox/inside/figure_cost.py) lays nothing out for tight_layout and measures text by an
+estimate instead of laying out glyphs and parsing mathtext, and the figure is described the same as
+with matplotlib's own layout and measure."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
-from autograder.sandbox.inside.text_metrics import EM_ADVANCE, EM_DESCENT  # noqa: E402
+from autograder.sandbox.inside.figure_cost import EM_ADVANCE, EM_DESCENT  # noqa: E402
 
 THREE_PANELS = """
 import math
@@ -34,6 +35,16 @@ def plot_scaling(results):
     fig.suptitle("Scaling by sqrt(d) keeps the softmax out of saturation")
     fig.tight_layout()
     return fig
+
+
+def left_after_tight_layout(results):
+    fig, ax = plt.subplots()
+    ax.set_ylabel("a long label that tight_layout would make room for")
+    plt.tight_layout()
+    fig.tight_layout(pad=0.5)
+    left = fig.subplotpars.left
+    plt.close(fig)
+    return {0: {"left": left}}
 
 
 def measured(results):
@@ -71,3 +82,15 @@ def test_a_laid_out_figure_is_described_as_with_matplotlibs_own_measure(sandbox)
     assert out.value == here
     assert [line["label"] for line in out.value["axes"][0]["lines"]] == [r"unscaled: $QK^\top$",
                                                                         r"scaled: $QK^\top/\sqrt{d}$"]
+
+
+def test_tight_layout_lays_nothing_out_in_the_child(sandbox):
+    """Outside the sandbox the long y label moves the axes right; inside they stay at matplotlib's
+    default (0.125), and the call returns without an error, whatever its arguments."""
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(THREE_PANELS), "scaling.py", "exec"), namespace)   # the kit's own code
+    assert namespace["left_after_tight_layout"](RESULTS)[0]["left"] != 0.125
+    with sandbox.session("scaling", textwrap.dedent(THREE_PANELS), "scaling.py") as s:
+        out = s.call("left_after_tight_layout", [RESULTS], returns="float_dict_dict")
+    assert out.status == "ok", out
+    assert out.value[0]["left"] == 0.125

@@ -382,7 +382,7 @@ def main() -> None:
         import matplotlib.figure  # noqa: F401
         import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
 
-        _warm(_load_private("text_metrics").install)     # a failure leaves matplotlib's own measure
+        _warm(_load_private("figure_cost").install)     # a failure leaves matplotlib's own layout and measure
         _warm(_warm_matplotlib)
     _warm(_warm_numpy)
     import math  # noqa: F401
