@@ -140,7 +140,7 @@ def test_mutant_fails_a_check_and_is_diagnosed(mis: Misconception):
     for check in applicable(mis):
         inputs, ctx = setup(check)
         expected = dg.reference_answer(check, inputs)
-        for n, overrides in enumerate(mis.variants()):
+        for n, overrides in enumerate(mis.variants(errors=True)):
             answer = dg._run(check, ("test", mis.id, mis.stem, n), overrides, inputs)
             if answer is dg._FAILED:
                 # A mutant that raises where the reference returns is named by the error it raises.
@@ -156,7 +156,7 @@ def test_mutant_fails_a_check_and_is_diagnosed(mis: Misconception):
             assert found is not None and mis.id in found.ids, (check.id, n, found)
             assert mis.hint.split("{")[0] in found.hint
     assert any(n == 0 for _, n in failed), f"the main mutant of {entry_name(mis)} passes every check it applies to"
-    assert {n for _, n in failed} == set(range(len(mis.variants()))), \
+    assert {n for _, n in failed} == set(range(len(mis.variants(errors=True)))), \
         f"an alternative of {entry_name(mis)} is never wrong on its checks: {failed}"
 
 
@@ -455,3 +455,39 @@ def test_one_diagnosis_hashes_its_inputs_once(monkeypatch):
     found = dg.diagnose(check, inputs, answer, ctx)
     assert found is not None and "softmax_wrong_axis" in found.ids
     assert len(made) == 1
+
+
+WRONG_ANSWER_WITHOUT_TORCH = """
+import sys
+from autograder.checks import CHECKS
+from autograder.checks.base import Context, rng_for
+from autograder.config import load_course
+from autograder.diagnosis import explain as dg
+
+course = load_course()
+found = []
+for check in CHECKS["attention"]:
+    inputs = check.inputs(rng_for(course.seed, check.id))
+    for mis in dg.candidates(check):
+        if mis.id not in ("softmax_no_keepdims", "keys_not_transposed"):
+            continue
+        answer = dg._run(check, ("test", mis.id, 0), mis.variants()[0], inputs)
+        if answer is dg._FAILED:
+            continue
+        diagnosis = dg.diagnose(check, inputs, answer, Context(course=course, inputs=inputs))
+        found += list(diagnosis.ids) if diagnosis else []
+assert {"softmax_no_keepdims", "keys_not_transposed"} <= set(found), found
+print("torch" in sys.modules)
+"""
+
+
+def test_explaining_a_wrong_answer_never_imports_torch_in_the_grader():
+    """Two mistakes that also have a torch-written mutant (for torch's own error messages) are
+    named from a wrong answer in a fresh process that never imports torch (issue 23: the first
+    diagnosis of a wrong attention cost the grader 2 s of torch import)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", WRONG_ANSWER_WITHOUT_TORCH], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"

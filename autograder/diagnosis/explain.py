@@ -245,7 +245,7 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
         return _error_diagnosis(error, by_text)
     exact, shaped = [], []
     for mis in (m for m in pool if m.matches is None):
-        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants()) if r is not None]
+        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants(errors=True)) if r is not None]
         same_type = [text for kind, text, line in raised
                      if kind == error.type and _same_operation(error.operation, line)]
         if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):

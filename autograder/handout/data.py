@@ -211,7 +211,7 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
         if mis.matches is not None:
             continue
         wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
-        raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants()) if raised})
+        raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants(errors=True)) if raised})
         try:
             encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
         except NotReplayable:

@@ -67,8 +67,8 @@ CATALOGUE: list[Misconception] = [
         "so each row is divided by its own sum.",
         lambda: {"softmax": mu.softmax_no_keepdims, SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_no_keepdims)},
         (SOFTMAX_ROWS, SOFTMAX_STABLE, *SDPA),
-        alternatives=(lambda: {"softmax": mu.softmax_no_keepdims_torch,
-                               SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_no_keepdims_torch)},)),
+        torch_alternatives=(lambda: {"softmax": mu.softmax_no_keepdims_torch,
+                                     SDPA_NAME: mu.sdpa(softmax_fn=mu.softmax_no_keepdims_torch)},)),
     Misconception(
         "softmax_underflow", "attention",
         "Your softmax gives nan on a row whose scores are all far below the largest score of the whole array: "
@@ -93,7 +93,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("scaled_by_wrong_size", "attention", SCALED_BY_WRONG_SIZE, _attn(scale="k_axis1"), SDPA,
                   alternatives=(_attn(scale="d_v"), _attn(scale="n_k"))),
     Misconception("keys_not_transposed", "attention", KEYS_NOT_TRANSPOSED, _attn(transpose_keys=False), SDPA,
-                  alternatives=(lambda: {SDPA_NAME: mu.attention_torch_keys},)),
+                  torch_alternatives=(lambda: {SDPA_NAME: mu.attention_torch_keys},)),
     Misconception("mask_ignored", "attention", MASK_IGNORED, _attn(mask_mode="ignored"), SDPA_MASKED),
     Misconception("mask_inverted", "attention", MASK_INVERTED, _attn(mask_mode="inverted"), SDPA_MASKED),
     Misconception("mask_after_softmax", "attention", MASK_AFTER_SOFTMAX, _attn(mask_mode="after"), SDPA_MASKED),

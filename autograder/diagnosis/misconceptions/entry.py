@@ -36,6 +36,10 @@ class Misconception:
     # the stem to mean all their checks); () = every check of the stem. Kept as ids.
     checks: tuple = ()
     alternatives: tuple[Overrides, ...] = ()   # the same mistake made another way (other mutants)
+    # The same mistake written with torch: its answers are those of a mutant above (torch broadcasts
+    # as numpy does), only its errors are torch's words. Run only where a raised error is diagnosed,
+    # so explaining a wrong answer never imports torch in the grader (2 core-s, once per process).
+    torch_alternatives: tuple[Overrides, ...] = ()
     # (answer, expected, ctx, check) -> True/False, or None to compare with the mutants instead.
     # `expected` is the reference's answer; the mutants (overrides) stay the example used by tests.
     matches: Callable[[Any, Any, Any, Any], bool | None] | None = None
@@ -50,9 +54,11 @@ class Misconception:
     def applies_to(self, check_id: str) -> bool:
         return not self.checks or any(check_id == p or check_id.startswith(p.rstrip(".") + ".") for p in self.checks)
 
-    def variants(self) -> list[dict]:
-        """Every mutant of this entry: the main one first, then the alternatives."""
-        return [self.overrides(), *(alt() for alt in self.alternatives)]
+    def variants(self, *, errors: bool = False) -> list[dict]:
+        """The mutants of this entry: the main one first, then the alternatives; with `errors` (a
+        raised error to explain) the torch-written ones too."""
+        more = self.torch_alternatives if errors else ()
+        return [self.overrides(), *(alt() for alt in (*self.alternatives, *more))]
 
 
 def low_precision(stem: str, checks: tuple, overrides: Overrides) -> Misconception:
