@@ -465,26 +465,34 @@ from autograder.config import load_course
 from autograder.diagnosis import explain as dg
 
 course = load_course()
-found = []
-for check in CHECKS["attention"]:
-    inputs = check.inputs(rng_for(course.seed, check.id))
-    for mis in dg.candidates(check):
-        if mis.id not in ("softmax_no_keepdims", "keys_not_transposed"):
-            continue
-        answer = dg._run(check, ("test", mis.id, 0), mis.variants()[0], inputs)
-        if answer is dg._FAILED:
-            continue
-        diagnosis = dg.diagnose(check, inputs, answer, Context(course=course, inputs=inputs))
-        found += list(diagnosis.ids) if diagnosis else []
-assert {"softmax_no_keepdims", "keys_not_transposed"} <= set(found), found
+WANTED = {"attention": ("softmax_no_keepdims", "keys_not_transposed"),
+          "multihead": ("keys_not_transposed", "linear_bias_ignored", "reshape_without_transpose")}
+found = set()
+for stem, wanted in WANTED.items():
+    for check in CHECKS[stem]:
+        inputs = check.inputs(rng_for(course.seed, check.id))
+        for mis in dg.candidates(check):
+            if mis.id not in wanted:
+                continue
+            answer = dg._run(check, ("test", mis.id, 0), mis.variants()[0], inputs)
+            if answer is dg._FAILED:
+                continue
+            diagnosis = dg.diagnose(check, inputs, answer, Context(course=course, inputs=inputs))
+            found |= {(stem, check.id.split(".")[1], i) for i in (diagnosis.ids if diagnosis else ())}
+assert {("attention", "scaled_dot_product_attention", "keys_not_transposed"),
+        ("attention", "softmax", "softmax_no_keepdims"),
+        ("multihead", "MultiHeadAttention", "keys_not_transposed"),
+        ("multihead", "MultiHeadAttention", "linear_bias_ignored"),
+        ("multihead", "MultiHeadAttention", "reshape_without_transpose")} <= found, sorted(found)
 print("torch" in sys.modules)
 """
 
 
 def test_explaining_a_wrong_answer_never_imports_torch_in_the_grader():
-    """Two mistakes that also have a torch-written mutant (for torch's own error messages) are
-    named from a wrong answer in a fresh process that never imports torch (issue 23: the first
-    diagnosis of a wrong attention cost the grader 2 s of torch import)."""
+    """Mistakes with a torch-written mutant (for torch's own error messages), and mistakes in the
+    torch module (its mutants' forward has a numpy twin), are named from a wrong answer in a fresh
+    process that never imports torch (issue 23: the first diagnosis of a wrong attention or module
+    cost the grader 1-2 s of torch import)."""
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", WRONG_ANSWER_WITHOUT_TORCH], capture_output=True, text=True,

@@ -142,8 +142,11 @@ class ReferenceImplementation:
 
     def module_forward(self, class_name: str, init_args: list, state: dict[str, np.ndarray],
                        x: np.ndarray, mask: np.ndarray | None = None):
-        twin = None if class_name in self._overrides else getattr(self._module, "NUMPY_FORWARD", {}).get(class_name)
-        if twin is not None:     # the reference's own module, computed without importing torch
+        if class_name in self._overrides:      # a mutant's module: its numpy twin where it has one
+            twin = getattr(self._overrides[class_name], "numpy_forward", None)
+        else:
+            twin = getattr(self._module, "NUMPY_FORWARD", {}).get(class_name)
+        if twin is not None:     # the module computed in numpy, without importing torch
             out, weights = twin(*init_args, state, x, mask)
             return np.asarray(out, dtype=np.float64), np.asarray(weights, dtype=np.float64)
         import torch

@@ -244,8 +244,12 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     if by_text:     # the error's own words (or the line that raised) say which: the most specific evidence
         return _error_diagnosis(error, by_text)
     exact, shaped = [], []
+    # The torch-written mutants only add torch's words for a failed product or broadcast, and torch
+    # says those with a RuntimeError: another error (an ImportError, numpy's ValueError) is explained
+    # without importing torch in the grader.
+    torch_words = error.type == "RuntimeError"
     for mis in (m for m in pool if m.matches is None):
-        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants(errors=True)) if r is not None]
+        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants(errors=torch_words)) if r is not None]
         same_type = [text for kind, text, line in raised
                      if kind == error.type and _same_operation(error.operation, line)]
         if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):

@@ -109,7 +109,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("softmax_hardcoded_axis", "multihead", HARDCODED_AXIS, _multihead(axis=1), (*MHA, *MOD_VALUES)),
     Misconception("keys_not_transposed", "multihead", KEYS_NOT_TRANSPOSED, _multihead(transpose_keys=False),
                   (*MHA, *MOD_VALUES, MODULE_STRUCTURE),
-                  alternatives=(lambda: _multihead(transpose_keys=False)() | {MOD_NAME: mu.module_torch_keys()},)),
+                  torch_alternatives=(lambda: _multihead(transpose_keys=False)() | {MOD_NAME: mu.module_torch_keys()},)),
     Misconception("mask_ignored", "multihead", MASK_IGNORED, _multihead(mask_mode="ignored"), MASKED),
     Misconception("mask_inverted", "multihead", MASK_INVERTED, _multihead(mask_mode="inverted"), MASKED,
                   alternatives=(_multihead(mask_mode="inverted", empty_rows="nan"),

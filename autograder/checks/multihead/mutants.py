@@ -113,30 +113,63 @@ def module_class(linear="right", project=True, linear_out=None, **options):
 
     linear: right (x W^T + b) | no_bias (x W^T) | transposed (x W + b), for every layer, or for W_q, W_k,
     W_v only when linear_out is "right" (the output layer called as it should be).
+
+    Its forward is numpy, so the grader runs it as `numpy_forward` from the layers' parameters, like
+    the reference's (reference.multihead.NUMPY_FORWARD): explaining a wrong module answer imports no
+    torch. The torch class (for a test that instantiates the mutant) is made when first called.
     """
-    import torch
+    def apply(W, b, x, how):
+        if how == "no_bias":
+            return x @ W.T
+        return x @ (W if how == "transposed" else W.T) + b
 
-    from reference.multihead import MultiHeadAttention
+    def forward(x, mask, num_heads, parameter):
+        """(output, weights) from x (B, T, D) and `parameter(layer, "weight" | "bias")` as float64 arrays."""
+        q, k, v = (apply(parameter(layer, "weight"), parameter(layer, "bias"), x, linear)
+                   for layer in ("W_q", "W_k", "W_v"))                        # (B, T, D)
+        merged, weights = _heads(q, k, v, num_heads, mask, **options)
+        out = apply(parameter("W_o", "weight"), parameter("W_o", "bias"), merged, linear_out or linear) \
+            if project else merged
+        return out, weights
 
-    class MutantMultiHeadAttention(MultiHeadAttention):
-        """The reference module with one mistake in forward."""
+    def numpy_forward(d_model, num_heads, state, x, mask=None):
+        x = np.asarray(x, dtype=np.float64)
+        m = None if mask is None else np.asarray(mask)
+        return forward(x, m, int(num_heads),
+                       lambda layer, name: np.asarray(state[f"{layer}.{name}"], dtype=np.float64))
 
-        def _apply(self, layer, x, how=linear):
-            W = layer.weight.detach().double().numpy()
-            b = layer.bias.detach().double().numpy()
-            if how == "no_bias":
-                return x @ W.T
-            return x @ (W if how == "transposed" else W.T) + b
+    def torch_class():
+        import torch
 
-        def forward(self, x, mask=None):
-            x = torch.as_tensor(x).detach().double().numpy()              # (B, T, D)
-            m = None if mask is None else torch.as_tensor(mask).numpy()
-            q, k, v = (self._apply(layer, x) for layer in (self.W_q, self.W_k, self.W_v))
-            merged, weights = _heads(q, k, v, self.num_heads, m, **options)
-            out = self._apply(self.W_o, merged, linear_out or linear) if project else merged
-            return torch.from_numpy(np.ascontiguousarray(out)), torch.from_numpy(np.ascontiguousarray(weights))
+        from reference.multihead import MultiHeadAttention
 
-    return MutantMultiHeadAttention
+        class MutantMultiHeadAttention(MultiHeadAttention):
+            """The reference module with one mistake in forward."""
+
+            def forward(self, x, mask=None):
+                x = torch.as_tensor(x).detach().double().numpy()              # (B, T, D)
+                m = None if mask is None else torch.as_tensor(mask).numpy()
+                out, weights = forward(x, m, self.num_heads,
+                                       lambda layer, name: getattr(getattr(self, layer), name).detach().double().numpy())
+                return torch.from_numpy(np.ascontiguousarray(out)), torch.from_numpy(np.ascontiguousarray(weights))
+
+        return MutantMultiHeadAttention
+
+    return NumpyTwinModule(torch_class, numpy_forward)
+
+
+class NumpyTwinModule:
+    """A mutant module class made only when called (torch imported then), with its forward in
+    numpy beside it (`numpy_forward(d_model, num_heads, state, x, mask)`), which the grader uses."""
+
+    def __init__(self, make_class, numpy_forward):
+        self._make_class, self.numpy_forward = make_class, numpy_forward
+        self._cls = None
+
+    def __call__(self, *args, **kwargs):
+        if self._cls is None:
+            self._cls = self._make_class()
+        return self._cls(*args, **kwargs)
 
 
 def module_torch_keys():
