@@ -23,7 +23,9 @@ every run, which no student's Python does.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,9 +37,16 @@ ROOT = Path(__file__).resolve().parents[1]
 NUMPY_MARGIN, TORCH_MARGIN = 0.2, 0.3     # issue 23.4: seconds above the bare import
 
 
+def temporary_folder(prefix: str) -> str:
+    """A folder for this run only, removed when the benchmark ends."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def bytecode_env() -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="attnkit-bench-pycache-")
+    env["PYTHONPYCACHEPREFIX"] = temporary_folder("attnkit-bench-pycache-")
     return env
 
 
@@ -74,7 +83,7 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.rounds):
         for name, (cmd, cold_cache) in runs.items():
-            run_env = dict(env, ATTNKIT_CACHE_DIR=tempfile.mkdtemp(prefix="attnkit-bench-cache-")) if cold_cache else env
+            run_env = dict(env, ATTNKIT_CACHE_DIR=temporary_folder("attnkit-bench-cache-")) if cold_cache else env
             times[name].append(wall(cmd, run_env))
     for name, t in times.items():
         print(f"  {name:<58} {statistics.median(t):6.2f} s   (min {min(t):.2f}, max {max(t):.2f})")

@@ -22,6 +22,7 @@ ratio. This is a benchmark, not a test: nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import random
 import resource
@@ -277,8 +278,9 @@ def main(argv=None) -> int:
                    help="an empty cache of reference runs (the first class graded on a machine); default: the "
                         "user's cache as it is (made by any earlier run)")
     args = p.parse_args(argv)
-    if args.cold_reference:
-        os.environ["ATTNKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="attnkit-bench-cache-")
+    if args.cold_reference:     # an empty cache of this run's own, removed at its end
+        os.environ["ATTNKIT_CACHE_DIR"] = cold_cache = tempfile.mkdtemp(prefix="attnkit-bench-cache-")
+        atexit.register(shutil.rmtree, cold_cache, ignore_errors=True)
 
     root = args.keep or Path(tempfile.mkdtemp(prefix="attnkit-bench-"))
     root.mkdir(parents=True, exist_ok=True)
