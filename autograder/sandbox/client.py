@@ -246,6 +246,7 @@ class Sandbox:
         self._forks[z] = self._forks.get(z, 0) + 1
         child = self._ahead.pop(z, None)
         if child is not None:
+            z.poll(0)      # the zygote's news first: a child that died while it waited is not used
             if child.alive and not z.dead and child.pid in z.live:
                 return child
             self.discard(child)
