@@ -28,6 +28,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from autograder.grading.student import Student, grade_student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config import CourseConfig
+from autograder.grading.class_run import class_sandbox
 from autograder.grading.preflight import PreflightFailed, run_preflight
 from autograder.results import SubmissionResult
 from autograder.sandbox import Limits, Sandbox, SandboxError
@@ -118,7 +119,7 @@ class SandboxPlugin(WorkerPlugin):
         return ""
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
-        box = Sandbox(Limits(**self.limits_fields), hide=self.hide, require_isolation=require_isolation)
+        box = class_sandbox(Limits(**self.limits_fields), hide=self.hide, require_isolation=require_isolation)
         with self._lock:
             self._all.append(box)
         return box

@@ -190,6 +190,15 @@ def class_similarity(students: list[Student], stored: StoredResults, course: Cou
         return {"pairs": [], "compared": {"error": f"{type(err).__name__}: {str(err)[:300]}"}}
 
 
+def class_sandbox(limits, *, hide: tuple[str, ...] = (), require_isolation: bool = False) -> Sandbox:
+    """A sandbox that grades many submissions (a local worker's, a Dask worker's): some file will
+    want torch and matplotlib together, so every torch zygote has both (one torch start per
+    worker, not one per kind)."""
+    box = Sandbox(limits, hide=hide, require_isolation=require_isolation)
+    box.torch_with_matplotlib = True
+    return box
+
+
 def _prepare(out: Path) -> None:
     for folder in (out, out / "results", out / "feedback"):
         folder.mkdir(parents=True, exist_ok=True)
@@ -227,10 +236,7 @@ class LocalGrading:
         return run_preflight(self.course, self._first, enabled=self.preflight)
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
-        box = Sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
-        # Many submissions: some file will want torch and matplotlib together, so every torch
-        # zygote has both (one torch start per worker, not one per kind).
-        box.torch_with_matplotlib = True
+        box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
         with self._lock:
             self._all.append(box)
         return box

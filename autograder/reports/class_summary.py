@@ -48,11 +48,12 @@ def course_sha256(course: CourseConfig) -> str:
 
 
 def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict:
-    results = ordered(results)
-    n = len(results)
+    """One pass over the results, one at a time (a class's stored results are read back from OUT
+    as they are needed: a summary of 2,000 students holds their tallies, not their results)."""
+    tally = _Tally(course)
+    for r in ordered(results):
+        tally.add(r)
     max_total = sum(course.max_points(s) for s in course.exercises)
-    handed_in = [r for r in results if any(submitted(e) for e in r.exercises)]
-    totals = [r.score for r in handed_in]
     return {
         "schema": SCHEMA,
         "course": course.course,
@@ -62,18 +63,18 @@ def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict
         "course_sha256": course_sha256(course),
         "settings": {"hints": course.hints, "show_hidden": course.show_hidden, "both_forms": course.both_forms,
                      "limits": asdict(course.limits), "tolerances": course.tolerances.model_dump()},
-        "students": n,
-        "submitted": len(handed_in),
+        "students": tally.n,
+        "submitted": len(tally.totals),
         "max_score": max_total,
-        "scores": _distribution(totals, max_total),
-        "exercises": [_exercise(results, course, stem) for stem in course.exercises],
-        "checks": _checks(results, course),
-        "misconceptions": _misconceptions(results),
-        "trouble": _trouble(results),
-        "slowest": [{"student": r.student, "duration_s": r.duration_s, "feedback": feedback_link(r.student)}
-                    for r in sorted(results, key=lambda r: -r.duration_s)[:SLOWEST] if r.duration_s > 0],
-        "intake": _intake(results),
-        "rows": [_row(r, course) for r in results],
+        "scores": _distribution(tally.totals, max_total),
+        "exercises": [tally.exercise(stem) for stem in course.exercises],
+        "checks": tally.checks(),
+        "misconceptions": tally.misconceptions(),
+        "trouble": tally.trouble,
+        "slowest": [{"student": student, "duration_s": duration, "feedback": feedback_link(student)}
+                    for duration, student in sorted(tally.durations, key=lambda d: -d[0])[:SLOWEST] if duration > 0],
+        "intake": tally.intake,
+        "rows": tally.rows,
     }
 
 
@@ -85,52 +86,71 @@ def _distribution(totals: list[float], max_total: float) -> dict:
             "values": sorted(totals)}
 
 
-def _exercise(results: list[SubmissionResult], course: CourseConfig, stem: str) -> dict:
-    exs = [e for r in results for e in r.exercises if e.stem == stem]
-    handed = [e for e in exs if submitted(e)]
-    top = course.max_points(stem)
-    checks = [c for e in handed for c in e.checks]
-    return {"stem": stem, "title": course.exercises[stem].title, "max_score": top, "submitted": len(handed),
-            "mean": round(statistics.fmean([e.score for e in handed]), 3) if handed else None,
-            "full_marks": sum(e.score == top for e in handed),
-            "pass_rate": round(sum(c.passed for c in checks) / len(checks), 4) if checks else None}
+class _Tally:
+    """What the summary needs of each result, gathered as the results go by."""
 
+    def __init__(self, course: CourseConfig):
+        self.course = course
+        self.n = 0
+        self.totals: list[float] = []                                   # of the students who handed in
+        self.exercise_scores: dict[str, list[float]] = defaultdict(list)     # stem -> scores handed in
+        self.exercise_checks: dict[str, list[int]] = defaultdict(lambda: [0, 0])   # stem -> [passed, checks]
+        self.statuses: dict[str, Counter] = defaultdict(Counter)      # check id -> its statuses
+        self.students_with: dict[str, list[str]] = defaultdict(list)  # misconception -> students
+        self.checks_with: dict[str, Counter] = defaultdict(Counter)   # misconception -> check ids
+        self.trouble: list[dict] = []
+        self.intake: list[dict] = []
+        self.durations: list[tuple[float, str]] = []
+        self.rows: list[dict] = []
 
-def _checks(results: list[SubmissionResult], course: CourseConfig) -> list[dict]:
-    out = []
-    for stem, ex in course.exercises.items():
-        for cid, cfg in ex.checks.items():
-            statuses = Counter(c.status for r in results for c in r.checks if c.check_id == cid)
-            graded = sum(statuses.values()) - statuses["missing"]
-            out.append({"check_id": cid, "exercise": stem, "points": cfg.points, "hidden": cfg.hidden,
-                        "pass_rate": round(statuses["passed"] / graded, 4) if graded else None,
-                        **{status: statuses[status] for status in STATUS_CODE}})
-    return out
-
-
-def _misconceptions(results: list[SubmissionResult]) -> list[dict]:
-    students: dict[str, list[str]] = defaultdict(list)
-    checks: dict[str, Counter] = defaultdict(Counter)
-    for r in results:
+    def add(self, r: SubmissionResult) -> None:
+        self.n += 1
+        if any(submitted(e) for e in r.exercises):
+            self.totals.append(r.score)
+        for e in r.exercises:
+            if submitted(e):
+                self.exercise_scores[e.stem].append(e.score)
+                counts = self.exercise_checks[e.stem]
+                counts[0] += sum(c.passed for c in e.checks)
+                counts[1] += len(e.checks)
+            if e.note or getattr(e, "flags", ()):
+                self.intake.append({"student": r.student, "exercise": e.stem, "file": e.graded_file, "note": e.note,
+                                    "flags": list(getattr(e, "flags", ()) or ())})
         for c in r.checks:
+            self.statuses[c.check_id][c.status] += 1
             for m in c.misconceptions:
-                checks[m][c.check_id] += 1
+                self.checks_with[m][c.check_id] += 1
         for m in sorted({m for c in r.checks for m in c.misconceptions}):
-            students[m].append(r.student)
-    return [{"id": m, "description": MISCONCEPTIONS.get(m, ""), "count": len(names), "students": names,
-             "exercises": sorted({cid.split(".", 1)[0] for cid in checks[m]}), "checks": dict(checks[m])}
-            for m, names in sorted(students.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+            self.students_with[m].append(r.student)
+        self.trouble += [{"student": r.student, "exercise": stem, "kind": kind, "message": why,
+                          "feedback": feedback_link(r.student)} for stem, kind, why in trouble(r)]
+        self.durations.append((r.duration_s, r.student))
+        self.rows.append(_row(r, self.course))
 
+    def exercise(self, stem: str) -> dict:
+        scores, (passed, checks) = self.exercise_scores.get(stem, []), self.exercise_checks.get(stem, [0, 0])
+        top = self.course.max_points(stem)
+        return {"stem": stem, "title": self.course.exercises[stem].title, "max_score": top,
+                "submitted": len(scores), "mean": round(statistics.fmean(scores), 3) if scores else None,
+                "full_marks": sum(s == top for s in scores),
+                "pass_rate": round(passed / checks, 4) if checks else None}
 
-def _trouble(results: list[SubmissionResult]) -> list[dict]:
-    return [{"student": r.student, "exercise": stem, "kind": kind, "message": why, "feedback": feedback_link(r.student)}
-            for r in results for stem, kind, why in trouble(r)]
+    def checks(self) -> list[dict]:
+        out = []
+        for stem, ex in self.course.exercises.items():
+            for cid, cfg in ex.checks.items():
+                statuses = self.statuses.get(cid, Counter())
+                graded = sum(statuses.values()) - statuses["missing"]
+                out.append({"check_id": cid, "exercise": stem, "points": cfg.points, "hidden": cfg.hidden,
+                            "pass_rate": round(statuses["passed"] / graded, 4) if graded else None,
+                            **{status: statuses[status] for status in STATUS_CODE}})
+        return out
 
-
-def _intake(results: list[SubmissionResult]) -> list[dict]:
-    return [{"student": r.student, "exercise": e.stem, "file": e.graded_file, "note": e.note,
-             "flags": list(getattr(e, "flags", ()) or ())}
-            for r in results for e in r.exercises if e.note or getattr(e, "flags", ())]
+    def misconceptions(self) -> list[dict]:
+        return [{"id": m, "description": MISCONCEPTIONS.get(m, ""), "count": len(names), "students": names,
+                 "exercises": sorted({cid.split(".", 1)[0] for cid in self.checks_with[m]}),
+                 "checks": dict(self.checks_with[m])}
+                for m, names in sorted(self.students_with.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 
 def _row(r: SubmissionResult, course: CourseConfig) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 
 from autograder.results import ExerciseResult, SubmissionResult
 
@@ -37,8 +38,15 @@ def total_cell(result: SubmissionResult) -> str:
     return f"{result.score:g}" if any(submitted(e) for e in result.exercises) else ""
 
 
-def ordered(results: list[SubmissionResult]) -> list[SubmissionResult]:
-    return sorted(results, key=lambda r: r.student)
+def ordered(results: list[SubmissionResult]) -> Iterator[SubmissionResult]:
+    """The results by student, one at a time: a class's stored results (grading.stored_results,
+    which know their students' names) are read back in that order, never held together."""
+    names = getattr(results, "names", None)
+    if names is None:
+        yield from sorted(results, key=lambda r: r.student)
+        return
+    for i in sorted(range(len(names)), key=names.__getitem__):
+        yield results[i]
 
 
 def status(result: SubmissionResult | None, enrolment) -> str:
@@ -51,8 +59,10 @@ def status(result: SubmissionResult | None, enrolment) -> str:
 def roster_rows(results: list[SubmissionResult], enrolment):
     """(person, result or None) for every submission, then every roster student who handed in
     nothing (result None: a 0, "not submitted"), each part in a stable order."""
-    rows = [(enrolment.person(r.student), r) for r in ordered(results)]
-    return rows + [(p, None) for p in sorted(enrolment.absent, key=lambda p: p.key)]
+    for r in ordered(results):
+        yield enrolment.person(r.student), r
+    for p in sorted(enrolment.absent, key=lambda p: p.key):
+        yield p, None
 
 
 def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolment=None, max_total: float = 0) -> str:
@@ -62,7 +72,7 @@ def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolmen
     writer = csv.writer(buf, lineterminator="\n")
     roster = enrolment is not None and enrolment.roster
     writer.writerow(["student", *stems, "total", "max_total", *(PERSON_COLUMNS if roster else ())])
-    for person, r in roster_rows(results, enrolment) if roster else [(None, r) for r in ordered(results)]:
+    for person, r in roster_rows(results, enrolment) if roster else ((None, r) for r in ordered(results)):
         cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in stems), total_cell(r), f"{r.max_score:g}"]
                  if r is not None else [safe_cell(person.key), *("" for _ in stems), "0", f"{max_total:g}"])
         if roster:
