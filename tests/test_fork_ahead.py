@@ -1,5 +1,5 @@
 """From a zygote's second child on, the sandbox forks the next child while the last one works
-(autograder/sandbox/client.py, `_fork_ahead`): the next session starts in it, and a child forked
+(autograder/sandbox/ahead.py): the next session starts in it, and a child forked
 ahead that died meanwhile is replaced, never used (issue 23.1)."""
 
 from __future__ import annotations
@@ -24,22 +24,22 @@ def _session_child(sandbox: Sandbox):
 def test_the_next_session_runs_in_the_child_forked_ahead(course):
     with Sandbox(course.limits) as sandbox:
         first, _ = _session_child(sandbox)
-        assert not sandbox._ahead                       # a zygote's first child forks nothing ahead
+        assert not sandbox._ahead.waiting               # a zygote's first child forks nothing ahead
         second, answer = _session_child(sandbox)
         assert answer.status == "ok", answer
-        (ahead,) = sandbox._ahead.values()               # forked while the second one worked
+        (ahead,) = sandbox._ahead.waiting.values()      # forked while the second one worked
         third, answer = _session_child(sandbox)
         assert answer.status == "ok", answer
         assert len({first, second, third}) == 3
         assert third == ahead.pid
-    assert not sandbox._ahead                           # closed with the sandbox
+    assert not sandbox._ahead.waiting                   # closed with the sandbox
 
 
 def test_a_child_forked_ahead_that_died_is_not_used(course):
     with Sandbox(course.limits) as sandbox:
         _session_child(sandbox)
         _session_child(sandbox)
-        (ahead,) = sandbox._ahead.values()
+        (ahead,) = sandbox._ahead.waiting.values()
         os.kill(ahead.pid, signal.SIGKILL)
         time.sleep(0.5)                                 # the zygote reaps it and says so
         pid, answer = _session_child(sandbox)

@@ -27,6 +27,7 @@ from autograder.sandbox.exchange import Child, Deadline, Expired, Sent, capture_
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused
+from autograder.sandbox.ahead import ForkedAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox import early
@@ -64,10 +65,7 @@ class Sandbox:
         self._private_uid: int | None = None
         self.cgroups, self._cgroup_why = Cgroups.detect()
         self.restarts = 0
-        # Per zygote, a child forked ahead and placed in its cgroup, waiting for its first frame
-        # (from a zygote's second child on): the next session of that kind starts at once.
-        self._ahead: dict[_Zygote, Child] = {}
-        self._forks: dict[_Zygote, int] = {}
+        self._ahead = ForkedAhead()     # per zygote, its next child forked while the last one works
         if warm or require_isolation:
             self._start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
         if require_isolation:
@@ -234,7 +232,8 @@ class Sandbox:
                               "text": str(c.get("text", c["source"]))} for c in cells]} if cells is not None \
             else {"source": source}
         sent = self.send(child, protocol.message(init, payload), timeout)
-        self._fork_ahead(child.zygote)      # while this child imports
+        if not self._closed:
+            self._ahead.fork(child.zygote, self._fork_now)      # while this child imports
         return sent
 
     def finish_spawn(self, sent: Sent, filename: str, provided: dict) -> tuple[Child, CallOutcome]:
@@ -243,26 +242,7 @@ class Sandbox:
 
     def _fork(self, z: _Zygote) -> Child:
         """A child of `z`: the one forked ahead if it is still waiting, else one forked now."""
-        self._forks[z] = self._forks.get(z, 0) + 1
-        child = self._ahead.pop(z, None)
-        if child is not None:
-            z.poll(0)      # the zygote's news first: a child that died while it waited is not used
-            if child.alive and not z.dead and child.pid in z.live:
-                return child
-            self.discard(child)
-        return self._fork_now(z)
-
-    def _fork_ahead(self, z: _Zygote) -> None:
-        """Forks the next child of `z` now, from its second child on, so the zygote's fork and the
-        kernel's move into a cgroup (mostly a wait: about 8 ms on cgroup v1) overlap the work of the
-        child just started instead of coming before the next one. It never sees a submission
-        before its first frame: until then its monitor only waits (monitor.py)."""
-        if self._closed or z in self._ahead or self._forks.get(z, 0) < 2 or z.dead:
-            return
-        try:
-            self._ahead[z] = self._fork_now(z)
-        except (_ZygoteDied, SandboxError, OSError):
-            pass     # the next session forks its own child and says what went wrong
+        return self._ahead.take(z, self.discard) or self._fork_now(z)
 
     def _fork_now(self, z: _Zygote) -> Child:
         import socket
@@ -426,9 +406,7 @@ class Sandbox:
         if self._closed:
             return
         self._closed = True
-        for child in self._ahead.values():
-            self.discard(child)
-        self._ahead.clear()
+        self._ahead.close(self.discard)
         for z in self._zygotes.values():
             z.close()
         self._zygotes.clear()
