@@ -7,13 +7,15 @@ memory at several class sizes.
 Each size is graded in a fresh process (so its peak memory is its own) on a synthetic class of
 that size (benchmarks/bench_class.py's mix: correct, notebooks, buggy, partial, stubs, a few that
 hang), with `grade_class`, what `attnkit grade` runs. Per submission, from the `--skip`-th result
-to the last (the sandboxes' start and the preflight before it, the end-of-run reports after it,
-are printed apart):
+to the `--tail`-th before the last (the sandboxes' start and the preflight before it; the last
+results, when fewer are left than workers and one that hangs holds the run; the end-of-run
+reports: each printed apart):
 
-  core-ms   CPU time of the grader and every process under it (zygotes, children; reaped ones
-            through their parents' cumulative times, /proc/<pid>/stat), not wall time: it holds
-            on a shared machine
-  wall-ms   wall time; busy cores = core-ms / wall-ms (2 of 2: no worker waits on another)
+  core-ms   CPU time of the grader and every process under it: the grader and its zygotes by
+            their own times (/proc/<pid>/stat), the sandbox's children by their cgroups' CPU
+            counters (see tree_cpu); not wall time: it holds on a shared machine
+  wall-ms   wall time; busy cores = core-ms / wall-ms (2 of 2: no worker waits on another), and
+            the machine's busy cores by /proc/stat over the same span (every process counted)
   memory    the grading process's peak RSS (ru_maxrss, the end-of-run reports included) and the
             peak PSS of it and its sandboxes (sampled)
 
@@ -41,24 +43,87 @@ CLK = os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu() -> float:
-    """Core-seconds of this process and every descendant, the reaped ones included (in their
-    parents' cutime/cstime)."""
+    """Core-seconds of this process and every descendant.
+
+    The sandbox's children are counted by their cgroups' CPU counters (the sandbox's base
+    groups, attnkit-<this pid>-N, sum their removed children), not by their parents' cumulative
+    times: a child's worker is killed at the end of its session, and the kernel does not add a
+    killed PID namespace's processes to its init's cumulative times, so /proc/<zygote>/stat's
+    cutime missed most of the children's CPU (measured: 1.1 of 4.1 core-s). The grader and its
+    zygotes are counted by their own times (a zygote's cutime holds only what is also in a
+    child's cgroup). Without the sandbox's cgroups, the cumulative times (an undercount) are
+    used and `cgroups_counted()` is False."""
     own = os.times()
-    total = own.user + own.system + own.children_user + own.children_system
     from benchmarks.bench_class import _tree
 
+    in_groups = _sandbox_groups()
+    if not in_groups:
+        total = own.user + own.system + own.children_user + own.children_system
+        for pid in _tree(os.getpid())[1:]:
+            total += sum(_times(pid)[:4])
+        return total
     for pid in _tree(os.getpid())[1:]:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15]) / CLK     # utime stime cutime cstime
-        except (OSError, IndexError, ValueError):
-            pass           # ended meanwhile: its time is in its parent's cutime from now on
-    return total
+            if f"attnkit-{os.getpid()}-" in Path(f"/proc/{pid}/cgroup").read_text():
+                continue          # a child: its cgroup counts it
+        except OSError:
+            continue
+        times = _times(pid)
+        if times:
+            _OWN_SEEN[pid] = times[0] + times[1]     # a zygote's own; its cutime is in the children's cgroups
+    return own.user + own.system + sum(_OWN_SEEN.values()) + sum(in_groups.values())
+
+
+def _times(pid: int) -> tuple[float, ...]:
+    """(utime, stime, cutime, cstime) in seconds, () when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return tuple(int(x) / CLK for x in fields[11:15])
+    except (OSError, IndexError, ValueError):
+        return ()
+
+
+_OWN_SEEN: dict[int, float] = {}        # a zygote's pid -> its last own CPU (kept once it has exited)
+_GROUPS_SEEN: dict[str, float] = {}     # a sandbox's base group -> its last CPU count (gone once closed)
+
+
+def _sandbox_groups() -> dict[str, float]:
+    """Core-seconds of this process's sandboxes' cgroups (v1 cpuacct or v2 cpu.stat), each base
+    group's last count kept after the sandbox removed it."""
+    me = os.getpid()
+    for usage in Path("/sys/fs/cgroup/cpuacct").glob(f"attnkit-{me}-*/cpuacct.usage"):
+        try:
+            _GROUPS_SEEN[str(usage.parent)] = int(usage.read_text()) / 1e9
+        except (OSError, ValueError):
+            pass
+    try:
+        own = next(line.split("::", 1)[1].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if line.startswith("0::"))
+        for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
+            for stat in (root / own.lstrip("/")).glob(f"attnkit-{me}-*/cpu.stat"):
+                for line in stat.read_text().splitlines():
+                    if line.startswith("usage_usec "):
+                        _GROUPS_SEEN[str(stat.parent)] = int(line.split()[1]) / 1e6
+    except (OSError, ValueError, StopIteration):
+        pass
+    return dict(_GROUPS_SEEN)
+
+
+def cgroups_counted() -> bool:
+    return bool(_GROUPS_SEEN)
+
+
+def machine_busy() -> tuple[int, int]:
+    """(busy, all) jiffies of the whole machine (/proc/stat): the cross-check of busy cores,
+    which counts every process, this benchmark's or not."""
+    with open("/proc/stat") as f:
+        values = [int(x) for x in f.readline().split()[1:]]
+    return sum(values) - values[3] - values[4], sum(values)      # idle and iowait are not busy
 
 
 def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float, skip: int,
-                   memory_interval: float) -> dict:
+                   memory_interval: float, tail: int = 10) -> dict:
     from autograder.grading.student import default_jobs, grade_class
     from benchmarks.bench_class import TreeMemory, bench_course, build_class
 
@@ -67,35 +132,40 @@ def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float
         course = bench_course(root, call_timeout, import_timeout)
         build_class(root / "class", n)
         jobs = jobs or default_jobs()
-        marks: list[tuple[float, float]] = []     # (wall, core-s) at the first and the last counted result
+        # (wall, core-s, machine) at the first and the last counted result, and at the last one
         first = min(max(skip, 1), n - 1)
+        last = max(first + 1, n - max(tail, 0))
+        marks: dict[int, tuple[float, float, tuple[int, int]]] = {}
         seen = 0
 
         def on_result(result, reused):
             nonlocal seen
             seen += 1
-            if seen in (first, n):
-                marks.append((time.monotonic(), tree_cpu()))
+            if seen in (first, last, n):
+                marks[seen] = (time.monotonic(), tree_cpu(), machine_busy())
 
         started, cpu0 = time.monotonic(), tree_cpu()
         with TreeMemory(memory_interval) as memory:
             grade_class(root / "class", root / "out", course, jobs=jobs, regrade=True, on_result=on_result)
         ended, cpu1 = time.monotonic(), tree_cpu()
-        (t_a, c_a), (t_b, c_b) = marks[0], marks[-1]
-        counted = n - first
+        (t_a, c_a, m_a), (t_b, c_b, m_b), (t_n, c_n, _m) = marks[first], marks[last], marks[n]
+        counted = last - first
         return {"n": n, "jobs": jobs, "counted": counted,
                 "core_ms": (c_b - c_a) / counted * 1000, "wall_ms": (t_b - t_a) / counted * 1000,
+                "machine_busy": (m_b[0] - m_a[0]) / max(1, m_b[1] - m_a[1]) * (os.cpu_count() or 1),
                 "start_s": t_a - started, "start_core_s": c_a - cpu0,
-                "finish_s": ended - t_b, "finish_core_s": cpu1 - c_b,
+                "tail": n - last, "tail_s": t_n - t_b, "tail_core_s": c_n - c_b,
+                "finish_s": ended - t_n, "finish_core_s": cpu1 - c_n,
                 "grader_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                "tree_peak_pss_mb": memory.peak_pss / 1024}
+                "tree_peak_pss_mb": memory.peak_pss / 1024, "cgroups": cgroups_counted()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-ROW = "{n:>6} {core_ms:>9.0f} {wall_ms:>9.0f} {busy:>6.2f} {grader_peak_mb:>10.0f} {tree_peak_pss_mb:>10.0f}" \
-      "   start {start_s:.1f} s ({start_core_s:.1f} core-s), end-of-run {finish_s:.1f} s ({finish_core_s:.1f} core-s)"
-HEADER = f"{'size':>6} {'core-ms':>9} {'wall-ms':>9} {'busy':>6} {'grader MB':>10} {'tree PSS':>10}   (per submission)"
+ROW = "{n:>6} {core_ms:>9.0f} {wall_ms:>9.0f} {busy:>6.2f} {machine_busy:>8.2f} {grader_peak_mb:>10.0f} {tree_peak_pss_mb:>10.0f}" \
+      "   start {start_s:.1f} s ({start_core_s:.1f} core-s), last {tail} results {tail_s:.1f} s ({tail_core_s:.1f} " \
+      "core-s), end-of-run {finish_s:.1f} s ({finish_core_s:.1f} core-s)"
+HEADER = f"{'size':>6} {'core-ms':>9} {'wall-ms':>9} {'busy':>6} {'machine':>8} {'grader MB':>10} {'tree PSS':>10}   (per submission)"
 
 
 def main(argv=None) -> int:
@@ -105,17 +175,19 @@ def main(argv=None) -> int:
     p.add_argument("--call-timeout", type=float, default=2.0)
     p.add_argument("--import-timeout", type=float, default=3.0)
     p.add_argument("--skip", type=int, default=10, help="results before the measured span (workers warming)")
+    p.add_argument("--tail", type=int, default=10,
+                   help="results after the measured span (fewer left than workers: a core may wait)")
     p.add_argument("--memory-interval", type=float, default=0.5)
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)     # a child of this benchmark: one size
     args = p.parse_args(argv)
     settings = dict(jobs=args.jobs, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
-                    skip=args.skip, memory_interval=args.memory_interval)
+                    skip=args.skip, memory_interval=args.memory_interval, tail=args.tail)
     if args.one is not None:
         print(json.dumps(grade_one_size(args.one, **settings)))
         return 0
 
     print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; per submission from result "
-          f"{args.skip} to the last")
+          f"{args.skip} to the {args.tail}th before the last")
     print(HEADER, flush=True)
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):
@@ -128,7 +200,9 @@ def main(argv=None) -> int:
         row = json.loads(done.stdout.strip().splitlines()[-1])
         row["busy"] = row["core_ms"] / row["wall_ms"]
         rows.append(row)
-        print(ROW.format(**row), flush=True)
+        print(ROW.format(**row) + ("" if row.get("cgroups") else
+                                   "  (no sandbox cgroups: children counted by cumulative times, an undercount)"),
+              flush=True)
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         print("\nlargest / smallest: " + ", ".join(

@@ -499,3 +499,50 @@ def test_explaining_a_wrong_answer_never_imports_torch_in_the_grader():
                          cwd=Path(__file__).resolve().parent.parent, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+TORCH_ERROR_TWICE = """
+import json, sys
+from autograder.checks import CHECKS
+from autograder.checks.base import RaisedError, rng_for
+from autograder.config import load_course
+from autograder.diagnosis import explain as dg
+
+course = load_course()
+check = next(c for c in CHECKS["attention"] if c.id == "attention.scaled_dot_product_attention.batched")
+inputs = check.inputs(rng_for(course.seed, check.id))
+if sys.argv[1] == "first":        # what the torch-written mutant raises, as a student's torch code would
+    mis = next(m for m in dg.candidates(check) if m.id == "keys_not_transposed")
+    kind, text, line = dg._raised_at(check, mis.torch_alternatives[0](), inputs)
+    error = {"type": kind, "text": text, "operation": line}
+else:
+    error = json.loads(sys.argv[2])
+found = dg.diagnose_error(check, inputs, RaisedError(type=error["type"], text=error["text"],
+                                                     operation=error["operation"], line=3, cell=None))
+print(json.dumps({"error": error, "ids": list(found.ids) if found else [], "torch": "torch" in sys.modules}))
+"""
+
+
+def test_a_torch_error_is_explained_without_importing_torch_once_the_machine_has_seen_it(tmp_path):
+    """What the torch-written mutants raise is kept on disk (the reference cache): a second grader
+    process names the mistake behind a torch RuntimeError without importing torch (issue 23: 3 s of
+    the grader's CPU in a class run, under the GIL)."""
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ, ATTNKIT_CACHE_DIR=str(tmp_path))
+    kit = Path(__file__).resolve().parent.parent
+
+    def run(*args):
+        out = subprocess.run([sys.executable, "-c", TORCH_ERROR_TWICE, *args], capture_output=True, text=True,
+                             cwd=kit, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout)
+
+    first = run("first")
+    assert first["error"]["type"] == "RuntimeError" and first["ids"] == ["keys_not_transposed"], first
+    assert first["torch"] is True
+    assert list(tmp_path.rglob("raised-*.json")), "nothing was kept"
+    second = run("second", json.dumps(first["error"]))
+    assert second["ids"] == ["keys_not_transposed"] and second["torch"] is False, second

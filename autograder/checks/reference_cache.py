@@ -60,6 +60,26 @@ def stored_answer(check_id: str, seed: int, make: Callable[[], Any]) -> Any:
     return answer
 
 
+def stored_json(kind: str, key: list, make: Callable[[], Any]) -> Any:
+    """`make()` (plain JSON data), kept on disk across runs under the code's digest and `key` (JSON
+    too): what is slow to make only the first time on a machine (what a torch-written mutant
+    raises, autograder/diagnosis/explain.py). Damaged or missing: made again."""
+    name = hashlib.sha256(json.dumps([_code_digest(), kind, key]).encode()).hexdigest()[:32]
+    path = cache_folder() / f"{kind}-{name}.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["value"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    value = make()
+    try:
+        with temporary_beside(path) as tmp:
+            tmp.write_text(json.dumps({"value": value}), encoding="utf-8")
+            os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):
+        pass       # only a speed-up: a folder that cannot be written costs time, nothing else
+    return value
+
+
 @lru_cache(maxsize=None)
 def _code_digest() -> str:
     """The code an answer depends on: the reference, the checks (inputs and runs), numpy and torch."""

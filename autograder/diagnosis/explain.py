@@ -19,6 +19,8 @@ import linecache
 import re
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -249,7 +251,10 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     # without importing torch in the grader.
     torch_words = error.type == "RuntimeError"
     for mis in (m for m in pool if m.matches is None):
-        raised = [r for r in (_raised_at(check, o, inputs) for o in mis.variants(errors=torch_words)) if r is not None]
+        raised = [_raised_at(check, o, inputs) for o in mis.variants()]
+        if torch_words and mis.torch_alternatives:
+            raised += _torch_raised(check, mis, inputs)
+        raised = [r for r in raised if r is not None]
         same_type = [text for kind, text, line in raised
                      if kind == error.type and _same_operation(error.operation, line)]
         if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):
@@ -258,6 +263,28 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
             shaped.append(mis)
     matched = exact or (shaped if len(shaped) == 1 else [])
     return _error_diagnosis(error, matched) if matched else None
+
+
+def _torch_raised(check: Check, mis: Misconception, inputs: dict) -> list[tuple[str, str, str] | None]:
+    """What `mis`'s torch-written mutants raise on these inputs (as `_raised_at`), kept on disk:
+    making it imports torch in the grader (about 3 core-s), once on a machine, not once per run."""
+    def make():
+        return [_raised_at(check, alt(), inputs) for alt in mis.torch_alternatives]
+
+    from autograder.checks.reference_cache import stored_json
+
+    found = stored_json("raised", [check.id, mis.stem, mis.id, _fingerprint(inputs), _explain_digest()],
+                        lambda: [None if r is None else list(r) for r in make()])
+    if type(found) is not list or len(found) != len(mis.torch_alternatives) or not all(
+            r is None or (type(r) is list and len(r) == 3 and all(type(t) is str for t in r)) for r in found):
+        return make()
+    return [None if r is None else tuple(r) for r in found]
+
+
+@lru_cache(maxsize=None)
+def _explain_digest() -> str:
+    """This module's code: how a raised error is described (`_raised_at`) is part of what is kept."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
 def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:

@@ -1,15 +1,24 @@
-"""Grader side: per zygote, one child forked ahead, placed in its cgroup and waiting for its first
+"""Grader side: work started before it is asked for, so that it is ready when it is.
+
+`ForkedAhead`: per zygote, one child forked ahead, placed in its cgroup and waiting for its first
 frame, so that the next session of that kind starts at once.
 
 From a zygote's second child on, the next child is forked while the last one works: the zygote's
 fork and the kernel's move into a cgroup (mostly a wait: about 8 ms on cgroup v1) overlap that
 work instead of coming before the next child. A child forked ahead never sees a submission before
 its first frame: until then its monitor only waits (inside/monitor.py).
+
+`SessionsAhead`: the next stem of a submission, importing in its own child while the grader
+checks the current one (`Sandbox.open_ahead`; autograder.grading.submission opens each stem one
+ahead). `Sandbox.session` adopts it when asked for the same file: the session is the same as one
+opened then (a fresh child, the same file, the same provided names), only its import started
+sooner, on a core that would otherwise wait for the grader. Each is used once; one never asked
+for is closed with the submission (`drop`).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from autograder.sandbox.exchange import Child
 from autograder.sandbox.outcome import SandboxError
@@ -47,3 +56,32 @@ class ForkedAhead:
         for child in self.waiting.values():
             discard(child)
         self.waiting.clear()
+
+
+class SessionsAhead:
+    def __init__(self):
+        self._open: dict[str, Any] = {}       # stem -> a deferred Session nobody has asked for yet
+
+    def holds(self, stem: str) -> bool:
+        return stem in self._open
+
+    def keep(self, stem: str, session) -> None:
+        self._open[stem] = session
+
+    def adopt(self, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool]):
+        """The session opened ahead for exactly this file (its source, name, provided names and
+        zygote), taken out; None when there is none. One opened for other contents is closed."""
+        session = self._open.pop(stem, None)
+        if session is None:
+            return None
+        if (session.filename, session.needs, session.provided) == (filename, needs, provided) \
+                and session.source == source:
+            return session
+        session.close()
+        return None
+
+    def drop(self) -> None:
+        """Closes every session nobody asked for."""
+        sessions, self._open = list(self._open.values()), {}
+        for session in sessions:
+            session.close()

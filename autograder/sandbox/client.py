@@ -27,7 +27,7 @@ from autograder.sandbox.exchange import Child, Deadline, Expired, Sent, capture_
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused
-from autograder.sandbox.ahead import ForkedAhead
+from autograder.sandbox.ahead import ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox import early
@@ -66,6 +66,7 @@ class Sandbox:
         self.cgroups, self._cgroup_why = Cgroups.detect()
         self.restarts = 0
         self._ahead = ForkedAhead()     # per zygote, its next child forked while the last one works
+        self._sessions_ahead = SessionsAhead()   # a submission's next stem, importing meanwhile
         if warm or require_isolation:
             self._start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
         if require_isolation:
@@ -395,16 +396,28 @@ class Sandbox:
         can still import either, only slower). `deferred`: the import goes on while the caller
         does; the session's first use waits for it."""
         needs = self._needs(source, torch, matplotlib)
-        s = Session(self, stem, source, filename or f"{stem}.py", _provided(provided or {}), needs,
-                    deferred=deferred)
+        filename, provided = filename or f"{stem}.py", _provided(provided or {})
+        s = self._sessions_ahead.adopt(stem, source, filename, provided, needs) or \
+            Session(self, stem, source, filename, provided, needs, deferred=deferred)
         try:
             yield s
         finally:
             s.close()
 
+    def open_ahead(self, stem: str, source: str | list, filename: str, provided: dict[str, dict[str, Any]]) -> None:
+        """Imports `source` in a child from now, for a later `session()` of that file (ahead.py)."""
+        if not self._closed and not self._sessions_ahead.holds(stem):
+            self._sessions_ahead.keep(stem, Session(self, stem, source, filename, _provided(provided),
+                                                    self._needs(source, None, None), deferred=True))
+
+    def drop_ahead(self) -> None:
+        """Closes the sessions opened ahead that nobody asked for (the submission is done)."""
+        self._sessions_ahead.drop()
+
     def close(self) -> None:
         if self._closed:
             return
+        self._sessions_ahead.drop()
         self._closed = True
         self._ahead.close(self.discard)
         for z in self._zygotes.values():

@@ -27,6 +27,8 @@ _waiting: list[_Zygote] = []     # started early, not yet adopted by a Sandbox
 
 def needs_of(texts: list[str]) -> tuple[bool, bool]:
     """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
+    # Only a text that names torch or matplotlib can import them: the others are not parsed.
+    texts = [text for text in texts if "torch" in text or "matplotlib" in text]
     imported = set().union(*(imported_modules(text) for text in texts))
     return "torch" in imported, "matplotlib" in imported
 

@@ -1,0 +1,84 @@
+"""A submission's next stem starts importing in its own child while the grader checks the current
+one (Sandbox.open_ahead, autograder/sandbox/ahead.py SessionsAhead; grade_submission opens each
+stem one ahead): the session asked for later is that child, only for the same file, and every
+session nobody asked for is closed (issue 23.1: the cores stay busy, a check answers sooner)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from autograder.grading.submission import grade_submission
+from autograder.sandbox import Sandbox
+
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+
+# Imported: the time it was imported at. `slow()`: the time after a third of a second of work.
+STARTED = "import time\nSTARTED = time.time()\n\ndef started():\n    return STARTED\n"
+SLOW = "import time\n\ndef slow():\n    time.sleep(0.3)\n    return time.time()\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def test_the_next_stem_imports_while_the_current_one_is_checked(course):
+    with Sandbox(course.limits) as sandbox:
+        sandbox.open_ahead("causal_mask", STARTED, "causal_mask.py", {})
+        with sandbox.session("attention", SLOW, "attention.py") as current:
+            finished = current.call("slow", returns="array")
+        with sandbox.session("causal_mask", STARTED, "causal_mask.py") as upcoming:
+            imported = upcoming.call("started", returns="array")
+        assert finished.status == imported.status == "ok", (finished, imported)
+        # the clocks are the machine's: the next file was imported before the current call returned
+        assert float(imported.value) < float(finished.value) - 0.2
+
+
+def test_a_session_opened_ahead_for_other_contents_is_not_used(course):
+    with Sandbox(course.limits) as sandbox:
+        sandbox.open_ahead("causal_mask", "def which():\n    return 1\n", "causal_mask.py", {})
+        opened = sandbox._sessions_ahead._open["causal_mask"]
+        with sandbox.session("causal_mask", "def which():\n    return 2\n", "causal_mask.py") as s:
+            assert s is not opened
+            assert s.call("which", returns="array").value == 2
+        assert opened._closed and not sandbox._sessions_ahead._open
+
+
+def test_sessions_nobody_asked_for_are_closed(course):
+    with Sandbox(course.limits) as sandbox:
+        sandbox.open_ahead("causal_mask", STARTED, "causal_mask.py", {})
+        opened = sandbox._sessions_ahead._open["causal_mask"]
+        opened.import_outcome                          # its child has imported the file
+        pid = opened._child.pid
+        sandbox.drop_ahead()
+        assert opened._closed and not sandbox._sessions_ahead._open
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+
+
+def test_a_graded_submission_leaves_no_session_open_and_grades_the_same(course, tmp_path):
+    """One stem missing (nothing to open ahead for it), the others graded as without sessions
+    opened ahead: the same scores, and nothing left open afterwards."""
+    folder = tmp_path / "student"
+    shutil.copytree(SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__", "causal_mask.py"))
+    with Sandbox(course.limits) as sandbox:
+        ahead = grade_submission(folder, course, sandbox)
+        assert not sandbox._sessions_ahead._open
+    with Sandbox(course.limits) as sandbox:
+        sandbox.open_ahead = None                      # the sandbox as it was: each stem opened when asked
+        plain = grade_submission(folder, course, sandbox)
+
+    def scores(result):
+        return [(e.stem, [(c.check_id, c.status, c.score) for c in e.checks]) for e in result.exercises]
+
+    assert scores(ahead) == scores(plain)
+    assert {e.stem: e.score for e in ahead.exercises}["causal_mask"] == 0
+    assert os.path.isdir(folder)
