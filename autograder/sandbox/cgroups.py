@@ -136,6 +136,8 @@ class Cgroups:
         name = f"attnkit-{os.getpid()}-{next(_ids)}"
         v1 = {c: os.path.join(V1_ROOT, c) for c in V1_CONTROLLERS}
         if all(os.path.isfile(os.path.join(p, "cgroup.procs")) for p in v1.values()):
+            for p in v1.values():
+                sweep_stale(p)
             bases = {}
             try:
                 for c, p in v1.items():
@@ -158,6 +160,7 @@ class Cgroups:
         except (OSError, StopIteration):
             return None, "no cgroup v2 hierarchy"
         mine = os.path.join(root, own.lstrip("/"))
+        sweep_stale(mine)
         base = os.path.join(mine, name)
         try:
             os.mkdir(base, 0o755)
@@ -205,6 +208,37 @@ class Cgroups:
             group.remove(1.0)
         for base in self.bases.values():
             _rmdir(base)
+
+
+_SWEPT: set[str] = set()
+STALE_AFTER_S = 3600
+
+
+def sweep_stale(parent: str) -> None:
+    """Removes, once per process and parent folder, the empty cgroups a grader left behind when it
+    was killed before closing its sandbox (`attnkit-<pid>-<n>` with their `child-<n>`): those of a
+    process that is gone, untouched for an hour. A group that still holds a process is never
+    removed (the kernel refuses), nor one of a live process."""
+    if parent in _SWEPT:
+        return
+    _SWEPT.add(parent)
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("attnkit-")]
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        pid = name.split("-")[1]
+        base = os.path.join(parent, name)
+        try:
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}") or now - os.stat(base).st_mtime < STALE_AFTER_S:
+                continue
+            for child in os.listdir(base):
+                if child.startswith("child-"):
+                    _rmdir(os.path.join(base, child))
+        except OSError:
+            continue
+        _rmdir(base)
 
 
 def _rmdir(path: str) -> None:
