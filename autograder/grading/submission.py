@@ -82,7 +82,8 @@ def _opened_ahead(stems: tuple[str, ...], sources: dict, sandbox: Sandbox):
     open_ahead = getattr(sandbox, "open_ahead", None)
     try:
         for i, stem in enumerate(stems):
-            for upcoming in stems[i:i + 2] if open_ahead is not None else ():
+            # the first stem and the one after it, then each time the one after the next
+            for upcoming in (stems[i:i + 2] if i == 0 else stems[i + 1:i + 2]) if open_ahead is not None else ():
                 loaded = sources[upcoming]
                 if isinstance(loaded, SourceFile):
                     open_ahead(upcoming, session_source(loaded), loaded.filename, _provided(upcoming))

@@ -26,7 +26,7 @@ from autograder.sandbox.inside import protocol
 from autograder.sandbox.exchange import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
-from autograder.sandbox.provided import ProvidedRefused
+from autograder.sandbox.provided import ProvidedRefused, session_provided
 from autograder.sandbox.ahead import ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
@@ -396,7 +396,7 @@ class Sandbox:
         can still import either, only slower). `deferred`: the import goes on while the caller
         does; the session's first use waits for it."""
         needs = self._needs(source, torch, matplotlib)
-        filename, provided = filename or f"{stem}.py", _provided(provided or {})
+        filename, provided = filename or f"{stem}.py", session_provided(provided or {})
         s = self._sessions_ahead.adopt(stem, source, filename, provided, needs) or \
             Session(self, stem, source, filename, provided, needs, deferred=deferred)
         try:
@@ -407,7 +407,7 @@ class Sandbox:
     def open_ahead(self, stem: str, source: str | list, filename: str, provided: dict[str, dict[str, Any]]) -> None:
         """Imports `source` in a child from now, for a later `session()` of that file (ahead.py)."""
         if not self._closed and not self._sessions_ahead.holds(stem):
-            self._sessions_ahead.keep(stem, Session(self, stem, source, filename, _provided(provided),
+            self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
                                                     self._needs(source, None, None), deferred=True))
 
     def drop_ahead(self) -> None:
@@ -439,13 +439,3 @@ class Sandbox:
             self.close()
         except Exception:  # noqa: BLE001
             pass
-
-
-def _provided(provided: dict) -> dict[str, dict[str, Any]]:
-    out = {}
-    for stem, names in provided.items():
-        if not isinstance(names, dict):
-            raise TypeError(f"provided[{stem!r}] must map names to grader-side callables or values, "
-                            f"not {type(names).__name__} (source text is never sent to a child)")
-        out[str(stem)] = dict(names)
-    return out

@@ -6,7 +6,7 @@ priced from its arguments' shapes before anything is allocated (`Provided.cost`)
 would make an array larger than `MAX_ELEMENTS` or do more than `MAX_WORK` multiply-adds is
 refused: the child loses the call it was in (`ProvidedRefused`), nothing is computed. The time
 the grader spends answering counts against the call's limits and the submission's budget
-(children.py).
+(children.py). `session_provided` checks what a session is given to provide.
 """
 
 from __future__ import annotations
@@ -106,3 +106,15 @@ def _as_tensors(value: Any, dtype: str) -> Any:
     if isinstance(value, list):
         return [_as_tensors(v, dtype) for v in value]
     return value
+
+
+def session_provided(provided: dict) -> dict[str, dict[str, Any]]:
+    """A session's provided stems as given to `Sandbox.session`: stem -> {name: grader-side
+    callable or plain value}, checked and copied (source text is never accepted)."""
+    out = {}
+    for stem, names in provided.items():
+        if not isinstance(names, dict):
+            raise TypeError(f"provided[{stem!r}] must map names to grader-side callables or values, "
+                            f"not {type(names).__name__} (source text is never sent to a child)")
+        out[str(stem)] = dict(names)
+    return out
