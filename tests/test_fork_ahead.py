@@ -27,7 +27,7 @@ def test_the_next_session_runs_in_the_child_forked_ahead(course):
         assert not sandbox._ahead.waiting               # a zygote's first child forks nothing ahead
         second, answer = _session_child(sandbox)
         assert answer.status == "ok", answer
-        (ahead,) = sandbox._ahead.waiting.values()      # forked while the second one worked
+        ((ahead,),) = sandbox._ahead.waiting.values()   # forked while the second one worked
         third, answer = _session_child(sandbox)
         assert answer.status == "ok", answer
         assert len({first, second, third}) == 3
@@ -39,9 +39,65 @@ def test_a_child_forked_ahead_that_died_is_not_used(course):
     with Sandbox(course.limits) as sandbox:
         _session_child(sandbox)
         _session_child(sandbox)
-        (ahead,) = sandbox._ahead.waiting.values()
+        ((ahead,),) = sandbox._ahead.waiting.values()
         os.kill(ahead.pid, signal.SIGKILL)
         time.sleep(0.5)                                 # the zygote reaps it and says so
         pid, answer = _session_child(sandbox)
         assert answer.status == "ok", answer
         assert pid != ahead.pid
+
+
+def _waiting(sandbox: Sandbox) -> list[int]:
+    return [c.pid for children in sandbox._ahead.waiting.values() for c in children]
+
+
+def test_topped_up_between_gradings_no_child_is_forked_while_one_runs(course):
+    """A watcher forks the next re-grade's children while the student edits (`fork_ahead_when_idle`):
+    as many as the last grading took, and then none during a grading."""
+    with Sandbox(course.limits) as sandbox:
+        _session_child(sandbox)
+        _session_child(sandbox)
+        sandbox.fork_ahead_when_idle()        # the last round took two children of the numpy zygote
+        ready = _waiting(sandbox)
+        assert len(ready) == 2
+        forked = []
+        fork_now = sandbox._fork_now
+        sandbox._fork_now = lambda z: forked.append(z) or fork_now(z)
+        used = [_session_child(sandbox)[0], _session_child(sandbox)[0]]
+        assert used == ready and not forked   # the grading ran in them and forked nothing itself
+        assert not _waiting(sandbox)
+        sandbox.fork_ahead_when_idle()
+        assert len(_waiting(sandbox)) == 2 and len(forked) == 2
+    assert not sandbox._ahead.waiting
+
+
+def test_a_child_forked_ahead_is_jailed_before_its_first_frame(course):
+    """Once in its cgroup (the grader's first byte), a child forked ahead builds its jail and starts
+    its worker, which waits for the file: the next session's import starts in a ready process."""
+    with Sandbox(course.limits) as sandbox:
+        _session_child(sandbox)
+        _session_child(sandbox)
+        ((ahead,),) = sandbox._ahead.waiting.values()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not _descendants(ahead.pid):
+            time.sleep(0.01)
+        if not sandbox.isolation.full:
+            return
+        # monitor -> init (pid 1 of its namespace) -> worker, before any frame was sent
+        assert len(_descendants(ahead.pid)) == 2
+        pid, answer = _session_child(sandbox)
+        assert pid == ahead.pid and answer.status == "ok", answer
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        found += kids
+        todo += kids
+    return found

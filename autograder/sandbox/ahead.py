@@ -1,12 +1,15 @@
 """Grader side: work started before it is asked for, so that it is ready when it is.
 
-`ForkedAhead`: per zygote, one child forked ahead, placed in its cgroup and waiting for its first
-frame, so that the next session of that kind starts at once.
+`ForkedAhead`: per zygote, children forked ahead, placed in their cgroups and waiting for their
+first frame, so that the next session of that kind starts at once.
 
 From a zygote's second child on, the next child is forked while the last one works: the zygote's
 fork and the kernel's move into a cgroup (mostly a wait: about 8 ms on cgroup v1) overlap that
-work instead of coming before the next child. A child forked ahead never sees a submission before
-its first frame: until then its monitor only waits (inside/monitor.py).
+work instead of coming before the next child. Once in its cgroup, a child forked ahead builds its jail
+and starts its worker, which then waits: it sees no submission before its first frame
+(inside/monitor.py), and the session that takes it starts the import at once. Where a student waits
+between saves (`attnkit check --watch`), the children are forked then instead (`top_up`): as many
+as the last grading took, none while a grading runs.
 
 `SessionsAhead`: the next stem of a submission, importing in its own child while the grader
 checks the current one (`Sandbox.open_ahead`; autograder.grading.submission opens each stem one
@@ -27,34 +30,55 @@ from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 
 class ForkedAhead:
     def __init__(self):
-        self.waiting: dict[_Zygote, Child] = {}
+        self.waiting: dict[_Zygote, list[Child]] = {}
         self._forks: dict[_Zygote, int] = {}
+        self._taken: dict[_Zygote, int] = {}      # children taken since the last top-up
+        # Set once the caller tops up between gradings (a watcher waiting for the next save): then
+        # no child is forked while a grading runs, where the fork would delay the student's answer.
+        self.when_idle = False
 
     def take(self, z: _Zygote, discard: Callable[[Child], None]) -> Child | None:
-        """The child forked ahead of `z` if it still waits (counted as one of `z`'s children),
+        """A child forked ahead of `z` if one still waits (counted as one of `z`'s children),
         else None; one that died while it waited is discarded."""
         self._forks[z] = self._forks.get(z, 0) + 1
-        child = self.waiting.pop(z, None)
-        if child is None:
-            return None
-        z.poll(0)      # the zygote's news first: a child that died while it waited is not used
-        if child.alive and not z.dead and child.pid in z.live:
-            return child
-        discard(child)
+        self._taken[z] = self._taken.get(z, 0) + 1
+        waiting = self.waiting.get(z, [])
+        if waiting:
+            z.poll(0)      # the zygote's news first: a child that died while it waited is not used
+        while waiting:
+            child = waiting.pop(0)
+            if child.alive and not z.dead and child.pid in z.live:
+                return child
+            discard(child)
         return None
 
     def fork(self, z: _Zygote, fork_now: Callable[[_Zygote], Child]) -> None:
-        """Forks `z`'s next child now, from its second child on."""
-        if z in self.waiting or self._forks.get(z, 0) < 2 or z.dead:
+        """Forks `z`'s next child now, from its second child on (not when topped up between gradings)."""
+        if self.when_idle or self.waiting.get(z) or self._forks.get(z, 0) < 2 or z.dead:
             return
+        self._fork_into(z, fork_now)
+
+    def top_up(self, fork_now: Callable[[_Zygote], Child], most: int = 3) -> None:
+        """Between gradings: as many children waiting for each zygote as the last grading took
+        (at most `most`), so that the next one, likely of the same file, forks none."""
+        self.when_idle = True
+        taken, self._taken = self._taken, {}
+        for z, n in taken.items():
+            while not z.dead and len(self.waiting.get(z, [])) < min(n, most):
+                if not self._fork_into(z, fork_now):
+                    break
+
+    def _fork_into(self, z: _Zygote, fork_now: Callable[[_Zygote], Child]) -> bool:
         try:
-            self.waiting[z] = fork_now(z)
+            self.waiting.setdefault(z, []).append(fork_now(z))
+            return True
         except (_ZygoteDied, SandboxError, OSError):
-            pass     # the next session forks its own child and says what went wrong
+            return False     # the next session forks its own child and says what went wrong
 
     def close(self, discard: Callable[[Child], None]) -> None:
-        for child in self.waiting.values():
-            discard(child)
+        for children in self.waiting.values():
+            for child in children:
+                discard(child)
         self.waiting.clear()
 
 

@@ -273,6 +273,10 @@ class Sandbox:
             self.cgroups.discard(group)
             group = None
         child = Child(pid, ours, cap_fd, group, tmpdir, uid)
+        try:
+            ours.sendall(protocol.PLACED)     # in its cgroup: the jail and the worker are set up from now
+        except OSError:
+            pass                              # died already: the first frame sent to it says so
         child.zygote = z
         return child
 
@@ -409,6 +413,12 @@ class Sandbox:
         if not self._closed and not self._sessions_ahead.holds(stem):
             self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
                                                     self._needs(source, None, None), deferred=True))
+
+    def fork_ahead_when_idle(self) -> None:
+        """Between gradings (a watcher waiting for a save): the children the next grading will
+        likely take are forked now, and none while it runs (ahead.py)."""
+        if not self._closed:
+            self._ahead.top_up(self._fork_now)
 
     def drop_ahead(self) -> None:
         """Closes the sessions opened ahead that nobody asked for (the submission is done)."""

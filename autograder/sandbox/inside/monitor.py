@@ -2,9 +2,9 @@
 
     zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init (pid 1) --fork--> worker
 
-The *monitor* waits until the grader has put it in its cgroup (the first byte of the init
-frame), unshares the namespaces, forks the init, tells the grader the init's pid, and then
-only waits for it and exits the same way (code or signal). The *init* builds the private
+The *monitor* waits until the grader has put it in its cgroup (protocol.PLACED, the byte
+before any frame), unshares the namespaces, forks the init, tells the grader the init's pid,
+and then only waits for it and exits the same way (code or signal). The *init* builds the private
 folders (jail.py), forks the worker (child.py) and reaps; when it exits, the kernel kills
 every process left in the namespace. Without a jail there is no init: the monitor's child is
 the worker.
@@ -54,7 +54,7 @@ def monitor(sess_fd: int, cap_fd: int, zygote_pid: int) -> None:
     sock = socket.socket(fileno=3)
     sock.setblocking(True)
     try:
-        if not sock.recv(1, socket.MSG_PEEK):   # the grader placed us in our cgroup, then wrote
+        if sock.recv(1) != M.PROTOCOL.PLACED:     # the grader placed us in our cgroup, then wrote it
             os._exit(0)
     except OSError:
         os._exit(0)
