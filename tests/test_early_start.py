@@ -79,3 +79,16 @@ def test_a_check_that_stops_before_grading_leaves_no_zygote_running(tmp_path, ca
     bad.write_text("points: [", encoding="utf-8")
     assert cli.main(["--course", str(bad), "check", "--submission", str(KIT / "solutions")]) == 2
     assert not early._waiting
+
+
+def test_the_command_line_is_read_before_numpy_or_the_course_types_are_imported():
+    """The zygotes start right after the arguments are parsed: building the parser (every
+    subcommand, `variants` and `practice` included) must not import numpy, pydantic or torch,
+    which would put their import time before the zygotes' warm-up instead of beside it."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom autograder.cli import parser\nparser().parse_args(['check', '--exercise', 'attention'])\n"
+             "print(sorted(m for m in ('numpy', 'pydantic', 'torch', 'yaml') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=KIT, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

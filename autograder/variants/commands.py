@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.config import CourseConfig
-
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from autograder.config import CourseConfig
 
     from autograder.intake.roster import Person
 
@@ -22,8 +22,6 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*$")
 
 def add_commands(add) -> None:
     """Registers `variants` and `practice` with the kit's argument parser (`add` makes a subcommand)."""
-    from autograder.variants.practice import cmd_practice
-
     va = add("variants", help="list each student's numbers and answer key (course.yml variants:)")
     va.add_argument("--roster", required=True, metavar="ROSTER.csv",
                     help="the course's roster as nbgrader, Canvas, Moodle or Gradescope export it")
@@ -34,7 +32,13 @@ def add_commands(add) -> None:
     pr.add_argument("--seed", type=int, default=None, help="the practice numbers' seed (default: new each time)")
     pr.add_argument("--answers", metavar="FILE", help="check the answers in FILE (a .py file setting SCORES, ...) "
                     "instead of asking for them")
-    pr.set_defaults(func=cmd_practice)
+    pr.set_defaults(func=_cmd_practice)
+
+
+def _cmd_practice(args, console: "Console") -> int:
+    from autograder.variants.practice import cmd_practice     # numpy and the draw, only when practising
+
+    return cmd_practice(args, console)
 
 
 class RosterIdError(ValueError):
