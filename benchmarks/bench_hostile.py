@@ -30,7 +30,7 @@ import yaml
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
-from benchmarks.bench_class import TreeMemory, _statm_rss, _tree  # noqa: E402
+from benchmarks.bench_class import TreeMemory, _kb, _statm_rss, _tree  # noqa: E402
 
 HOSTILE = KIT / "tests" / "hostile"
 SOLUTIONS = KIT / "solutions"
@@ -40,21 +40,29 @@ CAPPED = "ATTNKIT_BENCH_CAPPED"
 
 class Peaks(TreeMemory):
     """Peak RSS, sampled every `interval` s: this process, its direct children (the zygotes) and
-    everything below them (the sandbox children)."""
+    everything below them (the sandbox children). The children's RSS summed counts the pages they
+    share with their zygote once per process (a child is three processes: monitor, init, worker);
+    their PSS (every fifth sample: it walks the page tables) counts each page once."""
 
     def __init__(self, interval: float = 0.2):
         super().__init__(interval)
-        self.grader, self.zygotes, self.children = 0, 0, 0
+        self.grader, self.zygotes, self.children, self.children_pss = 0, 0, 0, 0
 
     def _run(self):
         me = os.getpid()
+        n = 0
         while not self._stop.is_set():
             tree = _tree(me)
             direct = {pid for pid in tree if _parent(pid) == me}
             kb = {pid: _statm_rss(pid) * self._page_kb for pid in tree}
+            below = [p for p in kb if p != me and p not in direct]
             self.grader = max(self.grader, kb.get(me, 0))
             self.zygotes = max(self.zygotes, sum(kb[p] for p in direct))
-            self.children = max(self.children, sum(v for p, v in kb.items() if p != me and p not in direct))
+            self.children = max(self.children, sum(kb[p] for p in below))
+            if n % 5 == 0:
+                self.children_pss = max(self.children_pss,
+                                        sum(_kb(f"/proc/{p}/smaps_rollup", "Pss:") for p in below))
+            n += 1
             self._stop.wait(self.interval)
 
 
@@ -111,7 +119,8 @@ def grade(args) -> int:
             results = grade_class(class_dir, out, course, jobs=args.jobs, regrade=True)
         print(f"graded in {time.monotonic() - started:.1f} s")
         print(f"peak RSS: grader {peaks.grader / 1024:.0f} MB, zygotes {peaks.zygotes / 1024:.0f} MB together, "
-              f"sandbox children {peaks.children / 1024:.0f} MB together (each in its own cgroup)")
+              f"sandbox children {peaks.children / 1024:.0f} MB together (each in its own cgroup; "
+              f"their PSS {peaks.children_pss / 1024:.0f} MB)")
         top = {r.student: (r.score, r.max_score) for r in results}
         kept = [s for s, k in kinds.items() if k == "honest" and top[s][0] == top[s][1]]
         print(f"honest students with full marks: {len(kept)} of {args.honest}")

@@ -1,10 +1,12 @@
 """A check run beside the others (alongside.py): where a student waits, the scaling figure's call
-goes to a second child of the same file before the experiment's calls start. The grades must
-be exactly those of the ordinary path, for right, wrong, raising and broken files alike."""
+goes to a second child of the same file before the experiment's calls start, and the hidden run
+with other dims after it, once the figure's answer is read. The grades must be exactly those of
+the ordinary path, for right, wrong, raising and broken files alike."""
 
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +96,26 @@ def test_a_figure_run_beside_the_others_grades_as_the_ordinary_path_does(course,
     assert (figure[1] == "passed") is (name in ("right", "uses_provided")), figure
 
 
+def test_the_hidden_run_with_other_dims_is_made_beside_after_the_figure(course, tmp_path, monkeypatch):
+    """Both alongside checks' first calls go to the second child, the visible figure's first; the
+    main child makes neither."""
+    from autograder.checks.scaling import OTHER
+    from autograder.sandbox.session import Session
+
+    asked = []
+    call, ahead = Session.call, Session.call_ahead
+    monkeypatch.setattr(Session, "call", lambda self, fn, args=(), kwargs=None, **k: asked.append(
+        ("main", fn, (kwargs or {}).get("dims"))) or call(self, fn, args, kwargs, **k))
+    monkeypatch.setattr(Session, "call_ahead", lambda self, fn, args=(), kwargs=None, **k: asked.append(
+        ("beside", fn, (kwargs or {}).get("dims"))) or ahead(self, fn, args, kwargs, **k))
+    graded, _ = _graded(course, _folder(tmp_path, "right"), ahead=True)
+    assert all(status == "passed" for _, status, *_ in graded), graded
+    beside = [(fn, dims) for where, fn, dims in asked if where == "beside"]
+    assert beside == [("plot_scaling", None), ("scaling_experiment", OTHER["dims"])]
+    assert ("main", "scaling_experiment", OTHER["dims"]) not in asked
+    assert ("main", "plot_scaling", None) not in asked
+
+
 def test_the_first_call_of_a_check_is_learnt_without_making_it():
     figure = next(c for c in CHECKS["scaling"] if c.id == FIGURE)
     results = {4: {}}
@@ -121,12 +143,42 @@ def nap(x):
 def test_a_call_sent_ahead_is_read_once_and_only_for_its_own_arguments(sandbox):
     with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
         assert s.call_ahead("f", [np.arange(3.0)])
-        assert not s.call_ahead("f", [np.arange(4.0)])          # one call ahead per child
-        assert s.collect("f", [np.arange(4.0)]) is None          # other arguments: not this call
+        assert s.call_ahead("f", [np.arange(4.0)])              # queued behind the first, not sent yet
+        assert len(s._queued) == 1
+        assert s.collect("f", [np.arange(5.0)]) is None          # other arguments: not a call ahead
+        got = s.collect("f", [np.arange(4.0)])                   # the first is read and kept, then this one
+        assert got.status == "ok" and np.array_equal(got.value, [0.0, 2.0, 4.0, 6.0])
         got = s.collect("f", [np.arange(3.0)])
         assert got.status == "ok" and np.array_equal(got.value, [0.0, 2.0, 4.0])
         assert s.collect("f", [np.arange(3.0)]) is None          # read once
         assert s.call("f", [np.ones(2)]).status == "ok"          # the child goes on serving
+
+
+def test_a_call_queued_ahead_is_sent_only_once_the_one_before_is_answered(sandbox):
+    """A child never holds a call before it has answered the ones before it: a hidden check's
+    inputs never reach a child that still owes a visible check its answer (alongside.py)."""
+    with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
+        assert s.call_ahead("nap", [np.ones(2)])
+        assert s.call_ahead("f", [np.ones(2)])
+        s.poll_ahead()                                           # nap still sleeping: nothing read
+        assert s._ahead[0] == "nap" and len(s._queued) == 1
+        deadline = time.monotonic() + 10
+        while s._ahead[0] == "nap" and time.monotonic() < deadline:
+            time.sleep(0.05)
+            s.poll_ahead()                                       # read once it has arrived, f sent then
+        assert s._ahead[0] == "f" and not s._queued
+        assert s.collect("nap", [np.ones(2)]).status == "ok"
+        assert s.collect("f", [np.ones(2)]).status == "ok"
+
+
+def test_calls_queued_behind_one_that_ends_its_child_are_left_to_their_callers(sandbox):
+    with sandbox.session("attention", SLOW + "\ndef bye(x):\n    import os\n    os._exit(3)\n",
+                         "attention.py", deferred=True) as s:
+        assert s.call_ahead("bye", [np.ones(2)])
+        assert s.call_ahead("f", [np.ones(2)])
+        assert s.collect("bye", [np.ones(2)]).status == "crashed"
+        assert s.collect("f", [np.ones(2)]) is None              # not sent to a restarted child
+        assert s.call("f", [np.ones(2)]).status == "ok"          # the caller makes it, in a fresh child
 
 
 def test_a_call_ahead_that_never_returns_times_out_from_when_it_is_read(sandbox):

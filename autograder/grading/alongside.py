@@ -1,12 +1,18 @@
 """Checks run beside the others: a slow call that needs no other check's answer (a student's
-figure) is sent to a second child of the same file before the other checks start, and read
-when its check asks for it.
+figure, the hidden run with other dims) is sent to a second child of the same file before the
+other checks start, and read when its check asks for it.
 
 Only where a student waits for the answer (`attnkit check`, `--watch`, the pytest plugin: the
-sandbox's `interactive`): the scaling exercise's figure (0.10-0.15 s of matplotlib) then runs
-on the second core while the experiment's calls run on the first. A class run does not: there
-every core is already busy with another submission, and the second child would cost core time.
-The answer is the same either way; the call runs in a fresh import of the same file.
+sandbox's `interactive`): the scaling exercise's figure (0.03-0.05 s of matplotlib in a new
+child), then its hidden run with other dims (0.02 s), run on the second core while the
+experiment's other calls run on the first. A class run does not: there every core is already
+busy with another submission, and the second child would cost core time.
+
+The second child answers in order, one call at a time: the visible checks' calls first, and a
+hidden check's call is sent only once every call before it has been answered and read
+(`Session.call_ahead` queues it; `collect` and `poll_ahead` read). So no child is ever given a
+hidden check's inputs before it has answered a visible one (grading's `_visible_first`). The
+answers are the same either way.
 """
 
 from __future__ import annotations
@@ -27,16 +33,18 @@ def open_beside(stack: ExitStack, sandbox, stem: str, source: Any, filename: str
     return stack.enter_context(sandbox.session(stem, source, filename, provided=provided, deferred=True))
 
 
-def send_ahead(beside, checks: Sequence[Check], inputs_of: Callable[[Check], dict]) -> None:
-    """Sends the first call of the first check marked `alongside` (a child answers in order, so
-    one call ahead per child). Nothing is sent when that call cannot be known in advance."""
-    check = next((c for c in checks if c.alongside), None)
-    if beside is None or check is None:
+def send_ahead(beside, checks: Sequence[Check], inputs_of: Callable[[Check], dict],
+               hidden: Callable[[Check], bool]) -> None:
+    """Sends the first call of each check marked `alongside` to `beside`, the visible checks'
+    first: the child gets each call once it has answered the ones before (see above). Nothing is
+    sent for a check whose call cannot be known in advance."""
+    if beside is None:
         return
-    call = first_call(check, inputs_of(check))
-    if call is not None:
-        name, args, kwargs = call
-        beside.call_ahead(name, list(args), kwargs, returns=RETURNS[check.exercise][name])
+    for check in sorted((c for c in checks if c.alongside), key=hidden):
+        call = first_call(check, inputs_of(check))
+        if call is not None:
+            name, args, kwargs = call
+            beside.call_ahead(name, list(args), kwargs, returns=RETURNS[check.exercise][name])
 
 
 class _Recorded(Exception):

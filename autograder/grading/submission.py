@@ -148,7 +148,8 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            send_ahead(beside, checks, lambda check: _expected(check, course.seed, variant)[0])
+            send_ahead(beside, checks, lambda check: _expected(check, course.seed, variant)[0],
+                       lambda check: course.check(check.id).hidden)
             student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
                                             source=loaded.source)
             found: dict[str, Diagnosis | None] = {}
@@ -359,6 +360,8 @@ class StudentImplementation:
             return self._unwrap(name, self._cache[key])
         outcome = self._beside.collect(name, list(args), kwargs) if self._beside is not None else None
         if outcome is None:
+            if self._beside is not None:
+                self._beside.poll_ahead()      # an answer there already: read now, the next call sent to it
             outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
         if key is not None:
             self._cache[key] = outcome

@@ -8,6 +8,7 @@ refused, is not called again.
 
 from __future__ import annotations
 
+import select
 import signal
 import time
 from typing import Any
@@ -45,6 +46,8 @@ class Session:
         self._failure: CallOutcome | None = None   # what killed the last child
         self._not_again: dict[str, CallOutcome] = {}   # functions that hung or were refused: not called again
         self._ahead: tuple | None = None           # (function, key, seq, kind, child, Sent) of a call sent ahead
+        self._queued: list[tuple] = []             # (key, function, args, kwargs, returns, timeout): sent after it
+        self._answered: dict[bytes, CallOutcome] = {}   # answers to calls ahead, read before they were asked for
         self._started = time.monotonic()
         self._child, self._import_outcome = None, None
         self._starting = sandbox.begin_spawn(stem, source, filename, provided, needs, self.limits.import_timeout)
@@ -146,10 +149,17 @@ class Session:
     def call_ahead(self, function: str, args=(), kwargs: dict | None = None, returns: Any = "array",
                    timeout: float | None = None) -> bool:
         """Sends a call now and lets its child work on it while the caller does other things;
-        `collect` with the same arguments reads the answer. One call at a time: a child answers
-        in order, and one call ahead is what a check sent ahead needs. False when nothing was sent."""
+        `collect` with the same arguments reads the answer. A child answers in order and holds one
+        call at a time: a call made while another is ahead is sent once that one's answer is read
+        (by `collect` or `poll_ahead`), so a child is never sent a call before it has answered
+        the ones before. False when the call is refused (nothing sent)."""
         if self._ahead is not None:
-            return False
+            self._queued.append((_call_key(function, _call_payload(args, kwargs)), function, args, kwargs,
+                                 returns, timeout))
+            return True
+        return self._send_ahead(function, args, kwargs, returns, timeout)
+
+    def _send_ahead(self, function: str, args, kwargs: dict | None, returns: Any, timeout: float | None) -> bool:
         payload = _call_payload(args, kwargs)
         kind = check_kind(returns)
         seq = self._seq = self._seq + 1
@@ -162,14 +172,33 @@ class Session:
         return True
 
     def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
-        """The answer to the call sent ahead with these arguments, or None when none was."""
+        """The answer to the call sent ahead with these arguments (waiting for it and for the calls
+        before it), or None when none was."""
+        key = _call_key(function, _call_payload(args, kwargs))
+        while key not in self._answered and self._holds(key):
+            self._read_ahead()
+        return self._answered.pop(key, None)
+
+    def poll_ahead(self) -> None:
+        """Reads the answer to the call ahead if it has arrived (without waiting), and sends the
+        next one queued behind it."""
         ahead = self._ahead
-        if ahead is None or ahead[0] != function or ahead[1] != _call_key(function, _call_payload(args, kwargs)):
-            return None
+        if ahead is not None and ahead[4].alive and select.select([ahead[4].sock], [], [], 0)[0]:
+            self._read_ahead()
+
+    def _holds(self, key: bytes) -> bool:
+        return (self._ahead is not None and self._ahead[1] == key) or any(q[0] == key for q in self._queued)
+
+    def _read_ahead(self) -> None:
+        name, key, seq, kind, child, sent = self._ahead
         self._ahead = None
-        name, _key, seq, kind, child, sent = ahead
         reply = self.sandbox.receive(sent, self.provided, restart_clock=True)
-        return self._answer(name, seq, kind, child, reply)
+        self._answered[key] = self._answer(name, seq, kind, child, reply)
+        if not child.alive:
+            self._queued.clear()      # not restarted for calls ahead: their callers make them themselves
+        while self._queued and self._ahead is None:
+            _key, function, args, kwargs, returns, timeout = self._queued.pop(0)
+            self._send_ahead(function, args, kwargs, returns, timeout)    # refused: the caller makes it itself
 
     def _outcome(self, head: dict, blobs: list, output: str, kind: Any, child, name: str) -> CallOutcome:
         status = head.get("status")

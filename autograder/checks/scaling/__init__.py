@@ -133,7 +133,7 @@ EXPERIMENT_MAX_WEIGHT = Check(
 EXPERIMENT_OTHER_DIMS = Check(
     "scaling.scaling_experiment.other_dims", "other dims, seq_len and seed: dims=(8, 32, 128), seq_len=6",
     inputs=lambda rng: {}, run=_experiment(OTHER), compare=_compare_experiment(OTHER, "other"), random=False,
-    expected_run=_precise_expected(OTHER),
+    expected_run=_precise_expected(OTHER), alongside=True,
     advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
            "key and every statistic follows them")
 EXPERIMENT_SEED = Check(
