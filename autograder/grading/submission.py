@@ -80,17 +80,22 @@ def _opened_ahead(stems: tuple[str, ...], sources: dict, sandbox: Sandbox):
     its own (Sandbox.open_ahead), so that its import runs while the grader checks this one rather
     than after it (issue 23.1: the cores stay busy). The sessions nobody asked for are closed."""
     open_ahead = getattr(sandbox, "open_ahead", None)
+    if open_ahead is None:
+        yield from stems
+        return
+
+    def opened(upcoming: tuple[str, ...]) -> None:
+        for stem in upcoming:
+            loaded = sources[stem]
+            if isinstance(loaded, SourceFile):
+                open_ahead(stem, session_source(loaded), loaded.filename, _provided(stem))
     try:
+        opened(stems[:1])
         for i, stem in enumerate(stems):
-            # the first stem and the one after it, then each time the one after the next
-            for upcoming in (stems[i:i + 2] if i == 0 else stems[i + 1:i + 2]) if open_ahead is not None else ():
-                loaded = sources[upcoming]
-                if isinstance(loaded, SourceFile):
-                    open_ahead(upcoming, session_source(loaded), loaded.filename, _provided(upcoming))
+            opened(stems[i + 1:i + 2])      # each stem opened once, one ahead of the one graded
             yield stem
     finally:
-        if open_ahead is not None:
-            sandbox.drop_ahead()
+        sandbox.drop_ahead()
 
 
 def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,

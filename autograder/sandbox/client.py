@@ -23,7 +23,8 @@ import time
 from typing import Any, Iterator
 
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.exchange import Child, Deadline, Expired, Sent, capture_file, receive_answer, send_request
+from autograder.sandbox.exchange import (Child, Deadline, Expired, Sent, capture_file, init_frame, receive_answer,
+                                         send_request)
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
@@ -221,18 +222,9 @@ class Sandbox:
                 if attempt == 2:
                     return CallOutcome("not_run", reason=Reason.SANDBOX,
                                        message=f"the sandbox could not start a process ({err})")
-        limits = self.limits
-        init = {"op": "init", "stem": stem, "filename": filename, "tmpdir": child.tmpdir, "uid": child.uid,
-                "stems": list(self.stems), "blocked": list(self.blocked), "nproc": self.cgroups is None,
-                "provided": {s: {n: (None if callable(v) else v) for n, v in names.items()}
-                             for s, names in provided.items()},
-                "limits": {"cpu_seconds": limits.cpu_seconds, "memory_mb": limits.memory_mb,
-                           "max_processes": limits.max_processes, "output_bytes": limits.output_bytes}}
-        cells = source if isinstance(source, list) else None
-        payload = {"cells": [{"source": str(c["source"]), "index": int(c["index"]), "solution": bool(c.get("solution")),
-                              "text": str(c.get("text", c["source"]))} for c in cells]} if cells is not None \
-            else {"source": source}
-        sent = self.send(child, protocol.message(init, payload), timeout)
+        frame = init_frame(child, stem, filename, source, provided, self.limits, stems=self.stems,
+                           blocked=self.blocked, nproc=self.cgroups is None)
+        sent = self.send(child, frame, timeout)
         if not self._closed:
             self._ahead.fork(child.zygote, self._fork_now)      # while this child imports
         return sent

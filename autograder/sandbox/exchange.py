@@ -133,6 +133,25 @@ class Sent:
     failed: Any = None                # a CallOutcome
 
 
+def init_frame(child: Child, stem: str, filename: str, source: Any, provided: dict, limits: Limits, *,
+               stems: tuple[str, ...], blocked: tuple[str, ...], nproc: bool) -> bytes:
+    """What a new child is told first: its file (the source, or a notebook's cells), the stems it
+    may import and the names provided for them (values only: a callable is answered by the grader),
+    its folder and uid without a jail, and its limits (`nproc`: the process count by rlimit, no cgroup)."""
+    init = {"op": "init", "stem": stem, "filename": filename, "tmpdir": child.tmpdir, "uid": child.uid,
+            "stems": list(stems), "blocked": list(blocked), "nproc": nproc,
+            "provided": {s: {n: (None if callable(v) else v) for n, v in names.items()}
+                         for s, names in provided.items()},
+            "limits": {"cpu_seconds": limits.cpu_seconds, "memory_mb": limits.memory_mb,
+                       "max_processes": limits.max_processes, "output_bytes": limits.output_bytes}}
+    if isinstance(source, list):
+        payload = {"cells": [{"source": str(c["source"]), "index": int(c["index"]), "solution": bool(c.get("solution")),
+                              "text": str(c.get("text", c["source"]))} for c in source]}
+    else:
+        payload = {"source": source}
+    return protocol.message(init, payload)
+
+
 def exchange(child: Child, frame: bytes, deadline: Deadline, max_frame: int,
              provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
     """Sends `frame` and reads the answer, answering the child's own requests meanwhile.
