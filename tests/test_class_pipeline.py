@@ -36,3 +36,43 @@ def test_a_worker_grades_the_next_student_while_the_last_ones_files_are_written(
     run.run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
     assert seen_while_writing == [True]
     assert sorted(started) == ["ada", "bob", "cyd"]
+
+
+SLEEPS_AT_IMPORT = "import time\nwhile True:\n    time.sleep(0.01)\n"
+BUSY_AT_IMPORT = "while True:\n    pass\n"
+
+
+def _two_students(tmp_path, first_source: str) -> None:
+    from autograder.config import KIT_ROOT
+
+    for name, source in (("ada", first_source), ("bob", (KIT_ROOT / "solutions" / "attention.py").read_text())):
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "attention.py").write_text(source, encoding="utf-8")
+
+
+def _graded_order(tmp_path, course, import_timeout: float) -> tuple[list[str], LocalGrading]:
+    import dataclasses
+
+    course = course.model_copy(update={"limits": dataclasses.replace(course.limits, import_timeout=import_timeout)})
+    order: list[str] = []
+    grading = LocalGrading(course, jobs=1, isolation=False, preflight=False)
+    ClassRun(tmp_path / "class", tmp_path / "out", course,
+             on_result=lambda result, reused: order.append(result.student)).run(grading)
+    return order, grading
+
+
+def test_a_submission_that_sleeps_lends_its_core_and_the_next_student_is_graded_meanwhile(tmp_path, course):
+    # One core: ada's file sleeps at import until its 5 s run out; bob is graded in the meantime,
+    # on a second sandbox, and his result comes first.
+    _two_students(tmp_path, SLEEPS_AT_IMPORT)
+    order, grading = _graded_order(tmp_path, course, import_timeout=5.0)
+    assert order == ["bob", "ada"]
+    assert grading.cores.lent >= 1
+
+
+def test_a_submission_that_computes_keeps_its_core(tmp_path, course):
+    # A busy loop uses its core: nothing is lent, bob waits for ada's CPU limit.
+    _two_students(tmp_path, BUSY_AT_IMPORT)
+    order, grading = _graded_order(tmp_path, course, import_timeout=1.0)
+    assert order == ["ada", "bob"]
+    assert grading.cores.lent == 0

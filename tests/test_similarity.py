@@ -72,6 +72,58 @@ def test_a_copy_with_renamed_locals_is_found(stubs, reorder):
         assert any("def scaled_dot_product_attention" in row.text for row in shown if row.shared)
 
 
+def test_copies_of_one_file_are_paired_with_each_other_and_with_a_disguised_copy(stubs):
+    """Three hand in one file unchanged, a fourth a disguised copy of it with a function of his
+    own: every two of the four are a pair (copies are compared once, as one fingerprint several
+    hold, and still listed pair by pair), the unchanged copies alike in everything; the independent
+    solutions stay unpaired, and a second exercise two of them copied adds to their pair."""
+    sources = {name: _code(name) for name in INDEPENDENT}
+    copied = sources.pop("loops.py")
+    four = {"ada": copied, "ben": copied, "cy": copied, "dan": disguise(copied, seed=3) + _OWN_HELPER}
+    items = _class(sources | four) + [Submitted(s, "multihead", "multihead.py", code)
+                                      for s, code in (("ada", _MULTIHEAD), ("cy", _MULTIHEAD))]
+    pairs, found = similar_pairs(items, {"attention": stubs["attention"], "multihead": ""})
+    assert found == 6 and _paired(pairs) == {frozenset(p) for p in
+                                             [("ada", "ben"), ("ada", "cy"), ("ben", "cy"),
+                                              ("ada", "dan"), ("ben", "dan"), ("cy", "dan")]}
+    assert pairs[0].students == ("ada", "cy") and {m.exercise for m in pairs[0].matches} == {"attention", "multihead"}
+    for pair in pairs:
+        exact = "dan" not in pair.students
+        attention = next(m for m in pair.matches if m.exercise == "attention")
+        assert (attention.score > 0.999) == exact, (pair.students, attention.score)
+        assert all(side.fragments for side in attention.sides)
+    assert [p.students for p in pairs[1:3]] == [("ada", "ben"), ("ben", "cy")]     # equal scores: by name
+
+
+_OWN_HELPER = """
+
+
+def spread_of_rows(weights):
+    total = 0.0
+    for row in weights:
+        total += float(max(row)) - float(min(row))
+    return total / len(weights)
+"""
+
+_MULTIHEAD = """
+import numpy as np
+
+
+def split_heads(x, num_heads):
+    batch, seq, d_model = x.shape
+    depth = d_model // num_heads
+    parts = x.reshape(batch, seq, num_heads, depth)
+    swapped = np.transpose(parts, (0, 2, 1, 3))
+    return np.ascontiguousarray(swapped)
+
+
+def merge_heads(x):
+    batch, heads, seq, depth = x.shape
+    back = np.transpose(x, (0, 2, 1, 3))
+    return back.reshape(batch, seq, heads * depth)
+"""
+
+
 def test_independent_solutions_are_not_paired(stubs):
     sources = {name: _code(name) for name in INDEPENDENT}
     assert all(normalise(s) is not None for s in sources.values())

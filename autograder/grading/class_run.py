@@ -34,6 +34,7 @@ from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 from autograder.sandbox import Sandbox
+from autograder.sandbox.cores import Cores
 
 OnResult = Callable[[SubmissionResult, bool], None]
 
@@ -209,34 +210,42 @@ def _prepare(out: Path) -> None:
 
 
 class LocalGrading:
-    """A pool of `jobs` threads on this machine, each with a warm sandbox of its own."""
+    """`jobs` lanes grading at once on this machine, each on a warm sandbox.
+
+    A lane holds one of `jobs` cores (sandbox/cores.py) while it grades. A lane waiting on a child
+    that sleeps lends its core: a thread queued behind takes it and grades the next student, on a
+    free sandbox or on one started then (the sleeping submission's sandbox is busy until its
+    timeout). Sandboxes are not tied to threads: a lane takes a free one for each student."""
 
     def __init__(self, course: CourseConfig, jobs: int = 1, *, isolation: bool = True, preflight: bool = True):
         self.course, self.jobs, self.isolation, self.preflight = course, max(1, jobs), isolation, preflight
-        # One student queued behind each one being graded: a worker that finishes starts the next at
-        # once, not after the main thread has written the last one's files (issue 23.1: both cores busy).
+        # One student queued behind each one being graded: a lane that finishes starts the next at
+        # once, not after the main thread has written the last one's files (issue 23.1: both cores
+        # busy). The queued ones wait as threads, to take at once a core a sleeping submission lends.
         self.in_flight = 2 * self.jobs
-        self._local = threading.local()
+        self.cores = Cores(self.jobs)
+        self._free: list[Sandbox] = []       # warm sandboxes no lane holds; the last one freed first
         self._all: list[Sandbox] = []
         self._lock = threading.Lock()
         self._pool: cf.ThreadPoolExecutor | None = None
-        self._first: Sandbox | None = None
         self.hide: tuple[str, ...] = ()
 
     def start(self, hide: tuple[str, ...]) -> Preflight:
         self.hide = hide
-        self._pool = cf.ThreadPoolExecutor(self.jobs, thread_name_prefix="attnkit-grader")
-        # The jail is checked once, here, before any student's code runs (the first worker keeps it).
+        self._pool = cf.ThreadPoolExecutor(self.in_flight, thread_name_prefix="attnkit-grader")
+        # The jail is checked once, here, before any student's code runs (the first sandbox is kept).
         try:
-            self._first = self._new(require_isolation=self.isolation)
+            first = self._new(require_isolation=self.isolation)
         except Exception:  # noqa: BLE001 - every student's result will say why it could not be graded
             if self.isolation:
                 raise
             return Preflight(PreflightStatus.NO_SANDBOX)
-        return run_preflight(self.course, self._first, enabled=self.preflight)
+        self._free.append(first)
+        return run_preflight(self.course, first, enabled=self.preflight)
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
+        box.cores = self.cores
         with self._lock:
             self._all.append(box)
         return box
@@ -246,20 +255,24 @@ class LocalGrading:
 
     def _grade(self, student: Student) -> tuple[SubmissionResult, bool]:
         """A grader failure is retried once on a fresh sandbox."""
-        for attempt in (1, 2):
-            try:
-                box = getattr(self._local, "box", None)
-                if box is None:
-                    with self._lock:
-                        box, self._first = self._first, None
+        self.cores.take()
+        try:
+            for attempt in (1, 2):
+                with self._lock:
+                    box = self._free.pop() if self._free else None
+                try:
                     box = box or self._new()
-                    self._local.box = box
-                return grade_student(student, self.course, box), True
-            except Exception as err:  # noqa: BLE001 - one student never stops the class
-                self._discard(getattr(self._local, "box", None))
-                self._local.box = None
-                if attempt == 2:
-                    return grader_failure(student, self.course, err), False
+                    graded = grade_student(student, self.course, box), True
+                except Exception as err:  # noqa: BLE001 - one student never stops the class
+                    self._discard(box)
+                    if attempt == 2:
+                        return grader_failure(student, self.course, err), False
+                    continue
+                with self._lock:
+                    self._free.append(box)
+                return graded
+        finally:
+            self.cores.give()
         raise AssertionError("unreachable")
 
     def receive(self, future: cf.Future, student: Student) -> tuple[SubmissionResult, bool]:

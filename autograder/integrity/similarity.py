@@ -14,12 +14,16 @@ both thresholds on independent solutions and on disguised copies.
 
 Candidate pairs come from an index of fingerprints to submissions, skipping fingerprints that
 more than `common_limit(n)` submissions hold (MOSS does the same), so the work grows mostly with what
-pairs share, not with the square of the class.
+pairs share, not with the square of the class. Files handed in by several (a posted solution, a
+tutorial copied whole) are fingerprinted and compared once, and their pairs kept as rows of
+arrays: a class of 2,000 with groups of copies (147,779 pairs) is compared in seconds, in a few
+megabytes (benchmarks/bench_growth.py).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable
@@ -114,24 +118,53 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str],
     and how many pairs there are in all."""
     excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
     given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
+    prints = _prints(submitted, given, excluded)
+    students = sorted({p.student for items in prints.values() for p in items})
+    number = {student: i for i, student in enumerate(students)}
+    # Every exercise's alike pairs as rows: the pair's key (a before b by name), its score, where it is.
+    tables = [(items, _exercise_matches(items)) for items in prints.values()]
+    ids = [np.array([number[p.student] for p in items], dtype=np.int64) for items, _ in tables]
+    pair = np.concatenate([np.zeros(0, np.int64)] + [ids[t][m.a] * len(students) + ids[t][m.b]
+                                                     for t, (_, m) in enumerate(tables)])
+    score = np.concatenate([np.zeros(0)] + [np.minimum(m.sim_a, m.sim_b) for _, m in tables])
+    table_of = np.concatenate([np.zeros(0, np.int64)] + [np.full(len(m.a), t) for t, (_, m) in enumerate(tables)])
+    row_of = np.concatenate([np.zeros(0, np.int64)] + [np.arange(len(m.a)) for _, m in tables])
+    order = np.argsort(pair, kind="stable")          # a pair's rows together, in the exercises' order
+    keys, first, matched = np.unique(pair[order], return_index=True, return_counts=True)
+    if len(keys) == 0:
+        return [], 0
+    best = np.maximum.reduceat(score[order], first)
+    ranked = np.lexsort((keys, -matched, -best))      # most alike, then in more exercises, then by name
+    details = _Details(given, excluded)
+    pairs = []
+    for k in (ranked if limit is None else ranked[:limit]).tolist():
+        found = []
+        for r in order[first[k]:first[k] + matched[k]].tolist():
+            (items, m), i = tables[table_of[r]], row_of[r]
+            found.append(_Found(items[m.a[i]], items[m.b[i]], float(m.sim_a[i]), float(m.sim_b[i])))
+        matches = tuple(_match(f, details) for f in sorted(found, key=lambda f: -f.score))
+        pairs.append(SimilarPair((found[0].a.student, found[0].b.student), matches))
+    return pairs, len(keys)
+
+
+def _prints(submitted: Iterable[Submitted], given: dict, excluded: dict) -> dict[str, list[_Print]]:
+    """Each exercise's fingerprints, by student. Fingerprinted as read: the class's code is not
+    held, only compressed; a file handed in by several is fingerprinted once and held once."""
     prints: dict[str, list[_Print]] = defaultdict(list)
-    for item in submitted:       # fingerprinted as read: the class's code is not held, only compressed
-        if item.exercise in stubs:
+    copies: dict[tuple[str, bytes], tuple[np.ndarray, bytes] | None] = {}
+    for item in submitted:
+        if item.exercise not in given:
+            continue
+        raw = item.source.encode("utf-8", "surrogatepass")
+        key = (item.exercise, hashlib.sha256(raw).digest())
+        if key not in copies:
             tokens = normalise(item.source, given[item.exercise])
             fp = fingerprint(tokens, excluded[item.exercise]) if tokens is not None else None
-            if fp is not None and not fp.empty:
-                prints[item.exercise].append(_Print(item.student, item.exercise, item.file,
-                                                    zlib.compress(item.source.encode("utf-8", "surrogatepass")),
-                                                    tokens.lines, fp))
-    found: dict[tuple[str, str], list[_Found]] = defaultdict(list)
-    for exercise, items in prints.items():
-        for match in _exercise_matches(sorted(items, key=lambda p: p.student)):
-            found[(match.a.student, match.b.student)].append(match)
-    ranked = sorted(found.items(), key=lambda kv: (-max(m.score for m in kv[1]), -len(kv[1]), kv[0]))
-    listed = ranked if limit is None else ranked[:limit]
-    pairs = [SimilarPair(students, tuple(_match(m) for m in sorted(matches, key=lambda m: -m.score)))
-             for students, matches in listed]
-    return pairs, len(ranked)
+            copies[key] = None if fp is None or fp.empty else (fp.hashes, zlib.compress(raw))
+        if copies[key] is not None:
+            hashes, compressed = copies[key]
+            prints[item.exercise].append(_Print(item.student, item.exercise, item.file, compressed, hashes))
+    return {exercise: sorted(items, key=lambda p: p.student) for exercise, items in prints.items()}
 
 
 @dataclass
@@ -139,9 +172,8 @@ class _Print:
     student: str
     exercise: str
     file: str
-    compressed: bytes       # the source, for the excerpts of the pairs listed
-    lines: np.ndarray       # the line of each normalised token (the tokens themselves are not kept)
-    fp: Fingerprint
+    compressed: bytes       # the source, for the excerpts of the pairs listed (shared by copies)
+    hashes: np.ndarray      # the fingerprint's hashes, sorted, unique: all that finding pairs needs
 
     @property
     def source(self) -> str:
@@ -160,45 +192,100 @@ class _Found:
         return min(self.sim_a, self.sim_b)
 
 
-def _exercise_matches(prints: list[_Print]) -> list[_Found]:
-    """The pairs of one exercise's submissions that are alike (scored, without their fragments)."""
+@dataclass
+class _Matches:
+    """One exercise's alike pairs as rows: indices into its prints (a < b) and each side's similarity."""
+    a: np.ndarray
+    b: np.ndarray
+    sim_a: np.ndarray
+    sim_b: np.ndarray
+
+
+_NO_MATCHES = _Matches(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+
+
+class _Details:
+    """A listed side's tokens and fingerprint, made again from its source (only the listed pairs'
+    are needed, so the class's are not kept)."""
+
+    def __init__(self, given: dict, excluded: dict):
+        self.given, self.excluded, self._made = given, excluded, {}
+
+    def __call__(self, p: _Print) -> tuple[np.ndarray, Fingerprint]:
+        key = (p.exercise, p.compressed)
+        if key not in self._made:
+            tokens = normalise(p.source, self.given[p.exercise])
+            self._made[key] = (tokens.lines, fingerprint(tokens, self.excluded[p.exercise]))
+        return self._made[key]
+
+
+def _exercise_matches(prints: list[_Print]) -> _Matches:
+    """The pairs of one exercise's submissions that are alike (scored, without their fragments).
+
+    Copies (the same fingerprint) are compared once, as one fingerprint several submissions hold:
+    a class where many hand in one file makes many pairs, not many comparisons."""
     n = len(prints)
     if n < 2:
-        return []
-    hashes = np.concatenate([p.fp.hashes for p in prints])
-    owners = np.repeat(np.arange(n), [len(p.fp.hashes) for p in prints])
+        return _NO_MATCHES
+    groups: dict[bytes, list[int]] = {}
+    for i, p in enumerate(prints):
+        groups.setdefault(p.hashes.tobytes(), []).append(i)
+    members = [np.array(m, dtype=np.int64) for m in groups.values()]
+    unique = [prints[int(m[0])].hashes for m in members]
+    u = len(unique)
+    holders = np.array([len(m) for m in members])
+    hashes = np.concatenate(unique)
+    owners = np.repeat(np.arange(u), [len(h) for h in unique])
     order = np.argsort(hashes, kind="stable")
     hashes, owners = hashes[order], owners[order]
-    distinct, first, held = np.unique(hashes, return_index=True, return_counts=True)
+    distinct, first, spread = np.unique(hashes, return_index=True, return_counts=True)
+    held = np.add.reduceat(holders[owners], first)         # submissions holding each, copies counted
     weight = np.log((n + 1) / held)                       # the rarer, the more it says
-    totals = np.bincount(owners, weights=np.repeat(weight, held), minlength=n)
+    totals = np.bincount(owners, weights=np.repeat(weight, spread), minlength=u)
     usable = (held > 1) & (held <= common_limit(n))        # shared, and not by everyone
-    starts, ends = first.tolist(), (first + held).tolist()
-    found = []
-    for i, p in enumerate(prints):     # i's partners, counted over its usable fingerprints
-        at = np.searchsorted(distinct, p.fp.hashes)
+    starts, ends = first.tolist(), (first + spread).tolist()
+    rows: list[tuple] = []
+    for x, h in enumerate(unique):     # x's partners, counted over its usable fingerprints
+        at = np.searchsorted(distinct, h)
         at = at[usable[at]]
         if len(at) < MIN_SHARED:
             continue
+        if len(members[x]) > 1:        # copies of one file: alike in everything
+            sim = float(weight[np.searchsorted(distinct, h)].sum()) / float(totals[x])
+            if sim >= SIMILAR:
+                i, j = np.triu_indices(len(members[x]), 1)
+                rows.append((members[x][i], members[x][j], np.full(len(i), sim), np.full(len(i), sim)))
         partners = np.concatenate([owners[starts[k]:ends[k]] for k in at.tolist()])
-        counts = np.bincount(partners, minlength=n)
-        for j in np.flatnonzero(counts[i + 1:] >= MIN_SHARED) + i + 1:
-            j = int(j)
-            shared = np.intersect1d(p.fp.hashes, prints[j].fp.hashes, assume_unique=True)
+        counts = np.bincount(partners, minlength=u)
+        for y in np.flatnonzero(counts[x + 1:] >= MIN_SHARED) + x + 1:
+            y = int(y)
+            shared = np.intersect1d(h, unique[y], assume_unique=True)
             common_weight = float(weight[np.searchsorted(distinct, shared)].sum())
-            sim_i, sim_j = common_weight / float(totals[i]), common_weight / float(totals[j])
-            if min(sim_i, sim_j) >= SIMILAR:
-                found.append(_Found(p, prints[j], sim_i, sim_j))
-    return found
+            sim_x, sim_y = common_weight / float(totals[x]), common_weight / float(totals[y])
+            if min(sim_x, sim_y) >= SIMILAR:
+                rows.append(_every_pair(members[x], members[y], sim_x, sim_y))
+    if not rows:
+        return _NO_MATCHES
+    return _Matches(*(np.concatenate(column) for column in zip(*rows)))
 
 
-def _match(found: _Found) -> ExerciseMatch:
+def _every_pair(xs: np.ndarray, ys: np.ndarray, sim_x: float, sim_y: float) -> tuple:
+    """Each submission of one group with each of another, the one first by name as a."""
+    i, j = np.repeat(xs, len(ys)), np.tile(ys, len(xs))
+    swap = i > j
+    sims_x, sims_y = np.full(len(i), sim_x), np.full(len(i), sim_y)
+    return (np.where(swap, j, i), np.where(swap, i, j), np.where(swap, sims_y, sims_x), np.where(swap, sims_x, sims_y))
+
+
+def _match(found: _Found, details: _Details) -> ExerciseMatch:
     """A match with its shared fragments: line ranges and an excerpt of each side."""
-    shared = np.intersect1d(found.a.fp.hashes, found.b.fp.hashes, assume_unique=True)
-    slices = shared_slices(found.a.fp, found.b.fp, shared)
+    (lines_a, fp_a), (lines_b, fp_b) = details(found.a), details(found.b)
+    shared = np.intersect1d(fp_a.hashes, fp_b.hashes, assume_unique=True)
+    slices = shared_slices(fp_a, fp_b, shared)
     sides = tuple(Side(p.student, p.file, sim, fragments, _excerpt(p.source, fragments))
-                  for p, sim, part in zip((found.a, found.b), (found.sim_a, found.sim_b), slices)
-                  for fragments in (_lines(p.lines, part),))
+                  for p, sim, part, lines in zip((found.a, found.b), (found.sim_a, found.sim_b), slices,
+                                                 (lines_a, lines_b))
+                  for fragments in (_lines(lines, part),))
     return ExerciseMatch(found.a.exercise, found.score, len(shared), sides)
 
 

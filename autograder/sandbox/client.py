@@ -30,6 +30,7 @@ from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
 from autograder.sandbox.ahead import ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
+from autograder.sandbox.cores import Cores
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox import early
 from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
@@ -59,6 +60,7 @@ class Sandbox:
         # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
         # sooner, at some core time (alongside.py, grading.prefetch_expected).
         self.interactive = False
+        self.cores: Cores | None = None      # a class run's lanes: a sleeping child lends its core (cores.py)
         self._closed = False
         self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
         self._budget: Budget | None = None
@@ -298,10 +300,13 @@ class Sandbox:
             header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided)
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
             return self._failed(sent, err)
+        finally:
+            sent.deadline.take_back()
         return header, blobs, child.output_since(sent.start)
 
     def _deadline(self, child: Child, timeout: float) -> Deadline:
-        return Deadline(child, timeout, self.limits, self._budget.deadline if self._budget is not None else None)
+        return Deadline(child, timeout, self.limits, self._budget.deadline if self._budget is not None else None,
+                        self.cores)
 
     def _failed(self, sent: Sent, err: Exception) -> CallOutcome:
         """What an exchange that raised means: the child is dead afterwards."""

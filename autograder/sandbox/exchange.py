@@ -24,6 +24,7 @@ from autograder.sandbox.outcome import Limits, Reason
 from autograder.sandbox.inside.protocol import FrameTimeout
 from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.cgroups import ChildCgroup, process_cpu_seconds
+from autograder.sandbox.cores import LEND_AFTER, LEND_BELOW, Cores
 
 OUTPUT_TAIL = 2048
 IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
@@ -84,7 +85,8 @@ class Child:
 class Deadline:
     """When a request has taken too long: CPU limit, no progress, wall backstop, budget."""
 
-    def __init__(self, child: Child, limit: float, limits: Limits, budget_end: float | None):
+    def __init__(self, child: Child, limit: float, limits: Limits, budget_end: float | None,
+                 cores: Cores | None = None):
         self.child, self.limit = child, limit
         self.start = time.monotonic()
         self.cpu0 = child.cpu_seconds()
@@ -92,6 +94,8 @@ class Deadline:
         self.budget_end = budget_end
         self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
         self.answering = 0.0     # s the grader spent computing the child's provided calls: counted as its CPU
+        self.cores = cores       # a class run's: lent while the child sleeps (cores.py)
+        self.lent = False
 
     def next_check(self) -> float:
         """Seconds to wait for the answer before looking at the clocks again."""
@@ -120,6 +124,21 @@ class Deadline:
                 if not progressing:
                     return Reason.WALL
         return None
+
+    def lend_if_idle(self) -> None:
+        """Lends this lane's core once the child has waited long with almost no CPU of its own."""
+        if self.cores is None or self.lent:
+            return
+        waited = time.monotonic() - self.start
+        if waited >= LEND_AFTER and self.child_cpu() < LEND_BELOW * waited:
+            self.cores.lend()
+            self.lent = True
+
+    def take_back(self) -> None:
+        """The core lent, taken back (waiting for one) before the lane computes again."""
+        if self.lent:
+            self.lent = False
+            self.cores.take()
 
 
 @dataclass
@@ -233,6 +252,7 @@ def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]
             # A frame has begun: read it whole, within the backstop (a child that sends half a frame
             # and stops is not making progress that CPU time could count).
             return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop), max_frame)
+        deadline.lend_if_idle()
 
 
 class _Expired(Exception):
