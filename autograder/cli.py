@@ -103,7 +103,7 @@ def select(names, course) -> tuple[tuple[str, ...] | None, frozenset[str] | None
 
 def cmd_grade(args, console: Console) -> int:
     course = _course(args)
-    from autograder.grading.student import default_jobs, grade_class
+    from autograder.grading.student import grade_class
     from autograder.sandbox import SandboxError
     from autograder.grading.preflight import PreflightFailed
     from autograder.frontends.progress import ClassProgress
@@ -116,7 +116,7 @@ def cmd_grade(args, console: Console) -> int:
     if args.jobs is not None and args.jobs < 0:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
-    jobs = args.jobs or default_jobs()
+    jobs = args.jobs or None      # None: one per core, and one more for a large class (LocalGrading)
     roster = None
     if args.roster:
         from autograder.intake.roster import RosterError, read_roster
@@ -296,7 +296,8 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("class_dir", metavar="CLASS_DIR")
     grade.add_argument("--out", required=True, metavar="OUT", help="where grades.csv and results/ are written")
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                       help="submissions graded at once, each in its own sandbox (default: one per core)")
+                       help="submissions graded at once, each in its own sandbox (default: one per core, "
+                            "and one more for 100 students or more)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
     grade.add_argument("--no-isolation", action="store_true",
                        help="grade even where the sandbox cannot isolate submissions (no user namespaces, "

@@ -44,7 +44,8 @@ sys.path.insert(0, str(KIT))
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.checks.reference_cache import cache_folder  # noqa: E402
-from autograder.grading.student import default_jobs, grade_class  # noqa: E402
+from autograder.grading.class_run import lanes_for  # noqa: E402
+from autograder.grading.student import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
 from benchmarks.plain_nbgrader import (ONE_NOTEBOOK, SIBLING_IMPORT, solution_notebook,  # noqa: E402
@@ -264,7 +265,7 @@ def _student_code(folder: Path, stem: str) -> str | None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--students", type=int, default=200)
-    p.add_argument("--jobs", type=int, default=0, help="default: one per core")
+    p.add_argument("--jobs", type=int, default=0, help="default: as `attnkit grade` (one per core, one more from 100)")
     p.add_argument("--call-timeout", type=float, default=2.0)
     p.add_argument("--import-timeout", type=float, default=3.0)
     p.add_argument("--nbgrader", type=int, default=5, help="students graded by nbgrader too (0: none)")
@@ -290,7 +291,7 @@ def main(argv=None) -> int:
         shutil.rmtree(class_dir, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
         kinds = build_class(class_dir, args.students)
-        jobs = args.jobs or default_jobs()
+        jobs = lanes_for(args.jobs or None, args.students)     # what `attnkit grade` does without --jobs
         print(f"class: {len(kinds)} students ({', '.join(f'{k} {v}' for k, v in sorted(_count(kinds).items()))})")
         print(f"grading with --jobs {jobs} on {os.cpu_count()} cores; call_timeout {args.call_timeout:g} s, "
               f"import_timeout {args.import_timeout:g} s; load average {os.getloadavg()[0]:.1f}")

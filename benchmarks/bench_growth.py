@@ -124,14 +124,15 @@ def machine_busy() -> tuple[int, int]:
 
 def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float, skip: int,
                    memory_interval: float, tail: int = 10) -> dict:
-    from autograder.grading.student import default_jobs, grade_class
+    from autograder.grading.class_run import lanes_for
+    from autograder.grading.student import grade_class
     from benchmarks.bench_class import TreeMemory, bench_course, build_class
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-growth-"))
     try:
         course = bench_course(root, call_timeout, import_timeout)
         build_class(root / "class", n)
-        jobs = jobs or default_jobs()
+        jobs = lanes_for(jobs or None, n)     # what `attnkit grade` does without --jobs
         # (wall, core-s, machine) at the first and the last counted result, and at the last one
         first = min(max(skip, 1), n - 1)
         last = max(first + 1, n - max(tail, 0))
@@ -163,7 +164,7 @@ def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float
 
 
 ROW = "{n:>6} {core_ms:>9.0f} {wall_ms:>9.0f} {busy:>6.2f} {machine_busy:>8.2f} {grader_peak_mb:>10.0f} {tree_peak_pss_mb:>10.0f}" \
-      "   start {start_s:.1f} s ({start_core_s:.1f} core-s), last {tail} results {tail_s:.1f} s ({tail_core_s:.1f} " \
+      "   {jobs} lanes, start {start_s:.1f} s ({start_core_s:.1f} core-s), last {tail} results {tail_s:.1f} s ({tail_core_s:.1f} " \
       "core-s), end-of-run {finish_s:.1f} s ({finish_core_s:.1f} core-s)"
 HEADER = f"{'size':>6} {'core-ms':>9} {'wall-ms':>9} {'busy':>6} {'machine':>8} {'grader MB':>10} {'tree PSS':>10}   (per submission)"
 
@@ -171,7 +172,7 @@ HEADER = f"{'size':>6} {'core-ms':>9} {'wall-ms':>9} {'busy':>6} {'machine':>8} 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="60,600,2000", help="class sizes, comma-separated")
-    p.add_argument("--jobs", type=int, default=0, help="default: one per core")
+    p.add_argument("--jobs", type=int, default=0, help="default: as `attnkit grade` (one per core, one more from 100)")
     p.add_argument("--call-timeout", type=float, default=2.0)
     p.add_argument("--import-timeout", type=float, default=3.0)
     p.add_argument("--skip", type=int, default=10, help="results before the measured span (workers warming)")

@@ -50,29 +50,54 @@ def _two_students(tmp_path, first_source: str) -> None:
         (tmp_path / "class" / name / "attention.py").write_text(source, encoding="utf-8")
 
 
-def _graded_order(tmp_path, course, import_timeout: float) -> tuple[list[str], LocalGrading]:
+def _graded_order(tmp_path, course, import_timeout: float, **limits) -> tuple[list, LocalGrading]:
+    """The results in the order they came, on one core."""
     import dataclasses
 
-    course = course.model_copy(update={"limits": dataclasses.replace(course.limits, import_timeout=import_timeout)})
-    order: list[str] = []
+    limits = dataclasses.replace(course.limits, import_timeout=import_timeout, **limits)
+    course = course.model_copy(update={"limits": limits})
+    results: list = []
     grading = LocalGrading(course, jobs=1, isolation=False, preflight=False)
     ClassRun(tmp_path / "class", tmp_path / "out", course,
-             on_result=lambda result, reused: order.append(result.student)).run(grading)
-    return order, grading
+             on_result=lambda result, reused: results.append(result)).run(grading)
+    return results, grading
 
 
 def test_a_submission_that_sleeps_lends_its_core_and_the_next_student_is_graded_meanwhile(tmp_path, course):
     # One core: ada's file sleeps at import until its 5 s run out; bob is graded in the meantime,
     # on a second sandbox, and his result comes first.
     _two_students(tmp_path, SLEEPS_AT_IMPORT)
-    order, grading = _graded_order(tmp_path, course, import_timeout=5.0)
-    assert order == ["bob", "ada"]
+    results, grading = _graded_order(tmp_path, course, import_timeout=5.0)
+    assert [r.student for r in results] == ["bob", "ada"]
     assert grading.cores.lent >= 1
 
 
 def test_a_submission_that_computes_keeps_its_core(tmp_path, course):
     # A busy loop uses its core: nothing is lent, bob waits for ada's CPU limit.
     _two_students(tmp_path, BUSY_AT_IMPORT)
-    order, grading = _graded_order(tmp_path, course, import_timeout=1.0)
-    assert order == ["ada", "bob"]
+    results, grading = _graded_order(tmp_path, course, import_timeout=1.0)
+    assert [r.student for r in results] == ["ada", "bob"]
     assert grading.cores.lent == 0
+
+
+def test_the_time_a_lane_waits_for_its_core_back_is_not_taken_from_its_submissions_budget(tmp_path, course):
+    # ada's hand computation sleeps at import; her core goes to bob, whose three files each compute
+    # at import until their CPU limit (4.5 s in all). ada's sleep times out long before, and she
+    # waits for the core until bob is done: that wait is bob's time, not hers. Her budget (4 s)
+    # covers her own time, not the wait too: without giving it back her attention and causal mask
+    # would time out as "budget used up"; with it, they pass.
+    from autograder.config import KIT_ROOT
+
+    for stem in ("attention", "causal_mask"):
+        (tmp_path / "class" / "ada").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "class" / "ada" / f"{stem}.py").write_text((KIT_ROOT / "solutions" / f"{stem}.py").read_text())
+    (tmp_path / "class" / "ada" / "hand_computation.py").write_text(SLEEPS_AT_IMPORT, encoding="utf-8")
+    (tmp_path / "class" / "bob").mkdir(parents=True)
+    for stem in ("hand_computation", "attention", "causal_mask"):
+        (tmp_path / "class" / "bob" / f"{stem}.py").write_text(BUSY_AT_IMPORT, encoding="utf-8")
+    results, grading = _graded_order(tmp_path, course, import_timeout=1.5, submission_timeout=4.0)
+    assert [r.student for r in results] == ["bob", "ada"] and grading.cores.lent >= 1
+    ada = results[1]
+    assert ada.exercise("hand_computation").checks[0].reason == "timeout"     # her own sleep
+    for stem in ("attention", "causal_mask"):
+        assert all(c.passed for c in ada.exercise(stem).checks), [(c.check_id, c.message) for c in ada.exercise(stem).checks]

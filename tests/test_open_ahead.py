@@ -82,3 +82,19 @@ def test_a_graded_submission_leaves_no_session_open_and_grades_the_same(course, 
     assert scores(ahead) == scores(plain)
     assert {e.stem: e.score for e in ahead.exercises}["causal_mask"] == 0
     assert os.path.isdir(folder)
+
+
+def test_a_stem_imported_ahead_is_not_timed_by_when_its_answer_is_read(course, tmp_path):
+    """attention imports ahead, in a moment, while hand_computation's import sleeps until its
+    3 s limit; attention's answer is read only then. It finished long before: it keeps its marks
+    (it was judged by the wall clock at reading, 'did not finish within 3 s', and lost them all)."""
+    import dataclasses
+
+    shutil.copy(SOLUTIONS / "attention.py", tmp_path / "attention.py")
+    (tmp_path / "hand_computation.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
+    course = course.model_copy(update={"limits": dataclasses.replace(course.limits, import_timeout=3.0)})
+    with Sandbox(course.limits) as sandbox:
+        result = grade_submission(tmp_path, course, sandbox, stems=("hand_computation", "attention"))
+    assert result.exercise("hand_computation").checks[0].reason == "timeout"
+    attention = result.exercise("attention")
+    assert attention.score == attention.max_score, [(c.check_id, c.message) for c in attention.checks]

@@ -301,7 +301,9 @@ class Sandbox:
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
             return self._failed(sent, err)
         finally:
-            sent.deadline.take_back()
+            waited = sent.deadline.take_back()
+            if waited and self._budget is not None:     # another lane's time, not this submission's
+                self._budget.deadline += waited
         return header, blobs, child.output_since(sent.start)
 
     def _deadline(self, child: Child, timeout: float) -> Deadline:

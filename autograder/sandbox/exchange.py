@@ -106,13 +106,19 @@ class Deadline:
         """CPU seconds of the request: the child's, and the grader's answering its provided calls."""
         return self.child.cpu_seconds() - self.cpu0 + self.answering
 
-    def expired(self) -> str | None:
+    def expired(self, answered: bool = False) -> str | None:
+        """Why the request is over its time, or None. `answered`: its answer is waiting to be
+        read, so only its CPU limit counts: the wall-clock rules (no progress, the backstop, the
+        budget) are about waiting for an answer, and a request read late (sent ahead, or while
+        its lane waited for a core) must not be judged by when the grader came to read it."""
         now = time.monotonic()
-        if self.budget_end is not None and now >= self.budget_end:
+        if self.budget_end is not None and now >= self.budget_end and not answered:
             return Reason.BUDGET
         cpu = self.child_cpu()
         if cpu >= self.limit:
             return Reason.CPU
+        if answered:
+            return None
         if now >= self.backstop:
             return Reason.WALL
         wall = now - self.start
@@ -134,11 +140,15 @@ class Deadline:
             self.cores.lend()
             self.lent = True
 
-    def take_back(self) -> None:
-        """The core lent, taken back (waiting for one) before the lane computes again."""
-        if self.lent:
-            self.lent = False
-            self.cores.take()
+    def take_back(self) -> float:
+        """The core lent, taken back (waiting for one) before the lane computes again; returns the
+        seconds waited for it."""
+        if not self.lent:
+            return 0.0
+        self.lent = False
+        started = time.monotonic()
+        self.cores.take()
+        return time.monotonic() - started
 
 
 @dataclass
@@ -242,12 +252,14 @@ def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
 def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
     sock = child.sock
     while True:
-        why = deadline.expired()
+        readable, _, _ = select.select([sock], [], [], 0)
+        why = deadline.expired(answered=bool(readable))
         if why:
             raise _Expired(why)
-        readable, writable, _ = select.select([sock], [sock] if child.outbox else [], [], deadline.next_check())
-        if writable:
-            _flush(child)
+        if not readable or child.outbox:
+            readable, writable, _ = select.select([sock], [sock] if child.outbox else [], [], deadline.next_check())
+            if writable:
+                _flush(child)
         if readable:
             # A frame has begun: read it whole, within the backstop (a child that sends half a frame
             # and stops is not making progress that CPU time could count).
