@@ -101,3 +101,63 @@ def test_the_time_a_lane_waits_for_its_core_back_is_not_taken_from_its_submissio
     assert ada.exercise("hand_computation").checks[0].reason == "timeout"     # her own sleep
     for stem in ("attention", "causal_mask"):
         assert all(c.passed for c in ada.exercise(stem).checks), [(c.check_id, c.message) for c in ada.exercise(stem).checks]
+
+
+class _QuietChild:
+    """A child that has used no CPU: asleep, or starved (runnable, waiting for a core)."""
+
+    def __init__(self, runnable: bool):
+        self._runnable = runnable
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+    def runnable(self) -> bool:
+        return self._runnable
+
+
+def _waited(child, cores):
+    from autograder.sandbox.exchange import Deadline
+    from autograder.sandbox.outcome import Limits
+
+    deadline = Deadline(child, 10.0, Limits(), None, cores)
+    deadline.start -= 1.0      # it has waited a second with no CPU
+    deadline.lend_if_idle()
+    return deadline
+
+
+def test_a_child_starved_of_cpu_keeps_its_lanes_core_and_a_sleeping_one_lends_it():
+    from autograder.sandbox.cores import Cores
+
+    cores = Cores(1)
+    cores.take()
+    assert not _waited(_QuietChild(runnable=True), cores).lent and cores.lent == 0
+    sleeping = _waited(_QuietChild(runnable=False), cores)
+    assert sleeping.lent and cores.lent == 1
+    assert sleeping.take_back() >= 0.0 and not sleeping.lent
+
+
+def test_a_childs_state_is_read_from_its_threads(tmp_path):
+    import subprocess
+    import sys
+    import time
+    from autograder.sandbox.exchange import Child
+
+    def child_of(code: str) -> tuple[subprocess.Popen, Child]:
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        return proc, Child(proc.pid, None, -1, None, None, None)
+
+    # A busy thread beside a sleeping main thread counts; a process whose threads all sleep does not.
+    busy, busy_child = child_of("import threading, time\n"
+                                "def spin():\n    while True:\n        pass\n"
+                                "threading.Thread(target=spin, daemon=True).start()\n"
+                                "time.sleep(30)\n")
+    asleep, asleep_child = child_of("import time\ntime.sleep(30)\n")
+    try:
+        time.sleep(1.0)      # both started; a wait for a state, not a timing
+        assert any(busy_child.runnable() for _ in range(20))
+        assert not asleep_child.runnable()
+    finally:
+        for proc in (busy, asleep):
+            proc.kill()
+            proc.wait()

@@ -63,6 +63,23 @@ class Child:
                 pass
         return pids
 
+    def runnable(self) -> bool:
+        """Whether a thread of the child is running or waiting for a core (state R in /proc): a
+        child with little CPU may be starved by the other lanes rather than asleep."""
+        for pid in (self.cgroup.pids() if self.cgroup is not None else []) or self.processes():
+            try:
+                threads = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in threads:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                        if f.read().rsplit(b")", 1)[1].split(None, 1)[0] == b"R":
+                            return True
+                except (OSError, IndexError):
+                    continue
+        return False
+
     def output_size(self) -> int:
         try:
             return os.fstat(self.cap_fd).st_size
@@ -132,11 +149,13 @@ class Deadline:
         return None
 
     def lend_if_idle(self) -> None:
-        """Lends this lane's core once the child has waited long with almost no CPU of its own."""
+        """Lends this lane's core once the child has waited long with almost no CPU of its own
+        because it sleeps: a child starved by the other lanes keeps it (lending would start one
+        more lane on cores already short)."""
         if self.cores is None or self.lent:
             return
         waited = time.monotonic() - self.start
-        if waited >= LEND_AFTER and self.child_cpu() < LEND_BELOW * waited:
+        if waited >= LEND_AFTER and self.child_cpu() < LEND_BELOW * waited and not self.child.runnable():
             self.cores.lend()
             self.lent = True
 
