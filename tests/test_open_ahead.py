@@ -28,9 +28,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _warmed(sandbox: Sandbox) -> Sandbox:
+    """The numpy zygote started and ready: a stem is opened ahead only on a warm zygote."""
+    sandbox.isolation
+    return sandbox
+
+
 def test_the_next_stem_imports_while_the_current_one_is_checked(course):
     with Sandbox(course.limits) as sandbox:
-        sandbox.open_ahead("causal_mask", STARTED, "causal_mask.py", {})
+        _warmed(sandbox).open_ahead("causal_mask", STARTED, "causal_mask.py", {})
         with sandbox.session("attention", SLOW, "attention.py") as current:
             finished = current.call("slow", returns="array")
         with sandbox.session("causal_mask", STARTED, "causal_mask.py") as upcoming:
@@ -42,7 +48,7 @@ def test_the_next_stem_imports_while_the_current_one_is_checked(course):
 
 def test_a_session_opened_ahead_for_other_contents_is_not_used(course):
     with Sandbox(course.limits) as sandbox:
-        sandbox.open_ahead("causal_mask", "def which():\n    return 1\n", "causal_mask.py", {})
+        _warmed(sandbox).open_ahead("causal_mask", "def which():\n    return 1\n", "causal_mask.py", {})
         opened = sandbox._sessions_ahead._open["causal_mask"]
         with sandbox.session("causal_mask", "def which():\n    return 2\n", "causal_mask.py") as s:
             assert s is not opened
@@ -52,7 +58,7 @@ def test_a_session_opened_ahead_for_other_contents_is_not_used(course):
 
 def test_sessions_nobody_asked_for_are_closed(course):
     with Sandbox(course.limits) as sandbox:
-        sandbox.open_ahead("causal_mask", STARTED, "causal_mask.py", {})
+        _warmed(sandbox).open_ahead("causal_mask", STARTED, "causal_mask.py", {})
         opened = sandbox._sessions_ahead._open["causal_mask"]
         opened.import_outcome                          # its child has imported the file
         pid = opened._child.pid
@@ -94,7 +100,25 @@ def test_a_stem_imported_ahead_is_not_timed_by_when_its_answer_is_read(course, t
     (tmp_path / "hand_computation.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
     course = course.model_copy(update={"limits": dataclasses.replace(course.limits, import_timeout=3.0)})
     with Sandbox(course.limits) as sandbox:
-        result = grade_submission(tmp_path, course, sandbox, stems=("hand_computation", "attention"))
+        result = grade_submission(tmp_path, course, _warmed(sandbox), stems=("hand_computation", "attention"))
     assert result.exercise("hand_computation").checks[0].reason == "timeout"
     attention = result.exercise("attention")
     assert attention.score == attention.max_score, [(c.check_id, c.message) for c in attention.checks]
+
+
+def test_a_stem_whose_zygote_is_still_warming_is_not_opened_ahead(course):
+    """Opening it would wait for that zygote to be ready, and the stems before it, on a warm
+    zygote, would be checked only after that wait: it is opened when its turn comes instead, and
+    ahead once its zygote is ready."""
+    plotting = "import matplotlib\n\ndef backend():\n    return 1\n"
+    with Sandbox(course.limits) as sandbox:
+        sandbox.prepare([plotting])                    # its zygote starts warming, nobody waits
+        zygote = sandbox._zygotes[(False, True)]
+        sandbox.open_ahead("scaling", plotting, "scaling.py", {})
+        assert not sandbox._sessions_ahead.holds("scaling")
+        assert not zygote.ready                        # the call did not wait for it
+        zygote.wait_ready(60)
+        sandbox.open_ahead("scaling", plotting, "scaling.py", {})
+        assert sandbox._sessions_ahead.holds("scaling")
+        with sandbox.session("scaling", plotting, "scaling.py") as s:
+            assert s.call("backend", returns="array").value == 1

@@ -408,10 +408,14 @@ class Sandbox:
             s.close()
 
     def open_ahead(self, stem: str, source: str | list, filename: str, provided: dict[str, dict[str, Any]]) -> None:
-        """Imports `source` in a child from now, for a later `session()` of that file (ahead.py)."""
-        if not self._closed and not self._sessions_ahead.holds(stem):
+        """Imports `source` in a child from now, for a later `session()` of that file (ahead.py).
+        Not while its zygote still warms: forking would wait for it, and the stems before this
+        one would be checked after that wait instead of during it; `session()` opens it then."""
+        needs = self._needs(source, None, None)
+        z = self._zygotes.get(self._serving(needs))
+        if not self._closed and not self._sessions_ahead.holds(stem) and z is not None and z.ready_now():
             self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
-                                                    self._needs(source, None, None), deferred=True))
+                                                    needs, deferred=True))
 
     def fork_ahead_when_idle(self) -> None:
         """Between gradings (a watcher waiting for a save): the children the next grading will
@@ -429,6 +433,8 @@ class Sandbox:
         self._sessions_ahead.drop()
         self._closed = True
         self._ahead.close(self.discard)
+        for z in self._zygotes.values():
+            z.ask_to_exit()
         for z in self._zygotes.values():
             z.close()
         self._zygotes.clear()

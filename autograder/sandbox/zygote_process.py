@@ -59,6 +59,7 @@ class _Zygote:
         self.layers: dict = {}
         self.torch = bool(config.get("torch", True))
         self.dead = False
+        self.asked_to_exit = False
         self.exits: dict[int, tuple[int | None, int | None]] = {}
         self.forked: dict[int, Any] = {}
         self.live: set[int] = set()
@@ -70,6 +71,12 @@ class _Zygote:
             self.poll(0)
             self.dead = True
         return not self.dead
+
+    def ready_now(self) -> bool:
+        """Whether it is alive and ready, asked without waiting (its news read first)."""
+        if not self.ready and self.alive():
+            self.poll(0)
+        return self.ready and self.alive()
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -163,12 +170,18 @@ class _Zygote:
         text = data.decode("utf-8", "replace")
         return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text).strip()
 
-    def close(self) -> None:
-        if not self.dead:
+    def ask_to_exit(self) -> None:
+        """Tells the zygote to kill its children and exit, without waiting: a sandbox asks all of
+        its zygotes before it waits for any, so that they wind down together."""
+        if not self.dead and not self.asked_to_exit:
+            self.asked_to_exit = True
             try:
                 self.sock.send(json.dumps({"op": "exit"}).encode("utf-8"))
             except OSError:
                 pass
+
+    def close(self) -> None:
+        self.ask_to_exit()
         try:
             self.sock.close()
         except OSError:
