@@ -511,22 +511,23 @@ from autograder.diagnosis import explain as dg
 course = load_course()
 check = next(c for c in CHECKS["attention"] if c.id == "attention.scaled_dot_product_attention.batched")
 inputs = check.inputs(rng_for(course.seed, check.id))
-if sys.argv[1] == "first":        # what the torch-written mutant raises, as a student's torch code would
+if sys.argv[1] == "error":        # what the torch-written mutant raises, as a student's torch code would
     mis = next(m for m in dg.candidates(check) if m.id == "keys_not_transposed")
     kind, text, line = dg._raised_at(check, mis.torch_alternatives[0](), inputs)
-    error = {"type": kind, "text": text, "operation": line}
-else:
-    error = json.loads(sys.argv[2])
+    print(json.dumps({"type": kind, "text": text, "operation": line}))
+    sys.exit(0)
+error = json.loads(sys.argv[2])
 found = dg.diagnose_error(check, inputs, RaisedError(type=error["type"], text=error["text"],
                                                      operation=error["operation"], line=3, cell=None))
 print(json.dumps({"error": error, "ids": list(found.ids) if found else [], "torch": "torch" in sys.modules}))
 """
 
 
-def test_a_torch_error_is_explained_without_importing_torch_once_the_machine_has_seen_it(tmp_path):
-    """What the torch-written mutants raise is kept on disk (the reference cache): a second grader
-    process names the mistake behind a torch RuntimeError without importing torch (issue 23: 3 s of
-    the grader's CPU in a class run, under the GIL)."""
+def test_a_torch_error_is_explained_without_importing_torch_in_the_grader(tmp_path):
+    """What the torch-written mutants raise is made in a process of its own (torch_raised.py) and
+    kept on disk (the reference cache): the grader names the mistake behind a torch RuntimeError
+    without importing torch, on a machine that has never seen it (the first class graded there:
+    3 s of the grader's CPU under the GIL, +300 MB to the end of the run) and after."""
     import json
     import os
     import subprocess
@@ -536,13 +537,50 @@ def test_a_torch_error_is_explained_without_importing_torch_once_the_machine_has
 
     def run(*args):
         out = subprocess.run([sys.executable, "-c", TORCH_ERROR_TWICE, *args], capture_output=True, text=True,
-                             cwd=kit, env=env, timeout=120)
+                             cwd=kit, env=env, timeout=240)
         assert out.returncode == 0, out.stderr[-2000:]
         return json.loads(out.stdout)
 
-    first = run("first")
-    assert first["error"]["type"] == "RuntimeError" and first["ids"] == ["keys_not_transposed"], first
-    assert first["torch"] is True
+    error = run("error")                          # a student's torch code, run apart
+    assert error["type"] == "RuntimeError", error
+    first = run("diagnose", json.dumps(error))    # the reference cache empty
+    assert first["ids"] == ["keys_not_transposed"] and first["torch"] is False, first
     assert list(tmp_path.rglob("raised-*.json")), "nothing was kept"
-    second = run("second", json.dumps(first["error"]))
+    second = run("diagnose", json.dumps(error))
     assert second["ids"] == ["keys_not_transposed"] and second["torch"] is False, second
+
+
+def test_the_torch_written_mutants_raise_the_same_in_their_own_process():
+    """The process of torch_raised.py says what the grader's own process says (explain._raised_at),
+    for every misconception with torch-written mutants, on a check where they raise."""
+    from autograder.checks import CHECKS
+    from autograder.checks.base import rng_for
+    from autograder.config import load_course
+    from autograder.diagnosis import explain as dg
+    from autograder.diagnosis.torch_raised import torch_raised
+
+    seed, compared = load_course().seed, set()
+    for check in (c for checks in CHECKS.values() for c in checks):
+        inputs = check.inputs(rng_for(seed, check.id))
+        for mis in dg.candidates(check):
+            if not mis.torch_alternatives or (mis.stem, mis.id) in compared:
+                continue
+            here = [None if r is None else list(r)
+                    for r in (dg._raised_at(check, alt(), inputs) for alt in mis.torch_alternatives)]
+            if all(r is None for r in here):
+                continue           # nothing raised on this check: try the next one
+            assert torch_raised(check, mis, inputs) == here, (check.id, mis.id)
+            compared.add((mis.stem, mis.id))
+    assert {("attention", "keys_not_transposed"), ("attention", "softmax_no_keepdims"),
+            ("multihead", "keys_not_transposed")} <= compared, compared
+
+
+def test_inputs_the_protocol_cannot_carry_are_made_in_the_grader():
+    """torch_raised says None (the caller makes them itself) rather than guess."""
+    from autograder.checks import CHECKS
+    from autograder.diagnosis import explain as dg
+    from autograder.diagnosis.torch_raised import torch_raised
+
+    check = next(c for c in CHECKS["attention"] if c.id == "attention.scaled_dot_product_attention.batched")
+    mis = next(m for m in dg.candidates(check) if m.id == "keys_not_transposed")
+    assert torch_raised(check, mis, {"q": object()}) is None

@@ -266,15 +266,22 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
 
 
 def _torch_raised(check: Check, mis: Misconception, inputs: dict) -> list[tuple[str, str, str] | None]:
-    """What `mis`'s torch-written mutants raise on these inputs (as `_raised_at`), kept on disk:
-    making it imports torch in the grader (about 3 core-s), once on a machine, not once per run."""
-    def make():
+    """What `mis`'s torch-written mutants raise on these inputs (as `_raised_at`), kept on disk and
+    made once on a machine, in a process of its own (torch_raised.py): torch is never imported in
+    the grader for it (about 3 core-s under its GIL, +300 MB to the end of the run)."""
+    def make():      # here: only if that process could not say
         return [_raised_at(check, alt(), inputs) for alt in mis.torch_alternatives]
 
-    from autograder.checks.reference_cache import stored_json
+    def made_apart():
+        found = torch_raised(check, mis, inputs)
+        return found if found is not None else [None if r is None else list(r) for r in make()]
 
-    found = stored_json("raised", [check.id, mis.stem, mis.id, _fingerprint(inputs), _explain_digest()],
-                        lambda: [None if r is None else list(r) for r in make()])
+    from autograder.checks.reference_cache import lock_for, stored_json
+    from autograder.diagnosis.torch_raised import torch_raised
+
+    key = [check.id, mis.stem, mis.id, _fingerprint(inputs), _explain_digest()]
+    with lock_for(("raised", *key)):      # lanes that meet the same error wait for one answer
+        found = stored_json("raised", key, made_apart)
     if type(found) is not list or len(found) != len(mis.torch_alternatives) or not all(
             r is None or (type(r) is list and len(r) == 3 and all(type(t) is str for t in r)) for r in found):
         return make()
