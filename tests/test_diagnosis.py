@@ -552,14 +552,17 @@ def test_a_torch_error_is_explained_without_importing_torch_in_the_grader(tmp_pa
 
 def test_the_torch_written_mutants_raise_the_same_in_their_own_process():
     """The process of torch_raised.py says what the grader's own process says (explain._raised_at),
-    for every misconception with torch-written mutants, on a check where they raise."""
+    for every misconception with torch-written mutants, on a check where they raise; one process
+    answers them all (torch imported once), and it exits when the grader lets it go."""
     from autograder.checks import CHECKS
     from autograder.checks.base import rng_for
     from autograder.config import load_course
     from autograder.diagnosis import explain as dg
+    from autograder.diagnosis import torch_raised as helper
     from autograder.diagnosis.torch_raised import torch_raised
 
-    seed, compared = load_course().seed, set()
+    helper.close_helper()
+    seed, compared, helpers = load_course().seed, set(), set()
     for check in (c for checks in CHECKS.values() for c in checks):
         inputs = check.inputs(rng_for(seed, check.id))
         for mis in dg.candidates(check):
@@ -571,8 +574,12 @@ def test_the_torch_written_mutants_raise_the_same_in_their_own_process():
                 continue           # nothing raised on this check: try the next one
             assert torch_raised(check, mis, inputs) == here, (check.id, mis.id)
             compared.add((mis.stem, mis.id))
+            helpers.add(helper._HELPER.proc)
     assert {("attention", "keys_not_transposed"), ("attention", "softmax_no_keepdims"),
             ("multihead", "keys_not_transposed")} <= compared, compared
+    (process,) = helpers
+    helper.close_helper()
+    assert process.returncode == 0 and helper._HELPER is None
 
 
 def test_inputs_the_protocol_cannot_carry_are_made_in_the_grader():
