@@ -93,7 +93,7 @@ class CourseConfig(_Strict):
     # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
     # or always grade one form. (An untouched stub is never preferred to work.)
     both_forms: Literal["best", "py", "ipynb"] = "best"
-    variants: VariantsConfig = VariantsConfig()
+    variants: VariantsConfig = Field(default_factory=VariantsConfig)
     exercises: dict[str, ExerciseConfig]
 
     @field_validator("tolerances")
