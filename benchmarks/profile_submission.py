@@ -81,7 +81,7 @@ class Meter:
         return 0.0
 
     def zygotes(self) -> float:
-        return sum(process_cpu(z.pid) for z in self.sandbox._zygotes.values())
+        return sum(process_cpu(z.pid) for z in self.sandbox.zygotes.by_needs.values())
 
     def now(self) -> tuple[float, float, float]:
         return own_cpu(), self.zygotes(), self.children()
@@ -139,6 +139,7 @@ def main(argv=None) -> int:
     from autograder.reports.feedback_html import feedback_html
     from autograder.grading.student import result_text
     from autograder.sandbox import Sandbox
+    from autograder.sandbox.zygotes import needs as zygote_needs
 
     course = load_course(known_checks=check_ids())
     folder = args.submission.resolve()
@@ -156,8 +157,8 @@ def main(argv=None) -> int:
             started = time.monotonic()
             with sandbox.session("attention", source, "attention.py") as s:
                 s.attribute("x", returns="array")
-            needs = sandbox._serving(sandbox._needs(source, None, None))
-            starts[label] = (process_cpu(sandbox._zygotes[needs].pid), time.monotonic() - started)
+            needs = sandbox.zygotes.serving(zygote_needs(source))
+            starts[label] = (process_cpu(sandbox.zygotes.by_needs[needs].pid), time.monotonic() - started)
         print("  zygote start (its imports, warm-up, jail): " + "; ".join(
             f"{k} {cpu:.2f} core-s ({wall:.1f} s wall)" for k, (cpu, wall) in starts.items()))
         from autograder.checks import CHECKS

@@ -113,7 +113,7 @@ def test_a_stem_whose_zygote_is_still_warming_is_not_opened_ahead(course):
     plotting = "import matplotlib\n\ndef backend():\n    return 1\n"
     with Sandbox(course.limits) as sandbox:
         sandbox.prepare([plotting])                    # its zygote starts warming, nobody waits
-        zygote = sandbox._zygotes[(False, True)]
+        zygote = sandbox.zygotes.by_needs[(False, True)]
         sandbox.open_ahead("scaling", plotting, "scaling.py", {})
         assert not sandbox._sessions_ahead.holds("scaling")
         assert not zygote.ready                        # the call did not wait for it

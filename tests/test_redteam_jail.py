@@ -117,11 +117,11 @@ def test_only_its_own_processes_are_visible_and_signals_reach_nothing_outside(sa
         others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) > 2]
         return [hits, len(others)]
     """
-    zygote = sandbox._zygote_any.pid
+    zygote = sandbox.zygotes.any().pid
     out = call(sandbox, code, "attack", zygote, os.getpid())
     assert out.status == "ok", out
     assert out.value.tolist() == [0.0, 0.0]
-    assert sandbox._zygote_any.alive()
+    assert sandbox.zygotes.any().alive()
 
 
 def test_no_network(sandbox):

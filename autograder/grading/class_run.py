@@ -197,7 +197,7 @@ def class_sandbox(limits, *, hide: tuple[str, ...] = (), require_isolation: bool
     want torch and matplotlib together, so every torch zygote has both (one torch start per
     worker, not one per kind)."""
     box = Sandbox(limits, hide=hide, require_isolation=require_isolation)
-    box.torch_with_matplotlib = True
+    box.zygotes.torch_with_matplotlib = True
     return box
 
 

@@ -32,9 +32,8 @@ from autograder.sandbox.ahead import ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.cores import Cores
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
-from autograder.sandbox import early
-from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
-from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied, next_private_uid
+from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
+from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -55,23 +54,19 @@ class Sandbox:
         if stems is None:   # the exercises' stems: importing one not provided is refused by name
             from autograder.contract import STEMS as stems
         self.stems = tuple(stems)
-        self.startup_timeout = startup_timeout
-        self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
         # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
         # sooner, at some core time (alongside.py, grading.prefetch_expected).
         self.interactive = False
         self.cores: Cores | None = None      # a class run's lanes: a sleeping child lends its core (cores.py)
         self._closed = False
-        self._zygotes: dict[tuple[bool, bool], _Zygote] = {}   # (torch, matplotlib) -> zygote
+        self.zygotes = Zygotes(self.limits, startup_timeout)   # numpy-only, and torch / matplotlib when needed
         self._budget: Budget | None = None
         self._root: str | None = None       # children's folders, only when there is no jail
-        self._private_uid: int | None = None
         self.cgroups, self._cgroup_why = Cgroups.detect()
-        self.restarts = 0
         self._ahead = ForkedAhead()     # per zygote, its next child forked while the last one works
         self._sessions_ahead = SessionsAhead()   # a submission's next stem, importing meanwhile
         if warm or require_isolation:
-            self._start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
+            self.zygotes.start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
         if require_isolation:
             iso = self.isolation
             if not iso.full:
@@ -81,86 +76,17 @@ class Sandbox:
 
     # -------------------------------------------------------------- zygotes
 
-    def _uid(self) -> int | None:
-        """As root: this Sandbox's private uid, unique among the Sandboxes of this process."""
-        if not private_uid_wanted(self.limits):
-            return None
-        if self._private_uid is None:
-            self._private_uid = next_private_uid()
-        return self._private_uid
-
-    def _start(self, needs: tuple[bool, bool]) -> _Zygote:
-        config = zygote_config(needs, self._private_uid, self.limits)
-        # A zygote `attnkit check` started before our imports, if there is one like it.
-        z = early.adopt(config, any_uid=private_uid_wanted(self.limits) and self._private_uid is None)
-        if z is not None:
-            self._private_uid = z.config["uid"]
-        else:
-            z = _Zygote({**config, "uid": self._uid()})
-        self._zygotes[needs] = z
-        return z
-
-    def _serving(self, needs: tuple[bool, bool]) -> tuple[bool, bool]:
-        """A torch zygote that has matplotlib too serves torch-only sources: one torch start
-        (about 3 core-seconds) instead of two, when files need both kinds. `torch_with_matplotlib`
-        (a class: some file will) makes every torch zygote one with matplotlib (+0.5 s once)."""
-        if needs == (True, False):
-            z = self._zygotes.get((True, True))
-            if self.torch_with_matplotlib or (z is not None and z.alive()):
-                return True, True
-        return needs
-
-    def _zygote(self, needs: tuple[bool, bool]) -> _Zygote:
-        if self._closed:
-            raise SandboxError("the sandbox is closed")
-        needs = self._serving(needs)
-        z = self._zygotes.get(needs)
-        if z is None or not z.alive():
-            if z is not None:
-                z.close()
-                self.restarts += 1
-            z = self._start(needs)
-        if not z.ready:
-            z.wait_ready(self.startup_timeout)
-        return z
-
     def prepare(self, sources) -> None:
         """Starts, without waiting, the zygotes these sources will need: they warm up while
         the stems before them are graded."""
-        wanted = {self._needs(source, None, None) for source in sources if source is not None}
-        for needs in sorted(wanted, reverse=True):     # (True, True) first: it may serve (True, False)
-            if self._closed:
-                continue
-            needs = self._serving(needs)
-            z = self._zygotes.get(needs)
-            if z is None or not z.alive():
-                self._zygote_start_quietly(needs)
-
-    def _zygote_start_quietly(self, needs: tuple[bool, bool]) -> None:
-        try:
-            old = self._zygotes.get(needs)
-            if old is not None:
-                old.close()
-                self.restarts += 1
-            self._start(needs)
-        except (OSError, SandboxError):
-            pass     # session() will try again and say why
-
-    @staticmethod
-    def _needs(source: Any, torch: bool | None, matplotlib: bool | None) -> tuple[bool, bool]:
-        texts = [source] if isinstance(source, str) else [str(c.get("source", "")) for c in source]
-        found = needs_of(texts)
-        return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
-
-    @property
-    def _zygote_any(self) -> _Zygote:
-        return next(iter(self._zygotes.values())) if self._zygotes else self._zygote((False, False))
+        if not self._closed:
+            self.zygotes.prepare(needs_of_source(source) for source in sources if source is not None)
 
     @property
     def isolation(self) -> Isolation:
-        z = self._zygote_any
+        z = self.zygotes.any()
         if not z.ready:
-            z.wait_ready(self.startup_timeout)
+            z.wait_ready(self.zygotes.startup_timeout)
         layers = z.layers
         jailed = bool(layers.get("jailed"))
         why = [] if jailed else [str(layers.get("why") or "no jail")]
@@ -168,7 +94,7 @@ class Sandbox:
             why.append(self._cgroup_why or "no cgroups: memory and processes are limited per process only")
         return Isolation(user_namespace=jailed and bool(layers.get("user")), mount_namespace=jailed,
                          pid_namespace=jailed, ipc_namespace=jailed, network=jailed,
-                         private_uid=bool(layers.get("uid")) or (not jailed and self._uid() is not None),
+                         private_uid=bool(layers.get("uid")) or (not jailed and self.zygotes.uid() is not None),
                          not_dumpable=jailed or layers.get("not_dumpable") is True,
                          seccomp=jailed and layers.get("seccomp") is True,
                          cgroups=self.cgroups.version if self.cgroups else "", why=tuple(why))
@@ -217,7 +143,7 @@ class Sandbox:
         child = None
         for attempt in (1, 2):
             try:
-                z = self._zygote(needs)
+                z = self.zygotes.get(needs)
                 child = self._fork(z)
                 break
             except (_ZygoteDied, SandboxError) as err:
@@ -249,7 +175,7 @@ class Sandbox:
                 self._root = tempfile.mkdtemp(prefix="attnkit-sandbox-")
                 os.chmod(self._root, 0o711)
             tmpdir = tempfile.mkdtemp(prefix="child-", dir=self._root)
-            uid = self._uid()
+            uid = self.zygotes.uid()
             if uid is not None:
                 os.chown(tmpdir, uid, uid)
         cap_fd = capture_file(self.limits.output_bytes)
@@ -398,7 +324,7 @@ class Sandbox:
         whether the stem needs them warm (default: whether its source mentions them; a child
         can still import either, only slower). `deferred`: the import goes on while the caller
         does; the session's first use waits for it."""
-        needs = self._needs(source, torch, matplotlib)
+        needs = needs_of_source(source, torch, matplotlib)
         filename, provided = filename or f"{stem}.py", session_provided(provided or {})
         s = self._sessions_ahead.adopt(stem, source, filename, provided, needs) or \
             Session(self, stem, source, filename, provided, needs, deferred=deferred)
@@ -411,9 +337,8 @@ class Sandbox:
         """Imports `source` in a child from now, for a later `session()` of that file (ahead.py).
         Not while its zygote still warms: forking would wait for it, and the stems before this
         one would be checked after that wait instead of during it; `session()` opens it then."""
-        needs = self._needs(source, None, None)
-        z = self._zygotes.get(self._serving(needs))
-        if not self._closed and not self._sessions_ahead.holds(stem) and z is not None and z.ready_now():
+        needs = needs_of_source(source)
+        if not self._closed and not self._sessions_ahead.holds(stem) and self.zygotes.warm(needs):
             self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
                                                     needs, deferred=True))
 
@@ -433,11 +358,7 @@ class Sandbox:
         self._sessions_ahead.drop()
         self._closed = True
         self._ahead.close(self.discard)
-        for z in self._zygotes.values():
-            z.ask_to_exit()
-        for z in self._zygotes.values():
-            z.close()
-        self._zygotes.clear()
+        self.zygotes.close()
         if self.cgroups is not None:
             self.cgroups.close()
         if self._root is not None:

@@ -36,7 +36,7 @@ def needs_of(texts: list[str]) -> tuple[bool, bool]:
 def zygotes_for(needs: set[tuple[bool, bool]]) -> list[tuple[bool, bool]]:
     """The zygotes to start for these needs: always the numpy-only one (most stems need it), and
     one torch zygote -- with matplotlib, if any file needs both, for it serves torch-only files too
-    (Sandbox._serving): one torch start, not two. The longest warm-up first (torch, then
+    (Zygotes.serving): one torch start, not two. The longest warm-up first (torch, then
     matplotlib): it is the one a check of every exercise ends up waiting for."""
     wanted = set(needs) | {(False, False)}
     if (True, True) in wanted:

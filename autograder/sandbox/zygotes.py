@@ -1,0 +1,112 @@
+"""Grader side: the warm zygotes a Sandbox forks its children from, one per kind of source.
+
+A numpy-only zygote serves the sources that import neither torch nor matplotlib; a zygote that
+imported torch, matplotlib or both starts only when a source needs it (`needs`: read from its
+import lines), and one with both serves torch-only sources too. A zygote `attnkit check` started
+before the grader's imports (early.py) is adopted rather than started again. As root, all the
+zygotes of one Sandbox run as its private uid.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from autograder.sandbox import early
+from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
+from autograder.sandbox.outcome import Limits, SandboxError
+from autograder.sandbox.zygote_process import _Zygote, next_private_uid
+
+Needs = tuple[bool, bool]      # (torch, matplotlib)
+
+
+def needs(source: Any, torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
+    """Which zygote a source (a string, or a notebook's cells) needs; `torch` / `matplotlib` say so
+    instead of its import lines."""
+    texts = [source] if isinstance(source, str) else [str(c.get("source", "")) for c in source]
+    found = needs_of(texts)
+    return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
+
+
+class Zygotes:
+    def __init__(self, limits: Limits, startup_timeout: float):
+        self.limits, self.startup_timeout = limits, startup_timeout
+        self.by_needs: dict[Needs, _Zygote] = {}
+        self.private_uid: int | None = None
+        self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
+        self.restarts = 0                     # zygotes started again after one died
+        self.closed = False
+
+    def uid(self) -> int | None:
+        """As root: this Sandbox's private uid, unique among the Sandboxes of this process."""
+        if not private_uid_wanted(self.limits):
+            return None
+        if self.private_uid is None:
+            self.private_uid = next_private_uid()
+        return self.private_uid
+
+    def start(self, needs: Needs) -> _Zygote:
+        config = zygote_config(needs, self.private_uid, self.limits)
+        # A zygote `attnkit check` started before our imports, if there is one like it.
+        z = early.adopt(config, any_uid=private_uid_wanted(self.limits) and self.private_uid is None)
+        if z is not None:
+            self.private_uid = z.config["uid"]
+        else:
+            z = _Zygote({**config, "uid": self.uid()})
+        self.by_needs[needs] = z
+        return z
+
+    def serving(self, needs: Needs) -> Needs:
+        """A torch zygote that has matplotlib too serves torch-only sources: one torch start
+        (about 3 core-seconds) instead of two, when files need both kinds. `torch_with_matplotlib`
+        (a class: some file will) makes every torch zygote one with matplotlib (+0.5 s once)."""
+        if needs == (True, False):
+            z = self.by_needs.get((True, True))
+            if self.torch_with_matplotlib or (z is not None and z.alive()):
+                return True, True
+        return needs
+
+    def get(self, needs: Needs) -> _Zygote:
+        """The zygote serving `needs`, started (again, if it died) and ready: this waits for it."""
+        if self.closed:
+            raise SandboxError("the sandbox is closed")
+        needs = self.serving(needs)
+        z = self.by_needs.get(needs)
+        if z is None or not z.alive():
+            if z is not None:
+                z.close()
+                self.restarts += 1
+            z = self.start(needs)
+        if not z.ready:
+            z.wait_ready(self.startup_timeout)
+        return z
+
+    def warm(self, needs: Needs) -> _Zygote | None:
+        """The zygote serving `needs` if it is ready now (asked without waiting), else None."""
+        z = self.by_needs.get(self.serving(needs))
+        return z if z is not None and z.ready_now() else None
+
+    def any(self) -> _Zygote:
+        return next(iter(self.by_needs.values())) if self.by_needs else self.get((False, False))
+
+    def prepare(self, wanted: Iterable[Needs]) -> None:
+        """Starts, without waiting, the zygotes these needs will want."""
+        for needs in sorted(set(wanted), reverse=True):     # (True, True) first: it may serve (True, False)
+            needs = self.serving(needs)
+            z = self.by_needs.get(needs)
+            if not self.closed and (z is None or not z.alive()):
+                try:
+                    if z is not None:
+                        z.close()
+                        self.restarts += 1
+                    self.start(needs)
+                except (OSError, SandboxError):
+                    pass     # the session will try again and say why
+
+    def close(self) -> None:
+        """Asks every zygote to exit before waiting for any, so that they wind down together."""
+        self.closed = True
+        for z in self.by_needs.values():
+            z.ask_to_exit()
+        for z in self.by_needs.values():
+            z.close()
+        self.by_needs.clear()
