@@ -8,7 +8,10 @@ floor of, round after round, so that a machine whose load changes hurts both ali
   - `attnkit check --exercise attention` on the released stubs (what a student first runs) and
     on the solutions (every check answered);
   - `attnkit check` of all five exercises on the solutions, with the reference cache filled and
-    with an empty one (`ATTNKIT_CACHE_DIR` pointed at a new folder each round).
+    with an empty one (`ATTNKIT_CACHE_DIR` pointed at a new folder each round);
+  - the handout's `python check.py` (what a student without the kit runs, `attnkit handout`):
+    attention on the stubs and on the solutions, and all five on the solutions (issue 23.4: no
+    slower than `attnkit check`, against the same floors).
 Prints the median and the spread of the wall times, each check's median difference to its floor
 (measured in the same round) against the targets (issue 23.4: one exercise at most 0.2 s above
 the bare numpy import, all five at most 0.3 s above the bare torch import) and the machine's load
@@ -50,13 +53,24 @@ def bytecode_env() -> dict:
     return env
 
 
-def wall(cmd: list[str], env: dict) -> float:
+def wall(cmd: list[str], env: dict, cwd: Path = ROOT) -> float:
     started = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     took = time.perf_counter() - started
     if done.returncode not in (0, 1):     # 1: not full marks (the stubs)
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout.decode()[-2000:]}")
     return took
+
+
+def handouts(py: str, env: dict) -> tuple[Path, Path]:
+    """Two handouts (`attnkit handout`): as released, and with the solutions in the exercise files."""
+    stubs, solved = (Path(temporary_folder("attnkit-bench-handout-")) / "handout" for _ in range(2))
+    for folder in (stubs, solved):
+        subprocess.run([py, "-m", "autograder.cli", "handout", str(folder)], cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+    for source in (ROOT / "solutions").glob("*.py"):
+        shutil.copy(source, solved / source.name)
+    return stubs, solved
 
 
 def main() -> None:
@@ -66,25 +80,30 @@ def main() -> None:
     py = sys.executable
     check = [py, "-m", "autograder.cli", "check"]
     env = bytecode_env()
+    stubs, solved = handouts(py, env)
     runs = {
         "floor: python -c 'import numpy'": ([py, "-c", "import numpy"], False),
         "check --exercise attention (the stubs)": (check + ["--exercise", "attention"], False),
+        "handout: python check.py attention (the stubs)": ([py, "check.py", "attention"], False, stubs),
+        "handout: python check.py attention (solutions)": ([py, "check.py", "attention"], False, solved),
         "check --exercise attention (solutions)": (check + ["--submission", "solutions", "--exercise", "attention"],
                                                    False),
         "floor: python -c 'import torch'": ([py, "-c", "import torch"], False),
         "check, all five (solutions, reference cache filled)": (check + ["--submission", "solutions"], False),
         "check, all five (solutions, empty reference cache)": (check + ["--submission", "solutions"], True),
+        "handout: python check.py, all five (solutions)": ([py, "check.py"], False, solved),
     }
+    runs = {name: run if len(run) == 3 else (*run, ROOT) for name, run in runs.items()}
     load_before = os.getloadavg()
     print(f"load average before: {load_before[0]:.2f} (5 min {load_before[1]:.2f}; {os.cpu_count()} cores), "
           f"{args.rounds} rounds each, bytecode cached")
-    for cmd, _ in runs.values():        # warm: bytecode written, reference cache filled once
-        wall(cmd, env)
+    for cmd, _, cwd in runs.values():        # warm: bytecode written, reference cache filled once
+        wall(cmd, env, cwd)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.rounds):
-        for name, (cmd, cold_cache) in runs.items():
+        for name, (cmd, cold_cache, cwd) in runs.items():
             run_env = dict(env, ATTNKIT_CACHE_DIR=temporary_folder("attnkit-bench-cache-")) if cold_cache else env
-            times[name].append(wall(cmd, run_env))
+            times[name].append(wall(cmd, run_env, cwd))
     for name, t in times.items():
         print(f"  {name:<58} {statistics.median(t):6.2f} s   (min {min(t):.2f}, max {max(t):.2f})")
     load_after = os.getloadavg()
@@ -100,7 +119,10 @@ def main() -> None:
     for name, floor, margin in (("check --exercise attention (the stubs)", numpy_floor, NUMPY_MARGIN),
                                 ("check --exercise attention (solutions)", numpy_floor, NUMPY_MARGIN),
                                 ("check, all five (solutions, reference cache filled)", torch_floor, TORCH_MARGIN),
-                                ("check, all five (solutions, empty reference cache)", torch_floor, TORCH_MARGIN)):
+                                ("check, all five (solutions, empty reference cache)", torch_floor, TORCH_MARGIN),
+                                ("handout: python check.py attention (the stubs)", numpy_floor, NUMPY_MARGIN),
+                                ("handout: python check.py attention (solutions)", numpy_floor, NUMPY_MARGIN),
+                                ("handout: python check.py, all five (solutions)", torch_floor, TORCH_MARGIN)):
         diff = above(name, floor)
         verdict = "within" if diff <= margin else "OVER"
         print(f"  {name:<52} {diff:+.2f} s above the {floor.split()[-1][:-1]} floor "

@@ -165,6 +165,38 @@ def test_check_py_gives_the_graders_verdict_on_every_visible_check(handout, tmp_
     assert PROPERTY_CHECKS <= failed_somewhere, sorted(PROPERTY_CHECKS - failed_somewhere)
 
 
+START_ORDER = """
+import json, runpy, subprocess, sys
+started = []
+class Recorded(subprocess.Popen):
+    def __init__(self, cmd, *args, **kwargs):
+        started.append([cmd[3].rsplit("/", 1)[-1], "numpy" in sys.modules, kwargs.get("preexec_fn") is not None])
+        super().__init__(cmd, *args, **kwargs)
+subprocess.Popen = Recorded
+sys.argv = ["check.py"]
+try:
+    runpy.run_path("check.py", run_name="__main__")
+except SystemExit:
+    pass
+print(json.dumps(started))
+"""
+
+
+def test_all_five_start_with_the_torch_file_before_numpy_is_imported(handout, tmp_path):
+    """`python check.py`: the file that imports torch (the slowest to start) is the first child,
+    started before check.py imports numpy itself; the others run beside it at a lower priority.
+    Order and priority only: the verdicts are the tests above."""
+    folder = _copy_in(_student_copy(handout, tmp_path), {f"{s}.py": KIT_ROOT / "solutions" / f"{s}.py"
+                                                         for s in COURSE.exercises})
+    done = subprocess.run([sys.executable, "-c", START_ORDER], cwd=folder, capture_output=True, text=True,
+                          timeout=600)
+    started = json.loads(done.stdout.strip().splitlines()[-1])
+    assert started[0] == ["multihead.py", False, False], started
+    assert sorted(name for name, _, _ in started) == sorted(f"{s}.py" for s in COURSE.exercises)
+    # lowered where the system can (nice): every child but the torch one
+    assert all(lowered == hasattr(os, "nice") for _, _, lowered in started[1:]), started
+
+
 def test_hand_answers_are_checked_for_consistency_not_values(handout, tmp_path):
     folder = _student_copy(handout, tmp_path)
     stub = (KIT_ROOT / "exercises" / "hand_computation.py").read_text()
