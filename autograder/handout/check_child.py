@@ -1,6 +1,6 @@
 """The child of check.py: imports your file and runs the checks' calls on it, in its own process.
 
-    python check_child.py OUT_DIR PATH CHECK_ID...      (check.py starts it; you need not)
+    python check_child.py [--nice] OUT_DIR PATH CHECK_ID...      (check.py starts it; you need not)
 
 Each answer goes to OUT_DIR as <n>.json and <n>.npz (no pickle on either side); what happened is
 told on stdout in lines that start with check.py's EVENT, and your own prints go to stderr.
@@ -10,13 +10,18 @@ Kept apart from check.py so that check.py starts this child before it imports nu
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
-import numpy as np
+NICE = sys.argv[1:2] == ["--nice"]
+if NICE and hasattr(os, "nice"):    # check.py asks: another child, slower to start, goes first
+    os.nice(5)
 
-from check import EVENT, load_arrays, load_spec, source_of  # check.py, beside this file
-from check_answers import decode, encode
+import numpy as np  # noqa: E402
+
+from check import EVENT, load_arrays, load_spec, source_of  # noqa: E402 - check.py, beside this file
+from check_answers import decode, encode  # noqa: E402
 
 
 def import_student(path: Path):
@@ -189,4 +194,5 @@ def describe(err: BaseException, path: Path) -> str:
 
 
 if __name__ == "__main__":
-    child(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])
+    args = sys.argv[2:] if NICE else sys.argv[1:]
+    child(Path(args[0]), Path(args[1]), args[2:])

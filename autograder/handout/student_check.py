@@ -17,7 +17,6 @@ full marks there. Needs numpy (and torch, matplotlib where an exercise uses them
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -92,10 +91,10 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
     lower priority, leaving the cores to one that takes longer to start (where the system has nice)."""
     events: dict[str, dict] = {}
     limits = spec["limits"]
-    lower = (lambda: os.nice(5)) if yielding and hasattr(os, "nice") else None
     while todo:
-        proc = subprocess.Popen([sys.executable, str(HERE / "check_child.py"), str(out_dir), str(path), *todo],
-                                stdout=subprocess.PIPE, text=True, cwd=str(path.parent), preexec_fn=lower)
+        proc = subprocess.Popen([sys.executable, str(HERE / "check_child.py"), *(["--nice"] if yielding else []),
+                                 str(out_dir), str(path), *todo], stdout=subprocess.PIPE, text=True,
+                                cwd=str(path.parent))
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=forward_lines, args=(proc.stdout, lines), daemon=True).start()
         running, limit = None, limits["import_timeout"]        # None: your file is being imported
