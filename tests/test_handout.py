@@ -192,9 +192,11 @@ def test_all_five_start_with_the_torch_file_before_numpy_is_imported(handout, tm
     done = subprocess.run([sys.executable, "-c", START_ORDER], cwd=folder, capture_output=True, text=True,
                           timeout=600)
     started = json.loads(done.stdout.strip().splitlines()[-1])
-    assert started[0] == ["multihead.py", False, False], started
     assert sorted(name for name, _, _ in started) == sorted(f"{s}.py" for s in COURSE.exercises)
-    assert all(lowered for _, _, lowered in started[1:]), started      # nice where the system has it
+    torch_first = [row for row in started if row[0] == "multihead.py"][0]
+    # submitted first; its thread and the second one's race to spawn, so it is one of the first two
+    assert started.index(torch_first) < 2 and torch_first == ["multihead.py", False, False], started
+    assert all(lowered for name, _, lowered in started if name != "multihead.py"), started   # nice
 
 
 def test_hand_answers_are_checked_for_consistency_not_values(handout, tmp_path):
