@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(KIT))
 STEMS = ("hand_computation", "attention", "causal_mask", "scaling", "multihead")
 # the grader's own CPU, printed by the graded process as it exits (its children are not in it)
 GRADER = ("import atexit, resource, sys\n"
@@ -38,9 +39,9 @@ GRADER = ("import atexit, resource, sys\n"
 
 def machine_busy() -> float:
     """Seconds of CPU the machine has been busy (all cores; idle and iowait left out)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    from benchmarks.bench_growth import CLK, machine_busy as busy_and_all_jiffies
+
+    return busy_and_all_jiffies()[0] / CLK
 
 
 def copies(root: Path, n: int) -> Path:

@@ -277,13 +277,12 @@ def _torch_raised(check: Check, mis: Misconception, inputs: dict) -> list[tuple[
         return found if found is not None else [None if r is None else list(r) for r in make()]
 
     from autograder.checks.reference_cache import lock_for, stored_json
-    from autograder.diagnosis.torch_raised import torch_raised
+    from autograder.diagnosis.torch_raised import fits, torch_raised
 
     key = [check.id, mis.stem, mis.id, _fingerprint(inputs), _explain_digest()]
     with lock_for(("raised", *key)):      # lanes that meet the same error wait for one answer
         found = stored_json("raised", key, made_apart)
-    if type(found) is not list or len(found) != len(mis.torch_alternatives) or not all(
-            r is None or (type(r) is list and len(r) == 3 and all(type(t) is str for t in r)) for r in found):
+    if not fits(found, len(mis.torch_alternatives)):
         return make()
     return [None if r is None else tuple(r) for r in found]
 

@@ -90,10 +90,13 @@ def torch_raised(check, misconception, inputs: dict[str, Any]) -> list[list[str]
                 _HELPER.close()
             _HELPER = None       # the next question starts another
             return None
-    count = len(misconception.torch_alternatives)
-    fits = type(answer) is list and len(answer) == count and all(
+    return answer if fits(answer, len(misconception.torch_alternatives)) else None
+
+
+def fits(answer: Any, count: int) -> bool:
+    """Whether `answer` is what torch_raised answers: `count` items, each None or [type, message, line]."""
+    return type(answer) is list and len(answer) == count and all(
         r is None or (type(r) is list and len(r) == 3 and all(type(t) is str for t in r)) for r in answer)
-    return answer if fits else None
 
 
 @atexit.register
