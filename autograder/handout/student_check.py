@@ -47,10 +47,15 @@ def load_spec(stem: str) -> dict:
 
 
 def load_arrays(stem: str) -> dict:
-    """check_data/<stem>.npz, read without pickle."""
+    """check_data/<stem>.npz."""
+    return read_npz(DATA / f"{stem}.npz")
+
+
+def read_npz(path: Path) -> dict:
+    """An .npz file's arrays by name, read without pickle."""
     import numpy as np
 
-    with np.load(DATA / f"{stem}.npz", allow_pickle=False) as arrays:
+    with np.load(path, allow_pickle=False) as arrays:
         return {key: arrays[key] for key in arrays.files}
 
 
@@ -143,15 +148,12 @@ def calls_of(spec: dict, check_id: str) -> list:
 
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path):
     """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer."""
-    import numpy as np
-
     answers, properties = comparisons()
     Outcome, decode = answers.Outcome, answers.decode
     if event["status"] != "answered":
         hint = answers.error_hint(check, event) if event.get("raised") else ""
         return Outcome(check, event["status"], event.get("message", ""), hint)
-    with np.load(out_dir / f"{event['file']}.npz", allow_pickle=False) as saved:
-        parts = {key: saved[key] for key in saved.files}
+    parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
         return answers.judge_hand(check, *answer)
