@@ -2,6 +2,7 @@
 
     python benchmarks/profile_submission.py               # the solutions, 20 repetitions
     python benchmarks/profile_submission.py --submission DIR --repeat 10
+    python benchmarks/profile_submission.py --small-pages  # zygotes as a single check has them
 
 Core-seconds, not wall time, so the figures hold on a busy machine. Each is charged where it
 is spent: the grader process (its own CPU time), each zygote (its own CPU time, from /proc),
@@ -128,6 +129,8 @@ def main(argv=None) -> int:
                    default=KIT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis.py",
                    help="a buggy attention.py, graded to show what diagnosis and pictures cost")
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--small-pages", action="store_true",
+                   help="zygotes without huge pages (as before a class run collapsed them), to compare")
     args = p.parse_args(argv)
     os.environ.setdefault("ATTNKIT_CACHE_DIR", tempfile.mkdtemp(prefix="attnkit-profile-cache-"))
 
@@ -138,7 +141,7 @@ def main(argv=None) -> int:
     from autograder.reports.feedback import feedback_markdown
     from autograder.reports.feedback_html import feedback_html
     from autograder.grading.student import result_text
-    from autograder.sandbox import Sandbox
+    from autograder.grading.class_run import class_sandbox
     from autograder.sandbox.zygotes import needs as zygote_needs
 
     course = load_course(known_checks=check_ids())
@@ -148,7 +151,9 @@ def main(argv=None) -> int:
     print(f"\nonce per grader process: python + the grader's imports {fresh_imports(3):.2f} core-s "
           f"(a fresh interpreter, median of 3)")
 
-    with Sandbox(course.limits) as sandbox:
+    sandbox = class_sandbox(course.limits)       # as `attnkit grade`'s lanes have it
+    sandbox.zygotes.huge_pages = not args.small_pages
+    with sandbox:
         meter = Meter(sandbox)
         counted = meter.counts_children
         starts: dict[str, float] = {}

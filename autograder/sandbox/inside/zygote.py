@@ -416,6 +416,10 @@ def main() -> None:
     _set_subreaper()
     gc.collect()     # what the warm-ups left (the laid-out figure's cycles); numpy's and torch's are frozen
     gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
+    if config.get("huge_pages"):
+        # A class run forks this image hundreds of times: each fork copies, and each child's exit
+        # frees, one page-table entry per 4 KiB page of it, or one per 2 MiB once collapsed.
+        _warm(KERNEL.collapse_to_huge_pages)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
     zygote.serve()
