@@ -57,6 +57,7 @@ class _Zygote:
         self.pid = self.proc.pid
         self.ready = False
         self.layers: dict = {}
+        self.huge_pages_mb = 0              # of its memory in huge pages, as it reported when ready
         self.torch = bool(config.get("torch", True))
         self.dead = False
         self.asked_to_exit = False
@@ -121,6 +122,8 @@ class _Zygote:
         if event == "ready":
             self.ready = True
             self.layers = msg.get("layers") if isinstance(msg.get("layers"), dict) else {}
+            huge = msg.get("huge_pages_mb")
+            self.huge_pages_mb = huge if isinstance(huge, int) else 0
         elif event == "forked":
             self.forked[msg.get("id")] = int(msg["pid"])
             self.live.add(int(msg["pid"]))

@@ -96,6 +96,7 @@ class Zygote:
         self.children: dict = {}   # pid -> request id
         self.pid = os.getpid()
         self.layers: dict = {}
+        self.huge_pages_mb = 0     # of its memory collapsed into huge pages (a class run's zygote)
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe()
@@ -104,7 +105,7 @@ class Zygote:
         self.wake = (wake_r, wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-        self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers})
+        self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers, "huge_pages_mb": self.huge_pages_mb})
         while True:
             readable, _, _ = select.select([self.ctrl, wake_r], [], [])
             if wake_r in readable:
@@ -416,12 +417,15 @@ def main() -> None:
     _set_subreaper()
     gc.collect()     # what the warm-ups left (the laid-out figure's cycles); numpy's and torch's are frozen
     gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
+    zygote = Zygote(ctrl_fd)
+    zygote.layers = layers
     if config.get("huge_pages"):
         # A class run forks this image hundreds of times: each fork copies, and each child's exit
         # frees, one page-table entry per 4 KiB page of it, or one per 2 MiB once collapsed.
-        _warm(KERNEL.collapse_to_huge_pages)
-    zygote = Zygote(ctrl_fd)
-    zygote.layers = layers
+        try:
+            zygote.huge_pages_mb = KERNEL.collapse_to_huge_pages() >> 20
+        except Exception:  # noqa: BLE001 - it only saves time
+            pass
     zygote.serve()
 
 
