@@ -217,7 +217,7 @@ def test_a_deferred_import_never_waited_for_is_stopped_when_the_session_closes(s
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
                     break
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):     # gone between the open and the read too
             break
         time.sleep(0.02)
     else:
