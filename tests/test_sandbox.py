@@ -1033,14 +1033,16 @@ def _huge_pages_collapse_here() -> bool:
     import ctypes
     import mmap
 
-    size = 6 << 20
+    from autograder.sandbox.inside.kernel import _HUGE, MADV_COLLAPSE
+
+    size = 3 * _HUGE
     area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     area.write(b"x" * size)
     start = ctypes.addressof(ctypes.c_char.from_buffer(area))
-    aligned = -(-start // (2 << 20)) * (2 << 20)
+    aligned = -(-start // _HUGE) * _HUGE
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return libc.madvise(aligned, 2 << 20, 25) == 0
+    return libc.madvise(aligned, _HUGE, MADV_COLLAPSE) == 0
 
 
 def test_a_class_runs_zygotes_are_backed_by_huge_pages_a_checks_are_not(course):
