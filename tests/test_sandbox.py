@@ -1066,7 +1066,7 @@ def test_a_class_runs_zygotes_are_backed_by_huge_pages_a_checks_are_not(course):
         except PermissionError:
             pass
     with Sandbox(course.limits) as box:
-        with box.session("attention", "x = 1\n", "attention.py") as s:
+        with box.session("attention", "import os\nx = 1\n", "attention.py") as s:     # run (x = 1 is read)
             assert s.attribute("x", returns="array").status == "ok"
         numpy_zygote = box.zygotes.by_needs[(False, False)]
         assert "huge_pages" not in numpy_zygote.config and numpy_zygote.huge_pages_mb == 0

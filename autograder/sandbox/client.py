@@ -31,6 +31,7 @@ from autograder.sandbox.provided import ProvidedRefused, session_provided
 from autograder.sandbox.ahead import ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.cores import Cores
+from autograder.sandbox.inert import InertSession, inert_values
 from autograder.sandbox.session import Session, clean, exit_text, import_outcome
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
@@ -80,7 +81,8 @@ class Sandbox:
         """Starts, without waiting, the zygotes these sources will need: they warm up while
         the stems before them are graded."""
         if not self._closed:
-            self.zygotes.prepare(needs_of_source(source) for source in sources if source is not None)
+            self.zygotes.prepare(needs_of_source(source) for source in sources
+                                 if source is not None and inert_values(source, self.blocked) is None)
 
     @property
     def isolation(self) -> Isolation:
@@ -326,8 +328,12 @@ class Sandbox:
         does; the session's first use waits for it."""
         needs = needs_of_source(source, torch, matplotlib)
         filename, provided = filename or f"{stem}.py", session_provided(provided or {})
-        s = self._sessions_ahead.adopt(stem, source, filename, provided, needs) or \
-            Session(self, stem, source, filename, provided, needs, deferred=deferred)
+        values = inert_values(source, self.blocked)
+        if values is not None:     # only literals: read here; a child only for what they do not answer
+            s = InertSession(self, values, lambda: Session(self, stem, source, filename, provided, needs))
+        else:
+            s = self._sessions_ahead.adopt(stem, source, filename, provided, needs) or \
+                Session(self, stem, source, filename, provided, needs, deferred=deferred)
         try:
             yield s
         finally:
@@ -338,6 +344,8 @@ class Sandbox:
         Not while its zygote still warms: forking would wait for it, and the stems before this
         one would be checked after that wait instead of during it; `session()` opens it then."""
         needs = needs_of_source(source)
+        if inert_values(source, self.blocked) is not None:
+            return                 # session() reads it without a child
         if not self._closed and not self._sessions_ahead.holds(stem) and self.zygotes.warm(needs):
             self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
                                                     needs, deferred=True))

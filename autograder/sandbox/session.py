@@ -201,35 +201,13 @@ class Session:
             self._send_ahead(function, args, kwargs, returns, timeout)    # refused: the caller makes it itself
 
     def _outcome(self, head: dict, blobs: list, output: str, kind: Any, child, name: str) -> CallOutcome:
-        status = head.get("status")
-        message = clean(head.get("message"))
-        if status == "ok":
-            try:
-                value = protocol.decode(head.get("value"), blobs)
-                value, dtype = validate(value, head.get("dtype"), kind)
-            except (Invalid, protocol.ProtocolError) as err:
-                return CallOutcome("bad_return", message=f"gave an answer that could not be read ({err})", output=output)
-            except Exception as err:  # noqa: BLE001
-                return CallOutcome("bad_return", message=f"gave an answer that could not be read ({type(err).__name__})",
-                                   output=output)
-            return CallOutcome("ok", value=value, dtype=dtype, output=output)
-        if status == "memory":
-            self.sandbox.kill(child)
-            self._failure = CallOutcome("crashed", reason=Reason.MEMORY, message=f"{message} (in {name})")
-            return CallOutcome("crashed", reason=Reason.MEMORY, message=message or "exceeded the memory limit",
-                               output=output)
-        if status == "raised":
-            return CallOutcome("raised", reason=Reason.RAISED, message=message, output=output,
-                               error=ErrorInfo.from_json(head.get("error")))
-        if status in ("missing", "bad_return"):
-            returned = head.get("dtype")
-            return CallOutcome(status, message=message, output=output,
-                               dtype=returned[:100] if type(returned) is str else None)
-        if status == "crashed":
-            self.sandbox.kill(child)
-            return CallOutcome("crashed", reason=Reason.SANDBOX, message=message, output=output)
-        self.sandbox.kill(child)
-        return CallOutcome("bad_return", message="gave an answer that could not be read (unknown status)", output=output)
+        outcome = read_answer(head, blobs, output, kind)
+        if outcome.reason in (Reason.MEMORY, Reason.SANDBOX) or head.get("status") not in ANSWERED:
+            self.sandbox.kill(child)         # a child that ran out of memory, broke or talks nonsense
+        if outcome.reason == Reason.MEMORY:
+            said = clean(head.get("message"))
+            self._failure = CallOutcome("crashed", reason=Reason.MEMORY, message=f"{said} (in {name})")
+        return outcome
 
     def _ready_child(self) -> CallOutcome | None:
         """None when a live child is there (restarting one if allowed), else the outcome to answer."""
@@ -273,6 +251,39 @@ class Session:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+ANSWERED = ("ok", "raised", "missing", "bad_return")    # a child's answers after which it lives on
+
+
+def read_answer(head: dict, blobs: list, output: str, kind: Any) -> CallOutcome:
+    """What a child's answer frame says, validated against the declared kind (a child's, or
+    inert.py's for a file it reads instead of running)."""
+    status = head.get("status")
+    message = clean(head.get("message"))
+    if status == "ok":
+        try:
+            value = protocol.decode(head.get("value"), blobs)
+            value, dtype = validate(value, head.get("dtype"), kind)
+        except (Invalid, protocol.ProtocolError) as err:
+            return CallOutcome("bad_return", message=f"gave an answer that could not be read ({err})", output=output)
+        except Exception as err:  # noqa: BLE001
+            return CallOutcome("bad_return", message=f"gave an answer that could not be read ({type(err).__name__})",
+                               output=output)
+        return CallOutcome("ok", value=value, dtype=dtype, output=output)
+    if status == "memory":
+        return CallOutcome("crashed", reason=Reason.MEMORY, message=message or "exceeded the memory limit",
+                           output=output)
+    if status == "raised":
+        return CallOutcome("raised", reason=Reason.RAISED, message=message, output=output,
+                           error=ErrorInfo.from_json(head.get("error")))
+    if status in ("missing", "bad_return"):
+        returned = head.get("dtype")
+        return CallOutcome(status, message=message, output=output,
+                           dtype=returned[:100] if type(returned) is str else None)
+    if status == "crashed":
+        return CallOutcome("crashed", reason=Reason.SANDBOX, message=message, output=output)
+    return CallOutcome("bad_return", message="gave an answer that could not be read (unknown status)", output=output)
 
 
 def _call_payload(args, kwargs: dict | None) -> dict:

@@ -363,17 +363,7 @@ class Worker:
         return self.convert(value, kind)
 
     def convert(self, value, kind) -> dict:
-        C = M.CONVERT
-        try:
-            plain, dtype = C.convert(value, kind)
-        except C.BadReturn as err:   # dtype: what came back ("NoneType" is "not answered yet")
-            return {"status": "bad_return", "message": err.message, "dtype": C.type_name(value)}
-        except MemoryError:
-            raise
-        except BaseException as err:  # noqa: BLE001 - the student's object misbehaved while converted
-            return {"status": "bad_return", "message": f"returned a value that could not be converted "
-                                                       f"({C._exc_text(err)})"}
-        return {"status": "ok", "value": plain, "dtype": dtype}
+        return M.CONVERT.reply(value, kind)
 
     def raised(self, err: BaseException) -> dict:
         info = M.ERRORS.error_info(err, self.files)

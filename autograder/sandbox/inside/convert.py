@@ -49,6 +49,21 @@ def _is_tensor(x) -> bool:
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def reply(value, kind) -> dict:
+    """The child's answer for a value of the declared kind: {"status": "ok", "value", "dtype"},
+    or {"status": "bad_return", "message", ...} when it is not one. A MemoryError is the caller's."""
+    try:
+        plain, dtype = convert(value, kind)
+    except BadReturn as err:   # dtype: what came back ("NoneType" is "not answered yet")
+        return {"status": "bad_return", "message": err.message, "dtype": type_name(value)}
+    except MemoryError:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the student's object misbehaved while converted
+        return {"status": "bad_return", "message": f"returned a value that could not be converted "
+                                                   f"({_exc_text(err)})"}
+    return {"status": "ok", "value": plain, "dtype": dtype}
+
+
 def convert(value, kind):
     if isinstance(kind, list) and kind and kind[0] == "tuple":
         return _tuple(value, kind[1:])
