@@ -888,6 +888,40 @@ def test_protocol_rejects_malformed_blobs():
     assert protocol.load_npy(data).tolist() == list(range(10))
 
 
+def test_a_plain_npy_header_is_read_as_numpy_reads_it():
+    """load_npy reads np.save's own version 1.0 header by a pattern, any other by numpy: the same
+    array, dtype and order either way, and the same refusals."""
+    import io
+
+    arrays = [np.arange(10.0), np.float64(2.5), np.zeros((0, 3)), np.ones((2, 3, 4), dtype=np.float32),
+              np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.arange(4, dtype=">i4"), np.array([True, False]),
+              np.arange(3, dtype=np.uint8), np.arange(3, dtype=np.float16), np.zeros((1,) * 12)]
+    for a in arrays:
+        buf = io.BytesIO()
+        np.save(buf, a, allow_pickle=False)
+        data = buf.getvalue()
+        assert protocol._plain_header(data) is not None, a.dtype
+        fp = io.BytesIO(data)
+        np.lib.format.read_magic(fp)
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        assert protocol._plain_header(data) == (shape, fortran, dtype, fp.tell())
+        got = protocol.load_npy(data)
+        assert got.shape == a.shape and got.dtype == a.dtype.newbyteorder("=") and np.array_equal(got, a)
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.arange(3.0), version=(2, 0))
+    assert protocol._plain_header(buf.getvalue()) is None                   # numpy reads it
+    assert protocol.load_npy(buf.getvalue()).tolist() == [0.0, 1.0, 2.0]
+    buf = io.BytesIO()
+    np.save(buf, np.arange(3.0), allow_pickle=False)
+    for forged in (b"(3)", b"(3,,)", b"(-3,)", b"(3, )"):     # not np.save's: numpy's reader decides
+        data = buf.getvalue().replace(b"(3,)", forged.ljust(4))
+        assert protocol._plain_header(data) is None
+    complex_header = buf.getvalue().replace(b"'<f8'", b"'<c8'")          # a kind that is never sent
+    assert protocol._plain_header(complex_header) is None
+    with pytest.raises(protocol.ProtocolError):
+        protocol.load_npy(complex_header)
+
+
 def test_kit_files_cannot_be_read_by_path(sandbox):
     if os.geteuid() != 0:
         pytest.skip("hiding the kit's folder needs root (a private mount namespace)")
