@@ -13,36 +13,47 @@ from autograder.results import SubmissionResult
 
 
 def print_summary(results: list[SubmissionResult], course: CourseConfig, console: Console, out: Path) -> None:
-    n = len(results)
+    """`results` is read once (a class run's are read back from OUT, one file at a time)."""
+    stems = tuple(course.exercises)
+    tops = {stem: course.max_points(stem) for stem in stems}
+    sums, full = Counter(), Counter()          # per stem, and "total" for the whole submission
+    failures, misconceptions, per_student = Counter(), Counter(), Counter()
+    troubled = set()
+    n = 0
+    for r in results:
+        n += 1
+        for stem in stems:
+            score = r.exercise(stem).score
+            sums[stem] += score
+            full[stem] += score == tops[stem]
+        sums["total"] += r.score
+        full["total"] += r.score == r.max_score
+        failures.update(c.check_id for c in r.checks if c.status in ("failed", "error"))
+        shown = [m for c in r.checks for m in c.misconceptions]
+        misconceptions.update(shown)
+        per_student.update(set(shown))
+        troubled.update((r.student, stem, kind, why) for stem, kind, why in trouble(r))
     table = Table(title=f"{course.assignment}: {n} submissions", title_justify="left")
     table.add_column("exercise")
     table.add_column("mean", justify="right")
     table.add_column("max", justify="right")
     table.add_column("full marks", justify="right")
-    for stem in course.exercises:
-        scores = [r.exercise(stem).score for r in results]
-        top = course.max_points(stem)
-        mean = sum(scores) / n if n else 0.0
-        table.add_row(stem, f"{mean:.2f}", f"{top:g}", f"{sum(s == top for s in scores)}/{n}")
-    totals = [r.score for r in results]
+    for stem in stems:
+        table.add_row(stem, f"{sums[stem] / n if n else 0.0:.2f}", f"{tops[stem]:g}", f"{full[stem]}/{n}")
     table.add_section()
-    table.add_row("[bold]total[/]", f"{sum(totals) / n if n else 0:.2f}",
-                  f"{sum(course.max_points(s) for s in course.exercises):g}",
-                  f"{sum(r.score == r.max_score for r in results)}/{n}")
+    table.add_row("[bold]total[/]", f"{sums['total'] / n if n else 0:.2f}", f"{sum(tops.values()):g}",
+                  f"{full['total']}/{n}")
     console.print(table)
 
-    failures = Counter(c.check_id for r in results for c in r.checks if c.status in ("failed", "error"))
     if failures:
         console.print("\n[bold]most frequent failures[/]")
         for check_id, count in failures.most_common(5):
             console.print(f"  {count:4d}  {check_id}")
-    misconceptions = Counter(m for r in results for c in r.checks for m in c.misconceptions)
     if misconceptions:
         console.print("\n[bold]misconceptions to re-teach[/] (students showing each)")
-        per_student = Counter(m for r in results for m in {m for c in r.checks for m in c.misconceptions})
         for mis, count in per_student.most_common(8):
             console.print(f"  {count:4d}  {mis}")
-    troubled = sorted({(r.student, stem, kind, why) for r in results for stem, kind, why in trouble(r)})
+    troubled = sorted(troubled)
     if troubled:
         kinds = Counter(kind for _, _, kind, _ in troubled)
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
