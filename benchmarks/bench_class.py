@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import json
 import os
 import random
 import resource
@@ -134,8 +135,25 @@ def build_class(root: Path, n: int, seed: int = 0) -> dict[str, str]:
                 pool = buggy[stem] if stem in wrong and buggy[stem] else correct[stem]
                 src = rng.choice(pool)
                 shutil.copy(src, folder / f"{stem}{src.suffix}")
+        make_unique(folder)
         kinds[name] = kind
     return kinds
+
+
+def make_unique(folder: Path) -> None:
+    """A comment naming the student at the end of each file (a notebook's last code cell): a real
+    class's files differ, so no cache keyed by a file's text may gain from copies of one file."""
+    tag = f"\n# {folder.name}\n"
+    for f in folder.iterdir():
+        if f.suffix == ".py":
+            f.write_text(f.read_text(encoding="utf-8") + tag, encoding="utf-8")
+        elif f.suffix == ".ipynb":
+            nb = json.loads(f.read_text(encoding="utf-8"))
+            code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+            if code:
+                source = code[-1].get("source", "")
+                code[-1]["source"] = ("".join(source) if isinstance(source, list) else source) + tag
+                f.write_text(json.dumps(nb), encoding="utf-8")
 
 
 # ====================================================================== memory of a process tree

@@ -128,3 +128,24 @@ def test_a_plain_v4_notebook_read_without_nbformat_gives_what_nbformat_gives(tmp
     assert not load.plain_v4(odd)
     read = load.notebook_cells(json.dumps(odd), "attention.ipynb")
     assert [c.index for c in read] == [4] and "def softmax" in read[0].source
+
+
+def test_what_compile_said_of_a_text_is_kept_by_text_and_name(monkeypatch):
+    """A class run reads every graded file again at its end (the similarity signal): compile() is
+    asked once per text and name; the memo is bounded."""
+    from autograder.intake import load
+
+    calls = []
+    real = load._compile_problem
+    monkeypatch.setattr(load, "_compile_problem", lambda source, name: calls.append(name) or real(source, name))
+    monkeypatch.setattr(load, "_COMPILED", {})
+    monkeypatch.setattr(load, "_COMPILED_MAX", 4)
+    broken = "def f(:\n    pass\n"
+    first = load.syntax_problem(broken, "a.py")
+    assert first.startswith("a.py has a syntax error at line 1") and load.syntax_problem(broken, "a.py") == first
+    assert load.syntax_problem(broken, "b.py").startswith("b.py has a syntax error")   # the name is part of it
+    assert load.syntax_problem("x = 1\n", "a.py") is None
+    assert calls == ["a.py", "b.py", "a.py"]
+    for i in range(10):
+        load.syntax_problem(f"x = {i}\n", "a.py")
+    assert len(load._COMPILED) <= 4
