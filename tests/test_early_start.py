@@ -48,6 +48,22 @@ def test_a_notebook_is_read_cell_by_cell(tmp_path):
     assert early.folder_needs(tmp_path / "missing", None) == set()
 
 
+def test_a_file_of_literals_needs_no_zygote(tmp_path, monkeypatch, capsys):
+    """The hand computation as the contract asks for it is read, not run: checking it alone starts
+    no zygote at all."""
+    (tmp_path / "hand_computation.py").write_text((KIT / "solutions" / "hand_computation.py").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    assert early.folder_needs(tmp_path, None) == set()
+    (tmp_path / "attention.py").write_text("import numpy as np\nprint(np.pi)\n", encoding="utf-8")
+    assert early.folder_needs(tmp_path, None) == {(False, False)}
+    started: list[dict] = []
+    real_init = _Zygote.__init__
+    monkeypatch.setattr(_Zygote, "__init__", lambda self, config: started.append(config) or real_init(self, config))
+    code = cli.main(["check", "--submission", str(tmp_path), "--exercise", "hand_computation"])
+    assert code == 0, capsys.readouterr().out
+    assert started == [] and not early._waiting
+
+
 def test_one_torch_zygote_serves_files_that_need_torch_with_or_without_matplotlib():
     # the longest warm-up started first: a check of every exercise waits for it last
     assert early.zygotes_for({(True, False), (True, True)}) == [(True, True), (False, False)]

@@ -1,6 +1,6 @@
-"""A file that only binds literals is read, not run (autograder/sandbox/inert.py): the grade is
-the one a child gives, message for message, and anything that is not plainly a literal runs in
-a child as before.
+"""A file that only binds literals is read, not run (autograder/intake/literals.py says which,
+autograder/sandbox/inert.py answers for it): the grade is the one a child gives, message for
+message, and anything that is not plainly a literal runs in a child as before.
 
 The differential test grades each file twice, once read (the default) and once with the reading
 switched off so that every file runs in a child, and expects the same ExerciseResult."""
@@ -14,7 +14,8 @@ import pytest
 import autograder.sandbox.client as client
 from autograder.grading.submission import grade_exercise
 from autograder.intake.load import load_submission
-from autograder.sandbox.inert import InertSession, inert_values
+from autograder.intake.literals import inert_values
+from autograder.sandbox.inert import InertSession
 
 KIT = Path(__file__).resolve().parent.parent
 SOLUTION = (KIT / "solutions" / "hand_computation.py").read_text()

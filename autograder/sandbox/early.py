@@ -18,6 +18,7 @@ from pathlib import Path
 
 from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
+from autograder.intake.literals import inert_values
 from autograder.intake.syntax import imported_modules
 
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
@@ -84,7 +85,8 @@ def adopt(config: dict, *, any_uid: bool) -> _Zygote | None:
 
 def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool, bool]]:
     """The zygotes a submission folder's files will need, read from their import lines (a
-    notebook's code cells included). Unreadable files need nothing early: the loader reports them."""
+    notebook's code cells included). Unreadable files need nothing early: the loader reports them;
+    nor does a file of literals (intake/literals.py): the grader reads it without a child."""
     needs: set[tuple[bool, bool]] = set()
     try:
         entries = list(os.scandir(folder))[:200]
@@ -100,7 +102,9 @@ def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool,
             text = Path(entry.path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        needs.add(needs_of(_notebook_cells(text) if ext == ".ipynb" else [text]))
+        texts = _notebook_cells(text) if ext == ".ipynb" else [text]
+        if inert_values([{"source": t} for t in texts]) is None:     # a file of literals is read, not run
+            needs.add(needs_of(texts))
     return needs
 
 

@@ -1,0 +1,106 @@
+"""A source that only binds literal values, read without running it (`inert_values`).
+
+Attention by hand (hand_computation.py) is numbers typed as nested lists. When every top-level
+statement of a file (or of every notebook cell) is one of
+
+    NAME = <literal> (one or more NAME targets)   a docstring or other constant, `pass`
+    import math / numpy [as x], from math import n, from __future__ import f
+    if __name__ == "__main__": ...                (no else: the grader imports the file, so it
+                                                   never runs)
+
+its names' values are `ast.literal_eval`'s (Python's own evaluator of literals: nothing is
+called, looked up or imported), and executing the file would bind exactly these values and do
+nothing else. The import lines only bind modules already warm in every zygote, and only those
+the course does not block. The sandbox answers for such a file without a child
+(autograder/sandbox/inert.py), and `attnkit check` starts no zygote for it (sandbox/early.py).
+
+Imports nothing of the kit, and not numpy: sandbox/early.py reads it before anything else.
+"""
+
+from __future__ import annotations
+
+import __future__
+import ast
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+# Modules every zygote has imported: importing one binds a name and runs nothing new.
+QUIET_MODULES = frozenset({"math", "numpy"})
+UNBOUND = object()      # a name bound to a module, not to a literal
+
+
+# A line that starts a statement no inert file has (a definition, a loop, a call such as print(...)
+# or plot(...)): the file runs in a child, told without parsing it (most files are not inert).
+_RUNS = re.compile(r"^(?:(?:async|def|class|for|while|with|try|del|global|assert|raise|return)\b|@|[\w.]+ *\()",
+                   re.MULTILINE)
+
+
+# The grader's own memory bounds what it reads: Python's AST of a 2 MB list of numbers takes about
+# 1 GB (and 2 s). A hand computation is a few KB; a 32 KB file of literals takes about 15 MB and
+# 20 ms to read; a larger one runs in a child, under the child's limits.
+MAX_READ_CHARS = 32 * 1024
+
+
+def inert_values(source: str | list, blocked: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """name -> value for a source (a string, or a notebook's cells) that only binds literals,
+    else None (it must run in a child). The same values for the same texts (do not change them)."""
+    texts = (source,) if isinstance(source, str) else tuple(str(c.get("source", "")) for c in source)
+    if sum(len(text) for text in texts) > MAX_READ_CHARS or any(_RUNS.search(text) for text in texts):
+        return None
+    return _values(texts, tuple(blocked))
+
+
+@lru_cache(maxsize=8)     # a submission's session, its stem opened ahead and its zygote prepared
+def _values(texts: tuple[str, ...], blocked: tuple[str, ...]) -> dict[str, Any] | None:
+    values: dict[str, Any] = {}
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+        for statement in tree.body:
+            if not _binds_only_literals(statement, values, frozenset(blocked)):
+                return None
+    return values
+
+
+def _binds_only_literals(node: ast.stmt, values: dict[str, Any], blocked: frozenset[str]) -> bool:
+    if isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+        return True
+    if isinstance(node, ast.Import):
+        if not all(alias.name in QUIET_MODULES and alias.name not in blocked for alias in node.names):
+            return False
+        for alias in node.names:
+            values[alias.asname or alias.name] = UNBOUND
+        return True
+    if isinstance(node, ast.ImportFrom):
+        if node.level or node.module not in ("math", "__future__") or node.module in blocked:
+            return False
+        known = __future__.all_feature_names if node.module == "__future__" else dir(math)
+        if not all(alias.name in known for alias in node.names):
+            return False
+        for alias in node.names:
+            values[alias.asname or alias.name] = UNBOUND
+        return True
+    if isinstance(node, ast.If):
+        return _main_guard(node)
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        try:
+            value = ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        for target in node.targets:
+            values[target.id] = value
+        return True
+    return False
+
+
+def _main_guard(node: ast.If) -> bool:
+    """`if __name__ == "__main__":` with no else: its body never runs when the file is imported."""
+    test = node.test
+    return (not node.orelse and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__" and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
