@@ -138,8 +138,7 @@ def test_what_compile_said_of_a_text_is_kept_by_text_and_name(monkeypatch):
     calls = []
     real = load._compile_problem
     monkeypatch.setattr(load, "_compile_problem", lambda source, name: calls.append(name) or real(source, name))
-    monkeypatch.setattr(load, "_COMPILED", {})
-    monkeypatch.setattr(load, "_COMPILED_MAX", 4)
+    monkeypatch.setattr(load, "_COMPILED", load.TextMemo(4))
     broken = "def f(:\n    pass\n"
     first = load.syntax_problem(broken, "a.py")
     assert first.startswith("a.py has a syntax error at line 1") and load.syntax_problem(broken, "a.py") == first
@@ -148,4 +147,4 @@ def test_what_compile_said_of_a_text_is_kept_by_text_and_name(monkeypatch):
     assert calls == ["a.py", "b.py", "a.py"]
     for i in range(10):
         load.syntax_problem(f"x = {i}\n", "a.py")
-    assert len(load._COMPILED) <= 4
+    assert len(load._COMPILED.found) <= 4

@@ -14,7 +14,8 @@ nothing else. The import lines only bind modules already warm in every zygote, a
 the course does not block. The sandbox answers for such a file without a child
 (autograder/sandbox/inert.py), and `attnkit check` starts no zygote for it (sandbox/early.py).
 
-Imports nothing of the kit, and not numpy: sandbox/early.py reads it before anything else.
+Imports nothing of the kit but intake/syntax.py (its one parse lock), and not numpy:
+sandbox/early.py reads it before anything else.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import math
 import re
 from functools import lru_cache
 from typing import Any
+
+from autograder.intake.syntax import parse
 
 # Modules every zygote has imported: importing one binds a name and runs nothing new.
 QUIET_MODULES = frozenset({"math", "numpy"})
@@ -43,25 +46,34 @@ _RUNS = re.compile(r"^(?:(?:async|def|class|for|while|with|try|del|global|assert
 MAX_READ_CHARS = 32 * 1024
 
 
+def source_texts(source: str | list) -> tuple[str, ...]:
+    """The texts of a source as the sandbox takes it: a string, or a notebook's cells (dicts)."""
+    return (source,) if isinstance(source, str) else tuple(str(c.get("source", "")) for c in source)
+
+
 def inert_values(source: str | list, blocked: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """name -> value for a source (a string, or a notebook's cells) that only binds literals,
     else None (it must run in a child). The same values for the same texts (do not change them)."""
-    texts = (source,) if isinstance(source, str) else tuple(str(c.get("source", "")) for c in source)
+    return inert_texts(source_texts(source), blocked)
+
+
+def inert_texts(texts: tuple[str, ...], blocked: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """`inert_values` of texts run one after the other (a file, or a notebook's code cells)."""
     if sum(len(text) for text in texts) > MAX_READ_CHARS or any(_RUNS.search(text) for text in texts):
         return None
-    return _values(texts, tuple(blocked))
+    return _values(tuple(texts), frozenset(blocked))
 
 
 @lru_cache(maxsize=8)     # a submission's session, its stem opened ahead and its zygote prepared
-def _values(texts: tuple[str, ...], blocked: tuple[str, ...]) -> dict[str, Any] | None:
+def _values(texts: tuple[str, ...], blocked: frozenset[str]) -> dict[str, Any] | None:
     values: dict[str, Any] = {}
     for text in texts:
         try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            tree = parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError, SystemError):
             return None
         for statement in tree.body:
-            if not _binds_only_literals(statement, values, frozenset(blocked)):
+            if not _binds_only_literals(statement, values, blocked):
                 return None
     return values
 

@@ -10,12 +10,12 @@ solution cell that does not compile makes the file a LoadError naming cell and l
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.contract import STEMS
+from autograder.intake.syntax import TextMemo
 
 MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 
@@ -294,26 +294,14 @@ def is_kit_cell(cell) -> bool:
     return isinstance(meta, dict) and meta.get("role") in KIT_CELL_ROLES
 
 
-# What compile() said of a text under a name, by their digest: a class run reads every graded file
-# again at its end (the similarity signal, integrity/class_code.py), and compiling is most of reading
-# a file (0.8 ms for 15 KB). Bounded: the oldest half goes when it is full.
-_COMPILED: dict[bytes, str | None] = {}
-_COMPILED_MAX = 20_000
+# What compile() said of a text under a name: a class run reads every graded file again at its
+# end (the similarity signal, integrity/class_code.py), and compiling is most of reading a file
+# (0.8 ms for 15 KB).
+_COMPILED = TextMemo(20_000)
 
 
 def syntax_problem(source: str, name: str) -> str | None:
-    key = hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16,
-                          person=hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).digest())
-    try:
-        return _COMPILED[key.digest()]
-    except KeyError:
-        pass
-    problem = _compile_problem(source, name)
-    if len(_COMPILED) >= _COMPILED_MAX:
-        for old in list(_COMPILED)[:_COMPILED_MAX // 2]:
-            _COMPILED.pop(old, None)
-    _COMPILED[key.digest()] = problem
-    return problem
+    return _COMPILED.get(source, lambda: _compile_problem(source, name), name)
 
 
 def _compile_problem(source: str, name: str) -> str | None:

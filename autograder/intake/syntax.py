@@ -35,24 +35,39 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     raise AssertionError("unreachable")
 
 
+class TextMemo:
+    """What was found in a text (under a name), remembered by their digest -- not the text: a
+    file may be 2 MB -- for at most `size` texts; when full, it starts again."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.found: dict[bytes, object] = {}
+
+    def get(self, text: str, find, name: str = ""):
+        key = hashlib.blake2b(name.encode("utf-8", "surrogatepass") + b"\0", digest_size=16)
+        key.update(text.encode("utf-8", "surrogatepass"))
+        digest = key.digest()
+        try:
+            return self.found[digest]
+        except KeyError:
+            pass
+        if len(self.found) >= self.size:
+            self.found.clear()
+        value = self.found[digest] = find()
+        return value
+
+
 def imported_modules(text: str) -> set[str]:
     """Top-level names of the modules a source imports: import statements anywhere (a function
     may import inside), except in `if __name__ == "__main__":` demo blocks, which the grader
     never runs. A comment that mentions torch does not count.
 
-    Remembered by the source's digest (not the source: a file may be 2 MB): the sandbox asks once
-    per session which zygote a source needs, several times per submission (issue 23.1)."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    known = _IMPORTS_SEEN.get(key)
-    if known is None:
-        if len(_IMPORTS_SEEN) >= _IMPORTS_REMEMBERED:
-            _IMPORTS_SEEN.clear()
-        known = _IMPORTS_SEEN[key] = frozenset(_parsed_imports(text))
-    return set(known)
+    Remembered: the sandbox asks once per session which zygote a source needs, several times per
+    submission (issue 23.1)."""
+    return set(_IMPORTS_SEEN.get(text, lambda: frozenset(_parsed_imports(text))))
 
 
-_IMPORTS_REMEMBERED = 4096
-_IMPORTS_SEEN: dict[bytes, frozenset[str]] = {}
+_IMPORTS_SEEN = TextMemo(4096)
 
 
 def _parsed_imports(text: str) -> set[str]:

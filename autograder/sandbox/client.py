@@ -344,9 +344,9 @@ class Sandbox:
         """Imports `source` in a child from now, for a later `session()` of that file (ahead.py).
         Not while its zygote still warms: forking would wait for it, and the stems before this
         one would be checked after that wait instead of during it; `session()` opens it then."""
-        needs = needs_of_source(source)
         if inert_values(source, self.blocked) is not None:
             return                 # session() reads it without a child
+        needs = needs_of_source(source)
         if not self._closed and not self._sessions_ahead.holds(stem) and self.zygotes.warm(needs):
             self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
                                                     needs, deferred=True))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
-from autograder.intake.literals import inert_values
+from autograder.intake.literals import inert_texts
 from autograder.intake.syntax import imported_modules
 
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
@@ -103,7 +103,7 @@ def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool,
         except (OSError, UnicodeDecodeError):
             continue
         texts = _notebook_cells(text) if ext == ".ipynb" else [text]
-        if inert_values([{"source": t} for t in texts]) is None:     # a file of literals is read, not run
+        if inert_texts(tuple(texts)) is None:     # a file of literals is read, not run
             needs.add(needs_of(texts))
     return needs
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from autograder.intake.literals import source_texts
 from autograder.sandbox import early
 from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
 from autograder.sandbox.outcome import Limits, SandboxError
@@ -22,8 +23,7 @@ Needs = tuple[bool, bool]      # (torch, matplotlib)
 def needs(source: Any, torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
     """Which zygote a source (a string, or a notebook's cells) needs; `torch` / `matplotlib` say so
     instead of its import lines."""
-    texts = [source] if isinstance(source, str) else [str(c.get("source", "")) for c in source]
-    found = needs_of(texts)
+    found = needs_of(list(source_texts(source)))
     return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
 
 
