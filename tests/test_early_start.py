@@ -109,3 +109,25 @@ def test_the_command_line_is_read_before_numpy_or_the_course_types_are_imported(
              "print(sorted(m for m in ('numpy', 'pydantic', 'torch', 'yaml') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=KIT, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_an_import_the_lines_hide_is_made_by_the_child_and_graded_the_same(tmp_path, course, sandbox):
+    """A guard line inside a string hides the function below it from the zygote choice
+    (syntax.imports_among): the numpy-only child imports torch itself, slower, and the grade is
+    the one the plain solution gets."""
+    from autograder.grading.submission import grade_exercise
+    from autograder.intake.load import load_stem
+
+    solution = (KIT / "solutions" / "attention.py").read_text(encoding="utf-8")
+    hidden = solution + ('\n\ndef softmax_by_library(x, axis=-1):\n    note = """\nif __name__ == "__main__":\n    """\n'
+                         '    import torch\n    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()\n')
+    assert early.needs_of([hidden]) == (False, False)       # what the lines say: numpy only
+    assert imported_modules(hidden) & {"torch"} == {"torch"}
+    results = []
+    for name, text in (("plain", solution), ("hidden", hidden + "\nsoftmax = softmax_by_library\n")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "attention.py").write_text(text, encoding="utf-8")
+        graded = grade_exercise("attention", load_stem(folder, "attention"), course, sandbox, folder=folder)
+        results.append([(c.check_id, c.status, c.score) for c in graded.checks])
+    assert results[0] == results[1] and all(status == "passed" for _, status, _ in results[0])

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
+
+import pytest
 
 from autograder.intake import syntax
 
@@ -44,3 +47,64 @@ def test_a_source_is_parsed_once_for_its_imports_however_often_asked(monkeypatch
     assert calls["n"] == 1
     assert syntax.imported_modules(text + "import matplotlib\n") == {"numpy", "torch", "matplotlib"}
     assert calls["n"] == 2
+
+
+# ---------------------------------------------------------------- which zygote, mostly without parsing
+
+WANTED = ("torch", "matplotlib")
+KIT = Path(__file__).resolve().parents[1]
+
+
+def _kit_sources() -> list:
+    folders = ("solutions", "exercises", "reference", "tests/corpus", "tests/hostile")
+    return sorted(p for folder in folders for p in (KIT / folder).rglob("*.py"))
+
+
+def test_the_lines_answer_as_the_parse_does_for_every_python_file_of_the_kit():
+    """Solutions, stubs, the reference, the corpus of student files and the hostile ones."""
+    paths = _kit_sources()
+    assert len(paths) > 300
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert syntax.imports_among(text, WANTED) == syntax._parsed_imports(text) & set(WANTED), path
+
+
+def test_the_kit_files_are_chosen_a_zygote_without_a_parse(monkeypatch):
+    """Their header names torch and matplotlib in a comment, their demos import matplotlib in the
+    main block: neither asks for a parse (issue 23.1)."""
+    parse, calls = _flaky(0)
+    monkeypatch.setattr(ast, "parse", parse)
+    for folder in ("solutions", "exercises"):
+        for path in sorted((KIT / folder).glob("*.py")):
+            syntax.imports_among(path.read_text(encoding="utf-8") + f"\n# {path}\n", WANTED)
+    assert calls["n"] == 0
+
+
+@pytest.mark.parametrize("source, expected, parsed", [
+    ("import numpy as np\n", set(), False),
+    ("# numpy, torch and matplotlib are allowed\nimport numpy as np\n", set(), False),
+    ("import torch\nfrom torch import nn\n", {"torch"}, False),
+    ("import numpy, torch.nn as tnn\n", {"torch"}, False),
+    ("from matplotlib import pyplot as plt\n", {"matplotlib"}, False),
+    ("import matplotlib.pyplot as plt\nx = 1  # a figure\n", {"matplotlib"}, False),
+    ("import numpy\r\nimport torch\r\n", {"torch"}, False),                            # Windows line ends
+    ('import numpy\n\nif __name__ == "__main__":\n    import matplotlib.pyplot as plt\n', set(), False),
+    ("import numpy\n\nif __name__ == '__main__':\n    import torch\n    # the end\n", set(), False),
+    ('if __name__ == "__main__":\n    import torch\n\ndef f():\n    pass\n\n\nif __name__ == "__main__":\n'
+     '    import matplotlib\n', set(), False),                                            # one after each task
+    # what the lines cannot settle is parsed
+    ("def plot():\n    import matplotlib.pyplot as plt\n", {"matplotlib"}, True),       # imported when called
+    ("x = 'torch'\n", set(), True),
+    ("x = 1; import torch\n", {"torch"}, True),
+    ("import torchvision\n", set(), True),
+    ('if __name__ == "__main__":\n    pass\ndef f():\n    import torch\n', {"torch"}, True),   # guard not last
+    ('if __name__ == "__main__":\n    pass\nelse:\n    import torch\n', set(), True),
+    # a margin import inside a string: a bigger zygote than needed, the grade the same
+    ('NOTE = """\nimport torch\n"""\n', {"torch"}, False),
+])
+def test_what_the_lines_say_and_when_the_source_is_parsed(monkeypatch, source, expected, parsed):
+    monkeypatch.setattr(syntax, "_IMPORTS_SEEN", syntax.TextMemo(16))     # parsed here, not remembered
+    parse, calls = _flaky(0)
+    monkeypatch.setattr(ast, "parse", parse)
+    assert syntax.imports_among(source, WANTED) == expected
+    assert bool(calls["n"]) == parsed

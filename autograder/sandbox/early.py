@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 from autograder.intake.literals import inert_texts
-from autograder.intake.syntax import imported_modules
+from autograder.intake.syntax import imports_among
 
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
 
@@ -28,9 +28,7 @@ _waiting: list[_Zygote] = []     # started early, not yet adopted by a Sandbox
 
 def needs_of(texts: list[str]) -> tuple[bool, bool]:
     """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
-    # Only a text that names torch or matplotlib can import them: the others are not parsed.
-    texts = [text for text in texts if "torch" in text or "matplotlib" in text]
-    imported = set().union(*(imported_modules(text) for text in texts))
+    imported = set().union(*(imports_among(text, ("torch", "matplotlib")) for text in texts))
     return "torch" in imported, "matplotlib" in imported
 
 
