@@ -224,6 +224,71 @@ def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monke
     assert 'id="similarity"' in page and 'href="#similar-1"' in page
 
 
+def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_only_the_rest(
+        tmp_path, course, monkeypatch):
+    """Issue 23.1: the class's code is fingerprinted while the lanes grade, not all at the end on
+    one core. The section is the one reading every file at the end gives; on a resumed run the
+    end reads only the students whose results were reused."""
+    from autograder.integrity import class_code
+    from autograder.intake.students import Student
+
+    class_dir = tmp_path / "class"
+    files = {"ada": _code("loops.py"), "ben": disguise(_code("loops.py"), seed=3),
+             **{f"s{i}": _code(name) for i, name in enumerate(INDEPENDENT[1:5])}}
+
+    def hand_in(student: str, text: str) -> None:
+        (class_dir / student).mkdir(parents=True)
+        (class_dir / student / "attention.py").write_text(text, encoding="utf-8")
+
+    for student, text in files.items():
+        hand_in(student, text)
+
+    def grade_student(student, course, box):
+        checks = (CheckResult("attention.x", "attention", "x", "passed", 1.0, 1.0),)
+        return SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
+                                                              graded_file="attention.py"),), course.seed)
+
+    read_at_end: list[list[str]] = []
+    real = class_code.graded_code
+
+    def graded_code(students, result_of, exercises, reading=None):
+        students = list(students)
+        if len(students) != 1 or reading is None or reading.unread:
+            read_at_end.append(sorted(s.name for s in students))
+        return real(students, result_of, exercises, reading)
+
+    monkeypatch.setattr(class_run, "grade_student", grade_student)
+    monkeypatch.setattr(class_code, "graded_code", graded_code)
+    out = tmp_path / "out"
+
+    def run_and_read_all() -> tuple[dict, dict]:
+        read_at_end.clear()
+        ClassRun(class_dir, out, course).run(LocalGrading(course, jobs=2, isolation=False, preflight=False))
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        students = [Student(p.name, p) for p in sorted(class_dir.iterdir())]
+
+        def stored(name: str) -> SubmissionResult:
+            text = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
+            return SubmissionResult.from_dict(json.loads(text)["extra_data"]["result"])
+
+        monkeypatch.setattr(class_code, "graded_code", real)
+        everything = class_code.compare_class(students, stored, tuple(course.exercises))
+        monkeypatch.setattr(class_code, "graded_code", graded_code)
+        return summary, everything
+
+    summary, everything = run_and_read_all()
+    assert [p["students"] for p in summary["similarity"]] == [["ada", "ben"]]
+    assert summary["similarity"] == everything["pairs"] and summary["similarity_compared"] == everything["compared"]
+    assert read_at_end == [[]]                     # every student was read as it was recorded
+
+    hand_in("cy", disguise(_code("loops.py"), seed=8))       # a late submission; the rest reused
+    summary, everything = run_and_read_all()
+    assert {frozenset(p["students"]) for p in summary["similarity"]} == {
+        frozenset(pair) for pair in (("ada", "ben"), ("ada", "cy"), ("ben", "cy"))}
+    assert summary["similarity"] == everything["pairs"] and summary["similarity_compared"] == everything["compared"]
+    assert read_at_end == [sorted(files)]          # only the reused results are read at the end
+
+
 # ====================================================================== the report in a browser
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")

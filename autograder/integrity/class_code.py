@@ -94,23 +94,60 @@ def kit_stubs(exercises: Iterable[str]) -> dict[str, str]:
     return stubs
 
 
+class ClassCode:
+    """The class's graded code, fingerprinted as each student is recorded (`add`, by a class run
+    while its lanes grade the next ones) instead of all read again at the end (issue 23.1: the end
+    runs on one core). `compare` reads only the students `add` did not see: results reused from an
+    earlier run, and any whose files could not be read then."""
+
+    def __init__(self, exercises: Iterable[str], stubs: dict[str, str] | None = None):
+        from autograder.contract import RETURNS
+        from autograder.integrity import similarity
+
+        self.stubs = kit_stubs(exercises) if stubs is None else stubs
+        self.compared = similarity.compared_exercises(self.stubs, RETURNS) if self.stubs else []
+        self.prints = similarity.ClassPrints({e: self.stubs[e] for e in self.compared})
+        self.seen: set[str] = set()      # students added (their code read, or nothing to read)
+        self.read: set[str] = set()      # students whose code was read
+
+    def add(self, student: Student, result: SubmissionResult) -> None:
+        """`student`'s graded code, as `result` names it (again, if added before)."""
+        self.prints.drop(student.name)
+        self.seen.discard(student.name)
+        self.read.discard(student.name)
+        reading = Reading()
+        code = list(graded_code([student], lambda name: result, self.compared, reading))
+        if reading.unread:       # left for the end, which says so if it cannot read them either
+            return
+        try:
+            self.prints.add(code)
+        except BaseException:
+            self.prints.drop(student.name)     # all of a student or nothing: the end reads them again
+            raise
+        self.seen.add(student.name)
+        self.read.update(c.student for c in code)
+
+    def compare(self, students: list[Student], result_of: Callable[[str], SubmissionResult | None]) -> dict:
+        """The similarity section of summary.json: the most alike pairs (`pairs`, ranked) and what
+        was compared (`compared`)."""
+        from autograder.integrity import similarity
+
+        if not self.stubs:     # without the stubs, the code they give would count as the students'
+            return {"pairs": [], "compared": {"error": "no stubs in the kit's exercises/ folder (attnkit build writes them)"}}
+        reading = Reading()
+        unseen = [s for s in students if s.name not in self.seen]
+        code = (self.read.add(c.student) or c for c in graded_code(unseen, result_of, self.compared, reading))
+        stubs = {e: self.stubs[e] for e in self.compared}
+        pairs, found = similarity.similar_pairs(code, stubs, limit=PAIRS_LISTED, made=self.prints)
+        graded = {s.name for s in students}
+        return {"pairs": [p.to_dict() for p in pairs],
+                "compared": {"exercises": self.compared, "submissions": len(self.read & graded),
+                             "pairs_found": found, "pairs_listed": len(pairs),
+                             "unread": reading.unread, "similar": similarity.SIMILAR,
+                             "min_shared_fingerprints": similarity.MIN_SHARED}}
+
+
 def compare_class(students: list[Student], result_of: Callable[[str], SubmissionResult | None],
                   exercises: Iterable[str], stubs: dict[str, str] | None = None) -> dict:
-    """The similarity section of summary.json: the most alike pairs (`pairs`, ranked) and what
-    was compared (`compared`)."""
-    from autograder.contract import RETURNS
-    from autograder.integrity import similarity
-
-    stubs = kit_stubs(exercises) if stubs is None else stubs
-    if not stubs:       # without the stubs, the code they give would count as the students'
-        return {"pairs": [], "compared": {"error": "no stubs in the kit's exercises/ folder (attnkit build writes them)"}}
-    compared = similarity.compared_exercises(stubs, RETURNS)
-    reading = Reading()
-    read: set[str] = set()
-    code = (read.add(c.student) or c for c in graded_code(students, result_of, compared, reading))
-    pairs, found = similarity.similar_pairs(code, {e: stubs[e] for e in compared}, limit=PAIRS_LISTED)
-    return {"pairs": [p.to_dict() for p in pairs],
-            "compared": {"exercises": compared, "submissions": len(read),
-                         "pairs_found": found, "pairs_listed": len(pairs),
-                         "unread": reading.unread, "similar": similarity.SIMILAR,
-                         "min_shared_fingerprints": similarity.MIN_SHARED}}
+    """The similarity section of summary.json, every student's code read now."""
+    return ClassCode(exercises, stubs).compare(students, result_of)

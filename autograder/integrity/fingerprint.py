@@ -28,12 +28,15 @@ from functools import lru_cache
 import numpy as np
 from copydetect.utils import get_copied_slices, winnow
 
+# Through the kit's one parse lock: a class run fingerprints in its main thread while its lanes
+# parse (CPython 3.11's ast.parse is not thread-safe, intake/syntax.py).
+from autograder.intake.syntax import parse
+
 NOISE_TOKENS = 6         # k: a shared run shorter than this many tokens is never seen
 GUARANTEE_TOKENS = 8    # a shared run this long is always seen (winnowing's guarantee)
 WINDOW = GUARANTEE_TOKENS - NOISE_TOKENS + 1
 
 BOUND, STRING = "V", "S"
-_CONTEXT = (ast.expr_context,)     # Load / Store / Del: said by the node around them
 _LEAVES = (ast.JoinedStr,)         # an f-string is one string: what it says is prose
 
 
@@ -82,21 +85,36 @@ def _in_source_order(node: ast.AST) -> list[tuple[ast.AST, int]]:
     """Every node of `node` (but the Load/Store contexts and what is inside a docstring or an
     f-string), depth first in source order, with the line it is on (its parent's when it has none)."""
     order, stack = [], [(node, 1)]
+    append, push, pop = order.append, stack.extend, stack.pop
     while stack:
-        node, line = stack.pop()
-        line = getattr(node, "lineno", line)
-        order.append((node, line))
-        if isinstance(node, _LEAVES) or _is_docstring(node):
+        node, line = pop()
+        kind = type(node)
+        fields, placed = _SHAPE.get(kind) or _shape(kind)
+        if placed:
+            line = node.lineno
+        append((node, line))
+        if kind in _LEAVES or (kind is ast.Expr and _is_docstring(node)):
             continue
         children = []
-        for name in node._fields:
+        for name in fields:
             value = getattr(node, name, None)
-            if isinstance(value, list):
-                children.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXT):
+            if type(value) is list:
+                children += [v for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
                 children.append(value)
-        stack.extend((child, line) for child in reversed(children))
+        push([(child, line) for child in reversed(children)])
     return order
+
+
+_SHAPE: dict[type, tuple[tuple[str, ...], bool]] = {}
+
+
+def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
+    """A node type's fields that may hold nodes (all but `ctx`, the Load/Store context, said by the
+    node around it), and whether its nodes carry a line. Kept per type: walking the tree is most
+    of fingerprinting a file (issue 23.1)."""
+    shape = _SHAPE[kind] = (tuple(f for f in kind._fields if f != "ctx"), "lineno" in kind._attributes)
+    return shape
 
 
 def _is_docstring(node: ast.AST) -> bool:
@@ -114,7 +132,7 @@ class Given:
 
 def given_statements(stub: str) -> Given:
     try:
-        tree = ast.parse(stub)
+        tree = parse(stub)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Given()
     texts = {text: frozenset(name for node, _ in _in_source_order(statement) for name in _binds(node))
@@ -132,7 +150,7 @@ def _statements(source: str, given: Given) -> list[tuple[tuple[str, ...], tuple[
     does not parse. A statement written as the stub wrote it is not even read (most of a file);
     the names it binds are bound all the same."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
         bound: set[str] = set()
         orders = []
         for statement, text in zip(tree.body, _texts(tree, source)):

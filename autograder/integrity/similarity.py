@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograder.intake.syntax import parse
 from autograder.integrity.fingerprint import (Fingerprint, boilerplate, fingerprint, given_statements, normalise,
                                               shared_slices)
 
@@ -98,7 +99,7 @@ def compared_exercises(stubs: dict[str, str], graded_names: dict[str, Iterable[s
     compared = []
     for exercise, stub in stubs.items():
         try:
-            tree = ast.parse(stub)
+            tree = parse(stub)
         except SyntaxError:
             continue
         defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -111,14 +112,15 @@ def common_limit(n: int) -> int:
     return max(COMMON_FLOOR, int(COMMON_FRACTION * n))
 
 
-def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str],
-                  limit: int | None = None) -> tuple[list[SimilarPair], int]:
+def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: int | None = None,
+                  made: "ClassPrints | None" = None) -> tuple[list[SimilarPair], int]:
     """The pairs of students whose code is unusually alike in some exercise of `stubs` (exercise ->
     the stub's code, excluded), most alike first: the first `limit` with their shared fragments,
-    and how many pairs there are in all."""
-    excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
-    given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
-    prints = _prints(submitted, given, excluded)
+    and how many pairs there are in all. `made`: fingerprints made before (of the same stubs),
+    to which `submitted` is added."""
+    made = ClassPrints(stubs) if made is None else made
+    made.add(submitted)
+    given, excluded, prints = made.given, made.excluded, made.by_exercise()
     students = sorted({p.student for items in prints.values() for p in items})
     number = {student: i for i, student in enumerate(students)}
     # Every exercise's alike pairs as rows: the pair's key (a before b by name), its score, where it is.
@@ -147,24 +149,49 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str],
     return pairs, len(keys)
 
 
-def _prints(submitted: Iterable[Submitted], given: dict, excluded: dict) -> dict[str, list[_Print]]:
-    """Each exercise's fingerprints, by student. Fingerprinted as read: the class's code is not
-    held, only compressed; a file handed in by several is fingerprinted once and held once."""
-    prints: dict[str, list[_Print]] = defaultdict(list)
-    copies: dict[tuple[str, bytes], tuple[np.ndarray, bytes] | None] = {}
-    for item in submitted:
-        if item.exercise not in given:
-            continue
+class ClassPrints:
+    """A class's fingerprints, by student, made as the code comes (`add`). A class run adds each
+    student as it records their grade, while the lanes' children run, rather than the whole class
+    at the end on one core (issue 23.1). Fingerprinted as read: the class's code is not held, only
+    compressed; a file handed in by several is fingerprinted once and held once. One thread adds."""
+
+    def __init__(self, stubs: dict[str, str]):
+        self.excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
+        self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
+        self._copies: dict[tuple[str, bytes], tuple[np.ndarray, bytes] | None] = {}
+        self._by_student: dict[str, list[_Print]] = {}
+
+    def add(self, submitted: Iterable[Submitted]) -> None:
+        for item in submitted:
+            found = self._print(item)
+            if found is not None:
+                self._by_student.setdefault(item.student, []).append(found)
+
+    def drop(self, student: str) -> None:
+        """Forgets what was added for `student` (graded again)."""
+        self._by_student.pop(student, None)
+
+    def by_exercise(self) -> dict[str, list[_Print]]:
+        """Each exercise's fingerprints, by student."""
+        prints: dict[str, list[_Print]] = defaultdict(list)
+        for items in self._by_student.values():
+            for p in items:
+                prints[p.exercise].append(p)
+        return {exercise: sorted(items, key=lambda p: p.student) for exercise, items in prints.items()}
+
+    def _print(self, item: Submitted) -> _Print | None:
+        if item.exercise not in self.given:
+            return None
         raw = item.source.encode("utf-8", "surrogatepass")
         key = (item.exercise, hashlib.sha256(raw).digest())
-        if key not in copies:
-            tokens = normalise(item.source, given[item.exercise])
-            fp = fingerprint(tokens, excluded[item.exercise]) if tokens is not None else None
-            copies[key] = None if fp is None or fp.empty else (fp.hashes, zlib.compress(raw))
-        if copies[key] is not None:
-            hashes, compressed = copies[key]
-            prints[item.exercise].append(_Print(item.student, item.exercise, item.file, compressed, hashes))
-    return {exercise: sorted(items, key=lambda p: p.student) for exercise, items in prints.items()}
+        if key not in self._copies:
+            tokens = normalise(item.source, self.given[item.exercise])
+            fp = fingerprint(tokens, self.excluded[item.exercise]) if tokens is not None else None
+            self._copies[key] = None if fp is None or fp.empty else (fp.hashes, zlib.compress(raw))
+        if self._copies[key] is None:
+            return None
+        hashes, compressed = self._copies[key]
+        return _Print(item.student, item.exercise, item.file, compressed, hashes)
 
 
 @dataclass
