@@ -289,6 +289,39 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
     assert read_at_end == [sorted(files)]          # only the reused results are read at the end
 
 
+def test_a_listed_pair_is_read_again_for_its_excerpt_and_survives_a_file_gone_since(tmp_path, course):
+    """The class's files are not held while it is graded (issue 23.3: the grader's memory stays
+    flat): a listed pair's files are read again. One changed since shows as it is now; with one
+    gone, the pair is still listed, without shared fragments to show."""
+    from autograder.integrity.class_code import ClassCode
+    from autograder.intake.students import Student
+
+    students = []
+    for name, text in (("ada", _code("loops.py")), ("ben", disguise(_code("loops.py"), seed=3)),
+                       ("cy", _code("einsum.py"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "attention.py").write_text(text, encoding="utf-8")
+        students.append(Student(name, tmp_path / name))
+    code = ClassCode(("attention",))
+    checks = (CheckResult("attention.x", "attention", "x", "passed", 1.0, 1.0),)
+    for student in students:
+        code.add(student, SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
+                                                                         graded_file="attention.py"),), 0))
+    assert all(p.compressed is None for items in code.prints.by_exercise().values() for p in items)
+    now = "# changed after grading\n" + _code("loops.py")
+    (tmp_path / "ada" / "attention.py").write_text(now, encoding="utf-8")
+    section = code.compare(students, lambda name: None)
+    assert [p["students"] for p in section["pairs"]] == [["ada", "ben"]]
+    ada, ben = section["pairs"][0]["exercises"][0]["sides"]
+    lines = now.splitlines()
+    shown = [row for row in ada["excerpt"] if row["line"] is not None]
+    assert shown and all(row["text"] == lines[row["line"] - 1] for row in shown)   # as the file is now
+    (tmp_path / "ben" / "attention.py").unlink()
+    section = code.compare(students, lambda name: None)
+    assert [p["students"] for p in section["pairs"]] == [["ada", "ben"]]
+    assert all(side["fragments"] == [] for side in section["pairs"][0]["exercises"][0]["sides"])
+
+
 # ====================================================================== the report in a browser
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")

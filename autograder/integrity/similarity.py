@@ -26,7 +26,7 @@ import ast
 import hashlib
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,14 +113,14 @@ def common_limit(n: int) -> int:
 
 
 def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: int | None = None,
-                  made: "ClassPrints | None" = None) -> tuple[list[SimilarPair], int]:
+                  made: ClassPrints | None = None) -> tuple[list[SimilarPair], int]:
     """The pairs of students whose code is unusually alike in some exercise of `stubs` (exercise ->
     the stub's code, excluded), most alike first: the first `limit` with their shared fragments,
     and how many pairs there are in all. `made`: fingerprints made before (of the same stubs),
     to which `submitted` is added."""
     made = ClassPrints(stubs) if made is None else made
     made.add(submitted)
-    given, excluded, prints = made.given, made.excluded, made.by_exercise()
+    prints = made.by_exercise()
     students = sorted({p.student for items in prints.values() for p in items})
     number = {student: i for i, student in enumerate(students)}
     # Every exercise's alike pairs as rows: the pair's key (a before b by name), its score, where it is.
@@ -137,7 +137,7 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: 
         return [], 0
     best = np.maximum.reduceat(score[order], first)
     ranked = np.lexsort((keys, -matched, -best))      # most alike, then in more exercises, then by name
-    details = _Details(given, excluded)
+    details = _Details(made)
     pairs = []
     for k in (ranked if limit is None else ranked[:limit]).tolist():
         found = []
@@ -152,13 +152,15 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: 
 class ClassPrints:
     """A class's fingerprints, by student, made as the code comes (`add`). A class run adds each
     student as it records their grade, while the lanes' children run, rather than the whole class
-    at the end on one core (issue 23.1). Fingerprinted as read: the class's code is not held, only
-    compressed; a file handed in by several is fingerprinted once and held once. One thread adds."""
+    at the end on one core (issue 23.1). Fingerprinted as read: the class's code is not held (only
+    compressed, or, with `reread`, not at all: the listed pairs' files are read again for their
+    excerpts); a file handed in by several is fingerprinted once and held once. One thread adds."""
 
-    def __init__(self, stubs: dict[str, str]):
+    def __init__(self, stubs: dict[str, str], reread: Callable[[_Print], str | None] | None = None):
         self.excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
         self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
-        self._copies: dict[tuple[str, bytes], tuple[np.ndarray, bytes] | None] = {}
+        self.reread = reread
+        self._copies: dict[tuple[str, bytes], tuple[np.ndarray, bytes | None] | None] = {}
         self._by_student: dict[str, list[_Print]] = {}
 
     def add(self, submitted: Iterable[Submitted]) -> None:
@@ -179,6 +181,12 @@ class ClassPrints:
                 prints[p.exercise].append(p)
         return {exercise: sorted(items, key=lambda p: p.student) for exercise, items in prints.items()}
 
+    def source(self, p: _Print) -> str:
+        """The file's text: as held, or as read again now ("" when it cannot be)."""
+        if p.compressed is not None:
+            return zlib.decompress(p.compressed).decode("utf-8", "surrogatepass")
+        return (self.reread(p) if self.reread is not None else None) or ""
+
     def _print(self, item: Submitted) -> _Print | None:
         if item.exercise not in self.given:
             return None
@@ -187,11 +195,12 @@ class ClassPrints:
         if key not in self._copies:
             tokens = normalise(item.source, self.given[item.exercise])
             fp = fingerprint(tokens, self.excluded[item.exercise]) if tokens is not None else None
-            self._copies[key] = None if fp is None or fp.empty else (fp.hashes, zlib.compress(raw))
+            held = None if self.reread is not None else zlib.compress(raw)
+            self._copies[key] = None if fp is None or fp.empty else (fp.hashes, held)
         if self._copies[key] is None:
             return None
         hashes, compressed = self._copies[key]
-        return _Print(item.student, item.exercise, item.file, compressed, hashes)
+        return _Print(item.student, item.exercise, item.file, key[1], compressed, hashes)
 
 
 @dataclass
@@ -199,12 +208,9 @@ class _Print:
     student: str
     exercise: str
     file: str
-    compressed: bytes       # the source, for the excerpts of the pairs listed (shared by copies)
-    hashes: np.ndarray      # the fingerprint's hashes, sorted, unique: all that finding pairs needs
-
-    @property
-    def source(self) -> str:
-        return zlib.decompress(self.compressed).decode("utf-8", "surrogatepass")
+    digest: bytes               # sha256 of the source
+    compressed: bytes | None    # the source, for the excerpts of the pairs listed (shared by copies); None: read again
+    hashes: np.ndarray          # the fingerprint's hashes, sorted, unique: all that finding pairs needs
 
 
 @dataclass
@@ -232,17 +238,18 @@ _NO_MATCHES = _Matches(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
 
 
 class _Details:
-    """A listed side's tokens and fingerprint, made again from its source (only the listed pairs'
-    are needed, so the class's are not kept)."""
+    """A listed side's source, tokens and fingerprint, made again from its source (only the listed
+    pairs' are needed, so the class's are not kept)."""
 
-    def __init__(self, given: dict, excluded: dict):
-        self.given, self.excluded, self._made = given, excluded, {}
+    def __init__(self, made: ClassPrints):
+        self.made, self._made = made, {}
 
-    def __call__(self, p: _Print) -> tuple[np.ndarray, Fingerprint]:
-        key = (p.exercise, p.compressed)
+    def __call__(self, p: _Print) -> tuple[str, np.ndarray, Fingerprint]:
+        key = (p.exercise, p.digest) if p.compressed is not None else (p.exercise, p.digest, p.student)
         if key not in self._made:
-            tokens = normalise(p.source, self.given[p.exercise])
-            self._made[key] = (tokens.lines, fingerprint(tokens, self.excluded[p.exercise]))
+            source = self.made.source(p)
+            tokens = normalise(source, self.made.given[p.exercise]) or normalise("")
+            self._made[key] = (source, tokens.lines, fingerprint(tokens, self.made.excluded[p.exercise]))
         return self._made[key]
 
 
@@ -306,12 +313,12 @@ def _every_pair(xs: np.ndarray, ys: np.ndarray, sim_x: float, sim_y: float) -> t
 
 def _match(found: _Found, details: _Details) -> ExerciseMatch:
     """A match with its shared fragments: line ranges and an excerpt of each side."""
-    (lines_a, fp_a), (lines_b, fp_b) = details(found.a), details(found.b)
+    (source_a, lines_a, fp_a), (source_b, lines_b, fp_b) = details(found.a), details(found.b)
     shared = np.intersect1d(fp_a.hashes, fp_b.hashes, assume_unique=True)
     slices = shared_slices(fp_a, fp_b, shared)
-    sides = tuple(Side(p.student, p.file, sim, fragments, _excerpt(p.source, fragments))
-                  for p, sim, part, lines in zip((found.a, found.b), (found.sim_a, found.sim_b), slices,
-                                                 (lines_a, lines_b))
+    sides = tuple(Side(p.student, p.file, sim, fragments, _excerpt(source, fragments))
+                  for p, sim, part, lines, source in zip((found.a, found.b), (found.sim_a, found.sim_b), slices,
+                                                         (lines_a, lines_b), (source_a, source_b))
                   for fragments in (_lines(lines, part),))
     return ExerciseMatch(found.a.exercise, found.score, len(shared), sides)
 
