@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from autograder.intake import lms
 from autograder.intake.roster import Person, enrol
@@ -37,6 +37,9 @@ from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 from autograder.sandbox import Sandbox
 from autograder.sandbox.cores import Cores
+
+if TYPE_CHECKING:      # copydetect, its dependency, is the optional `integrity` extra
+    from autograder.integrity.class_code import ClassCode
 
 OnResult = Callable[[SubmissionResult, bool], None]
 
@@ -87,7 +90,7 @@ class ClassRun:
         if self.on_start:
             self.on_start(len(students))
         todo = [item for item in self._reuse(students)]
-        self.code = class_code(self.course)
+        self.code, self.why_not_compared = class_code(self.course)
         checked = Preflight(PreflightStatus.NOT_NEEDED)
         similar = None
         held = contextlib.ExitStack()
@@ -105,7 +108,7 @@ class ClassRun:
                 if stored.changed():
                     raise RuntimeError(f"result files in {self.out / 'results'} keep changing; is another run "
                                        f"writing there?")
-            similar = class_similarity(students, stored, self.code)
+            similar = class_similarity(students, stored, self.code, self.why_not_compared)
         finally:
             with held:
                 grading.close()
@@ -184,33 +187,34 @@ class ClassRun:
     def _read_code(self, student: Student, result: SubmissionResult) -> None:
         """The student's graded code, fingerprinted now, while the lanes' children run (issue
         23.1); whatever fails here is read again at the end."""
-        code = getattr(self, "code", None)     # None before a run; a str says why there is none
-        if code is not None and not isinstance(code, str) and not student.refused:
+        code = getattr(self, "code", None)     # None before a run, or when the code is not compared
+        if code is not None and not student.refused:
             try:
                 code.add(student, result)
             except Exception:  # noqa: BLE001 - a signal, never a grade: the end tries again
                 pass
 
 
-def class_code(course: CourseConfig):
-    """The class's code, fingerprinted as it is graded (integrity/class_code.py); or why not, as
-    text, when the `integrity` extra (copydetect) is missing or the stubs cannot be read."""
+def class_code(course: CourseConfig) -> tuple[ClassCode | None, str]:
+    """The class's code, fingerprinted as it is graded (integrity/class_code.py), and ""; or None
+    and why not, when the `integrity` extra (copydetect) is missing or the stubs cannot be read."""
     try:
         from autograder.integrity.class_code import ClassCode
     except ImportError as err:      # copydetect is the `integrity` extra
-        return f"not compared: {err} (pip install 'attnkit[integrity]')"
+        return None, f"not compared: {err} (pip install 'attnkit[integrity]')"
     try:
-        return ClassCode(tuple(course.exercises))
+        return ClassCode(tuple(course.exercises)), ""
     except Exception as err:  # noqa: BLE001 - the grades never wait on the similarity signal
-        return f"{type(err).__name__}: {str(err)[:300]}"
+        return None, f"{type(err).__name__}: {str(err)[:300]}"
 
 
-def class_similarity(students: list[Student], stored: StoredResults, code) -> dict | None:
+def class_similarity(students: list[Student], stored: StoredResults, code: ClassCode | None,
+                     why_not: str = "") -> dict | None:
     """The code similarity across the class, from the code fingerprinted while it was graded and
     the graded files the stored results name (an instructor's signal: it changes no grade, and a
-    failure of it never stops the run)."""
-    if isinstance(code, str):
-        return {"pairs": [], "compared": {"error": code}}
+    failure of it never stops the run). `code` None: not compared, `why_not` says why."""
+    if code is None:
+        return {"pairs": [], "compared": {"error": why_not}}
 
     def result_of(name: str) -> SubmissionResult | None:
         return stored.load(name) if name in stored.digests or name in stored.held else None

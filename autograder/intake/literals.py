@@ -27,7 +27,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from autograder.intake.syntax import parse
+from autograder.intake.syntax import is_main_guard, parse
 
 # Modules every zygote has imported: importing one binds a name and runs nothing new.
 QUIET_MODULES = frozenset({"math", "numpy"})
@@ -97,7 +97,8 @@ def _binds_only_literals(node: ast.stmt, values: dict[str, Any], blocked: frozen
             values[alias.asname or alias.name] = UNBOUND
         return True
     if isinstance(node, ast.If):
-        return _main_guard(node)
+        # no else: the guard's body never runs when the file is imported, an else's would
+        return not node.orelse and is_main_guard(node)
     if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
         try:
             value = ast.literal_eval(node.value)
@@ -107,12 +108,3 @@ def _binds_only_literals(node: ast.stmt, values: dict[str, Any], blocked: frozen
             values[target.id] = value
         return True
     return False
-
-
-def _main_guard(node: ast.If) -> bool:
-    """`if __name__ == "__main__":` with no else: its body never runs when the file is imported."""
-    test = node.test
-    return (not node.orelse and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__" and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")

@@ -120,7 +120,7 @@ def _parsed_imports(text: str) -> set[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return _imported_by_pattern(text)
     names: set[str] = set()
-    todo = [node for node in tree.body if not _is_main_block(node)]
+    todo = [node for node in tree.body if not is_main_guard(node)]
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Import):
@@ -131,7 +131,8 @@ def _parsed_imports(text: str) -> set[str]:
     return names
 
 
-def _is_main_block(node: ast.stmt) -> bool:
+def is_main_guard(node: ast.stmt) -> bool:
+    """An `if __name__ == "__main__":` statement (an else, if it has one, is the caller's to judge)."""
     test = node.test if isinstance(node, ast.If) else None
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
             and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
@@ -139,7 +140,8 @@ def _is_main_block(node: ast.stmt) -> bool:
 
 
 def _imported_by_pattern(text: str, lines: re.Pattern = _IMPORT_LINE) -> set[str]:
-    """For a source that does not parse (it will fail to import anyway): its import lines."""
+    """The modules the import lines `lines` finds name: for a source that does not parse (it will
+    fail to import anyway) every import line; for `imports_among`, those at the margin."""
     names = set()
     for match in lines.finditer(text):
         if match.group(1):
