@@ -18,27 +18,33 @@ def _course(args):
     return load_course(args.course, known_checks=check_ids())
 
 
-def cmd_check(args, console: Console) -> int:
+def cmd_check(args, console: Console | None) -> int:
+    """`console` is None: made when the first line is printed, so that rich's import (about 20 ms
+    of a cold check, issue 23.4) runs while the grading waits for the child's answers."""
     course = _course(args)
     from autograder.grading.course_session import GradingSession
 
     folder = Path(args.submission) if args.submission else Path("exercises")
     if not folder.is_dir():
+        console = make_console()
         console.print(f"[red]{folder}: no such folder[/] (give the folder with your exercise files: "
                       f"attnkit check --submission DIR)")
         return 2
     try:
         stems, only = select(args.exercise or (), course)
     except SelectionError as err:
-        console.print(str(err), style="red", markup=False)
+        make_console().print(str(err), style="red", markup=False)
         return 2
     from autograder.variants.identity import recorded_identity
 
     identity = args.student or recorded_identity(folder)     # whose numbers (course.yml variants:)
     with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
+        reports = _import_beside("autograder.reports.table")
+        result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
+        reports.join()
         from autograder.reports.table import print_report
 
-        result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
+        console = make_console()
         print_report(result, console, show_hidden=course.show_hidden)
         if args.json:
             from autograder.reports.gradescope import to_gradescope
@@ -367,6 +373,24 @@ def _start_zygotes_early(args) -> None:
     early.start_for_folder(folder, stems, Limits())
 
 
+def _import_beside(module: str):
+    """Imports `module` in a thread, started now and joined before its first use: while the main
+    thread waits for a child's answers the interpreter is free, so the import costs no wall time.
+    A failed import is left for the main thread's own import to raise."""
+    import importlib
+    import threading
+
+    def run() -> None:
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - the main thread imports it again and says what is wrong
+            pass
+
+    thread = threading.Thread(target=run, name=f"attnkit-import-{module}", daemon=True)
+    thread.start()
+    return thread
+
+
 def make_console() -> Console:
     """A terminal gets rich's layout at its width. A pipe, a file or a CI log gets each line whole:
     no hard wrap in mid-phrase (soft wrap), tables as wide as their content (or $COLUMNS)."""
@@ -391,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     from autograder.config import DEFAULT_COURSE, ConfigError
 
     args.course = args.course if args.course is not None else DEFAULT_COURSE
-    console = make_console()
+    console = None if args.command == "check" else make_console()     # check: see cmd_check
     try:
         return args.func(args, console)
     except ConfigError as err:

@@ -7,7 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model, field_serializer,
+                      field_validator)
 
 from autograder.sandbox.outcome import Limits
 
@@ -101,6 +102,13 @@ class CourseConfig(_Strict):
     def _exercises_own(cls, tolerances: Tolerances) -> BaseModel:
         return with_exercises_own(tolerances)
 
+    @field_serializer("tolerances")
+    def _dumped_as_held(self, tolerances: BaseModel, info) -> dict:
+        """As what it holds, through the held model's own serializer: a course read back from the
+        cache holds tolerances built without validation, whose serializer pydantic builds when
+        first asked from Python (a parent's serializer would find it not built)."""
+        return tolerances.model_dump(mode=info.mode)
+
     def check(self, check_id: str) -> CheckConfig:
         stem = check_id.split(".", 1)[0]
         return self.exercises[stem].checks[check_id]
@@ -180,14 +188,12 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
         raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: cannot read the course file ({err})") from None
-    course = course_cache.remembered(raw, CourseConfig)
+    course = course_cache.remembered(raw, CourseConfig, _tolerances_model())
     if course is None:
         course, root = _validated(path, text)
         course_cache.remember(raw, course)
     else:
         root = None     # parsed only if a check id is wrong (the message names its line)
-        # the exercises' own tolerances come back as plain data: made their types again
-        course = course.model_copy(update={"tolerances": with_exercises_own(course.tolerances)})
     if known_checks is not None:
         _check_ids_match(course, known_checks, path, root, text)
     return course

@@ -50,11 +50,14 @@ def _key(raw: bytes) -> str:
     return h.hexdigest()
 
 
-def remembered(raw: bytes, model: type[BaseModel]) -> BaseModel | None:
-    """The course validated before from these bytes, or None (never seen, or a cache that does not fit)."""
+def remembered(raw: bytes, model: type[BaseModel], tolerances: type[BaseModel]) -> BaseModel | None:
+    """The course validated before from these bytes, or None (never seen, or a cache that does not fit).
+    `tolerances`: the model of its tolerances with the exercises' own (config's), in which they are
+    built back too: validating them again built pydantic's validators, 14 ms of a cold check."""
     try:
         dumped = json.loads((cache_folder() / f"{_key(raw)}.json").read_text(encoding="utf-8"))
-        return constructed(model, dumped)
+        course = constructed(model, dumped)
+        return course.model_copy(update={"tolerances": constructed(tolerances, dumped["tolerances"])})
     except (OSError, ValueError, TypeError, KeyError, RuntimeError):    # RuntimeError: no home folder
         return None
 
@@ -90,7 +93,7 @@ def constructed(model: type[BaseModel], data: dict) -> BaseModel:
     if extra and model.model_config.get("extra") != "allow":
         raise TypeError(f"not a dump of {model.__name__}")
     # a model that allows extra keys (config.Tolerances: the exercises' own) gets them as plain
-    # data; load_course validates them again with the types their exercises declare
+    # data; `remembered` builds the tolerances again in the model that declares them
     return model.model_construct(**{name: _value(fields[name].annotation, value) if name in fields else value
                                     for name, value in data.items()})
 

@@ -95,3 +95,20 @@ def test_a_pipe_gets_whole_lines(tmp_path):
     lines = run.stdout.splitlines()
     for mis in all_misconceptions():
         assert any(mis.hint in line for line in lines), mis.id
+
+
+def test_a_module_imported_beside_is_there_after_join_and_its_failure_is_left_to_the_caller():
+    """`attnkit check` imports the terminal report (rich) in a thread while it grades: joined, the
+    module is imported; a module that fails to import raises nothing in the thread, and the main
+    thread's own import says what is wrong."""
+    import importlib
+    import sys
+
+    from autograder.cli import _import_beside
+
+    sys.modules.pop("autograder.reports.table", None)
+    _import_beside("autograder.reports.table").join()
+    assert "autograder.reports.table" in sys.modules
+    _import_beside("autograder.no_such_module_here").join()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("autograder.no_such_module_here")

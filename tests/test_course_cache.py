@@ -144,3 +144,33 @@ def test_an_exercises_own_tolerances_come_back_from_the_cache(tmp_path, monkeypa
     again = load_course(path)
     assert again.tolerances.hand == 0.02 and again.tolerances.scaling.std_rel == 0.2
     assert type(again.tolerances.scaling) is type(first.tolerances.scaling) and again == first
+
+
+def test_a_course_from_the_cache_builds_no_validator_and_dumps_as_validated(tmp_path, private_cache):
+    """A new process (a cold `attnkit check`) that reads the course back builds none of pydantic's
+    validators (building the tolerances' ones scanned pydantic's plugins: 14 ms of a cold check),
+    and still dumps it as the validated course dumps (the class run's fingerprints, the cluster's
+    transport and the report read the dump)."""
+    import os
+    import subprocess
+    import sys
+
+    path = _course_file(tmp_path, {"std_rel: 0.15": "std_rel: 0.2"})
+    validated = load_course(path, known_checks=check_ids())
+    assert len(list(private_cache.glob("*.json"))) == 1
+    code = ("import json, sys\n"
+            "from autograder.checks import check_ids\n"
+            "from autograder.config import load_course\n"
+            f"course = load_course({str(path)!r}, known_checks=check_ids())\n"
+            "built = 'pydantic.plugin._loader' in sys.modules\n"
+            "print(json.dumps([built, course.model_dump_json(), course.model_dump(mode='json'),"
+            " course.tolerances.model_dump()]))\n")
+    env = dict(os.environ, ATTNKIT_CACHE_DIR=str(private_cache.parent))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=Path(config.__file__).parent.parent, timeout=120)
+    assert run.returncode == 0, run.stderr
+    built, dumped_json, dumped, tolerances = json.loads(run.stdout)
+    assert built is False
+    assert dumped_json == validated.model_dump_json()
+    assert dumped == json.loads(json.dumps(validated.model_dump(mode="json")))
+    assert tolerances == validated.tolerances.model_dump() and tolerances["scaling"]["std_rel"] == 0.2

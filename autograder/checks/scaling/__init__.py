@@ -160,7 +160,9 @@ CHECKS = [*EXPERIMENT, FIGURE]
 
 class ScalingTolerance(BaseModel):
     """course.yml's `tolerances.scaling`: how far the student's statistics may be from the theory."""
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built when course.yml is validated, not when the checks are imported: a cold check reads a
+    # validated course back without validation, and building a schema cost it 14 ms (issue 23.4)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     std_rel: float = Field(0.15, gt=0, lt=1)            # std_unscaled within 15% of sqrt(d), scaled of 1
     entropy_slack: float = Field(0.05, ge=0, lt=1)      # nats a "falling" curve may rise between two dims
 
@@ -173,7 +175,7 @@ EXERCISE = Exercise(
     observe={"plot_scaling": figure_reading.observer},
     pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
     catalogue=f"{__name__}.misconceptions",
-    tolerances={"scaling": (ScalingTolerance, ScalingTolerance())},
+    tolerances={"scaling": (ScalingTolerance, ScalingTolerance.model_construct())},   # the defaults, unvalidated
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,
         "## Written question (manually graded, 2 points)\n\n"
