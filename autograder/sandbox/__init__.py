@@ -9,7 +9,7 @@ killing), validate (values and figures from a child), provided (answering a chil
 reference's functions).
 
 Inside the jail (`inside/`, loaded by file path in the zygote, nothing of the kit importable there):
-zygote, jail, kernel, monitor, child, guard, errors, convert, ipython_shell, figure_cost; and
+zygote, jail, kernel, monitor, child, guard, errors, convert, ipython_shell, figure_cost, warm_up; and
 protocol, the framing both sides speak (the grader imports it from there).
 
 The names below are loaded on first use, so that `autograder.sandbox.early` can start a zygote

@@ -31,8 +31,9 @@ IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as 
 
 
 class Child:
-    """One forked child: the monitor's pid, the worker's pid (once announced), its socket,
-    capture file, cgroup and (without a jail) its temp folder."""
+    """One child the zygote made: its pid (the init's, or a monitor's), the first process of its
+    PID namespace (once announced: the init itself, or the monitor's child), its socket, capture
+    file, cgroup and (without a jail) its temp folder."""
 
     def __init__(self, pid: int, sock: socket.socket, cap_fd: int, cgroup: ChildCgroup | None,
                  tmpdir: str | None, uid: int | None):
@@ -53,8 +54,9 @@ class Child:
         return sum(process_cpu_seconds(p) or 0.0 for p in self.processes())
 
     def processes(self) -> list[int]:
-        """The monitor, the worker and, in a PID namespace, the init's children (host pids)."""
-        pids = [p for p in (self.pid, self.worker) if p]
+        """The child's pid, the first process of its namespace (the same process when the zygote
+        cloned the init) and, in a PID namespace, the init's children (host pids)."""
+        pids = [p for p in dict.fromkeys((self.pid, self.worker)) if p]
         if self.worker and self.init:
             try:
                 with open(f"/proc/{self.worker}/task/{self.worker}/children") as f:

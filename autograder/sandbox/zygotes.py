@@ -34,6 +34,7 @@ class Zygotes:
         self.private_uid: int | None = None
         self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
         self.huge_pages = False              # set by a class run: its zygotes fork hundreds of children
+        self.monitors = False                # a monitor per child instead of a cloned init (the fallback, tested)
         self.restarts = 0                     # zygotes started again after one died
         self.closed = False
 
@@ -49,6 +50,8 @@ class Zygotes:
         config = zygote_config(needs, self.private_uid, self.limits)
         if self.huge_pages:
             config["huge_pages"] = True      # never adopts an early zygote (a check's, which has none)
+        if self.monitors:
+            config["monitors"] = True
         # A zygote `attnkit check` started before our imports, if there is one like it.
         z = early.adopt(config, any_uid=private_uid_wanted(self.limits) and self.private_uid is None)
         if z is not None:

@@ -1,5 +1,5 @@
-"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, mount, pivot_root, prctl,
-capset), and the zygote's madvise. Each raises OSError with the call's name and errno when it
+"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, clone, mount, pivot_root,
+prctl, capset), and the zygote's madvise. Each raises OSError with the call's name and errno when it
 fails, except the madvise, which only saves time.
 
 Loaded inside the zygote from its file path (see zygote.py), so it imports only the standard
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 import platform
+import signal
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -36,6 +38,7 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SECUREBITS_LOCKED = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
+_SYS_CLONE = {"x86_64": 56, "aarch64": 220, "arm64": 220}
 _CAP_VERSION_3 = 0x20080522
 
 _libc = None
@@ -83,6 +86,55 @@ def pivot_root(new_root: str, put_old: str) -> None:
     if number is None:
         raise OSError(38, f"pivot_root: unknown system call number on {platform.machine()}")
     _check(_lib().syscall(number, new_root.encode(), put_old.encode()), "pivot_root")
+
+
+def clone(flags: int) -> int:
+    """fork() into new namespaces (`flags`: CLONE_NEW*): 0 in the child, its pid in the parent;
+    OSError where the kernel refuses (the caller forks as before). The child is pid 1 of its PID
+    namespace at once, with no process between it and the caller (what unshare needs: a process
+    that unshares, then forks). Python's fork hooks run around it as around os.fork (its locks
+    and threads set again in the child, `random` reseeded there). Only for a single-threaded
+    caller (`single_threaded`): glibc's own fork takes its locks first, a raw clone does not."""
+    number = _SYS_CLONE.get(platform.machine())
+    if number is None:
+        raise OSError(errno.ENOSYS, f"clone: unknown system call number on {platform.machine()}")
+    api = _python_api()
+    api.PyOS_BeforeFork()
+    pid = api.syscall(number, flags | signal.SIGCHLD, None, None, None, 0)
+    if pid == 0:
+        api.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    api.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone: {os.strerror(err)}")
+    return pid
+
+
+_api = None
+
+
+def _python_api():
+    """The interpreter's own symbols, called with the GIL held (a PyDLL): the fork hooks, and
+    syscall, so that the cloned child does not start by taking back a released GIL."""
+    global _api
+    if _api is None:
+        api = ctypes.PyDLL(None, use_errno=True)
+        api.syscall.restype = ctypes.c_long
+        api.syscall.argtypes = [ctypes.c_long, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_ulong]
+        for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Parent", "PyOS_AfterFork_Child"):
+            getattr(api, name).restype = None
+        _api = api
+    return _api
+
+
+def single_threaded() -> bool:
+    """Whether this process has one thread (False where /proc cannot tell)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 def prctl(option: int, arg2: int = 0, arg3: int = 0) -> None:

@@ -97,6 +97,8 @@ class Zygote:
         self.pid = os.getpid()
         self.layers: dict = {}
         self.huge_pages_mb = 0     # of its memory collapsed into huge pages (a class run's zygote)
+        self.clone = False         # children cloned into their namespaces (set when the jail holds)
+        self.inits: set[int] = set()   # children that are pid 1 of their namespace (cloned)
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe()
@@ -153,6 +155,9 @@ class Zygote:
                 del self.children[pid]
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
                 sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+                if pid in self.inits and code is not None and 128 < code < 128 + 65:
+                    code, sig = None, code - 128     # the worker's signal, as pid 1 reports it (monitor.py)
+                self.inits.discard(pid)
                 self.send({"event": "exit", "pid": pid, "code": code, "signal": sig})
             # anything else is an orphan of a child, reparented to us (we are a subreaper)
 
@@ -165,7 +170,9 @@ class Zygote:
             return
         sess_fd, cap_fd = fds
         try:
-            pid = os.fork()
+            pid = self._cloned(sess_fd, cap_fd) if self.clone else None
+            if pid is None:
+                pid = os.fork()
         except OSError as err:
             os.close(sess_fd)
             os.close(cap_fd)
@@ -186,6 +193,35 @@ class Zygote:
         os.close(cap_fd)
         self.children[pid] = request
         self.send({"event": "forked", "id": request, "pid": pid})
+
+    def _cloned(self, sess_fd: int, cap_fd: int) -> int | None:
+        """A child cloned as pid 1 of its own namespaces (monitor.init_child): its pid, or None
+        where the kernel refuses (then a monitor, forked, tries unshare itself, from now on)."""
+        pid_r, pid_w = os.pipe()
+        try:
+            pid = KERNEL.clone(KERNEL.CLONE_NEWPID | KERNEL.CLONE_NEWNS | KERNEL.CLONE_NEWIPC)
+        except OSError:
+            self.clone = False
+            os.close(pid_r)
+            os.close(pid_w)
+            return None
+        if pid == 0:
+            try:
+                os.close(pid_w)
+                self.ctrl.detach()
+                CHILD.init_child(sess_fd, cap_fd, pid_r)
+            except BaseException as err:  # noqa: BLE001 - say why in the capture file
+                try:
+                    os.write(2, f"sandbox init failed: {type(err).__name__}: {err}\n".encode())
+                except BaseException:  # noqa: BLE001
+                    pass
+            finally:
+                os._exit(CHILD.EXIT_INTERNAL)
+        os.close(pid_r)
+        os.write(pid_w, str(pid).encode())
+        os.close(pid_w)
+        self.inits.add(pid)
+        return pid
 
     def shutdown(self) -> None:
         """The grader is gone (or asked us to go): kill every child, its session, and every
@@ -308,51 +344,6 @@ def _watch_grader(ctrl_fd: int):
     return stop
 
 
-def _warm(step) -> None:
-    """A warm-up only saves the children time: one that fails (an odd matplotlib, no fonts) costs
-    nothing but that time, never the zygote."""
-    try:
-        step()
-    except Exception:  # noqa: BLE001
-        pass
-
-
-def _warm_numpy() -> None:
-    """What numpy sets up on first use (the generator, the matmul and ufunc loops), done once
-    here rather than in every child. Single-threaded (the thread variables above)."""
-    import numpy as np
-
-    x = np.random.default_rng(0).standard_normal((2, 3, 4))
-    s = x @ np.swapaxes(x, -1, -2)
-    w = np.exp(s - s.max(axis=-1, keepdims=True))
-    w /= w.sum(axis=-1, keepdims=True)
-    float((w * np.log(np.where(w > 0, w, 1.0))).sum(axis=-1).mean() + s.std(axis=(1, 2)).mean())
-
-
-def _warm_matplotlib() -> None:
-    """A pyplot figure laid out once and closed (none is left behind; the next is Figure 1
-    again): the backend resolved, the font files opened, the mathtext parser built and the
-    layout paths run here, before the jail, not in every child whose student draws one
-    (a student's 3-panel figure with tight_layout: 0.19 s in a child without this, 0.13 s with)."""
-    import matplotlib.pyplot as plt
-
-    try:
-        fig, axes = plt.subplots(1, 2, figsize=(6, 3))
-        for ax in axes:
-            ax.plot([4, 16, 64], [1.0, 2.0, 3.0], "o-", label=r"scaled: $QK^\top/\sqrt{d}$")
-            ax.set_xscale("log", base=2)
-            ax.set_xticks([4, 16, 64], ["4", "16", "64"])
-            ax.set_xlabel("d")
-            ax.set_ylabel("std")
-            ax.set_title("title")
-            ax.legend()
-        fig.suptitle("suptitle")
-        fig.tight_layout()
-        fig.canvas.draw()
-    finally:
-        plt.close("all")
-
-
 def main() -> None:
     global PROTOCOL, KERNEL, JAIL, CHILD
     # No collection while the zygote imports numpy and torch: torch's import makes about 200,000
@@ -376,6 +367,7 @@ def main() -> None:
     ipython = _load_private("ipython_shell")
     worker = _load_private("child")
     CHILD = _load_private("monitor")
+    warm = _load_private("warm_up")
 
     import numpy  # noqa: F401
     if config.get("torch", True):
@@ -391,9 +383,9 @@ def main() -> None:
         import matplotlib.figure  # noqa: F401
         import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
 
-        _warm(_load_private("figure_cost").install)     # a failure leaves matplotlib's own layout and measure
-        _warm(_warm_matplotlib)
-    _warm(_warm_numpy)
+        warm.quietly(_load_private("figure_cost").install)   # a failure leaves matplotlib's own layout and measure
+        warm.quietly(warm.matplotlib_figure)
+    warm.quietly(warm.numpy_first_use)
     import math  # noqa: F401
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
@@ -419,6 +411,8 @@ def main() -> None:
     gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
+    # A raw clone takes none of glibc's locks first (fork does): only a zygote alone in its process
+    zygote.clone = bool(layers["jailed"]) and not config.get("monitors") and KERNEL.single_threaded()
     if config.get("huge_pages"):
         # A class run forks this image hundreds of times: each fork copies, and each child's exit
         # frees, one page-table entry per 4 KiB page of it, or one per 2 MiB once collapsed.
