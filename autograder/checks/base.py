@@ -141,6 +141,12 @@ class ReferenceImplementation:
         """`name`, called anew each time (the student's side caches calls with scalar arguments)."""
         return self.__getattr__(name)
 
+    def fresh_each(self, name: str, calls: list[dict]) -> list:
+        """`name` called anew with each keyword arguments of `calls` (the student's side makes
+        them in one request)."""
+        fn = self.__getattr__(name)
+        return [fn(**kwargs) for kwargs in calls]
+
     def module_forward(self, class_name: str, init_args: list, state: dict[str, np.ndarray],
                        x: np.ndarray, mask: np.ndarray | None = None):
         if class_name in self._overrides:      # a mutant's module: its numpy twin where it has one

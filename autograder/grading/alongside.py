@@ -70,6 +70,9 @@ class _FirstCall:
     def fresh(self, name: str):
         return self.__getattr__(name)
 
+    def fresh_each(self, name: str, calls: list[dict]) -> list:
+        return [self.__getattr__(name)(**kwargs) for kwargs in calls]
+
 
 def first_call(check: Check, inputs: dict) -> tuple[str, tuple, dict] | None:
     """(function, args, kwargs) of the first call `check.run` makes, or None (it reads an attribute

@@ -359,6 +359,15 @@ class StudentImplementation:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
 
+    def fresh_each(self, name: str, calls: list[dict]) -> list:
+        """`name` called anew with each keyword arguments of `calls`, in one request to the child
+        (each call a round trip would cost more than a small run itself); raises at the first
+        call that does not answer, as calling one after another would."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        outcomes = self._session.call_each(name, list(calls), returns=RETURNS[self._stem][name])
+        return [self._unwrap(name, outcome) for outcome in outcomes]
+
     def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
         key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:

@@ -86,6 +86,10 @@ class Recorder:
         """Called anew each time, as in the grader (whose other calls with scalar arguments are made once)."""
         return lambda *args, **kwargs: self._record("call", name, list(args), kwargs, fresh=True)
 
+    def fresh_each(self, name: str, calls: list[dict]) -> list:
+        """Each call recorded as a fresh call of its own: check.py replays them one by one."""
+        return [self.fresh(name)(**kwargs) for kwargs in calls]
+
     def value(self, name: str):
         return self._record("value", name, [], {})
 

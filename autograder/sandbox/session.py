@@ -87,6 +87,35 @@ class Session:
         return self._request(function, {"op": "call", "function": function}, _call_payload(args, kwargs), returns,
                              timeout)
 
+    def call_each(self, function: str, calls: list[dict], returns: Any = "array",
+                  timeout: float | None = None) -> list[CallOutcome]:
+        """`function` called anew with each of the keyword arguments in `calls`, in one request (a
+        check's many small runs: each call would cost a round trip). The outcomes up to the first
+        that is not "ok", where the child stops, as a caller making one call after another would.
+        The request has the time of all its calls (`timeout`, else call_timeout, each)."""
+        kind = check_kind(returns)
+        seq = self._seq = self._seq + 1
+        frame = protocol.message({"op": "calls", "function": function, "returns": kind, "seq": seq},
+                                 {"calls": [_call_payload((), kw) for kw in calls]})
+        refused = self._refusal(function)
+        if refused is not None:
+            return [refused]
+        child = self._child
+        limit = (self.limits.call_timeout if timeout is None else timeout) * max(1, len(calls))
+        reply = self.sandbox.roundtrip(child, frame, limit, self.provided)
+        if isinstance(reply, CallOutcome) or reply[0].get("seq") != seq:
+            return [self._answer(function, seq, kind, child, reply)]
+        head, blobs, output = reply
+        answers, values = head.get("answers"), head.get("value")
+        if not _one_answer_each(head, answers, values, len(calls)):
+            self.sandbox.kill(child)
+            self._failure = CallOutcome("bad_return", message=f"gave answers that could not be read (in {function})")
+            return [CallOutcome("bad_return", message="gave an answer that could not be read (not one answer per call)",
+                                output=output)]
+        last = len(answers) - 1      # what the calls printed goes with the last (the one that failed, if one did)
+        return [self._outcome(dict(answer, value=value), blobs, output if i == last else "", kind, child, function)
+                for i, (answer, value) in enumerate(zip(answers, values))]
+
     def attribute(self, name: str, returns: Any = "array", timeout: float | None = None) -> CallOutcome:
         return self._request(name, {"op": "attribute", "name": name}, {}, returns, timeout)
 
@@ -284,6 +313,18 @@ def read_answer(head: dict, blobs: list, output: str, kind: Any) -> CallOutcome:
     if status == "crashed":
         return CallOutcome("crashed", reason=Reason.SANDBOX, message=message, output=output)
     return CallOutcome("bad_return", message="gave an answer that could not be read (unknown status)", output=output)
+
+
+def _one_answer_each(head: dict, answers: Any, values: Any, asked: int) -> bool:
+    """A child's answer to `call_each` has the form it must: one answer (a dict) and one value per
+    call made, every call "ok" but the last, and the last "ok" only if every call was made."""
+    if head.get("status") != "calls" or type(answers) is not list or type(values) is not list:
+        return False
+    if not 0 < len(answers) == len(values) <= asked or not all(type(a) is dict for a in answers):
+        return False
+    if any(a.get("status") != "ok" for a in answers[:-1]):
+        return False
+    return len(answers) == asked or answers[-1].get("status") != "ok"
 
 
 def _call_payload(args, kwargs: dict | None) -> dict:

@@ -73,8 +73,7 @@ SPREAD = {"dims": (16,), "seq_len": 4, "few": 2, "many": 800,
 
 def _seed_run(impl, i):
     """The same seed twice, then another seed: fresh calls, never a cached answer."""
-    run = impl.fresh("scaling_experiment")
-    return tuple(run(**SEEDED, seed=seed) for seed in (SEED_A, SEED_A, SEED_B))
+    return tuple(impl.fresh_each("scaling_experiment", [{**SEEDED, "seed": seed} for seed in (SEED_A, SEED_A, SEED_B)]))
 
 
 _compare_seed = compare_property("scaling_seed", lambda ctx, expected: {
@@ -90,11 +89,11 @@ def _told_by_recognisers(answer, other, ctx: Context) -> list[str]:
 def _spread_run(impl, i):
     """std_unscaled at d=16 over many seeds with few trials, over a few seeds with many trials, and
     one run of a single trial (a loop one short of n_trials averages over nothing there)."""
-    run = impl.fresh("scaling_experiment")
     args = {"dims": SPREAD["dims"], "seq_len": SPREAD["seq_len"]}
-    return tuple(tuple(run(**args, n_trials=n, seed=seed) for seed in seeds)
-                 for n, seeds in ((SPREAD["few"], SPREAD["few_seeds"]), (SPREAD["many"], SPREAD["many_seeds"]),
-                                  (1, SPREAD["few_seeds"][:1])))
+    groups = ((SPREAD["few"], SPREAD["few_seeds"]), (SPREAD["many"], SPREAD["many_seeds"]), (1, SPREAD["few_seeds"][:1]))
+    answers = iter(impl.fresh_each("scaling_experiment", [{**args, "n_trials": n, "seed": seed}
+                                                          for n, seeds in groups for seed in seeds]))
+    return tuple(tuple(next(answers) for _ in seeds) for _, seeds in groups)
 
 
 _compare_spread = compare_property("scaling_spread", lambda ctx, expected: {

@@ -296,7 +296,7 @@ class Worker:
             os._exit(0)
 
     def handle(self, header: dict, blobs: list) -> dict:
-        P, C = M.PROTOCOL, M.CONVERT
+        P = M.PROTOCOL
         op = header.get("op")
         kind = header.get("returns")
         if op == "attribute":
@@ -308,13 +308,9 @@ class Worker:
         args = P.decode(header.get("args", []), blobs, _make_tensor)
         kwargs = P.decode(header.get("kwargs", {}), blobs, _make_tensor)
         if op == "call":
-            name = header["function"]
-            fn = getattr(self.module, name, _MISSING)
-            if fn is _MISSING:
-                return {"status": "missing", "message": f"{self.filename} defines no function {name}"}
-            if not callable(fn):
-                return {"status": "missing",
-                        "message": f"{name} in {self.filename} is a {C.type_name(fn)}, not a function"}
+            fn, missing = self.function(header["function"])
+            if missing is not None:
+                return missing
             try:
                 value = fn(*args, **kwargs)
             except BaseException as err:  # noqa: BLE001
@@ -322,7 +318,41 @@ class Worker:
             return self.convert(value, kind)
         if op == "module":
             return self.call_module(header, blobs, args, kwargs, kind)
+        if op == "calls":
+            return self.call_each(header["function"], P.decode(header.get("calls", []), blobs, _make_tensor), kind)
         return {"status": "bad_return", "message": f"was asked an unknown request {op!r}"}
+
+    def call_each(self, name: str, calls: list, kind) -> dict:
+        """One function called anew with each of `calls` ({"args", "kwargs"}) in turn, up to the
+        first call that does not answer a value of the kind: one answer per call made, their
+        values together (one request for a check's many small runs: each costs a round trip)."""
+        fn, missing = self.function(name)
+        if missing is not None:
+            return {"status": "calls", "answers": [missing], "value": [None]}
+        answers, values = [], []
+        for call in calls:
+            try:
+                value = fn(*call["args"], **call["kwargs"])
+            except BaseException as err:  # noqa: BLE001
+                answers.append(self.raised(err))
+                values.append(None)
+                break
+            answer = self.convert(value, kind)
+            values.append(answer.pop("value", None))
+            answers.append(answer)
+            if answer["status"] != "ok":
+                break
+        return {"status": "calls", "answers": answers, "value": values}
+
+    def function(self, name: str):
+        """(the module's function `name`, None), or (None, the answer that says it has none)."""
+        fn = getattr(self.module, name, _MISSING)
+        if fn is _MISSING:
+            return None, {"status": "missing", "message": f"{self.filename} defines no function {name}"}
+        if not callable(fn):
+            return None, {"status": "missing",
+                          "message": f"{name} in {self.filename} is a {M.CONVERT.type_name(fn)}, not a function"}
+        return fn, None
 
     def call_module(self, header: dict, blobs: list, args, kwargs, kind) -> dict:
         import torch
