@@ -22,7 +22,7 @@ from autograder.config import CourseConfig
 from autograder.grading.submission import OF_STUDENT, grade_submission
 from autograder.grading.preflight import Preflight
 from autograder.reports.gradescope import to_gradescope
-from autograder.results import CheckResult, ExerciseResult, SubmissionResult, dumps
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.intake import lms
 from autograder.intake.roster import Person
 from autograder.intake.students import Student, open_confined
@@ -119,7 +119,8 @@ def result_text(result: SubmissionResult, fp: str, course: CourseConfig, key: by
     data["extra_data"] |= {"fingerprint": fp, "result": plain}
     if key is not None and fp:
         data["extra_data"]["signature"] = _signature(key, fp, json.loads(json.dumps(plain)))
-    return dumps(data)
+    # one line: json's C encoder (an indented dump takes its Python one, 0.8 ms of a 50 KB result)
+    return json.dumps(data, allow_nan=False, separators=(",", ":")) + "\n"
 
 
 def grader_failure(student: Student, course: CourseConfig, err: BaseException) -> SubmissionResult:

@@ -41,7 +41,7 @@ def array_problem(name: str, got, expected, tol, *, atol: float | None = None) -
         return (f"{_fmt_index(name, idx)} is {got[idx]} ({int(bad.sum())} of {got.size} entries are not finite)")
     a_tol = tol.atol if atol is None else atol
     r_tol = tol.rtol if atol is None else 0.0
-    close = np.isclose(got, expected, rtol=r_tol, atol=a_tol, equal_nan=True)
+    close = _isclose(got, expected, r_tol, a_tol)
     if close.all():
         return None
     err = np.where(close, 0.0, np.abs(got - expected))
@@ -50,6 +50,15 @@ def array_problem(name: str, got, expected, tol, *, atol: float | None = None) -
     tol_text = f"atol={a_tol:g}" if atol is not None else f"rtol={r_tol:g}, atol={a_tol:g}"
     return (f"{n_bad} of {got.size} entries of {name} differ; the largest difference is at "
             f"{_fmt_index(name, idx)}: expected {_fmt(expected[idx])}, got {_fmt(got[idx])} ({tol_text})")
+
+
+def _isclose(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """np.isclose(got, expected, rtol, atol, equal_nan=True), in one expression where every value
+    is finite (where it is the same test: |got - expected| <= atol + rtol * |expected|): numpy's
+    own costs about 25 us a call on the small arrays the checks compare, a few times per check."""
+    if np.isfinite(got).all() and np.isfinite(expected).all():
+        return np.abs(got - expected) <= atol + rtol * np.abs(expected)
+    return np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def near_one(x: float) -> str:
