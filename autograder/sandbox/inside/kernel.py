@@ -129,6 +129,23 @@ def _python_api():
     return _api
 
 
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def load_seccomp_filter(program: bytes) -> None:
+    """Loads a compiled BPF program (struct sock_filter entries, 8 bytes each) as this process's
+    seccomp filter; no-new-privileges must be set first (unless the process has CAP_SYS_ADMIN)."""
+    if not program or len(program) % 8:
+        raise OSError(errno.EINVAL, "seccomp: not a BPF program")
+    code = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
+    _check(_lib().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "prctl seccomp")
+
+
 def single_threaded() -> bool:
     """Whether this process has one thread (False where /proc cannot tell)."""
     try:

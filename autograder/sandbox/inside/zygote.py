@@ -393,17 +393,17 @@ def main() -> None:
     try:
         import pyseccomp
 
-        pyseccomp.SyscallFilter(pyseccomp.ALLOW)     # loads libseccomp now, while the host's libraries are in view
-    except Exception:  # noqa: BLE001 - not installed, or no libseccomp: the filter layer does not hold
-        pyseccomp = None
+        seccomp = JAIL.seccomp_program(pyseccomp)    # compiled once, while the host's libraries are in view
+    except Exception:  # noqa: BLE001 - not installed, no libseccomp, or it cannot compile: no filter layer
+        seccomp = None
     child_path = _child_sys_path()
     stop_watching()
     layers = _enter_jail(config)
-    layers["seccomp"] = pyseccomp is not None
+    layers["seccomp"] = seccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
                     IPYTHON=ipython,
                     CHILD_PATH=child_path, JAILED=layers["jailed"], LAST_CAP=KERNEL.last_capability(),
-                    TMP_MB=int(config.get("tmp_mb", 256)), SECCOMP=pyseccomp)
+                    TMP_MB=int(config.get("tmp_mb", 256)), SECCOMP=seccomp)
     worker.configure(**facts)
     CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
