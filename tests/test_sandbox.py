@@ -922,6 +922,28 @@ def test_a_plain_npy_header_is_read_as_numpy_reads_it():
         protocol.load_npy(complex_header)
 
 
+def test_the_protocols_npy_writer_is_read_as_np_save_is():
+    """npy_bytes writes what np.save writes for every array the protocol sends: numpy's reader and
+    the protocol's own (its fast path, not numpy's) read back the same array, dtype and order."""
+    import io
+
+    arrays = [np.arange(10.0), np.float64(2.5), np.zeros((0, 3)), np.ones((2, 3, 4), dtype=np.float32),
+              np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.arange(4, dtype=">i4"), np.array([True, False]),
+              np.arange(3, dtype=np.uint8), np.arange(3, dtype=np.float16), np.zeros((1,) * 12),
+              np.arange(24.0).reshape(2, 3, 4)[:, ::2, 1:], np.arange(-5, 5, dtype=np.int64)]
+    for a in arrays:
+        plain = np.asarray(a)
+        data = protocol.npy_bytes(plain)
+        assert len(data) % 64 == (plain.nbytes % 64), a          # the header padded as np.save pads it
+        assert protocol._plain_header(data) is not None, a
+        for got in (np.load(io.BytesIO(data), allow_pickle=False), protocol.load_npy(data)):
+            assert got.shape == plain.shape and got.dtype.newbyteorder("=") == plain.dtype.newbyteorder("=")
+            assert np.array_equal(got, plain)
+        saved = io.BytesIO()
+        np.save(saved, plain, allow_pickle=False)
+        assert np.array_equal(protocol.load_npy(saved.getvalue()), protocol.load_npy(data))
+
+
 def test_kit_files_cannot_be_read_by_path(sandbox):
     if os.geteuid() != 0:
         pytest.skip("hiding the kit's folder needs root (a private mount namespace)")

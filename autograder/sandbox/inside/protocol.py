@@ -168,11 +168,20 @@ def pack(header: dict, blobs: list | None = None) -> bytes:
     text = json.dumps(header, allow_nan=True, separators=(",", ":")).encode("utf-8")
     parts = [_U32.pack(len(text)), text]
     for arr in blobs:
-        buf = io.BytesIO()
-        np.save(buf, arr, allow_pickle=False)
-        data = buf.getvalue()
+        data = npy_bytes(arr)
         parts += [_U32.pack(len(data)), data]
     return b"".join(parts)
+
+
+def npy_bytes(arr: np.ndarray) -> bytes:
+    """What np.save writes for a plain array (kinds b, i, u, f, as encode allows): a version 1.0
+    header padded to 64 bytes, then the data in the array's own order. numpy's writer took 6 us an
+    array, a few hundred arrays a submission, both ways."""
+    fortran = arr.flags.f_contiguous and not arr.flags.c_contiguous
+    header = "{'descr': %r, 'fortran_order': %s, 'shape': %r, }" % (arr.dtype.str, fortran, arr.shape)
+    header += " " * (-(len(_NPY_MAGIC) + 4 + len(header) + 1) % 64) + "\n"
+    return (_NPY_MAGIC + b"\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1")
+            + arr.tobytes("F" if fortran else "C"))
 
 
 def message(header: dict, payload: dict | None = None) -> bytes:
