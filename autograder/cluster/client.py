@@ -32,13 +32,21 @@ class ClusterError(RuntimeError):
     """The scheduler cannot be reached or has no workers (the message says which)."""
 
 
+# dask's connection to the scheduler keeps its last messages for developers (1,000 by default):
+# each task's message holds a student's packed files, so a class's client held about 25 MB of them
+# after a thousand students. The connection is made with none kept.
+MESSAGES_KEPT = {"distributed.admin.low-level-log-length": 0}
+
+
 def connect(address: str, timeout: float | None = None):
+    import dask
     from distributed import Client
 
     if timeout is None:
         timeout = float(os.environ.get("ATTNKIT_CONNECT_TIMEOUT", "30"))
     try:
-        client = Client(address, timeout=timeout, set_as_default=False)
+        with dask.config.set(MESSAGES_KEPT):
+            client = Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
         raise ClusterError(f"--scheduler {address}: cannot reach a Dask scheduler there ({err})") from None
     try:
@@ -106,7 +114,7 @@ class ClusterGrading:
         self.executor = None
         self._staged: dict[str, tuple[tuple[str, ...], list[str]]] = {}
 
-    def start(self, hide: tuple[str, ...], to_grade: int = 0) -> Preflight:
+    def start(self, hide: tuple[str, ...]) -> Preflight:
         # Each worker checks its jail at setup and runs the preflight before its first task.
         plugin = SandboxPlugin(self.course.limits, hide, self.course.seed, self.isolation, self.preflight)
         ensure_plugin(self.client, plugin)
