@@ -11,8 +11,8 @@ sandboxes, and the kernel's work for them), so run it on a quiet machine; busy c
 wall-ms. The grader's own CPU is printed apart. Issue 23.1's bars: 200 core-ms per correct
 submission, 1.9 of 2 cores busy. This is a benchmark, not a test: nothing is asserted.
 
-Without --jobs, the two sizes may get different lanes (a third one from 100 students on): its start
-is then part of the difference, as it is part of what a class of that size pays.
+Without --jobs, the lanes are `attnkit grade`'s: one per core. `--jobs 3` on 2 cores measures what a
+lane more than the cores costs and fills.
 """
 
 from __future__ import annotations

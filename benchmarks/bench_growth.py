@@ -132,7 +132,7 @@ def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float
     try:
         course = bench_course(root, call_timeout, import_timeout)
         build_class(root / "class", n)
-        jobs = lanes_for(jobs or None, n)     # what `attnkit grade` does without --jobs
+        jobs = lanes_for(jobs or None)     # what `attnkit grade` does without --jobs
         # (wall, core-s, machine) at the first and the last counted result, and at the last one
         first = min(max(skip, 1), n - 1)
         last = max(first + 1, n - max(tail, 0))
@@ -172,7 +172,7 @@ HEADER = f"{'size':>6} {'core-ms':>9} {'wall-ms':>9} {'busy':>6} {'machine':>8} 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="60,600,2000", help="class sizes, comma-separated")
-    p.add_argument("--jobs", type=int, default=0, help="default: as `attnkit grade` (one per core, one more from 100)")
+    p.add_argument("--jobs", type=int, default=0, help="default: as `attnkit grade` (one per core)")
     p.add_argument("--call-timeout", type=float, default=2.0)
     p.add_argument("--import-timeout", type=float, default=3.0)
     p.add_argument("--skip", type=int, default=10, help="results before the measured span (workers warming)")

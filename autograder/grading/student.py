@@ -176,8 +176,8 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
                 isolation: bool = True, preflight: bool = True,
                 on_preflight: Callable[[Preflight], None] | None = None,
                 layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None):
-    """Grade every student on this machine, `jobs` at once (None: one per core, and one more for a
-    large class: class_run.LocalGrading) (autograder.grading.class_run: the loop a cluster run
+    """Grade every student on this machine, `jobs` at once (None: one per core:
+    class_run.LocalGrading) (autograder.grading.class_run: the loop a cluster run
     shares), reusing unchanged results unless `regrade`; then write grades.csv, the
     class report and `exports`. `layout`: how the class folder is laid out (autograder.intake.lms;
     recognised by its names by default); `roster` (class_roster.read_roster) names each student
