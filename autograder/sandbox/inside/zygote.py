@@ -27,6 +27,8 @@ import select
 import signal
 import socket
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -179,16 +181,10 @@ class Zygote:
             self.send({"event": "fork_failed", "id": request, "message": str(err)})
             return
         if pid == 0:
-            try:
+            def monitor() -> None:
                 self.ctrl.detach()
                 CHILD.monitor(sess_fd, cap_fd, self.pid)
-            except BaseException as err:  # noqa: BLE001 - say why in the capture file
-                try:
-                    os.write(2, f"sandbox monitor failed: {type(err).__name__}: {err}\n".encode())
-                except BaseException:  # noqa: BLE001
-                    pass
-            finally:
-                os._exit(CHILD.EXIT_INTERNAL)
+            _run_child("monitor", monitor)
         os.close(sess_fd)
         os.close(cap_fd)
         self.children[pid] = request
@@ -206,17 +202,11 @@ class Zygote:
             os.close(pid_w)
             return None
         if pid == 0:
-            try:
+            def init() -> None:
                 os.close(pid_w)
                 self.ctrl.detach()
                 CHILD.init_child(sess_fd, cap_fd, pid_r)
-            except BaseException as err:  # noqa: BLE001 - say why in the capture file
-                try:
-                    os.write(2, f"sandbox init failed: {type(err).__name__}: {err}\n".encode())
-                except BaseException:  # noqa: BLE001
-                    pass
-            finally:
-                os._exit(CHILD.EXIT_INTERNAL)
+            _run_child("init", init)
         os.close(pid_r)
         os.write(pid_w, str(pid).encode())
         os.close(pid_w)
@@ -423,7 +413,22 @@ def main() -> None:
     zygote.serve()
 
 
+def _run_child(role: str, body: Callable[[], None]) -> NoReturn:
+    """In a process the zygote just made: `body` (which never returns when all goes well); what
+    it raises is said in the capture file, and the process ends with the sandbox's internal code."""
+    try:
+        body()
+    except BaseException as err:  # noqa: BLE001 - say why in the capture file
+        try:
+            os.write(2, f"sandbox {role} failed: {type(err).__name__}: {err}\n".encode())
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(CHILD.EXIT_INTERNAL)
+
+
 PROTOCOL = KERNEL = JAIL = CHILD = None
 
 if __name__ == "__main__":
     main()
+
