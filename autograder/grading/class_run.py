@@ -283,7 +283,6 @@ class LocalGrading:
     def __init__(self, course: CourseConfig, jobs: int | None = 1, *, isolation: bool = True,
                  preflight: bool = True):
         self.course, self.isolation, self.preflight = course, isolation, preflight
-        self.requested = jobs
         self._lanes(lanes_for(jobs))
         self._free: list[Sandbox] = []       # warm sandboxes no lane holds; the last one freed first
         self._all: list[Sandbox] = []

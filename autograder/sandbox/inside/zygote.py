@@ -431,4 +431,3 @@ PROTOCOL = KERNEL = JAIL = CHILD = None
 
 if __name__ == "__main__":
     main()
-
