@@ -94,15 +94,12 @@ class Session:
         that is not "ok", where the child stops, as a caller making one call after another would.
         The request has the time of all its calls (`timeout`, else call_timeout, each)."""
         kind = check_kind(returns)
-        seq = self._seq = self._seq + 1
-        frame = protocol.message({"op": "calls", "function": function, "returns": kind, "seq": seq},
-                                 {"calls": [_call_payload((), kw) for kw in calls]})
-        refused = self._refusal(function)
-        if refused is not None:
-            return [refused]
-        child = self._child
         limit = (self.limits.call_timeout if timeout is None else timeout) * max(1, len(calls))
-        reply = self.sandbox.roundtrip(child, frame, limit, self.provided)
+        sent = self._send(function, {"op": "calls", "function": function},
+                          {"calls": [_call_payload((), kw) for kw in calls]}, kind, limit)
+        if isinstance(sent, CallOutcome):
+            return [sent]
+        seq, child, reply = sent
         if isinstance(reply, CallOutcome) or reply[0].get("seq") != seq:
             return [self._answer(function, seq, kind, child, reply)]
         head, blobs, output = reply
@@ -133,15 +130,22 @@ class Session:
     def _request(self, name: str, header: dict, payload: dict, returns: Any,
                  timeout: float | None) -> CallOutcome:
         kind = check_kind(returns)
+        sent = self._send(name, header, payload, kind, self.limits.call_timeout if timeout is None else timeout)
+        if isinstance(sent, CallOutcome):
+            return sent
+        seq, child, reply = sent
+        return self._answer(name, seq, kind, child, reply)
+
+    def _send(self, name: str, header: dict, payload: dict, kind: Any, limit: float):
+        """One request to the current child and its reply, within `limit` seconds: (seq, child,
+        reply), or the CallOutcome that refuses it without asking a child (`_refusal`)."""
         seq = self._seq = self._seq + 1
         frame = protocol.message(dict(header, returns=kind, seq=seq), payload)
         refused = self._refusal(name)
         if refused is not None:
             return refused
         child = self._child
-        limit = self.limits.call_timeout if timeout is None else timeout
-        reply = self.sandbox.roundtrip(child, frame, limit, self.provided)
-        return self._answer(name, seq, kind, child, reply)
+        return seq, child, self.sandbox.roundtrip(child, frame, limit, self.provided)
 
     def _refusal(self, name: str) -> CallOutcome | None:
         """Why a call of `name` is answered without asking a child, else None (a live child ready)."""
