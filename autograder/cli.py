@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
     from rich.console import Console
@@ -408,7 +408,10 @@ UNWRAPPED_WIDTH = 1000     # wide enough for any table row the kit prints
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    return dispatch(parser().parse_args(argv))
+
+
+def dispatch(args: argparse.Namespace) -> int:
     if args.command == "check":
         _start_zygotes_early(args)
     from autograder.config import DEFAULT_COURSE, ConfigError
@@ -431,5 +434,35 @@ def main(argv: list[str] | None = None) -> int:
             early.close_unadopted()
 
 
+def run() -> None:
+    """The program (`attnkit`, `python -m autograder.cli`): main(), then out. A check leaves
+    without the interpreter's teardown: freeing, module by module, what the check imported
+    (numpy's and pydantic's objects) took 36 ms of a cold check's 0.30 s (issue 23.4) and serves
+    nothing once the report is written and the children are closed (mypy leaves the same way)."""
+    args = parser().parse_args()
+    code = dispatch(args)
+    if args.command == "check":
+        leave_now(code)
+    sys.exit(code)
+
+
+def leave_now(code: int) -> NoReturn:
+    """Exits at once: what is registered to run at exit runs first, the output is flushed; a
+    thread still working (none after a check) gets the ordinary exit, which waits for it."""
+    import atexit
+    import os
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):     # a closed pipe (`attnkit check | head`): nothing more to write
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

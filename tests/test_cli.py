@@ -112,3 +112,40 @@ def test_a_module_imported_beside_is_there_after_join_and_its_failure_is_left_to
     _import_beside("autograder.no_such_module_here").join()
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("autograder.no_such_module_here")
+
+
+def _children_of(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def test_the_check_program_leaves_at_once_with_its_report_whole_and_no_process_behind(tmp_path):
+    # `attnkit check` ends with os._exit (the interpreter's teardown was 36 ms of a cold check):
+    # what it printed into a pipe is all there, its exit code is the check's, and no zygote or
+    # child of its sandbox outlives it (this process is made their subreaper, so one left behind
+    # would become its child).
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_CHILD_SUBREAPER = 36
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        before = _children_of(os.getpid())
+        for folder, code in ((SOLUTIONS, 0), (KIT_ROOT / "exercises", 1)):
+            run = subprocess.run([sys.executable, "-m", "autograder.cli", "check", "--submission", str(folder),
+                                  "--exercise", "attention", "--json", "r.json"],
+                                 capture_output=True, text=True, cwd=tmp_path, timeout=120)
+            assert run.returncode == code, run.stderr
+            assert run.stdout.rstrip().endswith("wrote r.json") and "give the same inputs" in run.stdout, \
+                run.stdout[-500:]
+            assert json.loads((tmp_path / "r.json").read_text())["tests"]
+            left = _children_of(os.getpid()) - before
+            assert not left, [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left]
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
