@@ -453,9 +453,11 @@ def leave_now(code: int) -> NoReturn:
     import os
     import threading
 
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)     # CPython's; elsewhere the ordinary exit
+    if run_exit_handlers is None or any(t.is_alive() and not t.daemon for t in threading.enumerate()
+                                        if t is not threading.main_thread()):
         sys.exit(code)
-    atexit._run_exitfuncs()
+    run_exit_handlers()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
