@@ -458,11 +458,11 @@ def leave_now(code: int) -> NoReturn:
                                         if t is not threading.main_thread()):
         sys.exit(code)
     run_exit_handlers()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):     # a closed pipe (`attnkit check | head`): nothing more to write
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):   # a closed pipe (`| head`), no stream (`>&-`)
+            pass
     os._exit(code)
 
 
