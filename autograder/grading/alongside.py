@@ -13,6 +13,13 @@ hidden check's call is sent only once every call before it has been answered and
 (`Session.call_ahead` queues it; `collect` and `poll_ahead` read). So no child is ever given a
 hidden check's inputs before it has answered a visible one (grading's `_visible_first`). The
 answers are the same either way.
+
+Everywhere (a class run too), the first calls of an exercise's checks are asked of its child in
+one request before the checks run (`answered_ahead`, Session.call_many): the visible checks'
+first, the hidden checks' once every visible check is graded. The child answers them in turn,
+each within its own time limit, without a round trip between them (43 requests for a correct
+submission became 22). A check takes its answer when it makes the call; any other call it makes
+goes to the child as before.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 from autograder.checks.base import Check
 from autograder.contract import RETURNS
+from autograder.sandbox.session import call_key
 
 
 def open_beside(stack: ExitStack, sandbox, stem: str, source: Any, filename: str, provided: dict,
@@ -51,6 +59,10 @@ class _Recorded(Exception):
     pass
 
 
+class _NotPlain(Exception):
+    pass
+
+
 class _FirstCall:
     """Stands in for the student's implementation: learns the check's first call without making it."""
 
@@ -63,7 +75,8 @@ class _FirstCall:
             raise AttributeError(name)
 
         def record(*args, **kwargs):
-            self.call = (name, args, kwargs)
+            if self.call is None:     # a check that caught it and called again: its first call still
+                self.call = (name, args, kwargs)
             raise _Recorded
         return record
 
@@ -71,7 +84,7 @@ class _FirstCall:
         return self.__getattr__(name)
 
     def fresh_each(self, name: str, calls: list[dict]) -> list:
-        return [self.__getattr__(name)(**kwargs) for kwargs in calls]
+        raise _NotPlain       # made in one request of its own (Session.call_each), never as a single call
 
 
 def first_call(check: Check, inputs: dict) -> tuple[str, tuple, dict] | None:
@@ -85,3 +98,22 @@ def first_call(check: Check, inputs: dict) -> tuple[str, tuple, dict] | None:
     except Exception:  # noqa: BLE001 - not a plain call: the check runs the ordinary way
         return None
     return None
+
+
+def answered_ahead(session, checks: Sequence[Check], inputs_of: Callable[[Check], dict]) -> dict[bytes, Any]:
+    """The first calls of `checks` (one group: all visible, or all hidden), each plain call once,
+    asked of `session` in one request (Session.call_many) before the checks run: a round trip
+    each cost the grader and the child more than most of these calls (issue 23.1). The answers
+    by call (session.call_key), for the checks to take (StudentImplementation); a call left
+    unanswered is made by its check, as without this."""
+    call_many = session.call_many
+    asked: dict[bytes, tuple[str, list, dict, Any]] = {}
+    for check in checks:
+        call = first_call(check, inputs_of(check))
+        if call is not None:
+            name, args, kwargs = call
+            asked.setdefault(call_key(name, args, kwargs), (name, list(args), dict(kwargs),
+                                                           RETURNS[check.exercise][name]))
+    if len(asked) < 2:
+        return {}
+    return {key: outcome for key, outcome in zip(asked, call_many(list(asked.values()))) if outcome is not None}

@@ -16,24 +16,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
-import numpy as np
-
 from autograder.grading.alongside import open_beside, send_ahead
 from autograder.intake.candidates import ambiguous, grade_the_better
 from autograder.intake.cells import open_session, session_source
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
-from autograder.checks.base import (Check, Context, RaisedError, ReferenceImplementation, StudentCallError,
+from autograder.checks.base import (Check, Context, ReferenceImplementation, StudentCallError,
                                     rng_for)
 from autograder.config import CourseConfig
-from autograder.contract import RETURNS
 from autograder.diagnosis.advice import decide_advice
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
+from autograder.grading.student_implementation import StudentImplementation
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
-from autograder.intake.stubs import stubs
 from autograder.variants.draw import Variant, variant_for
 from autograder.integrity.hand_answers import flag_published, keep_answer
 
@@ -42,9 +39,6 @@ if TYPE_CHECKING:
 
 # The diagnosis (the misconception catalogue and its mutants) and the pictures are imported where
 # a check failed: a correct or untouched submission never pays for them (a cold `attnkit check`).
-
-NOT_IMPLEMENTED = "NotImplementedError"
-
 
 # `identity`'s default: the student's variant is the one of the name the result is given.
 OF_STUDENT = "of the student"
@@ -161,7 +155,8 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             answers: dict[str, tuple[Any, Context]] = {}
             results = _without_ruled_out(
                 _visible_first(checks, course,
-                               lambda check: run_check(check, student, course, found, answers, variant)),
+                               lambda check: run_check(check, student, course, found, answers, variant),
+                               lambda group: student.ask_ahead(group, lambda c: _expected(c, course.seed, variant)[0])),
                 checks, found, answers, course, variant)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -174,11 +169,17 @@ def _provided(stem: str) -> dict[str, dict[str, Any]]:
     return provided_for(stem)
 
 
-def _visible_first(checks: list[Check], course: CourseConfig, grade) -> tuple[CheckResult, ...]:
+def _visible_first(checks: list[Check], course: CourseConfig, grade, ahead=None) -> tuple[CheckResult, ...]:
     """Grades the visible checks before the hidden ones (results in the checks' order): the child
-    may remember what it was given, and after the first hidden check nothing it says is shown."""
-    order = sorted(range(len(checks)), key=lambda i: course.check(checks[i].id).hidden)
-    graded = {i: grade(checks[i]) for i in order}
+    may remember what it was given, and after the first hidden check nothing it says is shown.
+    `ahead(group)`: called with each group before it is graded (the hidden checks' calls are
+    asked once every visible check is done)."""
+    graded: dict[int, CheckResult] = {}
+    for hidden in (False, True):
+        group = [i for i in range(len(checks)) if course.check(checks[i].id).hidden == hidden]
+        if group and ahead is not None:
+            ahead([checks[i] for i in group])
+        graded.update((i, grade(checks[i])) for i in group)
     return tuple(graded[i] for i in range(len(checks)))
 
 
@@ -251,7 +252,7 @@ def _expected_made(check: Check, seed: int, variant: Variant | None = None) -> t
     return inputs, answer()
 
 
-def run_check(check: Check, student: "StudentImplementation", course: CourseConfig,
+def run_check(check: Check, student: StudentImplementation, course: CourseConfig,
               diagnoses: dict[str, Diagnosis | None] | None = None,
               answers: dict[str, tuple[Any, Context]] | None = None, variant: Variant | None = None) -> CheckResult:
     """`diagnoses`, when given, receives the check's Diagnosis, and `answers` a wrong answer with
@@ -333,107 +334,3 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
             r = replace(r, misconceptions=advice.recorded, hint=advice.text)
         out.append(r)
     return tuple(out)
-
-
-class StudentImplementation:
-    """The submission's functions, called through the sandbox. Each call returns plain data or
-    raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
-
-    def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
-                 beside=None, source: str = ""):
-        self._session, self._stem, self._filename = session, stem, filename
-        self._source = source      # read for stubs only when a call returns None
-        self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
-        self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
-        self._cache: dict[tuple, Any] = {}
-        self.dtypes: set[str] = set()
-
-    def __getattr__(self, name: str):
-        if name.startswith("_") or name not in RETURNS[self._stem]:
-            raise AttributeError(name)
-        return lambda *args, **kwargs: self._call(name, args, kwargs)
-
-    def fresh(self, name: str):
-        """`name`, called anew each time: a check that calls twice with the same seed wants two answers."""
-        if name not in RETURNS[self._stem]:
-            raise AttributeError(name)
-        return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
-
-    def fresh_each(self, name: str, calls: list[dict]) -> list:
-        """`name` called anew with each keyword arguments of `calls`, in one request to the child
-        (each call a round trip would cost more than a small run itself); raises at the first
-        call that does not answer, as calling one after another would."""
-        if name not in RETURNS[self._stem]:
-            raise AttributeError(name)
-        outcomes = self._session.call_each(name, list(calls), returns=RETURNS[self._stem][name])
-        return [self._unwrap(name, outcome) for outcome in outcomes]
-
-    def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
-        key = _cache_key(name, args, kwargs) if cached else None
-        if key is not None and key in self._cache:
-            return self._unwrap(name, self._cache[key])
-        outcome = self._beside.collect(name, list(args), kwargs) if self._beside is not None else None
-        if outcome is None:
-            if self._beside is not None:
-                self._beside.poll_ahead()      # an answer there already: read now, the next call sent to it
-            outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
-        if key is not None:
-            self._cache[key] = outcome
-        return self._unwrap(name, outcome)
-
-    def value(self, name: str):
-        outcome = self._session.attribute(name, returns="array")
-        if outcome.status == "bad_return" and outcome.dtype == "NoneType":   # a constant still None
-            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
-        return self._unwrap(name, outcome)
-
-    def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None):
-        kwargs = {} if mask is None else {"mask": mask}
-        outcome = self._session.call_module(class_name, init_args=list(init_args), init_kwargs={}, state=state,
-                                            forward_args=[x], forward_kwargs=kwargs,
-                                            returns=RETURNS[self._stem][class_name])
-        return self._unwrap(class_name, outcome)
-
-    def _unwrap(self, name: str, outcome):
-        error = raised_error(outcome) if outcome.status == "raised" else None
-        if outcome.status == "ok":
-            dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
-            self.dtypes.update(d for d in dtypes if d)
-            return outcome.value
-        message = outcome.message or outcome.status
-        if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
-            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
-        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
-            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
-                                                            f"(its body is only pass, ..., a docstring or return None)")
-        if outcome.reason == Reason.REFUSED:
-            raise StudentCallError(name, "refused", f"{name} was {message}")
-        text = {
-            "missing": f"{self._filename} defines no {name}" + (
-                f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"
-                if name in self._defined_in_skipped else ""),
-            "raised": f"{name} raised {message}",
-            "timeout": f"{name} did not return within the time limit ({message})",
-            "crashed": f"{name} crashed the process: {message}",
-            "bad_return": f"{name} {message}",    # the sandbox says what the call did: "returned ...", "gave ..."
-            "not_run": f"{self._filename} could not be run: {message}",
-        }.get(outcome.status, f"{name}: {message}")
-        raise StudentCallError(name, outcome.status, text, error)
-
-
-def raised_error(outcome) -> RaisedError:
-    """The typed error of a raised call, as the sandbox located it (`operation`: what raised)."""
-    typed = outcome.error
-    if typed is None:
-        return RaisedError(type="", text=outcome.message or "", operation="", line=None, cell=None)
-    return RaisedError(type=typed.type, text=typed.text, operation=typed.operation, line=typed.line,
-                       cell=typed.cell)
-
-
-def _cache_key(name: str, args: tuple, kwargs: dict):
-    """Calls with only scalar arguments (the scaling experiment) are made once per session."""
-    values = list(args) + list(kwargs.values())
-    flat = [v for x in values for v in (x if isinstance(x, tuple) else (x,))]
-    if all(isinstance(v, (int, float, str, type(None))) for v in flat):
-        return (name, repr(args), repr(sorted(kwargs.items())))
-    return None

@@ -1,0 +1,133 @@
+"""The submission's functions as the checks call them (`StudentImplementation`): through the
+sandbox's session of one file, an answer asked ahead taken first (alongside.answered_ahead),
+plain data back or a StudentCallError that says what the call did."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from autograder.checks.base import Check, RaisedError, StudentCallError
+from autograder.contract import RETURNS
+from autograder.grading.alongside import answered_ahead
+from autograder.intake.stubs import stubs
+from autograder.sandbox.outcome import Reason
+from autograder.sandbox.session import call_key
+
+if TYPE_CHECKING:
+    import numpy as np
+
+NOT_IMPLEMENTED = "NotImplementedError"
+
+
+class StudentImplementation:
+    """The submission's functions, called through the sandbox. Each call returns plain data or
+    raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
+
+    def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
+                 beside=None, source: str = ""):
+        self._session, self._stem, self._filename = session, stem, filename
+        self._source = source      # read for stubs only when a call returns None
+        self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
+        self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
+        self._cache: dict[tuple, Any] = {}
+        self._answered: dict[bytes, Any] = {}     # calls asked ahead (ask_ahead), by call_key
+        self.dtypes: set[str] = set()
+
+    def ask_ahead(self, checks: list[Check], inputs_of) -> None:
+        """The first calls of these checks asked now, in one request (alongside.answered_ahead),
+        but those of checks run beside the others in a second child."""
+        if self._beside is not None:
+            checks = [c for c in checks if not c.alongside]
+        self._answered.update(answered_ahead(self._session, checks, inputs_of))
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def fresh(self, name: str):
+        """`name`, called anew each time: a check that calls twice with the same seed wants two answers."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs, cached=False)
+
+    def fresh_each(self, name: str, calls: list[dict]) -> list:
+        """`name` called anew with each keyword arguments of `calls`, in one request to the child
+        (each call a round trip would cost more than a small run itself); raises at the first
+        call that does not answer, as calling one after another would."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        outcomes = self._session.call_each(name, list(calls), returns=RETURNS[self._stem][name])
+        return [self._unwrap(name, outcome) for outcome in outcomes]
+
+    def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
+        key = _cache_key(name, args, kwargs) if cached else None
+        if key is not None and key in self._cache:
+            return self._unwrap(name, self._cache[key])
+        outcome = self._answered.pop(call_key(name, args, kwargs), None) if self._answered else None
+        if outcome is None and self._beside is not None:
+            outcome = self._beside.collect(name, list(args), kwargs)
+        if outcome is None:
+            if self._beside is not None:
+                self._beside.poll_ahead()      # an answer there already: read now, the next call sent to it
+            outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
+        if key is not None:
+            self._cache[key] = outcome
+        return self._unwrap(name, outcome)
+
+    def value(self, name: str):
+        outcome = self._session.attribute(name, returns="array")
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType":   # a constant still None
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
+        return self._unwrap(name, outcome)
+
+    def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None):
+        kwargs = {} if mask is None else {"mask": mask}
+        outcome = self._session.call_module(class_name, init_args=list(init_args), init_kwargs={}, state=state,
+                                            forward_args=[x], forward_kwargs=kwargs,
+                                            returns=RETURNS[self._stem][class_name])
+        return self._unwrap(class_name, outcome)
+
+    def _unwrap(self, name: str, outcome):
+        error = raised_error(outcome) if outcome.status == "raised" else None
+        if outcome.status == "ok":
+            dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
+            self.dtypes.update(d for d in dtypes if d)
+            return outcome.value
+        message = outcome.message or outcome.status
+        if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
+            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
+                                                            f"(its body is only pass, ..., a docstring or return None)")
+        if outcome.reason == Reason.REFUSED:
+            raise StudentCallError(name, "refused", f"{name} was {message}")
+        text = {
+            "missing": f"{self._filename} defines no {name}" + (
+                f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"
+                if name in self._defined_in_skipped else ""),
+            "raised": f"{name} raised {message}",
+            "timeout": f"{name} did not return within the time limit ({message})",
+            "crashed": f"{name} crashed the process: {message}",
+            "bad_return": f"{name} {message}",    # the sandbox says what the call did: "returned ...", "gave ..."
+            "not_run": f"{self._filename} could not be run: {message}",
+        }.get(outcome.status, f"{name}: {message}")
+        raise StudentCallError(name, outcome.status, text, error)
+
+
+def raised_error(outcome) -> RaisedError:
+    """The typed error of a raised call, as the sandbox located it (`operation`: what raised)."""
+    typed = outcome.error
+    if typed is None:
+        return RaisedError(type="", text=outcome.message or "", operation="", line=None, cell=None)
+    return RaisedError(type=typed.type, text=typed.text, operation=typed.operation, line=typed.line,
+                       cell=typed.cell)
+
+
+def _cache_key(name: str, args: tuple, kwargs: dict):
+    """Calls with only scalar arguments (the scaling experiment) are made once per session."""
+    values = list(args) + list(kwargs.values())
+    flat = [v for x in values for v in (x if isinstance(x, tuple) else (x,))]
+    if all(isinstance(v, (int, float, str, type(None))) for v in flat):
+        return (name, repr(args), repr(sorted(kwargs.items())))
+    return None
