@@ -100,13 +100,12 @@ def first_call(check: Check, inputs: dict) -> tuple[str, tuple, dict] | None:
     return None
 
 
-def answered_ahead(session, checks: Sequence[Check], inputs_of: Callable[[Check], dict]) -> dict[bytes, Any]:
+def answered_ahead(session, checks: Sequence[Check], inputs_of: Callable[[Check], dict]) -> None:
     """The first calls of `checks` (one group: all visible, or all hidden), each plain call once,
     asked of `session` in one request (Session.call_many) before the checks run: a round trip
-    each cost the grader and the child more than most of these calls (issue 23.1). The answers
-    by call (session.call_key), for the checks to take (StudentImplementation); a call left
+    each cost the grader and the child more than most of these calls (issue 23.1). The session
+    keeps the answers for the checks to `collect` (StudentImplementation); a call left
     unanswered is made by its check, as without this."""
-    call_many = session.call_many
     asked: dict[bytes, tuple[str, list, dict, Any]] = {}
     for check in checks:
         call = first_call(check, inputs_of(check))
@@ -114,6 +113,5 @@ def answered_ahead(session, checks: Sequence[Check], inputs_of: Callable[[Check]
             name, args, kwargs = call
             asked.setdefault(call_key(name, args, kwargs), (name, list(args), dict(kwargs),
                                                            RETURNS[check.exercise][name]))
-    if len(asked) < 2:
-        return {}
-    return {key: outcome for key, outcome in zip(asked, call_many(list(asked.values()))) if outcome is not None}
+    if len(asked) >= 2:
+        session.call_many(list(asked.values()))

@@ -11,7 +11,6 @@ from autograder.contract import RETURNS
 from autograder.grading.alongside import answered_ahead
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason
-from autograder.sandbox.session import call_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +29,6 @@ class StudentImplementation:
         self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
         self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
-        self._answered: dict[bytes, Any] = {}     # calls asked ahead (ask_ahead), by call_key
         self.dtypes: set[str] = set()
 
     def ask_ahead(self, checks: list[Check], inputs_of) -> None:
@@ -38,7 +36,7 @@ class StudentImplementation:
         but those of checks run beside the others in a second child."""
         if self._beside is not None:
             checks = [c for c in checks if not c.alongside]
-        self._answered.update(answered_ahead(self._session, checks, inputs_of))
+        answered_ahead(self._session, checks, inputs_of)
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in RETURNS[self._stem]:
@@ -64,7 +62,7 @@ class StudentImplementation:
         key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
-        outcome = self._answered.pop(call_key(name, args, kwargs), None) if self._answered else None
+        outcome = self._session.collect(name, list(args), kwargs)      # asked ahead (ask_ahead)
         if outcome is None and self._beside is not None:
             outcome = self._beside.collect(name, list(args), kwargs)
         if outcome is None:

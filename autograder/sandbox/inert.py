@@ -74,6 +74,10 @@ class InertSession:
         nothing to call; each is made when its check asks (`__getattr__`)."""
         return [None] * len(calls)
 
+    def collect(self, function: str, args=(), kwargs: dict | None = None) -> None:
+        """Nothing asked ahead (`call_many`): opens no child; the child's, once it is open."""
+        return self._child_session.collect(function, args, kwargs) if self._child_session is not None else None
+
     def _session(self):
         if self._child_session is None:
             self._child_session = self._open_child()

@@ -121,26 +121,27 @@ class Session:
         call_timeout), counted from the answer before it. None for a call left unanswered, which
         its caller makes itself: every call after one that hung, crashed or broke its child, all
         of them when one is refused before anything is sent, or frames too large to send at once
-        (a child reading one while the grader still writes the next must not wait on its answer)."""
+        (a child reading one while the grader still writes the next must not wait on its answer).
+        Each answer is also kept for `collect`, as a call sent ahead's is."""
         if not calls or any(self._refusal(function) is not None for function, *_ in calls):
             return [None] * len(calls)
         frames, asked = [], []
         for function, args, kwargs, returns in calls:
-            kind = check_kind(returns)
-            seq = self._seq = self._seq + 1
-            frames.append(protocol.message({"op": "call", "function": function, "returns": kind, "seq": seq},
-                                           _call_payload(args, kwargs)))
-            asked.append((function, seq, kind))
+            kind, payload = check_kind(returns), _call_payload(args, kwargs)
+            seq, frame = self._frame({"op": "call", "function": function}, payload, kind)
+            frames.append(frame)
+            asked.append((function, seq, kind, _call_key(function, payload)))
         if sum(map(len, frames)) > MANY_BYTES:
             return [None] * len(calls)
         child = self._child
         sent = self.sandbox.send(child, b"".join(frames), self.limits.call_timeout if timeout is None else timeout)
         outcomes: list[CallOutcome | None] = []
-        for function, seq, kind in asked:
+        for function, seq, kind, key in asked:
             if outcomes:     # the next answer's clocks (and its output) start at the one before
                 sent.start = child.output_size()
             reply = self.sandbox.receive(sent, self.provided, restart_clock=bool(outcomes))
-            outcomes.append(self._answer(function, seq, kind, child, reply))
+            outcome = self._answered[key] = self._answer(function, seq, kind, child, reply)   # for `collect`
+            outcomes.append(outcome)
             if isinstance(reply, CallOutcome) or not child.alive:
                 break
         return outcomes + [None] * (len(calls) - len(outcomes))
@@ -171,13 +172,17 @@ class Session:
     def _send(self, name: str, header: dict, payload: dict, kind: Any, limit: float):
         """One request to the current child and its reply, within `limit` seconds: (seq, child,
         reply), or the CallOutcome that refuses it without asking a child (`_refusal`)."""
-        seq = self._seq = self._seq + 1
-        frame = protocol.message(dict(header, returns=kind, seq=seq), payload)
+        seq, frame = self._frame(header, payload, kind)
         refused = self._refusal(name)
         if refused is not None:
             return refused
         child = self._child
         return seq, child, self.sandbox.roundtrip(child, frame, limit, self.provided)
+
+    def _frame(self, header: dict, payload: dict, kind: Any) -> tuple[int, bytes]:
+        """(the next sequence number, the request's frame with it and the declared kind)."""
+        seq = self._seq = self._seq + 1
+        return seq, protocol.message(dict(header, returns=kind, seq=seq), payload)
 
     def _refusal(self, name: str) -> CallOutcome | None:
         """Why a call of `name` is answered without asking a child, else None (a live child ready)."""
@@ -227,18 +232,19 @@ class Session:
     def _send_ahead(self, function: str, args, kwargs: dict | None, returns: Any, timeout: float | None) -> bool:
         payload = _call_payload(args, kwargs)
         kind = check_kind(returns)
-        seq = self._seq = self._seq + 1
+        seq, frame = self._frame({"op": "call", "function": function}, payload, kind)
         if self._refusal(function) is not None:
             return False
-        frame = protocol.message({"op": "call", "function": function, "returns": kind, "seq": seq}, payload)
         limit = self.limits.call_timeout if timeout is None else timeout
         key = _call_key(function, payload)
         self._ahead = (function, key, seq, kind, self._child, self.sandbox.send(self._child, frame, limit))
         return True
 
     def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
-        """The answer to the call sent ahead with these arguments (waiting for it and for the calls
-        before it), or None when none was."""
+        """The answer to the call sent ahead with these arguments (call_ahead: waiting for it and for
+        the calls before it; call_many: answered already), or None when none was."""
+        if not self._answered and self._ahead is None:     # nothing ahead: no key to make
+            return None
         key = _call_key(function, _call_payload(args, kwargs))
         while key not in self._answered and self._holds(key):
             self._read_ahead()
