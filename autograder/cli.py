@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
     from rich.console import Console
@@ -435,35 +435,15 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def run() -> None:
-    """The program (`attnkit`, `python -m autograder.cli`): main(), then out. A check leaves
-    without the interpreter's teardown: freeing, module by module, what the check imported
-    (numpy's and pydantic's objects) took 36 ms of a cold check's 0.30 s (issue 23.4) and serves
-    nothing once the report is written and the children are closed (mypy leaves the same way)."""
+    """The program (`attnkit`, `python -m autograder.cli`): main(), then out; a check at once,
+    without the interpreter's teardown (autograder/frontends/leave.py)."""
     args = parser().parse_args()
     code = dispatch(args)
     if args.command == "check":
+        from autograder.frontends.leave import leave_now
+
         leave_now(code)
     sys.exit(code)
-
-
-def leave_now(code: int) -> NoReturn:
-    """Exits at once: what is registered to run at exit runs first, the output is flushed; a
-    thread still working (none after a check) gets the ordinary exit, which waits for it."""
-    import atexit
-    import os
-    import threading
-
-    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)     # CPython's; elsewhere the ordinary exit
-    if run_exit_handlers is None or any(t.is_alive() and not t.daemon for t in threading.enumerate()
-                                        if t is not threading.main_thread()):
-        sys.exit(code)
-    run_exit_handlers()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):   # a closed pipe (`| head`), no stream (`>&-`)
-            pass
-    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ def test_the_check_program_leaves_at_once_with_its_report_whole_and_no_process_b
 def test_leaving_at_once_runs_the_exit_handlers_and_waits_for_a_working_thread(tmp_path, with_thread):
     program = ("import atexit, sys, threading, time\n"
                "from pathlib import Path\n"
-               "from autograder.cli import leave_now\n"
+               "from autograder.frontends.leave import leave_now\n"
                f"out = Path({str(tmp_path)!r})\n"
                "atexit.register(lambda: (out / 'handler').write_text('ran'))\n"
                "def work():\n"

@@ -1,1 +1,1 @@
-"""Front ends other than the command line itself (`autograder/cli.py`): watch mode, the pytest plugin, the progress bar."""
+"""Front ends other than the command line itself (`autograder/cli.py`): watch mode, the pytest plugin, the progress bar, how a check leaves."""
