@@ -72,7 +72,7 @@ def test_topped_up_between_gradings_no_child_is_forked_while_one_runs(course):
 
 
 def test_a_child_forked_ahead_is_jailed_before_its_first_frame(course):
-    """Once in its cgroup (the grader's first byte), a child forked ahead builds its jail and starts
+    """Once in its cgroup (its gate opened by the zygote), a child forked ahead builds its jail and starts
     its worker, which waits for the file: the next session's import starts in a ready process."""
     with Sandbox(course.limits) as sandbox:
         _session_child(sandbox)
@@ -80,7 +80,7 @@ def test_a_child_forked_ahead_is_jailed_before_its_first_frame(course):
         ((ahead,),) = sandbox._ahead.waiting.values()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and len(_descendants(ahead.pid)) < 1:
-            time.sleep(0.01)     # the init forks its worker once the grader has placed it
+            time.sleep(0.01)     # the init forks its worker once it is in its cgroup
         if not sandbox.isolation.full:
             return
         # the child the zygote cloned is pid 1 of its namespace, and its worker (pid 2 there) is
@@ -135,3 +135,56 @@ def test_a_zygote_that_cannot_clone_makes_each_child_through_a_monitor(course):
                     assert len(_descendants(child.pid)) == 1
                 died = session.call("die", [], {}, returns="array")
                 assert died.status == "crashed" and "signal 15" in died.message, died
+
+
+def _in_group(child) -> bool:
+    """Whether the child's first process and every process under it are listed in its cgroup."""
+    listed = set(child.cgroup.pids())
+    return bool(listed) and {child.pid, *_descendants(child.pid)} <= listed
+
+
+def test_every_child_is_in_its_cgroup_before_its_worker_starts(course):
+    """The zygote writes each new child into its cgroup before the child's gate opens: the worker
+    the child forks is born there, for the first child of a zygote and for those forked ahead."""
+    with Sandbox(course.limits) as sandbox:
+        if sandbox.cgroups is None or not sandbox.isolation.full:
+            return
+        for _ in range(3):
+            with sandbox.session("attention", SOURCE, "attention.py") as s:
+                assert s.call("pid", returns="array").status == "ok"
+                assert s._child.worker and _in_group(s._child)
+        ((ahead,),) = sandbox._ahead.waiting.values()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not _descendants(ahead.pid):
+            time.sleep(0.01)
+        assert _in_group(ahead)
+
+
+def test_where_the_zygote_cannot_place_a_child_the_grader_does(course, monkeypatch):
+    """A move the kernel refuses to the zygote (a kernel that checks the writer, not the opener)
+    leaves the child's gate shut: it runs nothing until the grader has placed it and said "go"."""
+    from autograder.sandbox.cgroups import ChildCgroup
+
+    # /dev/full refuses every write: the zygote's move fails as a refused one would
+    monkeypatch.setattr(ChildCgroup, "procs_files", lambda self: [os.open("/dev/full", os.O_WRONLY)])
+    with Sandbox(course.limits) as sandbox:
+        if sandbox.cgroups is None or not sandbox.isolation.full:
+            return
+        z = sandbox.zygotes.get((False, False))
+        child = sandbox._fork_now(z)
+        pid, placed = z.fork_answer(child.fork_request)
+        assert placed is False
+        time.sleep(0.3)
+        assert not _descendants(pid)              # shut: no worker, no jail, nothing of its own
+        child.fork_request = None                 # answered above: now as _settle does with it
+        child.pid = pid
+        assert child.cgroup.add(pid)
+        z.go(pid)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not _descendants(pid):
+            time.sleep(0.01)
+        assert _descendants(pid) and _in_group(child)
+        sandbox.discard(child)
+        with sandbox.session("attention", SOURCE, "attention.py") as s:   # _settle's own fallback
+            assert s.call("pid", returns="array").status == "ok"
+            assert _in_group(s._child)

@@ -43,6 +43,19 @@ class ChildCgroup:
     def add(self, pid: int) -> bool:
         return all(self._write(c, "cgroup.procs", str(pid)) for c in self.dirs)
 
+    def procs_files(self) -> list[int]:
+        """Each directory's cgroup.procs, open for writing: the zygote writes a new child's pid in
+        them (the kernel checks the move against the opener, the grader). [] if one cannot be opened."""
+        fds: list[int] = []
+        try:
+            for path in self.dirs.values():
+                fds.append(os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            return []
+        return fds
+
     def cpu_seconds(self) -> float | None:
         text = self._read_cpu()
         if self.version == "v1":

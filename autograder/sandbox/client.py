@@ -22,7 +22,6 @@ import tempfile
 import time
 from typing import Any, Iterator
 
-from autograder.sandbox.inside import protocol
 from autograder.sandbox.exchange import (Child, Deadline, Expired, Sent, capture_file, init_frame, receive_answer,
                                          send_request)
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
@@ -166,9 +165,12 @@ class Sandbox:
 
     def _fork(self, z: _Zygote) -> Child:
         """A child of `z`: the one forked ahead if it is still waiting, else one forked now."""
-        return self._ahead.take(z, self.discard) or self._fork_now(z)
+        return self._ahead.take(z, self.discard, self._usable) or self._fork_now(z)
 
     def _fork_now(self, z: _Zygote) -> Child:
+        """Asks `z` for a child and returns at once: the zygote forks it, puts it in its cgroup and
+        lets it start, while this lane goes on (the move into a cgroup is mostly the kernel's wait,
+        5-12 ms on cgroup v1, which held the lane when the grader made it). `_settle` reads the answer."""
         import socket
 
         tmpdir, uid = None, None
@@ -181,27 +183,59 @@ class Sandbox:
             uid = self.zygotes.uid()
             if uid is not None:
                 os.chown(tmpdir, uid, uid)
+        group = self.cgroups.create(self.limits.group_memory_mb, self.limits.max_processes) if self.cgroups else None
+        procs = group.procs_files() if group is not None else []
+        if group is not None and not procs:
+            self.cgroups.discard(group)
+            group = None
         cap_fd = capture_file(self.limits.output_bytes)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            pid = z.fork(theirs.fileno(), cap_fd)
+            request = z.request_fork(theirs.fileno(), cap_fd, procs)
         except _ZygoteDied:
             ours.close()
             os.close(cap_fd)
+            if group is not None:
+                self.cgroups.discard(group)
             raise
         finally:
             theirs.close()
-        group = self.cgroups.create(self.limits.group_memory_mb, self.limits.max_processes) if self.cgroups else None
-        if group is not None and not group.add(pid):
-            self.cgroups.discard(group)
-            group = None
-        child = Child(pid, ours, cap_fd, group, tmpdir, uid)
-        try:
-            ours.sendall(protocol.PLACED)     # in its cgroup: the jail and the worker are set up from now
-        except OSError:
-            pass                              # died already: the first frame sent to it says so
-        child.zygote = z
+            for fd in procs:
+                os.close(fd)
+        child = Child(None, ours, cap_fd, group, tmpdir, uid)
+        child.zygote, child.fork_request, child.settle = z, request, self._settle
         return child
+
+    def _settle(self, child: Child, wait: bool = True) -> bool:
+        """Reads the zygote's answer to `child`'s fork: its pid and whether the zygote placed it in
+        its cgroup; where it could not, the child is placed from here, as the grader always did,
+        and then let start. False while no answer has come (`wait=False`). A fork that failed
+        leaves the child dead, the reason in `child.unborn`."""
+        if child.fork_request is None:
+            return True
+        z = child.zygote
+        try:
+            answer = z.fork_answer(child.fork_request, 30.0 if wait else 0.0)
+        except _ZygoteDied as err:
+            child.fork_request, child.alive, child.unborn = None, False, str(err) or "no answer"
+            return True
+        if answer is None:
+            return False
+        child.fork_request = None
+        child.pid, placed = answer
+        if placed is False:
+            if child.cgroup is not None and not child.cgroup.add(child.pid):
+                self.cgroups.discard(child.cgroup)
+                child.cgroup = None
+            z.go(child.pid)
+        return True
+
+    def _usable(self, child: Child) -> bool:
+        """A child forked ahead may still be taken: alive as far as the zygote has said (one whose
+        fork was not answered yet is taken; a failed fork shows when its answer is read)."""
+        if not self._settle(child, wait=False):
+            return True
+        return child.alive and child.pid in child.zygote.live
 
     def roundtrip(self, child: Child, frame: bytes, timeout: float, provided: dict):
         """One request and its answer: (header, blobs, output) or a failed CallOutcome (timeout,
@@ -223,6 +257,10 @@ class Sandbox:
         if sent.failed is not None:
             return sent.failed
         child = sent.child
+        self._settle(child)
+        if child.unborn:
+            return CallOutcome("crashed", reason=Reason.SANDBOX,
+                               message=f"the sandbox could not start a process ({child.unborn})")
         if restart_clock:
             sent.deadline = self._deadline(child, sent.timeout)
         try:
@@ -266,6 +304,9 @@ class Sandbox:
 
     def _crashed(self, child: Child, start: int) -> CallOutcome:
         z = child.zygote
+        if child.pid is None:     # its fork failed (the pid settles here): nothing ran
+            return CallOutcome("crashed", reason=Reason.SANDBOX,
+                               message=f"the sandbox could not start a process ({child.unborn or 'no answer'})")
         info = z.wait_exit(child.pid, 2.0)
         if info is None and not z.alive():
             message, reason = "the sandbox's server process died", Reason.SANDBOX
@@ -293,6 +334,7 @@ class Sandbox:
         if child.cgroup is not None:
             child.cgroup.kill()
         if not child.layers.get("pid"):
+            z.await_answers()      # every child of the zygote known, so that the hunt spares them
             kill_tree(child.pid, z.pid, z.live - {child.pid}, child.uid)
             if child.worker:
                 kill_tree(child.worker, z.pid, z.live - {child.pid}, child.uid)

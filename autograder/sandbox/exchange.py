@@ -33,11 +33,18 @@ IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as 
 class Child:
     """One child the zygote made: its pid (the init's, or a monitor's), the first process of its
     PID namespace (once announced: the init itself, or the monitor's child), its socket, capture
-    file, cgroup and (without a jail) its temp folder."""
+    file, cgroup and (without a jail) its temp folder.
 
-    def __init__(self, pid: int, sock: socket.socket, cap_fd: int, cgroup: ChildCgroup | None,
+    The grader asks for a child without waiting for the zygote's answer (`fork_request`): frames
+    can be sent at once, and the child reads them once it is in its cgroup. `pid` waits for the
+    answer the first time it is read (`settle`, the sandbox's); `unborn` says why a fork failed."""
+
+    def __init__(self, pid: int | None, sock: socket.socket, cap_fd: int, cgroup: ChildCgroup | None,
                  tmpdir: str | None, uid: int | None):
-        self.pid, self.sock, self.cap_fd, self.cgroup, self.tmpdir, self.uid = pid, sock, cap_fd, cgroup, tmpdir, uid
+        self._pid, self.sock, self.cap_fd, self.cgroup, self.tmpdir, self.uid = pid, sock, cap_fd, cgroup, tmpdir, uid
+        self.fork_request: int | None = None
+        self.settle: Callable[["Child"], bool] | None = None
+        self.unborn = ""
         self.worker: int | None = None     # the first process in the child's PID namespace (its init)
         self.init = False
         self.layers: dict = {}
@@ -45,6 +52,16 @@ class Child:
         # An answer to the child's provided call not yet taken by its socket: one at most, since a
         # proxy reads its answer before it asks again (a child that asks again loses its call).
         self.outbox = bytearray()
+
+    @property
+    def pid(self) -> int | None:
+        if self.fork_request is not None and self.settle is not None:
+            self.settle(self)
+        return self._pid
+
+    @pid.setter
+    def pid(self, pid: int) -> None:
+        self._pid = pid
 
     def cpu_seconds(self) -> float:
         if self.cgroup is not None:

@@ -71,6 +71,7 @@ class _Zygote:
         self.forked: dict[int, Any] = {}
         self.live: set[int] = set()
         self.forgotten: set[int] = set()   # children nobody will ask about: drop their exit reports
+        self.unanswered: set[int] = set()  # fork requests the zygote has not answered yet
         self._ids = itertools.count(1)
 
     def alive(self) -> bool:
@@ -131,9 +132,12 @@ class _Zygote:
             huge = msg.get("huge_pages_mb")
             self.huge_pages_mb = huge if isinstance(huge, int) else 0
         elif event == "forked":
-            self.forked[msg.get("id")] = int(msg["pid"])
+            placed = msg.get("placed")
+            self.unanswered.discard(msg.get("id"))
+            self.forked[msg.get("id")] = (int(msg["pid"]), placed if placed in (True, False) else None)
             self.live.add(int(msg["pid"]))
         elif event == "fork_failed":
+            self.unanswered.discard(msg.get("id"))
             self.forked[msg.get("id")] = str(msg.get("message", "fork failed"))
         elif event == "exit":
             pid = int(msg["pid"])
@@ -143,23 +147,54 @@ class _Zygote:
             else:
                 self.exits[pid] = (msg.get("code"), msg.get("signal"))
 
-    def fork(self, sess_fd: int, cap_fd: int, timeout: float = 30.0) -> int:
+    def request_fork(self, sess_fd: int, cap_fd: int, procs: list[int]) -> int:
+        """Asks for a child, without waiting: its request id, for `fork_answer`. `procs`: the
+        cgroup.procs files (open for writing) the zygote puts it in before it lets it start."""
         request = next(self._ids)
         data = json.dumps({"op": "fork", "id": request}).encode("utf-8")
         try:
-            socket.send_fds(self.sock, [data], [sess_fd, cap_fd])
+            socket.send_fds(self.sock, [data], [sess_fd, cap_fd, *procs])
         except OSError as err:
             self.dead = True
             raise _ZygoteDied(str(err)) from None
+        self.unanswered.add(request)
+        return request
+
+    def await_answers(self, timeout: float = 5.0) -> None:
+        """Until the zygote has answered every fork asked of it: then `live` names all its children
+        (a hunt for a child's orphans among the zygote's children spares those in it)."""
+        deadline = time.monotonic() + timeout
+        while self.unanswered and self.alive() and time.monotonic() < deadline:
+            self.poll(min(0.2, max(0.0, deadline - time.monotonic())))
+
+    def fork_answer(self, request: int, timeout: float = 30.0) -> tuple[int, bool | None] | None:
+        """(pid, placed) for a `request_fork`, waiting up to `timeout`; None if it has not come
+        yet. placed: True, False (the zygote could not: the grader must, then `go`), or None
+        (no cgroup). Raises _ZygoteDied when the fork failed or the zygote died."""
         deadline = time.monotonic() + timeout
         while request not in self.forked:
-            if not self.alive() or time.monotonic() > deadline:
-                raise _ZygoteDied("the sandbox server did not answer")
-            self.poll(min(0.2, max(0.0, deadline - time.monotonic())))
+            if not self.alive():
+                raise _ZygoteDied("the sandbox server died")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.poll(0)
+                if request in self.forked:
+                    break
+                if timeout > 0:
+                    raise _ZygoteDied("the sandbox server did not answer")
+                return None
+            self.poll(min(0.2, remaining))
         answer = self.forked.pop(request)
         if isinstance(answer, str):
             raise _ZygoteDied(answer)
         return answer
+
+    def go(self, pid: int) -> None:
+        """The child `pid`, placed in its cgroup by the grader, may start."""
+        try:
+            self.sock.send(json.dumps({"op": "go", "pid": pid}).encode("utf-8"))
+        except OSError:
+            pass      # the zygote is gone, and its children with it
 
     def wait_exit(self, pid: int, timeout: float) -> tuple[int | None, int | None] | None:
         deadline = time.monotonic() + timeout

@@ -384,3 +384,18 @@ def install_seccomp(program: bytes | None) -> bool:
     K.prctl(K.PR_SET_NO_NEW_PRIVS, 1)
     K.load_seccomp_filter(program)
     return True
+
+
+def userns_hint(err) -> str:
+    """Why a user namespace could not be made, with the setting that forbids it when one does."""
+    for path in ("/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
+                 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"):
+        try:
+            with open(path) as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        name = path[len("/proc/sys/"):].replace("/", ".")
+        if (value == "0") != name.endswith("apparmor_restrict_unprivileged_userns"):
+            return f"user namespaces are disabled ({name}={value}): {err}"
+    return f"user namespaces are not available here ({err})"

@@ -3,9 +3,8 @@
     zygote --clone(PID, mount, IPC)--> init (pid 1) --fork--> worker          (init_child)
     zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init --fork--> worker   (monitor)
 
-The zygote clones the *init* straight into its namespaces (kernel.clone): it waits until the
-grader has put it in its cgroup (protocol.PLACED, the byte before any frame), tells the grader
-its pid, builds the private folders (jail.py), forks the worker (child.py) and reaps; when it
+The zygote clones the *init* straight into its namespaces (kernel.clone): it waits on its gate
+until it is in its cgroup, tells the grader its pid, builds the private folders (jail.py), forks the worker (child.py) and reaps; when it
 exits, the kernel kills every process left in the namespace, and the zygote reports its exit
 (a signal n that killed the worker as code 128 + n: pid 1 cannot die of its own signal).
 Where the zygote cannot clone (another architecture, a thread beside it, a kernel that says no),
@@ -14,6 +13,14 @@ for it and exits the same way (code or signal). A monitor whose unshare fails, o
 without a jail, runs the worker itself: no init. One process fewer per child saves a copy of the
 zygote's page tables, its exit and its copied pages (1.4 / 2.3 / 3.7 ms of a numpy / matplotlib /
 torch child, measured).
+
+The gate: a new child waits on a pipe from the zygote before it does anything. The zygote writes
+the child's pid into the cgroup.procs files the grader opened and handed it (`place`), then writes
+the pid and "go". The move into a cgroup is mostly a wait (the kernel's RCU grace period, 5-12 ms
+on cgroup v1): waited in the zygote, it no longer holds the grader's lane, which goes on answering
+the child before. The kernel checks the move against the credentials of the grader that opened the
+files (Linux 5.16 on); where it refuses anyway, the gate says "wait" and opens only once the grader
+has placed the child itself and told the zygote "go".
 
 Loaded inside the zygote from its file path: standard library only.
 """
@@ -36,28 +43,26 @@ def configure(**kwargs) -> None:
     vars(M).update(kwargs)
 
 
-def init_child(sess_fd: int, cap_fd: int, pid_fd: int) -> None:
+def init_child(sess_fd: int, cap_fd: int, gate_fd: int) -> None:
     """In the process the zygote cloned into new PID, mount and IPC namespaces: pid 1 there. Its
-    pid outside (the grader's name for it) comes from the zygote on `pid_fd`. Never returns."""
+    pid outside (the grader's name for it) comes from the zygote on its gate. Never returns."""
     _detach_from_zygote()
-    with os.fdopen(pid_fd, "rb") as f:       # nothing (the zygote died before it wrote): give up
-        told = f.read(32)
-    if not told.strip().isdigit():
-        os._exit(0)
-    sock = _placed(sess_fd, cap_fd)
+    pid = _through_gate(gate_fd)
+    sock = _descriptors(sess_fd, cap_fd)
     try:
-        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": int(told), "init": True}))
+        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": pid, "init": True}))
     except OSError:
         os._exit(0)
     _init(sock, {"pid": True})
 
 
-def monitor(sess_fd: int, cap_fd: int, zygote_pid: int) -> None:
+def monitor(sess_fd: int, cap_fd: int, zygote_pid: int, gate_fd: int) -> None:
     """In the process forked by the zygote. Never returns."""
     _detach_from_zygote()
     if os.getppid() != zygote_pid:
         os._exit(EXIT_INTERNAL)
-    sock = _placed(sess_fd, cap_fd)
+    _through_gate(gate_fd)
+    sock = _descriptors(sess_fd, cap_fd)
     layers = M.JAIL.unshare_child() if M.JAILED else {"pid": False, "why": "the zygote has no jail"}
     gate_r, gate_w = os.pipe()
     first = os.fork()
@@ -92,9 +97,44 @@ def _detach_from_zygote() -> None:
     M.KERNEL.prctl(M.KERNEL.PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _placed(sess_fd: int, cap_fd: int) -> socket.socket:
-    """The child's descriptors set up, once the grader has put this process in its cgroup (every
-    process it starts from then on is counted there): the session socket, or exit."""
+def place(pid: int, procs: list) -> bool:
+    """In the zygote: writes `pid` into each cgroup.procs file the grader opened (closed here
+    after): whether every move succeeded. The first write waits for the kernel's grace period."""
+    placed = True
+    for fd in procs:
+        try:
+            os.write(fd, str(pid).encode())
+        except OSError:
+            placed = False
+        finally:
+            os.close(fd)
+    return placed
+
+
+def _through_gate(gate_fd: int) -> int:
+    """Waits until this process is in its cgroup (every process it starts from then on is counted
+    and limited there): the zygote writes our pid, then "go" once it or the grader placed us.
+    Returns the pid; exits when the gate closes first (the zygote died, or was told to exit)."""
+    told = b""
+    while b"go\n" not in told:
+        try:
+            more = os.read(gate_fd, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            more = b""
+        if not more or len(told) > 256:
+            os._exit(0)
+        told += more
+    os.close(gate_fd)
+    pid = told.split(b"\n", 1)[0]
+    if not pid.isdigit():
+        os._exit(0)
+    return int(pid)
+
+
+def _descriptors(sess_fd: int, cap_fd: int) -> socket.socket:
+    """The child's descriptors set up: the session socket."""
     # File descriptors: 0 = /dev/null, 1 and 2 = the capture file, 3 = the session socket.
     import fcntl
 
@@ -108,11 +148,6 @@ def _placed(sess_fd: int, cap_fd: int) -> socket.socket:
     os.closerange(4, max(4, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
     sock = socket.socket(fileno=3)
     sock.setblocking(True)
-    try:
-        if sock.recv(1) != M.PROTOCOL.PLACED:     # the grader placed us in our cgroup, then wrote it
-            os._exit(0)
-    except OSError:
-        os._exit(0)
     return sock
 
 

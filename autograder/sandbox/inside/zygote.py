@@ -9,11 +9,16 @@ kit, no PYTHONPATH, no cwd on sys.path). The config says what to import besides 
 the private uid to become as root, and the jail's settings.
 
 Control socket (SOCK_SEQPACKET, one JSON message per packet):
-    grader -> zygote  {"op": "fork", "id": n} + two fds (session socket, capture file)
+    grader -> zygote  {"op": "fork", "id": n} + fds: session socket, capture file, and the
+                          child's cgroup.procs files the grader opened (none without cgroups)
+                      {"op": "go", "pid": p}      (the grader placed p itself: it may start)
                       {"op": "exit"}
     zygote -> grader  {"event": "ready", "pid": p, "layers": {...}}
-                      {"event": "forked", "id": n, "pid": p}  /  {"event": "fork_failed", ...}
+                      {"event": "forked", "id": n, "pid": p, "placed": true | false | null}
+                      {"event": "fork_failed", ...}
                       {"event": "exit", "pid": p, "code": c, "signal": s}
+
+A new child is placed in its cgroup before it does anything (its gate: monitor.py).
 
 Nothing here may import the kit: its sibling modules are loaded from their file paths under
 private names, and removed from sys.modules in each child before student code runs.
@@ -101,6 +106,7 @@ class Zygote:
         self.huge_pages_mb = 0     # of its memory collapsed into huge pages (a class run's zygote)
         self.clone = False         # children cloned into their namespaces (set when the jail holds)
         self.inits: set[int] = set()   # children that are pid 1 of their namespace (cloned)
+        self.gates: dict[int, int] = {}  # pid -> its gate's write end, until the grader says "go"
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe()
@@ -135,7 +141,9 @@ class Zygote:
                 else:
                     for fd in fds:
                         os.close(fd)
-                    if msg.get("op") == "exit":
+                    if msg.get("op") == "go":
+                        self.go(msg)
+                    elif msg.get("op") == "exit":
                         self.shutdown()
             self.reap()
 
@@ -155,6 +163,9 @@ class Zygote:
                 return
             if pid in self.children:
                 del self.children[pid]
+                gate = self.gates.pop(pid, None)
+                if gate is not None:
+                    os.close(gate)
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
                 sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
                 if pid in self.inits and code is not None and 128 < code < 128 + 65:
@@ -165,51 +176,67 @@ class Zygote:
 
     def fork(self, msg: dict, fds: list) -> None:
         request = msg.get("id")
-        if len(fds) != 2:
+        if len(fds) < 2:
             for fd in fds:
                 os.close(fd)
             self.send({"event": "fork_failed", "id": request, "message": "expected two file descriptors"})
             return
-        sess_fd, cap_fd = fds
+        sess_fd, cap_fd, procs = fds[0], fds[1], fds[2:]
+        gate_r, gate_w = os.pipe()
         try:
-            pid = self._cloned(sess_fd, cap_fd) if self.clone else None
+            pid = self._cloned(sess_fd, cap_fd, (gate_r, gate_w)) if self.clone else None
             if pid is None:
                 pid = os.fork()
         except OSError as err:
-            os.close(sess_fd)
-            os.close(cap_fd)
+            for fd in (sess_fd, cap_fd, gate_r, gate_w, *procs):
+                os.close(fd)
             self.send({"event": "fork_failed", "id": request, "message": str(err)})
             return
         if pid == 0:
             def monitor() -> None:
+                os.close(gate_w)
                 self.ctrl.detach()
-                CHILD.monitor(sess_fd, cap_fd, self.pid)
+                CHILD.monitor(sess_fd, cap_fd, self.pid, gate_r)
             _run_child("monitor", monitor)
-        os.close(sess_fd)
-        os.close(cap_fd)
+        for fd in (sess_fd, cap_fd, gate_r):
+            os.close(fd)
+        placed = CHILD.place(pid, procs) if procs else None
         self.children[pid] = request
-        self.send({"event": "forked", "id": request, "pid": pid})
+        try:
+            # its pid (the grader's name for it), and whether it may start now
+            os.write(gate_w, f"{pid}\n{'go' if placed is not False else 'wait'}\n".encode())
+        except OSError:
+            pass                   # it died already: reaped and reported as any child
+        if placed is False:
+            self.gates[pid] = gate_w
+        else:
+            os.close(gate_w)
+        self.send({"event": "forked", "id": request, "pid": pid, "placed": placed})
 
-    def _cloned(self, sess_fd: int, cap_fd: int) -> int | None:
+    def go(self, msg: dict) -> None:
+        """The grader has placed the child in its cgroup itself: its gate opens."""
+        gate = self.gates.pop(msg.get("pid"), None)
+        if gate is not None:
+            try:
+                os.write(gate, b"go\n")
+            except OSError:
+                pass
+            os.close(gate)
+
+    def _cloned(self, sess_fd: int, cap_fd: int, gate: tuple[int, int]) -> int | None:
         """A child cloned as pid 1 of its own namespaces (monitor.init_child): its pid, or None
         where the kernel refuses (then a monitor, forked, tries unshare itself, from now on)."""
-        pid_r, pid_w = os.pipe()
         try:
             pid = KERNEL.clone(KERNEL.CLONE_NEWPID | KERNEL.CLONE_NEWNS | KERNEL.CLONE_NEWIPC)
         except OSError:
             self.clone = False
-            os.close(pid_r)
-            os.close(pid_w)
             return None
         if pid == 0:
             def init() -> None:
-                os.close(pid_w)
+                os.close(gate[1])
                 self.ctrl.detach()
-                CHILD.init_child(sess_fd, cap_fd, pid_r)
+                CHILD.init_child(sess_fd, cap_fd, gate[0])
             _run_child("init", init)
-        os.close(pid_r)
-        os.write(pid_w, str(pid).encode())
-        os.close(pid_w)
         self.inits.add(pid)
         return pid
 
@@ -268,7 +295,7 @@ def _enter_jail(config: dict) -> dict:
         layers = JAIL.enter_zygote_jail(config.get("uid"), KIT_ROOT)
     except JAIL.JailError as err:
         if err.step in ("user namespace", "mount namespace") and "disabled" not in err.reason:
-            why = _userns_hint(err)
+            why = JAIL.userns_hint(err)
         else:
             why = str(err)
         if err.step not in ("user namespace", "mount namespace"):
@@ -288,20 +315,6 @@ def _not_dumpable() -> bool:
         return True
     except Exception:  # noqa: BLE001 - not Linux
         return False
-
-
-def _userns_hint(err) -> str:
-    for path in ("/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
-                 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"):
-        try:
-            with open(path) as f:
-                value = f.read().strip()
-        except OSError:
-            continue
-        name = path[len("/proc/sys/"):].replace("/", ".")
-        if (value == "0") != name.endswith("apparmor_restrict_unprivileged_userns"):
-            return f"user namespaces are disabled ({name}={value}): {err}"
-    return f"user namespaces are not available here ({err})"
 
 
 def _watch_grader(ctrl_fd: int):
