@@ -34,6 +34,8 @@ class ForkedAhead:
         self.waiting: dict[_Zygote, list[Child]] = {}
         self._forks: dict[_Zygote, int] = {}
         self._taken: dict[_Zygote, int] = {}      # children taken since the last top-up
+        self._round: dict[_Zygote, int] = {}      # children taken by the submission being graded
+        self._per_round: dict[_Zygote, int] = {}  # ... and by the last one graded
         # Set once the caller tops up between gradings (a watcher waiting for the next save): then
         # no child is forked while a grading runs, where the fork would delay the student's answer.
         self.when_idle = False
@@ -43,6 +45,7 @@ class ForkedAhead:
         else None; one that died while it waited (`usable` says) is discarded."""
         self._forks[z] = self._forks.get(z, 0) + 1
         self._taken[z] = self._taken.get(z, 0) + 1
+        self._round[z] = self._round.get(z, 0) + 1
         waiting = self.waiting.get(z, [])
         if waiting:
             z.poll(0)      # the zygote's news first: a child that died while it waited is not used
@@ -53,11 +56,23 @@ class ForkedAhead:
             discard(child)
         return None
 
-    def fork(self, z: _Zygote, fork_now: Callable[[_Zygote], Child]) -> None:
-        """Forks `z`'s next child now, from its second child on (not when topped up between gradings)."""
-        if self.when_idle or self.waiting.get(z) or self._forks.get(z, 0) < 2 or z.dead:
+    def fork(self, z: _Zygote, fork_now: Callable[[_Zygote], Child], most: int = 3) -> None:
+        """Forks `z`'s next children now, from its second child on (not when topped up between
+        gradings): as many waiting as the last submission took of `z` (at most `most`). The numpy
+        zygote serves two stems a submission, the second opened a moment after the first: with one
+        child waiting, the second took the child forked for it a moment before, still being placed
+        in its cgroup."""
+        if self.when_idle or self._forks.get(z, 0) < 2:
             return
-        self._fork_into(z, fork_now)
+        wanted = max(1, min(most, self._per_round.get(z, 1)))
+        while not z.dead and len(self.waiting.get(z, [])) < wanted:
+            if not self._fork_into(z, fork_now):
+                break
+
+    def end_round(self) -> None:
+        """A submission is graded: what it took of each zygote is what the next is expected to take."""
+        if self._round:
+            self._per_round, self._round = self._round, {}
 
     def top_up(self, fork_now: Callable[[_Zygote], Child], most: int = 3) -> None:
         """Between gradings: as many children waiting for each zygote as the last grading took

@@ -402,6 +402,7 @@ class Sandbox:
     def drop_ahead(self) -> None:
         """Closes the sessions opened ahead that nobody asked for (the submission is done)."""
         self._sessions_ahead.drop()
+        self._ahead.end_round()
 
     def close(self) -> None:
         if self._closed:
