@@ -122,7 +122,7 @@ def cmd_grade(args, console: Console) -> int:
     if args.jobs is not None and args.jobs < 0:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
-    jobs = args.jobs or None      # None: one per core (LocalGrading)
+    jobs = args.jobs or None      # None: as LocalGrading picks (one per core, one more for a large class)
     roster = None
     if args.roster:
         from autograder.intake.roster import RosterError, read_roster
@@ -302,7 +302,8 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("class_dir", metavar="CLASS_DIR")
     grade.add_argument("--out", required=True, metavar="OUT", help="where grades.csv and results/ are written")
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                       help="submissions graded at once, each in its own sandbox (default: one per core)")
+                       help="submissions graded at once, each in its own sandbox (default: one per core, "
+                            "and one more from 150 students)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
     grade.add_argument("--no-isolation", action="store_true",
                        help="grade even where the sandbox cannot isolate submissions (no user namespaces, "

@@ -309,7 +309,7 @@ def main(argv=None) -> int:
         shutil.rmtree(class_dir, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
         kinds = build_class(class_dir, args.students)
-        jobs = lanes_for(args.jobs or None)     # what `attnkit grade` does without --jobs
+        jobs = lanes_for(args.jobs or None, args.students)     # what `attnkit grade` does without --jobs
         print(f"class: {len(kinds)} students ({', '.join(f'{k} {v}' for k, v in sorted(_count(kinds).items()))})")
         print(f"grading with --jobs {jobs} on {os.cpu_count()} cores; call_timeout {args.call_timeout:g} s, "
               f"import_timeout {args.import_timeout:g} s; load average {os.getloadavg()[0]:.1f}")

@@ -11,8 +11,10 @@ sandboxes, and the kernel's work for them), so run it on a quiet machine; busy c
 wall-ms. The grader's own CPU is printed apart. Issue 23.1's bars: 200 core-ms per correct
 submission, 1.9 of 2 cores busy. This is a benchmark, not a test: nothing is asserted.
 
-Without --jobs, the lanes are `attnkit grade`'s: one per core. `--jobs 3` on 2 cores measures what a
-lane more than the cores costs and fills.
+Without --jobs, both sizes are graded with the lanes `attnkit grade` picks for the larger class (one
+per core, and one more from 150 students: class_run.lanes_for), so that the difference measures those
+lanes' steady state and not the start of a lane only the larger run has. `--jobs 2` on 2 cores
+measures one lane per core.
 """
 
 from __future__ import annotations
@@ -70,16 +72,20 @@ def grade(folder: Path, out: Path, jobs: int | None) -> tuple[float, float, floa
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="30,150", help="the two class sizes (default 30,150)")
-    ap.add_argument("--jobs", type=int, default=None, help="lanes at both sizes (default: as attnkit grade picks)")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="lanes at both sizes (default: as attnkit grade picks them for the larger class)")
     args = ap.parse_args()
     small, large = (int(x) for x in args.sizes.split(","))
+    from autograder.grading.class_run import lanes_for
+
+    jobs = lanes_for(args.jobs or None, large)
     with tempfile.TemporaryDirectory(prefix="attnkit-copies-") as tmp:
         root = Path(tmp)
-        grade(copies(root / "warm", 2), root / "warm-out", args.jobs)      # bytecode and reference cache
-        runs = {n: grade(copies(root, n), root / f"out-{n}", args.jobs) for n in (small, large)}
+        grade(copies(root / "warm", 2), root / "warm-out", jobs)      # bytecode and reference cache
+        runs = {n: grade(copies(root, n), root / f"out-{n}", jobs) for n in (small, large)}
     load = os.getloadavg()
-    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} after; lanes: "
-          f"{args.jobs or 'as attnkit grade picks them'}")
+    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} after; lanes: {jobs}"
+          f"{'' if args.jobs else f' (as attnkit grade picks them for {large} students)'}")
     for n, (wall, busy, grader) in runs.items():
         print(f"  {n:5d} copies of the solutions: wall {wall:6.2f} s, machine busy {busy:6.2f} core-s, "
               f"the grader itself {grader:5.2f} core-s")

@@ -132,7 +132,7 @@ def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float
     try:
         course = bench_course(root, call_timeout, import_timeout)
         build_class(root / "class", n)
-        jobs = lanes_for(jobs or None)     # what `attnkit grade` does without --jobs
+        jobs = lanes_for(jobs or None, n)     # what `attnkit grade` does without --jobs
         # (wall, core-s, machine) at the first and the last counted result, and at the last one
         first = min(max(skip, 1), n - 1)
         last = max(first + 1, n - max(tail, 0))

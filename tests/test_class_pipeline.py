@@ -161,3 +161,18 @@ def test_a_childs_state_is_read_from_its_threads(tmp_path):
         for proc in (busy, asleep):
             proc.kill()
             proc.wait()
+
+
+def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
+    """Without --jobs: one lane per core, and one more from SPARE_LANE_FROM students to grade (it
+    fills the moments a lane waits; its sandbox's start is paid back from about that size). --jobs
+    is taken as given."""
+    monkeypatch.setattr(class_run, "default_jobs", lambda: 2)
+    assert class_run.lanes_for(None, class_run.SPARE_LANE_FROM - 1) == 2
+    assert class_run.lanes_for(None, class_run.SPARE_LANE_FROM) == 3
+    assert class_run.lanes_for(2, 10_000) == 2 and class_run.lanes_for(5, 3) == 5
+    grading = LocalGrading(course, jobs=None, isolation=False, preflight=False)
+    for to_grade, lanes in ((3, 2), (class_run.SPARE_LANE_FROM, 3)):
+        grading.start((), to_grade)
+        assert (grading.jobs, grading.in_flight, grading.cores.n) == (lanes, 2 * lanes, lanes)
+        grading.close()

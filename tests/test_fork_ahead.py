@@ -188,3 +188,32 @@ def test_where_the_zygote_cannot_place_a_child_the_grader_does(course, monkeypat
         with sandbox.session("attention", SOURCE, "attention.py") as s:   # _settle's own fallback
             assert s.call("pid", returns="array").status == "ok"
             assert _in_group(s._child)
+
+
+def test_a_fork_that_failed_is_asked_for_once_more_then_said(course, monkeypatch):
+    """The grader reads the zygote's answer to a fork only when it needs it: a fork that failed
+    (no memory, no pids left) shows at the import's answer, and the child is asked for once more,
+    as a failed fork always was; twice failed, the import says the sandbox could not start it."""
+    from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
+
+    answer = _Zygote.fork_answer
+    for failures, status in ((1, "ok"), (2, "crashed")):
+        left = [failures]
+
+        def failing(self, request, timeout=30.0):
+            if left[0] and timeout > 0:
+                left[0] -= 1
+                answer(self, request, timeout)        # the child exists; as far as the grader knows, not
+                raise _ZygoteDied("fork failed: [Errno 11] Resource temporarily unavailable")
+            return answer(self, request, timeout)
+
+        monkeypatch.setattr(_Zygote, "fork_answer", failing)
+        with Sandbox(course.limits) as sandbox:
+            with sandbox.session("attention", SOURCE, "attention.py") as s:
+                outcome = s.import_outcome
+                assert outcome.status == ("ok" if status == "ok" else "not_run"), outcome
+                if status == "ok":
+                    assert s.call("pid", returns="array").status == "ok"
+                else:
+                    assert "the sandbox could not start a process (fork failed" in outcome.message, outcome
+                    assert outcome.reason == "sandbox"

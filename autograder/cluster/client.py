@@ -114,7 +114,7 @@ class ClusterGrading:
         self.executor = None
         self._staged: dict[str, tuple[tuple[str, ...], list[str]]] = {}
 
-    def start(self, hide: tuple[str, ...]) -> Preflight:
+    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
         # Each worker checks its jail at setup and runs the preflight before its first task.
         plugin = SandboxPlugin(self.course.limits, hide, self.course.seed, self.isolation, self.preflight)
         ensure_plugin(self.client, plugin)

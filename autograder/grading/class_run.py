@@ -50,8 +50,9 @@ class Grading(Protocol):
 
     in_flight: int                       # submissions out at once
 
-    def start(self, hide: tuple[str, ...]) -> Preflight:
-        """Start the workers (the jail checked) and run the preflight; raise if they cannot grade."""
+    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
+        """Start the workers (the jail checked) for `to_grade` students and run the preflight;
+        raise if they cannot grade."""
 
     def submit(self, student: Student) -> cf.Future:
         """Grade one student somewhere; the future's value goes to `receive`."""
@@ -96,7 +97,7 @@ class ClassRun:
         held = contextlib.ExitStack()
         try:
             if todo:
-                checked = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())))
+                checked = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())), len(todo))
             if self.on_preflight:
                 self.on_preflight(checked)
             held.enter_context(_held_for_the_run())
@@ -267,9 +268,15 @@ def _prepare(out: Path) -> None:
             pass
 
 
-def lanes_for(jobs: int | None) -> int:
-    """How many students are graded at once: `jobs`, or one per core (LocalGrading says why no more)."""
-    return max(1, jobs) if jobs is not None else default_jobs()
+SPARE_LANE_FROM = 150    # students to grade from which an automatic run adds a lane (LocalGrading says why)
+
+
+def lanes_for(jobs: int | None, to_grade: int) -> int:
+    """How many students are graded at once: `jobs`; for None one per core, and one more for a
+    class of SPARE_LANE_FROM or more to grade."""
+    if jobs is not None:
+        return max(1, jobs)
+    return default_jobs() + (1 if to_grade >= SPARE_LANE_FROM else 0)
 
 
 class LocalGrading:
@@ -280,20 +287,23 @@ class LocalGrading:
     free sandbox or on one started then (the sleeping submission's sandbox is busy until its
     timeout). Sandboxes are not tied to threads: a lane takes a free one for each student.
 
-    `jobs=None`: one lane per core. About 14% of the two cores' time stays idle then (the kernel's
-    RCU grace periods when a child joins its cgroup, one lane waiting for the other's turn in the
-    grader's interpreter, a child waiting for its next request), and a third lane on 2 cores fills
-    most of it (1.87-1.88 cores busy instead of 1.71-1.75), but it does not grade faster: the
-    interleaving costs as much core time as it fills (223 core-ms a correct submission instead of
-    210, 119-120 wall-ms instead of 122-123, 30 -> 300 copies), and its sandbox's start (about
-    0.9 s, 3 core-s, 370 MB) is not paid back at 150 (129-130 wall-ms against 119-122) nor on 200
-    students of the benchmark's mix (200-204 ms against 199). Measured 2026-11-25 with
-    benchmarks/bench_copies.py and bench_class.py; `--jobs 3` still asks for it."""
+    `jobs=None`: one lane per core, and one more for a class of SPARE_LANE_FROM students or more to
+    grade. With one lane per core, about 8% of the two cores' time stays idle (1.83-1.89 cores busy,
+    30 -> 210 copies of the solutions): `perf sched` puts a quarter of the idle moments on a lane
+    waiting for the interpreter (the other lane's checks, the main thread's recording), most of
+    the rest on a child waiting for its lane's next request. A third lane on 2 cores fills them
+    (1.90-1.95 cores busy) and grades faster: in six pairs alternating with two lanes (2026-11-25,
+    a machine whose page faults were slow), 196 against 210 wall-ms and 376 against 385 core-ms
+    a submission (means). Its sandbox's start (about 4.6 core-s for its three zygotes, 370 MB) is
+    paid back in wall time from about 150 students. Until the children stopped holding their lane
+    while they joined their cgroups (zygote.py), the same third lane graded no faster (the morning
+    before: 223 against 210 core-ms, 119-120 against 122-123 wall-ms). `--jobs N` sets the lanes."""
 
     def __init__(self, course: CourseConfig, jobs: int | None = 1, *, isolation: bool = True,
                  preflight: bool = True):
         self.course, self.isolation, self.preflight = course, isolation, preflight
-        self._lanes(lanes_for(jobs))
+        self.requested = jobs
+        self._lanes(lanes_for(jobs, 0))
         self._free: list[Sandbox] = []       # warm sandboxes no lane holds; the last one freed first
         self._all: list[Sandbox] = []
         self._lock = threading.Lock()
@@ -308,8 +318,9 @@ class LocalGrading:
         self.in_flight = 2 * jobs
         self.cores = Cores(jobs)
 
-    def start(self, hide: tuple[str, ...]) -> Preflight:
+    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
         self.hide = hide
+        self._lanes(lanes_for(self.requested, to_grade))
         self._pool = cf.ThreadPoolExecutor(self.in_flight, thread_name_prefix="attnkit-grader")
         # The jail is checked once, here, before any student's code runs (the first sandbox is kept).
         try:

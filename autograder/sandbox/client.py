@@ -155,13 +155,25 @@ class Sandbox:
         frame = init_frame(child, stem, filename, source, provided, self.limits, stems=self.stems,
                            blocked=self.blocked, nproc=self.cgroups is None)
         sent = self.send(child, frame, timeout)
+        sent.again = (stem, source, filename, provided, needs, timeout)
         if not self._closed:
             self._ahead.fork(child.zygote, self._fork_now)      # while this child imports
         return sent
 
     def finish_spawn(self, sent: Sent, filename: str, provided: dict) -> tuple[Child, CallOutcome]:
-        """How the import of a `begin_spawn` went: (the child, its import outcome)."""
-        return sent.child, import_outcome(sent.child, self.receive(sent, provided), filename, sent.timeout)
+        """How the import of a `begin_spawn` went: (the child, its import outcome). A child whose
+        fork failed (its answer read only now) is asked for once more, as a failed fork always was."""
+        reply = self.receive(sent, provided)
+        if sent.child.unborn and sent.again is not None and not self._closed:
+            again = self.begin_spawn(*sent.again)
+            if isinstance(again, CallOutcome):
+                return sent.child, again
+            again.again = None
+            sent, reply = again, self.receive(again, provided)
+        if sent.child.unborn:
+            return sent.child, CallOutcome("not_run", reason=Reason.SANDBOX,
+                                           message=f"the sandbox could not start a process ({sent.child.unborn})")
+        return sent.child, import_outcome(sent.child, reply, filename, sent.timeout)
 
     def _fork(self, z: _Zygote) -> Child:
         """A child of `z`: the one forked ahead if it is still waiting, else one forked now."""

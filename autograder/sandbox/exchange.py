@@ -198,6 +198,7 @@ class Sent:
     start: int
     timeout: float
     failed: Any = None                # a CallOutcome
+    again: tuple | None = None        # a new child's import: how to ask for it again if its fork failed
 
 
 def init_frame(child: Child, stem: str, filename: str, source: Any, provided: dict, limits: Limits, *,
