@@ -176,3 +176,24 @@ def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
         grading.start((), to_grade)
         assert (grading.jobs, grading.in_flight, grading.cores.n) == (lanes, 2 * lanes, lanes)
         grading.close()
+
+
+def test_the_interpreter_changes_hands_more_often_while_a_class_is_graded(tmp_path, course, monkeypatch):
+    """A lane whose child answered waits for the interpreter at most SWITCH_INTERVAL while another
+    thread computes (not Python's 5 ms); the setting is the caller's again after the run."""
+    import sys
+
+    (tmp_path / "class" / "ada").mkdir(parents=True)
+    (tmp_path / "class" / "ada" / "attention.py").write_text("x = 1\n", encoding="utf-8")
+    seen: list[float] = []
+
+    def grade_student(student, course, box):
+        seen.append(sys.getswitchinterval())
+        return unanswered(student, course, "stand-in", "refused")
+
+    monkeypatch.setattr(class_run, "grade_student", grade_student)
+    before = sys.getswitchinterval()
+    ClassRun(tmp_path / "class", tmp_path / "out", course).run(
+        LocalGrading(course, jobs=1, isolation=False, preflight=False))
+    assert seen == [class_run.SWITCH_INTERVAL] and before > class_run.SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
