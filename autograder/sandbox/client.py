@@ -410,6 +410,9 @@ class Sandbox:
         likely take are forked now, and none while it runs (ahead.py)."""
         if not self._closed:
             self._ahead.top_up(self._fork_now)
+            for children in self._ahead.waiting.values():     # nobody waits now: ready before the save
+                for child in children:
+                    self._settle(child)
 
     def drop_ahead(self) -> None:
         """Closes the sessions opened ahead that nobody asked for (the submission is done)."""
