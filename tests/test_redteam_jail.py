@@ -330,6 +330,33 @@ def test_memory_is_capped_for_all_processes_of_a_child_together(sandbox):
     assert out.status != "ok" or out.value[0] * 150 < LIMITS.group_memory_mb, out
 
 
+def test_a_submission_holds_no_descriptor_but_its_own_four(sandbox):
+    """The zygote is handed the child's cgroup.procs files, opened by the grader (as root: writable
+    with root's rights); the child inherits them until its gate opens. A student's code looks for
+    any descriptor it could write a pid into: it finds /dev/null, its output and its socket only."""
+    code = """
+    import os
+    import stat
+
+    def descriptors():
+        found = []
+        for fd in range(0, 65536):
+            try:
+                st = os.fstat(fd)
+            except OSError:
+                continue
+            found.append([fd, st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode)])
+        return found
+    """
+    with sandbox.session("attention", src(code), "attention.py") as s:
+        out = s.call("descriptors", timeout=10)
+        group = s._child.cgroup
+        files = [os.stat(os.path.join(d, "cgroup.procs")) for d in group.dirs.values()] if group is not None else []
+    assert out.status == "ok", out
+    assert [int(row[0]) for row in out.value] == [0, 1, 2, 3]
+    assert not {(int(row[1]), int(row[2])) for row in out.value} & {(f.st_dev, f.st_ino) for f in files}
+
+
 def test_a_slow_correct_submission_meets_its_budget_and_the_class_moves_on(sandbox):
     code = """
     import time
