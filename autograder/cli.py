@@ -302,8 +302,7 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("class_dir", metavar="CLASS_DIR")
     grade.add_argument("--out", required=True, metavar="OUT", help="where grades.csv and results/ are written")
     grade.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                       help="submissions graded at once, each in its own sandbox (default: one per core, "
-                            "and one more from 150 students)")
+                       help="submissions graded at once, each in a sandbox (default: one per core, +1 from 150 students)")
     grade.add_argument("--regrade", action="store_true", help="ignore results from an earlier run and start over")
     grade.add_argument("--no-isolation", action="store_true",
                        help="grade even where the sandbox cannot isolate submissions (no user namespaces, "

@@ -8,9 +8,8 @@ fork and the kernel's move into a cgroup (mostly a wait: 5-12 ms on cgroup v1, i
 in the grader's lane) overlap that work instead of coming before the next child. Once in its
 cgroup, a child forked ahead builds its jail and starts its worker, which then waits: it sees no
 submission before its first frame (inside/monitor.py), and the session that takes it starts the
-import at once. Where a student waits
-between saves (`attnkit check --watch`), the children are forked then instead (`top_up`): as many
-as the last grading took, none while a grading runs.
+import at once. Where a student waits between saves (`attnkit check --watch`), the children are
+forked then instead (`top_up`): as many as the last grading took, none while a grading runs.
 
 `SessionsAhead`: the next stem of a submission, importing in its own child while the grader
 checks the current one (`Sandbox.open_ahead`; autograder.grading.submission opens each stem one

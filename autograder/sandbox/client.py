@@ -39,6 +39,12 @@ from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _not_started(status: str, why: str) -> CallOutcome:
+    """A child that could not be started (its fork failed, or the zygote died): the sandbox's
+    failure, not the student's."""
+    return CallOutcome(status, reason=Reason.SANDBOX, message=f"the sandbox could not start a process ({why})")
+
+
 class Sandbox:
     """Warm zygotes (numpy-only and torch, each started when first needed); `session()` forks a
     child per stem of a submission. Use from one thread; several Sandboxes can run at once."""
@@ -150,8 +156,7 @@ class Sandbox:
                 break
             except (_ZygoteDied, SandboxError) as err:
                 if attempt == 2:
-                    return CallOutcome("not_run", reason=Reason.SANDBOX,
-                                       message=f"the sandbox could not start a process ({err})")
+                    return _not_started("not_run", str(err))
         frame = init_frame(child, stem, filename, source, provided, self.limits, stems=self.stems,
                            blocked=self.blocked, nproc=self.cgroups is None)
         sent = self.send(child, frame, timeout)
@@ -171,8 +176,7 @@ class Sandbox:
             again.again = None
             sent, reply = again, self.receive(again, provided)
         if sent.child.unborn:
-            return sent.child, CallOutcome("not_run", reason=Reason.SANDBOX,
-                                           message=f"the sandbox could not start a process ({sent.child.unborn})")
+            return sent.child, _not_started("not_run", sent.child.unborn)
         return sent.child, import_outcome(sent.child, reply, filename, sent.timeout)
 
     def _fork(self, z: _Zygote) -> Child:
@@ -271,8 +275,7 @@ class Sandbox:
         child = sent.child
         self._settle(child)
         if child.unborn:
-            return CallOutcome("crashed", reason=Reason.SANDBOX,
-                               message=f"the sandbox could not start a process ({child.unborn})")
+            return _not_started("crashed", child.unborn)
         if restart_clock:
             sent.deadline = self._deadline(child, sent.timeout)
         try:
@@ -317,8 +320,7 @@ class Sandbox:
     def _crashed(self, child: Child, start: int) -> CallOutcome:
         z = child.zygote
         if child.pid is None:     # its fork failed (the pid settles here): nothing ran
-            return CallOutcome("crashed", reason=Reason.SANDBOX,
-                               message=f"the sandbox could not start a process ({child.unborn or 'no answer'})")
+            return _not_started("crashed", child.unborn or "no answer")
         info = z.wait_exit(child.pid, 2.0)
         if info is None and not z.alive():
             message, reason = "the sandbox's server process died", Reason.SANDBOX

@@ -4,8 +4,9 @@
     zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init --fork--> worker   (monitor)
 
 The zygote clones the *init* straight into its namespaces (kernel.clone): it waits on its gate
-until it is in its cgroup, tells the grader its pid, builds the private folders (jail.py), forks the worker (child.py) and reaps; when it
-exits, the kernel kills every process left in the namespace, and the zygote reports its exit
+until it is in its cgroup, tells the grader its pid, builds the private folders (jail.py), forks
+the worker (child.py) and reaps; when it exits, the kernel kills every process left in the
+namespace, and the zygote reports its exit
 (a signal n that killed the worker as code 128 + n: pid 1 cannot die of its own signal).
 Where the zygote cannot clone (another architecture, a thread beside it, a kernel that says no),
 it forks a *monitor*, which does the same waiting, unshares, forks the init, and then only waits
