@@ -3,7 +3,7 @@
 See docs/architecture.md ("The sandbox protocol") and docs/security.md. Two sides, one job per module.
 
 In the grader (this package): client (Sandbox), zygotes (the warm zygotes it forks from), session
-(Session: one stem in one child), outcome (the types), exchange (one request/answer with a child), zygote_process (the zygote as a process),
+(Session: one stem in one child), answers (what a child's answer or end comes to), outcome (the types), exchange (one request/answer with a child), zygote_process (the zygote as a process),
 early (zygotes started before the grader's imports), cgroups (a child's processes as one unit,
 killing), validate (values and figures from a child), provided (answering a child's calls of the
 reference's functions).

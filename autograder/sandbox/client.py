@@ -32,7 +32,8 @@ from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.cores import Cores
 from autograder.intake.literals import inert_values
 from autograder.sandbox.inert import InertSession
-from autograder.sandbox.session import Session, clean, exit_text, import_outcome
+from autograder.sandbox.answers import clean, exit_text, import_outcome
+from autograder.sandbox.session import Session
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
 

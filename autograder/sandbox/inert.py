@@ -7,7 +7,7 @@ are read without running anything: autograder/intake/literals.py (`inert_values`
 
 `InertSession` answers a request for such a value the way a child would: the same conversion
 (`inside/convert.reply`), the same frame bytes read back by the same reader (`protocol`), the
-same outcome (`session.read_answer`). Anything else -- a call, a name the file does not bind
+same outcome (`answers.read_answer`). Anything else -- a call, a name the file does not bind
 with a literal, an answer that could not be framed -- goes to a real child, opened then, so the
 file's grade never depends on which of the two answered.
 """
@@ -19,7 +19,7 @@ from typing import Any
 from autograder.intake.literals import UNBOUND
 from autograder.sandbox.inside import convert, protocol
 from autograder.sandbox.outcome import CallOutcome
-from autograder.sandbox.session import read_answer
+from autograder.sandbox.answers import read_answer
 from autograder.sandbox.validate import check_kind
 
 
