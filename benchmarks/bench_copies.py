@@ -2,6 +2,8 @@
 
     python benchmarks/bench_copies.py                   # 30 and 150 copies, lanes as `attnkit grade` picks
     python benchmarks/bench_copies.py --jobs 2          # the same number of lanes at both sizes
+    python benchmarks/bench_copies.py --against ../kit-f77c26c --rounds 2
+                                                        # this kit against a checkout of another commit
 
 `attnkit grade` (the command an instructor runs, in a new process) on a class of N copies of the
 kit's solutions, then of M copies; per submission is the difference between the two runs divided
@@ -15,6 +17,12 @@ Without --jobs, both sizes are graded with the lanes `attnkit grade` picks for t
 per core, and one more from 150 students: class_run.lanes_for), so that the difference measures those
 lanes' steady state and not the start of a lane only the larger run has. `--jobs 2` on 2 cores
 measures one lane per core.
+
+`--against DIR` compares with another checkout of the kit (`git worktree add ../kit-f77c26c f77c26c`:
+the tree issue 23 measured, 564 core-ms and 1.64 busy cores on its machine), graded the same way
+with the lanes its own `attnkit grade` picks, round after round in alternation, so that both meet
+the same machine: the ratio says what a figure measured on another machine becomes on this one.
+The solutions copied are this kit's, for both (the contract is the same).
 """
 
 from __future__ import annotations
@@ -56,12 +64,13 @@ def copies(root: Path, n: int) -> Path:
     return folder
 
 
-def grade(folder: Path, out: Path, jobs: int | None) -> tuple[float, float, float]:
-    """(wall s, machine busy core-s, grader core-s) of one `attnkit grade`."""
+def grade(folder: Path, out: Path, jobs: int | None, kit: Path = KIT) -> tuple[float, float, float]:
+    """(wall s, machine busy core-s, grader core-s) of one `attnkit grade` of the kit in `kit` (run
+    from that folder, whose package comes first on `python -c`'s path, whichever one is installed)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     cmd = [sys.executable, "-c", GRADER, "grade", str(folder), "--out", str(out), *(["--jobs", str(jobs)] if jobs else [])]
     busy, started = machine_busy(), time.perf_counter()
-    done = subprocess.run(cmd, cwd=KIT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, cwd=kit, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall, busy = time.perf_counter() - started, machine_busy() - busy
     if done.returncode != 0:
         raise SystemExit(f"attnkit grade failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -69,33 +78,62 @@ def grade(folder: Path, out: Path, jobs: int | None) -> tuple[float, float, floa
     return wall, busy, grader
 
 
+def per_submission(kit: Path, root: Path, small: int, large: int, jobs: int | None) -> dict:
+    """One measurement of `kit`: both sizes graded (after a warm-up run), the difference per submission."""
+    grade(copies(root / "warm", 2), root / "warm-out", jobs, kit)      # bytecode and reference cache
+    runs = {n: grade(copies(root, n), root / f"out-{n}", jobs, kit) for n in (small, large)}
+    (w0, b0, g0), (w1, b1, g1) = runs[small], runs[large]
+    per = large - small
+    core_ms, wall_ms, grader_ms = (b1 - b0) / per * 1000, (w1 - w0) / per * 1000, (g1 - g0) / per * 1000
+    return {"runs": runs, "core_ms": core_ms, "wall_ms": wall_ms, "grader_ms": grader_ms, "busy": core_ms / wall_ms}
+
+
+def show(label: str, small: int, large: int, m: dict) -> None:
+    for n, (wall, busy, grader) in m["runs"].items():
+        print(f"  {n:5d} copies of the solutions: wall {wall:6.2f} s, machine busy {busy:6.2f} core-s, "
+              f"the grader itself {grader:5.2f} core-s")
+    print(f"{label}per correct submission ({small} -> {large}): {m['core_ms']:.0f} core-ms (the grader "
+          f"{m['grader_ms']:.0f}), {m['wall_ms']:.0f} wall-ms, {m['busy']:.2f} cores busy", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="30,150", help="the two class sizes (default 30,150)")
     ap.add_argument("--jobs", type=int, default=None,
                     help="lanes at both sizes (default: as attnkit grade picks them for the larger class)")
+    ap.add_argument("--against", type=Path, help="another checkout of the kit, measured in alternation")
+    ap.add_argument("--rounds", type=int, default=1, help="measurements of each kit (default 1)")
     args = ap.parse_args()
     small, large = (int(x) for x in args.sizes.split(","))
     from autograder.grading.class_run import lanes_for
 
     jobs = lanes_for(args.jobs or None, large)
-    with tempfile.TemporaryDirectory(prefix="attnkit-copies-") as tmp:
-        root = Path(tmp)
-        grade(copies(root / "warm", 2), root / "warm-out", jobs)      # bytecode and reference cache
-        runs = {n: grade(copies(root, n), root / f"out-{n}", jobs) for n in (small, large)}
-    load = os.getloadavg()
-    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} after; lanes: {jobs}"
-          f"{'' if args.jobs else f' (as attnkit grade picks them for {large} students)'}")
-    for n, (wall, busy, grader) in runs.items():
-        print(f"  {n:5d} copies of the solutions: wall {wall:6.2f} s, machine busy {busy:6.2f} core-s, "
-              f"the grader itself {grader:5.2f} core-s")
-    (w0, b0, g0), (w1, b1, g1) = runs[small], runs[large]
-    per = large - small
-    core_ms, wall_ms, grader_ms = (b1 - b0) / per * 1000, (w1 - w0) / per * 1000, (g1 - g0) / per * 1000
-    print(f"per correct submission ({small} -> {large}): {core_ms:.0f} core-ms (the grader {grader_ms:.0f}), "
-          f"{wall_ms:.0f} wall-ms, {core_ms / wall_ms:.2f} cores busy")
-    print(f"issue 23.1: 200 core-ms {'met' if core_ms <= 200 else 'not met'}; "
-          f"1.9 busy cores {'met' if core_ms / wall_ms >= 1.9 else 'not met'}")
+    other = args.against.resolve() if args.against else None
+    if other is not None and not (other / "autograder" / "cli.py").is_file():
+        raise SystemExit(f"--against {args.against}: not a checkout of the kit (no autograder/cli.py there)")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before; lanes: {jobs}"
+          f"{'' if args.jobs else f' (as attnkit grade picks them for {large} students)'}"
+          f"{f'; against {other}, with the lanes its attnkit grade picks' if other else ''}", flush=True)
+    mine, theirs = [], []
+    for round_ in range(1, max(1, args.rounds) + 1):
+        for kit, kept, label in ((other, theirs, "against: "), (KIT, mine, "this kit: ")):
+            if kit is None:
+                continue
+            began = time.strftime("%H:%M:%S")
+            with tempfile.TemporaryDirectory(prefix="attnkit-copies-") as tmp:
+                m = per_submission(kit, Path(tmp), small, large, args.jobs if kit is other else jobs)
+            kept.append(m)
+            print(f"round {round_}, from {began} to {time.strftime('%H:%M:%S')}, {kit}")
+            show(label, small, large, m)
+    print(f"load average {os.getloadavg()[0]:.2f} after")
+    mean = {k: sum(m[k] for m in mine) / len(mine) for k in ("core_ms", "wall_ms", "busy")}
+    if theirs:
+        before = {k: sum(m[k] for m in theirs) / len(theirs) for k in ("core_ms", "wall_ms", "busy")}
+        print(f"means: this kit {mean['core_ms']:.0f} core-ms, {mean['wall_ms']:.0f} wall-ms, {mean['busy']:.2f} busy; "
+              f"against {before['core_ms']:.0f} core-ms, {before['wall_ms']:.0f} wall-ms, {before['busy']:.2f} busy: "
+              f"core-ms x{mean['core_ms'] / before['core_ms']:.2f}, wall-ms x{mean['wall_ms'] / before['wall_ms']:.2f}")
+    print(f"issue 23.1: 200 core-ms {'met' if mean['core_ms'] <= 200 else 'not met'}; "
+          f"1.9 busy cores {'met' if mean['busy'] >= 1.9 else 'not met'}")
 
 
 if __name__ == "__main__":

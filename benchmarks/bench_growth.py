@@ -6,7 +6,8 @@ memory at several class sizes.
 
 Each size is graded in a fresh process (so its peak memory is its own) on a synthetic class of
 that size (benchmarks/bench_class.py's mix: correct, notebooks, buggy, partial, stubs, a few that
-hang), with `grade_class`, what `attnkit grade` runs. Per submission, from the `--skip`-th result
+hang), with `grade_class`, what `attnkit grade` runs, with the lanes `attnkit grade` picks for the
+largest size at every size (so that growth is not a lane added on the way). Per submission, from the `--skip`-th result
 to the `--tail`-th before the last (the sandboxes' start and the preflight before it; the last
 results, when fewer are left than workers and one that hangs holds the run; the end-of-run
 reports: each printed apart):
@@ -132,7 +133,7 @@ def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float
     try:
         course = bench_course(root, call_timeout, import_timeout)
         build_class(root / "class", n)
-        jobs = lanes_for(jobs or None, n)     # what `attnkit grade` does without --jobs
+        jobs = lanes_for(jobs or None, n)     # main() passes the lanes of the largest size
         # (wall, core-s, machine) at the first and the last counted result, and at the last one
         first = min(max(skip, 1), n - 1)
         last = max(first + 1, n - max(tail, 0))
@@ -172,7 +173,8 @@ HEADER = f"{'size':>6} {'core-ms':>9} {'wall-ms':>9} {'busy':>6} {'machine':>8} 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="60,600,2000", help="class sizes, comma-separated")
-    p.add_argument("--jobs", type=int, default=0, help="default: as `attnkit grade` (one per core)")
+    p.add_argument("--jobs", type=int, default=0,
+                   help="lanes at every size (default: as `attnkit grade` picks them for the largest)")
     p.add_argument("--call-timeout", type=float, default=2.0)
     p.add_argument("--import-timeout", type=float, default=3.0)
     p.add_argument("--skip", type=int, default=10, help="results before the measured span (workers warming)")
@@ -181,6 +183,13 @@ def main(argv=None) -> int:
     p.add_argument("--memory-interval", type=float, default=0.5)
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)     # a child of this benchmark: one size
     args = p.parse_args(argv)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    if not args.jobs and args.one is None:
+        from autograder.grading.class_run import lanes_for
+
+        # One number of lanes for every size: else a lane only the larger classes have (one more
+        # from class_run.SPARE_LANE_FROM students) lands in the growth it is meant to measure.
+        args.jobs = lanes_for(None, max(sizes))
     settings = dict(jobs=args.jobs, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
                     skip=args.skip, memory_interval=args.memory_interval, tail=args.tail)
     if args.one is not None:
@@ -191,7 +200,7 @@ def main(argv=None) -> int:
           f"{args.skip} to the {args.tail}th before the last")
     print(HEADER, flush=True)
     rows = []
-    for n in (int(x) for x in args.sizes.split(",")):
+    for n in sizes:
         command = [sys.executable, __file__, "--one", str(n)] + \
             [f"--{k.replace('_', '-')}={v}" for k, v in settings.items()]
         done = subprocess.run(command, capture_output=True, text=True)
