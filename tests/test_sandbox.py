@@ -382,6 +382,27 @@ def test_call_module_with_state(sandbox):
         assert (out.status, out.message) == ("missing", "multihead.py defines no class Missing")
 
 
+def test_a_file_without_the_module_class_is_told_so_without_importing_torch(sandbox):
+    """A multihead.py of numpy functions only: asking for its module says "defines no class" at
+    once. Importing torch first (seconds of CPU) timed a loaded machine's call out instead."""
+    code = """
+    import sys
+    import numpy as np
+
+    def split_heads(x, num_heads):
+        return x
+
+    def torch_loaded():
+        return float("torch" in sys.modules)
+    """
+    x = np.ones((1, 2, 4), dtype=np.float32)
+    with sandbox.session("multihead", src(code), "multihead.py") as s:
+        assert s.call("torch_loaded", []).value == 0.0
+        out = s.call_module("MultiHeadAttention", init_args=[4, 2], forward_args=[x], returns=PAIR, timeout=0.3)
+        assert (out.status, out.message) == ("missing", "multihead.py defines no class MultiHeadAttention")
+        assert s.call("torch_loaded", []).value == 0.0
+
+
 # ====================================================================== errors in the student's code
 
 def test_missing_and_not_callable(sandbox):

@@ -307,6 +307,8 @@ class Worker:
         P = M.PROTOCOL
         op = header.get("op")
         kind = header.get("returns")
+        if op == "module":     # before its arguments are decoded: a missing class must not cost a torch import
+            return self.call_module(header, blobs, kind)
         if op == "attribute":
             name = header["name"]
             value = getattr(self.module, name, _MISSING)
@@ -324,8 +326,6 @@ class Worker:
             except BaseException as err:  # noqa: BLE001
                 return self.raised(err)
             return self.convert(value, kind)
-        if op == "module":
-            return self.call_module(header, blobs, args, kwargs, kind)
         if op == "calls":
             return self.call_each(header["function"], P.decode(header.get("calls", []), blobs, _make_tensor), kind)
         return {"status": "bad_return", "message": f"was asked an unknown request {op!r}"}
@@ -362,14 +362,16 @@ class Worker:
                           "message": f"{name} in {self.filename} is a {M.CONVERT.type_name(fn)}, not a function"}
         return fn, None
 
-    def call_module(self, header: dict, blobs: list, args, kwargs, kind) -> dict:
-        import torch
-
+    def call_module(self, header: dict, blobs: list, kind) -> dict:
         P, C = M.PROTOCOL, M.CONVERT
         name = header["class_name"]
         cls = getattr(self.module, name, _MISSING)
-        if cls is _MISSING:
+        if cls is _MISSING:     # said before torch is imported: a file without the class may not use torch
             return {"status": "missing", "message": f"{self.filename} defines no class {name}"}
+        import torch
+
+        args = P.decode(header.get("args", []), blobs, _make_tensor)
+        kwargs = P.decode(header.get("kwargs", {}), blobs, _make_tensor)
         init_args = P.decode(header.get("init_args", []), blobs, _make_tensor)
         init_kwargs = P.decode(header.get("init_kwargs", {}), blobs, _make_tensor)
         state = P.decode(header.get("state", {}), blobs, _make_tensor)
