@@ -1,5 +1,7 @@
 """The comparison every array check makes (handout/check_answers.py, shared with the handout's
-check.py): its fast closeness test is numpy's isclose wherever it is used."""
+check.py): its fast closeness test is numpy's isclose wherever it is used, and the verdict alone
+that diagnosis asks of mutants' answers (arrays_agree, compare_arrays' `agrees`) is the
+comparison's own."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.handout.check_answers import _isclose, array_problem
+from autograder.handout.check_answers import _isclose, array_problem, arrays_agree
 
 VALUES = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1.0, 1 + 1e-9])
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)
@@ -42,3 +44,30 @@ def test_array_problem_says_where_and_passes_what_is_close():
     both_nan = expected.copy()
     both_nan[0, 0] = np.nan
     assert array_problem("out", both_nan, both_nan, _Tol) is None
+
+
+class _Ctx:
+    tol = _Tol
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data(), SHAPES, SHAPES, TOLERANCES)
+def test_the_verdict_alone_is_the_comparisons_verdict(data, shape, other_shape, tolerances):
+    """Diagnosis matches an answer with each mutant's by `agrees`; it must say what the sentence
+    of array_problem / compare_arrays says, for any values (nan, inf, -0.0), shapes and lengths."""
+    from autograder.checks.base import compare_arrays
+
+    expected = data.draw(hnp.arrays(np.float64, shape, elements=VALUES))
+    noise = data.draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1e-12, 1e-7, 1e-5, 1e-3, 1.0])))
+    got = (expected + noise if data.draw(st.booleans())
+           else data.draw(hnp.arrays(np.float64, data.draw(st.sampled_from([shape, other_shape])), elements=VALUES)))
+    tol = type("Tol", (), dict(zip(("rtol", "atol"), tolerances)))
+    with np.errstate(all="ignore"):
+        assert arrays_agree(got, expected, tol) == (array_problem("x", got, expected, tol) is None)
+        pair = compare_arrays("output", "weights", weights=())
+        answer = tuple(data.draw(st.sampled_from([(got, got), (got, expected), (expected, got), (got,), (got, got, got)])))
+        ctx = type("Ctx", (), {"tol": tol})
+        assert pair.agrees(answer, (expected, expected), ctx) == (not pair(answer, (expected, expected), ctx))
+        one = compare_arrays("output", weights=())
+        assert one.agrees(got, expected, ctx) == (not one(got, expected, ctx))
+        assert not hasattr(compare_arrays("output", "weights"), "agrees")   # weights' properties: values_only's

@@ -19,7 +19,7 @@ import numpy as np
 from autograder.config import CourseConfig, Tolerance
 # What differs and where is said by the student's own checker (the handout's check_answers.py): a
 # student reads the same sentence on their laptop as in the grader's feedback.
-from autograder.handout.check_answers import array_problem, near_one, weights_problem  # noqa: F401
+from autograder.handout.check_answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
 # And so is what a check that tests a property with code finds wrong (check_properties.py).
 from autograder.handout.check_properties import PROPERTIES
 
@@ -191,8 +191,16 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
                 problems.append(problem)
         return problems
 
+    def agrees(answer, expected, ctx: Context) -> bool:
+        """`not compare(answer, expected, ctx)` of the values alone, said without its sentences."""
+        answers = (answer,) if len(names) == 1 else tuple(answer)
+        expecteds = (expected,) if len(names) == 1 else tuple(expected)
+        return all(arrays_agree(got, exp, ctx.tol) for _, got, exp in zip(names, answers, expecteds))
+
     if weights:
         compare.values_only = compare_arrays(*names, weights=())
+    else:
+        compare.agrees = agrees
     compare.names, compare.weights = names, weights   # for the handout's checker, which compares the same way
     return compare
 

@@ -130,7 +130,9 @@ def _agrees(check: Check, answer, mutant, ctx: Context) -> bool:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return not _matcher(check)(answer, mutant, ctx)
+            matcher = _matcher(check)
+            agrees = getattr(matcher, "agrees", None)      # the verdict alone, where the compare has one
+            return agrees(answer, mutant, ctx) if agrees is not None else not matcher(answer, mutant, ctx)
     except Exception:
         return False
 

@@ -52,6 +52,16 @@ def array_problem(name: str, got, expected, tol, *, atol: float | None = None) -
             f"{_fmt_index(name, idx)}: expected {_fmt(expected[idx])}, got {_fmt(got[idx])} ({tol_text})")
 
 
+def arrays_agree(got, expected, tol) -> bool:
+    """`array_problem(name, got, expected, tol) is None`, without the sentence: diagnosis asks it of
+    every mutant's answer, and most of them disagree (the sentence was most of the cost)."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape or (~np.isfinite(got) & np.isfinite(expected)).any():
+        return False
+    return bool(_isclose(got, expected, tol.rtol, tol.atol).all())
+
+
 def _isclose(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     """np.isclose(got, expected, rtol, atol, equal_nan=True), in one expression where every value
     is finite (where it is the same test: |got - expected| <= atol + rtol * |expected|): numpy's
