@@ -88,6 +88,11 @@ def per_submission(kit: Path, root: Path, small: int, large: int, jobs: int | No
     return {"runs": runs, "core_ms": core_ms, "wall_ms": wall_ms, "grader_ms": grader_ms, "busy": core_ms / wall_ms}
 
 
+def means(measured: list[dict]) -> dict:
+    """The mean core-ms, wall-ms and busy cores of one kit's rounds."""
+    return {k: sum(m[k] for m in measured) / len(measured) for k in ("core_ms", "wall_ms", "busy")}
+
+
 def show(label: str, small: int, large: int, m: dict) -> None:
     for n, (wall, busy, grader) in m["runs"].items():
         print(f"  {n:5d} copies of the solutions: wall {wall:6.2f} s, machine busy {busy:6.2f} core-s, "
@@ -126,9 +131,9 @@ def main() -> None:
             print(f"round {round_}, from {began} to {time.strftime('%H:%M:%S')}, {kit}")
             show(label, small, large, m)
     print(f"load average {os.getloadavg()[0]:.2f} after")
-    mean = {k: sum(m[k] for m in mine) / len(mine) for k in ("core_ms", "wall_ms", "busy")}
+    mean = means(mine)
     if theirs:
-        before = {k: sum(m[k] for m in theirs) / len(theirs) for k in ("core_ms", "wall_ms", "busy")}
+        before = means(theirs)
         print(f"means: this kit {mean['core_ms']:.0f} core-ms, {mean['wall_ms']:.0f} wall-ms, {mean['busy']:.2f} busy; "
               f"against {before['core_ms']:.0f} core-ms, {before['wall_ms']:.0f} wall-ms, {before['busy']:.2f} busy: "
               f"core-ms x{mean['core_ms'] / before['core_ms']:.2f}, wall-ms x{mean['wall_ms'] / before['wall_ms']:.2f}")

@@ -46,10 +46,6 @@ def test_array_problem_says_where_and_passes_what_is_close():
     assert array_problem("out", both_nan, both_nan, _Tol) is None
 
 
-class _Ctx:
-    tol = _Tol
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.data(), SHAPES, SHAPES, TOLERANCES)
 def test_the_verdict_alone_is_the_comparisons_verdict(data, shape, other_shape, tolerances):

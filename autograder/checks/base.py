@@ -178,11 +178,15 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
     (rows summing to 1): diagnosis uses it to ask whether an answer is what a mutant gives.
     """
 
-    def compare(answer, expected, ctx: Context) -> list[str]:
+    def named(answer, expected):
+        """(name, got, expected) for each array: one array, or a tuple of them, by `names`."""
         answers = (answer,) if len(names) == 1 else tuple(answer)
         expecteds = (expected,) if len(names) == 1 else tuple(expected)
+        return zip(names, answers, expecteds)
+
+    def compare(answer, expected, ctx: Context) -> list[str]:
         problems = []
-        for name, got, exp in zip(names, answers, expecteds):
+        for name, got, exp in named(answer, expected):
             problem = None
             if name in weights and np.shape(got) == np.shape(exp):
                 problem = weights_problem(name, got)
@@ -193,9 +197,7 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
 
     def agrees(answer, expected, ctx: Context) -> bool:
         """`not compare(answer, expected, ctx)` of the values alone, said without its sentences."""
-        answers = (answer,) if len(names) == 1 else tuple(answer)
-        expecteds = (expected,) if len(names) == 1 else tuple(expected)
-        return all(arrays_agree(got, exp, ctx.tol) for _, got, exp in zip(names, answers, expecteds))
+        return all(arrays_agree(got, exp, ctx.tol) for _, got, exp in named(answer, expected))
 
     if weights:
         compare.values_only = compare_arrays(*names, weights=())
