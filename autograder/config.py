@@ -1,26 +1,31 @@
-"""course.yml: load, validate, and say where a mistake is (file, key path, line)."""
+"""course.yml: the course's settings as frozen dataclasses; load, validate, say where a mistake is.
+
+The settings are plain dataclasses, their bounds written as `Constraints` (autograder/constraints.py):
+pydantic validates them where a course file is read for the first time (`_validated`), and a cold
+`attnkit check`, which reads a course validated before (autograder/course_cache.py), imports
+neither pydantic nor PyYAML.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model, field_serializer,
-                      field_validator)
-
+from autograder.constraints import Constraints
 from autograder.sandbox.outcome import Limits
 
 if TYPE_CHECKING:
     import yaml
 
-# PyYAML is imported where a course file is parsed: a file validated before comes from
-# autograder/course_cache.py, and the models build their validators when first used
-# (defer_build), so a cold `attnkit check` pays for neither.
+    from pydantic import ValidationError
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_COURSE = KIT_ROOT / "course.yml"
+FORBID_EXTRA = {"extra": "forbid"}     # pydantic's config of each type: a misspelt key is an error
 
 
 def cache_dir(part: str) -> Path:
@@ -37,77 +42,78 @@ class ConfigError(Exception):
     """A course.yml that cannot be used; the message names the key and line."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+@dataclass(frozen=True)
+class Tolerance:
+    __pydantic_config__ = FORBID_EXTRA
+    rtol: Annotated[float, Constraints(ge=0, le=1)]
+    atol: Annotated[float, Constraints(ge=0, le=1)]
 
 
-class Tolerance(_Strict):
-    rtol: float = Field(ge=0, le=1)
-    atol: float = Field(ge=0, le=1)
+@dataclass(frozen=True)
+class Tolerances:
+    """How close an array must be, by the dtype it is compared in. A course's tolerances are a
+    `course_tolerances()`, which adds each exercise's own (`tolerances.hand`, `tolerances.scaling`),
+    declared by its descriptor (Exercise.tolerances)."""
+    __pydantic_config__ = FORBID_EXTRA
+    float64: Tolerance = Tolerance(rtol=1e-5, atol=1e-8)
+    float32: Tolerance = Tolerance(rtol=1e-4, atol=1e-5)
 
 
-class Tolerances(_Strict):
-    """How close an array must be, by the dtype it is compared in. An exercise's own tolerances
-    (`tolerances.hand`, `tolerances.scaling`) are declared by its descriptor (Exercise.tolerances)
-    and validated with their types wherever a course is validated (CourseConfig._exercises_own)."""
-    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)   # checked against the descriptors after
-    # defaults made when needed (defer_build: a default made here would build the validator now)
-    float64: Tolerance = Field(default_factory=lambda: Tolerance(rtol=1e-5, atol=1e-8))
-    float32: Tolerance = Field(default_factory=lambda: Tolerance(rtol=1e-4, atol=1e-5))
+if TYPE_CHECKING:
+    CourseTolerances = Tolerances    # made at run time from the descriptors: course_tolerances()
+
+Points = Annotated[float, Constraints(ge=0, le=1000)]
 
 
-class CheckConfig(_Strict):
-    points: float = Field(ge=0, le=1000)
+@dataclass(frozen=True)
+class CheckConfig:
+    __pydantic_config__ = FORBID_EXTRA
+    points: Points
     hidden: bool = False
 
 
-class ExerciseConfig(_Strict):
+@dataclass(frozen=True)
+class ExerciseConfig:
+    __pydantic_config__ = FORBID_EXTRA
     title: str
-    checks: dict[str, Union[CheckConfig, float]]
+    # a check's points alone (`attention.softmax.rows: 1`) or its settings; held as CheckConfig
+    checks: dict[str, Union[CheckConfig, Points]]
 
-    @field_validator("checks")
-    @classmethod
-    def _points_only_shorthand(cls, checks):
-        return {cid: c if isinstance(c, CheckConfig) else CheckConfig(points=c) for cid, c in checks.items()}
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "checks", {cid: c if isinstance(c, CheckConfig) else CheckConfig(points=c)
+                                            for cid, c in self.checks.items()})
 
 
-class VariantsConfig(_Strict):
+@dataclass(frozen=True)
+class VariantsConfig:
     """Per-student variants (docs/variants.md): each student's numbers drawn from the course and their id."""
+    __pydantic_config__ = FORBID_EXTRA
     enabled: bool = False
     # What varies: the hand computation's inputs (and the handout's text showing them), the seeds of
     # the code checks' random inputs.
     vary: tuple[Literal["hand", "code"], ...] = ("hand", "code")
     # An environment variable whose value keys the draw, so a student id alone does not give the numbers.
-    secret_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    secret_env: Annotated[str, Constraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
 
 
-class CourseConfig(_Strict):
+@dataclass(frozen=True, kw_only=True)
+class CourseConfig:
+    __pydantic_config__ = FORBID_EXTRA
     course: str
     assignment: str = "self_attention"
-    seed: int = Field(ge=0, lt=2**63)
-    limits: Limits = Field(default_factory=Limits)      # the sandbox's own type, validated here
-    # Serialized as what it holds (the exercises' own tolerances too: the cluster's transport, the
-    # fingerprints); validated again with the exercises' types, the defaults included.
-    tolerances: SerializeAsAny[Tolerances] = Field(default_factory=Tolerances, validate_default=True)
+    seed: Annotated[int, Constraints(ge=0, lt=2**63)]
+    limits: Limits = field(default_factory=Limits)      # the sandbox's own type, validated here
+    # A course_tolerances(): the exercises' own too. The name is resolved where a course is
+    # validated or read back (course_types_namespace): the type is made from the exercises'
+    # descriptors, which import this module.
+    tolerances: CourseTolerances = field(default_factory=lambda: course_tolerances()())
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False
     # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
     # or always grade one form. (An untouched stub is never preferred to work.)
     both_forms: Literal["best", "py", "ipynb"] = "best"
-    variants: VariantsConfig = Field(default_factory=VariantsConfig)
+    variants: VariantsConfig = field(default_factory=VariantsConfig)
     exercises: dict[str, ExerciseConfig]
-
-    @field_validator("tolerances")
-    @classmethod
-    def _exercises_own(cls, tolerances: Tolerances) -> BaseModel:
-        return with_exercises_own(tolerances)
-
-    @field_serializer("tolerances")
-    def _dumped_as_held(self, tolerances: BaseModel, info) -> dict:
-        """As what it holds, through the held model's own serializer: a course read back from the
-        cache holds tolerances built without validation, whose serializer pydantic builds when
-        first asked from Python (a parent's serializer would find it not built)."""
-        return tolerances.model_dump(mode=info.mode)
 
     def check(self, check_id: str) -> CheckConfig:
         stem = check_id.split(".", 1)[0]
@@ -115,6 +121,43 @@ class CourseConfig(_Strict):
 
     def max_points(self, stem: str) -> float:
         return sum(c.points for c in self.exercises[stem].checks.values())
+
+
+def course_data(course: CourseConfig) -> dict:
+    """The course as JSON-able data, every setting with its value (the exercises' own tolerances
+    too): what the cluster's transport, the fingerprints, the report and the cache keep."""
+    return _jsonable(dataclasses.asdict(course))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return value
+
+
+def course_from_data(data: Any) -> CourseConfig:
+    """A course from data (course_data's, or a course file's): validated. Raises pydantic's
+    ValidationError."""
+    return _adapter().validate_python(data)
+
+
+@lru_cache(maxsize=1)
+def _adapter():
+    """pydantic's validator of CourseConfig, built once per process. The annotations are strings
+    (`from __future__ import annotations`); pydantic resolves them in the types' modules, and a
+    name none of them defines in the locals of the frame that builds the adapter: CourseTolerances,
+    made from the exercises' descriptors."""
+    from pydantic import TypeAdapter
+
+    CourseTolerances = course_tolerances()   # noqa: F841 -- resolves CourseConfig.tolerances' annotation
+    return TypeAdapter(CourseConfig)
+
+
+def course_types_namespace() -> dict[str, type]:
+    """The names the course's annotations use that no module defines (for typing.get_type_hints)."""
+    return {"CourseTolerances": course_tolerances()}
 
 
 def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
@@ -188,7 +231,7 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
         raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: cannot read the course file ({err})") from None
-    course = course_cache.remembered(raw, CourseConfig, _tolerances_model())
+    course = course_cache.remembered(raw)
     if course is None:
         course, root = _validated(path, text)
         course_cache.remember(raw, course)
@@ -214,8 +257,10 @@ def _validated(path: Path, text: str) -> tuple[CourseConfig, "yaml.Node | None"]
     twice = [f"{path}:{first} and {path}:{again}: {key} appears twice" for key, first, again in _repeated_keys(root)]
     if twice:   # YAML's loaders keep the last silently: the first would be ignored without a word
         raise ConfigError("invalid course file\n  " + "\n  ".join(twice))
+    from pydantic import ValidationError
+
     try:
-        course = CourseConfig.model_validate(data)
+        course = course_from_data(data)
     except ValidationError as err:
         raise _located(err, path, root) from None
     return course, root
@@ -231,31 +276,28 @@ def _located(err: ValidationError, path: Path, root) -> ConfigError:
     return ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines)))
 
 
-def exercise_tolerances() -> dict[str, tuple]:
+def exercise_tolerances() -> dict[str, tuple[Any, Any]]:
     """Every exercise's own tolerance settings (name -> (type, default)), from the descriptors."""
     from autograder.checks import EXERCISES    # the checks import this module: read when a course loads
 
+    base = {f.name for f in dataclasses.fields(Tolerances)}
     declared: dict[str, tuple] = {}
     for exercise in EXERCISES.values():
         for name, spec in exercise.tolerances.items():
-            if name in declared or name in Tolerances.model_fields:
+            if name in declared or name in base:
                 raise ValueError(f"tolerances.{name} is declared twice (again by {exercise.stem})")
             declared[name] = spec
     return declared
 
 
-def with_exercises_own(tolerances: Tolerances) -> BaseModel:
-    """The exercises' own tolerances (Exercise.tolerances) in their types, defaults filled in; a
-    name no exercise declares is an error."""
-    return _tolerances_model().model_validate(tolerances.model_dump())
-
-
 @lru_cache(maxsize=1)
-def _tolerances_model() -> type[BaseModel]:
-    """One model per process (two courses' tolerances compare equal only as instances of one class)."""
-    return create_model("CourseTolerances", __base__=_Strict, __module__=__name__,
-                        **{name: (info.annotation, info) for name, info in Tolerances.model_fields.items()},
-                        **exercise_tolerances())
+def course_tolerances() -> type[Tolerances]:
+    """The course's tolerances: Tolerances and the exercises' own, in the types and with the
+    defaults their descriptors declare. One type per process (two courses' tolerances compare
+    equal only as instances of one class)."""
+    own = [(name, annotation, field(default=default)) for name, (annotation, default) in exercise_tolerances().items()]
+    return dataclasses.make_dataclass("CourseTolerances", own, bases=(Tolerances,), frozen=True,
+                                      namespace={"__module__": __name__, "__pydantic_config__": FORBID_EXTRA})
 
 
 def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root, text: str) -> None:

@@ -56,8 +56,9 @@ class Exercise:
     # (autograder/reports/pictures.py: "weights" for attention answers, drawn as weights or as an
     # output by what the check compares; "scaling"; "figure")
     pictures: dict[str, str] = field(default_factory=dict)
-    # course.yml's `tolerances.<name>` settings only this exercise reads: name -> (type, default),
-    # validated with the course file (autograder/config.py), read by its checks from ctx.course
+    # course.yml's `tolerances.<name>` settings only this exercise reads: name -> (type, default), the
+    # type's bounds as Constraints (autograder/constraints.py); validated with the course file
+    # (autograder/config.py), read by its checks from ctx.course
     tolerances: dict[str, tuple] = field(default_factory=dict)
     # Names of the reference besides the graded ones that a mutant may replace: functions of a check's
     # inputs (the hand computation's `hand_answers`, which gives its answers for a student's variant).

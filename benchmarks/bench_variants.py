@@ -17,6 +17,7 @@ Nothing is asserted: the targets (ratio <= 1.2, 1,000 draws < 1 s) are printed b
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shutil
@@ -94,7 +95,7 @@ def main() -> None:
           f"({1000 * seconds / args.draws:.2f} ms each; target < 1 s for 1,000; load average {os.getloadavg()[0]:.1f})")
 
     off = load_course(KIT / "course.yml", known_checks=check_ids())
-    on = off.model_copy(update={"variants": off.variants.model_copy(update={"enabled": True})})
+    on = dataclasses.replace(off, variants=dataclasses.replace(off.variants, enabled=True))
     times: dict[str, list[float]] = {"off": [], "on": []}
     grader_cpu: dict[str, list[float]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory(prefix="attnkit-bench-variants-") as tmp:

@@ -8,7 +8,7 @@ import resource
 import sys
 from pathlib import Path
 
-from autograder.config import CourseConfig
+from autograder.config import CourseConfig, course_from_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 
 
@@ -22,7 +22,7 @@ def passed_result(student: str, course: CourseConfig) -> SubmissionResult:
 
 def canned_task(student: str, packed: bytes, course_json: str, kit: str, plugin_name: str) -> str:
     """What `grade_packed` answers for a correct submission, without grading it."""
-    result = passed_result(student, CourseConfig.model_validate_json(course_json))
+    result = passed_result(student, course_from_data(json.loads(course_json)))
     return json.dumps({"result": result.to_dict()}, allow_nan=False)
 
 

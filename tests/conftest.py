@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def course_at():
 
 @pytest.fixture(scope="session")
 def course(course_at):
-    """The kit's course.yml (a frozen CourseConfig: tests change it with model_copy)."""
+    """The kit's course.yml (a frozen CourseConfig: tests change it with dataclasses.replace)."""
     return course_at()
 
 

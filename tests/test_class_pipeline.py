@@ -3,6 +3,7 @@ student's files, the worker that graded them is already grading the next student
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from autograder.grading import class_run
@@ -55,7 +56,7 @@ def _graded_order(tmp_path, course, import_timeout: float, **limits) -> tuple[li
     import dataclasses
 
     limits = dataclasses.replace(course.limits, import_timeout=import_timeout, **limits)
-    course = course.model_copy(update={"limits": limits})
+    course = dataclasses.replace(course, limits=limits)
     results: list = []
     grading = LocalGrading(course, jobs=1, isolation=False, preflight=False)
     ClassRun(tmp_path / "class", tmp_path / "out", course,

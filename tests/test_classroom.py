@@ -10,6 +10,7 @@ that run's results.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -470,7 +471,7 @@ def test_feedback_follows_the_hint_policy_and_show_hidden(run):
     from autograder.sandbox import Sandbox
 
     def graded(**policy):
-        course = run.course.model_copy(update=policy)
+        course = dataclasses.replace(run.course, **policy)
         with Sandbox(course.limits) as sandbox:
             result = grade_submission(DEMO / "cleo", course, sandbox, student="cleo", stems=("attention",))
         checks = {c.check_id: c for c in result.checks}

@@ -3,6 +3,7 @@ typo in a new catalogue entry, observer or picture fails here rather than silent
 
 from __future__ import annotations
 
+import dataclasses
 import pytest
 
 from autograder.checks import EXERCISES
@@ -67,7 +68,7 @@ def test_the_hand_observer_counts_a_row_off_by_the_course_s_tolerance():
     answer[0] += 0.01           # within a loose course's tolerance, outside the default one
     answer[1] += 0.05
     course = load_course(DEFAULT_COURSE)
-    loose = course.model_copy(update={"tolerances": course.tolerances.model_copy(update={"hand": 0.02})})
+    loose = dataclasses.replace(course, tolerances=dataclasses.replace(course.tolerances, hand=0.02))
     strict_seen = observe(check, {}, answer, expected, Context(course, {}))
     loose_seen = observe(check, {}, answer, expected, Context(loose, {}))
     assert strict_seen.startswith("rows 0, 1 of CSM_SCORES are off"), strict_seen

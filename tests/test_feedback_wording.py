@@ -5,6 +5,7 @@ escaped; a hidden check is described by one sentence, the same in every output."
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -110,6 +111,6 @@ def test_every_output_says_the_same_of_a_hidden_check(course):
         assert HIDDEN_CHECK_NOTE in text, where
         assert "secret value" not in text and "after grading" not in text, where
         assert "the seed decides the numbers" in text, where              # the title is shown
-    shown = course.model_copy(update={"show_hidden": True})
+    shown = dataclasses.replace(course, show_hidden=True)
     assert "secret value" in feedback_markdown(result, shown) and HIDDEN_CHECK_NOTE not in \
         feedback_markdown(result, shown)

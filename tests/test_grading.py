@@ -1,6 +1,7 @@
 """The whole walk for one submission: solutions score full marks, untouched stubs score 0,
 an independent correct submission scores full marks, and mistakes stay in their exercise."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -197,7 +198,7 @@ def test_gradescope_results_follow_the_schema(course, sandbox):
 def test_the_hint_policy_decides_what_a_student_is_told(course, sandbox, policy):
     from autograder.diagnosis.advice import GENERIC_HINT
 
-    strict = course.model_copy(update={"hints": policy})
+    strict = dataclasses.replace(course, hints=policy)
     ex = grade_submission(DEMO / "cleo", strict, sandbox, stems=("attention",)).exercise("attention")
     masked = next(c for c in ex.checks if c.check_id == "attention.scaled_dot_product_attention.bool_mask")
     assert masked.status == "failed" and masked.score == 0 and "sums to" in masked.message
@@ -346,7 +347,7 @@ def test_the_hint_is_decided_once_and_hidden_checks_reveal_no_inputs(course, san
 
     folder = _copy(tmp_path, {"attention.py": ATTENTION_TEMPLATE.format(
         scores="Q @ np.swapaxes(K, -1, -2) @ np.eye(Q.shape[-1] + 1)", mask_test="if mask is not None:")})
-    generic = course.model_copy(update={"hints": "generic"})
+    generic = dataclasses.replace(course, hints="generic")
     ex = grade_submission(folder, generic, sandbox, stems=("attention",)).exercise("attention")
     assert all(c.hint == GENERIC_HINT for c in ex.checks if c.status in ("failed", "error"))
 

@@ -226,7 +226,7 @@ def _assignments(values: dict[str, np.ndarray]) -> str:
 
 
 def test_a_hanging_function_is_stopped(tmp_path):
-    quick = COURSE.model_copy(update={"limits": dataclasses.replace(COURSE.limits, call_timeout=1.0)})
+    quick = dataclasses.replace(COURSE, limits=dataclasses.replace(COURSE.limits, call_timeout=1.0))
     out = tmp_path / "handout"
     write_handout(out, quick)
     hangs = "\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n"

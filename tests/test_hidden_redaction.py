@@ -4,6 +4,7 @@ nbgrader cell's report and the pytest plugin's failure text (issue 19.3)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -62,7 +63,7 @@ def test_a_hidden_checks_missing_function_is_said_as_it_is(course):
 
 
 def test_with_show_hidden_every_output_shows_the_message(course):
-    shown = course.model_copy(update={"show_hidden": True})
+    shown = dataclasses.replace(course, show_hidden=True)
     for where, text in _outputs(shown).items():
         assert "0.7712" in text, where
 

@@ -4,6 +4,7 @@ the grader's side; and the notebook's practice cell on fresh numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -26,7 +27,7 @@ HAND = "hand_computation"
 
 
 def _with_variants(course, **settings):
-    return course.model_copy(update={"variants": VariantsConfig(enabled=True, **settings)})
+    return dataclasses.replace(course, variants=VariantsConfig(enabled=True, **settings))
 
 
 def _nested(matrix) -> list[list[float]]:

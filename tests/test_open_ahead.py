@@ -5,6 +5,7 @@ session nobody asked for is closed (issue 23.1: the cores stay busy, a check ans
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import time
@@ -98,7 +99,7 @@ def test_a_stem_imported_ahead_is_not_timed_by_when_its_answer_is_read(course, t
 
     shutil.copy(SOLUTIONS / "attention.py", tmp_path / "attention.py")
     (tmp_path / "hand_computation.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
-    course = course.model_copy(update={"limits": dataclasses.replace(course.limits, import_timeout=3.0)})
+    course = dataclasses.replace(course, limits=dataclasses.replace(course.limits, import_timeout=3.0))
     with Sandbox(course.limits) as sandbox:
         result = grade_submission(tmp_path, course, _warmed(sandbox), stems=("hand_computation", "attention"))
     assert result.exercise("hand_computation").checks[0].reason == "timeout"

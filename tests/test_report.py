@@ -9,8 +9,9 @@ Chromium (Debian's `chromium`), which must show every image and log no console e
 from __future__ import annotations
 
 import csv
-import io
+import dataclasses
 import html
+import io
 import json
 import os
 import shutil
@@ -336,7 +337,7 @@ def test_a_hidden_checks_picture_is_shown_only_with_show_hidden():
                                        type(c)(**{**c.__dict__, "visual": _weights_visual()}) for c in e.checks),
                 e.graded_file) for e in result.exercises), result.seed, result.assignment)
     assert "<figure" not in feedback_html(result, COURSE)
-    assert "<figure" in feedback_html(result, COURSE.model_copy(update={"show_hidden": True}))
+    assert "<figure" in feedback_html(result, dataclasses.replace(COURSE, show_hidden=True))
 
 
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])

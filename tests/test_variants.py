@@ -3,6 +3,7 @@ every path, copied hand answers flagged, per-student handouts, practice on fresh
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -135,7 +136,7 @@ def test_every_variant_is_vetted_and_the_vetting_turns_down_degenerate_numbers(v
 def test_a_secret_changes_the_numbers_and_is_required_once_named(varied, monkeypatch):
     from autograder.variants.draw import VariantError, variant_for
 
-    keyed = varied.model_copy(update={"variants": varied.variants.model_copy(update={"secret_env": "ATTNKIT_T_SECRET"})})
+    keyed = dataclasses.replace(varied, variants=dataclasses.replace(varied.variants, secret_env="ATTNKIT_T_SECRET"))
     monkeypatch.delenv("ATTNKIT_T_SECRET", raising=False)
     with pytest.raises(VariantError, match="ATTNKIT_T_SECRET"):
         variant_for(keyed, "ada")

@@ -9,6 +9,7 @@ client's memory does not grow with the class.
 
 from __future__ import annotations
 
+import json
 import os
 
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from autograder.grading.student import Student, grader_failure, kit_fingerprint
 from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
-from autograder.config import CourseConfig
+from autograder.config import CourseConfig, course_data
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.results import SubmissionResult
 
@@ -107,7 +108,7 @@ class ClusterGrading:
         self.client, self.course, self.owned, self.task = client, course, owned, task
         self.isolation, self.preflight = isolation, preflight
         self.in_flight = max(1, in_flight or default_in_flight(client))
-        self.course_json = course.model_dump_json()
+        self.course_json = json.dumps(course_data(course))
         self.kit = kit_fingerprint()
         self.stems = tuple(course.exercises)
         self.plugin_name = ""

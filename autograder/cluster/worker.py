@@ -27,7 +27,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from autograder.grading.student import Student, grade_student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
-from autograder.config import CourseConfig
+from autograder.config import CourseConfig, course_from_data
 from autograder.grading.class_run import class_sandbox
 from autograder.grading.preflight import PreflightFailed, run_preflight
 from autograder.results import SubmissionResult
@@ -187,7 +187,7 @@ def grade_packed(student: str, packed: bytes, course_json: str, kit: str, plugin
         plugin = _plugin(plugin_name)
         if plugin.refusal:
             return json.dumps({"refused": f"{plugin.refusal} (--no-isolation grades anyway)"})
-        course = CourseConfig.model_validate_json(course_json)
+        course = course_from_data(json.loads(course_json))
         failure = plugin.preflight_failure(course_json, course)
         if failure:
             return json.dumps({"refused": failure})

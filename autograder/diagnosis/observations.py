@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from autograder.config import Tolerances
+from autograder.config import course_tolerances
 
 if TYPE_CHECKING:
     from autograder.checks.base import Check, Context
@@ -292,7 +292,7 @@ def hand_values(prefix: str = "") -> Observer:
             seen = _weights_observation(inputs, got, exp, "weights", sum_tol=0.015)
             if seen:
                 return seen
-        tol = (ctx.course.tolerances if ctx is not None else Tolerances()).hand   # what the check allows
+        tol = (ctx.course.tolerances if ctx is not None else course_tolerances()()).hand   # what the check allows
         return _hand_observation(got, exp, tol, prefix + name.upper())
 
     return observer

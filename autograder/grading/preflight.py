@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from autograder.config import KIT_ROOT, CourseConfig
+from autograder.config import KIT_ROOT, CourseConfig, course_data
 
 SOLUTIONS = KIT_ROOT / "solutions"
 ENVIRONMENT_PACKAGES = ("numpy", "torch", "matplotlib", "pyseccomp")
@@ -119,7 +119,7 @@ def _marker(course: CourseConfig, solutions: Path, sandbox) -> Path:
 
     h = hashlib.sha256(b"preflight/1")
     h.update(kit_fingerprint().encode())
-    h.update(course.model_dump_json().encode())
+    h.update(json.dumps(course_data(course)).encode())
     for path in sorted(solutions.iterdir()):
         if path.is_file() and path.suffix in (".py", ".ipynb"):
             h.update(path.name.encode() + b"\0" + path.read_bytes())

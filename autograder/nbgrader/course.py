@@ -40,7 +40,7 @@ from pathlib import Path
 
 from autograder.build.exercises import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
                               to_notebook)
-from autograder.config import CourseConfig
+from autograder.config import CourseConfig, course_data
 
 NBGRADER_SCHEMA = 3
 SOURCE_DIR = "source"
@@ -357,7 +357,7 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     if course_file is not None and Path(course_file).is_file():
         course_copy.write_text(Path(course_file).read_text(encoding="utf-8"), encoding="utf-8")
     else:
-        course_copy.write_text(yaml.safe_dump(course.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+        course_copy.write_text(yaml.safe_dump(course_data(course), sort_keys=False), encoding="utf-8")
     written.append(course_copy)
     return written
 

@@ -14,7 +14,7 @@ import statistics
 from collections import Counter, defaultdict
 from urllib.parse import quote
 
-from autograder.config import CourseConfig
+from autograder.config import CourseConfig, course_data
 from autograder.contract import MISCONCEPTIONS
 from autograder.reports.grades_csv import ordered, submitted
 from autograder.reports.summary import trouble
@@ -43,7 +43,7 @@ def course_sha256(course: CourseConfig) -> str:
     """The sha256 of the course as graded, as canonical JSON (every setting with its defaults filled
     in, keys sorted, no spaces, UTF-8): two course files that grade alike hash alike, whatever
     their comments, key order or defaults spelled out (docs/report.md says how to compute it)."""
-    text = json.dumps(course.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(course_data(course), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -62,7 +62,7 @@ def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict
         "kit_version": kit_version(),
         "course_sha256": course_sha256(course),
         "settings": {"hints": course.hints, "show_hidden": course.show_hidden, "both_forms": course.both_forms,
-                     "limits": asdict(course.limits), "tolerances": course.tolerances.model_dump()},
+                     "limits": asdict(course.limits), "tolerances": asdict(course.tolerances)},
         "students": tally.n,
         "submitted": len(tally.totals),
         "max_score": max_total,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from annotated_types import Ge, Gt, Le
+from autograder.constraints import Constraints
 
 STATUSES = ("ok", "missing", "raised", "timeout", "crashed", "bad_return", "not_run")
 
@@ -44,19 +44,19 @@ class Limits:
 
     __pydantic_config__ = {"extra": "forbid"}     # a misspelt key in course.yml is an error
 
-    call_timeout: Annotated[float, Gt(0), Le(3600)] = 10.0      # s of CPU time per call (docs/security.md)
-    import_timeout: Annotated[float, Gt(0), Le(3600)] = 20.0    # s of CPU time executing the module
-    memory_mb: Annotated[int, Ge(64), Le(1 << 20)] = 2048       # each process (RLIMIT_AS); a child's together: 1.25 x + 64
-    cpu_seconds: Annotated[int, Ge(1), Le(86400)] = 120         # CPU time per child process (RLIMIT_CPU)
-    max_processes: Annotated[int, Ge(1), Le(4096)] = 32         # processes of one child together (pids cgroup / NPROC)
-    output_kb: Annotated[int, Ge(1), Le(1 << 20)] = 1024        # what a submission may print (RLIMIT_FSIZE of its capture)
-    submission_timeout: Annotated[float, Gt(0), Le(86400)] = 60.0   # wall s for all checks of one submission
+    call_timeout: Annotated[float, Constraints(gt=0, le=3600)] = 10.0      # s of CPU time per call (docs/security.md)
+    import_timeout: Annotated[float, Constraints(gt=0, le=3600)] = 20.0    # s of CPU time executing the module
+    memory_mb: Annotated[int, Constraints(ge=64, le=1 << 20)] = 2048       # each process (RLIMIT_AS); a child's together: 1.25 x + 64
+    cpu_seconds: Annotated[int, Constraints(ge=1, le=86400)] = 120         # CPU time per child process (RLIMIT_CPU)
+    max_processes: Annotated[int, Constraints(ge=1, le=4096)] = 32         # processes of one child together (pids cgroup / NPROC)
+    output_kb: Annotated[int, Constraints(ge=1, le=1 << 20)] = 1024        # what a submission may print (RLIMIT_FSIZE of its capture)
+    submission_timeout: Annotated[float, Constraints(gt=0, le=86400)] = 60.0   # wall s for all checks of one submission
     # The sandbox's own settings: the defaults suit every course.
-    max_frame_bytes: Annotated[int, Ge(1 << 16)] = 64 * 1024 * 1024   # the largest answer accepted from a child
-    max_restarts: Annotated[int, Ge(0)] = 3             # fresh children per session after a timeout or crash
+    max_frame_bytes: Annotated[int, Constraints(ge=1 << 16)] = 64 * 1024 * 1024   # the largest answer accepted from a child
+    max_restarts: Annotated[int, Constraints(ge=0)] = 3             # fresh children per session after a timeout or crash
     drop_privileges: bool = True      # as root: the zygote and its children run as a private unprivileged uid
-    tmp_mb: Annotated[int, Ge(1)] = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
-    wall_factor: Annotated[float, Ge(1)] = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
+    tmp_mb: Annotated[int, Constraints(ge=1)] = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
+    wall_factor: Annotated[float, Constraints(ge=1)] = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
 
     @property
     def output_bytes(self) -> int:

@@ -7,10 +7,12 @@ one slip carried through).
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
 import numpy as np
 
 from autograder.checks.base import Check, Context, array_problem
+from autograder.constraints import Constraints
 from autograder.diagnosis import observations
 from autograder.exercise import Exercise
 
@@ -77,7 +79,7 @@ EXERCISE = Exercise(
     pictures={"part_a.weights": "weights", "part_b.weights": "weights"},
     catalogue=f"{__name__}.misconceptions",
     # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
-    tolerances={"hand": (float, Field(0.006, gt=0, lt=1))},
+    tolerances={"hand": (Annotated[float, Constraints(gt=0, lt=1)], 0.006)},
     hooks=("hand_answers",),
 )
 

@@ -12,9 +12,11 @@ properties: random runs are never equal to a mutant's).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
+from typing import Annotated
 
 from autograder.checks.base import Check, Context, compare_property
+from autograder.constraints import Constraints
 from autograder.handout import figure_reading
 from autograder.checks.scaling.precise import precise_run
 from autograder.exercise import Exercise, WrittenQuestion
@@ -157,13 +159,12 @@ EXPERIMENT = (EXPERIMENT_KEYS, EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MA
 CHECKS = [*EXPERIMENT, FIGURE]
 
 
-class ScalingTolerance(BaseModel):
+@dataclass(frozen=True)
+class ScalingTolerance:
     """course.yml's `tolerances.scaling`: how far the student's statistics may be from the theory."""
-    # built when course.yml is validated, not when the checks are imported: a cold check reads a
-    # validated course back without validation, and building a schema cost it 14 ms (issue 23.4)
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-    std_rel: float = Field(0.15, gt=0, lt=1)            # std_unscaled within 15% of sqrt(d), scaled of 1
-    entropy_slack: float = Field(0.05, ge=0, lt=1)      # nats a "falling" curve may rise between two dims
+    __pydantic_config__ = {"extra": "forbid"}
+    std_rel: Annotated[float, Constraints(gt=0, lt=1)] = 0.15        # std_unscaled within 15% of sqrt(d), scaled of 1
+    entropy_slack: Annotated[float, Constraints(ge=0, lt=1)] = 0.05  # nats a "falling" curve may rise between two dims
 
 
 EXERCISE = Exercise(
@@ -174,7 +175,7 @@ EXERCISE = Exercise(
     observe={"plot_scaling": figure_reading.observer},
     pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
     catalogue=f"{__name__}.misconceptions",
-    tolerances={"scaling": (ScalingTolerance, ScalingTolerance.model_construct())},   # the defaults, unvalidated
+    tolerances={"scaling": (ScalingTolerance, ScalingTolerance())},
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,
         "## Written question (manually graded, 2 points)\n\n"
