@@ -475,6 +475,39 @@ def test_exits_and_base_exceptions_are_raised_not_fatal(sandbox):
         assert s.restarts == 0
 
 
+def test_a_zygote_without_site_keeps_sites_builtins_and_isolations_path(course, tmp_path, monkeypatch):
+    """The zygote starts without `site` (-S) and takes the grader's import path: a student's exit()
+    still raises SystemExit as `site`'s builtin does, and what isolation (-I) leaves out of the
+    path -- a folder the grader has on its own path, its current folder -- stays out: a numpy
+    there is not the one the zygote imports."""
+    from autograder.sandbox import Sandbox
+
+    graders_own = tmp_path / "graders-own-folder"
+    (graders_own / "numpy").mkdir(parents=True)
+    (graders_own / "numpy" / "__init__.py").write_text("raise ImportError('the grader-only folder was used')\n")
+    monkeypatch.syspath_prepend(str(graders_own))
+    monkeypatch.chdir(tmp_path)
+    code = """
+    import builtins
+    import sys
+
+    def calls_exit():
+        exit(2)
+
+    def sites_builtins():
+        return [float(hasattr(builtins, name)) for name in ("exit", "quit", "help", "copyright")]
+
+    def path_entries():
+        return [float(any("graders-own-folder" in p for p in sys.path)), float("" in sys.path), len(sys.path)]
+    """
+    with Sandbox(course.limits) as box, box.session("attention", src(code), "attention.py") as s:
+        out = s.call("calls_exit")
+        assert out.message.startswith("SystemExit: 2 (the function called sys.exit)"), out.message
+        assert s.call("sites_builtins").value.tolist() == [1.0, 1.0, 1.0, 1.0]
+        found_own, found_cwd, entries = s.call("path_entries").value.tolist()
+        assert (found_own, found_cwd) == (0.0, 0.0) and entries >= 3    # the stdlib's and site-packages
+
+
 def test_syntax_error_is_not_run_with_line(sandbox):
     code = "import numpy as np\n\ndef softmax(x)\n    return x\n"
     with sandbox.session("attention", code, "attention.py") as s:

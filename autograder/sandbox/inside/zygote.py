@@ -67,6 +67,25 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _take_import_path(grader_path: list) -> None:
+    """Started without `site` (-S): the grader's import path, as its `site` made it (.pth files
+    read), without what isolation (-I) leaves out -- the current folder, $PYTHONPATH and the user's
+    site-packages: the entries under this interpreter's prefixes. `site`'s builtins (exit, quit,
+    help, copyright) are set as `site` sets them, for the student code that calls them."""
+    import site
+
+    prefixes = _prefixes()
+    sys.path[:] = [entry for entry in dict.fromkeys([*sys.path, *grader_path])
+                   if isinstance(entry, str) and entry and any(_inside(entry, p) for p in prefixes)]
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+
+
+def _prefixes() -> set:
+    return {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+
+
 def _strip_kit_from_imports() -> None:
     """Removes editable-install finders and path entries of the kit (and anything editable)."""
     sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in _owner(f)]
@@ -80,8 +99,7 @@ def _strip_kit_from_imports() -> None:
 def _child_sys_path() -> list:
     """Stdlib and site-packages entries of this interpreter: entries under its prefixes, minus
     the kit's folder (unless the kit lives in site-packages, where the import guard blocks it)."""
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                              sys.base_exec_prefix)}
+    prefixes = _prefixes()
     keep = []
     for entry in sys.path:
         if not entry or "__editable__" in entry:
@@ -359,6 +377,8 @@ def main() -> None:
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stop_watching = _watch_grader(ctrl_fd)
+    if sys.flags.no_site:
+        _take_import_path(config.get("import_path") or [])
     _strip_kit_from_imports()
     PROTOCOL = _load_private("protocol")
     convert = _load_private("convert")
