@@ -39,9 +39,11 @@ def cmd_check(args, console: Console | None) -> int:
 
     identity = args.student or recorded_identity(folder)     # whose numbers (course.yml variants:)
     with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
-        reports = _import_beside("autograder.reports.table")
+        # what the grading needs after its first wait for the child (the inputs' generator, the
+        # diagnosis), and the report after it
+        beside = _import_beside("numpy.random", "autograder.diagnosis.explain", "autograder.reports.table")
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
-        reports.join()
+        beside.join()
         from autograder.reports.table import print_report
 
         console = make_console()
@@ -372,20 +374,21 @@ def _start_zygotes_early(args) -> None:
     early.start_for_folder(folder, stems, Limits())
 
 
-def _import_beside(module: str):
-    """Imports `module` in a thread, started now and joined before its first use: while the main
-    thread waits for a child's answers the interpreter is free, so the import costs no wall time.
-    A failed import is left for the main thread's own import to raise."""
+def _import_beside(*modules: str):
+    """Imports `modules`, in order, in a thread started now and joined before the last one's first
+    use: while the main thread waits for a child's answers the interpreter is free, so the imports
+    cost no wall time. A failed import is left for the main thread's own import to raise."""
     import importlib
     import threading
 
     def run() -> None:
-        try:
-            importlib.import_module(module)
-        except Exception:  # noqa: BLE001 - the main thread imports it again and says what is wrong
-            pass
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - the main thread imports it again and says what is wrong
+                pass
 
-    thread = threading.Thread(target=run, name=f"attnkit-import-{module}", daemon=True)
+    thread = threading.Thread(target=run, name="attnkit-import-beside", daemon=True)
     thread.start()
     return thread
 

@@ -11,6 +11,7 @@ import pytest
 from autograder import cli
 from autograder.sandbox import early
 from autograder.intake.syntax import imported_modules
+from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote
 
 KIT = Path(__file__).resolve().parents[1]
@@ -62,6 +63,25 @@ def test_a_file_of_literals_needs_no_zygote(tmp_path, monkeypatch, capsys):
     code = cli.main(["check", "--submission", str(tmp_path), "--exercise", "hand_computation"])
     assert code == 0, capsys.readouterr().out
     assert started == [] and not early._waiting
+
+
+def test_the_numpy_zygote_starts_before_the_files_are_parsed(tmp_path, monkeypatch):
+    """A check of one exercise waits for the numpy zygote's start: a file with a function at the
+    margin (no file of literals) has it started before the files are parsed for their imports;
+    a torch file's zygote follows the parse."""
+    (tmp_path / "attention.py").write_text("import numpy as np\n\n\ndef softmax(x):\n    return x\n")
+    (tmp_path / "multihead.py").write_text("import torch\n\n\nclass MultiHeadAttention:\n    pass\n")
+    started_before_parse: list[list[dict]] = []
+    real_needs = early._needs
+    monkeypatch.setattr(early, "_needs", lambda sources: started_before_parse.append(
+        [dict(z.config) for z in early._waiting]) or real_needs(sources))
+    try:
+        early.start_for_folder(tmp_path, None, Limits())
+        assert [(c["torch"], c["matplotlib"]) for c in started_before_parse[0]] == [(False, False)]
+        assert sorted((z.config["torch"], z.config["matplotlib"]) for z in early._waiting) == \
+            [(False, False), (True, False)]
+    finally:
+        early.close_unadopted()
 
 
 def test_one_torch_zygote_serves_files_that_need_torch_with_or_without_matplotlib():

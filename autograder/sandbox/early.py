@@ -14,12 +14,11 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 from pathlib import Path
 
 from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
-from autograder.intake.literals import inert_texts
-from autograder.intake.syntax import imports_among
 
 _MAX_SCAN_BYTES = 2_000_000       # a bigger file is the loader's problem, not the warm-up's
 
@@ -28,6 +27,8 @@ _waiting: list[_Zygote] = []     # started early, not yet adopted by a Sandbox
 
 def needs_of(texts: list[str]) -> tuple[bool, bool]:
     """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
+    from autograder.intake.syntax import imports_among
+
     imported = set().union(*(imports_among(text, ("torch", "matplotlib")) for text in texts))
     return "torch" in imported, "matplotlib" in imported
 
@@ -54,11 +55,21 @@ def zygote_config(needs: tuple[bool, bool], uid: int | None, limits: Limits) -> 
 
 
 def start_for_folder(folder: Path, stems: tuple[str, ...] | None, limits: Limits) -> None:
-    """Starts now the zygotes a submission folder's files need (the numpy-only one always)."""
-    needs = folder_needs(folder, stems)
+    """Starts now the zygotes a submission folder's files need. The numpy-only one first, as soon as
+    the folder holds a file to grade, before its files are parsed: it serves most stems, and its
+    start is what a check of one exercise waits for. Then those the files' imports ask for (torch,
+    matplotlib). A folder whose files are all literals needs none (and a file of literals defines no
+    function: the numpy one is started early only for a file that does)."""
+    sources = _sources(folder, stems)
+    uid = next_private_uid() if private_uid_wanted(limits) else None
+    numpy_only = zygote_config((False, False), uid, limits)
+    if any(_defines_code(texts) for texts in sources):
+        start([numpy_only])
+    needs = _needs(sources)
     if needs:
-        uid = next_private_uid() if private_uid_wanted(limits) else None
         start([zygote_config(n, uid, limits) for n in zygotes_for(needs)])
+    else:
+        _stop(numpy_only)
 
 
 def start(configs: list[dict]) -> None:
@@ -85,11 +96,16 @@ def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool,
     """The zygotes a submission folder's files will need, read from their import lines (a
     notebook's code cells included). Unreadable files need nothing early: the loader reports them;
     nor does a file of literals (intake/literals.py): the grader reads it without a child."""
-    needs: set[tuple[bool, bool]] = set()
+    return _needs(_sources(folder, stems))
+
+
+def _sources(folder: Path, stems: tuple[str, ...] | None) -> list[list[str]]:
+    """The texts of each file to grade in `folder` (a notebook's: its code cells), read, not parsed."""
+    sources: list[list[str]] = []
     try:
         entries = list(os.scandir(folder))[:200]
     except OSError:
-        return needs
+        return sources
     for entry in entries:
         stem, ext = os.path.splitext(entry.name)
         if ext not in (".py", ".ipynb") or (stems is not None and stem not in stems):
@@ -100,10 +116,32 @@ def folder_needs(folder: Path, stems: tuple[str, ...] | None) -> set[tuple[bool,
             text = Path(entry.path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        texts = _notebook_cells(text) if ext == ".ipynb" else [text]
-        if inert_texts(tuple(texts)) is None:     # a file of literals is read, not run
-            needs.add(needs_of(texts))
-    return needs
+        sources.append(_notebook_cells(text) if ext == ".ipynb" else [text])
+    return sources
+
+
+_DEFINITION = re.compile(r"^(?:async[ \t]+)?def[ \t]|^class[ \t]", re.MULTILINE)
+
+
+def _defines_code(texts: list[str]) -> bool:
+    """Whether a source has a def or class line at the margin (a `__main__` block's are indented):
+    then it is no file of literals, and runs in a child (such a line inside a string only starts a
+    zygote that the parse then stops)."""
+    return any(_DEFINITION.search(text) for text in texts)
+
+
+def _needs(sources: list[list[str]]) -> set[tuple[bool, bool]]:
+    from autograder.intake.literals import inert_texts
+
+    return {needs_of(texts) for texts in sources if inert_texts(tuple(texts)) is None}   # literals: read, not run
+
+
+def _stop(config: dict) -> None:
+    """Stops at once the early zygote of this config (still importing: it has no children)."""
+    for z in [z for z in _waiting if z.config == config]:
+        _waiting.remove(z)
+        z.proc.kill()
+        z.close()
 
 
 def _notebook_cells(text: str) -> list[str]:
