@@ -169,3 +169,18 @@ def test_leaving_at_once_runs_the_exit_handlers_and_waits_for_a_working_thread(t
     assert (run.returncode, run.stdout) == (3, "the last line"), run.stderr
     assert (tmp_path / "handler").read_text() == "ran"
     assert (tmp_path / "thread").exists() == with_thread
+
+
+def test_the_grader_asks_numpy_for_one_blas_thread_unless_told_otherwise():
+    """Set in a new process before numpy's import (as `attnkit` does): numpy starts no BLAS thread
+    of its own (the process has one thread: on two cores it otherwise has two); a value the
+    environment already gives is kept."""
+    code = ("import os\nfrom autograder import cli\ncli._one_blas_thread()\nimport numpy\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=KIT_ROOT)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["1", "1", "1"]
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env | {"OMP_NUM_THREADS": "3"}, cwd=KIT_ROOT)
+    assert run.stdout.split()[:2] == ["1", "3"]
