@@ -228,9 +228,11 @@ def _short_repr(x) -> str:
 # ------------------------------------------------------------------ figures
 
 def describe_figure(value) -> dict:
-    from matplotlib.figure import Figure
-
-    if not isinstance(value, Figure):
+    # A Figure exists only where matplotlib.figure was imported (as torch's tensors, `_torch`): a
+    # value made without it is no Figure, said without importing matplotlib (a second of a child's
+    # CPU time, from a numpy-only zygote).
+    Figure = getattr(sys.modules.get("matplotlib.figure"), "Figure", None)
+    if Figure is None or not isinstance(value, Figure):
         raise BadReturn(type_name(value), "a matplotlib Figure")
     try:
         return _describe(value, Figure)
