@@ -35,13 +35,14 @@ def cmd_check(args, console: Console | None) -> int:
     except SelectionError as err:
         make_console().print(str(err), style="red", markup=False)
         return 2
+    from autograder.frontends.cold_start import import_beside
     from autograder.variants.identity import recorded_identity
 
     identity = args.student or recorded_identity(folder)     # whose numbers (course.yml variants:)
     with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
         # what the grading needs after its first wait for the child (the inputs' generator, the
         # diagnosis), and the report after it
-        beside = _import_beside("numpy.random", "autograder.diagnosis.explain", "autograder.reports.table")
+        beside = import_beside("numpy.random", "autograder.diagnosis.explain", "autograder.reports.table")
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
         beside.join()
         from autograder.reports.table import print_report
@@ -374,25 +375,6 @@ def _start_zygotes_early(args) -> None:
     early.start_for_folder(folder, stems, Limits())
 
 
-def _import_beside(*modules: str):
-    """Imports `modules`, in order, in a thread started now and joined before the last one's first
-    use: while the main thread waits for a child's answers the interpreter is free, so the imports
-    cost no wall time. A failed import is left for the main thread's own import to raise."""
-    import importlib
-    import threading
-
-    def run() -> None:
-        for module in modules:
-            try:
-                importlib.import_module(module)
-            except Exception:  # noqa: BLE001 - the main thread imports it again and says what is wrong
-                pass
-
-    thread = threading.Thread(target=run, name="attnkit-import-beside", daemon=True)
-    thread.start()
-    return thread
-
-
 def make_console() -> Console:
     """A terminal gets rich's layout at its width. A pipe, a file or a CI log gets each line whole:
     no hard wrap in mid-phrase (soft wrap), tables as wide as their content (or $COLUMNS)."""
@@ -415,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    _one_blas_thread()
+    from autograder.frontends.cold_start import one_blas_thread
+
+    one_blas_thread()
     if args.command == "check":
         _start_zygotes_early(args)
     from autograder.config import DEFAULT_COURSE, ConfigError
@@ -436,17 +420,6 @@ def dispatch(args: argparse.Namespace) -> int:
             from autograder.sandbox import early
 
             early.close_unadopted()
-
-
-def _one_blas_thread() -> None:
-    """The grader's own arithmetic is on small arrays: one BLAS thread, as in the sandbox's children
-    (unless the environment says otherwise). Set before numpy is imported: its OpenBLAS otherwise
-    starts a thread per core, which spin about 0.1 s after the import on the core the zygote is
-    starting on (a cold `attnkit check` of attention 0.03 s slower)."""
-    import os
-
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
 
 
 def run() -> None:

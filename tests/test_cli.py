@@ -104,12 +104,12 @@ def test_a_module_imported_beside_is_there_after_join_and_its_failure_is_left_to
     import importlib
     import sys
 
-    from autograder.cli import _import_beside
+    from autograder.frontends.cold_start import import_beside
 
     sys.modules.pop("autograder.reports.table", None)
-    _import_beside("autograder.reports.table").join()
+    import_beside("autograder.reports.table").join()
     assert "autograder.reports.table" in sys.modules
-    _import_beside("autograder.no_such_module_here").join()
+    import_beside("autograder.no_such_module_here").join()
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("autograder.no_such_module_here")
 
@@ -175,7 +175,7 @@ def test_the_grader_asks_numpy_for_one_blas_thread_unless_told_otherwise():
     """Set in a new process before numpy's import (as `attnkit` does): numpy starts no BLAS thread
     of its own (the process has one thread: on two cores it otherwise has two); a value the
     environment already gives is kept."""
-    code = ("import os\nfrom autograder import cli\ncli._one_blas_thread()\nimport numpy\n"
+    code = ("import os\nfrom autograder.frontends.cold_start import one_blas_thread\none_blas_thread()\nimport numpy\n"
             "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=KIT_ROOT)

@@ -53,65 +53,6 @@ def _load_private(name: str):
     return module
 
 
-def _owner(obj) -> str:
-    parts = [getattr(obj, "__module__", None), getattr(type(obj), "__module__", None),
-             getattr(obj, "__qualname__", None)]
-    return " ".join(str(p) for p in parts if p)
-
-
-def _inside(path: str, root: str) -> bool:
-    try:
-        path, root = os.path.realpath(path), os.path.realpath(root)
-    except (OSError, ValueError):
-        return False
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _take_import_path(grader_path: list) -> None:
-    """Started without `site` (-S): the grader's import path, as its `site` made it (.pth files
-    read), without what isolation (-I) leaves out -- the current folder, $PYTHONPATH and the user's
-    site-packages: the entries under this interpreter's prefixes. `site`'s builtins (exit, quit,
-    help, copyright) are set as `site` sets them, for the student code that calls them."""
-    import site
-
-    prefixes = _prefixes()
-    sys.path[:] = [entry for entry in dict.fromkeys([*sys.path, *grader_path])
-                   if isinstance(entry, str) and entry and any(_inside(entry, p) for p in prefixes)]
-    site.setquit()
-    site.setcopyright()
-    site.sethelper()
-
-
-def _prefixes() -> set:
-    return {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-
-
-def _strip_kit_from_imports() -> None:
-    """Removes editable-install finders and path entries of the kit (and anything editable)."""
-    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in _owner(f)]
-    sys.path_hooks[:] = [h for h in sys.path_hooks if "__editable__" not in _owner(h)]
-    for name in list(sys.modules):
-        if name.startswith("__editable__"):
-            del sys.modules[name]
-    sys.path_importer_cache.clear()
-
-
-def _child_sys_path() -> list:
-    """Stdlib and site-packages entries of this interpreter: entries under its prefixes, minus
-    the kit's folder (unless the kit lives in site-packages, where the import guard blocks it)."""
-    prefixes = _prefixes()
-    keep = []
-    for entry in sys.path:
-        if not entry or "__editable__" in entry:
-            continue
-        if not any(_inside(entry, p) for p in prefixes):
-            continue
-        if _inside(entry, KIT_ROOT) and not any(_inside(KIT_ROOT, p) for p in prefixes):
-            continue
-        keep.append(entry)
-    return keep
-
-
 # ====================================================================== the zygote
 
 class Zygote:
@@ -377,9 +318,10 @@ def main() -> None:
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stop_watching = _watch_grader(ctrl_fd)
+    paths = _load_private("import_path")
     if sys.flags.no_site:
-        _take_import_path(config.get("import_path") or [])
-    _strip_kit_from_imports()
+        paths.take_grader_path(config.get("import_path") or [])
+    paths.strip_kit_from_imports()
     PROTOCOL = _load_private("protocol")
     convert = _load_private("convert")
     KERNEL = _load_private("kernel")
@@ -419,7 +361,7 @@ def main() -> None:
         seccomp = JAIL.seccomp_program(pyseccomp)    # compiled once, while the host's libraries are in view
     except Exception:  # noqa: BLE001 - not installed, no libseccomp, or it cannot compile: no filter layer
         seccomp = None
-    child_path = _child_sys_path()
+    child_path = paths.child_sys_path(KIT_ROOT)
     stop_watching()
     layers = _enter_jail(config)
     layers["seccomp"] = seccomp is not None
