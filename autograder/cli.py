@@ -40,9 +40,9 @@ def cmd_check(args, console: Console | None) -> int:
 
     identity = args.student or recorded_identity(folder)     # whose numbers (course.yml variants:)
     with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
-        # what the grading needs after its first wait for the child (the inputs' generator, the
-        # diagnosis), and the report after it
-        beside = import_beside("numpy.random", "autograder.diagnosis.explain", "autograder.reports.table")
+        # what the grading needs after its first wait for the child (the inputs' generator), and
+        # the report after it; the diagnosis is imported where a check failed (grading/submission.py)
+        beside = import_beside("numpy.random", "autograder.reports.table")
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
         beside.join()
         from autograder.reports.table import print_report
@@ -62,6 +62,7 @@ def cmd_check(args, console: Console | None) -> int:
             watcher.first(result.exercises)
             watch(watcher)
             return 0
+        session.leave()     # the command ends here (run: leave_now)
     return 0 if result.score == result.max_score else 1
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,11 +126,39 @@ def _children_of(pid: int) -> set[int]:
     return found
 
 
-def test_the_check_program_leaves_at_once_with_its_report_whole_and_no_process_behind(tmp_path):
-    # `attnkit check` ends with os._exit (the interpreter's teardown was 36 ms of a cold check):
-    # what it printed into a pipe is all there, its exit code is the check's, and no zygote or
-    # child of its sandbox outlives it (this process is made their subreaper, so one left behind
-    # would become its child).
+def _cgroups_of(pid: int) -> list[Path]:
+    """The sandbox cgroup folders a grader of this pid made (autograder/sandbox/cgroups.py's names)."""
+    return [p for c in ("memory", "pids", "cpuacct") for p in Path("/sys/fs/cgroup", c).glob(f"attnkit-{pid}-*")]
+
+
+def _winding_down(grader: int, before: set[int], within_s: float) -> tuple[set[int], list[Path]]:
+    """The processes a check left (children of this process, its subreaper) and the cgroup folders of
+    the grader's and their pids, once they are gone or `within_s` has passed; reaps what ends meanwhile."""
+    deadline = time.monotonic() + within_s
+    groups: list[Path] = []
+    seen: set[int] = {grader}
+    while True:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+        left = _children_of(os.getpid()) - before
+        seen |= left
+        groups = [g for pid in seen for g in _cgroups_of(pid)]
+        if (not left and not groups) or time.monotonic() > deadline:
+            return left, groups
+        time.sleep(0.05)
+
+
+def test_the_check_program_leaves_at_once_with_its_report_whole_and_nothing_behind(tmp_path):
+    # `attnkit check` ends with os._exit (the interpreter's teardown was 36 ms of a cold check) and
+    # does not wait for its zygotes' exit (Sandbox.leave): what it printed into a pipe is all there,
+    # its exit code is the check's, and its zygotes, their children and the detached process that
+    # removes the children's cgroups all end on their own within seconds, leaving no cgroup folder
+    # (this process is made their subreaper, so one left behind stays its child).
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -138,15 +167,16 @@ def test_the_check_program_leaves_at_once_with_its_report_whole_and_no_process_b
     try:
         before = _children_of(os.getpid())
         for folder, code in ((SOLUTIONS, 0), (KIT_ROOT / "exercises", 1)):
-            run = subprocess.run([sys.executable, "-m", "autograder.cli", "check", "--submission", str(folder),
-                                  "--exercise", "attention", "--json", "r.json"],
-                                 capture_output=True, text=True, cwd=tmp_path, timeout=120)
-            assert run.returncode == code, run.stderr
-            assert run.stdout.rstrip().endswith("wrote r.json") and "give the same inputs" in run.stdout, \
-                run.stdout[-500:]
+            run = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "--submission", str(folder),
+                                    "--exercise", "attention", "--json", "r.json"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+            stdout, stderr = run.communicate(timeout=120)
+            assert run.returncode == code, stderr
+            assert stdout.rstrip().endswith("wrote r.json") and "give the same inputs" in stdout, stdout[-500:]
             assert json.loads((tmp_path / "r.json").read_text())["tests"]
-            left = _children_of(os.getpid()) - before
+            left, groups = _winding_down(run.pid, before, within_s=10)
             assert not left, [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left]
+            assert not groups, groups
     finally:
         libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 

@@ -31,14 +31,14 @@ from autograder.grading.student_implementation import StudentImplementation
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
-from autograder.variants.draw import Variant, variant_for
-from autograder.integrity.hand_answers import flag_published, keep_answer
 
 if TYPE_CHECKING:
     from autograder.diagnosis.explain import Diagnosis
+    from autograder.variants.draw import Variant
 
 # The diagnosis (the misconception catalogue and its mutants) and the pictures are imported where
-# a check failed: a correct or untouched submission never pays for them (a cold `attnkit check`).
+# a check failed, the variants and the integrity flags where the course has variants: a correct or
+# untouched submission of a course without them never pays for them (a cold `attnkit check`).
 
 # `identity`'s default: the student's variant is the one of the name the result is given.
 OF_STUDENT = "of the student"
@@ -53,7 +53,7 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     course and that id, never from what the submission says its numbers are."""
     started = time.monotonic()
     identity = (student or Path(folder).name) if identity is OF_STUDENT else identity
-    variant = variant_for(course, identity)
+    variant = _variant_for(course, identity)
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
@@ -67,6 +67,20 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
                             seed=variant.seed if variant is not None else course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
+
+
+def _variant_for(course: CourseConfig, student: str | None) -> Variant | None:
+    if not course.variants.enabled:
+        return None
+    from autograder.variants.draw import variant_for
+
+    return variant_for(course, student)
+
+
+def _flag_published(graded: ExerciseResult, course: CourseConfig) -> ExerciseResult:
+    from autograder.integrity.hand_answers import flag_published
+
+    return flag_published(graded, course)
 
 
 def _opened_ahead(stems: tuple[str, ...], sources: dict, sandbox: Sandbox):
@@ -103,9 +117,9 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     note. `only` restricts it to some of its check ids (an nbgrader test cell, `attnkit check
     --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
     course's own numbers)."""
-    variant = variant_for(course, student)
+    variant = _variant_for(course, student)
     graded = _grade_form(stem, loaded, course, sandbox, only, variant)
-    first = replace(flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
+    first = replace(_flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
         return grade_the_better(first, folder, course, sandbox, only, student=student)
     if isinstance(loaded, LoadError) and loaded.reason == "refused":
@@ -120,7 +134,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
         return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
                                    f"{alternative.filename} was not graded")
     second = _grade_form(stem, alternative, course, sandbox, only, variant)
-    second = replace(flag_published(second, course) if variant is not None else second, flags=first.flags)
+    second = replace(_flag_published(second, course) if variant is not None else second, flags=first.flags)
     if course.both_forms == "ipynb":
         return replace(second, note=f"{first.note}; the course grades the notebook")
     keep = second if second.score > first.score else first
@@ -301,6 +315,8 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     failed = replace(result("failed", "; ".join(problems), found), visual=visual)
     if variant is not None and check.variant_inputs is not None:
+        from autograder.integrity.hand_answers import keep_answer
+
         failed = keep_answer(failed, answer)     # for the integrity flags (autograder/integrity)
     return failed
 
@@ -309,6 +325,8 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
                        answers: dict[str, tuple[Any, Context]], course: CourseConfig,
                        variant: Variant | None = None) -> tuple[CheckResult, ...]:
     """A check that names several explanations keeps only those the student's own results allow."""
+    if all(len(r.misconceptions) <= 1 for r in results):
+        return results
     from autograder.diagnosis.explain import Record
 
     by_id = {c.id: c for c in checks}

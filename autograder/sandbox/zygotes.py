@@ -108,11 +108,15 @@ class Zygotes:
                 except (OSError, SandboxError):
                     pass     # the session will try again and say why
 
-    def close(self) -> None:
-        """Asks every zygote to exit before waiting for any, so that they wind down together."""
+    def ask_to_exit(self) -> None:
+        """Asks every zygote to exit, waiting for none: each kills and reaps its children, then exits."""
         self.closed = True
         for z in self.by_needs.values():
             z.ask_to_exit()
+
+    def close(self) -> None:
+        """Asks every zygote to exit before waiting for any, so that they wind down together."""
+        self.ask_to_exit()
         for z in self.by_needs.values():
             z.close()
         self.by_needs.clear()
