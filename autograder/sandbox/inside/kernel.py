@@ -9,7 +9,6 @@ library. On a system without these calls (macOS) `available()` is False and noth
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import platform
@@ -52,7 +51,9 @@ def _lib():
     global _libc
     if _libc is None:
         try:
-            _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            # The process's own symbols, libc's among them: find_library("c") would run ldconfig
+            # (a process, 3 ms of every zygote's start) to name the library already loaded.
+            _libc = ctypes.CDLL(None, use_errno=True)
         except OSError:
             return None
         _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
