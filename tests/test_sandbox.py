@@ -1189,3 +1189,34 @@ def test_a_class_runs_zygotes_are_backed_by_huge_pages_a_checks_are_not(course):
             assert s.attribute("x", returns="array").status == "ok"
         numpy_zygote = box.zygotes.by_needs[(False, False)]
         assert "huge_pages" not in numpy_zygote.config and numpy_zygote.huge_pages_mb == 0
+
+
+def test_the_zygote_is_single_threaded_once_its_import_watcher_is_stopped():
+    # The zygote watches the grader from a thread during its imports, then unshares a user
+    # namespace, which the kernel refuses (EINVAL) to a process of more than one thread. The
+    # thread's join() returns before the kernel has removed its task: without waiting for that,
+    # about one stop in thirty found two tasks here, and the jail failed under load.
+    import importlib.util
+    import socket
+    from pathlib import Path
+
+    path = Path(protocol.__file__).with_name("zygote.py")
+    spec = importlib.util.spec_from_file_location("_attnkit_test_zygote", path)
+    zygote = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zygote)
+    # This process's own threads (pytest-xdist's, say) would count too: measure in a fork.
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            for _ in range(300):
+                grader, ours = socket.socketpair()
+                zygote._watch_grader(ours.fileno())()
+                if len(os.listdir("/proc/self/task")) != 1:
+                    code = 1
+                grader.close()
+                ours.close()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -32,6 +32,7 @@ import select
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -302,8 +303,25 @@ def _watch_grader(ctrl_fd: int):
         thread.join()
         os.close(stop_r)
         os.close(stop_w)
+        # join() returns when the thread's Python code is done, before the kernel has removed its
+        # task: an unshare(CLONE_NEWUSER) in between fails with EINVAL (seen under load, as a
+        # normal user). Wait for the task to go, bounded: past that, the jail says why it failed.
+        deadline = time.monotonic() + THREAD_EXIT_WAIT_S
+        while _threads() > 1 and time.monotonic() < deadline:
+            time.sleep(0.0002)
 
     return stop
+
+
+THREAD_EXIT_WAIT_S = 1.0
+
+
+def _threads() -> int:
+    """This process's threads (tasks), as the kernel counts them; 1 where /proc cannot tell."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
 
 
 def main() -> None:
