@@ -33,7 +33,8 @@ sys.path.insert(0, str(KIT))
 from autograder.checks import check_ids  # noqa: E402
 from autograder.grading.student import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.variants.draw import draw, variant_for  # noqa: E402
+from autograder.variants import variant_for  # noqa: E402
+from autograder.variants.draw import draw  # noqa: E402
 from autograder.variants.handout import with_numbers  # noqa: E402
 from autograder.variants.keys import answer_key  # noqa: E402
 

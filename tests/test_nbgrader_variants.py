@@ -20,7 +20,8 @@ import yaml
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, VariantsConfig
 from autograder.nbgrader import notebook_variant as nv
 from autograder.nbgrader.course import CourseError, write_course
-from autograder.variants.draw import course_identity, variant_for
+from autograder.variants import variant_for
+from autograder.variants.draw import course_identity
 
 ASSIGNMENT = "self_attention"
 HAND = "hand_computation"

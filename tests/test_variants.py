@@ -58,7 +58,7 @@ def _stub_with_answers(course, student: str, answers_of: str | None = None, suff
     """`student`'s own exercise file (their numbers), with the hand answers of `answers_of`'s
     numbers (default: their own) typed in, rounded to 4 decimals as a student would."""
     from autograder.build.exercises import to_notebook
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
     from autograder.variants.handout import with_numbers
 
     text = with_numbers(KIT_ROOT / "exercises" / f"{HAND}.py", variant_for(course, student)).decode()
@@ -84,10 +84,10 @@ def _hand_checks(result):
 
 
 def test_the_same_course_and_student_give_the_same_variant_in_another_process(varied, small_course_file):
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     code = ("from autograder.checks import check_ids; from autograder.config import load_course; "
-            "from autograder.variants.draw import variant_for; "
+            "from autograder.variants import variant_for; "
             f"print(repr(variant_for(load_course({str(small_course_file)!r}, known_checks=check_ids()), 'ada')))")
     env_path = str(KIT_ROOT)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -97,7 +97,7 @@ def test_the_same_course_and_student_give_the_same_variant_in_another_process(va
 
 
 def test_different_students_get_different_numbers_and_seeds(varied):
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     drawn = [variant_for(varied, f"student{i}") for i in range(300)]
     assert len({(v.q, v.k, v.v, v.x) for v in drawn}) == 300
@@ -109,7 +109,8 @@ def test_different_students_get_different_numbers_and_seeds(varied):
 
 
 def test_every_variant_is_vetted_and_the_vetting_turns_down_degenerate_numbers(varied):
-    from autograder.variants.draw import problems, variant_for
+    from autograder.variants import variant_for
+    from autograder.variants.draw import problems
 
     for i in range(200):
         v = variant_for(varied, f"s{i}")
@@ -134,7 +135,8 @@ def test_every_variant_is_vetted_and_the_vetting_turns_down_degenerate_numbers(v
 
 
 def test_a_secret_changes_the_numbers_and_is_required_once_named(varied, monkeypatch):
-    from autograder.variants.draw import VariantError, variant_for
+    from autograder.variants import variant_for
+    from autograder.variants.draw import VariantError
 
     keyed = dataclasses.replace(varied, variants=dataclasses.replace(varied.variants, secret_env="ATTNKIT_T_SECRET"))
     monkeypatch.delenv("ATTNKIT_T_SECRET", raising=False)
@@ -149,7 +151,7 @@ def test_a_secret_changes_the_numbers_and_is_required_once_named(varied, monkeyp
 
 def test_the_listing_gives_each_student_numbers_and_the_reference_key(varied):
     from autograder.variants.commands import listing
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     rows = listing(varied, ["ada", "bo"])
     assert [r["student"] for r in rows] == ["ada", "bo"]
@@ -186,7 +188,7 @@ def test_variants_off_grade_as_before(course, sandbox):
 
 def test_the_grader_recomputes_the_key_and_ignores_the_numbers_the_file_claims(varied, sandbox, tmp_path):
     from autograder.grading.submission import grade_submission
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     own = grade_submission(_submission(tmp_path / "ada", varied, "ada"), varied, sandbox, student="ada")
     assert own.score == own.max_score and own.seed == variant_for(varied, "ada").seed
@@ -233,7 +235,7 @@ def test_grade_flags_copied_answers_naming_both_for_the_instructor_only(varied, 
 def test_check_grades_a_per_student_handout_as_its_student(varied, small_course_file, tmp_path, capsys):
     from autograder.cli import main
     from autograder.handout.write import write_handout
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     folder = tmp_path / "ada"
     write_handout(folder, varied, variant=variant_for(varied, "ada"))
@@ -245,7 +247,7 @@ def test_check_grades_a_per_student_handout_as_its_student(varied, small_course_
 
 def test_the_pytest_plugin_grades_the_recorded_student(varied, small_course_file, tmp_path, pytester):
     from autograder.handout.write import write_handout
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     folder = tmp_path / "ada"
     write_handout(folder, varied, variant=variant_for(varied, "ada"))
@@ -295,7 +297,7 @@ def test_the_gradescope_runner_grades_the_metadata_s_student(varied, small_cours
 
 def test_per_student_handouts_carry_their_numbers_and_are_byte_identical(small_course_file, tmp_path, varied):
     from autograder.cli import main
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     roster = tmp_path / "roster.csv"
     roster.write_text("id,first_name,last_name,email\nada,A,L,a@x.org\nbo,B,O,b@x.org\n", encoding="utf-8")
@@ -346,7 +348,7 @@ def test_check_py_in_a_per_student_handout_runs_that_student_s_inputs(varied, tm
     """The kit-free checker: the solutions pass the visible checks on the student's seed's inputs, and
     the student's own (consistent) hand answers pass its self-check."""
     from autograder.handout.write import write_handout
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
 
     folder = tmp_path / "ada"
     write_handout(folder, varied, variant=variant_for(varied, "ada"))
@@ -364,7 +366,7 @@ def test_a_mistake_on_one_s_own_numbers_is_named_as_on_the_course_s(varied):
     from autograder.checks.base import Context
     from autograder.diagnosis.explain import diagnose
     from autograder.grading.submission import expected_answer
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
     from autograder.checks.hand_computation.mutants import wrong_values
 
     variant = variant_for(varied, "ada")

@@ -31,6 +31,7 @@ from autograder.grading.student_implementation import StudentImplementation
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
+from autograder.variants import variant_for
 
 if TYPE_CHECKING:
     from autograder.diagnosis.explain import Diagnosis
@@ -53,7 +54,7 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     course and that id, never from what the submission says its numbers are."""
     started = time.monotonic()
     identity = (student or Path(folder).name) if identity is OF_STUDENT else identity
-    variant = _variant_for(course, identity)
+    variant = variant_for(course, identity)
     stems = tuple(course.exercises) if stems is None else stems
     sources = load_submission(Path(folder), stems)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
@@ -67,14 +68,6 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
                             seed=variant.seed if variant is not None else course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
-
-
-def _variant_for(course: CourseConfig, student: str | None) -> Variant | None:
-    if not course.variants.enabled:
-        return None
-    from autograder.variants.draw import variant_for
-
-    return variant_for(course, student)
 
 
 def _flag_published(graded: ExerciseResult, course: CourseConfig) -> ExerciseResult:
@@ -117,7 +110,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     note. `only` restricts it to some of its check ids (an nbgrader test cell, `attnkit check
     --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
     course's own numbers)."""
-    variant = _variant_for(course, student)
+    variant = variant_for(course, student)
     graded = _grade_form(stem, loaded, course, sandbox, only, variant)
     first = replace(_flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):

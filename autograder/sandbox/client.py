@@ -423,27 +423,24 @@ class Sandbox:
         self._ahead.end_round()
 
     def close(self) -> None:
-        self._shut(waiting=True)
+        self._shut(leaving=False)
 
     def leave(self) -> None:
         """`close` for a grader that exits next (`attnkit check`): the zygotes are asked to exit
         and not waited for (15-20 ms of a cold check, issue 23.4); the children's cgroups they
         leave are removed by a detached process once they are gone."""
-        self._shut(waiting=False)
+        self._shut(leaving=True)
 
-    def _shut(self, *, waiting: bool) -> None:
+    def _shut(self, *, leaving: bool) -> None:
         if self._closed:
             return
         self._sessions_ahead.drop()
         self._closed = True
-        if self.cgroups is not None and not waiting:
-            self.cgroups.close_later()
+        if leaving and self.cgroups is not None:
+            self.cgroups.close_later()      # first: spawned while a core is free
         self._ahead.close(self.discard)
-        if waiting:
-            self.zygotes.close()
-        else:
-            self.zygotes.ask_to_exit()
-        if self.cgroups is not None and waiting:
+        self.zygotes.ask_to_exit() if leaving else self.zygotes.close()
+        if not leaving and self.cgroups is not None:
             self.cgroups.close()
         if self._root is not None:
             remove_in_background(self._root)

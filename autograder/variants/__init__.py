@@ -4,7 +4,20 @@
 `listing`: `attnkit variants --roster`; `handout`: per-student handouts; `practice`: fresh numbers to drill on.
 """
 
+from __future__ import annotations
+
 __all__ = ["Variant", "VariantError", "variant_for"]
+
+
+def variant_for(course, student: str | None):
+    """The student's Variant, or None: variants disabled, or no student (the course's own numbers).
+    The drawing (autograder/variants/draw.py) is imported only for a course with variants on, so
+    that grading a course without them never imports it (a cold `attnkit check`)."""
+    if not course.variants.enabled or not student:
+        return None
+    from autograder.variants.draw import variant_of
+
+    return variant_of(course, student)
 
 
 def __getattr__(name: str):

@@ -67,7 +67,7 @@ def _enabled(course: CourseConfig, console: "Console") -> bool:
 
 def listing(course: CourseConfig, ids: list[str]) -> list[dict]:
     """Each student's numbers and key, as plain data (the --json file)."""
-    from autograder.variants.draw import variant_for
+    from autograder.variants import variant_for
     from autograder.variants.keys import answer_key
 
     out = []
@@ -115,7 +115,8 @@ def handouts_per_student(args, course: CourseConfig, console: "Console") -> int:
     """`attnkit handout OUT --roster ROSTER.csv`: OUT/<student>/, each the handout with that student's numbers."""
     from autograder.intake.roster import RosterError
     from autograder.handout.write import HandoutError, write_handout
-    from autograder.variants.draw import VariantError, variant_for
+    from autograder.variants import variant_for
+    from autograder.variants.draw import VariantError
 
     if not _enabled(course, console):
         return 2

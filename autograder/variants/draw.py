@@ -72,10 +72,8 @@ def _secret(course: CourseConfig) -> str:
     return value
 
 
-def variant_for(course: CourseConfig, student: str | None) -> Variant | None:
-    """The student's variant, or None: variants disabled, or no student (the course's own numbers)."""
-    if not course.variants.enabled or not student:
-        return None
+def variant_of(course: CourseConfig, student: str) -> Variant:
+    """The student's variant of a course with variants on (`autograder.variants.variant_for`)."""
     return draw(course_identity(course), str(student), _secret(course), course.seed,
                 "hand" in course.variants.vary, "code" in course.variants.vary, course.tolerances.hand)
 

@@ -7,7 +7,8 @@ from functools import lru_cache
 import numpy as np
 
 from autograder.config import CourseConfig
-from autograder.variants.draw import Variant, variant_for
+from autograder.variants import variant_for
+from autograder.variants.draw import Variant
 
 
 def answer_key(variant: Variant | None) -> dict[str, np.ndarray]:
