@@ -1,7 +1,8 @@
 """Grader side: what a child's answer, or its end, comes to: an answer frame read against the
 declared kind (`read_answer`), an import's outcome (`import_outcome`), the words for a child that
-died (`exit_text`), and a child's text made safe to show (`clean`). Used by a Session, by the
-Sandbox and by inert.py for a file it reads instead of running.
+died (`exit_text`, `end_text`) or never started (`not_started`), and a child's text made safe to
+show (`clean`). Used by a Session, by the Sandbox and by inert.py for a file it reads instead of
+running.
 """
 
 from __future__ import annotations
@@ -91,6 +92,28 @@ def _skipped(data: Any) -> tuple[SkippedCell, ...]:
                                      error=ErrorInfo.from_json(item.get("error")),
                                      solution=item.get("solution") is True))
     return tuple(cells)
+
+
+def not_started(status: str, why: str) -> CallOutcome:
+    """A child that could not be started (its fork failed, or the zygote died): the sandbox's
+    failure, not the student's."""
+    return CallOutcome(status, reason=Reason.SANDBOX, message=f"the sandbox could not start a process ({why})")
+
+
+def end_text(child, limits: Limits) -> tuple[str, str]:
+    """(message, reason) for a child whose connection closed: its exit status (waited for up to
+    2 s), else its zygote's death or the closed connection; above all, its cgroup's memory limit."""
+    z = child.zygote
+    info = z.wait_exit(child.pid, 2.0)
+    if info is None and not z.alive():
+        message, reason = "the sandbox's server process died", Reason.SANDBOX
+    elif info is None:
+        message, reason = "the process closed its connection to the grader", Reason.EXIT
+    else:
+        message, reason = exit_text(info, limits)
+    if child.cgroup is not None and child.cgroup.out_of_memory():
+        message, reason = f"exceeded the memory limit of {limits.memory_mb} MB", Reason.MEMORY
+    return message, reason
 
 
 def exit_text(info: tuple[int | None, int | None] | None, limits: Limits) -> tuple[str, str]:

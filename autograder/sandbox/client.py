@@ -32,18 +32,12 @@ from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.cores import Cores
 from autograder.intake.literals import inert_values
 from autograder.sandbox.inert import InertSession
-from autograder.sandbox.answers import clean, exit_text, import_outcome
+from autograder.sandbox.answers import clean, end_text, import_outcome, not_started
 from autograder.sandbox.session import Session
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _not_started(status: str, why: str) -> CallOutcome:
-    """A child that could not be started (its fork failed, or the zygote died): the sandbox's
-    failure, not the student's."""
-    return CallOutcome(status, reason=Reason.SANDBOX, message=f"the sandbox could not start a process ({why})")
 
 
 class Sandbox:
@@ -157,7 +151,7 @@ class Sandbox:
                 break
             except (_ZygoteDied, SandboxError) as err:
                 if attempt == 2:
-                    return _not_started("not_run", str(err))
+                    return not_started("not_run", str(err))
         frame = init_frame(child, stem, filename, source, provided, self.limits, stems=self.stems,
                            blocked=self.blocked, nproc=self.cgroups is None)
         sent = self.send(child, frame, timeout)
@@ -177,7 +171,7 @@ class Sandbox:
             again.again = None
             sent, reply = again, self.receive(again, provided)
         if sent.child.unborn:
-            return sent.child, _not_started("not_run", sent.child.unborn)
+            return sent.child, not_started("not_run", sent.child.unborn)
         return sent.child, import_outcome(sent.child, reply, filename, sent.timeout)
 
     def _fork(self, z: _Zygote) -> Child:
@@ -276,7 +270,7 @@ class Sandbox:
         child = sent.child
         self._settle(child)
         if child.unborn:
-            return _not_started("crashed", child.unborn)
+            return not_started("crashed", child.unborn)
         if restart_clock:
             sent.deadline = self._deadline(child, sent.timeout)
         try:
@@ -319,18 +313,9 @@ class Sandbox:
                            output=child.output_since(start))
 
     def _crashed(self, child: Child, start: int) -> CallOutcome:
-        z = child.zygote
         if child.pid is None:     # its fork failed (the pid settles here): nothing ran
-            return _not_started("crashed", child.unborn or "no answer")
-        info = z.wait_exit(child.pid, 2.0)
-        if info is None and not z.alive():
-            message, reason = "the sandbox's server process died", Reason.SANDBOX
-        elif info is None:
-            message, reason = "the process closed its connection to the grader", Reason.EXIT
-        else:
-            message, reason = exit_text(info, self.limits)
-        if child.cgroup is not None and child.cgroup.out_of_memory():
-            message, reason = f"exceeded the memory limit of {self.limits.memory_mb} MB", Reason.MEMORY
+            return not_started("crashed", child.unborn or "no answer")
+        message, reason = end_text(child, self.limits)
         self.kill(child)
         return CallOutcome("crashed", reason=reason, message=message, output=child.output_since(start))
 
