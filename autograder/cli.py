@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from autograder.frontends.selection import SelectionError, select, stem_of
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
     from rich.console import Console
@@ -64,51 +66,6 @@ def cmd_check(args, console: Console | None) -> int:
             return 0
         session.leave()     # the command ends here (run: leave_now)
     return 0 if result.score == result.max_score else 1
-
-
-class SelectionError(ValueError):
-    """An --exercise that names no exercise, task or check of the course (the message says which)."""
-
-
-GRADED_SUFFIXES = (".py", ".ipynb")
-
-
-def stem_of(name: str) -> str:
-    """The exercise an --exercise names: `attention`, `attention.py`, `exercises/attention.ipynb`,
-    the task `attention.softmax` or the check `attention.softmax.rows` all name `attention`."""
-    path = PurePath(name)
-    if path.suffix.lower() in GRADED_SUFFIXES:
-        return path.stem
-    return name.split(".", 1)[0]
-
-
-def select(names, course) -> tuple[tuple[str, ...] | None, frozenset[str] | None]:
-    """(the stems to grade, the check ids to run) for the --exercise values; (None, None): all.
-    A stem or a file name selects every check of its exercise, a task id the checks of that task,
-    a check id that check."""
-    if not names:
-        return None, None
-    stems: list[str] = []
-    only: set[str] = set()
-    for name in names:
-        stem = stem_of(name)
-        if stem not in course.exercises:
-            raise SelectionError(f"--exercise {name}: no such exercise (one of {', '.join(course.exercises)}; "
-                                 f"a file name, a task id such as attention.softmax or a check id works too)")
-        if stem not in stems:
-            stems.append(stem)
-        checks = course.exercises[stem].checks
-        if name == stem or PurePath(name).suffix.lower() in GRADED_SUFFIXES:
-            only.update(checks)
-            continue
-        chosen = [cid for cid in checks if cid == name or cid.startswith(name + ".")]
-        if not chosen:
-            tasks = sorted({cid.rsplit(".", 1)[0] for cid in checks})
-            raise SelectionError(f"--exercise {name}: {stem} has no task or check called that (its tasks: "
-                                 f"{', '.join(tasks)})")
-        only.update(chosen)
-    every = {cid for stem in stems for cid in course.exercises[stem].checks}
-    return tuple(stems), (None if only == every else frozenset(only))
 
 
 def cmd_grade(args, console: Console) -> int:
@@ -277,7 +234,11 @@ def cmd_misconceptions(args, console: Console) -> int:
 COURSE_HELP = "the course file (default: the kit's course.yml)"
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The program's arguments; `only="check"`: the program's parser with only that subcommand,
+    which reads a check's arguments as the whole parser does (`command_named` says when): the
+    other commands' options (`variants` and `practice` imported for theirs) cost about 10 ms of
+    a cold check before its zygotes start (issue 23.4)."""
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
     p.add_argument("--course", type=Path, default=None, metavar="FILE", help=COURSE_HELP)
     # --course is also taken after the subcommand (`attnkit check --course c.yml`); SUPPRESS
@@ -301,6 +262,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--watch", action="store_true",
                        help="keep grading: re-grade an exercise each time its file is saved (Ctrl-C stops)")
     check.set_defaults(func=cmd_check)
+    if only == "check":
+        return p
 
     grade = add("grade", help="grade a class: one folder per student")
     grade.add_argument("class_dir", metavar="CLASS_DIR")
@@ -364,6 +327,39 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def command_named(argv: list[str]) -> str | None:
+    """The subcommand `argv` names, found as argparse finds it past `--course FILE` (or a prefix of
+    it, or `--course=FILE`); None where anything else comes first (`-h`, `--`, a mistake): then the
+    whole parser reads the line and says what is wrong."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if not token.startswith("-"):
+            return token
+        name = token.split("=", 1)[0]
+        if len(name) < 3 or not "--course".startswith(name):
+            return None
+        i += 1 if "=" in token else 2
+    return None
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """`argv` read by the program's parser, built with only the check's subcommand for a check. A
+    check's line it refuses is read again by the whole parser, which says what is wrong in its own
+    words (its usage line lists every command)."""
+    if command_named(argv) == "check":
+        import contextlib
+        import io
+
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                return parser(only="check").parse_args(argv)
+        except SystemExit as exited:
+            if not exited.code:
+                raise      # --help, printed
+    return parser().parse_args(argv)
+
+
 def _start_zygotes_early(args) -> None:
     """`attnkit check`: start the zygotes the submission's files need now, before the grader
     imports itself, so that their warm-up runs beside those imports (the Sandbox adopts them)."""
@@ -373,7 +369,7 @@ def _start_zygotes_early(args) -> None:
     folder = Path(args.submission) if args.submission else Path("exercises")
     # A course's limits do not change a zygote's settings: the defaults are the Sandbox's.
     stems = tuple(dict.fromkeys(stem_of(name) for name in args.exercise)) if args.exercise else None
-    early.start_for_folder(folder, stems, Limits())
+    early.start_for_folder(folder, stems, Limits(), lean=not args.watch)   # a watcher forks again at each save
 
 
 def make_console() -> Console:
@@ -394,7 +390,7 @@ UNWRAPPED_WIDTH = 1000     # wide enough for any table row the kit prints
 
 
 def main(argv: list[str] | None = None) -> int:
-    return dispatch(parser().parse_args(argv))
+    return dispatch(parse(sys.argv[1:] if argv is None else argv))
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -426,7 +422,7 @@ def dispatch(args: argparse.Namespace) -> int:
 def run() -> None:
     """The program (`attnkit`, `python -m autograder.cli`): main(), then out; a check at once,
     without the interpreter's teardown (autograder/frontends/leave.py)."""
-    args = parser().parse_args()
+    args = parse(sys.argv[1:])
     code = dispatch(args)
     if args.command == "check":
         from autograder.frontends.leave import leave_now

@@ -44,6 +44,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Tolerance:
+    """How close a number must be: `rtol` relative, `atol` absolute."""
     __pydantic_config__ = FORBID_EXTRA
     rtol: Annotated[float, Constraints(ge=0, le=1)]
     atol: Annotated[float, Constraints(ge=0, le=1)]
@@ -67,6 +68,7 @@ Points = Annotated[float, Constraints(ge=0, le=1000)]
 
 @dataclass(frozen=True)
 class CheckConfig:
+    """A check's settings in course.yml: its points, and whether students see its message."""
     __pydantic_config__ = FORBID_EXTRA
     points: Points
     hidden: bool = False
@@ -74,6 +76,7 @@ class CheckConfig:
 
 @dataclass(frozen=True)
 class ExerciseConfig:
+    """An exercise's settings in course.yml: its title and its checks' settings."""
     __pydantic_config__ = FORBID_EXTRA
     title: str
     # a check's points alone (`attention.softmax.rows: 1`) or its settings; held as CheckConfig
@@ -98,6 +101,7 @@ class VariantsConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class CourseConfig:
+    """A course (course.yml), validated: its exercises, points, seed, limits and tolerances."""
     __pydantic_config__ = FORBID_EXTRA
     course: str
     assignment: str = "self_attention"
@@ -297,7 +301,8 @@ def course_tolerances() -> type[Tolerances]:
     equal only as instances of one class)."""
     own = [(name, annotation, field(default=default)) for name, (annotation, default) in exercise_tolerances().items()]
     return dataclasses.make_dataclass("CourseTolerances", own, bases=(Tolerances,), frozen=True,
-                                      namespace={"__module__": __name__, "__pydantic_config__": FORBID_EXTRA})
+                                      namespace={"__module__": __name__, "__pydantic_config__": FORBID_EXTRA,
+                                                 "__doc__": "Tolerances, and each exercise's own."})
 
 
 def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root, text: str) -> None:

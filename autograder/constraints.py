@@ -16,6 +16,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Constraints:
+    """Bounds on a number (`gt`, `ge`, `lt`, `le`) or a pattern for a string: a course setting's
+    allowed values, read by pydantic where course.yml is validated."""
     gt: float | None = None
     ge: float | None = None
     lt: float | None = None

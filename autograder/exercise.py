@@ -42,6 +42,7 @@ class WrittenQuestion:
 
 @dataclass(frozen=True)
 class Exercise:
+    """An exercise, described once: its file, what it returns, its checks and its hints."""
     stem: str                                   # the file a student writes: <stem>.py or <stem>.ipynb
     title: str                                  # the default title (course.yml may give another)
     order: int                                  # where it comes in the assignment

@@ -51,6 +51,7 @@ _CALL_FAILURES = frozenset({Why.timeout, Why.crashed, Why.raised, Why.bad_return
 
 @dataclass(frozen=True)
 class CheckResult:
+    """One check's result: its status, score, message and hint."""
     check_id: str
     exercise: str
     title: str
@@ -103,6 +104,7 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class ExerciseResult:
+    """One exercise's result: its checks' results, the file graded and what intake did."""
     stem: str
     title: str
     checks: tuple[CheckResult, ...]
@@ -158,6 +160,7 @@ def causes(checks: Iterable[CheckResult]) -> list[Cause]:
 
 @dataclass(frozen=True)
 class SubmissionResult:
+    """One submission's result: every exercise's, with the seed its inputs came from."""
     student: str
     exercises: tuple[ExerciseResult, ...]
     seed: int

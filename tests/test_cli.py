@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.frontends import selection
 from autograder.config import KIT_ROOT
 
 SOLUTIONS = KIT_ROOT / "solutions"
@@ -26,7 +27,7 @@ WHOLE, TASK, CHECK = "every check", "the task's checks", "that check"
     ("exercises/attention.ipynb", "attention", WHOLE), ("attention.softmax", "attention", TASK),
     ("attention.softmax.rows", "attention", CHECK), ("multihead.MultiHeadAttention", "multihead", TASK)])
 def test_an_exercise_is_named_by_its_stem_file_task_or_check(name, stem, selects, course):
-    stems, only = cli.select([name], course)
+    stems, only = selection.select([name], course)
     assert stems == (stem,)
     checks = set(course.exercises[stem].checks)
     if selects == WHOLE:
@@ -38,7 +39,7 @@ def test_an_exercise_is_named_by_its_stem_file_task_or_check(name, stem, selects
 
 
 def test_a_task_and_a_whole_exercise_together(course):
-    stems, only = cli.select(["attention.softmax", "causal_mask.py"], course)
+    stems, only = selection.select(["attention.softmax", "causal_mask.py"], course)
     assert stems == ("attention", "causal_mask")
     assert only == {cid for cid in course.exercises["attention"].checks if cid.startswith("attention.softmax.")} | \
         set(course.exercises["causal_mask"].checks)
@@ -47,8 +48,8 @@ def test_a_task_and_a_whole_exercise_together(course):
 @pytest.mark.parametrize("name,says", [("atention", "no such exercise"), ("attention.sofmax", "its tasks: "),
                                        ("attention.softmax.rowz", "no task or check called that")])
 def test_an_unknown_name_says_what_would_work(name, says, course):
-    with pytest.raises(cli.SelectionError) as err:
-        cli.select([name], course)
+    with pytest.raises(selection.SelectionError) as err:
+        selection.select([name], course)
     assert str(err.value).startswith(f"--exercise {name}: ") and says in str(err.value)
 
 
@@ -66,6 +67,38 @@ def test_course_goes_before_or_after_the_subcommand():
     both = cli.parser().parse_args(["--course", "a.yml", "grade", "CLASS", "--out", "O", "--course", "b.yml"])
     assert (before.course, after.course, both.course) == (Path("a.yml"), Path("b.yml"), Path("b.yml"))
     assert cli.parser().parse_args(["build"]).course is None      # main() then takes the kit's course.yml
+
+
+@pytest.mark.parametrize("argv", [
+    ["check"], ["check", "--exercise", "attention", "--exercise", "scaling.py", "--watch"],
+    ["--course", "a.yml", "check", "--submission", "x"], ["--course=a.yml", "check", "--json", "o.json"],
+    ["--cour", "a.yml", "check", "--name", "N", "--student", "s1"], ["check", "--course", "b.yml"],
+    ["check", "--sub", "x", "--ex", "attention"],       # argparse's prefixes of the check's own options
+])
+def test_a_check_is_read_by_its_own_parser_as_the_whole_parser_reads_it(argv):
+    assert cli.command_named(argv) == "check"
+    assert vars(cli.parse(argv)) == vars(cli.parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["grade", "C", "--out", "O"], "grade"), (["-h"], None), (["--help"], None), (["--", "check"], None),
+    (["--course"], None), ([], None), (["--c", "check"], None),    # `check` is the course file there
+])
+def test_anything_but_a_check_is_read_by_the_whole_parser(argv, named):
+    assert cli.command_named(argv) == named
+
+
+def test_a_mistake_in_a_check_line_is_reported_as_the_whole_parser_reports_it(capsys):
+    said = []
+    for line in (["check", "--bogus"], ["check", "--json"], ["--course", "c.yml", "check", "extra"]):
+        for parse in (cli.parse, cli.parser().parse_args):
+            with pytest.raises(SystemExit) as exited:
+                parse(line)
+            assert exited.value.code == 2
+            said.append(capsys.readouterr().err)
+    assert said[0] == said[1] and said[2] == said[3] and said[4] == said[5]
+    assert "unrecognized arguments: --bogus" in said[0] and "{check,grade," in said[0]    # every command listed
+    assert "--json: expected one argument" in said[2]
 
 
 def test_a_bad_course_after_the_subcommand_is_reported(tmp_path, capsys):

@@ -109,6 +109,35 @@ def test_check_adopts_the_zygotes_it_started_early(tmp_path, monkeypatch, capsys
     assert code == 0, out
     assert [(c["torch"], c["matplotlib"]) for c in started] == [(False, False)]   # one zygote, started once
     assert not early._waiting                                                    # and adopted
+    assert started[0]["lean"] is True          # a check forks one child per stem (a watcher's are not lean)
+
+
+def _maps_numpy_random(z: _Zygote) -> bool:
+    z.wait_ready(60)
+    try:
+        with open(f"/proc/{z.pid}/maps", encoding="utf-8") as maps:
+            return "numpy/random/_generator" in maps.read()
+    except OSError:
+        pytest.skip("this user cannot read the zygote's memory map")
+
+
+def test_a_lean_zygote_leaves_numpy_random_to_the_child_whose_code_draws(tmp_path, capsys):
+    """A check's zygotes are lean: numpy.random's import (20 ms of the numpy zygote's start) is left
+    to the child that uses it; a watcher's, which fork again at every save, import it ahead. The
+    scaling experiment, which draws, gets full marks from a lean zygote's child."""
+    (tmp_path / "attention.py").write_text((KIT / "solutions" / "attention.py").read_text(encoding="utf-8"),
+                                           encoding="utf-8")
+    found = {}
+    for lean in (True, False):
+        try:
+            early.start_for_folder(tmp_path, None, Limits(), lean=lean)
+            [z] = early._waiting
+            found[lean] = _maps_numpy_random(z)
+        finally:
+            early.close_unadopted()
+    assert found == {True: False, False: True}
+    code = cli.main(["check", "--submission", str(KIT / "solutions"), "--exercise", "scaling"])
+    assert code == 0, capsys.readouterr().out
 
 
 def test_a_check_that_stops_before_grading_leaves_no_zygote_running(tmp_path, capsys):
@@ -125,7 +154,8 @@ def test_the_command_line_is_read_before_numpy_or_the_course_types_are_imported(
     import subprocess
     import sys
 
-    probe = ("import sys\nfrom autograder.cli import parser\nparser().parse_args(['check', '--exercise', 'attention'])\n"
+    probe = ("import sys\nfrom autograder.cli import parse, parser\nparser().parse_args(['check', '--exercise', 'attention'])\n"
+             "parse(['check', '--exercise', 'attention'])\n"
              "print(sorted(m for m in ('numpy', 'pydantic', 'torch', 'yaml') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=KIT, check=True)
     assert out.stdout.strip() == "[]", out.stdout

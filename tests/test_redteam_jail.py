@@ -438,6 +438,52 @@ def test_the_seccomp_layer_holds_wherever_libseccomp_can_compile_the_filter(sand
         assert sandbox.isolation.seccomp
 
 
+_PROGRAM_PROBE = """
+import json, sys
+sys.path.insert(0, {inside!r})
+import jail
+{before}
+if {stubbed}:
+    seccomp = jail.import_pyseccomp()
+else:
+    import pyseccomp as seccomp
+program = jail.seccomp_program(seccomp)
+spawned = "subprocess" in sys.modules
+import ctypes.util
+print(json.dumps([program.hex(), spawned,
+                  ctypes.util.__file__ is not None and ctypes.util.find_library.__module__ == "ctypes.util"]))
+"""
+
+
+def _compiled(stubbed: bool, before: str = "") -> list:
+    inside = os.path.join(KIT, "autograder", "sandbox", "inside")
+    probe = _PROGRAM_PROBE.format(inside=inside, before=before, stubbed=stubbed)
+    import json
+
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_filter_compiled_without_ldconfig_is_the_one_pyseccomp_compiles_as_it_comes():
+    """The zygote imports pyseccomp with its library lookups answered by the loader (no `ldconfig`
+    process, no subprocess import: jail.import_pyseccomp). The BPF program is byte for byte the one
+    of a plain import, and ctypes.util is the real module again afterwards. Where a soname is not
+    the loader's, the import is made the usual way, with the same program."""
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    except Exception:  # noqa: BLE001 - not installed, or no libseccomp
+        pytest.skip("pyseccomp or libseccomp missing")
+    plain, subprocess_plain, _ = _compiled(stubbed=False)
+    fast, subprocess_fast, util_restored = _compiled(stubbed=True)
+    assert fast == plain and util_restored
+    assert subprocess_plain and not subprocess_fast      # ctypes.util's lookups import it
+    fallback, _, util_restored = _compiled(stubbed=True, before='jail.SECCOMP_SONAMES["seccomp"] = "libnone.so.9"')
+    assert fallback == plain and util_restored
+
+
 def test_system_calls_no_submission_needs_are_refused(sandbox):
     if not sandbox.isolation.seccomp:
         pytest.skip("no seccomp filter here (pyseccomp or libseccomp missing)")

@@ -28,6 +28,8 @@ Inputs = dict[str, Any]
 
 @dataclass(frozen=True)
 class Check:
+    """One check of an exercise: its inputs, how the answer is made and compared, and its
+    title (the course's points are set in course.yml)."""
     id: str                                   # "<stem>.<function>.<case>", also the course.yml key
     title: str                                # what is checked, in a student's words
     inputs: Callable[[np.random.Generator], Inputs]

@@ -25,6 +25,7 @@ GENERIC_HINT = ("Compare your function with its docstring step by step: the shap
 
 @dataclass(frozen=True)
 class Advice:
+    """What a check's result says to the student, and the misconceptions it records."""
     text: str = ""                      # CheckResult.hint: what the student is shown
     recorded: tuple[str, ...] = ()      # CheckResult.misconceptions: tags, summary.json, the report
     shown: tuple[str, ...] = ()         # the ids whose catalogue hint `text` holds

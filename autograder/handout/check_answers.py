@@ -14,6 +14,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Tolerance:
+    """How close a number must be: `rtol` relative, `atol` absolute."""
     rtol: float
     atol: float
 
@@ -158,6 +159,7 @@ def decode(value, arrays: dict, results: list | None = None):
 
 @dataclass
 class Outcome:
+    """One check of a student's self-check: its status, what is wrong, and a hint."""
     check: dict
     status: str               # passed | failed | error | not_implemented
     message: str = ""

@@ -58,6 +58,7 @@ def names_d(text) -> bool:
 
 @dataclass(frozen=True)
 class Series:
+    """One line of a student's figure, as read from its artists: what it draws and claims to."""
     label: str
     panel: int                # index of its axes in the figure
     drawn: tuple[str, ...]    # the statistics of `results` its values are (empty: none of them)

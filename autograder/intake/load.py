@@ -22,6 +22,7 @@ MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a note
 
 @dataclass(frozen=True)
 class Cell:
+    """A notebook cell as the grader reads it (its number as Jupyter shows it)."""
     index: int           # 1-based, counting every cell of the notebook (markdown too), as Jupyter shows them
     source: str          # the Python the grader reads (definitions, imports): the cell, or a `%%time` cell's body
     solution: bool       # nbgrader's `solution` metadata, or the `### BEGIN SOLUTION` markers
@@ -57,6 +58,7 @@ CELL_SEPARATOR = "\n\n"
 
 @dataclass(frozen=True)
 class SourceFile:
+    """A stem's source as it will be executed, and which file it came from."""
     stem: str
     filename: str        # the file the source came from: "attention.py", "hw1/Attention.ipynb"
     source: str          # Python source, as it will be executed
@@ -72,6 +74,7 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class LoadError:
+    """A stem with nothing to execute: no file, or one that could not be read (the message says why)."""
     stem: str
     filename: str | None  # None: no file for this stem
     message: str

@@ -18,6 +18,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getat
 
 @dataclass(frozen=True)
 class Student:
+    """A student of a class folder: their name and the folder graded as theirs."""
     name: str
     folder: Path
     # Why nothing is graded from this folder ("" when it is graded): a student folder or

@@ -108,6 +108,7 @@ class SkippedCell:
 
 @dataclass
 class CallOutcome:
+    """What one call into a child came to: its status, the value it returned, and why not."""
     status: str                       # one of STATUSES
     value: Any = None                 # plain data of the declared kind when status == "ok"
     dtype: Any = None                 # what the student returned: "float32", "list"... (a list for tuples)

@@ -349,6 +349,52 @@ DENIED_SYSCALLS = (
 NAMESPACE_FLAGS = (0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x02000000, 0x80)
 
 
+# The libraries pyseccomp looks up as it is imported, by the names the loader knows them by.
+SECCOMP_SONAMES = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}
+
+
+class _NoSoname(LookupError):
+    pass
+
+
+def import_pyseccomp():
+    """Step 11's library, in the zygote: pyseccomp, imported without the `ldconfig -p` process its
+    import runs for each library it looks up (ctypes.util.find_library, which also imports
+    subprocess): about 15 ms of every zygote's start, 30 ms on a busy machine (issue 23.4). Its
+    lookups are answered by the loader (dlopen of the soname) instead; where one cannot be, it is
+    imported again as it comes."""
+    import ctypes
+    import sys
+    import types
+
+    def find_library(name: str) -> str:
+        soname = SECCOMP_SONAMES.get(name)
+        if soname is None:
+            raise _NoSoname(name)
+        try:
+            ctypes.CDLL(soname)
+        except OSError:
+            raise _NoSoname(soname) from None
+        return soname
+
+    util = types.ModuleType("ctypes.util")
+    util.find_library = find_library
+    real = sys.modules.get("ctypes.util")
+    sys.modules["ctypes.util"], ctypes.util = util, util
+    try:
+        import pyseccomp
+        return pyseccomp
+    except _NoSoname:
+        sys.modules.pop("pyseccomp", None)
+    finally:
+        if real is not None:
+            sys.modules["ctypes.util"], ctypes.util = real, real
+        else:
+            del sys.modules["ctypes.util"], ctypes.util
+    import pyseccomp
+    return pyseccomp
+
+
 def seccomp_program(seccomp) -> bytes | None:
     """Step 11, made once in the zygote: the filter's BPF program, as libseccomp compiles the rules
     below (`seccomp`: the pyseccomp module, imported before the jail), or None without it. Each

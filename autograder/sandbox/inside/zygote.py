@@ -368,15 +368,14 @@ def main() -> None:
 
         warm.quietly(_load_private("figure_cost").install)   # a failure leaves matplotlib's own layout and measure
         warm.quietly(warm.matplotlib_figure)
-    warm.quietly(warm.numpy_first_use)
+    warm.quietly(lambda: warm.numpy_first_use(generator=not config.get("lean")))
     import math  # noqa: F401
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
 
     try:
-        import pyseccomp
-
-        seccomp = JAIL.seccomp_program(pyseccomp)    # compiled once, while the host's libraries are in view
+        # compiled once, while the host's libraries are in view
+        seccomp = JAIL.seccomp_program(JAIL.import_pyseccomp())
     except Exception:  # noqa: BLE001 - not installed, no libseccomp, or it cannot compile: no filter layer
         seccomp = None
     child_path = paths.child_sys_path(KIT_ROOT)
