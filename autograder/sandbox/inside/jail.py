@@ -361,8 +361,8 @@ def import_pyseccomp():
     """Step 11's library, in the zygote: pyseccomp, imported without the `ldconfig -p` process its
     import runs for each library it looks up (ctypes.util.find_library, which also imports
     subprocess): about 15 ms of every zygote's start, 30 ms on a busy machine (issue 23.4). Its
-    lookups are answered by the loader (dlopen of the soname) instead; where one cannot be, it is
-    imported again as it comes."""
+    lookups are answered by the loader (dlopen of the soname) instead; where one cannot be, or the
+    import fails in any way with the stand-in, it is imported again as it comes."""
     import ctypes
     import sys
     import types
@@ -384,7 +384,7 @@ def import_pyseccomp():
     try:
         import pyseccomp
         return pyseccomp
-    except _NoSoname:
+    except Exception:  # noqa: BLE001 - a lookup the loader cannot answer, or a pyseccomp that asks more of ctypes.util
         sys.modules.pop("pyseccomp", None)
     finally:
         if real is not None:
