@@ -20,6 +20,7 @@ import stat
 import tarfile
 from pathlib import Path
 
+from autograder.intake import SOURCE_SUFFIXES
 from autograder.intake.files import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
 
 SIZE_KEY = "ATTNKIT.size"          # pax header: the size of a file sent without its content
@@ -29,7 +30,6 @@ MAX_MEMBERS = 20_000               # entries of one packed submission
 MAX_SPARSE = 1 << 40               # a size claimed for an oversized file
 MAX_DEPTH = MAX_DESCENT + 1        # folders below the student's that intake may look into
 MAX_TOTAL = 32 * 1024 * 1024       # bytes of source files sent for one submission
-SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 class PackError(ValueError):
@@ -37,7 +37,7 @@ class PackError(ValueError):
 
 
 def contract_names(stems: tuple[str, ...]) -> list[str]:
-    return [f"{stem}{suffix}" for stem in stems for suffix in (".py", ".ipynb")]
+    return [f"{stem}{suffix}" for stem in stems for suffix in SOURCE_SUFFIXES]
 
 
 def pack_submission(folder: Path, stems: tuple[str, ...] = ()) -> bytes:

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from autograder.intake import SOURCE_SUFFIXES
+
 
 class SelectionError(ValueError):
     """An --exercise that names no exercise, task or check of the course (the message says which)."""
 
 
-GRADED_SUFFIXES = (".py", ".ipynb")
 
 
 def stem_of(name: str) -> str:
     """The exercise an --exercise names: `attention`, `attention.py`, `exercises/attention.ipynb`,
     the task `attention.softmax` or the check `attention.softmax.rows` all name `attention`."""
     path = PurePath(name)
-    if path.suffix.lower() in GRADED_SUFFIXES:
+    if path.suffix.lower() in SOURCE_SUFFIXES:
         return path.stem
     return name.split(".", 1)[0]
 
@@ -38,7 +39,7 @@ def select(names, course) -> tuple[tuple[str, ...] | None, frozenset[str] | None
         if stem not in stems:
             stems.append(stem)
         checks = course.exercises[stem].checks
-        if name == stem or PurePath(name).suffix.lower() in GRADED_SUFFIXES:
+        if name == stem or PurePath(name).suffix.lower() in SOURCE_SUFFIXES:
             only.update(checks)
             continue
         chosen = [cid for cid in checks if cid == name or cid.startswith(name + ".")]

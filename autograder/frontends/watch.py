@@ -18,12 +18,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from autograder.intake import SOURCE_SUFFIXES
 from autograder.intake.load import LoadError, SourceFile, load_stem, read_source
 from autograder.reports.table import print_failures, print_note
 from autograder.results import CheckResult, ExerciseResult
 from autograder.grading.course_session import GradingSession
 
-SUFFIXES = (".py", ".ipynb")
 DEBOUNCE_MS = 50      # an editor's save is a burst of events (temp file, rename): one re-grade per burst
 
 
@@ -63,7 +63,7 @@ def saved_stems(paths: Iterable[str | Path], folder: Path, stems: Iterable[str])
     found = []
     for raw in paths:
         path = Path(raw)
-        if path.suffix in SUFFIXES and path.stem in wanted and path.parent.resolve() == folder \
+        if path.suffix in SOURCE_SUFFIXES and path.stem in wanted and path.parent.resolve() == folder \
                 and path.stem not in found:
             found.append(path.stem)
     return found
@@ -154,5 +154,5 @@ def watch(watcher: Watcher, *, stop: threading.Event | None = None,
 
 def _last_saved(paths: list[str], stem: str) -> str | None:
     """The form of `stem` saved last in a burst of events (an editor may touch both)."""
-    forms = [p for p in paths if Path(p).stem == stem and Path(p).suffix in SUFFIXES]
+    forms = [p for p in paths if Path(p).stem == stem and Path(p).suffix in SOURCE_SUFFIXES]
     return forms[-1] if forms else None

@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.intake import SOURCE_SUFFIXES
 from autograder.intake.archives import is_archive
 from autograder.cluster.transport import contract_names
 
@@ -50,7 +51,7 @@ def find_submission(root: Path, stems: tuple[str, ...]) -> Found:
         where = ", ".join(f"{f.relative_to(root) if f != root else 'the top'}" for f in others[:5])
         notes.append(f"exercise files elsewhere in the upload were not graded ({where})")
     unknown = sorted({n for f in folders for n in _entries(f)
-                      if n.endswith((".py", ".ipynb")) and n not in names and not n.startswith(".")})
+                      if n.endswith(SOURCE_SUFFIXES) and n not in names and not n.startswith(".")})
     if unknown:
         shown = ", ".join(unknown[:8]) + (" ..." if len(unknown) > 8 else "")
         notes.append(f"files with names the grader does not know were ignored: {shown} "

@@ -23,6 +23,7 @@ from enum import Enum
 from pathlib import Path
 
 from autograder.config import KIT_ROOT, CourseConfig, course_data
+from autograder.intake import SOURCE_SUFFIXES
 
 SOLUTIONS = KIT_ROOT / "solutions"
 ENVIRONMENT_PACKAGES = ("numpy", "torch", "matplotlib", "pyseccomp")
@@ -90,7 +91,7 @@ def run_preflight(course: CourseConfig, sandbox, *, enabled: bool = True,
     if not enabled:
         return Preflight(PreflightStatus.SKIPPED)
     stems = tuple(course.exercises)
-    if not all(any((solutions / f"{stem}{suffix}").is_file() for suffix in (".py", ".ipynb")) for stem in stems):
+    if not all(any((solutions / f"{stem}{suffix}").is_file() for suffix in SOURCE_SUFFIXES) for stem in stems):
         return Preflight(PreflightStatus.NO_SOLUTIONS)
     marker = _marker(course, solutions, sandbox)
     if marker.is_file():
@@ -121,7 +122,7 @@ def _marker(course: CourseConfig, solutions: Path, sandbox) -> Path:
     h.update(kit_fingerprint().encode())
     h.update(json.dumps(course_data(course)).encode())
     for path in sorted(solutions.iterdir()):
-        if path.is_file() and path.suffix in (".py", ".ipynb"):
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES:
             h.update(path.name.encode() + b"\0" + path.read_bytes())
     h.update(json.dumps(_environment(sandbox), sort_keys=True).encode())
     return cache_dir("preflight") / h.hexdigest()

@@ -12,6 +12,7 @@ from pathlib import Path
 from autograder.config import KIT_ROOT, CourseConfig
 HANDOUT_CODE = Path(__file__).resolve().parent
 from autograder.handout.data import write_check_data
+from autograder.intake import SOURCE_SUFFIXES
 from autograder.variants.draw import Variant
 from autograder.variants.handout import VARIED_FILES, with_numbers
 
@@ -53,7 +54,7 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for stem in course.exercises:
-        for suffix in (".py", ".ipynb"):
+        for suffix in SOURCE_SUFFIXES:
             source = KIT_ROOT / "exercises" / f"{stem}{suffix}"
             if source.is_file():
                 if variant is not None and stem in VARIED_FILES:

@@ -23,13 +23,13 @@ from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 
+from autograder.intake import SOURCE_SUFFIXES
 from autograder.intake.students import descend
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen
 MAX_DESCENT = 3                  # single subfolders descended into (zip inside a folder inside a folder)
 MAX_LINK_HOPS = 8
-SUFFIXES = (".py", ".ipynb")
 
 _O_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -298,7 +298,7 @@ def _descend(root: Folder) -> tuple[tuple[str, ...], tuple[str, ...]]:
     for _ in range(MAX_DESCENT):
         names, _ = root.listdir(base)
         visible = [n for n in names if not ignored(n)]
-        if any(Path(n).suffix.lower() in SUFFIXES for n in visible):
+        if any(Path(n).suffix.lower() in SOURCE_SUFFIXES for n in visible):
             break
         dirs = [n for n in visible if _kind(root, base + (n,)) == "dir"]
         if len(dirs) != 1:
@@ -328,7 +328,7 @@ def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, 
     flags = (Flag.SUBFOLDER,) if base else ()
     prefix = f"{where}/" if where else ""
     chosen: list[tuple[str, str]] = []       # (name, note)
-    for suffix in SUFFIXES:
+    for suffix in SOURCE_SUFFIXES:
         exact = f"{stem}{suffix}"
         near = _near(root, base, names, stem, suffix)
         if exact in near:
@@ -389,7 +389,7 @@ def candidates(folder: Path, stem: str, limit: int = 4) -> tuple[Found, ...]:
         base, notes = _descend(root)
         names, _ = root.listdir(base)
         visible = [n for n in names if not ignored(n)]
-        near = [n for suffix in SUFFIXES for n in _near(root, base, visible, stem, suffix)]
+        near = [n for suffix in SOURCE_SUFFIXES for n in _near(root, base, visible, stem, suffix)]
         if len(near) > limit:
             return ()
         flags = (Flag.SUBFOLDER,) if base else ()

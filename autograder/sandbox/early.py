@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from autograder.intake import SOURCE_SUFFIXES
 from autograder.sandbox.outcome import Limits
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 
@@ -115,7 +116,7 @@ def _sources(folder: Path, stems: tuple[str, ...] | None) -> list[list[str]]:
         return sources
     for entry in entries:
         stem, ext = os.path.splitext(entry.name)
-        if ext not in (".py", ".ipynb") or (stems is not None and stem not in stems):
+        if ext not in SOURCE_SUFFIXES or (stems is not None and stem not in stems):
             continue
         try:
             if not entry.is_file(follow_symlinks=False) or entry.stat().st_size > _MAX_SCAN_BYTES:
