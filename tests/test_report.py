@@ -187,10 +187,12 @@ window.addEventListener('error', e => window.__errors.push(String(e.message || e
 window.addEventListener('load', () => {
   const imgs = [...document.images];
   const broken = imgs.filter(i => !i.complete || i.naturalWidth === 0).length;
+  const cells = [...document.querySelectorAll('svg image')]
+    .filter(i => i.href.baseVal.startsWith('data:image/png;base64,') && i.getBBox().width > 0).length;
   const svgs = [...document.querySelectorAll('figure svg')].filter(s => s.getBBox().width > 0).length;
   const out = document.createElement('pre');
   out.id = 'attnkit-check';
-  out.textContent = JSON.stringify({images: imgs.length, broken, svgs, errors: window.__errors});
+  out.textContent = JSON.stringify({images: imgs.length, broken, cells, svgs, errors: window.__errors});
   document.body.appendChild(out);
 });
 </script>"""
@@ -245,8 +247,8 @@ def test_report_and_a_feedback_page_render_in_chromium(tmp_path):
     finish_run(tmp_path, small_class(), COURSE)
     report = _browse(tmp_path / "report.html", tmp_path, shots / "report.png")
     assert report["errors"] == [] and report["console"] == [], report
-    assert report["images"] >= 1 and report["broken"] == 0       # the heat map
-    assert report["svgs"] >= 3                                    # distribution, exercises, checks
+    assert report["cells"] == 1 and report["broken"] == 0        # the heat map's cells
+    assert report["svgs"] >= 4                                    # distribution, exercises, checks, heat map
     for name, pictures in (("bo", 1), ("cy", 1)):
         page = _browse(tmp_path / "feedback" / f"{name}.html", tmp_path, shots / f"feedback-{name}.png")
         assert page["errors"] == [] and page["console"] == [] and page["broken"] == 0, page

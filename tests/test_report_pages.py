@@ -17,10 +17,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from autograder.reports.finish import finish_run
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
-from tests.test_report import COURSE, _chromium, _shots, chromium_probe, small_class
+from tests.test_report import COURSE, _chromium, _result, _shots, chromium_probe, small_class
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")
 
@@ -123,13 +124,15 @@ window.addEventListener('load', () => {
     }
   }
   const main = document.querySelector('main') || document.body;
-  const img = document.querySelector('img');
+  const heat = document.querySelector('svg.heat');
+  const cells = heat && heat.querySelector('image').getBoundingClientRect();
   const out = document.createElement('pre');
   out.id = 'attnkit-measure';
   out.textContent = JSON.stringify({clipped, smallest: Math.min(...sizes), texts: sizes.length,
     main: main.getBoundingClientRect().width, inner: window.innerWidth,
     overflow: document.documentElement.scrollWidth - window.innerWidth,
-    heat: img ? [img.width, img.naturalWidth] : null});
+    heat: heat ? [heat.getBoundingClientRect().width, heat.viewBox.baseVal.width] : null,
+    cells: cells ? [cells.left + window.scrollX, cells.top + window.scrollY, cells.width, cells.height] : null});
   document.body.appendChild(out);
 });
 </script>"""
@@ -142,7 +145,9 @@ def _measure(page: Path, tmp_path: Path, width: int, screenshot: Path) -> dict:
 
 @pytest.mark.parametrize("width", [1400, 800])
 def test_the_report_reads_at_a_glance(tmp_path, width):
-    finish_run(tmp_path, small_class(), COURSE)
+    # a name in wide characters and one with accents: each label is measured, never clipped
+    finish_run(tmp_path, small_class() + [_result("学生番号一二三四五六七八", {"attention": "passed"}),
+                                          _result("Ñandú Łukasiewicz-Wójcik", {"attention": "failed"})], COURSE)
     seen = _measure(tmp_path / "report.html", tmp_path, width, _shots(tmp_path) / f"report-{width}.png")
     assert seen["texts"] > 50
     assert seen["clipped"] == [], seen["clipped"]             # every chart label inside its picture
@@ -150,6 +155,30 @@ def test_the_report_reads_at_a_glance(tmp_path, width):
     assert seen["main"] >= 0.85 * seen["inner"], seen         # the page uses its width
     assert seen["overflow"] <= 0, seen                        # only the heat map scrolls, inside its box
     assert seen["heat"][0] >= seen["heat"][1], seen           # shown at its size, never shrunk
+
+
+def test_the_heat_map_shows_each_students_checks_in_their_colours(tmp_path):
+    """Looked at as a person sees it: in the screenshot, the middle of every cell has the colour
+    of that student's status for that check in the summary (a pixel per cell, drawn large
+    without smoothing)."""
+    from autograder.reports.report_figures import COLOURS
+
+    summary = finish_run(tmp_path, small_class(), COURSE)
+    shot = _shots(tmp_path) / "report-heat-1400.png"
+    seen = _measure(tmp_path / "report.html", tmp_path, 1400, shot)
+    rows = [r for r in summary["rows"] if r["checks"]]
+    columns = max(len(r["checks"]) for r in rows)
+    left, top, width, height = seen["cells"]
+    assert width == pytest.approx(16 * columns, abs=1) and height == pytest.approx(16 * len(rows), abs=1)
+    with Image.open(shot) as image:
+        pixels = image.convert("RGB")
+        for i, row in enumerate(rows):
+            for j, code in enumerate(row["checks"]):
+                x, y = left + (j + 0.5) * width / columns, top + (i + 0.5) * height / len(rows)
+                want = tuple(round(255 * c) for c in COLOURS[code])
+                got = pixels.getpixel((round(x), round(y)))
+                assert max(abs(a - b) for a, b in zip(got, want)) <= 6, (row["student"], j, code, got, want)
+    assert len({code for r in rows for code in r["checks"]}) >= 4    # the class shows most statuses
 
 
 def test_the_report_says_when_with_which_kit_and_course_and_what_each_cause_is(tmp_path):

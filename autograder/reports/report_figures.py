@@ -1,22 +1,30 @@
-"""The class report's pictures, drawn by the kit from the summary: the score distribution, pass
-rates per exercise and per check (one chart per exercise), and the check-by-student heat map.
+"""The class report's pictures, drawn by the kit from the summary as inline SVG: the score
+distribution, pass rates per exercise and per check (one chart per exercise), and the
+check-by-student heat map.
 
-Each is markup the kit made (matplotlib's SVG, which escapes its text, or a PNG as a data URI),
-handed to the template as `Markup`. Sizes are chosen so the text is drawn at about the size it
-is read (about 12 px) at 800 px wide and up; long labels widen the figure (tight bounding box)
-instead of being clipped.
+Written as SVG elements directly, as the feedback pages' pictures are (heatmap_svg.py): drawn
+with matplotlib, these pictures took 2-3 s at the end of every class run (the heat map's PNG
+1.2 s at 40 students), on one core while the other idled (issue 23.2). Text is drawn at about
+the size it is read (12 px; 11 px for tick labels); each label is measured in the font the page
+names first (DejaVu Sans, matplotlib's own copy, read with Pillow), so a long label widens its
+picture instead of being clipped. Every text is escaped. The heat map's cells are one small PNG
+(a pixel per cell, drawn large without smoothing): an SVG element per cell would make a class of
+1,000 students' page several megabytes.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import importlib.util
 import io
-import warnings
+import math
+import unicodedata
+from html import escape
+from pathlib import Path
 
 import numpy as np
 from markupsafe import Markup
-
-from autograder.reports.pictures import _pyplot, figure_svg
 
 # Heat map colours per status letter (class_summary.STATUS_CODE).
 COLOURS = {"P": (0.20, 0.63, 0.33), "F": (0.84, 0.19, 0.15), "E": (0.55, 0.10, 0.55),
@@ -24,94 +32,208 @@ COLOURS = {"P": (0.20, 0.63, 0.33), "F": (0.84, 0.19, 0.15), "E": (0.55, 0.10, 0
 LEGEND = {"P": "passed", "F": "wrong answer", "E": "error (raised, hung, crashed, refused)",
           "N": "not implemented", "M": "not submitted"}
 NAMED_ROWS = 60          # up to this many students, the heat map names each row
-HEAT_MAP_MAX_INCHES = 8.0   # the tallest heat map of unnamed rows (600 students and more)
-FONT = 9                 # points, for tick labels (12 px on screen)
-CHART_WIDTH = 6.6        # inches a chart takes with its labels: one of two columns at 1400 px
+CELL = 16                # px of a heat map cell (a named row is this tall too)
+TEXTURE_MAX = 800        # px: the tallest heat map of unnamed rows (a large class is a texture)
+TEXT, SMALL = 12, 11     # px: labels, tick labels and values
+BAR_PX = 3.0             # px per percent of a pass-rate bar (100% is 300 px)
+FONT = 'font-family="DejaVu Sans, Bitstream Vera Sans, Arial, sans-serif"'
+INK, MUTED, FRAME = "#222", "#444", "#888"
 
 
 def legend_colours() -> dict[str, str]:
     """Status letter -> CSS colour of the heat map's legend."""
-    return {k: "#%02x%02x%02x" % tuple(round(255 * c) for c in rgb) for k, rgb in COLOURS.items()}
+    return {k: _hex(rgb) for k, rgb in COLOURS.items()}
 
+
+# ====================================================================== charts
 
 def histogram(values: list[float], top: float) -> Markup:
-    plt = _pyplot()
-    fig, ax = plt.subplots(1, 1, figsize=(6.4, 2.6))
+    """How many students scored what: up to 24 bins from 0 to `top`."""
     bins = np.linspace(0, top, min(24, int(top) + 1) + 1) if top > 0 else 10
-    ax.hist(values, bins=bins, color="#3b7dd8", edgecolor="white")
-    ax.set_xlabel(f"total score (of {top:g})")
-    ax.set_ylabel("students")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    return _svg(fig)
+    counts, edges = np.histogram(np.asarray(values, dtype=float), bins=bins)
+    left, plot_top, plot_w, plot_h = 48, 8, 520, 170
+    lo, hi = float(edges[0]), float(edges[-1])
+    pad = 0.03 * (hi - lo or 1.0)
+    x = _scale(lo - pad, hi + pad, left, left + plot_w)
+    y = _scale(0, max(1, int(counts.max(initial=0))) * 1.05, plot_top + plot_h, plot_top)
+    parts = []
+    for count, a, b in zip(counts, edges[:-1], edges[1:]):
+        if count:
+            parts.append(f'<rect x="{x(a):.1f}" y="{y(count):.1f}" width="{x(b) - x(a):.1f}" '
+                         f'height="{y(0) - y(count):.1f}" fill="#3b7dd8" stroke="white" stroke-width="1"/>')
+    parts += _frame(left, plot_top, plot_w, plot_h)
+    for t in _nice_ticks(lo, hi, integer=True):
+        parts += _x_tick(x(t), plot_top + plot_h, _number(t))
+    for t in _nice_ticks(0, max(1, int(counts.max(initial=0))), integer=True, most=5):
+        parts.append(f'<line x1="{left - 4}" x2="{left}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{FRAME}"/>')
+        parts.append(_text(left - 7, y(t) + 4, _number(t), SMALL, "end"))
+    parts.append(_text(left + plot_w / 2, plot_top + plot_h + 34, f"total score (of {top:g})", TEXT, "middle"))
+    mid = plot_top + plot_h / 2
+    parts.append(_text(14, mid, "students", TEXT, "middle", f'transform="rotate(-90 14 {mid:.1f})"'))
+    return _svg(left + plot_w + 12, plot_top + plot_h + 44, parts)
 
 
 def pass_rates(labels: list[str], rates: list[float | None]) -> Markup:
-    """Horizontal bars, one per label, green from 80%, amber from 50%, red below. The bars get
-    what the longest label leaves of CHART_WIDTH, so every chart fits its column unshrunk."""
-    plt = _pyplot()
-    label_inches = max(map(len, labels), default=0) * FONT * 0.6 / 72
-    width = max(3.0, (CHART_WIDTH - label_inches - 0.4) / 0.89)     # 0.89: the axes' share (MARGINS)
-    fig, ax = plt.subplots(1, 1, figsize=(width, 0.55 + 0.24 * len(labels)))
-    y = np.arange(len(labels))
-    values = [np.nan if r is None else 100 * r for r in rates]
-    ax.barh(y, values, color=["#2e9e55" if (v or 0) >= 80 else "#e0a030" if (v or 0) >= 50 else "#d6302a"
-                              for v in values])
-    for yi, v in zip(y, values):
-        ax.text(min(v, 100) + 1 if np.isfinite(v) else 1, yi, "not graded" if not np.isfinite(v) else f"{v:.0f}%",
-                va="center", fontsize=FONT - 1, color="#444")
-    ax.set_yticks(y, labels, fontsize=FONT)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 112)
-    ax.set_xticks([0, 20, 40, 60, 80, 100])
-    ax.set_xlabel("% of graded submissions that pass", fontsize=FONT)
-    ax.tick_params(axis="x", labelsize=FONT - 1)
-    return _svg(fig)
+    """Horizontal bars, one per label, green from 80%, amber from 50%, red below; the label
+    column is as wide as the longest label."""
+    left = math.ceil(max((text_width(label, TEXT) for label in labels), default=0)) + 12
+    row, plot_top = 20, 6
+    plot_w, plot_h = 112 * BAR_PX, row * len(labels)
+    parts = []
+    for i, (label, rate) in enumerate(zip(labels, rates)):
+        mid = plot_top + (i + 0.5) * row
+        parts.append(_text(left - 6, mid + 4, label, TEXT, "end"))
+        if rate is None:
+            parts.append(_text(left + 4, mid + 4, "not graded", SMALL, fill=MUTED))
+            continue
+        percent = 100 * rate
+        colour = "#2e9e55" if percent >= 80 else "#e0a030" if percent >= 50 else "#d6302a"
+        width = min(percent, 100) * BAR_PX
+        parts.append(f'<rect x="{left}" y="{mid - 7:.1f}" width="{width:.1f}" height="14" fill="{colour}"/>')
+        parts.append(_text(left + width + 4, mid + 4, f"{percent:.0f}%", SMALL, fill=MUTED))
+    parts += _frame(left, plot_top, plot_w, plot_h)
+    for t in range(0, 101, 20):
+        parts += _x_tick(left + t * BAR_PX, plot_top + plot_h, str(t))
+    parts.append(_text(left + plot_w / 2, plot_top + plot_h + 34, "% of graded submissions that pass", TEXT,
+                       "middle"))
+    return _svg(left + plot_w + 10, plot_top + plot_h + 44, parts)
 
 
-def heat_map(rows: list[dict], checks: list[dict]) -> tuple[str, int] | None:
-    """The check-by-student matrix as a PNG data URI and its width in pixels (None when no
-    check ran). Columns are grouped by exercise: the stem above, the rest of the id below."""
+# ====================================================================== the heat map
+
+def heat_map(rows: list[dict], checks: list[dict]) -> Markup | None:
+    """The check-by-student matrix (None when no check ran). Columns are grouped by exercise: the
+    stem above, the rest of the id below; up to NAMED_ROWS students each row is named, beyond that
+    the rows are a texture in the order of the table below it."""
     rows = [r for r in rows if r["checks"]]
     if not rows:
         return None
-    width = max(len(r["checks"]) for r in rows)
-    # 8-bit colours: matplotlib then resamples the image in bytes, not in float64 copies of it at the
-    # PNG's size (a class of 2,000 students: about 140 MB of peak memory less at the end of the run).
-    palette = {code: (*(round(255 * v) for v in rgb), 255) for code, rgb in COLOURS.items()}
-    grid = np.full((len(rows), width, 4), 255, dtype=np.uint8)
+    columns = max(len(r["checks"]) for r in rows)
+    checks = checks[:columns]
+    named = len(rows) <= NAMED_ROWS
+    names = [c["check_id"].split(".", 1)[-1] for c in checks] + [""] * (columns - len(checks))
+    stems = [c["exercise"] for c in checks] + [""] * (columns - len(checks))
+    grid_h = CELL * len(rows) if named else min(TEXTURE_MAX, max(2 * len(rows), 120))
+    left = (math.ceil(max(text_width(r["student"], TEXT) for r in rows)) + 12) if named else 28
+    top = 24
+    grid_w = CELL * columns
+    below = math.ceil(max((text_width(n, SMALL) for n in names), default=0)) + 10
+    starts = [j for j in range(columns) if j == 0 or stems[j] != stems[j - 1]]
+    ends = starts[1:] + [columns]
+    heads = [(left + CELL * (a + b) / 2, stems[a]) for a, b in zip(starts, ends)]
+    right = max([left + grid_w] + [x + text_width(s, TEXT) / 2 for x, s in heads]) + 8
+    cells = _cells_png(rows, columns, height=None if grid_h >= len(rows) else grid_h)
+    parts = [f'<image x="{left}" y="{top}" width="{grid_w}" height="{grid_h}" preserveAspectRatio="none" '
+             f'style="image-rendering:pixelated" href="{cells}"/>']
+    for j in starts[1:]:
+        x = left + CELL * j
+        parts.append(f'<line x1="{x}" x2="{x}" y1="{top}" y2="{top + grid_h}" stroke="white" stroke-width="3"/>')
+    for x, stem in heads:
+        parts.append(_text(x, top - 8, stem, TEXT, "middle"))
+    for j, name in enumerate(names):
+        x, y = left + CELL * j + CELL / 2 + 4, top + grid_h + 6
+        parts.append(_text(x, y, name, SMALL, "end", f'transform="rotate(-90 {x:.1f} {y:.1f})"'))
+    if named:
+        for i, r in enumerate(rows):
+            parts.append(_text(left - 6, top + CELL * i + CELL / 2 + 4, r["student"], TEXT, "end"))
+    else:
+        mid = top + grid_h / 2
+        parts.append(_text(16, mid, f"{len(rows)} students, in the order of the table below", TEXT, "middle",
+                           f'transform="rotate(-90 16 {mid:.1f})"'))
+    return _svg(right, top + grid_h + below, parts, heat=True)
+
+
+def _cells_png(rows: list[dict], columns: int, height: int | None = None) -> str:
+    """The cells as a PNG data URI: one pixel per (student, check), white where a row is short.
+    With a `height` under the number of rows (a large class), the image is made at its size on
+    the page instead: each column CELL pixels wide, the rows averaged into `height` pixels (no
+    student's row is dropped, as a browser's nearest-pixel scaling would; none is blurred into its
+    neighbour columns, as its smooth scaling would)."""
+    from PIL import Image
+
+    palette = {code: tuple(round(255 * v) for v in rgb) for code, rgb in COLOURS.items()}
+    grid = np.full((len(rows), columns, 3), 255, dtype=np.uint8)
     for i, r in enumerate(rows):
         for j, code in enumerate(r["checks"]):
-            grid[i, j] = palette.get(code, (255, 255, 255, 255))
-    checks = checks[:width]
-    named = len(rows) <= NAMED_ROWS
-    plt = _pyplot()
-    # Unnamed rows (a large class) are a texture: at most 8 inches tall, so the image matplotlib
-    # resamples (RGBA, float32, at the PNG's size) stops growing with the class (about 30 MB at most).
-    height = min(40.0, 0.6 + 0.2 * len(rows)) if named else min(HEAT_MAP_MAX_INCHES, 0.6 + 0.012 * len(rows))
-    fig, ax = plt.subplots(1, 1, figsize=(1.0 + 0.16 * width, height))
-    ax.imshow(grid, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(width), [c["check_id"].split(".", 1)[-1] for c in checks], rotation=90, fontsize=FONT - 1)
-    starts = [j for j, c in enumerate(checks) if j == 0 or c["exercise"] != checks[j - 1]["exercise"]]
-    for j in starts[1:]:
-        ax.axvline(j - 0.5, color="white", linewidth=3)
-    top = ax.secondary_xaxis("top")
-    ends = starts[1:] + [width]
-    top.set_xticks([(a + b - 1) / 2 for a, b in zip(starts, ends)], [checks[a]["exercise"] for a in starts],
-                   fontsize=FONT)
-    top.tick_params(length=0)
-    if named:
-        ax.set_yticks(range(len(rows)), [r["student"] for r in rows], fontsize=FONT)
-    else:
-        ax.set_yticks([])
-        ax.set_ylabel(f"{len(rows)} students, in the order of the table below", fontsize=FONT)
+            grid[i, j] = palette.get(code, (255, 255, 255))
+    image = Image.fromarray(grid, "RGB")
+    if height is not None:
+        image = Image.fromarray(np.repeat(grid, CELL, axis=1), "RGB").resize((columns * CELL, height), Image.BOX)
     buf = io.BytesIO()
-    with warnings.catch_warnings():    # a name in a script the font lacks: the table below shows it
-        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
-    png = buf.getvalue()
-    pixels = int.from_bytes(png[16:20], "big")          # the IHDR chunk's width
-    return "data:image/png;base64," + base64.b64encode(png).decode(), pixels
+    image.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _svg(fig) -> Markup:
-    return Markup(figure_svg(fig, tight=True))
+# ====================================================================== text and SVG
+
+@functools.lru_cache(maxsize=4)
+def _font(size: int):
+    """DejaVu Sans at `size` px, matplotlib's copy read by Pillow (matplotlib is not imported);
+    None where either is missing."""
+    try:
+        from PIL import ImageFont
+
+        spec = importlib.util.find_spec("matplotlib")
+        folder = Path(next(iter(spec.submodule_search_locations)))
+        return ImageFont.truetype(str(folder / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf"), size)
+    except Exception:  # noqa: BLE001 - a wider estimate instead
+        return None
+
+
+def text_width(text: str, size: int) -> float:
+    """px `text` takes at `size` px: DejaVu Sans' advances; a wide (East Asian) character, which
+    the browser takes from another font, a full em."""
+    wide = sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
+    rest = "".join(ch for ch in text if unicodedata.east_asian_width(ch) not in "WF")
+    font = _font(size)
+    measured = font.getlength(rest) if font is not None else 0.7 * size * len(rest)
+    return 1.04 * measured + size * wide
+
+
+def _text(x: float, y: float, text: str, size: int, anchor: str = "start", extra: str = "",
+          fill: str = INK) -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" {extra}>'
+            f'{escape(text)}</text>')
+
+
+def _svg(width: float, height: float, parts: list[str], heat: bool = False) -> Markup:
+    """The picture's <svg> element at its size in px (the template's <figure> names it)."""
+    w, h = math.ceil(width), math.ceil(height)
+    kind = ' class="heat"' if heat else ""
+    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg"{kind} width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+                  f'{FONT}>' + "".join(parts) + "</svg>")
+
+
+def _frame(x: float, y: float, w: float, h: float) -> list[str]:
+    return [f'<rect x="{x}" y="{y}" width="{w:.1f}" height="{h:.1f}" fill="none" stroke="{FRAME}" stroke-width="1"/>']
+
+
+def _x_tick(x: float, y: float, label: str) -> list[str]:
+    return [f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y}" y2="{y + 4}" stroke="{FRAME}"/>',
+            _text(x, y + 16, label, SMALL, "middle")]
+
+
+def _scale(lo: float, hi: float, a: float, b: float):
+    span = (hi - lo) or 1.0
+    return lambda v: a + (float(v) - lo) * (b - a) / span
+
+
+def _nice_ticks(lo: float, hi: float, *, integer: bool = False, most: int = 6) -> list[float]:
+    """At most `most` + 1 round values from lo to hi: steps of 1, 2, 2.5 or 5 times a power of ten."""
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    magnitude = 10 ** math.floor(math.log10(span / most))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if span / (m * magnitude) <= most)
+    if integer:
+        step = max(1, round(step))
+    first = math.ceil(lo / step - 1e-9) * step
+    return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _number(v: float) -> str:
+    return f"{v:g}"
+
+
+def _hex(rgb: tuple[float, float, float]) -> str:
+    return "#%02x%02x%02x" % tuple(round(255 * c) for c in rgb)
