@@ -6,6 +6,8 @@ student text in the report is text in the DOM headless Chromium builds."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -354,3 +356,35 @@ def test_hostile_names_and_code_are_text_in_the_report_dom(tmp_path, course):
     for hostile in HOSTILE:
         assert hostile.replace("/", "_") in text                 # the student's name, as typed
         assert f"LABEL = {hostile!r}" in text                    # its code, as written
+
+
+# ====================================================================== copydetect, loaded lean
+
+IMPORT_PROBE = r"""
+import importlib.util, json, sys
+real = importlib.util.find_spec
+if sys.argv[1] == "fail":      # the lean way cannot find copydetect's folder: the plain import
+    importlib.util.find_spec = lambda name, *a: None if name == "copydetect" else real(name, *a)
+import autograder.integrity.fingerprint as fingerprint
+seen = {"pyplot": "matplotlib.pyplot" in sys.modules, "package": "copydetect" in sys.modules}
+importlib.util.find_spec = real
+from copydetect import CodeFingerprint, compare_files
+from copydetect.utils import winnow
+a = CodeFingerprint(sys.argv[2], 25, 1)
+print(json.dumps({**seen, "same": winnow is fingerprint.winnow,
+                  "fingerprints": [int(x) for x in fingerprint.winnow(__import__("numpy").arange(60), 3)[0]],
+                  "overlap": int(compare_files(a, CodeFingerprint(sys.argv[2], 25, 1))[0])}))
+"""
+
+
+@pytest.mark.parametrize("way", ["lean", "fail"])
+def test_copydetect_is_loaded_without_its_report_and_works_as_itself_after(way):
+    """A class run reads copydetect's winnowing without the package's __init__ (which imports
+    matplotlib.pyplot: 0.7 s at the start of every run); the real package imported afterwards
+    works and shares that module. If the lean way fails, the plain import gives the same."""
+    run = subprocess.run([sys.executable, "-c", IMPORT_PROBE, way, str(KIT_ROOT / "solutions" / "attention.py")],
+                         capture_output=True, text=True, timeout=120, cwd=KIT_ROOT)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["pyplot"] is seen["package"] is (way == "fail"), seen     # the plain way pays for pyplot
+    assert seen["same"] and seen["overlap"] > 100 and seen["fingerprints"]

@@ -22,15 +22,58 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
+import sys
+import types
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
-from copydetect.utils import get_copied_slices, winnow
 
 # Through the kit's one parse lock: a class run fingerprints in its main thread while its lanes
 # parse (CPython 3.11's ast.parse is not thread-safe, intake/syntax.py).
 from autograder.intake.syntax import parse
+
+
+def _copydetect_utils():
+    """copydetect.utils (its winnowing), without running the package's __init__: that imports
+    copydetect's own report, and with it matplotlib.pyplot, 0.7 s of CPU at the start of every class
+    run while nothing else is graded (issue 23.2). utils needs only numpy, pygments, markupsafe and
+    its sibling winnow module; while it loads, a stand-in package object holds copydetect's folder,
+    then it is taken away, so that an `import copydetect` later runs the real package (which finds
+    its utils loaded). Any failure of this way falls back to the plain import."""
+    if "copydetect.utils" in sys.modules or "copydetect" in sys.modules:
+        import copydetect.utils
+
+        return copydetect.utils
+    before = set(sys.modules)
+    try:
+        folder = Path(next(iter(importlib.util.find_spec("copydetect").submodule_search_locations)))
+        standin = types.ModuleType("copydetect")
+        standin.__path__ = [str(folder)]
+        sys.modules["copydetect"] = standin
+        try:
+            spec = importlib.util.spec_from_file_location("copydetect.utils", folder / "utils.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["copydetect.utils"] = module
+            spec.loader.exec_module(module)
+        finally:
+            del sys.modules["copydetect"]
+        module.get_copied_slices, module.winnow       # noqa: B018 - what this module uses is there
+        return module
+    except Exception:  # noqa: BLE001 - the plain import, whatever it costs
+        for name in set(sys.modules) - before:
+            if name == "copydetect" or name.startswith("copydetect."):
+                del sys.modules[name]
+        import copydetect.utils
+
+        return copydetect.utils
+
+
+_utils = _copydetect_utils()
+get_copied_slices, winnow = _utils.get_copied_slices, _utils.winnow
+
 
 NOISE_TOKENS = 6         # k: a shared run shorter than this many tokens is never seen
 GUARANTEE_TOKENS = 8    # a shared run this long is always seen (winnowing's guarantee)
