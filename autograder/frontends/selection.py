@@ -12,8 +12,6 @@ class SelectionError(ValueError):
     """An --exercise that names no exercise, task or check of the course (the message says which)."""
 
 
-
-
 def stem_of(name: str) -> str:
     """The exercise an --exercise names: `attention`, `attention.py`, `exercises/attention.ipynb`,
     the task `attention.softmax` or the check `attention.softmax.rows` all name `attention`."""

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 from markupsafe import Markup
 
+from autograder.reports.heatmap_svg import FONT   # the font every picture of the kit names
+
 # Heat map colours per status letter (class_summary.STATUS_CODE).
 COLOURS = {"P": (0.20, 0.63, 0.33), "F": (0.84, 0.19, 0.15), "E": (0.55, 0.10, 0.55),
            "N": (0.99, 0.75, 0.25), "M": (0.88, 0.88, 0.88)}
@@ -36,7 +38,6 @@ CELL = 16                # px of a heat map cell (a named row is this tall too)
 TEXTURE_MAX = 800        # px: the tallest heat map of unnamed rows (a large class is a texture)
 TEXT, SMALL = 12, 11     # px: labels, tick labels and values
 BAR_PX = 3.0             # px per percent of a pass-rate bar (100% is 300 px)
-FONT = 'font-family="DejaVu Sans, Bitstream Vera Sans, Arial, sans-serif"'
 INK, MUTED, FRAME = "#222", "#444", "#888"
 
 
@@ -151,13 +152,14 @@ def _cells_png(rows: list[dict], columns: int, height: int | None = None) -> str
     neighbour columns, as its smooth scaling would)."""
     from PIL import Image
 
-    palette = {code: tuple(round(255 * v) for v in rgb) for code, rgb in COLOURS.items()}
+    palette = {code: _rgb255(rgb) for code, rgb in COLOURS.items()}
     grid = np.full((len(rows), columns, 3), 255, dtype=np.uint8)
     for i, r in enumerate(rows):
         for j, code in enumerate(r["checks"]):
             grid[i, j] = palette.get(code, (255, 255, 255))
-    image = Image.fromarray(grid, "RGB")
-    if height is not None:
+    if height is None:
+        image = Image.fromarray(grid, "RGB")
+    else:
         image = Image.fromarray(np.repeat(grid, CELL, axis=1), "RGB").resize((columns * CELL, height), Image.BOX)
     buf = io.BytesIO()
     image.save(buf, format="PNG")
@@ -235,5 +237,9 @@ def _number(v: float) -> str:
     return f"{v:g}"
 
 
+def _rgb255(rgb: tuple[float, float, float]) -> tuple[int, int, int]:
+    return tuple(round(255 * c) for c in rgb)
+
+
 def _hex(rgb: tuple[float, float, float]) -> str:
-    return "#%02x%02x%02x" % tuple(round(255 * c) for c in rgb)
+    return "#%02x%02x%02x" % _rgb255(rgb)

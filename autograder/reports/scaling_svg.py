@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from autograder.reports.heatmap_svg import FONT   # the font every picture of the kit names
+
 PANEL_W, PANEL_H = 200, 150
 LEFT, GAP, TOP, BOTTOM = 48, 56, 26, 40
 STYLES = {  # (series, variant) -> stroke, width, dash, markers
@@ -20,7 +22,6 @@ STYLES = {  # (series, variant) -> stroke, width, dash, markers
     ("student", "scaled"): ("#ff7f0e", 1.5, "5 3", True),
 }
 LABELS = {"expected": "reference", "student": "yours"}
-FONT = 'font-family="DejaVu Sans, Bitstream Vera Sans, Arial, sans-serif"'
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
