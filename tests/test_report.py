@@ -198,6 +198,26 @@ window.addEventListener('load', () => {
 </script>"""
 
 
+def test_a_report_that_fails_halfway_leaves_the_last_one_whole(tmp_path, monkeypatch):
+    """The report and the summary are written as they are made (a class of 2,000's pieces are
+    never held together, issue 23.3): one that fails halfway leaves the last one whole, no part."""
+    from autograder.reports import report_html
+
+    finish_run(tmp_path, small_class(), COURSE)
+    before = (tmp_path / "report.html").read_bytes()
+
+    def halfway(*args, **kwargs):
+        yield "<!doctype html>\n<html><body>"
+        raise RuntimeError("the template failed halfway")
+
+    monkeypatch.setattr(report_html, "render_pieces", halfway)
+    with pytest.raises(RuntimeError, match="halfway"):
+        finish_run(tmp_path, small_class(), COURSE)
+    assert (tmp_path / "report.html").read_bytes() == before
+    assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))["students"] == len(small_class())
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def _shots(tmp_path: Path) -> Path:
     """Where screenshots go: $ATTNKIT_SCREENSHOTS (to look at them) or the test's temporary folder."""
     folder = Path(os.environ.get("ATTNKIT_SCREENSHOTS") or tmp_path / "screenshots")

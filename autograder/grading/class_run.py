@@ -109,10 +109,12 @@ class ClassRun:
                 if stored.changed():
                     raise RuntimeError(f"result files in {self.out / 'results'} keep changing; is another run "
                                        f"writing there?")
+            _give_back_freed_memory()
             similar = class_similarity(students, stored, self.code, self.why_not_compared)
         finally:
             with held:
                 grading.close()
+                _give_back_freed_memory()
                 # Always written, also when grading stopped: every student graded so far is in it.
                 done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
                                      self.unwritten)
@@ -257,6 +259,20 @@ def _held_for_the_run() -> Iterator[None]:
     finally:
         sys.setswitchinterval(interval)
         gc.unfreeze()
+
+
+def _give_back_freed_memory() -> None:
+    """The memory the run's last phase freed, given back to the system before the next (issue 23.3).
+    glibc's malloc keeps freed heap memory for the process to reuse, and a phase's freed blocks,
+    scattered among what stays, were never reused whole by the next: the grader's resident memory
+    rose by what each of grading, the similarity and the report had used at their peaks.
+    `malloc_trim` returns the free pages; elsewhere than glibc there is nothing to call."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _prepare(out: Path) -> None:

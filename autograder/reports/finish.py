@@ -19,7 +19,7 @@ from autograder.reports.class_summary import class_summary
 from autograder.reports.exports import ExportFormat, export
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.grades_csv import grades_csv
-from autograder.results import SubmissionResult, dumps, write_atomic
+from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
@@ -30,7 +30,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
     student and list the roster's students who handed in nothing. `similarity`: the code
     similarity across the class (integrity.class_code.compare_class), shown, never graded."""
-    from autograder.reports.report_html import report_html
+    from autograder.reports.report_html import report_pieces
 
     out = Path(out)
     max_total = sum(course.max_points(s) for s in course.exercises)
@@ -49,8 +49,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
         summary["similarity_compared"] = similarity["compared"]
-    write_atomic(out / "summary.json", dumps(summary))
-    write_atomic(out / "report.html", report_html(summary))
+    write_atomic(out / "summary.json", dump_lines(summary))
+    write_atomic(out / "report.html", report_pieces(summary))
     for fmt in exports:
         fmt = ExportFormat(fmt)
         write_atomic(out / fmt.filename, export(fmt, results, course, enrolment))

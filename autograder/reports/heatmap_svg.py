@@ -3,10 +3,10 @@ one colour scale, the values written in the cells of small matrices. Attention w
 as weights (query position by key position, viridis from 0); an output as an output (position by
 feature, a diverging scale centred on 0: its values have either sign). `LOOKS` holds both.
 
-Written as SVG elements directly (rects and text, colours from matplotlib's viridis): a feedback
-page of a buggy submission has one such picture per failed check, and drawing each with a
-matplotlib figure cost about 0.15 s of the grader's CPU; this costs about a millisecond. The same
-data gives the same bytes.
+Written as SVG elements directly (rects and text; matplotlib's viridis and RdBu_r, kept as data
+in colour_scales.py): a feedback page of a buggy submission has one such picture per failed
+check, and drawing each with a matplotlib figure cost about 0.15 s of the grader's CPU; this
+costs about a millisecond. The same data gives the same bytes.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from html import escape
 
 import numpy as np
 
+from autograder.reports.colour_scales import colours
+from autograder.reports.svg_text import FONT
+
 CELL_MAX = 36            # px per cell, at most
 GRID = 190               # px of the largest side of a panel
 PAD_LEFT, PAD_TOP, PAD_BOTTOM = 44, 28, 40
 GAP = 40                 # between the panels
 BAR_WIDTH, BAR_LABELS = 14, 34
-FONT = 'font-family="DejaVu Sans, Bitstream Vera Sans, Arial, sans-serif"'
 
 
 @dataclass(frozen=True)
@@ -36,16 +38,6 @@ class MatrixLook:
 
 LOOKS = {"weights": MatrixLook("weights", "query position", "key position", "viridis", centred=False),
          "output": MatrixLook("output", "position", "feature", "RdBu_r", centred=True)}
-
-
-def _colours(values: np.ndarray, low: float, top: float, colormap: str) -> list[str]:
-    """Colours of `values` on the scale low..top (one colormap call for them all); nan grey."""
-    from matplotlib import colormaps
-
-    values = np.asarray(values, dtype=float).ravel()
-    rgba = colormaps[colormap](np.clip(np.nan_to_num((values - low) / (top - low), nan=0.5), 0.0, 1.0))
-    return ["#d9d9d9" if not np.isfinite(x) else "#%02x%02x%02x" % tuple(round(c * 255) for c in rgb[:3])
-            for x, rgb in zip(values, rgba)]
 
 
 def _ink(fill: str) -> str:
@@ -65,7 +57,7 @@ def _panel(data: np.ndarray, title: str, x0: float, cell: float, scale: tuple[fl
     width, height = cols * cell, rows * cell
     y0 = PAD_TOP
     out = [f'<text x="{x0 + width / 2:.1f}" y="{y0 - 9}" text-anchor="middle" font-size="13">{escape(title)}</text>']
-    fills = _colours(data, *scale, look.colormap)
+    fills = colours(data, *scale, look.colormap)
     for ((i, j), _), fill in zip(np.ndenumerate(data), fills):
         out.append(f'<rect x="{x0 + j * cell:.1f}" y="{y0 + i * cell:.1f}" width="{cell:.1f}" height="{cell:.1f}" '
                    f'fill="{fill}"/>')
@@ -104,7 +96,7 @@ def matrices_svg(student: np.ndarray, expected: np.ndarray, look: MatrixLook) ->
     parts += _panel(expected, f"expected {look.noun}", second, cell, (low, top), look)
     bar_x, bar_h = second + expected.shape[1] * cell + 22, rows * cell
     bands = 32                                  # the colour bar: bands of the scale, top to bottom
-    band_fills = _colours(top - (top - low) * (np.arange(bands) + 0.5) / bands, low, top, look.colormap)
+    band_fills = colours(top - (top - low) * (np.arange(bands) + 0.5) / bands, low, top, look.colormap)
     for k in range(bands):
         parts.append(f'<rect x="{bar_x:.1f}" y="{PAD_TOP + k * bar_h / bands:.2f}" width="{BAR_WIDTH}" '
                      f'height="{bar_h / bands + 0.3:.2f}" fill="{band_fills[k]}"/>')

@@ -13,7 +13,6 @@ inline SVG string; no file, no network.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from functools import lru_cache
@@ -22,8 +21,6 @@ from typing import Any
 import numpy as np
 
 MAX_SIDE = 12
-# Room for the tick labels, axis labels and titles of these pictures (fractions of the figure).
-MARGINS = {"left": 0.08, "right": 0.97, "bottom": 0.19, "top": 0.88, "wspace": 0.3}
 STATS = ("std", "entropy", "max_weight")
 
 
@@ -155,39 +152,6 @@ def _render(visual: dict) -> str | None:
         return None
 
 
-def figure_svg(fig, tight: bool = False) -> str:
-    """A matplotlib Figure as an inline <svg> element (no XML prolog, no doctype). `tight`: the
-    figure grows to hold its labels (the class report's few charts, whose labels vary in length)."""
-    buf = io.StringIO()
-    import matplotlib
-
-    # The same picture, the same bytes (no date, fixed ids). Margins are fixed (MARGINS), not
-    # bbox_inches="tight": that lays the figure out twice, and cost 2/3 of a picture's time.
-    with matplotlib.rc_context({"svg.hashsalt": "attnkit"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight" if tight else None)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
-
-
-class _Figures:
-    """Figures made without pyplot (no global figure manager: safe from several threads)."""
-
-    @staticmethod
-    def subplots(nrows: int, ncols: int, figsize: tuple[float, float]):
-        import matplotlib
-        from matplotlib.figure import Figure
-
-        matplotlib.rcParams["svg.fonttype"] = "none"      # text stays text: small and searchable
-        matplotlib.rcParams["svg.hashsalt"] = "attnkit"   # stable ids: the same result draws the same page
-        fig = Figure(figsize=figsize)
-        fig.subplots_adjust(**MARGINS)
-        return fig, fig.subplots(nrows, ncols)
-
-
-def _pyplot():
-    return _Figures
-
-
 def _array(rows) -> np.ndarray:
     return np.array([[np.nan if x is None else x for x in row] for row in rows], dtype=float)
 
@@ -198,10 +162,6 @@ def _draw_matrices(v: dict) -> str:
     return matrices_svg(_array(v["student"]), _array(v["expected"]), LOOKS[v["kind"]])
 
 
-def _series(table: dict, dims: list[int], key: str) -> list[float]:
-    return [np.nan if table.get(str(d), {}).get(key) is None else table[str(d)][key] for d in dims]
-
-
 def _draw_scaling(v: dict) -> str:
     from autograder.reports.scaling_svg import scaling_svg
 
@@ -209,24 +169,6 @@ def _draw_scaling(v: dict) -> str:
 
 
 def _draw_figure(v: dict) -> str:
-    plt = _pyplot()
-    dims = v["dims"]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
-    for line in v["student_lines"]:
-        x = [np.nan if a is None else a for a in line["x"]]
-        y = [np.nan if a is None else a for a in line["y"]]
-        if x and len(x) == len(y):
-            # a student's label is text, never mathtext: "$" shown as typed (and "$\frac{$" cannot fail the picture)
-            axes[0].plot(x, y, marker="o", label=line["label"].replace("$", r"\$") or "(no label)")
-    axes[0].set_title("your plot (its lines)")
-    if v["student_lines"]:
-        axes[0].legend(fontsize=7)
-    for stat in STATS:
-        for variant, style in (("unscaled", "-"), ("scaled", "--")):
-            axes[1].plot(dims, _series(v["expected"], dims, f"{stat}_{variant}"), style, marker=".",
-                         label=f"{stat}, {variant}")
-    axes[1].set_xscale("log", base=2)
-    axes[1].set_xlabel("d")
-    axes[1].set_title("the results you were given")
-    axes[1].legend(fontsize=6)
-    return figure_svg(fig)
+    from autograder.reports.scaling_svg import plot_svg
+
+    return plot_svg([int(d) for d in v["dims"]], v["student_lines"], v["expected"], STATS)

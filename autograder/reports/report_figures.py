@@ -15,18 +15,14 @@ picture instead of being clipped. Every text is escaped. The heat map's cells ar
 from __future__ import annotations
 
 import base64
-import functools
-import importlib.util
 import io
 import math
-import unicodedata
 from html import escape
-from pathlib import Path
 
 import numpy as np
 from markupsafe import Markup
 
-from autograder.reports.heatmap_svg import FONT   # the font every picture of the kit names
+from autograder.reports.svg_text import FONT, nice_ticks, text_width
 
 # Heat map colours per status letter (class_summary.STATUS_CODE).
 COLOURS = {"P": (0.20, 0.63, 0.33), "F": (0.84, 0.19, 0.15), "E": (0.55, 0.10, 0.55),
@@ -63,9 +59,9 @@ def histogram(values: list[float], top: float) -> Markup:
             parts.append(f'<rect x="{x(a):.1f}" y="{y(count):.1f}" width="{x(b) - x(a):.1f}" '
                          f'height="{y(0) - y(count):.1f}" fill="#3b7dd8" stroke="white" stroke-width="1"/>')
     parts += _frame(left, plot_top, plot_w, plot_h)
-    for t in _nice_ticks(lo, hi, integer=True):
+    for t in nice_ticks(lo, hi, integer=True):
         parts += _x_tick(x(t), plot_top + plot_h, _number(t))
-    for t in _nice_ticks(0, max(1, int(counts.max(initial=0))), integer=True, most=5):
+    for t in nice_ticks(0, max(1, int(counts.max(initial=0))), integer=True, most=5):
         parts.append(f'<line x1="{left - 4}" x2="{left}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="{FRAME}"/>')
         parts.append(_text(left - 7, y(t) + 4, _number(t), SMALL, "end"))
     parts.append(_text(left + plot_w / 2, plot_top + plot_h + 34, f"total score (of {top:g})", TEXT, "middle"))
@@ -168,30 +164,6 @@ def _cells_png(rows: list[dict], columns: int, height: int | None = None) -> str
 
 # ====================================================================== text and SVG
 
-@functools.lru_cache(maxsize=4)
-def _font(size: int):
-    """DejaVu Sans at `size` px, matplotlib's copy read by Pillow (matplotlib is not imported);
-    None where either is missing."""
-    try:
-        from PIL import ImageFont
-
-        spec = importlib.util.find_spec("matplotlib")
-        folder = Path(next(iter(spec.submodule_search_locations)))
-        return ImageFont.truetype(str(folder / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf"), size)
-    except Exception:  # noqa: BLE001 - a wider estimate instead
-        return None
-
-
-def text_width(text: str, size: int) -> float:
-    """px `text` takes at `size` px: DejaVu Sans' advances; a wide (East Asian) character, which
-    the browser takes from another font, a full em."""
-    wide = sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
-    rest = "".join(ch for ch in text if unicodedata.east_asian_width(ch) not in "WF")
-    font = _font(size)
-    measured = font.getlength(rest) if font is not None else 0.7 * size * len(rest)
-    return 1.04 * measured + size * wide
-
-
 def _text(x: float, y: float, text: str, size: int, anchor: str = "start", extra: str = "",
           fill: str = INK) -> str:
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" {extra}>'
@@ -218,19 +190,6 @@ def _x_tick(x: float, y: float, label: str) -> list[str]:
 def _scale(lo: float, hi: float, a: float, b: float):
     span = (hi - lo) or 1.0
     return lambda v: a + (float(v) - lo) * (b - a) / span
-
-
-def _nice_ticks(lo: float, hi: float, *, integer: bool = False, most: int = 6) -> list[float]:
-    """At most `most` + 1 round values from lo to hi: steps of 1, 2, 2.5 or 5 times a power of ten."""
-    span = hi - lo
-    if span <= 0:
-        return [lo]
-    magnitude = 10 ** math.floor(math.log10(span / most))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if span / (m * magnitude) <= most)
-    if integer:
-        step = max(1, round(step))
-    first = math.ceil(lo / step - 1e-9) * step
-    return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
 
 
 def _number(v: float) -> str:

@@ -10,11 +10,12 @@ is student text, escaped by the template (autoescape).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
 
 from autograder.reports import report_figures as figures
 from autograder.reports.class_summary import feedback_link
-from autograder.reports.templating import render
+from autograder.reports.templating import render_pieces
 
 NAMES_MAX = 40          # students named inline in a misconception row; the rest fold away
 ROWS_SHOWN = 50         # longer tables show their first rows; the rest fold away
@@ -23,6 +24,11 @@ UNITS = (("_timeout", " timeout", "s"), ("_seconds", " time", "s"), ("_mb", "", 
 
 
 def report_html(s: dict) -> str:
+    return "".join(report_pieces(s))
+
+
+def report_pieces(s: dict) -> Iterator[str]:
+    """The report in pieces, in order (finish_run writes them as they come)."""
     checks_by_exercise = [(e, [c for c in s["checks"] if c["exercise"] == e["stem"]]) for e in s["exercises"]]
     pictures = {
         "histogram": figures.histogram(s["scores"]["values"], s["max_score"]) if s["scores"]["values"] else None,
@@ -32,7 +38,7 @@ def report_html(s: dict) -> str:
                    for e, cs in checks_by_exercise if cs},
         "heat_map": figures.heat_map(s["rows"], s["checks"]),
     }
-    return render("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
+    return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),
                   settings=_settings(s), feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)
