@@ -144,7 +144,7 @@ def _plot_panel(x0: float, width: float, title: str, lines: list[dict], x_label:
         x_ticks = [2.0 ** k for k in range(math.ceil(x_lo - 1e-9), math.floor(x_hi + 1e-9) + 1)]
         x_ticks = x_ticks[::2] if len(x_ticks) > 6 else x_ticks
     else:
-        x_ticks = [t for t in nice_ticks(x_lo, x_hi, most=5)]
+        x_ticks = nice_ticks(x_lo, x_hi, most=5)
     for t in x_ticks:
         out.append(f'<line x1="{px(t):.1f}" y1="{bottom}" x2="{px(t):.1f}" y2="{bottom + 4}" stroke="black" '
                    f'stroke-width="0.8"/>')
