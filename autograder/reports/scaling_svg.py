@@ -31,15 +31,18 @@ def _ticks(lo: float, hi: float) -> list[float]:
     return [float(t) for t in nice_ticks(lo, hi, most=5) if lo - 1e-12 <= t <= hi + 1e-12]
 
 
+def _range(values: list[float]) -> tuple[float, float]:
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = (hi - lo) * 0.06 or max(abs(hi) * 0.06, 0.05)
+    return lo - pad, hi + pad
+
+
 def _label(t: float) -> str:
     return f"{t:.3g}"
 
 
 def _panel(x0: float, stat: str, dims: list[int], series: dict, legend: bool) -> list[str]:
-    values = [v for line in series.values() for v in line if v is not None and math.isfinite(v)]
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    pad = (hi - lo) * 0.06 or max(abs(hi) * 0.06, 0.05)
-    lo, hi = lo - pad, hi + pad
+    lo, hi = _range([v for line in series.values() for v in line if v is not None and math.isfinite(v)])
     logs = [math.log2(d) for d in dims]
     span = (max(logs) - min(logs)) or 1.0
 
@@ -109,12 +112,6 @@ def scaling_svg(dims: list[int], student: dict, expected: dict, stats: tuple[str
 CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
          "#17becf")      # matplotlib's default line colours, in its order
 PLOT_W, LEGEND_ROW, LEGEND_TEXT = 240, 14, 10
-
-
-def _range(values: list[float]) -> tuple[float, float]:
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    pad = (hi - lo) * 0.06 or max(abs(hi) * 0.06, 0.05)
-    return lo - pad, hi + pad
 
 
 def _plot_panel(x0: float, width: float, title: str, lines: list[dict], x_label: str) -> list[str]:
