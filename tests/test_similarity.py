@@ -97,6 +97,31 @@ def test_copies_of_one_file_are_paired_with_each_other_and_with_a_disguised_copy
     assert [p.students for p in pairs[1:3]] == [("ada", "ben"), ("ben", "cy")]     # equal scores: by name
 
 
+
+def test_a_class_of_copies_is_ranked_without_holding_every_pair(stubs):
+    """Fourteen files, each handed in by 200 students: 14 x 19,900 pairs (every two copies of
+    one file, the files themselves unpaired). The first 100 are listed, the most alike group's
+    first by name, and the pairs are counted without being held: the similarity's memory grows
+    with the groups of copies, not with the pairs (issue 23.3; holding them as rows took ~25 MB
+    here)."""
+    import tracemalloc
+
+    sources = {name: _code(name) for name in INDEPENDENT}
+    items = [Submitted(f"{name}-{k:03d}", "attention", "attention.py", source)
+             for name, source in sources.items() for k in range(200)]
+    tracemalloc.start()
+    try:
+        pairs, found = similar_pairs(items, {"attention": stubs["attention"]}, limit=100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == 14 * (200 * 199 // 2)
+    first = pairs[0].students[0].rsplit("-", 1)[0]
+    assert [p.students for p in pairs] == [(f"{first}-000", f"{first}-{k:03d}") for k in range(1, 101)]
+    assert all(p.matches[0].score == pairs[0].score for p in pairs)
+    assert peak < 8_000_000, f"traced peak {peak / 1e6:.1f} MB"
+
+
 _OWN_HELPER = """
 
 

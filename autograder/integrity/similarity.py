@@ -15,9 +15,10 @@ both thresholds on independent solutions and on disguised copies.
 Candidate pairs come from an index of fingerprints to submissions, skipping fingerprints that
 more than `common_limit(n)` submissions hold (MOSS does the same), so the work grows mostly with what
 pairs share, not with the square of the class. Files handed in by several (a posted solution, a
-tutorial copied whole) are fingerprinted and compared once, and their pairs kept as rows of
-arrays: a class of 2,000 with groups of copies (147,779 pairs) is compared in seconds, in a few
-megabytes (benchmarks/bench_growth.py).
+tutorial copied whole) are fingerprinted and compared once, as a group; a student's pairs are made
+from the groups alike to theirs and only the most alike are kept: a class of 2,000 with groups of
+copies (147,779 pairs) is compared in seconds, in memory that grows with the groups rather than
+with the pairs (benchmarks/bench_growth.py).
 """
 
 from __future__ import annotations
@@ -123,40 +124,21 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: 
     prints = made.by_exercise()
     students = sorted({p.student for items in prints.values() for p in items})
     number = {student: i for i, student in enumerate(students)}
-    # Every exercise's alike pairs as rows: the pair's key (a before b by name) and its score; a
-    # row's exercise and place in it are found again from its number for the pairs listed only.
-    # Rows are many in a class of copies (147,779 pairs at 2,000 students in bench_growth's class):
-    # what is kept per row is what the ranking needs (issue 23.3).
-    tables = [(items, _exercise_matches(items)) for items in prints.values()]
-    ids = [np.array([number[p.student] for p in items], dtype=np.int64) for items, _ in tables]
-    pair = np.concatenate([np.zeros(0, np.int64)] + [ids[t][m.a] * len(students) + ids[t][m.b]
-                                                     for t, (_, m) in enumerate(tables)])
-    score = np.concatenate([np.zeros(0)] + [np.minimum(m.sim_a, m.sim_b) for _, m in tables])
-    starts = np.cumsum([0] + [len(m.a) for _, m in tables])       # each table's first row
-    order = np.argsort(pair, kind="stable")          # a pair's rows together, in the exercises' order
-    pair = pair[order]
-    if len(pair) == 0:
-        return [], 0
-    new_key = np.empty(len(pair), dtype=bool)
-    new_key[0], new_key[1:] = True, pair[1:] != pair[:-1]
-    first = np.flatnonzero(new_key)
-    del new_key
-    keys = pair[first]
-    del pair
-    matched = np.diff(np.append(first, len(order)))
-    best = np.maximum.reduceat(score[order], first)
-    ranked = np.lexsort((keys, -matched, -best))      # most alike, then in more exercises, then by name
+    exercises = [_ExerciseLinks(items, [number[p.student] for p in items], len(students))
+                 for items in prints.values()]
+    # A student's pairs are made from the groups alike to theirs, one student at a time, and only
+    # the first `limit` are kept: a class of copies makes many pairs (147,779 at 2,000 students in
+    # bench_growth's class) from a few groups, and the memory grows with the groups (issue 23.3).
+    ranking = _Ranking(limit)
+    for a in range(len(students)):
+        ranking.add(a, *_alike_after(a, exercises))
     details = _Details(made)
     pairs = []
-    for k in (ranked if limit is None else ranked[:limit]).tolist():
-        found = []
-        for r in order[first[k]:first[k] + matched[k]].tolist():
-            t = int(np.searchsorted(starts, r, side="right")) - 1
-            (items, m), i = tables[t], r - int(starts[t])
-            found.append(_Found(items[m.a[i]], items[m.b[i]], float(m.sim_a[i]), float(m.sim_b[i])))
+    for a, b in ranking.first():
+        found = [f for e in exercises for f in (e.found(a, b),) if f is not None]
         matches = tuple(_match(f, details) for f in sorted(found, key=lambda f: -f.score))
-        pairs.append(SimilarPair((found[0].a.student, found[0].b.student), matches))
-    return pairs, len(keys)
+        pairs.append(SimilarPair((students[a], students[b]), matches))
+    return pairs, ranking.counted
 
 
 class ClassPrints:
@@ -235,18 +217,6 @@ class _Found:
         return min(self.sim_a, self.sim_b)
 
 
-@dataclass
-class _Matches:
-    """One exercise's alike pairs as rows: indices into its prints (a < b) and each side's similarity."""
-    a: np.ndarray
-    b: np.ndarray
-    sim_a: np.ndarray
-    sim_b: np.ndarray
-
-
-_NO_MATCHES = _Matches(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0), np.zeros(0))
-
-
 class _Details:
     """A listed side's source, tokens and fingerprint, made again from its source (only the listed
     pairs' are needed, so the class's are not kept)."""
@@ -263,18 +233,120 @@ class _Details:
         return self._made[key]
 
 
-def _exercise_matches(prints: list[_Print]) -> _Matches:
-    """The pairs of one exercise's submissions that are alike (scored, without their fragments).
+class _ExerciseLinks:
+    """One exercise's alike submissions as groups of copies (one fingerprint several hold) and the
+    pairs of groups that are alike, with a student's group found by their number."""
 
-    Copies (the same fingerprint) are compared once, as one fingerprint several submissions hold:
-    a class where many hand in one file makes many pairs, not many comparisons."""
-    n = len(prints)
-    if n < 2:
-        return _NO_MATCHES
+    def __init__(self, prints: list[_Print], numbers: list[int], students: int):
+        self.prints = prints
+        members, self.links = _alike_groups(prints)
+        numbers_of = np.array(numbers, dtype=np.int32)
+        self.members = [numbers_of[m] for m in members]       # ascending: prints are sorted by student
+        self.print_of = np.full(students, -1, dtype=np.int32)
+        self.print_of[numbers_of] = np.arange(len(prints), dtype=np.int32)
+        self.group_of = np.full(students, -1, dtype=np.int32)
+        for g, m in enumerate(self.members):
+            self.group_of[m] = g
+        self.alike: dict[int, list[tuple[int, float]]] = defaultdict(list)    # group -> (group, score)
+        for (x, y), (sim_x, sim_y) in self.links.items():
+            self.alike[x].append((y, min(sim_x, sim_y)))
+            if y != x:
+                self.alike[y].append((x, min(sim_x, sim_y)))
+
+    def found(self, a: int, b: int) -> _Found | None:
+        """Students a and b's match here, if they are alike."""
+        i, j = int(self.print_of[a]), int(self.print_of[b])
+        if i < 0 or j < 0:
+            return None
+        x, y = int(self.group_of[a]), int(self.group_of[b])
+        link = self.links.get((min(x, y), max(x, y)))
+        if link is None:
+            return None
+        sim_a, sim_b = link if x <= y else link[::-1]
+        return _Found(self.prints[i], self.prints[j], sim_a, sim_b)
+
+
+def _alike_after(a: int, exercises: list[_ExerciseLinks]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Student a's partners after a (by number): each partner, their best score over the exercises
+    and in how many exercises the two are alike."""
+    partners, scores = [], []
+    for e in exercises:
+        g = int(e.group_of[a])
+        for h, score in (e.alike.get(g, ()) if g >= 0 else ()):
+            m = e.members[h]
+            m = m[np.searchsorted(m, a, side="right"):]
+            if len(m):
+                partners.append(m)
+                scores.append(np.full(len(m), score))
+    if len(partners) < 2:          # one group's members: one each, in order
+        return (partners[0], scores[0], np.ones(len(partners[0]), dtype=np.int64)) if partners else _NO_PARTNERS
+    partner, score = np.concatenate(partners), np.concatenate(scores)
+    order = np.argsort(partner, kind="stable")
+    partner, score = partner[order], score[order]
+    new = np.empty(len(partner), dtype=bool)
+    new[0], new[1:] = True, partner[1:] != partner[:-1]
+    first = np.flatnonzero(new)
+    return partner[first], np.maximum.reduceat(score, first), np.diff(np.append(first, len(partner)))
+
+
+_NO_PARTNERS = (np.zeros(0, dtype=np.int32), np.zeros(0), np.zeros(0, dtype=np.int64))
+
+
+class _Ranking:
+    """Pairs of students (a < b by number: by name), most alike first, then alike in more
+    exercises, then by name; only the first `limit` kept (all with None), and how many were
+    counted."""
+
+    def __init__(self, limit: int | None):
+        self.limit, self.counted = limit, 0
+        self._parts: list[tuple[np.ndarray, ...]] = []
+        self._held = 0
+        self._last: tuple[float, int] | None = None    # the last kept pair's (best, matched), `limit` kept
+
+    def add(self, a: int, b: np.ndarray, best: np.ndarray, matched: np.ndarray) -> None:
+        self.counted += len(b)
+        if self._last is not None and len(b):       # a comes after every kept pair's: only ranking before it enters
+            lowest, fewest = self._last
+            keep = (best > lowest) | ((best == lowest) & (matched > fewest))
+            b, best, matched = b[keep], best[keep], matched[keep]
+        if len(b):
+            self._parts.append((np.full(len(b), a, dtype=np.int32), b, best, matched))
+            self._held += len(b)
+        if self.limit is not None and self._held > max(4 * self.limit, 4096):
+            self._cut()
+
+    def first(self) -> list[tuple[int, int]]:
+        self._cut()
+        if not self._parts:
+            return []
+        a, b, _, _ = self._parts[0]
+        return list(zip(a.tolist(), b.tolist()))
+
+    def _cut(self) -> None:
+        if not self._parts:
+            return
+        a, b, best, matched = (np.concatenate(column) for column in zip(*self._parts))
+        order = np.lexsort((b, a, -matched, -best))[:self.limit]
+        self._parts = [(a[order], b[order], best[order], matched[order])]
+        self._held = len(order)
+        if self.limit is not None and len(order) == self.limit:
+            self._last = float(best[order[-1]]), int(matched[order[-1]])
+
+
+def _alike_groups(prints: list[_Print]) -> tuple[list[np.ndarray], dict[tuple[int, int], tuple[float, float]]]:
+    """One exercise's submissions grouped by fingerprint (copies of one file: one group, indices
+    into `prints`), and the pairs of groups that are alike (x <= y; x == y: the group's copies alike
+    with each other) with each side's similarity, scored without their fragments.
+
+    Copies are compared once, as one fingerprint several submissions hold: a class where many hand
+    in one file makes many pairs, not many comparisons."""
     groups: dict[bytes, list[int]] = {}
     for i, p in enumerate(prints):
         groups.setdefault(p.hashes.tobytes(), []).append(i)
-    members = [np.array(m, dtype=np.int32) for m in groups.values()]        # 4 bytes a row: rows are many
+    members = [np.array(m, dtype=np.int32) for m in groups.values()]
+    n = len(prints)
+    if n < 2:
+        return members, {}
     unique = [prints[int(m[0])].hashes for m in members]
     u = len(unique)
     holders = np.array([len(m) for m in members])
@@ -288,7 +360,7 @@ def _exercise_matches(prints: list[_Print]) -> _Matches:
     totals = np.bincount(owners, weights=np.repeat(weight, spread), minlength=u)
     usable = (held > 1) & (held <= common_limit(n))        # shared, and not by everyone
     starts, ends = first.tolist(), (first + spread).tolist()
-    rows: list[tuple] = []
+    links: dict[tuple[int, int], tuple[float, float]] = {}
     for x, h in enumerate(unique):     # x's partners, counted over its usable fingerprints
         at = np.searchsorted(distinct, h)
         at = at[usable[at]]
@@ -297,8 +369,7 @@ def _exercise_matches(prints: list[_Print]) -> _Matches:
         if len(members[x]) > 1:        # copies of one file: alike in everything
             sim = float(weight[np.searchsorted(distinct, h)].sum()) / float(totals[x])
             if sim >= SIMILAR:
-                i, j = np.triu_indices(len(members[x]), 1)
-                rows.append((members[x][i], members[x][j], np.full(len(i), sim), np.full(len(i), sim)))
+                links[(x, x)] = (sim, sim)
         partners = np.concatenate([owners[starts[k]:ends[k]] for k in at.tolist()])
         counts = np.bincount(partners, minlength=u)
         for y in np.flatnonzero(counts[x + 1:] >= MIN_SHARED) + x + 1:
@@ -307,18 +378,8 @@ def _exercise_matches(prints: list[_Print]) -> _Matches:
             common_weight = float(weight[np.searchsorted(distinct, shared)].sum())
             sim_x, sim_y = common_weight / float(totals[x]), common_weight / float(totals[y])
             if min(sim_x, sim_y) >= SIMILAR:
-                rows.append(_every_pair(members[x], members[y], sim_x, sim_y))
-    if not rows:
-        return _NO_MATCHES
-    return _Matches(*(np.concatenate(column) for column in zip(*rows)))
-
-
-def _every_pair(xs: np.ndarray, ys: np.ndarray, sim_x: float, sim_y: float) -> tuple:
-    """Each submission of one group with each of another, the one first by name as a."""
-    i, j = np.repeat(xs, len(ys)), np.tile(ys, len(xs))
-    swap = i > j
-    sims_x, sims_y = np.full(len(i), sim_x), np.full(len(i), sim_y)
-    return (np.where(swap, j, i), np.where(swap, i, j), np.where(swap, sims_y, sims_x), np.where(swap, sims_x, sims_y))
+                links[(x, y)] = (sim_x, sim_y)
+    return members, links
 
 
 def _match(found: _Found, details: _Details) -> ExerciseMatch:
