@@ -297,10 +297,11 @@ def is_kit_cell(cell) -> bool:
     return isinstance(meta, dict) and meta.get("role") in KIT_CELL_ROLES
 
 
-# What compile() said of a text under a name: a class run reads every graded file again at its
-# end (the similarity signal, integrity/class_code.py), and compiling is most of reading a file
-# (0.8 ms for 15 KB).
-_COMPILED = TextMemo(20_000)
+# What compile() said of a text under a name: a class run reads a student's graded files again
+# as it records them (the similarity signal, integrity/class_code.py), and compiling is most of
+# reading a file (0.8 ms for 15 KB). The students in flight are enough: remembering a whole
+# class's texts grew the grader with the class (issue 23.3).
+_COMPILED = TextMemo(1024)
 
 
 def syntax_problem(source: str, name: str) -> str | None:

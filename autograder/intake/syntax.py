@@ -70,7 +70,7 @@ def imported_modules(text: str) -> set[str]:
     return set(_IMPORTS_SEEN.get(text, lambda: frozenset(_parsed_imports(text))))
 
 
-_IMPORTS_SEEN = TextMemo(4096)
+_IMPORTS_SEEN = TextMemo(512)      # a submission's texts, asked several times; not a class's
 
 
 def imports_among(text: str, wanted: tuple[str, ...]) -> set[str]:
