@@ -145,7 +145,8 @@ class ClassCode:
         stubs = {e: self.stubs[e] for e in self.compared}
         pairs, found = similarity.similar_pairs(code, stubs, limit=PAIRS_LISTED, made=self.prints)
         graded = {s.name for s in students}
-        return {"pairs": [p.to_dict() for p in pairs],
+        lines: dict = {}      # excerpt lines shared by the listed pairs
+        return {"pairs": [p.to_dict(lines) for p in pairs],
                 "compared": {"exercises": self.compared, "submissions": len(self.read & graded),
                              "pairs_found": found, "pairs_listed": len(pairs),
                              "unread": reading.unread, "similar": similarity.SIMILAR,

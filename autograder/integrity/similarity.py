@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import zlib
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -85,12 +85,22 @@ class SimilarPair:
     def score(self) -> float:
         return max(m.score for m in self.matches)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, lines: dict[ExcerptLine, dict] | None = None) -> dict:
+        """As summary.json holds it. `lines`: the excerpt lines made before, for pairs listed
+        together to share: the listed pairs of a class of copies show the same lines again and
+        again (100 pairs' excerpts were 4 MB of the grader at 2,000 students, issue 23.3)."""
+        lines = {} if lines is None else lines
+
+        def line(e: ExcerptLine) -> dict:
+            if e not in lines:
+                lines[e] = {"line": e.number, "text": e.text, "shared": e.shared}
+            return lines[e]
+
         return {"students": list(self.students), "score": round(self.score, 3), "exercises": [
             {"exercise": m.exercise, "score": round(m.score, 3), "shared_fingerprints": m.shared,
              "sides": [{"student": s.student, "file": s.file, "similarity": round(s.similarity, 3),
                         "fragments": [list(f) for f in s.fragments],
-                        "excerpt": [{"line": e.number, "text": e.text, "shared": e.shared} for e in s.excerpt]}
+                        "excerpt": [line(e) for e in s.excerpt]}
                        for s in m.sides]}
             for m in self.matches]}
 
@@ -225,17 +235,25 @@ class _Found:
 
 class _Details:
     """A listed side's source, tokens and fingerprint, made again from its source (only the listed
-    pairs' are needed, so the class's are not kept)."""
+    pairs' are needed, so the class's are not kept). The last KEPT are remembered: the pairs come
+    most alike first, and a student in several comes in neighbouring ones."""
+
+    KEPT = 64
 
     def __init__(self, made: ClassPrints):
-        self.made, self._made = made, {}
+        self.made = made
+        self._made: OrderedDict[tuple, tuple[str, np.ndarray, Fingerprint]] = OrderedDict()
 
     def __call__(self, p: _Print) -> tuple[str, np.ndarray, Fingerprint]:
         key = (p.exercise, p.digest) if p.compressed is not None else (p.exercise, p.digest, p.student)
-        if key not in self._made:
+        if key in self._made:
+            self._made.move_to_end(key)
+        else:
             source = self.made.source(p)
             tokens = normalise(source, self.made.given[p.exercise]) or normalise("")
             self._made[key] = (source, tokens.lines, fingerprint(tokens, self.made.excluded[p.exercise]))
+            if len(self._made) > self.KEPT:
+                self._made.popitem(last=False)
         return self._made[key]
 
 
