@@ -122,6 +122,23 @@ def test_a_class_of_copies_is_ranked_without_holding_every_pair(stubs):
     assert peak < 8_000_000, f"traced peak {peak / 1e6:.1f} MB"
 
 
+
+def test_the_pairs_listed_are_the_first_of_all_the_pairs_whatever_the_limit(stubs):
+    """The ranking keeps only the first `limit` pairs as it goes: they are the first of the whole
+    ranking, for any limit (two groups of copies, a disguised copy, two exercises)."""
+    loops, einsum = _code("loops.py"), _code("einsum.py")
+    items = ([Submitted(f"l{k}", "attention", "attention.py", loops) for k in range(4)]
+             + [Submitted(f"e{k}", "attention", "attention.py", einsum) for k in range(3)]
+             + [Submitted("dan", "attention", "attention.py", disguise(loops, seed=3))]
+             + [Submitted(s, "multihead", "multihead.py", _MULTIHEAD) for s in ("e1", "l2")])
+    stubs_used = {"attention": stubs["attention"], "multihead": ""}
+    every, found = similar_pairs(items, stubs_used)
+    assert found == len(every) == 6 + 4 + 3 + 1     # the copies of loops, dan with each, of einsum; multihead
+    for limit in (0, 1, 2, 7, 13, 14, 50):
+        pairs, counted = similar_pairs(items, stubs_used, limit=limit)
+        assert counted == found and [p.students for p in pairs] == [p.students for p in every[:limit]]
+
+
 _OWN_HELPER = """
 
 

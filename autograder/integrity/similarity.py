@@ -353,7 +353,7 @@ class _Ranking:
         order = np.lexsort((b, a, -matched, -best))[:self.limit]
         self._parts = [(a[order], b[order], best[order], matched[order])]
         self._held = len(order)
-        if self.limit is not None and len(order) == self.limit:
+        if self.limit and len(order) == self.limit:
             self._last = float(best[order[-1]]), int(matched[order[-1]])
 
 
