@@ -13,14 +13,13 @@ inline SVG string; no file, no network.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+
+from autograder.intake.syntax import TextMemo
 
 MAX_SIDE = 12
 STATS = ("std", "entropy", "max_weight")
@@ -129,32 +128,21 @@ def _plain(a: np.ndarray) -> list[list[float | None]]:
 
 # ---------------------------------------------------------------- drawing
 
-DRAWN_KEPT = 128     # pictures remembered: a class's common mistakes, not every picture of the class
-
-
 def render(visual: dict) -> str | None:
     """An inline <svg> element for the picture (None when the data cannot be drawn). Students
     who make the same mistake get the same answer on the same seeded inputs: a picture drawn
-    lately is not drawn again. Remembered by the digest of its data, the last DRAWN_KEPT: 512
-    pictures kept with their data as keys grew the grader with the class (issue 23.3)."""
+    lately is not drawn again. Remembered by the digest of its data (intake.syntax.TextMemo), at
+    most DRAWN_KEPT: 512 pictures kept with their data as keys grew the grader with the class
+    (issue 23.3)."""
     try:
-        key = hashlib.sha256(json.dumps(visual, sort_keys=True, allow_nan=False).encode()).digest()
+        text = json.dumps(visual, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
         return _render(visual)
-    with _DRAWN_LOCK:
-        if key in _DRAWN:
-            _DRAWN.move_to_end(key)
-            return _DRAWN[key]
-    svg = _render(visual)
-    with _DRAWN_LOCK:
-        _DRAWN[key] = svg
-        while len(_DRAWN) > DRAWN_KEPT:
-            _DRAWN.popitem(last=False)
-    return svg
+    return _DRAWN.get(text, lambda: _render(visual))
 
 
-_DRAWN: OrderedDict[bytes, str | None] = OrderedDict()
-_DRAWN_LOCK = threading.Lock()
+DRAWN_KEPT = 128     # pictures remembered: a class's common mistakes, not every picture of the class
+_DRAWN = TextMemo(DRAWN_KEPT)
 
 
 def _render(visual: dict) -> str | None:
