@@ -49,10 +49,12 @@ PICTURES = {
 }
 
 
-def test_every_picture_is_drawn_without_matplotlib():
+def test_every_picture_is_drawn_without_matplotlib_or_a_font_library():
+    """In a fresh process: neither matplotlib nor, to measure the plot's legend label, Pillow or
+    fontTools (tests/test_svg_text.py)."""
     code = ("import json, sys\nfrom autograder.reports.pictures import render\n"
             f"svgs = [render(v) for v in json.loads({json.dumps(json.dumps(list(PICTURES.values())))})]\n"
-            "print(json.dumps([sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'), "
+            "print(json.dumps([sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'PIL', 'fontTools')), "
             "[s is not None and s.startswith('<svg') for s in svgs]]))")
     imported, drawn = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                                 check=True).stdout)

@@ -4,25 +4,15 @@ into the grader (issue 23.3: 5 MB of a class run)."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from autograder.reports import svg_text
 from autograder.reports.svg_text import text_width
+from scripts.font_advances import matplotlib_font
 
 LABELS = ["d_k = 64", "scaled (mine)", "Wave", "AVATAR To", "std of weights", "héllo ÄÖ", "√d · σ", "ÿ€ abc",
           "entropy unscaled 1/sqrt(d)", "s042_buggy", "max weight, scaled by 1/√d_k", "Ωμέγα Жук",
           "hand_computation.weights_row_0", "W" * 30, "i" * 30, "ff fi fl", "Tj Yo P. L' F,"]
-
-
-def _font() -> Path:
-    spec = importlib.util.find_spec("matplotlib")
-    return Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf"
 
 
 def test_the_table_is_the_fonts_own():
@@ -30,7 +20,7 @@ def test_the_table_is_the_fonts_own():
     .notdef glyph's (what the font draws for it)."""
     from fontTools.ttLib import TTFont
 
-    font = TTFont(str(_font()))
+    font = TTFont(str(matplotlib_font()))
     cmap, metrics = font.getBestCmap(), font["hmtx"].metrics
     bmp, astral, missing, per_em = svg_text._advances()
     assert per_em == font["head"].unitsPerEm and missing == metrics[".notdef"][0]
@@ -46,7 +36,7 @@ def test_a_label_is_measured_as_the_font_lays_it_out(size):
     narrower (a margin never clips a label), at most 15% wider (kerning only tightens pairs)."""
     from PIL import ImageFont
 
-    font = ImageFont.truetype(str(_font()), size)
+    font = ImageFont.truetype(str(matplotlib_font()), size)
     for label in LABELS:
         laid_out = font.getlength(label)
         assert laid_out <= text_width(label, size) <= 1.15 * laid_out, label
@@ -56,16 +46,3 @@ def test_a_wide_character_takes_a_full_em():
     assert text_width("注意力", 12) == 36
     assert text_width("a注", 10) == pytest.approx(10 + 1.04 * 1255 * 10 / 2048)     # "a": 1255 of 2048 units
 
-
-def test_a_plot_picture_with_a_legend_loads_no_font_library():
-    """A student's plot with labelled lines is drawn in a fresh process without Pillow, FreeType's
-    binding or fontTools."""
-    visual = {"kind": "figure", "dims": [16, 64], "expected": {},
-              "student_lines": [{"label": "scaled by 1/√d", "x": [16, 64], "y": [1.0, 2.0]}]}
-    code = ("import json, sys\nfrom autograder.reports.pictures import render\n"
-            f"svg = render(json.loads({json.dumps(json.dumps(visual))}))\n"
-            "print(json.dumps([svg is not None and 'scaled by 1/√d' in svg, "
-            "sorted({m.split('.')[0] for m in sys.modules} & {'PIL', 'fontTools', 'matplotlib'})]))")
-    drawn, loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                              check=True, encoding="utf-8").stdout)
-    assert drawn and loaded == []
