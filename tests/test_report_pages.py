@@ -181,6 +181,57 @@ def test_the_heat_map_shows_each_students_checks_in_their_colours(tmp_path):
     assert len({code for r in rows for code in r["checks"]}) >= 4    # the class shows most statuses
 
 
+def _texture_class(students: int, columns: int) -> list[dict]:
+    """Summary rows of a class too large to name: the first half passed the even columns and failed
+    the odd ones, the second half raised on every third column and left the others unimplemented;
+    the last column alternates passed and failed from one student to the next."""
+    rows = []
+    for i in range(students):
+        first = i < students // 2
+        cells = [("P" if j % 2 == 0 else "F") if first else ("E" if j % 3 == 0 else "N") for j in range(columns)]
+        cells[-1] = "P" if i % 2 == 0 else "F"
+        rows.append({"student": f"s{i:04d}", "checks": "".join(cells)})
+    return rows
+
+
+@pytest.mark.parametrize("scale", [1, 2])
+def test_a_large_classs_heat_map_keeps_its_columns_sharp_and_averages_its_rows(tmp_path, scale):
+    """Looked at as a person sees it, at a laptop's pixel ratio and a phone's: 1,600 students are a
+    texture 800 px tall (two students a pixel row). Each column is CELL px wide with its own colour
+    up to its edges (drawn without smoothing: nothing of the neighbour column bleeds in), and a
+    column whose students alternate passed and failed shows the mean of the two colours (the rows
+    are averaged, not picked one in two)."""
+    from autograder.reports.report_figures import CELL, COLOURS, heat_map
+
+    students, columns = 1600, 9
+    rows = _texture_class(students, columns)
+    checks = [{"check_id": f"attention.c{j}", "exercise": "attention"} for j in range(columns)]
+    page = tmp_path / "heat.html"
+    page.write_text(f"<!doctype html><html><body style='margin:0'><figure>{heat_map(rows, checks)}</figure>"
+                    "</body></html>", encoding="utf-8")
+    shot = _shots(tmp_path) / f"report-heat-texture-x{scale}.png"
+    seen = chromium_probe(page, MEASURE, "attnkit-measure", tmp_path, screenshot=shot,
+                          screenshot_flags=("--hide-scrollbars", "--window-size=600,1000",
+                                            f"--force-device-scale-factor={scale}"))[0]
+    left, top, width, height = seen["cells"]
+    assert (width, height) == (CELL * columns, 800)
+
+    def colour(code):
+        return tuple(round(255 * c) for c in COLOURS[code])
+
+    with Image.open(shot) as image:
+        pixels = image.convert("RGB")
+        for half, y in (("first", top + height / 4), ("second", top + 3 * height / 4)):
+            for j in range(columns - 1):
+                want = colour(rows[0 if half == "first" else -1]["checks"][j])
+                for x in (left + CELL * j + 1, left + CELL * j + CELL / 2, left + CELL * (j + 1) - 1.5):
+                    got = pixels.getpixel((int(x * scale), int(y * scale)))
+                    assert max(abs(a - b) for a, b in zip(got, want)) <= 6, (half, j, x, got, want)
+            mean = tuple((a + b) / 2 for a, b in zip(colour("P"), colour("F")))
+            got = pixels.getpixel((int((left + CELL * (columns - 0.5)) * scale), int(y * scale)))
+            assert max(abs(a - b) for a, b in zip(got, mean)) <= 6, (half, got, mean)
+
+
 def test_the_report_says_when_with_which_kit_and_course_and_what_each_cause_is(tmp_path):
     from autograder.reports.class_summary import course_sha256, kit_version
 
