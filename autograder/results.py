@@ -265,7 +265,7 @@ def dumps(data) -> str:
 def dump_lines(data) -> Iterator[str]:
     """`dumps`, a line at a time (a class's summary is written as made, not held whole)."""
     if not isinstance(data, dict) or not data:
-        yield json.dumps(data, allow_nan=False) + "\n"
+        yield json.dumps(data, allow_nan=False, default=_as_json) + "\n"
         return
     yield "{\n"
     for k, (key, value) in enumerate(data.items()):
@@ -273,8 +273,17 @@ def dump_lines(data) -> Iterator[str]:
         if isinstance(value, list) and value:
             yield "[\n"
             for i, item in enumerate(value):
-                yield f"    {json.dumps(item, allow_nan=False)}{',' if i < len(value) - 1 else ''}\n"
+                yield f"    {json.dumps(item, allow_nan=False, default=_as_json)}{',' if i < len(value) - 1 else ''}\n"
             yield "  ]"
         else:
-            yield json.dumps(value, allow_nan=False)
+            yield json.dumps(value, allow_nan=False, default=_as_json)
         yield ",\n" if k < len(data) - 1 else "\n}\n"
+
+
+def _as_json(value):
+    """json's `default`: an object held in a compact form (the summary's rows) says how it is
+    written, with its `to_dict`."""
+    to_dict = getattr(value, "to_dict", None)
+    if to_dict is None:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    return to_dict()

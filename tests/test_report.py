@@ -142,7 +142,19 @@ def test_exports_have_each_platforms_columns():
 
 def test_summary_holds_what_the_report_shows(tmp_path):
     summary = finish_run(tmp_path, small_class(), COURSE, exports=("canvas",))
-    assert json.loads((tmp_path / "summary.json").read_text()) == json.loads(json.dumps(summary))
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert written == json.loads(json.dumps(summary, default=lambda row: row.to_dict()))
+    # a row as docs/report.md describes it, worked out here from the course, not by the kit
+    rows = {r["student"]: r for r in written["rows"]}
+    hand = sum(cfg.points for cfg in COURSE.exercises["hand_computation"].checks.values())
+    letters = {"hand_computation": "P", "attention": "F"}
+    assert rows["bo"] == {"student": "bo", "score": hand, "duration_s": 1.0, "feedback": "feedback/bo.html",
+                          "exercises": {s: {"hand_computation": hand, "attention": 0.0}.get(s) for s in STEMS},
+                          "checks": "".join(letters.get(stem, "M") * len(ex.checks)
+                                            for stem, ex in COURSE.exercises.items())}
+    assert rows["nobody"]["score"] is None and set(rows["nobody"]["exercises"].values()) == {None}
+    assert set(rows["nobody"]["checks"]) == {"M"}
+    assert rows["<script>alert(1)</script>"]["feedback"] == "feedback/%3Cscript%3Ealert%281%29%3C%2Fscript%3E.html"
     assert summary["schema"] == "attnkit-summary/1" and summary["seed"] == COURSE.seed
     assert summary["students"] == 8 and summary["submitted"] == 7
     mis = {m["id"]: m for m in summary["misconceptions"]}

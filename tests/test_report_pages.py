@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from autograder.reports.class_summary import StudentRow
 from autograder.reports.finish import finish_run
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from tests.test_report import COURSE, _chromium, _result, _shots, chromium_probe, small_class
@@ -166,22 +167,22 @@ def test_the_heat_map_shows_each_students_checks_in_their_colours(tmp_path):
     summary = finish_run(tmp_path, small_class(), COURSE)
     shot = _shots(tmp_path) / "report-heat-1400.png"
     seen = _measure(tmp_path / "report.html", tmp_path, 1400, shot)
-    rows = [r for r in summary["rows"] if r["checks"]]
-    columns = max(len(r["checks"]) for r in rows)
+    rows = [r for r in summary["rows"] if r.checks]
+    columns = max(len(r.checks) for r in rows)
     left, top, width, height = seen["cells"]
     assert width == pytest.approx(16 * columns, abs=1) and height == pytest.approx(16 * len(rows), abs=1)
     with Image.open(shot) as image:
         pixels = image.convert("RGB")
         for i, row in enumerate(rows):
-            for j, code in enumerate(row["checks"]):
+            for j, code in enumerate(row.checks):
                 x, y = left + (j + 0.5) * width / columns, top + (i + 0.5) * height / len(rows)
                 want = tuple(round(255 * c) for c in COLOURS[code])
                 got = pixels.getpixel((round(x), round(y)))
-                assert max(abs(a - b) for a, b in zip(got, want)) <= 6, (row["student"], j, code, got, want)
-    assert len({code for r in rows for code in r["checks"]}) >= 4    # the class shows most statuses
+                assert max(abs(a - b) for a, b in zip(got, want)) <= 6, (row.student, j, code, got, want)
+    assert len({code for r in rows for code in r.checks}) >= 4    # the class shows most statuses
 
 
-def _texture_class(students: int, columns: int) -> list[dict]:
+def _texture_class(students: int, columns: int) -> list[StudentRow]:
     """Summary rows of a class too large to name: the first half passed the even columns and failed
     the odd ones, the second half raised on every third column and left the others unimplemented;
     the last column alternates passed and failed from one student to the next."""
@@ -190,7 +191,7 @@ def _texture_class(students: int, columns: int) -> list[dict]:
         first = i < students // 2
         cells = [("P" if j % 2 == 0 else "F") if first else ("E" if j % 3 == 0 else "N") for j in range(columns)]
         cells[-1] = "P" if i % 2 == 0 else "F"
-        rows.append({"student": f"s{i:04d}", "checks": "".join(cells)})
+        rows.append(StudentRow(f"s{i:04d}", 1.0, ("attention",), (1.0,), 0.1, "".join(cells)))
     return rows
 
 
@@ -223,7 +224,7 @@ def test_a_large_classs_heat_map_keeps_its_columns_sharp_and_averages_its_rows(t
         pixels = image.convert("RGB")
         for half, y in (("first", top + height / 4), ("second", top + 3 * height / 4)):
             for j in range(columns - 1):
-                want = colour(rows[0 if half == "first" else -1]["checks"][j])
+                want = colour(rows[0 if half == "first" else -1].checks[j])
                 for x in (left + CELL * j + 1, left + CELL * j + CELL / 2, left + CELL * (j + 1) - 1.5):
                     got = pixels.getpixel((int(x * scale), int(y * scale)))
                     assert max(abs(a - b) for a, b in zip(got, want)) <= 6, (half, j, x, got, want)

@@ -18,11 +18,15 @@ import base64
 import io
 import math
 from html import escape
+from typing import TYPE_CHECKING
 
 import numpy as np
 from markupsafe import Markup
 
 from autograder.reports.svg_text import FONT, nice_ticks, text_width
+
+if TYPE_CHECKING:
+    from autograder.reports.class_summary import StudentRow
 
 # Heat map colours per status letter (class_summary.STATUS_CODE).
 COLOURS = {"P": (0.20, 0.63, 0.33), "F": (0.84, 0.19, 0.15), "E": (0.55, 0.10, 0.55),
@@ -98,20 +102,20 @@ def pass_rates(labels: list[str], rates: list[float | None]) -> Markup:
 
 # ====================================================================== the heat map
 
-def heat_map(rows: list[dict], checks: list[dict]) -> Markup | None:
+def heat_map(rows: list[StudentRow], checks: list[dict]) -> Markup | None:
     """The check-by-student matrix (None when no check ran). Columns are grouped by exercise: the
     stem above, the rest of the id below; up to NAMED_ROWS students each row is named, beyond that
     the rows are a texture in the order of the table below it."""
-    rows = [r for r in rows if r["checks"]]
+    rows = [r for r in rows if r.checks]
     if not rows:
         return None
-    columns = max(len(r["checks"]) for r in rows)
+    columns = max(len(r.checks) for r in rows)
     checks = checks[:columns]
     named = len(rows) <= NAMED_ROWS
     names = [c["check_id"].split(".", 1)[-1] for c in checks] + [""] * (columns - len(checks))
     stems = [c["exercise"] for c in checks] + [""] * (columns - len(checks))
     grid_h = CELL * len(rows) if named else min(TEXTURE_MAX, max(2 * len(rows), 120))
-    left = (math.ceil(max(text_width(r["student"], TEXT) for r in rows)) + 12) if named else 28
+    left = (math.ceil(max(text_width(r.student, TEXT) for r in rows)) + 12) if named else 28
     top = 24
     grid_w = CELL * columns
     below = math.ceil(max((text_width(n, SMALL) for n in names), default=0)) + 10
@@ -132,7 +136,7 @@ def heat_map(rows: list[dict], checks: list[dict]) -> Markup | None:
         parts.append(_text(x, y, name, SMALL, "end", f'transform="rotate(-90 {x:.1f} {y:.1f})"'))
     if named:
         for i, r in enumerate(rows):
-            parts.append(_text(left - 6, top + CELL * i + CELL / 2 + 4, r["student"], TEXT, "end"))
+            parts.append(_text(left - 6, top + CELL * i + CELL / 2 + 4, r.student, TEXT, "end"))
     else:
         mid = top + grid_h / 2
         parts.append(_text(16, mid, f"{len(rows)} students, in the order of the table below", TEXT, "middle",
@@ -140,7 +144,7 @@ def heat_map(rows: list[dict], checks: list[dict]) -> Markup | None:
     return _svg(right, top + grid_h + below, parts, heat=True)
 
 
-def _cells_png(rows: list[dict], columns: int, height: int | None = None) -> str:
+def _cells_png(rows: list[StudentRow], columns: int, height: int | None = None) -> str:
     """The cells as a PNG data URI: one pixel per (student, check), white where a row is short.
     With a `height` under the number of rows (a large class), the rows are averaged into `height`
     pixels (a box filter: no student's row is dropped, as a browser's nearest-pixel scaling would).
@@ -154,7 +158,7 @@ def _cells_png(rows: list[dict], columns: int, height: int | None = None) -> str
         palette[ord(code)] = _rgb255(rgb)
     # One byte per cell (a short row padded with a byte of no colour): 2,000 students' cells are
     # coloured at once, not one by one in Python (0.55 s, issue 23).
-    letters = "".join(r["checks"][:columns].ljust(columns, "\0") for r in rows)
+    letters = "".join(r.checks[:columns].ljust(columns, "\0") for r in rows)
     codes = np.frombuffer(letters.encode("latin-1", "replace"), dtype=np.uint8).reshape(len(rows), columns)
     image = Image.fromarray(palette[codes], "RGB")
     if height is not None:
