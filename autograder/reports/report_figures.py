@@ -2,14 +2,15 @@
 distribution, pass rates per exercise and per check (one chart per exercise), and the
 check-by-student heat map.
 
-Written as SVG elements directly, as the feedback pages' pictures are (heatmap_svg.py): drawn
-with matplotlib, these pictures took 2-3 s at the end of every class run (the heat map's PNG
-1.2 s at 40 students), on one core while the other idled (issue 23.2). Text is drawn at about
-the size it is read (12 px; 11 px for tick labels); each label is measured in the font the page
-names first (DejaVu Sans, matplotlib's own copy, read with Pillow), so a long label widens its
-picture instead of being clipped. Every text is escaped. The heat map's cells are one small PNG
-(a pixel per cell, drawn large without smoothing): an SVG element per cell would make a class of
-1,000 students' page several megabytes.
+Written as SVG elements directly, as the feedback pages' pictures are (heatmap_svg.py): drawn with
+matplotlib, these pictures took 2-3 s at the end of every class run (the heat map's PNG 1.2 s at 40
+students), on one core while the other idled (issue 23.2). Text is drawn at about the size it is
+read (12 px; 11 px for tick labels); each label is measured in the font the page names first
+(DejaVu Sans' advance widths, a table written from matplotlib's copy of the font: svg_text.py), so
+a long label widens its picture instead of being clipped. Every text is escaped. The heat map's
+cells are one small PNG (a pixel per cell, or per check and averaged rows in a large class, drawn
+large without smoothing): an SVG element per cell would make a class of 1,000 students' page
+several megabytes.
 """
 
 from __future__ import annotations
