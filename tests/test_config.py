@@ -140,3 +140,18 @@ def test_an_exercises_own_tolerances_travel_with_the_course(tmp_path):
     assert again == course and again.tolerances.hand == 0.02
     assert type(again.tolerances.scaling) is type(course.tolerances.scaling)
     assert load_course(_write(tmp_path, yaml.safe_dump(course_data(course)))).tolerances.hand == 0.02
+
+
+def test_a_courses_json_is_made_once_and_follows_the_course_asked_for():
+    import dataclasses
+    import json
+
+    from autograder.config import course_data, course_json, load_course
+
+    course = load_course()
+    other = dataclasses.replace(course, seed=course.seed + 1)
+    assert course_json(course) == json.dumps(course_data(course))
+    assert course_json(course) is course_json(course)          # made once, not per call
+    for _ in range(2):                                            # alternating: each its own
+        assert json.loads(course_json(other))["seed"] == course.seed + 1
+        assert json.loads(course_json(course))["seed"] == course.seed

@@ -189,6 +189,10 @@ def test_feedback_pages_are_redrawn_only_when_the_result_changes(tmp_path):
     assert page.stat().st_mtime_ns == before
     finish_run(tmp_path, [_result("bo", {"attention": "passed"})], COURSE)
     assert page.stat().st_mtime_ns != before and "<figure" not in page.read_text()
+    # the same result under another course (its JSON made anew, not the last course's) is drawn again
+    before = page.stat().st_mtime_ns
+    finish_run(tmp_path, [_result("bo", {"attention": "passed"})], dataclasses.replace(COURSE, seed=COURSE.seed + 1))
+    assert page.stat().st_mtime_ns != before
 
 
 # ====================================================================== in a real browser

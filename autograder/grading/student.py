@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from autograder.config import CourseConfig, course_data
+from autograder.config import CourseConfig, course_json
 from autograder.grading.submission import OF_STUDENT, grade_submission
 from autograder.grading.preflight import Preflight
 from autograder.reports.gradescope import to_gradescope
@@ -51,7 +51,7 @@ def kit_fingerprint() -> str:
 def fingerprint(student: Student, course: CourseConfig) -> str:
     h = hashlib.sha256(f"v{RESULT_VERSION}".encode())
     h.update(kit_fingerprint().encode())
-    h.update(json.dumps(course_data(course)).encode())
+    h.update(course_json(course).encode())
     h.update(student.name.encode("utf-8", "surrogateescape"))
     h.update(student.refused.encode())
     if not student.refused:

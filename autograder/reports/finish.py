@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.intake.roster import Enrolment
-from autograder.config import CourseConfig, course_data
+from autograder.config import CourseConfig, course_json
 from autograder.integrity.hand_answers import integrity_flags
 from autograder.reports.class_summary import class_summary
 from autograder.reports.exports import ExportFormat, export
@@ -61,8 +61,8 @@ def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfi
     """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
     large class does not draw every picture again)."""
     path = Path(out) / "feedback" / f"{result.student}.html"
-    stamp = hashlib.sha256(json.dumps([result.to_dict(), course_data(course)], sort_keys=True,
-                                      default=str).encode("utf-8", "surrogateescape")).hexdigest()
+    stamp = hashlib.sha256(json.dumps(result.to_dict(), sort_keys=True, default=str).encode("utf-8", "surrogateescape")
+                           + b"\0" + course_json(course).encode("utf-8", "surrogateescape")).hexdigest()
     mark = f"<!-- attnkit {stamp} -->"
     try:
         with path.open(encoding="utf-8") as fh:
