@@ -9,7 +9,6 @@ client's memory does not grow with the class.
 
 from __future__ import annotations
 
-import json
 import os
 
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from autograder.grading.student import Student, grader_failure, kit_fingerprint
 from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
-from autograder.config import CourseConfig, course_data
+from autograder.config import CourseConfig, course_json
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.results import SubmissionResult
 
@@ -108,7 +107,7 @@ class ClusterGrading:
         self.client, self.course, self.owned, self.task = client, course, owned, task
         self.isolation, self.preflight = isolation, preflight
         self.in_flight = max(1, in_flight or default_in_flight(client))
-        self.course_json = json.dumps(course_data(course))
+        self.course_json = course_json(course)
         self.kit = kit_fingerprint()
         self.stems = tuple(course.exercises)
         self.plugin_name = ""

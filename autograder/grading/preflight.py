@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from autograder.config import KIT_ROOT, CourseConfig, course_data
+from autograder.config import KIT_ROOT, CourseConfig, course_json
 from autograder.intake import SOURCE_SUFFIXES
 
 SOLUTIONS = KIT_ROOT / "solutions"
@@ -120,7 +120,7 @@ def _marker(course: CourseConfig, solutions: Path, sandbox) -> Path:
 
     h = hashlib.sha256(b"preflight/1")
     h.update(kit_fingerprint().encode())
-    h.update(json.dumps(course_data(course)).encode())
+    h.update(course_json(course).encode())
     for path in sorted(solutions.iterdir()):
         if path.is_file() and path.suffix in SOURCE_SUFFIXES:
             h.update(path.name.encode() + b"\0" + path.read_bytes())
