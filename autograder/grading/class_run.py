@@ -174,12 +174,13 @@ class ClassRun:
         except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error
             result = grader_failure(student, self.course, err)
             text = result_text(result, "", self.course, self.key)
+        written = digest(text)
         with self._lock:
-            self.digests[student.name] = digest(text)
+            self.digests[student.name] = written
         try:    # the feedback page, then the result (a rerun looks for the result)
             write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course))
             write_atomic(result_path(self.out, student.name), text)
-            write_feedback_html(self.out, result, self.course)
+            write_feedback_html(self.out, result, self.course, written)   # stamped as the end will stamp it
         except OSError as err:    # a full disk: the grade stays in grades.csv, the run goes on
             self.unwritten[student.name] = result
             self.failures.append(err)

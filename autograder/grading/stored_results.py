@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from autograder.grading.student import result_path
@@ -37,6 +37,13 @@ class StoredResults(Sequence):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return self.load(self.names[index])
+
+    def in_order(self) -> Iterator[tuple[SubmissionResult, str]]:
+        """Each result once, by student name (grades_csv.ordered's order), with the digest of the
+        text it was read from: what finish_run stamps a feedback page with, instead of writing the
+        result out again to hash it."""
+        for name in sorted(self.names):
+            yield self.load(name), self.digests[name]
 
     def load(self, name: str) -> SubmissionResult:
         if name in self.held:

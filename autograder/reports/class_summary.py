@@ -51,32 +51,10 @@ def course_sha256(course: CourseConfig) -> str:
 def class_summary(results: list[SubmissionResult], course: CourseConfig) -> dict:
     """One pass over the results, one at a time (a class's stored results are read back from OUT
     as they are needed: a summary of 2,000 students holds their tallies, not their results)."""
-    tally = _Tally(course)
+    tally = SummaryTally(course)
     for r in ordered(results):
         tally.add(r)
-    max_total = sum(course.max_points(s) for s in course.exercises)
-    return {
-        "schema": SCHEMA,
-        "course": course.course,
-        "assignment": course.assignment,
-        "seed": course.seed,
-        "kit_version": kit_version(),
-        "course_sha256": course_sha256(course),
-        "settings": {"hints": course.hints, "show_hidden": course.show_hidden, "both_forms": course.both_forms,
-                     "limits": asdict(course.limits), "tolerances": asdict(course.tolerances)},
-        "students": tally.n,
-        "submitted": len(tally.totals),
-        "max_score": max_total,
-        "scores": _distribution(tally.totals, max_total),
-        "exercises": [tally.exercise(stem) for stem in course.exercises],
-        "checks": tally.checks(),
-        "misconceptions": tally.misconceptions(),
-        "trouble": tally.trouble,
-        "slowest": [{"student": student, "duration_s": duration, "feedback": feedback_link(student)}
-                    for duration, student in sorted(tally.durations, key=lambda d: -d[0])[:SLOWEST] if duration > 0],
-        "intake": tally.intake,
-        "rows": tally.rows,
-    }
+    return tally.summary()
 
 
 def _distribution(totals: list[float], max_total: float) -> dict:
@@ -87,8 +65,9 @@ def _distribution(totals: list[float], max_total: float) -> dict:
             "values": sorted(totals)}
 
 
-class _Tally:
-    """What the summary needs of each result, gathered as the results go by."""
+class SummaryTally:
+    """What the summary needs of each result, gathered as the results go by (in `ordered`'s order:
+    the rows are the summary's students in that order); `summary()` when the last has been added."""
 
     def __init__(self, course: CourseConfig):
         self.course = course
@@ -153,6 +132,32 @@ class _Tally:
                  "exercises": sorted({cid.split(".", 1)[0] for cid in self.checks_with[m]}),
                  "checks": dict(self.checks_with[m])}
                 for m, names in sorted(self.students_with.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+
+    def summary(self) -> dict:
+        course = self.course
+        max_total = sum(course.max_points(s) for s in course.exercises)
+        return {
+            "schema": SCHEMA,
+            "course": course.course,
+            "assignment": course.assignment,
+            "seed": course.seed,
+            "kit_version": kit_version(),
+            "course_sha256": course_sha256(course),
+            "settings": {"hints": course.hints, "show_hidden": course.show_hidden, "both_forms": course.both_forms,
+                         "limits": asdict(course.limits), "tolerances": asdict(course.tolerances)},
+            "students": self.n,
+            "submitted": len(self.totals),
+            "max_score": max_total,
+            "scores": _distribution(self.totals, max_total),
+            "exercises": [self.exercise(stem) for stem in course.exercises],
+            "checks": self.checks(),
+            "misconceptions": self.misconceptions(),
+            "trouble": self.trouble,
+            "slowest": [{"student": student, "duration_s": duration, "feedback": feedback_link(student)}
+                        for duration, student in sorted(self.durations, key=lambda d: -d[0])[:SLOWEST] if duration > 0],
+            "intake": self.intake,
+            "rows": self.rows,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timezone
+from collections.abc import Iterator
 from pathlib import Path
 
 from autograder.intake.roster import Enrolment
 from autograder.config import CourseConfig, course_json
 from autograder.integrity.hand_answers import integrity_flags
-from autograder.reports.class_summary import class_summary
+from autograder.reports.class_summary import SummaryTally
 from autograder.reports.exports import ExportFormat, export
 from autograder.reports.feedback_html import feedback_html
-from autograder.reports.grades_csv import grades_csv
+from autograder.reports.grades_csv import GradesTable, ordered
 from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 
@@ -34,15 +35,25 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
 
     out = Path(out)
     max_total = sum(course.max_points(s) for s in course.exercises)
-    write_atomic(out / "grades.csv", grades_csv(results, tuple(course.exercises), enrolment, max_total))
-    for result in results:
-        write_feedback_html(out, result, course)
-    summary = class_summary(results, course)
+    table = GradesTable(tuple(course.exercises), enrolment, max_total)
+    tally = SummaryTally(course)
+    flags, unwritten = [], []
+    for result, source in _each_once(results):     # one read of each stored result, for everything
+        table.add(result)
+        tally.add(result)
+        if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
+            flags += integrity_flags((result,))
+        try:
+            write_feedback_html(out, result, course, source)
+        except OSError as err:       # a full disk: said after the grades and the summary are written
+            unwritten.append(err)
+    write_atomic(out / "grades.csv", table.text())
+    summary = tally.summary()
     summary["generated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if preflight is not None:
         summary["preflight"] = preflight.to_dict()
-    if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
-        summary["integrity"] = [flag.to_dict() for flag in integrity_flags(results)]
+    if course.variants.enabled:
+        summary["integrity"] = [flag.to_dict() for flag in flags]
     if enrolment is not None and enrolment.roster:
         summary["roster"] = {"not_submitted": [p.name or p.key for p in enrolment.absent],
                              "not_on_roster": list(enrolment.unmatched)}
@@ -54,15 +65,33 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     for fmt in exports:
         fmt = ExportFormat(fmt)
         write_atomic(out / fmt.filename, export(fmt, results, course, enrolment))
+    if unwritten:
+        raise unwritten[0]
     return summary
 
 
-def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig) -> Path:
+def _each_once(results) -> Iterator[tuple[SubmissionResult, str | None]]:
+    """Each result with the digest of the text it was stored as (None for results only held in
+    memory), in grades_csv.ordered's order: a class's stored results (grading.stored_results) are
+    read back once, for grades.csv, the feedback pages and the summary together."""
+    in_order = getattr(results, "in_order", None)
+    if in_order is not None:
+        yield from in_order()
+    else:
+        for result in ordered(results):
+            yield result, None
+
+
+def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None) -> Path:
     """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
-    large class does not draw every picture again)."""
+    large class does not draw every picture again). `source`: the digest of the result file's
+    text the result was read from or written as (stored_results.digest), which says what the
+    result says; without it, the result is written out as JSON to be hashed."""
     path = Path(out) / "feedback" / f"{result.student}.html"
-    stamp = hashlib.sha256(json.dumps(result.to_dict(), sort_keys=True, default=str).encode("utf-8", "surrogateescape")
-                           + b"\0" + course_json(course).encode("utf-8", "surrogateescape")).hexdigest()
+    said = (f"result file {source}" if source is not None
+            else json.dumps(result.to_dict(), sort_keys=True, default=str))
+    stamp = hashlib.sha256(said.encode("utf-8", "surrogateescape") + b"\0"
+                           + course_json(course).encode("utf-8", "surrogateescape")).hexdigest()
     mark = f"<!-- attnkit {stamp} -->"
     try:
         with path.open(encoding="utf-8") as fh:

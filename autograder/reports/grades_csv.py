@@ -65,21 +65,45 @@ def roster_rows(results: list[SubmissionResult], enrolment):
         yield p, None
 
 
-def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolment=None, max_total: float = 0) -> str:
-    """With an enrolment from a roster (class_roster.enrol), also the name, login, SIS id, email
-    and status of each row, and a row with a 0 for each roster student with no submission."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    roster = enrolment is not None and enrolment.roster
-    writer.writerow(["student", *stems, "total", "max_total", *(PERSON_COLUMNS if roster else ())])
-    for person, r in roster_rows(results, enrolment) if roster else ((None, r) for r in ordered(results)):
-        cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in stems), total_cell(r), f"{r.max_score:g}"]
-                 if r is not None else [safe_cell(person.key), *("" for _ in stems), "0", f"{max_total:g}"])
-        if roster:
+class GradesTable:
+    """grades.csv row by row, in the order `ordered` gives (finish_run adds each result as its one
+    pass over the class reads it). With an enrolment from a roster (class_roster.enrol), also the
+    name, login, SIS id, email and status of each row, and, in `text()`, a row with a 0 for each
+    roster student with no submission."""
+
+    def __init__(self, stems: tuple[str, ...], enrolment=None, max_total: float = 0):
+        self.stems, self.enrolment, self.max_total = stems, enrolment, max_total
+        self.roster = enrolment is not None and enrolment.roster
+        self.buf = io.StringIO()
+        self.writer = csv.writer(self.buf, lineterminator="\n")
+        self.writer.writerow(["student", *stems, "total", "max_total", *(PERSON_COLUMNS if self.roster else ())])
+
+    def add(self, r: SubmissionResult) -> None:
+        self._row(self.enrolment.person(r.student) if self.roster else None, r)
+
+    def text(self) -> str:
+        """The table, closed by the roster's students with no submission: asked for once, after
+        the last `add`."""
+        if self.roster:
+            for p in sorted(self.enrolment.absent, key=lambda p: p.key):
+                self._row(p, None)
+        return self.buf.getvalue()
+
+    def _row(self, person, r: SubmissionResult | None) -> None:
+        cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
+                 if r is not None else [safe_cell(person.key), *("" for _ in self.stems), "0", f"{self.max_total:g}"])
+        if person is not None:
             cells += [safe_cell(v) for v in (person.name, person.login, person.sis_id, person.email)]
-            cells.append(status(r, enrolment))
-        writer.writerow(cells)
-    return buf.getvalue()
+            cells.append(status(r, self.enrolment))
+        self.writer.writerow(cells)
+
+
+def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolment=None, max_total: float = 0) -> str:
+    """The whole of grades.csv for `results` (GradesTable, fed in the stable order)."""
+    table = GradesTable(stems, enrolment, max_total)
+    for r in ordered(results):
+        table.add(r)
+    return table.text()
 
 
 PERSON_COLUMNS = ("name", "login", "sis_id", "email", "status")
