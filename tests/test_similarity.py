@@ -268,6 +268,33 @@ def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monke
     assert 'id="similarity"' in page and 'href="#similar-1"' in page
 
 
+def test_the_better_of_two_copies_is_the_code_compared(tmp_path, course, monkeypatch):
+    """ben's download holds two files for attention (a browser's `attention (1).py` beside his
+    own): intake grades both and the better counts (intake/candidates.py). The code compared is
+    the file his grade came from, read again among the candidates, not a student left unread."""
+    class_dir = tmp_path / "class"
+    for student in ("ada", "ben", "cyd"):
+        (class_dir / student).mkdir(parents=True)
+    (class_dir / "ada" / "attention.py").write_text(_code("loops.py"), encoding="utf-8")
+    (class_dir / "ben" / "attention.py").write_text(_code(INDEPENDENT[2]), encoding="utf-8")
+    (class_dir / "ben" / "attention (1).py").write_text(disguise(_code("loops.py"), seed=4), encoding="utf-8")
+    (class_dir / "cyd" / "attention.py").write_text(_code(INDEPENDENT[3]), encoding="utf-8")
+    graded = {"ada": "attention.py", "ben": "attention (1).py", "cyd": "attention.py"}
+
+    def grade_student(student, course, box):
+        checks = (CheckResult("attention.x", "attention", "x", "passed", 1.0, 1.0),)
+        return SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
+                                                              graded_file=graded[student.name]),), course.seed)
+
+    monkeypatch.setattr(class_run, "grade_student", grade_student)
+    out = tmp_path / "out"
+    ClassRun(class_dir, out, course).run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["similarity_compared"]["unread"] == [] and summary["similarity_compared"]["submissions"] == 3
+    assert [p["students"] for p in summary["similarity"]] == [["ada", "ben"]]
+    assert [s["file"] for s in summary["similarity"][0]["exercises"][0]["sides"]] == ["attention.py", "attention (1).py"]
+
+
 def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_only_the_rest(
         tmp_path, course, monkeypatch):
     """Issue 23.1: the class's code is fingerprinted while the lanes grade, not all at the end on

@@ -65,7 +65,7 @@ def _read(student: Student, wanted: dict[str, str]) -> list[Submitted]:
 
 def _source(loaded: SourceFile | LoadError, filename: str, folder: Path, stem: str) -> str | None:
     """The source of `filename`: the loaded file, its other form, or one of several candidates."""
-    from autograder.intake import candidates
+    from autograder.intake.files import candidates   # the function (autograder.intake.candidates is a module)
 
     if isinstance(loaded, SourceFile):
         for form in (loaded, loaded.alternative):
