@@ -16,6 +16,7 @@ from autograder.grading import class_run
 from autograder.grading.class_run import ClassRun, LocalGrading
 from autograder.grading.stored_results import StoredResults
 from autograder.reports import finish
+from autograder.reports.exports import ExportFormat, export
 from autograder.reports.finish import finish_run
 from tests.cluster_canned import passed_result
 
@@ -54,8 +55,12 @@ def test_the_end_of_a_run_reads_each_stored_result_once(tmp_path, course, monkey
         return load(self, name)
 
     monkeypatch.setattr(StoredResults, "load", counted)
-    summary = finish_run(tmp_path / "out", stored, course)
+    summary = finish_run(tmp_path / "out", stored, course, exports=tuple(ExportFormat))
     assert loads == Counter({name: 1 for name in NAMES})
+    results = [load(stored, name) for name in NAMES]
+    for fmt in ExportFormat:     # made from the summary's rows: what export() makes from the results
+        written = (tmp_path / "out" / fmt.filename).read_bytes().decode("utf-8")
+        assert written == export(fmt, results, course) and written.count("\r\n") == len(NAMES) + 1 + (fmt == "canvas")
     grades = list(csv.DictReader(io.StringIO((tmp_path / "out" / "grades.csv").read_text(encoding="utf-8"))))
     assert [row["student"] for row in grades] == list(NAMES) == [row.student for row in summary["rows"]]
     top = sum(course.max_points(s) for s in course.exercises)

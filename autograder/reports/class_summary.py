@@ -106,7 +106,7 @@ class SummaryTally:
         self.trouble += [{"student": r.student, "exercise": stem, "kind": kind, "message": why,
                           "feedback": feedback_link(r.student)} for stem, kind, why in trouble(r)]
         self.durations.append((r.duration_s, r.student))
-        self.rows.append(_row(r, self.course, self.stems))
+        self.rows.append(student_row(r, self.course, self.stems))
 
     def exercise(self, stem: str) -> dict:
         scores, (passed, checks) = self.exercise_scores.get(stem, []), self.exercise_checks.get(stem, [0, 0])
@@ -186,7 +186,8 @@ class StudentRow:
                 "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks}
 
 
-def _row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple]) -> StudentRow:
+def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple]) -> StudentRow:
+    """`r`'s row; `stems` keeps one tuple of stems for the rows that share it."""
     scores = tuple(e.score if submitted(e) else None for e in r.exercises)
     key = tuple(e.stem for e in r.exercises)
     return StudentRow(r.student, r.score if any(v is not None for v in scores) else None,

@@ -22,9 +22,12 @@ import csv
 import io
 from enum import Enum
 
+from collections.abc import Sequence
+
 from autograder.config import CourseConfig
 from autograder.intake.roster import Enrolment
-from autograder.reports.grades_csv import exercise_cell, roster_rows, safe_cell, total_cell
+from autograder.reports.class_summary import StudentRow, student_row
+from autograder.reports.grades_csv import ordered, safe_cell
 from autograder.results import SubmissionResult
 
 
@@ -46,10 +49,20 @@ class ExportFormat(str, Enum):
 
 def export(fmt: ExportFormat, results: list[SubmissionResult], course: CourseConfig,
            enrolment: Enrolment | None = None) -> str:
+    stems: dict[tuple, tuple] = {}
+    return export_rows(fmt, [student_row(r, course, stems) for r in ordered(results)], course, enrolment)
+
+
+def export_rows(fmt: ExportFormat, rows: Sequence[StudentRow], course: CourseConfig,
+                enrolment: Enrolment | None = None) -> str:
+    """The export from the summary's rows (what finish_run has once it has read the class), in
+    their order, then a row for each roster student who handed in nothing."""
     fmt = ExportFormat(fmt)
-    rows = roster_rows(results, enrolment or Enrolment({}))
+    enrolment = enrolment or Enrolment({})
+    people = [*((enrolment.person(row.student), row) for row in rows),
+              *((p, None) for p in sorted(enrolment.absent, key=lambda p: p.key))]
     text = {ExportFormat.CANVAS: _canvas, ExportFormat.MOODLE: _moodle,
-            ExportFormat.GRADESCOPE_CSV: _gradescope}[fmt](rows, course)
+            ExportFormat.GRADESCOPE_CSV: _gradescope}[fmt](people, course)
     return ("\ufeff" if fmt.bom else "") + text
 
 
@@ -62,12 +75,15 @@ def _max(course: CourseConfig) -> str:
     return f"{sum(course.max_points(s) for s in course.exercises):g}"
 
 
-def _total(r: SubmissionResult | None) -> str:
-    return total_cell(r) if r is not None else "0"       # on the roster, nothing handed in: a 0
+def _total(row: StudentRow | None) -> str:
+    if row is None:
+        return "0"                # on the roster, nothing handed in: a 0
+    return f"{row.score:g}" if row.score is not None else ""      # handed in empty: an empty cell
 
 
-def _exercise(r: SubmissionResult | None, stem: str) -> str:
-    return exercise_cell(r, stem) if r is not None else ""
+def _exercise(row: StudentRow | None, stem: str) -> str:
+    score = row.exercises.get(stem) if row is not None else None
+    return f"{score:g}" if score is not None else ""
 
 
 def _canvas(rows, course: CourseConfig) -> str:

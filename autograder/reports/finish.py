@@ -17,7 +17,7 @@ from autograder.intake.roster import Enrolment
 from autograder.config import CourseConfig, course_json
 from autograder.integrity.hand_answers import integrity_flags
 from autograder.reports.class_summary import SummaryTally
-from autograder.reports.exports import ExportFormat, export
+from autograder.reports.exports import ExportFormat, export_rows
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.grades_csv import GradesTable, ordered
 from autograder.results import SubmissionResult, dump_lines, write_atomic
@@ -64,7 +64,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     write_atomic(out / "report.html", report_pieces(summary))
     for fmt in exports:
         fmt = ExportFormat(fmt)
-        write_atomic(out / fmt.filename, export(fmt, results, course, enrolment))
+        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment))
     if unwritten:
         raise unwritten[0]
     return summary

@@ -56,15 +56,6 @@ def status(result: SubmissionResult | None, enrolment) -> str:
     return "graded" if result is not None and total_cell(result) else "not submitted"
 
 
-def roster_rows(results: list[SubmissionResult], enrolment):
-    """(person, result or None) for every submission, then every roster student who handed in
-    nothing (result None: a 0, "not submitted"), each part in a stable order."""
-    for r in ordered(results):
-        yield enrolment.person(r.student), r
-    for p in sorted(enrolment.absent, key=lambda p: p.key):
-        yield p, None
-
-
 class GradesTable:
     """grades.csv row by row, in the order `ordered` gives (finish_run adds each result as its one
     pass over the class reads it). With an enrolment from a roster (class_roster.enrol), also the
