@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import csv
 import io
-from enum import Enum
-
 from collections.abc import Sequence
+from enum import Enum
 
 from autograder.config import CourseConfig
 from autograder.intake.roster import Enrolment

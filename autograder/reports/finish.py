@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.intake.roster import Enrolment
