@@ -26,7 +26,7 @@ from enum import Enum
 from autograder.config import CourseConfig
 from autograder.intake.roster import Enrolment
 from autograder.reports.class_summary import StudentRow, student_row
-from autograder.reports.grades_csv import ordered, safe_cell
+from autograder.reports.grades_csv import ordered, safe_cell, score_cell
 from autograder.results import SubmissionResult
 
 
@@ -77,12 +77,11 @@ def _max(course: CourseConfig) -> str:
 def _total(row: StudentRow | None) -> str:
     if row is None:
         return "0"                # on the roster, nothing handed in: a 0
-    return f"{row.score:g}" if row.score is not None else ""      # handed in empty: an empty cell
+    return score_cell(row.score)      # handed in empty: an empty cell
 
 
 def _exercise(row: StudentRow | None, stem: str) -> str:
-    score = row.exercises.get(stem) if row is not None else None
-    return f"{score:g}" if score is not None else ""
+    return score_cell(row.exercises.get(stem) if row is not None else None)
 
 
 def _canvas(rows, course: CourseConfig) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from autograder.integrity.hand_answers import integrity_flags
 from autograder.reports.class_summary import SummaryTally
 from autograder.reports.exports import ExportFormat, export_rows
 from autograder.reports.feedback_html import feedback_html
-from autograder.reports.grades_csv import GradesTable, ordered
+from autograder.reports.grades_csv import GradesTable, with_sources
 from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 
@@ -38,7 +37,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     table = GradesTable(tuple(course.exercises), enrolment, max_total)
     tally = SummaryTally(course)
     flags, unwritten = [], []
-    for result, source in _each_once(results):     # one read of each stored result, for everything
+    for result, source in with_sources(results):   # one read of each stored result, for everything
         table.add(result)
         tally.add(result)
         if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
@@ -68,18 +67,6 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     if unwritten:
         raise unwritten[0]
     return summary
-
-
-def _each_once(results) -> Iterator[tuple[SubmissionResult, str | None]]:
-    """Each result with the digest of the text it was stored as (None for results only held in
-    memory), in grades_csv.ordered's order: a class's stored results (grading.stored_results) are
-    read back once, for grades.csv, the feedback pages and the summary together."""
-    in_order = getattr(results, "in_order", None)
-    if in_order is not None:
-        yield from in_order()
-    else:
-        for result in ordered(results):
-            yield result, None
 
 
 def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None) -> Path:

@@ -29,24 +29,35 @@ def submitted(exercise: ExerciseResult) -> bool:
     return not exercise.checks or any(c.status != "missing" for c in exercise.checks)
 
 
+def score_cell(score: float | None) -> str:
+    """A score as every sheet writes it; None (not handed in) an empty cell."""
+    return f"{score:g}" if score is not None else ""
+
+
 def exercise_cell(result: SubmissionResult, stem: str) -> str:
     ex = next((e for e in result.exercises if e.stem == stem), None)
-    return f"{ex.score:g}" if ex is not None and submitted(ex) else ""
+    return score_cell(ex.score if ex is not None and submitted(ex) else None)
 
 
 def total_cell(result: SubmissionResult) -> str:
-    return f"{result.score:g}" if any(submitted(e) for e in result.exercises) else ""
+    return score_cell(result.score if any(submitted(e) for e in result.exercises) else None)
 
 
 def ordered(results: list[SubmissionResult]) -> Iterator[SubmissionResult]:
-    """The results by student, one at a time: a class's stored results (grading.stored_results,
-    which know their students' names) are read back in that order, never held together."""
-    names = getattr(results, "names", None)
-    if names is None:
-        yield from sorted(results, key=lambda r: r.student)
-        return
-    for i in sorted(range(len(names)), key=names.__getitem__):
-        yield results[i]
+    """The results by student, one at a time (`with_sources` without the digests)."""
+    for result, _source in with_sources(results):
+        yield result
+
+
+def with_sources(results: list[SubmissionResult]) -> Iterator[tuple[SubmissionResult, str | None]]:
+    """Each result by student with the digest of the text it was stored as: a class's stored
+    results (grading.stored_results, `in_order`) are read back one at a time, never held together;
+    results held only in memory have no such text (None)."""
+    in_order = getattr(results, "in_order", None)
+    if in_order is not None:
+        yield from in_order()
+    else:
+        yield from ((result, None) for result in sorted(results, key=lambda r: r.student))
 
 
 def status(result: SubmissionResult | None, enrolment) -> str:
