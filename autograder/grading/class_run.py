@@ -78,6 +78,7 @@ class ClassRun:
     digests: dict[str, str] = field(default_factory=dict)
     unwritten: dict[str, SubmissionResult] = field(default_factory=dict)   # its file could not be written
     failures: list[BaseException] = field(default_factory=list)
+    recorded: int = 0
 
     def run(self, grading: Grading) -> StoredResults:
         self.class_dir, self.out = Path(self.class_dir), Path(self.out)
@@ -111,6 +112,7 @@ class ClassRun:
                                        f"writing there?")
             _give_back_freed_memory()
             similar = class_similarity(students, stored, self.code, self.why_not_compared)
+            self.code = None       # the fingerprints, held all run: freed before the reports are made
         finally:
             with held:
                 grading.close()
@@ -187,6 +189,9 @@ class ClassRun:
         if self.on_result:
             self.on_result(result, False)
         self._read_code(student, result)
+        self.recorded += 1
+        if self.recorded % GIVE_BACK_EVERY == 0:
+            _give_back_freed_memory()
 
     def _read_code(self, student: Student, result: SubmissionResult) -> None:
         """The student's graded code, fingerprinted now, while the lanes' children run (issue
@@ -260,6 +265,12 @@ def _held_for_the_run() -> Iterator[None]:
     finally:
         sys.setswitchinterval(interval)
         gc.unfreeze()
+
+
+# Results between two returns of freed memory while the class is graded: a student's grading frees
+# its checks' arrays and texts among what the run keeps, and the heap, left alone, rose by 4-5 MB
+# over 2,000 students (about 1 ms a return).
+GIVE_BACK_EVERY = 50
 
 
 def _give_back_freed_memory() -> None:

@@ -162,9 +162,12 @@ class ClassPrints:
         self.excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
         self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
         self.reread = reread
-        self._copies: dict[tuple[str, bytes], tuple[np.ndarray, bytes | None] | None] = {}
-        # One array per distinct fingerprint: files that differ in a comment or a name alone (a
-        # class's copies rarely match byte for byte) share it (issue 23.3).
+        # Held all run, per file handed in (issue 23.3): keyed by one digest of exercise and text, the
+        # hashes (None: nothing to compare), the text only without `reread`, one string per file name;
+        # one array per distinct fingerprint (copies differing in a comment or a name share it).
+        self._copies: dict[bytes, np.ndarray | None] = {}
+        self._held: dict[bytes, bytes] = {}
+        self._names: dict[str, str] = {}
         self._distinct: dict[bytes, np.ndarray] = {}
         self._by_student: dict[str, list[_Print]] = {}
 
@@ -196,16 +199,20 @@ class ClassPrints:
         if item.exercise not in self.given:
             return None
         raw = item.source.encode("utf-8", "surrogatepass")
-        key = (item.exercise, hashlib.sha256(raw).digest())
+        key = hashlib.sha256(item.exercise.encode("utf-8", "surrogatepass") + b"\0")
+        key.update(raw)
+        key = key.digest()
         if key not in self._copies:
             tokens = normalise(item.source, self.given[item.exercise])
             fp = fingerprint(tokens, self.excluded[item.exercise]) if tokens is not None else None
-            held = None if self.reread is not None else zlib.compress(raw)
-            self._copies[key] = None if fp is None or fp.empty else (self._shared(fp.hashes), held)
-        if self._copies[key] is None:
+            self._copies[key] = None if fp is None or fp.empty else self._shared(fp.hashes)
+            if self._copies[key] is not None and self.reread is None:
+                self._held[key] = zlib.compress(raw)
+        hashes = self._copies[key]
+        if hashes is None:
             return None
-        hashes, compressed = self._copies[key]
-        return _Print(item.student, item.exercise, item.file, key[1], compressed, hashes)
+        file = self._names.setdefault(item.file, item.file)
+        return _Print(item.student, item.exercise, file, key, self._held.get(key), hashes)
 
     def _shared(self, hashes: np.ndarray) -> np.ndarray:
         return self._distinct.setdefault(hashlib.sha256(hashes.tobytes()).digest(), hashes)
@@ -216,7 +223,7 @@ class _Print:
     student: str
     exercise: str
     file: str
-    digest: bytes               # sha256 of the source
+    digest: bytes               # sha256 of the exercise and the source (copies share it)
     compressed: bytes | None    # the source, for the excerpts of the pairs listed (shared by copies); None: read again
     hashes: np.ndarray          # the fingerprint's hashes, sorted, unique: all that finding pairs needs
 
