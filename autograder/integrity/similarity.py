@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import sys
 import zlib
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
@@ -163,11 +164,10 @@ class ClassPrints:
         self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
         self.reread = reread
         # Held all run, per file handed in (issue 23.3): keyed by one digest of exercise and text, the
-        # hashes (None: nothing to compare), the text only without `reread`, one string per file name;
+        # hashes (None: nothing to compare), the text only without `reread`, file names interned;
         # one array per distinct fingerprint (copies differing in a comment or a name share it).
         self._copies: dict[bytes, np.ndarray | None] = {}
         self._held: dict[bytes, bytes] = {}
-        self._names: dict[str, str] = {}
         self._distinct: dict[bytes, np.ndarray] = {}
         self._by_student: dict[str, list[_Print]] = {}
 
@@ -199,9 +199,7 @@ class ClassPrints:
         if item.exercise not in self.given:
             return None
         raw = item.source.encode("utf-8", "surrogatepass")
-        key = hashlib.sha256(item.exercise.encode("utf-8", "surrogatepass") + b"\0")
-        key.update(raw)
-        key = key.digest()
+        key = hashlib.sha256(item.exercise.encode("utf-8", "surrogatepass") + b"\0" + raw).digest()
         if key not in self._copies:
             tokens = normalise(item.source, self.given[item.exercise])
             fp = fingerprint(tokens, self.excluded[item.exercise]) if tokens is not None else None
@@ -211,8 +209,7 @@ class ClassPrints:
         hashes = self._copies[key]
         if hashes is None:
             return None
-        file = self._names.setdefault(item.file, item.file)
-        return _Print(item.student, item.exercise, file, key, self._held.get(key), hashes)
+        return _Print(item.student, item.exercise, sys.intern(item.file), key, self._held.get(key), hashes)
 
     def _shared(self, hashes: np.ndarray) -> np.ndarray:
         return self._distinct.setdefault(hashlib.sha256(hashes.tobytes()).digest(), hashes)
