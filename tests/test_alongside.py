@@ -171,6 +171,50 @@ def test_a_call_queued_ahead_is_sent_only_once_the_one_before_is_answered(sandbo
         assert s.collect("f", [np.ones(2)]).status == "ok"
 
 
+def test_a_call_ahead_is_read_while_the_grader_waits_for_another_child(sandbox):
+    """The second child's answer is read when it comes, during a wait for the first child, and the
+    call queued behind it sent then: it works while the first child does (not once the check that
+    asked for it is graded)."""
+    with sandbox.session("attention", SLOW, "attention.py", deferred=True) as beside, \
+            sandbox.session("attention", SLOW, "attention.py") as main:
+        assert beside.call_ahead("f", [np.ones(2)])
+        assert beside.call_ahead("f", [np.arange(3.0)])          # queued: sent once the first is read
+        assert main.call("nap", [np.ones(2)]).status == "ok"     # 0.6 s: f answers meanwhile
+        assert not beside._queued                                # the first read, the second sent (and read)
+        assert np.array_equal(beside.collect("f", [np.ones(2)]).value, [2.0, 2.0])
+        assert np.array_equal(beside.collect("f", [np.arange(3.0)]).value, [0.0, 2.0, 4.0])
+
+
+def test_a_child_beside_that_dies_while_another_is_awaited_costs_that_one_nothing(sandbox):
+    with sandbox.session("attention", SLOW + "\ndef bye(x):\n    import os\n    os._exit(3)\n",
+                         "attention.py", deferred=True) as beside, \
+            sandbox.session("attention", SLOW, "attention.py") as main:
+        assert beside.call_ahead("bye", [np.ones(2)])
+        assert beside.call_ahead("f", [np.ones(2)])
+        started = time.monotonic()
+        got = main.call("nap", [np.ones(2)])
+        assert got.status == "ok" and time.monotonic() - started < 3.0, got
+        assert beside.collect("bye", [np.ones(2)]).status == "crashed"
+        assert beside.collect("f", [np.ones(2)]) is None         # left to its caller, as before
+
+
+def test_the_time_spent_reading_a_child_beside_is_not_the_awaited_request_s():
+    """Reading the second child's answer may wait for the rest of it (its provided calls answered
+    meanwhile): that wall time is not held against the request the grader was waiting for."""
+    from autograder.sandbox.exchange import Deadline
+
+    class Sleeping:                      # a child that has used no CPU: only the wall rules can end it
+        def cpu_seconds(self) -> float:
+            return 0.0
+
+    waited = Deadline(Sleeping(), 0.2, Limits(), None)
+    time.sleep(0.6)
+    assert waited.expired() == "wall"    # 0.6 s idle against a 0.2 s limit
+    aside = Deadline(Sleeping(), 0.2, Limits(), None)
+    aside.aside(lambda: time.sleep(0.6))
+    assert aside.expired() is None       # the same 0.6 s, spent reading another child
+
+
 def test_calls_queued_behind_one_that_ends_its_child_are_left_to_their_callers(sandbox):
     with sandbox.session("attention", SLOW + "\ndef bye(x):\n    import os\n    os._exit(3)\n",
                          "attention.py", deferred=True) as s:

@@ -10,9 +10,10 @@ busy with another submission, and the second child would cost core time.
 
 The second child answers in order, one call at a time: the visible checks' calls first, and a
 hidden check's call is sent only once every call before it has been answered and read
-(`Session.call_ahead` queues it; `collect` and `poll_ahead` read). So no child is ever given a
-hidden check's inputs before it has answered a visible one (grading's `_visible_first`). The
-answers are the same either way.
+(`Session.call_ahead` queues it; `collect` and `poll_ahead` read, and so does every wait for the
+first child: sandbox/ahead.py's `CallsAhead`). So no child is ever given a hidden check's inputs
+before it has answered a visible one (grading's `_visible_first`), and the second child is given
+its next call as soon as it has answered. The answers are the same either way.
 
 Everywhere (a class run too), the first calls of an exercise's checks are asked of its child in
 one request before the checks run (`answered_ahead`, Session.call_many): the visible checks'

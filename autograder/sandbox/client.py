@@ -27,7 +27,7 @@ from autograder.sandbox.exchange import (Child, Deadline, Expired, Sent, capture
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
-from autograder.sandbox.ahead import ForkedAhead, SessionsAhead
+from autograder.sandbox.ahead import CallsAhead, ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
 from autograder.sandbox.cores import Cores
 from autograder.intake.literals import inert_values
@@ -67,6 +67,7 @@ class Sandbox:
         self.cgroups, self._cgroup_why = Cgroups.detect()
         self._ahead = ForkedAhead()     # per zygote, its next child forked while the last one works
         self._sessions_ahead = SessionsAhead()   # a submission's next stem, importing meanwhile
+        self.calls_ahead = CallsAhead()        # sessions' calls sent ahead: read while another child is awaited
         if warm or require_isolation:
             self.zygotes.start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
         if require_isolation:
@@ -274,7 +275,8 @@ class Sandbox:
         if restart_clock:
             sent.deadline = self._deadline(child, sent.timeout)
         try:
-            header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided)
+            header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided,
+                                           lambda: self.calls_ahead.others(child))
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
             return self._failed(sent, err)
         finally:

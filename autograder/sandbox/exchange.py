@@ -167,6 +167,18 @@ class Deadline:
                     return Reason.WALL
         return None
 
+    def aside(self, work: Callable[[], None]) -> None:
+        """Runs `work` (reading another child's answer, which may wait for the rest of it) without
+        its wall time counting against this request; its child's CPU time still counts."""
+        started = time.monotonic()
+        try:
+            work()
+        finally:
+            away = time.monotonic() - started
+            self.start += away
+            self.backstop += away
+            self.window = (self.window[0] + away, self.window[1])
+
     def lend_if_idle(self) -> None:
         """Lends this lane's core once the child has waited long with almost no CPU of its own
         because it sleeps: a child starved by the other lanes keeps it (lending would start one
@@ -233,11 +245,14 @@ def send_request(child: Child, frame: bytes, deadline: Deadline) -> None:
 
 
 def receive_answer(child: Child, deadline: Deadline, max_frame: int,
-                   provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
+                   provided: dict[str, dict[str, Callable]],
+                   beside: Callable[[], dict] | None = None) -> tuple[dict, list]:
     """The answer to the request sent last, the child's own requests answered meanwhile. A child
-    answers its requests in order, so several may be sent before the first answer is read."""
+    answers its requests in order, so several may be sent before the first answer is read.
+    `beside()`: {socket: read} of other children working on a call sent ahead; one that answers
+    while this child is waited for is read then (`read()`), so that it can be sent its next call."""
     while True:
-        header, blobs = _recv(child, deadline, max_frame)
+        header, blobs = _recv(child, deadline, max_frame, beside)
         if header.get("op") == "provided":
             if child.outbox:
                 raise ProvidedRefused("it called a kit-provided function again without reading the answer "
@@ -288,7 +303,8 @@ def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
             continue
 
 
-def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
+def _recv(child: Child, deadline: Deadline, max_frame: int, beside: Callable[[], dict] | None = None) \
+        -> tuple[dict, list]:
     sock = child.sock
     while True:
         readable, _, _ = select.select([sock], [], [], 0)
@@ -296,9 +312,15 @@ def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]
         if why:
             raise _Expired(why)
         if not readable or child.outbox:
-            readable, writable, _ = select.select([sock], [sock] if child.outbox else [], [], deadline.next_check())
+            others = beside() if beside is not None else {}
+            readable, writable, _ = select.select([sock, *others], [sock] if child.outbox else [], [],
+                                                  deadline.next_check())
             if writable:
                 _flush(child)
+            for other in readable:
+                if other is not sock:
+                    deadline.aside(others[other])
+            readable = sock in readable
         if readable:
             # A frame has begun: read it whole, within the backstop (a child that sends half a frame
             # and stops is not making progress that CPU time could count).

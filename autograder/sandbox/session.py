@@ -229,6 +229,7 @@ class Session:
         limit = self.limits.call_timeout if timeout is None else timeout
         key = _call_key(function, payload)
         self._ahead = (function, key, seq, kind, self._child, self.sandbox.send(self._child, frame, limit))
+        self.sandbox.calls_ahead.keep(self)    # read as it comes, while another child is awaited
         return True
 
     def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
@@ -240,6 +241,10 @@ class Session:
         while key not in self._answered and self._holds(key):
             self._read_ahead()
         return self._answered.pop(key, None)
+
+    def ahead_child(self):
+        """The live child working on a call sent ahead, or None."""
+        return self._ahead[4] if self._ahead is not None and self._ahead[4].alive else None
 
     def poll_ahead(self) -> None:
         """Reads the answer to the call ahead if it has arrived (without waiting), and sends the
