@@ -320,14 +320,17 @@ def main(argv=None) -> int:
         cpu0 = os.times()
         started = time.monotonic()
         memory = TreeMemory(args.memory_interval)
+        checked = []     # the preflight: graded in this run (its seconds are in the wall time), or passed before
         with memory if args.memory_interval > 0 else _nothing():
-            results = grade_class(class_dir, out, course, jobs=jobs, regrade=True)
+            results = grade_class(class_dir, out, course, jobs=jobs, regrade=True, on_preflight=checked.append)
         wall = time.monotonic() - started
         cpu1 = os.times()
         durations = {r.student: r.duration_s for r in results}
         honest = [d for s, d in durations.items() if kinds[s] != "hangs"]
         per_sub = wall / len(results)
         print(f"\nattnkit: {len(results)} submissions in {wall:.1f} s (including starting {jobs} sandboxes)")
+        if checked:
+            print(f"  {checked[0].describe()}")
         print(f"  wall time per submission     {per_sub * 1000:8.0f} ms   (throughput {len(results) / wall:.1f}/s)")
         print(f"  grading time per submission  mean {statistics.mean(durations.values()) * 1000:.0f} ms, "
               f"median {statistics.median(durations.values()) * 1000:.0f} ms, "
