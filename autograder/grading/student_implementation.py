@@ -55,7 +55,6 @@ class StudentImplementation:
         call that does not answer, as calling one after another would."""
         if name not in RETURNS[self._stem]:
             raise AttributeError(name)
-        self._poll_beside()
         outcomes = self._session.call_each(name, list(calls), returns=RETURNS[self._stem][name])
         return [self._unwrap(name, outcome) for outcome in outcomes]
 
@@ -67,20 +66,12 @@ class StudentImplementation:
         if outcome is None and self._beside is not None:
             outcome = self._beside.collect(name, list(args), kwargs)
         if outcome is None:
-            self._poll_beside()
             outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
         if key is not None:
             self._cache[key] = outcome
         return self._unwrap(name, outcome)
 
-    def _poll_beside(self) -> None:
-        """Before the first child is asked anything: an answer the second child has given already is
-        read now and the next call sent to it, so that it works while the first one does."""
-        if self._beside is not None:
-            self._beside.poll_ahead()
-
     def value(self, name: str):
-        self._poll_beside()
         outcome = self._session.attribute(name, returns="array")
         if outcome.status == "bad_return" and outcome.dtype == "NoneType":   # a constant still None
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
@@ -88,7 +79,6 @@ class StudentImplementation:
 
     def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None):
         kwargs = {} if mask is None else {"mask": mask}
-        self._poll_beside()
         outcome = self._session.call_module(class_name, init_args=list(init_args), init_kwargs={}, state=state,
                                             forward_args=[x], forward_kwargs=kwargs,
                                             returns=RETURNS[self._stem][class_name])
