@@ -169,6 +169,7 @@ def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
     fills the moments a lane waits; its sandbox's start is paid back from about that size). --jobs
     is taken as given."""
     monkeypatch.setattr(class_run, "default_jobs", lambda: 2)
+    monkeypatch.setattr(class_run, "solution_sources", lambda course: [])    # no zygote started here
     assert class_run.lanes_for(None, class_run.SPARE_LANE_FROM - 1) == 2
     assert class_run.lanes_for(None, class_run.SPARE_LANE_FROM) == 3
     assert class_run.lanes_for(2, 10_000) == 2 and class_run.lanes_for(5, 3) == 5
@@ -176,6 +177,25 @@ def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
     for to_grade, lanes in ((3, 2), (class_run.SPARE_LANE_FROM, 3)):
         grading.start((), to_grade)
         assert (grading.jobs, grading.in_flight, grading.cores.n) == (lanes, 2 * lanes, lanes)
+        grading.close()
+
+
+def test_every_lanes_sandbox_starts_its_zygotes_before_the_first_student(monkeypatch, course):
+    """At the start: one sandbox per lane (none more than students to grade), each starting the
+    zygotes the course's solutions need, without waiting for them (issue 23.2: the preflight
+    waited for the first sandbox's with the other core idle, and each lane's first student for
+    its own)."""
+    monkeypatch.setattr(class_run, "solution_sources", lambda course: ["import numpy\n\ndef f(x):\n    return numpy.exp(x)\n"])
+    grading = LocalGrading(course, jobs=2, isolation=False, preflight=False)
+    try:
+        for to_grade, boxes in ((1, 1), (5, 2)):
+            grading.start((), to_grade)
+            assert len(grading._free) == boxes
+            assert all((False, False) in box.zygotes.by_needs for box in grading._free)
+            assert not any((True, True) in box.zygotes.by_needs for box in grading._free)
+            grading.close()
+            grading._free.clear()
+    finally:
         grading.close()
 
 

@@ -31,7 +31,7 @@ from autograder.grading.student import (Student, default_jobs, feedback_path, fi
                                   load_previous, result_path, result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
-from autograder.grading.preflight import Preflight, PreflightStatus, run_preflight
+from autograder.grading.preflight import Preflight, PreflightStatus, run_preflight, solution_sources
 from autograder.integrity.hand_answers import flag_classmates
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
@@ -358,7 +358,20 @@ class LocalGrading:
                 raise
             return Preflight(PreflightStatus.NO_SANDBOX)
         self._free.append(first)
+        self._warm_lanes(first, to_grade)
         return run_preflight(self.course, first, enabled=self.preflight)
+
+    def _warm_lanes(self, first: Sandbox, to_grade: int) -> None:
+        """Every lane's sandbox starts its zygotes now, without waiting, the first's beside the
+        others': the preflight waits for the first's (about 3 s) with the other core idle, and each
+        lane's first student waited for its own (issue 23.2). None more than students to grade."""
+        sources = solution_sources(self.course)
+        first.prepare(sources)
+        for _ in range(min(self.jobs, to_grade) - 1):
+            box = self._new()
+            box.prepare(sources)
+            with self._lock:
+                self._free.append(box)
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)

@@ -108,6 +108,17 @@ def run_preflight(course: CourseConfig, sandbox, *, enabled: bool = True,
     return Preflight(PreflightStatus.PASSED, time.monotonic() - started)
 
 
+def solution_sources(course: CourseConfig, solutions: Path = SOLUTIONS) -> list:
+    """The sources of the kit's solutions to the course's exercises (none where the kit has no
+    solutions/ folder): what a class's files will need of a sandbox, known before any student's."""
+    from autograder.intake.load import load_submission
+
+    if not solutions.is_dir():
+        return []
+    loaded = load_submission(solutions, tuple(course.exercises)).values()
+    return [source.source for source in loaded if getattr(source, "source", None) is not None]
+
+
 def _first_line(message: str, limit: int = 400) -> str:
     line = (message or "").strip().splitlines()[0] if (message or "").strip() else "(no message)"
     return line if len(line) <= limit else line[:limit] + "..."
