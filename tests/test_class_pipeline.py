@@ -53,8 +53,6 @@ def _two_students(tmp_path, first_source: str) -> None:
 
 def _graded_order(tmp_path, course, import_timeout: float, **limits) -> tuple[list, LocalGrading]:
     """The results in the order they came, on one core."""
-    import dataclasses
-
     limits = dataclasses.replace(course.limits, import_timeout=import_timeout, **limits)
     course = dataclasses.replace(course, limits=limits)
     results: list = []
