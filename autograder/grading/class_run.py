@@ -38,6 +38,7 @@ from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 from autograder.sandbox import Sandbox
 from autograder.sandbox.cores import Cores
+from autograder.sandbox.template_process import ZygoteTemplates
 
 if TYPE_CHECKING:      # copydetect, its dependency, is the optional `integrity` extra
     from autograder.integrity.class_code import ClassCode
@@ -337,6 +338,8 @@ class LocalGrading:
         self._lock = threading.Lock()
         self._pool: cf.ThreadPoolExecutor | None = None
         self.hide: tuple[str, ...] = ()
+        # The sandboxes' torch and matplotlib zygotes forked from one that did the imports, once
+        self.templates = ZygoteTemplates()
 
     def _lanes(self, jobs: int) -> None:
         self.jobs = jobs
@@ -376,6 +379,7 @@ class LocalGrading:
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
         box.cores = self.cores
+        box.zygotes.templates = self.templates
         with self._lock:
             self._all.append(box)
         return box
@@ -429,3 +433,5 @@ class LocalGrading:
             boxes, self._all = self._all, []
         for box in boxes:
             self._discard(box)
+        self.templates.close()
+        self.templates = ZygoteTemplates()     # a start() again (tests) starts them again

@@ -13,10 +13,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.cgroups import kill_tree
+
+if TYPE_CHECKING:
+    from autograder.sandbox.template_process import ZygoteTemplates
+
+EXIT_UNKNOWN = -1000      # a zygote a template forked: its exit code is its parent's, not ours
 
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 # glibc's malloc takes blocks this large or larger straight from the kernel (mmap), and gives back
@@ -37,6 +42,13 @@ def next_private_uid() -> int:
     return UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
 
 
+def zygote_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
+    env.update(MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD), MALLOC_TRIM_THRESHOLD_=str(4 * MMAP_THRESHOLD))
+    return env
+
+
 class _ZygoteDied(Exception):
     pass
 
@@ -44,26 +56,24 @@ class _ZygoteDied(Exception):
 class _Zygote:
     """One zygote process and its control socket. Events are read synchronously."""
 
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: dict, templates: ZygoteTemplates | None = None) -> None:
+        """`templates`: a class run's, which fork this zygote from one that did its imports."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = tempfile.TemporaryFile()
-        env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
-        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
-        env.update(MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD), MALLOC_TRIM_THRESHOLD_=str(4 * MMAP_THRESHOLD))
         try:
-            self.proc = subprocess.Popen(
+            spawned = templates.spawn(config, theirs, self.stderr) if templates is not None else None
+            self.proc = spawned or subprocess.Popen(
                 # -S: the zygote's import path is the grader's (`import_path`), whose .pth files
                 # were read once here; reading them again cost each zygote's start 20-50 ms.
                 [sys.executable, "-I", "-S", ZYGOTE_PATH, str(theirs.fileno()),
                  json.dumps({**config, "import_path": sys.path})],
                 pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, env=env, cwd="/",
-                start_new_session=True)
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, env=zygote_environment(),
+                cwd="/", start_new_session=True)
         finally:
             theirs.close()
         self.sock = ours
         self.config = config
-        self.pid = self.proc.pid
         self.ready = False
         self.layers: dict = {}
         self.huge_pages_mb = 0              # of its memory in huge pages, as it reported when ready
@@ -76,6 +86,10 @@ class _Zygote:
         self.forgotten: set[int] = set()   # children nobody will ask about: drop their exit reports
         self.unanswered: set[int] = set()  # fork requests the zygote has not answered yet
         self._ids = itertools.count(1)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def alive(self) -> bool:
         if not self.dead and self.proc.poll() is not None:
@@ -99,8 +113,9 @@ class _Zygote:
                 self.poll(0)
                 self.dead = self.dead or not self.ready
                 if self.dead:
-                    raise SandboxError(f"the sandbox server exited with code {self.proc.returncode}: "
-                                       f"{self.stderr_tail() or 'no message'}")
+                    code = self.proc.returncode
+                    with_code = f" with code {code}" if code != EXIT_UNKNOWN else ""
+                    raise SandboxError(f"the sandbox server exited{with_code}: {self.stderr_tail() or 'no message'}")
 
     def poll(self, timeout: float = 0.0) -> None:
         """Handles every event that is ready, waiting up to `timeout` for the first one."""

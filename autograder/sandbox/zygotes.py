@@ -9,13 +9,16 @@ zygotes of one Sandbox run as its private uid.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from autograder.intake.literals import source_texts
 from autograder.sandbox import early
 from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
 from autograder.sandbox.outcome import Limits, SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
+
+if TYPE_CHECKING:
+    from autograder.sandbox.template_process import ZygoteTemplates
 
 Needs = tuple[bool, bool]      # (torch, matplotlib)
 
@@ -35,6 +38,7 @@ class Zygotes:
         self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
         self.huge_pages = False              # set by a class run: its zygotes fork hundreds of children
         self.monitors = False                # a monitor per child instead of a cloned init (the fallback, tested)
+        self.templates: ZygoteTemplates | None = None   # a class run's: its zygotes' imports done once
         self.restarts = 0                     # zygotes started again after one died
         self.closed = False
 
@@ -57,7 +61,7 @@ class Zygotes:
         if z is not None:
             self.private_uid = z.config["uid"]
         else:
-            z = _Zygote({**config, "uid": self.uid()})
+            z = _Zygote({**config, "uid": self.uid()}, self.templates)
         self.by_needs[needs] = z
         return z
 

@@ -380,6 +380,17 @@ def main() -> None:
         seccomp = None
     child_path = paths.child_sys_path(KIT_ROOT)
     stop_watching()
+    prepared = dict(seccomp=seccomp, child_path=child_path, convert=convert, guard=guard, errors=errors,
+                    ipython=ipython, worker=worker)
+    if config.get("template"):     # forks a zygote per sandbox (template.py): its imports done once
+        _not_dumpable()
+        _load_private("template").serve(ctrl_fd, lambda fd, own: _become_zygote(fd, own, **prepared))
+    _become_zygote(ctrl_fd, config, **prepared)
+
+
+def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, guard, errors, ipython,
+                   worker) -> NoReturn:
+    """After the imports: the jail, then serve. In this process, or in one a template forked."""
     layers = _enter_jail(config)
     layers["seccomp"] = seccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
@@ -403,6 +414,7 @@ def main() -> None:
         except Exception:  # noqa: BLE001 - it only saves time
             pass
     zygote.serve()
+    os._exit(0)
 
 
 def _run_child(role: str, body: Callable[[], None]) -> NoReturn:
