@@ -347,7 +347,7 @@ def main(argv=None) -> int:
               f"PSS {memory.peak_pss / 1024:.0f} MB, {memory.peak_processes} processes at most")
         self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        print(f"  ru_maxrss: grader {self_rss:.0f} MB, largest waited-for child (a zygote) {child_rss:.0f} MB")
+        print(f"  ru_maxrss: grader {self_rss:.0f} MB, largest waited-for child (a zygote or a zygote template) {child_rss:.0f} MB")
         del user
 
         if args.compare_jobs and jobs > 1:

@@ -39,8 +39,9 @@ CAPPED = "ATTNKIT_BENCH_CAPPED"
 
 
 class Peaks(TreeMemory):
-    """Peak RSS, sampled every `interval` s: this process, its direct children (the zygotes) and
-    everything below them (the sandbox children). The children's RSS summed counts the pages they
+    """Peak RSS, sampled every `interval` s: this process, its zygotes (its direct children, and
+    the zygotes a template forked, the templates counted with them) and everything below them
+    (the sandbox children). The children's RSS summed counts the pages they
     share with their zygote once per process (a child is three processes: monitor, init, worker);
     their PSS (every fifth sample: it walks the page tables) counts each page once."""
 
@@ -53,7 +54,12 @@ class Peaks(TreeMemory):
         n = 0
         while not self._stop.is_set():
             tree = _tree(me)
-            direct = {pid for pid in tree if _parent(pid) == me}
+            parents = {pid: _parent(pid) for pid in tree}
+            direct = {pid for pid in tree if parents[pid] == me}
+            # A class run's torch and matplotlib zygotes are forked by a template, itself a zygote's
+            # imports (sandbox/template_process.py): the templates and what they forked count here
+            templates = {pid for pid in direct if _is_template(pid)}
+            direct |= {pid for pid in tree if parents[pid] in templates}
             kb = {pid: _statm_rss(pid) * self._page_kb for pid in tree}
             below = [p for p in kb if p != me and p not in direct]
             self.grader = max(self.grader, kb.get(me, 0))
@@ -64,6 +70,13 @@ class Peaks(TreeMemory):
                                         sum(_kb(f"/proc/{p}/smaps_rollup", "Pss:") for p in below))
             n += 1
             self._stop.wait(self.interval)
+
+
+def _is_template(pid: int) -> bool:
+    try:
+        return b'"template": true' in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _parent(pid: int) -> int:
@@ -118,7 +131,7 @@ def grade(args) -> int:
         with Peaks() as peaks:
             results = grade_class(class_dir, out, course, jobs=args.jobs, regrade=True)
         print(f"graded in {time.monotonic() - started:.1f} s")
-        print(f"peak RSS: grader {peaks.grader / 1024:.0f} MB, zygotes {peaks.zygotes / 1024:.0f} MB together, "
+        print(f"peak RSS: grader {peaks.grader / 1024:.0f} MB, zygotes {peaks.zygotes / 1024:.0f} MB together (with their templates), "
               f"sandbox children {peaks.children / 1024:.0f} MB together (each in its own cgroup; "
               f"their PSS {peaks.children_pss / 1024:.0f} MB)")
         top = {r.student: (r.score, r.max_score) for r in results}

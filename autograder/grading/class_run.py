@@ -326,7 +326,10 @@ class LocalGrading:
     a submission (means). Its sandbox's start (about 4.6 core-s for its three zygotes, 370 MB) is
     paid back in wall time from about 150 students. Until the children stopped holding their lane
     while they joined their cgroups (zygote.py), the same third lane graded no faster (the morning
-    before: 223 against 210 core-ms, 119-120 against 122-123 wall-ms). `--jobs N` sets the lanes."""
+    before: 223 against 210 core-ms, 119-120 against 122-123 wall-ms). Since a lane's sandbox forks
+    its torch zygote from the run's template (sandbox/template_process.py), its start is about
+    1 core-s, yet three lanes graded 60 students no faster than two (six alternating pairs,
+    2026-11-27: 18.0-23.0 s against 17.7-21.8 s). `--jobs N` sets the lanes."""
 
     def __init__(self, course: CourseConfig, jobs: int | None = 1, *, isolation: bool = True,
                  preflight: bool = True):
