@@ -79,14 +79,17 @@ def test_a_zygote_forked_from_the_template_that_dies_is_seen_dead_and_forked_aga
     assert again is not first and parent_of(again.pid) == next(iter(templates._by_kind.values())).proc.pid
 
 
-def test_a_template_that_died_says_so_and_its_kind_then_starts_as_before(two_boxes):
+def test_a_template_that_died_leaves_its_zygotes_and_its_kind_then_starts_as_before(two_boxes):
     templates, (box, other) = two_boxes
-    box.zygotes.get(TORCH)
+    forked = box.zygotes.get(TORCH)
     (template,) = templates._by_kind.values()
     template.proc.kill()
     template.proc.wait()
     assert answer(other)[1] == 3.0    # started without the template: a zygote of its own
     assert parent_of(other.zygotes.get(TORCH).pid) == os.getpid()
+    # the zygote forked before it died is still known (its answer read from the socket's end)
+    assert forked.alive() and answer(box)[1] == 3.0
+    assert box.zygotes.get(TORCH) is forked and box.zygotes.restarts == 0
 
 
 def test_closing_the_templates_leaves_the_zygotes_to_their_sandboxes(two_boxes):
@@ -96,6 +99,7 @@ def test_closing_the_templates_leaves_the_zygotes_to_their_sandboxes(two_boxes):
     templates.close()
     assert template.proc.poll() is not None
     assert z.alive() and answer(box)[1] == 3.0
+    assert box.zygotes.get(TORCH) is z and box.zygotes.restarts == 0
     box.close()
     deadline = time.monotonic() + 5
     while os.path.exists(f"/proc/{z.pid}") and time.monotonic() < deadline:

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import IO
 
-from autograder.sandbox.zygote_process import EXIT_UNKNOWN, ZYGOTE_PATH, zygote_environment
+from autograder.sandbox.zygote_process import EXIT_UNKNOWN, ZYGOTE_PATH, wait_or_kill, zygote_environment
 
 ANSWER_WAIT_S = 120.0     # a bound: the template answers once its imports are done (seconds)
 IMPORT_KEYS = ("torch", "matplotlib", "lean")   # what decides a zygote's imports, and so its template
@@ -57,7 +57,7 @@ class ZygoteTemplates:
         kind = tuple(bool(config.get(k)) for k in IMPORT_KEYS)
         with self._lock:
             template = self._by_kind.get(kind)
-            if template is not None and template.dead:
+            if template is not None and (template.dead or template.proc.poll() is not None):
                 self._failed.add(kind)
             if self.closed or kind in self._failed:
                 return None
@@ -105,23 +105,23 @@ class _Template:
 
     def read_answers(self, timeout: float) -> None:
         """The answers that came, waiting up to `timeout` for the first; each goes to the oldest
-        spawn still waiting. The template gone, every spawn still waiting has failed."""
+        spawn still waiting. A template that exited leaves its answers readable before the end of
+        its socket: a spawn answered before then has its zygote, and the rest have failed."""
         with self.lock:
-            while self.waiting and not self.dead:
+            while self.waiting:
                 try:
                     readable, _, _ = select.select([self.sock], [], [], max(0.0, timeout))
-                except (OSError, ValueError):
-                    readable = []
-                    self.dead = True
-                if not readable:
+                    data, fds, _flags, _addr = (socket.recv_fds(self.sock, 65536, 1) if readable
+                                                else (None, [], 0, None))
+                except (OSError, ValueError):      # closed here: nothing more will come
+                    data, fds = b"", []
+                if data is None:
                     break
                 timeout = 0.0
-                try:
-                    data, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 1)
-                except OSError:
-                    data, fds = b"", []
                 if not data:
                     self.dead = True
+                    while self.waiting:
+                        self.waiting.popleft().failed(self.said())
                     break
                 try:
                     msg = json.loads(data.decode("utf-8"))
@@ -136,10 +136,6 @@ class _Template:
                     for fd in fds:
                         os.close(fd)
                     spawned.failed(str(msg.get("message") or "the zygote template could not fork"))
-            if self.dead or self.proc.poll() is not None:
-                self.dead = True
-                while self.waiting:
-                    self.waiting.popleft().failed(self.said())
 
     def said(self) -> str:
         """Why it died, as its stderr says (an import that failed, say)."""
@@ -151,15 +147,13 @@ class _Template:
         return f"the zygote template exited: {text or 'no message'}"
 
     def close(self) -> None:
+        """The template exits; the zygotes it forked stay, their answers read first."""
         try:
             self.sock.send(json.dumps({"op": "exit"}).encode("utf-8"))
         except OSError:
             pass
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        wait_or_kill(self.proc)
+        self.read_answers(0.0)          # to the end of its socket: every spawn answered or failed
         self.sock.close()
         self.stderr.close()
         self.dead = True
@@ -196,11 +190,16 @@ class SpawnedProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
+        answer_by = time.monotonic() + ANSWER_WAIT_S
         while self.poll() is None:
-            left = None if deadline is None else deadline - time.monotonic()
+            now = time.monotonic()
+            left = None if deadline is None else deadline - now
             if left is not None and left <= 0:
                 raise subprocess.TimeoutExpired("sandbox server", timeout)
             if self.pidfd is None:
+                if now > answer_by:       # a template that never answers: its zygote is never ours
+                    self.failed("the zygote template did not answer")
+                    break
                 self.template.read_answers(0.2 if left is None else min(0.2, left))
             elif select.select([self.pidfd], [], [], left)[0]:
                 self._exited()

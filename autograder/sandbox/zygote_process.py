@@ -42,6 +42,15 @@ def next_private_uid() -> int:
     return UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
 
 
+def wait_or_kill(proc, grace: float = 2.0) -> None:
+    """A process asked to exit (a zygote, a template): waited for `grace` seconds, then killed."""
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def zygote_environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
@@ -248,11 +257,7 @@ class _Zygote:
             self.sock.close()
         except OSError:
             pass
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        wait_or_kill(self.proc)
         for pid in list(self.live):
             kill_tree(pid, self.pid, set())
         self.live.clear()

@@ -383,7 +383,8 @@ def main() -> None:
     prepared = dict(seccomp=seccomp, child_path=child_path, convert=convert, guard=guard, errors=errors,
                     ipython=ipython, worker=worker)
     if config.get("template"):     # forks a zygote per sandbox (template.py): its imports done once
-        _not_dumpable()
+        # Left dumpable: a zygote it forks writes its own /proc/self/uid_map as a normal user,
+        # which a process made not dumpable may not (the jail makes each zygote so, last)
         _load_private("template").serve(ctrl_fd, lambda fd, own: _become_zygote(fd, own, **prepared))
     _become_zygote(ctrl_fd, config, **prepared)
 
