@@ -105,3 +105,12 @@ def test_closing_the_templates_leaves_the_zygotes_to_their_sandboxes(two_boxes):
     while os.path.exists(f"/proc/{z.pid}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{z.pid}")
+
+
+def test_where_the_kernel_has_no_pidfd_the_zygotes_start_as_before(two_boxes, monkeypatch):
+    from autograder.sandbox import template_process
+
+    templates, (box, _) = two_boxes
+    monkeypatch.setattr(template_process, "templates_work", lambda: False)
+    assert parent_of(box.zygotes.get(TORCH).pid) == os.getpid() and not templates._by_kind
+    assert answer(box)[1] == 3.0

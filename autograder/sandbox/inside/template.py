@@ -105,7 +105,11 @@ def _spawn(ctrl: socket.socket, zygote_ctrl: int, stderr: int, config: dict,
     os.close(stderr)
     try:
         pidfd = os.pidfd_open(pid)       # a zombie at worst: only _reap, after this, frees its pid
-    except OSError as err:
+    except OSError as err:         # a zygote the grader cannot watch is none of its
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
         _send(ctrl, {"event": "spawn_failed", "message": f"pidfd_open: {err}"})
         return
     try:
