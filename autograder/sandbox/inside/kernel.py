@@ -13,6 +13,7 @@ import errno
 import os
 import platform
 import signal
+from collections.abc import Iterator
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -145,6 +146,37 @@ def load_seccomp_filter(program: bytes) -> None:
     code = ctypes.create_string_buffer(program, len(program))
     prog = _SockFprog(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
     _check(_lib().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "prctl seccomp")
+
+
+def wake_on_child_exit() -> tuple[int, int]:
+    """A pipe written to whenever a child exits (SIGCHLD): a select loop wakes on its read end."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    return wake_r, wake_w
+
+
+def drain(fd: int) -> None:
+    """Reads a non-blocking pipe empty."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
+
+
+def reaped() -> Iterator[tuple[int, int]]:
+    """(pid, status) of every child that has exited, each waited for now; none blocks."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, status
 
 
 def single_threaded() -> bool:

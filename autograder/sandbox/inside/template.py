@@ -25,26 +25,19 @@ from collections.abc import Callable
 from typing import NoReturn
 
 
-def serve(ctrl_fd: int, become_zygote: Callable[[int, dict], NoReturn]) -> NoReturn:
+def serve(ctrl_fd: int, become_zygote: Callable[[int, dict], NoReturn], kernel) -> NoReturn:
     """Forks a zygote per "spawn" until the grader says "exit" or goes away; reaps the zygotes
-    that exit (the grader saw it through their pidfds) as they do."""
+    that exit as they do. `kernel`: inside/kernel.py, as the zygote loaded it."""
     ctrl = socket.socket(fileno=ctrl_fd)
     ctrl.setblocking(True)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    wake_r, wake_w = kernel.wake_on_child_exit()
     _send(ctrl, {"event": "ready", "pid": os.getpid()})
     while True:
         readable, _, _ = select.select([ctrl, wake_r], [], [])
         if wake_r in readable:
-            try:
-                while os.read(wake_r, 4096):
-                    pass
-            except (BlockingIOError, InterruptedError):
+            kernel.drain(wake_r)
+            for _exited in kernel.reaped():    # the grader saw them go through their pidfds
                 pass
-            _reap()
         if ctrl not in readable:
             continue
         try:
@@ -104,7 +97,7 @@ def _spawn(ctrl: socket.socket, zygote_ctrl: int, stderr: int, config: dict,
     os.close(zygote_ctrl)
     os.close(stderr)
     try:
-        pidfd = os.pidfd_open(pid)       # a zombie at worst: only _reap, after this, frees its pid
+        pidfd = os.pidfd_open(pid)       # a zombie at worst: only `kernel.reaped`, after this, frees its pid
     except OSError as err:         # a zygote the grader cannot watch is none of its
         try:
             os.kill(pid, signal.SIGKILL)
@@ -118,16 +111,6 @@ def _spawn(ctrl: socket.socket, zygote_ctrl: int, stderr: int, config: dict,
         os._exit(0)                       # the grader is gone: so are we
     finally:
         os.close(pidfd)
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def _send(ctrl: socket.socket, msg: dict) -> None:

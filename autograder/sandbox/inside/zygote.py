@@ -69,21 +69,12 @@ class Zygote:
         self.gates: dict[int, int] = {}  # pid -> its gate's write end, until the grader says "go"
 
     def serve(self) -> None:
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        os.set_blocking(wake_w, False)
-        self.wake = (wake_r, wake_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
-        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        wake_r, wake_w = self.wake = KERNEL.wake_on_child_exit()
         self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers, "huge_pages_mb": self.huge_pages_mb})
         while True:
             readable, _, _ = select.select([self.ctrl, wake_r], [], [])
             if wake_r in readable:
-                try:
-                    while os.read(wake_r, 4096):
-                        pass
-                except (BlockingIOError, InterruptedError):
-                    pass
+                KERNEL.drain(wake_r)
             self.reap()
             if self.ctrl in readable:
                 try:
@@ -114,13 +105,7 @@ class Zygote:
             self.shutdown()
 
     def reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, status in KERNEL.reaped():
             if pid in self.children:
                 del self.children[pid]
                 gate = self.gates.pop(pid, None)
@@ -385,7 +370,7 @@ def main() -> None:
     if config.get("template"):     # forks a zygote per sandbox (template.py): its imports done once
         # Left dumpable: a zygote it forks writes its own /proc/self/uid_map as a normal user,
         # which a process made not dumpable may not (the jail makes each zygote so, last)
-        _load_private("template").serve(ctrl_fd, lambda fd, own: _become_zygote(fd, own, **prepared))
+        _load_private("template").serve(ctrl_fd, lambda fd, own: _become_zygote(fd, own, **prepared), KERNEL)
     _become_zygote(ctrl_fd, config, **prepared)
 
 
