@@ -45,7 +45,7 @@ sys.path.insert(0, str(KIT))
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.checks.reference_cache import cache_folder  # noqa: E402
-from autograder.grading.class_run import lanes_for  # noqa: E402
+from autograder.grading.local_grading import lanes_for  # noqa: E402
 from autograder.grading.student import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402

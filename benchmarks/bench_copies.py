@@ -14,7 +14,7 @@ wall-ms. The grader's own CPU is printed apart. Issue 23.1's bars: 200 core-ms p
 submission, 1.9 of 2 cores busy. This is a benchmark, not a test: nothing is asserted.
 
 Without --jobs, both sizes are graded with the lanes `attnkit grade` picks for the larger class (one
-per core, and one more from 150 students: class_run.lanes_for), so that the difference measures those
+per core, and one more from 150 students: local_grading.lanes_for), so that the difference measures those
 lanes' steady state and not the start of a lane only the larger run has. `--jobs 2` on 2 cores
 measures one lane per core.
 
@@ -110,7 +110,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="measurements of each kit (default 1)")
     args = ap.parse_args()
     small, large = (int(x) for x in args.sizes.split(","))
-    from autograder.grading.class_run import lanes_for
+    from autograder.grading.local_grading import lanes_for
 
     jobs = lanes_for(args.jobs or None, large)
     other = args.against.resolve() if args.against else None

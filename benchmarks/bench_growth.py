@@ -128,7 +128,7 @@ def machine_busy() -> tuple[int, int]:
 
 def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float, skip: int,
                    memory_interval: float, tail: int = 10) -> dict:
-    from autograder.grading.class_run import lanes_for
+    from autograder.grading.local_grading import lanes_for
     from autograder.grading.student import grade_class
     from benchmarks.bench_class import TreeMemory, bench_course, build_class
 
@@ -217,10 +217,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     if not args.jobs and args.one is None:
-        from autograder.grading.class_run import lanes_for
+        from autograder.grading.local_grading import lanes_for
 
         # One number of lanes for every size: else a lane only the larger classes have (one more
-        # from class_run.SPARE_LANE_FROM students) lands in the growth it is meant to measure.
+        # from local_grading.SPARE_LANE_FROM students) lands in the growth it is meant to measure.
         args.jobs = lanes_for(None, max(sizes))
     settings = dict(jobs=args.jobs, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
                     skip=args.skip, memory_interval=args.memory_interval, tail=args.tail)

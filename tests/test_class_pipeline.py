@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from autograder.grading import class_run
-from autograder.grading.class_run import ClassRun, LocalGrading
+from autograder.grading import class_run, local_grading
+from autograder.grading.class_run import ClassRun
+from autograder.grading.local_grading import LocalGrading
 from autograder.grading.student import unanswered
 
 WAIT_S = 20.0      # a bound for a stuck test, not a timing: the event comes at once or never
@@ -26,7 +27,7 @@ def test_a_worker_grades_the_next_student_while_the_last_ones_files_are_written(
             next_started.set()
         return unanswered(student, course, "stand-in", "refused")
 
-    monkeypatch.setattr(class_run, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade_student", grade_student)
     seen_while_writing: list[bool] = []
 
     def on_result(result, reused):
@@ -166,13 +167,13 @@ def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
     """Without --jobs: one lane per core, and one more from SPARE_LANE_FROM students to grade (it
     fills the moments a lane waits; its sandbox's start is paid back from about that size). --jobs
     is taken as given."""
-    monkeypatch.setattr(class_run, "default_jobs", lambda: 2)
-    monkeypatch.setattr(class_run, "solution_sources", lambda course: [])    # no zygote started here
-    assert class_run.lanes_for(None, class_run.SPARE_LANE_FROM - 1) == 2
-    assert class_run.lanes_for(None, class_run.SPARE_LANE_FROM) == 3
-    assert class_run.lanes_for(2, 10_000) == 2 and class_run.lanes_for(5, 3) == 5
+    monkeypatch.setattr(local_grading, "default_jobs", lambda: 2)
+    monkeypatch.setattr(local_grading, "solution_sources", lambda course: [])    # no zygote started here
+    assert local_grading.lanes_for(None, local_grading.SPARE_LANE_FROM - 1) == 2
+    assert local_grading.lanes_for(None, local_grading.SPARE_LANE_FROM) == 3
+    assert local_grading.lanes_for(2, 10_000) == 2 and local_grading.lanes_for(5, 3) == 5
     grading = LocalGrading(course, jobs=None, isolation=False, preflight=False)
-    for to_grade, lanes in ((3, 2), (class_run.SPARE_LANE_FROM, 3)):
+    for to_grade, lanes in ((3, 2), (local_grading.SPARE_LANE_FROM, 3)):
         grading.start((), to_grade)
         assert (grading.jobs, grading.in_flight, grading.cores.n) == (lanes, 2 * lanes, lanes)
         grading.close()
@@ -183,7 +184,7 @@ def test_every_lanes_sandbox_starts_its_zygotes_before_the_first_student(monkeyp
     zygotes the course's solutions need, without waiting for them (issue 23.2: the preflight
     waited for the first sandbox's with the other core idle, and each lane's first student for
     its own)."""
-    monkeypatch.setattr(class_run, "solution_sources", lambda course: ["import numpy\n\ndef f(x):\n    return numpy.exp(x)\n"])
+    monkeypatch.setattr(local_grading, "solution_sources", lambda course: ["import numpy\n\ndef f(x):\n    return numpy.exp(x)\n"])
     grading = LocalGrading(course, jobs=2, isolation=False, preflight=False)
     try:
         for to_grade, boxes in ((1, 1), (5, 2)):
@@ -210,9 +211,75 @@ def test_the_interpreter_changes_hands_more_often_while_a_class_is_graded(tmp_pa
         seen.append(sys.getswitchinterval())
         return unanswered(student, course, "stand-in", "refused")
 
-    monkeypatch.setattr(class_run, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade_student", grade_student)
     before = sys.getswitchinterval()
     ClassRun(tmp_path / "class", tmp_path / "out", course).run(
         LocalGrading(course, jobs=1, isolation=False, preflight=False))
     assert seen == [class_run.SWITCH_INTERVAL] and before > class_run.SWITCH_INTERVAL
     assert sys.getswitchinterval() == before
+
+
+def _three_students(tmp_path):
+    for name in ("ada", "bob", "cyd"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "attention.py").write_text("x = 1\n", encoding="utf-8")
+
+
+def test_the_preflight_is_graded_beside_the_first_students_and_no_result_comes_before_it(tmp_path, course,
+                                                                                        monkeypatch):
+    """The first run after the kit changed: the preflight grades the solutions on the first
+    sandbox while a lane grades a student on another (issue 23.2), and that student's result is
+    written only once the preflight has passed."""
+    from autograder.grading.preflight import Preflight, PreflightStatus
+
+    _three_students(tmp_path)
+    a_student_graded = threading.Event()
+    events: list[str] = []
+
+    def grade_student(student, course, box):
+        a_student_graded.set()
+        return unanswered(student, course, "stand-in", "refused")
+
+    def grade_preflight(course, box):
+        events.append(f"student graded during the preflight: {a_student_graded.wait(WAIT_S)}")
+        events.append("preflight passed")
+        return Preflight(PreflightStatus.PASSED, 0.1)
+
+    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "preflight_known", lambda *args, **kwargs: None)
+    monkeypatch.setattr(local_grading, "grade_preflight", grade_preflight)
+    monkeypatch.setattr(local_grading, "solution_sources", lambda course: [])
+    seen: list[Preflight] = []
+    run = ClassRun(tmp_path / "class", tmp_path / "out", course, on_preflight=seen.append,
+                   on_result=lambda result, reused: events.append(f"result {result.student}"))
+    run.run(LocalGrading(course, jobs=2, isolation=False))
+    assert events[:2] == ["student graded during the preflight: True", "preflight passed"]
+    assert sorted(events[2:]) == ["result ada", "result bob", "result cyd"]
+    assert [p.status for p in seen] == [PreflightStatus.PASSED]
+
+
+def test_a_preflight_that_fails_beside_the_first_students_writes_none_of_their_results(tmp_path, course,
+                                                                                       monkeypatch):
+    import pytest
+
+    from autograder.grading.preflight import PreflightFailed
+
+    _three_students(tmp_path)
+    a_student_graded = threading.Event()
+
+    def grade_student(student, course, box):
+        a_student_graded.set()
+        return unanswered(student, course, "stand-in", "refused")
+
+    def grade_preflight(course, box):
+        a_student_graded.wait(WAIT_S)
+        raise PreflightFailed(1.0, 2.0, [("attention.softmax.values", "not seen")])
+
+    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "preflight_known", lambda *args, **kwargs: None)
+    monkeypatch.setattr(local_grading, "grade_preflight", grade_preflight)
+    monkeypatch.setattr(local_grading, "solution_sources", lambda course: [])
+    with pytest.raises(PreflightFailed, match="no grade was written"):
+        ClassRun(tmp_path / "class", tmp_path / "out", course).run(LocalGrading(course, jobs=2, isolation=False))
+    assert a_student_graded.is_set()
+    assert not list((tmp_path / "out" / "results").glob("*.json"))

@@ -1,6 +1,7 @@
 """One class loop: prepare OUT, reuse, preflight, grade, sign, write, verify, finish, written once.
 
-Where the submissions are graded is a `Grading` (the local pool below, or the Dask cluster's in
+Where the submissions are graded is a `Grading` (the local lanes of
+autograder.grading.local_grading, or the Dask cluster's in
 autograder.cluster.client): it starts its workers, runs the preflight, sends one student and
 turns what comes back into a SubmissionResult. Everything around that is here, so a run on this
 machine and a run on a cluster resume, report and verify the same way (tests/test_distributed.py
@@ -27,18 +28,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from autograder.intake import lms
 from autograder.intake.roster import Person, enrol
-from autograder.grading.student import (Student, default_jobs, feedback_path, fingerprint, grade_student, grader_failure,
-                                  load_previous, result_path, result_text, run_key, unanswered)
+from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
+                                  result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
-from autograder.grading.preflight import Preflight, PreflightStatus, run_preflight, solution_sources
+from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.integrity.hand_answers import flag_classmates
 from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 from autograder.sandbox import Sandbox
-from autograder.sandbox.cores import Cores
-from autograder.sandbox.template_process import ZygoteTemplates
 
 if TYPE_CHECKING:      # copydetect, its dependency, is the optional `integrity` extra
     from autograder.integrity.class_code import ClassCode
@@ -51,8 +50,9 @@ class Grading(Protocol):
 
     in_flight: int                       # submissions out at once
 
-    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
-        """Start the workers (the jail checked) for `to_grade` students and run the preflight;
+    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight | cf.Future:
+        """Start the workers (the jail checked) for `to_grade` students and run the preflight (or
+        start it: a Future of it, whose students' results ClassRun holds until it has passed);
         raise if they cannot grade."""
 
     def submit(self, student: Student) -> cf.Future:
@@ -80,6 +80,8 @@ class ClassRun:
     unwritten: dict[str, SubmissionResult] = field(default_factory=dict)   # its file could not be written
     failures: list[BaseException] = field(default_factory=list)
     recorded: int = 0
+    _preflight: cf.Future | None = None    # graded beside the first students (LocalGrading)
+    _held: list = field(default_factory=list)    # their results, recorded once it has passed
 
     def run(self, grading: Grading) -> StoredResults:
         self.class_dir, self.out = Path(self.class_dir), Path(self.out)
@@ -98,12 +100,17 @@ class ClassRun:
         similar = None
         held = contextlib.ExitStack()
         try:
-            if todo:
-                checked = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())), len(todo))
-            if self.on_preflight:
-                self.on_preflight(checked)
+            started = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())), len(todo)) \
+                if todo else checked
+            if isinstance(started, cf.Future):     # graded beside the first students: theirs held
+                self._preflight, self._held = started, []
+            else:
+                checked = started
+                if self.on_preflight:
+                    self.on_preflight(checked)
             held.enter_context(_held_for_the_run())
             self._grade(grading, iter(todo))
+            checked = self._settle_preflight(wait=True) or checked
             stored = StoredResults(self.out, [s.name for s in students], self.digests, self.unwritten)
             changed = set(stored.changed())      # a file rewritten by someone else: grade those again
             if changed:
@@ -164,11 +171,30 @@ class ClassRun:
                 for future in finished:      # a timed wait keeps the main thread interruptible (Ctrl-C)
                     student, fp = waiting.pop(future)
                     result, trusted = grading.receive(future, student)
-                    self.record(student, result, fp if trusted else "")
+                    if self._preflight is not None:
+                        self._held.append((student, result, fp if trusted else ""))
+                    else:
+                        self.record(student, result, fp if trusted else "")
+                self._settle_preflight(wait=False)
         except BaseException:   # Ctrl-C or a failure here: what is written stays, the rest is dropped
             for future in waiting:
                 future.cancel()
             raise
+
+    def _settle_preflight(self, wait: bool) -> Preflight | None:
+        """A preflight graded beside the first students, once done (or waited for): passed, the
+        results held meanwhile are recorded; failed, it raises PreflightFailed and none is."""
+        running = self._preflight
+        if running is None or not (wait or running.done()):
+            return None
+        self._preflight = None
+        held, self._held = self._held, []
+        checked = running.result()
+        if self.on_preflight:
+            self.on_preflight(checked)
+        for student, result, fp in held:
+            self.record(student, result, fp)
+        return checked
 
     def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
         result = flag_classmates(result, self.course, student.name, getattr(self, "classmates", ()))
@@ -295,146 +321,3 @@ def _prepare(out: Path) -> None:
             os.chmod(folder, os.stat(folder).st_mode & ~0o022)
         except OSError:
             pass
-
-
-SPARE_LANE_FROM = 150    # students to grade from which an automatic run adds a lane (LocalGrading says why)
-
-
-def lanes_for(jobs: int | None, to_grade: int) -> int:
-    """How many students are graded at once: `jobs`; for None one per core, and one more for a
-    class of SPARE_LANE_FROM or more to grade."""
-    if jobs is not None:
-        return max(1, jobs)
-    return default_jobs() + (1 if to_grade >= SPARE_LANE_FROM else 0)
-
-
-class LocalGrading:
-    """`jobs` lanes grading at once on this machine, each on a warm sandbox.
-
-    A lane holds one of `jobs` cores (sandbox/cores.py) while it grades. A lane waiting on a child
-    that sleeps lends its core: a thread queued behind takes it and grades the next student, on a
-    free sandbox or on one started then (the sleeping submission's sandbox is busy until its
-    timeout). Sandboxes are not tied to threads: a lane takes a free one for each student.
-
-    `jobs=None`: one lane per core, and one more for a class of SPARE_LANE_FROM students or more to
-    grade. With one lane per core, about 8% of the two cores' time stays idle (1.83-1.89 cores busy,
-    30 -> 210 copies of the solutions): `perf sched` puts a quarter of the idle moments on a lane
-    waiting for the interpreter (the other lane's checks, the main thread's recording), most of
-    the rest on a child waiting for its lane's next request. A third lane on 2 cores fills them
-    (1.90-1.95 cores busy) and grades faster: in six pairs alternating with two lanes (2026-11-25,
-    a machine whose page faults were slow), 196 against 210 wall-ms and 376 against 385 core-ms
-    a submission (means). Its sandbox's start (about 4.6 core-s for its three zygotes, 370 MB) is
-    paid back in wall time from about 150 students. Until the children stopped holding their lane
-    while they joined their cgroups (zygote.py), the same third lane graded no faster (the morning
-    before: 223 against 210 core-ms, 119-120 against 122-123 wall-ms). Since a lane's sandbox forks
-    its torch zygote from the run's template (sandbox/template_process.py), its start is about
-    1 core-s, yet three lanes graded 60 students no faster than two (six alternating pairs,
-    2026-11-27: 18.0-23.0 s against 17.7-21.8 s). `--jobs N` sets the lanes."""
-
-    def __init__(self, course: CourseConfig, jobs: int | None = 1, *, isolation: bool = True,
-                 preflight: bool = True):
-        self.course, self.isolation, self.preflight = course, isolation, preflight
-        self.requested = jobs
-        self._lanes(lanes_for(jobs, 0))
-        self._free: list[Sandbox] = []       # warm sandboxes no lane holds; the last one freed first
-        self._all: list[Sandbox] = []
-        self._lock = threading.Lock()
-        self._pool: cf.ThreadPoolExecutor | None = None
-        self.hide: tuple[str, ...] = ()
-        # The sandboxes' torch and matplotlib zygotes forked from one that did the imports, once
-        self.templates = ZygoteTemplates()
-
-    def _lanes(self, jobs: int) -> None:
-        self.jobs = jobs
-        # One student queued behind each one being graded: a lane that finishes starts the next at
-        # once, not after the main thread has written the last one's files (issue 23.1: both cores
-        # busy). The queued ones wait as threads, to take at once a core a sleeping submission lends.
-        self.in_flight = 2 * jobs
-        self.cores = Cores(jobs)
-
-    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
-        self.hide = hide
-        self._lanes(lanes_for(self.requested, to_grade))
-        self._pool = cf.ThreadPoolExecutor(self.in_flight, thread_name_prefix="attnkit-grader")
-        # The jail is checked once, here, before any student's code runs (the first sandbox is kept).
-        try:
-            first = self._new(require_isolation=self.isolation)
-        except Exception:  # noqa: BLE001 - every student's result will say why it could not be graded
-            if self.isolation:
-                raise
-            return Preflight(PreflightStatus.NO_SANDBOX)
-        self._free.append(first)
-        self._warm_lanes(first, to_grade)
-        return run_preflight(self.course, first, enabled=self.preflight)
-
-    def _warm_lanes(self, first: Sandbox, to_grade: int) -> None:
-        """Every lane's sandbox starts its zygotes now, without waiting, the first's beside the
-        others': the preflight waits for the first's (about 3 s) with the other core idle, and each
-        lane's first student waited for its own (issue 23.2). None more than students to grade."""
-        sources = solution_sources(self.course)
-        first.prepare(sources)
-        for _ in range(min(self.jobs, to_grade) - 1):
-            box = self._new()
-            box.prepare(sources)
-            with self._lock:
-                self._free.append(box)
-
-    def _new(self, require_isolation: bool = False) -> Sandbox:
-        box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
-        box.cores = self.cores
-        box.zygotes.templates = self.templates
-        with self._lock:
-            self._all.append(box)
-        return box
-
-    def submit(self, student: Student) -> cf.Future:
-        return self._pool.submit(self._grade, student)
-
-    def _grade(self, student: Student) -> tuple[SubmissionResult, bool]:
-        """A grader failure is retried once on a fresh sandbox."""
-        self.cores.take()
-        try:
-            for attempt in (1, 2):
-                with self._lock:
-                    box = self._free.pop() if self._free else None
-                try:
-                    box = box or self._new()
-                    graded = grade_student(student, self.course, box), True
-                except Exception as err:  # noqa: BLE001 - one student never stops the class
-                    self._discard(box)
-                    if attempt == 2:
-                        return grader_failure(student, self.course, err), False
-                    continue
-                with self._lock:
-                    self._free.append(box)
-                return graded
-        finally:
-            self.cores.give()
-        raise AssertionError("unreachable")
-
-    def receive(self, future: cf.Future, student: Student) -> tuple[SubmissionResult, bool]:
-        try:
-            return future.result()
-        except Exception as err:  # noqa: BLE001 - the pool itself failed for this student
-            return grader_failure(student, self.course, err), False
-
-    def _discard(self, box: Sandbox | None) -> None:
-        if box is None:
-            return
-        try:
-            box.close()
-        except Exception:  # noqa: BLE001 - a sandbox that cannot close is dropped
-            pass
-        with self._lock:
-            if box in self._all:
-                self._all.remove(box)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        with self._lock:
-            boxes, self._all = self._all, []
-        for box in boxes:
-            self._discard(box)
-        self.templates.close()
-        self.templates = ZygoteTemplates()     # a start() again (tests) starts them again

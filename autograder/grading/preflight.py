@@ -2,8 +2,10 @@
 
 A sandbox that cannot see part of the Python environment (a virtualenv the jail hid, a font, a
 module imported lazily) takes points from right answers without any error. So before the
-first student, the solutions are graded in the same sandbox with the course's limits; below
-full marks, the run stops and says which checks lost what (their messages name the file or
+first grade is written, the solutions are graded in the same sandbox with the course's limits
+(a local class run grades its first students on its other lanes meanwhile, and holds their
+results until it passes); below full marks, the run stops, writes no grade, and says which
+checks lost what (their messages name the file or
 module the sandbox could not see). A pass is remembered per kit, course, solutions and
 environment, so a warm run pays a few hashes. `--no-preflight` skips it, and the run's
 summary says so.
@@ -72,7 +74,7 @@ class PreflightFailed(Exception):
     def __init__(self, score: float, max_score: float, lost: list[tuple[str, str]]):
         self.score, self.max_score, self.lost = score, max_score, lost
         lines = [f"preflight failed: the course's own solutions score {score:g}/{max_score:g} in this sandbox, "
-                 f"so it would take points from right answers; no student was graded."]
+                 f"so it would take points from right answers; no grade was written."]
         by_message: dict[str, list[str]] = {}
         for check_id, message in lost:      # one line per cause, not one per check it cost
             by_message.setdefault(message, []).append(check_id)
@@ -88,14 +90,26 @@ class PreflightFailed(Exception):
 def run_preflight(course: CourseConfig, sandbox, *, enabled: bool = True,
                   solutions: Path = SOLUTIONS) -> Preflight:
     """Grade `solutions` in `sandbox`; raise PreflightFailed below full marks."""
+    known = preflight_known(course, sandbox, enabled=enabled, solutions=solutions)
+    return known if known is not None else grade_preflight(course, sandbox, solutions=solutions)
+
+
+def preflight_known(course: CourseConfig, sandbox, *, enabled: bool = True,
+                    solutions: Path = SOLUTIONS) -> Preflight | None:
+    """The preflight's outcome where nothing needs grading (skipped, no solutions, passed
+    before); None where the solutions must be graded."""
     if not enabled:
         return Preflight(PreflightStatus.SKIPPED)
     stems = tuple(course.exercises)
     if not all(any((solutions / f"{stem}{suffix}").is_file() for suffix in SOURCE_SUFFIXES) for stem in stems):
         return Preflight(PreflightStatus.NO_SOLUTIONS)
-    marker = _marker(course, solutions, sandbox)
-    if marker.is_file():
+    if _marker(course, solutions, sandbox).is_file():
         return Preflight(PreflightStatus.PASSED_BEFORE)
+    return None
+
+
+def grade_preflight(course: CourseConfig, sandbox, *, solutions: Path = SOLUTIONS) -> Preflight:
+    """The solutions graded in `sandbox`, remembered at full marks; PreflightFailed below."""
     from autograder.grading.submission import grade_submission
 
     started = time.monotonic()
@@ -104,7 +118,7 @@ def run_preflight(course: CourseConfig, sandbox, *, enabled: bool = True,
     lost = [(c.check_id, _first_line(c.message)) for c in result.checks if c.score < c.max_score]
     if lost or result.score < result.max_score:
         raise PreflightFailed(result.score, result.max_score, lost)
-    _remember(marker)
+    _remember(_marker(course, solutions, sandbox))
     return Preflight(PreflightStatus.PASSED, time.monotonic() - started)
 
 

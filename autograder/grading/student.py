@@ -177,7 +177,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
                 on_preflight: Callable[[Preflight], None] | None = None,
                 layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None):
     """Grade every student on this machine, `jobs` at once (None: one per core:
-    class_run.LocalGrading) (autograder.grading.class_run: the loop a cluster run
+    local_grading.LocalGrading) (autograder.grading.class_run: the loop a cluster run
     shares), reusing unchanged results unless `regrade`; then write grades.csv, the
     class report and `exports`. `layout`: how the class folder is laid out (autograder.intake.lms;
     recognised by its names by default); `roster` (class_roster.read_roster) names each student
@@ -185,7 +185,8 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
     jail does not hold raises SandboxError before any student runs; with `preflight` (the
     default), a sandbox in which the kit's solutions lose points raises PreflightFailed before
     any student runs (autograder.grading.preflight). Returns the results, read back from OUT."""
-    from autograder.grading.class_run import ClassRun, LocalGrading
+    from autograder.grading.class_run import ClassRun
+    from autograder.grading.local_grading import LocalGrading
 
     run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
                    on_result=on_result, on_start=on_start, on_preflight=on_preflight)

@@ -2,7 +2,7 @@
 sandbox's zygote of that kind (inside/template.py).
 
 A class run's lanes each have a sandbox, and a core that a sleeping submission lends gets one
-more (grading/class_run.py). Each sandbox's torch zygote imported torch and matplotlib again:
+more (grading/local_grading.py). Each sandbox's torch zygote imported torch and matplotlib again:
 about 1.7 of its 2.3-2.9 core-seconds, paid per sandbox while the lanes' students waited. With
 `ZygoteTemplates`, the first sandbox that wants a kind starts its template; every sandbox's
 zygote of that kind is then forked from it and enters its own jail (its own private uid), as a

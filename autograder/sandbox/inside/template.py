@@ -1,7 +1,7 @@
 """A zygote's imports, done once and forked for each sandbox's zygote of that kind.
 
 A class run starts a sandbox per lane, and one more for each core a sleeping submission lends
-(grading/class_run.py): each wants a torch zygote, whose imports cost about 1.7 core-seconds
+(grading/local_grading.py): each wants a torch zygote, whose imports cost about 1.7 core-seconds
 before its jail. A template does those imports once (zygote.py's `main`, up to the jail), then
 forks, for each sandbox, a zygote that enters its own jail with its own config (its private
 uid) and serves as any zygote does. It never enters a jail, never forks a child for student

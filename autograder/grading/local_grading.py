@@ -1,0 +1,167 @@
+"""The local way a class run grades (class_run.ClassRun's `Grading`): lanes of threads on this
+machine's cores, each student on a warm sandbox; the preflight graded beside the first students.
+A cluster run grades through autograder.cluster.client instead.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+
+from autograder.config import CourseConfig
+from autograder.grading.class_run import class_sandbox
+from autograder.grading.preflight import Preflight, PreflightStatus, grade_preflight, preflight_known, solution_sources
+from autograder.grading.student import Student, default_jobs, grade_student, grader_failure
+from autograder.results import SubmissionResult
+from autograder.sandbox import Sandbox
+from autograder.sandbox.cores import Cores
+from autograder.sandbox.template_process import ZygoteTemplates
+
+
+SPARE_LANE_FROM = 150    # students to grade from which an automatic run adds a lane (LocalGrading says why)
+
+
+def lanes_for(jobs: int | None, to_grade: int) -> int:
+    """How many students are graded at once: `jobs`; for None one per core, and one more for a
+    class of SPARE_LANE_FROM or more to grade."""
+    if jobs is not None:
+        return max(1, jobs)
+    return default_jobs() + (1 if to_grade >= SPARE_LANE_FROM else 0)
+
+
+class LocalGrading:
+    """`jobs` lanes grading at once on this machine, each on a warm sandbox.
+
+    A lane holds one of `jobs` cores (sandbox/cores.py) while it grades. A lane waiting on a child
+    that sleeps lends its core: a thread queued behind takes it and grades the next student, on a
+    free sandbox or on one started then (the sleeping submission's sandbox is busy until its
+    timeout). Sandboxes are not tied to threads: a lane takes a free one for each student. Their
+    torch and matplotlib zygotes are forked from the run's templates (sandbox/template_process.py).
+
+    `jobs=None`: one lane per core, and one more for a class of SPARE_LANE_FROM students or more
+    to grade: it fills the moments a lane waits for the interpreter or a child for its lane
+    (docs/architecture.md, "Lanes and cores", has the measurements). `--jobs N` sets the lanes."""
+
+    def __init__(self, course: CourseConfig, jobs: int | None = 1, *, isolation: bool = True,
+                 preflight: bool = True):
+        self.course, self.isolation, self.preflight = course, isolation, preflight
+        self.requested = jobs
+        self._lanes(lanes_for(jobs, 0))
+        self._free: list[Sandbox] = []       # warm sandboxes no lane holds; the last one freed first
+        self._all: list[Sandbox] = []
+        self._lock = threading.Lock()
+        self._pool: cf.ThreadPoolExecutor | None = None
+        self.hide: tuple[str, ...] = ()
+        # The sandboxes' torch and matplotlib zygotes forked from one that did the imports, once
+        self.templates = ZygoteTemplates()
+
+    def _lanes(self, jobs: int) -> None:
+        self.jobs = jobs
+        # One student queued behind each one being graded: a lane that finishes starts the next at
+        # once, not after the main thread has written the last one's files (issue 23.1: both cores
+        # busy). The queued ones wait as threads, to take at once a core a sleeping submission lends.
+        self.in_flight = 2 * jobs
+        self.cores = Cores(jobs)
+
+    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
+        self.hide = hide
+        self._lanes(lanes_for(self.requested, to_grade))
+        self._pool = cf.ThreadPoolExecutor(self.in_flight, thread_name_prefix="attnkit-grader")
+        # The jail is checked once, here, before any student's code runs (the first sandbox is kept).
+        try:
+            first = self._new(require_isolation=self.isolation)
+        except Exception:  # noqa: BLE001 - every student's result will say why it could not be graded
+            if self.isolation:
+                raise
+            return Preflight(PreflightStatus.NO_SANDBOX)
+        self._warm_lanes(first, to_grade)
+        known = preflight_known(self.course, first, enabled=self.preflight)
+        if known is not None:
+            self._free.append(first)
+            return known
+        return self._pool.submit(self._preflight, first)
+
+    def _preflight(self, first: Sandbox) -> Preflight:
+        """The solutions graded on the first sandbox, on a core of its own, while the lanes grade
+        the first students on the others (ClassRun holds their results until it passes): the first
+        run after the kit changed no longer grades it with the other core idle (issue 23.2)."""
+        self.cores.take()
+        try:
+            checked = grade_preflight(self.course, first)
+            with self._lock:
+                self._free.append(first)    # before the core is given back: the lane waiting for it takes this
+            return checked
+        finally:
+            self.cores.give()
+
+    def _warm_lanes(self, first: Sandbox, to_grade: int) -> None:
+        """Every lane's sandbox starts its zygotes now, without waiting, the first's beside the
+        others': the preflight waits for the first's (about 3 s) with the other core idle, and each
+        lane's first student waited for its own (issue 23.2). None more than students to grade."""
+        sources = solution_sources(self.course)
+        first.prepare(sources)
+        for _ in range(min(self.jobs, to_grade) - 1):
+            box = self._new()
+            box.prepare(sources)
+            with self._lock:
+                self._free.append(box)
+
+    def _new(self, require_isolation: bool = False) -> Sandbox:
+        box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
+        box.cores = self.cores
+        box.zygotes.templates = self.templates
+        with self._lock:
+            self._all.append(box)
+        return box
+
+    def submit(self, student: Student) -> cf.Future:
+        return self._pool.submit(self._grade, student)
+
+    def _grade(self, student: Student) -> tuple[SubmissionResult, bool]:
+        """A grader failure is retried once on a fresh sandbox."""
+        self.cores.take()
+        try:
+            for attempt in (1, 2):
+                with self._lock:
+                    box = self._free.pop() if self._free else None
+                try:
+                    box = box or self._new()
+                    graded = grade_student(student, self.course, box), True
+                except Exception as err:  # noqa: BLE001 - one student never stops the class
+                    self._discard(box)
+                    if attempt == 2:
+                        return grader_failure(student, self.course, err), False
+                    continue
+                with self._lock:
+                    self._free.append(box)
+                return graded
+        finally:
+            self.cores.give()
+        raise AssertionError("unreachable")
+
+    def receive(self, future: cf.Future, student: Student) -> tuple[SubmissionResult, bool]:
+        try:
+            return future.result()
+        except Exception as err:  # noqa: BLE001 - the pool itself failed for this student
+            return grader_failure(student, self.course, err), False
+
+    def _discard(self, box: Sandbox | None) -> None:
+        if box is None:
+            return
+        try:
+            box.close()
+        except Exception:  # noqa: BLE001 - a sandbox that cannot close is dropped
+            pass
+        with self._lock:
+            if box in self._all:
+                self._all.remove(box)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            boxes, self._all = self._all, []
+        for box in boxes:
+            self._discard(box)
+        self.templates.close()
+        self.templates = ZygoteTemplates()     # a start() again (tests) starts them again
