@@ -63,7 +63,7 @@ class LocalGrading:
         self.in_flight = 2 * jobs
         self.cores = Cores(jobs)
 
-    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
+    def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight | cf.Future:
         self.hide = hide
         self._lanes(lanes_for(self.requested, to_grade))
         self._pool = cf.ThreadPoolExecutor(self.in_flight, thread_name_prefix="attnkit-grader")

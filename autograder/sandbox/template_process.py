@@ -23,13 +23,12 @@ import select
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from typing import IO
 
-from autograder.sandbox.zygote_process import EXIT_UNKNOWN, ZYGOTE_PATH, wait_or_kill, zygote_environment
+from autograder.sandbox.zygote_process import EXIT_UNKNOWN, file_tail, start_zygote_script, wait_or_kill
 
 ANSWER_WAIT_S = 120.0     # a bound: the template answers once its imports are done (seconds)
 IMPORT_KEYS = ("torch", "matplotlib", "lean")   # what decides a zygote's imports, and so its template
@@ -88,11 +87,7 @@ class _Template:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = tempfile.TemporaryFile()
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", ZYGOTE_PATH, str(theirs.fileno()),
-                 json.dumps({**imports, "template": True, "import_path": sys.path})],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=self.stderr, env=zygote_environment(), cwd="/", start_new_session=True)
+            self.proc = start_zygote_script({**imports, "template": True}, theirs, self.stderr)
         finally:
             theirs.close()
         self.sock = ours
@@ -148,12 +143,7 @@ class _Template:
 
     def said(self) -> str:
         """Why it died, as its stderr says (an import that failed, say)."""
-        try:
-            size = os.fstat(self.stderr.fileno()).st_size
-            text = os.pread(self.stderr.fileno(), 2000, max(0, size - 2000)).decode("utf-8", "replace").strip()
-        except OSError:
-            text = ""
-        return f"the zygote template exited: {text or 'no message'}"
+        return f"the zygote template exited: {file_tail(self.stderr) or 'no message'}"
 
     def close(self) -> None:
         """The template exits; the zygotes it forked stay, their answers read first."""

@@ -51,11 +51,29 @@ def wait_or_kill(proc, grace: float = 2.0) -> None:
         proc.wait()
 
 
-def zygote_environment() -> dict[str, str]:
+def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess.Popen:
+    """inside/zygote.py in a clean interpreter, with `config` and its end of the control socket:
+    a zygote, or (config "template") a template that forks them."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
     env.update(MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD), MALLOC_TRIM_THRESHOLD_=str(4 * MMAP_THRESHOLD))
-    return env
+    return subprocess.Popen(
+        # -S: the zygote's import path is the grader's (`import_path`), whose .pth files were read
+        # once here; reading them again cost each zygote's start 20-50 ms.
+        [sys.executable, "-I", "-S", ZYGOTE_PATH, str(ctrl.fileno()), json.dumps({**config, "import_path": sys.path})],
+        pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
+        cwd="/", start_new_session=True)
+
+
+def file_tail(f, limit: int = 2000) -> str:
+    """The last `limit` bytes of a process's stderr file, printable."""
+    try:
+        size = os.fstat(f.fileno()).st_size
+        data = os.pread(f.fileno(), limit, max(0, size - limit))
+    except (OSError, ValueError):
+        return ""
+    text = data.decode("utf-8", "replace")
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text).strip()
 
 
 class _ZygoteDied(Exception):
@@ -71,14 +89,7 @@ class _Zygote:
         self.stderr = tempfile.TemporaryFile()
         try:
             spawned = templates.spawn(config, theirs, self.stderr) if templates is not None else None
-            self.proc = spawned or subprocess.Popen(
-                # -S: the zygote's import path is the grader's (`import_path`), whose .pth files
-                # were read once here; reading them again cost each zygote's start 20-50 ms.
-                [sys.executable, "-I", "-S", ZYGOTE_PATH, str(theirs.fileno()),
-                 json.dumps({**config, "import_path": sys.path})],
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, env=zygote_environment(),
-                cwd="/", start_new_session=True)
+            self.proc = spawned or start_zygote_script(config, theirs, self.stderr)
         finally:
             theirs.close()
         self.sock = ours
@@ -233,13 +244,7 @@ class _Zygote:
         return self.exits.pop(pid, None)
 
     def stderr_tail(self) -> str:
-        try:
-            size = os.fstat(self.stderr.fileno()).st_size
-            data = os.pread(self.stderr.fileno(), 2000, max(0, size - 2000))
-        except OSError:
-            return ""
-        text = data.decode("utf-8", "replace")
-        return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text).strip()
+        return file_tail(self.stderr)
 
     def ask_to_exit(self) -> None:
         """Tells the zygote to kill its children and exit, without waiting: a sandbox asks all of
