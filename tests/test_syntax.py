@@ -108,3 +108,15 @@ def test_what_the_lines_say_and_when_the_source_is_parsed(monkeypatch, source, e
     monkeypatch.setattr(ast, "parse", parse)
     assert syntax.imports_among(source, WANTED) == expected
     assert bool(calls["n"]) == parsed
+
+
+def test_callers_of_a_function_across_a_notebooks_cells():
+    from autograder.intake.callers import callers
+
+    cells = ("import numpy as np\n\ndef softmax(x):\n    return np.exp(x)\n",
+             "%timeit softmax(1)\n",                       # a magic: not Python, left out
+             "def attend(q):\n    return softmax(q)\n",
+             "def uses_attend(q):\n    return [attend(v) for v in q]\n",
+             "def alone(softmax):\n    return softmax\n")
+    assert callers(cells, "softmax") == {"attend", "uses_attend"}
+    assert callers(cells, "alone") == set()

@@ -131,7 +131,11 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
 
     events: dict[str, dict] = {}
     limits = spec["limits"]
+    hung: dict[str, str] = {}        # a function that hung, or calls one: why its checks are not run
     while todo:
+        todo = [c for c in todo if not not_run_for_a_hang(spec, c, hung, events)]
+        if not todo:
+            break
         proc = subprocess.Popen([sys.executable, str(HERE / "check_child.py"), *(["--nice"] if yielding else []),
                                  str(out_dir), str(path), *todo], stdout=subprocess.PIPE, text=True,
                                 cwd=str(path.parent))
@@ -151,6 +155,8 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
                 what = f"{calls_of(spec, running)[0]['name']} did not return" if running else f"importing {path.name} did not end"
                 events.update({c: {"status": "error", "message": f"{what} within {limit:g} s (an endless loop?)"}
                                for c in stuck})
+                if running:
+                    remember_hang(path, calls_of(spec, running), limit, hung)
                 break
             if line is None:
                 proc.wait(timeout=5)
@@ -174,6 +180,40 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
         proc.wait()
         todo = [c for c in todo if c not in events]
     return events
+
+
+def remember_hang(path: Path, calls: list, limit: float, hung: dict[str, str]) -> None:
+    """After a check's call did not return: its function, and your functions that call it, are not
+    called by the checks after it -- each would wait out its own time limit to say nothing more.
+    Only where the check calls one function (then it is the one that hung)."""
+    if len({c["name"] for c in calls}) != 1:
+        return
+    name = calls[0]["name"]
+    hung.setdefault(name, f"not run: {name} did not return within {limit:g} s in an earlier check")
+    try:
+        texts = (source_of(path),)
+    except (OSError, ValueError):
+        return
+    for caller in sorted(callers_module().callers(texts, name)):
+        hung.setdefault(caller, f"not run: {caller} calls {name}, which did not return within {limit:g} s "
+                                f"in an earlier check")
+
+
+def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, str], events: dict[str, dict]) -> bool:
+    """Whether a check calls a function that hung (remember_hang), its event said so then."""
+    said = next((hung[c["name"]] for c in calls_of(spec, check_id) if c["name"] in hung), None)
+    if said is not None:
+        events[check_id] = {"status": "error", "message": said}
+    return said is not None
+
+
+def callers_module():
+    """check_callers.py beside this file (the grader's autograder/intake/callers.py)."""
+    if __package__:
+        from autograder.intake import callers
+    else:
+        import check_callers as callers
+    return callers
 
 
 def forward_lines(stream, lines: queue.Queue) -> None:
@@ -282,9 +322,13 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
                                   all(o.status == "not_implemented" for o in failed)):
         for message in dict.fromkeys(o.message for o in failed):     # said once each, in order
             print(f"  {message}")
-    else:
-        for o in failed:
-            print(f"  {MARK[o.status]} {o.check['id']} ({o.check['title']})\n      {o.message}")
+    else:       # checks in a row that fail with one message and hint: listed together, said once
+        for i, o in enumerate(failed):
+            print(f"  {MARK[o.status]} {o.check['id']} ({o.check['title']})")
+            after = failed[i + 1] if i + 1 < len(failed) else None
+            if after is not None and (after.status, after.message, after.hint) == (o.status, o.message, o.hint):
+                continue
+            print(f"      {o.message}")
             if o.hint:
                 print("      hint: " + o.hint.replace("\n", "\n      "))
     if spec["hand_values_later"] and not failed:
