@@ -194,7 +194,8 @@ def remember_hang(path: Path, calls: list, limit: float, hung: dict[str, str]) -
         texts = (source_of(path),)
     except (OSError, ValueError):
         return
-    for caller in sorted(callers_module().callers(texts, name)):
+    reading = callers_module()
+    for caller in sorted(reading.callers(reading.called_by(texts), name)):
         hung.setdefault(caller, f"not run: {caller} calls {name}, which did not return within {limit:g} s "
                                 f"in an earlier check")
 

@@ -11,12 +11,12 @@ import ast
 from collections.abc import Callable
 
 
-def callers(texts: tuple[str, ...], name: str, parse: Callable[[str], ast.Module] = ast.parse) -> frozenset[str]:
-    """The top-level functions and classes of a source (a file, or a notebook's cells) whose code
-    refers to `name` as a global -- directly, or through another of them that does. A name a
-    function binds itself (a parameter, a local) is not the global's; a cell that does not parse
-    is left out (its code never ran either). `parse`: the grader's, one thread at a time."""
-    defined: dict[str, set[str]] = {}
+def called_by(texts: tuple[str, ...], parse: Callable[[str], ast.Module] = ast.parse) -> dict[str, set[str]]:
+    """For each global name that a top-level function or class of a source (a file, or a notebook's
+    cells) reads, the ones that read it. A name a function binds itself (a parameter, a local) is
+    not the global's; a cell that does not parse is left out (its code never ran either).
+    `parse`: the grader's, one thread at a time."""
+    readers: dict[str, set[str]] = {}
     for text in texts:
         try:
             tree = parse(text)
@@ -24,12 +24,21 @@ def callers(texts: tuple[str, ...], name: str, parse: Callable[[str], ast.Module
             continue
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defined[node.name] = _globals_read(node)
+                for name in _globals_read(node):
+                    readers.setdefault(name, set()).add(node.name)
+    return readers
+
+
+def callers(readers: dict[str, set[str]], name: str) -> frozenset[str]:
+    """The functions and classes that call `name`, directly or through one another (`called_by`'s
+    map walked once: a long chain of calls costs its length, not its square)."""
     found: set[str] = set()
-    wanted = {name}
-    while wanted:
-        wanted = {caller for caller, reads in defined.items() if reads & wanted} - found - {name}
-        found |= wanted
+    todo = [name]
+    while todo:
+        for caller in readers.get(todo.pop(), ()):
+            if caller != name and caller not in found:
+                found.add(caller)
+                todo.append(caller)
     return frozenset(found)
 
 

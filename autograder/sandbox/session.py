@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from autograder.intake.literals import source_texts
-from autograder.intake.callers import callers
+from autograder.intake.callers import called_by, callers
 from autograder.intake.syntax import parse
 from autograder.sandbox.answers import ANSWERED, clean, read_answer
 from autograder.sandbox.inside import protocol
@@ -42,6 +42,7 @@ class Session:
         # functions that hung or were refused, and the callers of one that hung: not called again,
         # with what to say instead
         self._not_again: dict[str, tuple[CallOutcome, str]] = {}
+        self._called_by: dict[str, set[str]] | None = None   # intake/callers.called_by of the source
         self._ahead: tuple | None = None           # (function, key, seq, kind, child, Sent) of a call sent ahead
         self._queued: list[tuple] = []             # (key, function, args, kwargs, returns, timeout): sent after it
         self._answered: dict[bytes, CallOutcome] = {}   # answers to calls ahead, read before they were asked for
@@ -203,7 +204,9 @@ class Session:
             if reply.status == "timeout" and reply.reason != Reason.BUDGET:
                 # Its callers would hang in it too: each would wait out its own time limit, on a fresh
                 # child, to tell nothing more (a helper's loop cost its file twice the limit or more)
-                for caller in callers(source_texts(self.source), name, parse):
+                if self._called_by is None:      # read once a session, and only when something hung
+                    self._called_by = called_by(source_texts(self.source), parse)
+                for caller in callers(self._called_by, name):
                     self._not_again.setdefault(caller, (reply, f"not run: it calls {name}, whose call {reply.message}"))
             return reply
         head, blobs, output = reply
