@@ -243,7 +243,9 @@ def test_a_hanging_function_is_stopped(tmp_path):
     assert time.monotonic() - started < 5, done.stdout
 
 
-def test_the_checks_of_a_function_calling_one_that_hung_are_not_run(tmp_path):
+def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tmp_path):
+    """A loop in softmax: softmax's later checks are not run; scaled_dot_product_attention, which
+    calls it, is waited for once too (the grader's way: a caller is not judged by what it calls)."""
     quick = dataclasses.replace(COURSE, limits=dataclasses.replace(COURSE.limits, call_timeout=1.0))
     out = tmp_path / "handout"
     write_handout(out, quick)
@@ -253,12 +255,11 @@ def test_the_checks_of_a_function_calling_one_that_hung_are_not_run(tmp_path):
     (out / "attention.py").write_text(source[:body] + "\n    while True:\n        pass" + source[body:])
     started = time.monotonic()
     done = _run(sys.executable, out, "attention")
-    assert "softmax did not return within 1 s (an endless loop?)" in done.stdout
-    assert done.stdout.count("not run: scaled_dot_product_attention calls softmax, which did not return within 1 s "
-                             "in an earlier check") == 1, done.stdout
+    for name in ("softmax", "scaled_dot_product_attention"):
+        assert f"{name} did not return within 1 s (an endless loop?)" in done.stdout, done.stdout
+        assert done.stdout.count(f"not run: {name} did not return within 1 s in an earlier check") == 1, done.stdout
     assert "attention (attention.py): 0/9 visible checks passed" in done.stdout
-    assert time.monotonic() - started < 5, done.stdout
-
+    assert time.monotonic() - started < 7, done.stdout    # two limits, not nine
 
 def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
     folder = _student_copy(handout, tmp_path)

@@ -108,29 +108,3 @@ def test_what_the_lines_say_and_when_the_source_is_parsed(monkeypatch, source, e
     monkeypatch.setattr(ast, "parse", parse)
     assert syntax.imports_among(source, WANTED) == expected
     assert bool(calls["n"]) == parsed
-
-
-def test_callers_of_a_function_across_a_notebooks_cells():
-    from autograder.intake.callers import called_by, callers
-
-    cells = ("import numpy as np\n\ndef softmax(x):\n    return np.exp(x)\n",
-             "%timeit softmax(1)\n",                       # a magic: not Python, left out
-             "def attend(q):\n    return softmax(q)\n",
-             "def uses_attend(q):\n    return [attend(v) for v in q]\n",
-             "def alone(softmax):\n    return softmax\n")
-    assert callers(called_by(cells), "softmax") == {"attend", "uses_attend"}
-    assert callers(called_by(cells), "alone") == set()
-
-
-def test_callers_of_a_long_chain_cost_its_length():
-    """A hostile file of 20,000 functions each calling the one before: read once, walked once (a
-    search over every function per step took seconds of the grader's interpreter)."""
-    import time
-
-    from autograder.intake.callers import called_by, callers
-
-    text = "def f0():\n    while True: pass\n" + "".join(f"def f{i}():\n    return f{i - 1}()\n" for i in range(1, 20_000))
-    started = time.process_time()
-    found = callers(called_by((text,)), "f0")
-    assert len(found) == 19_999
-    assert time.process_time() - started < 2.0

@@ -131,7 +131,7 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
 
     events: dict[str, dict] = {}
     limits = spec["limits"]
-    hung: dict[str, str] = {}        # a function that hung, or calls one: why its checks are not run
+    hung: dict[str, str] = {}        # a function that hung: why the checks that call it are not run
     while todo:
         todo = [c for c in todo if not not_run_for_a_hang(spec, c, hung, events)]
         if not todo:
@@ -156,7 +156,7 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
                 events.update({c: {"status": "error", "message": f"{what} within {limit:g} s (an endless loop?)"}
                                for c in stuck})
                 if running:
-                    remember_hang(path, calls_of(spec, running), limit, hung)
+                    remember_hang(calls_of(spec, running), limit, hung)
                 break
             if line is None:
                 proc.wait(timeout=5)
@@ -182,39 +182,21 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
     return events
 
 
-def remember_hang(path: Path, calls: list, limit: float, hung: dict[str, str]) -> None:
-    """After a check's call did not return: its function, and your functions that call it, are not
-    called by the checks after it -- each would wait out its own time limit to say nothing more.
-    Only where the check calls one function (then it is the one that hung)."""
-    if len({c["name"] for c in calls}) != 1:
-        return
-    name = calls[0]["name"]
-    hung.setdefault(name, f"not run: {name} did not return within {limit:g} s in an earlier check")
-    try:
-        texts = (source_of(path),)
-    except (OSError, ValueError):
-        return
-    reading = callers_module()
-    for caller in sorted(reading.callers(reading.called_by(texts), name)):
-        hung.setdefault(caller, f"not run: {caller} calls {name}, which did not return within {limit:g} s "
-                                f"in an earlier check")
+def remember_hang(calls: list, limit: float, hung: dict[str, str]) -> None:
+    """After a check's call did not return: its function is not called by the checks after it, as
+    the grader does not call again a function that hung (each would wait out its own time limit,
+    to say nothing more). Only where the check calls one function (then it is the one that hung)."""
+    if len({c["name"] for c in calls}) == 1:
+        name = calls[0]["name"]
+        hung.setdefault(name, f"not run: {name} did not return within {limit:g} s in an earlier check")
 
 
 def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, str], events: dict[str, dict]) -> bool:
-    """Whether a check calls a function that hung (remember_hang), its event said so then."""
+    """Whether a check calls a function that hung (remember_hang); its event says so then."""
     said = next((hung[c["name"]] for c in calls_of(spec, check_id) if c["name"] in hung), None)
     if said is not None:
         events[check_id] = {"status": "error", "message": said}
     return said is not None
-
-
-def callers_module():
-    """check_callers.py beside this file (the grader's autograder/intake/callers.py)."""
-    if __package__:
-        from autograder.intake import callers
-    else:
-        import check_callers as callers
-    return callers
 
 
 def forward_lines(stream, lines: queue.Queue) -> None:

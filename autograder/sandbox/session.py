@@ -3,7 +3,7 @@ to is answers.py's.
 
 Each call answers a CallOutcome; after a timeout or a crash the next call gets a fresh child
 (at most limits.max_restarts times); a function that hung, or made a provided call that was
-refused, is not called again, nor are the functions of the file that call one that hung.
+refused, is not called again.
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from autograder.intake.literals import source_texts
-from autograder.intake.callers import called_by, callers
-from autograder.intake.syntax import parse
 from autograder.sandbox.answers import ANSWERED, clean, read_answer
 from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import CallOutcome, Limits, Reason
@@ -39,10 +36,7 @@ class Session:
         self._seq = 0
         self._closed = False
         self._failure: CallOutcome | None = None   # what killed the last child
-        # functions that hung or were refused, and the callers of one that hung: not called again,
-        # with what to say instead
-        self._not_again: dict[str, tuple[CallOutcome, str]] = {}
-        self._called_by: dict[str, set[str]] | None = None   # intake/callers.called_by of the source
+        self._not_again: dict[str, CallOutcome] = {}   # functions that hung or were refused: not called again
         self._ahead: tuple | None = None           # (function, key, seq, kind, child, Sent) of a call sent ahead
         self._queued: list[tuple] = []             # (key, function, args, kwargs, returns, timeout): sent after it
         self._answered: dict[bytes, CallOutcome] = {}   # answers to calls ahead, read before they were asked for
@@ -192,22 +186,16 @@ class Session:
         if spent is not None:
             return spent
         if name in self._not_again:
-            first, said = self._not_again[name]
-            return CallOutcome(first.status, reason=first.reason, message=said)
+            first = self._not_again[name]
+            return CallOutcome(first.status, reason=first.reason,
+                               message=f"not run again: an earlier call of {name} {first.message}")
         return self._ready_child()
 
     def _answer(self, name: str, seq: int, kind: Any, child, reply) -> CallOutcome:
         if isinstance(reply, CallOutcome):
             self._failure = CallOutcome(reply.status, reason=reply.reason, message=f"{reply.message} (in {name})")
             if (reply.status == "timeout" and reply.reason != Reason.BUDGET) or reply.reason == Reason.REFUSED:
-                self._not_again[name] = reply, f"not run again: an earlier call of {name} {reply.message}"
-            if reply.status == "timeout" and reply.reason != Reason.BUDGET:
-                # Its callers would hang in it too: each would wait out its own time limit, on a fresh
-                # child, to tell nothing more (a helper's loop cost its file twice the limit or more)
-                if self._called_by is None:      # read once a session, and only when something hung
-                    self._called_by = called_by(source_texts(self.source), parse)
-                for caller in callers(self._called_by, name):
-                    self._not_again.setdefault(caller, (reply, f"not run: it calls {name}, whose call {reply.message}"))
+                self._not_again[name] = reply     # a fresh child is kept for the other functions
             return reply
         head, blobs, output = reply
         if head.get("seq") != seq:
