@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -232,7 +231,6 @@ def test_a_hanging_function_is_stopped(tmp_path):
     write_handout(out, quick)
     hangs = "\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    while True:\n        pass\n"
     (out / "attention.py").write_text((KIT_ROOT / "solutions" / "attention.py").read_text() + hangs)
-    started = time.monotonic()
     done = _run(sys.executable, out, "attention")
     assert done.returncode == 1
     assert "scaled_dot_product_attention did not return within 1 s (an endless loop?)" in done.stdout
@@ -240,7 +238,6 @@ def test_a_hanging_function_is_stopped(tmp_path):
     assert done.stdout.count("not run: scaled_dot_product_attention did not return within 1 s in an earlier "
                              "check") == 1, done.stdout
     assert "attention (attention.py): 3/9 visible checks passed" in done.stdout
-    assert time.monotonic() - started < 5, done.stdout
 
 
 def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tmp_path):
@@ -253,13 +250,12 @@ def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tm
     at = source.index("def softmax")
     body = source.index('"""', source.index('"""', at) + 3) + 3     # after softmax's docstring
     (out / "attention.py").write_text(source[:body] + "\n    while True:\n        pass" + source[body:])
-    started = time.monotonic()
     done = _run(sys.executable, out, "attention")
     for name in ("softmax", "scaled_dot_product_attention"):
         assert f"{name} did not return within 1 s (an endless loop?)" in done.stdout, done.stdout
         assert done.stdout.count(f"not run: {name} did not return within 1 s in an earlier check") == 1, done.stdout
     assert "attention (attention.py): 0/9 visible checks passed" in done.stdout
-    assert time.monotonic() - started < 7, done.stdout    # two limits, not nine
+
 
 def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
     folder = _student_copy(handout, tmp_path)
