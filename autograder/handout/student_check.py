@@ -133,7 +133,11 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
     limits = spec["limits"]
     hung: dict[str, str] = {}        # a function that hung: why the checks that call it are not run
     while todo:
-        todo = [c for c in todo if not not_run_for_a_hang(spec, c, hung, events)]
+        for check_id in todo:
+            said = not_run_for_a_hang(spec, check_id, hung)
+            if said is not None:
+                events[check_id] = {"status": "error", "message": said}
+        todo = [c for c in todo if c not in events]
         if not todo:
             break
         proc = subprocess.Popen([sys.executable, str(HERE / "check_child.py"), *(["--nice"] if yielding else []),
@@ -191,12 +195,9 @@ def remember_hang(calls: list, limit: float, hung: dict[str, str]) -> None:
         hung.setdefault(name, f"not run: {name} did not return within {limit:g} s in an earlier check")
 
 
-def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, str], events: dict[str, dict]) -> bool:
-    """Whether a check calls a function that hung (remember_hang); its event says so then."""
-    said = next((hung[c["name"]] for c in calls_of(spec, check_id) if c["name"] in hung), None)
-    if said is not None:
-        events[check_id] = {"status": "error", "message": said}
-    return said is not None
+def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, str]) -> str | None:
+    """Why a check is not run: it calls a function that hung (remember_hang); else None."""
+    return next((hung[c["name"]] for c in calls_of(spec, check_id) if c["name"] in hung), None)
 
 
 def forward_lines(stream, lines: queue.Queue) -> None:
