@@ -15,6 +15,7 @@ import pytest
 from autograder import cli
 from autograder.frontends import selection
 from autograder.config import KIT_ROOT
+from autograder.sandbox.inside.kernel import reaped
 
 SOLUTIONS = KIT_ROOT / "solutions"
 
@@ -171,13 +172,7 @@ def _winding_down(grader: int, before: set[int], within_s: float) -> tuple[set[i
     groups: list[Path] = []
     seen: set[int] = {grader}
     while True:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        list(reaped())       # what ended meanwhile, waited for
         left = _children_of(os.getpid()) - before
         seen |= left
         groups = [g for pid in seen for g in _cgroups_of(pid)]
