@@ -34,14 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from autograder.intake.syntax import parse
+from autograder.integrity.excerpt import ExcerptLine, excerpt_of, shared_lines
 from autograder.integrity.fingerprint import (Fingerprint, boilerplate, fingerprint, given_statements, normalise,
                                               shared_slices)
 
 SIMILAR = 0.55          # a side's rarity-weighted share of its own fingerprints found in the other
 MIN_SHARED = 12         # fingerprints two submissions must share (about three lines of code)
 COMMON_FLOOR, COMMON_FRACTION = 20, 0.10    # held by more submissions than this: not used to find pairs
-CONTEXT_LINES = 1       # lines shown around a shared fragment
-EXCERPT_LINES = 120     # lines shown of one side of one exercise, at most
 
 
 @dataclass(frozen=True)
@@ -51,13 +50,6 @@ class Submitted:
     exercise: str
     file: str
     source: str
-
-
-@dataclass(frozen=True)
-class ExcerptLine:
-    number: int | None      # None: lines left out here
-    text: str = ""
-    shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -415,39 +407,8 @@ def _match(found: _Found, details: _Details) -> ExerciseMatch:
     (source_a, lines_a, fp_a), (source_b, lines_b, fp_b) = details(found.a), details(found.b)
     shared = np.intersect1d(fp_a.hashes, fp_b.hashes, assume_unique=True)
     slices = shared_slices(fp_a, fp_b, shared)
-    sides = tuple(Side(p.student, p.file, sim, fragments, _excerpt(source, fragments))
+    sides = tuple(Side(p.student, p.file, sim, fragments, excerpt_of(source, fragments))
                   for p, sim, part, lines, source in zip((found.a, found.b), (found.sim_a, found.sim_b), slices,
                                                          (lines_a, lines_b), (source_a, source_b))
-                  for fragments in (_lines(lines, part),))
+                  for fragments in (shared_lines(lines, part),))
     return ExerciseMatch(found.a.exercise, found.score, len(shared), sides)
-
-
-def _lines(token_lines: np.ndarray, slices: np.ndarray) -> tuple[tuple[int, int], ...]:
-    """The line ranges of copied token slices (copydetect's 2 x n starts and ends), merged."""
-    ranges: list[list[int]] = []
-    for start, end in sorted(zip(slices[0].tolist(), slices[1].tolist())):
-        span = token_lines[start:end]
-        first, last = int(span.min()), int(span.max())
-        if ranges and first <= ranges[-1][1] + 1:
-            ranges[-1][1] = max(ranges[-1][1], last)
-        else:
-            ranges.append([first, last])
-    return tuple((first, last) for first, last in ranges)
-
-
-def _excerpt(source: str, fragments: tuple[tuple[int, int], ...]) -> tuple[ExcerptLine, ...]:
-    """The shared lines with a little context; a gap where lines are left out."""
-    lines = source.splitlines()
-    shared = {n for first, last in fragments for n in range(first, last + 1)}
-    shown = sorted({m for n in shared for m in range(n - CONTEXT_LINES, n + CONTEXT_LINES + 1)
-                    if 1 <= m <= len(lines)})
-    excerpt: list[ExcerptLine] = []
-    previous = 0
-    for n in shown[:EXCERPT_LINES]:
-        if n > previous + 1:
-            excerpt.append(ExcerptLine(None))
-        excerpt.append(ExcerptLine(n, lines[n - 1], n in shared))
-        previous = n
-    if len(shown) > EXCERPT_LINES or (shown and shown[-1] < len(lines)):
-        excerpt.append(ExcerptLine(None))
-    return tuple(excerpt)
