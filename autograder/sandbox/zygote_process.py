@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.cgroups import kill_tree
+from autograder.sandbox.interpreter import for_zygote
 
 if TYPE_CHECKING:
     from autograder.sandbox.template_process import ZygoteTemplates
@@ -58,9 +59,9 @@ def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
     env.update(MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD), MALLOC_TRIM_THRESHOLD_=str(4 * MMAP_THRESHOLD))
     return subprocess.Popen(
-        # -S: the zygote's import path is the grader's (`import_path`), whose .pth files were read
-        # once here; reading them again cost each zygote's start 20-50 ms.
-        [sys.executable, "-I", "-S", ZYGOTE_PATH, str(ctrl.fileno()), json.dumps({**config, "import_path": sys.path})],
+        # -S: the zygote takes the grader's view of its interpreter (interpreter.for_zygote), whose
+        # .pth files were read once here, instead of running `site` again at every start.
+        [sys.executable, "-I", "-S", ZYGOTE_PATH, str(ctrl.fileno()), json.dumps({**config, **for_zygote()})],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
 

@@ -21,23 +21,36 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def take_grader_path(grader_path: list) -> None:
-    """Started without `site` (-S): the grader's import path, as its `site` made it (.pth files
-    read), without what isolation (-I) leaves out -- the current folder, $PYTHONPATH and the user's
-    site-packages: the entries under this interpreter's prefixes. `site`'s builtins (exit, quit,
-    help, copyright) are set as `site` sets them, for the student code that calls them."""
+def take_grader_path(config: dict) -> None:
+    """The grader's view of its interpreter (sandbox/interpreter.py), taken as `site` would have
+    made it: its import path (.pth files read, a venv's or the user's site-packages included,
+    without the current folder or $PYTHONPATH), its prefixes (a venv's, which `site` sets and
+    -S leaves at the base interpreter's), and `site`'s builtins (exit, quit, help, copyright)
+    for the student code that calls them."""
     import site
 
-    prefixes = _prefixes()
-    sys.path[:] = [entry for entry in dict.fromkeys([*sys.path, *grader_path])
-                   if isinstance(entry, str) and entry and any(_inside(entry, p) for p in prefixes)]
-    site.setquit()
-    site.setcopyright()
-    site.sethelper()
+    global _GRADER_ROOTS
+    grader_path = [e for e in config.get("import_path") or [] if isinstance(e, str) and e]
+    if grader_path:
+        sys.path[:] = list(dict.fromkeys(grader_path))
+    if isinstance(config.get("prefix"), str) and isinstance(config.get("exec_prefix"), str):
+        sys.prefix, sys.exec_prefix = config["prefix"], config["exec_prefix"]
+    prefixes = [p for p in config.get("prefixes") or [] if isinstance(p, str) and p]
+    _GRADER_ROOTS = {os.path.realpath(p) for p in [*prefixes, *(config.get("site_dirs") or [])]
+                     if isinstance(p, str) and p}
+    if sys.flags.no_site:
+        site.setquit()
+        site.setcopyright()
+        site.sethelper()
+
+
+_GRADER_ROOTS: set = set()
 
 
 def _prefixes() -> set:
-    return {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    """Where this interpreter's own files lie: its prefixes and the grader's site folders."""
+    own = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    return own | _GRADER_ROOTS
 
 
 def strip_kit_from_imports() -> None:
@@ -51,16 +64,15 @@ def strip_kit_from_imports() -> None:
 
 
 def child_sys_path(kit_root: str) -> list:
-    """Stdlib and site-packages entries of this interpreter: entries under its prefixes, minus
-    the kit's folder (unless the kit lives in site-packages, where the import guard blocks it)."""
-    prefixes = _prefixes()
+    """The zygote's import path for its children, minus the kit's checkout: an entry inside the
+    kit's folder is kept only where it is also inside a prefix or site folder (a venv made in the
+    checkout, or the kit installed into site-packages, where the import guard blocks it)."""
+    roots = _prefixes()
     keep = []
     for entry in sys.path:
         if not entry or "__editable__" in entry:
             continue
-        if not any(_inside(entry, p) for p in prefixes):
-            continue
-        if _inside(entry, kit_root) and not any(_inside(kit_root, p) for p in prefixes):
+        if _inside(entry, kit_root) and not any(_inside(entry, p) for p in roots):
             continue
         keep.append(entry)
     return keep

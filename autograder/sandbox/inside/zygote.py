@@ -322,8 +322,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stop_watching = _watch_grader(ctrl_fd)
     paths = _load_private("import_path")
-    if sys.flags.no_site:
-        paths.take_grader_path(config.get("import_path") or [])
+    paths.take_grader_path(config)
     paths.strip_kit_from_imports()
     PROTOCOL = _load_private("protocol")
     convert = _load_private("convert")
