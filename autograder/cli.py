@@ -234,6 +234,14 @@ def cmd_misconceptions(args, console: Console) -> int:
 COURSE_HELP = "the course file (default: the kit's course.yml)"
 
 
+def cmd_doctor(args, console: Console) -> int:
+    from autograder.frontends.doctor import examine, print_diagnosis
+
+    found = examine(_course(args), isolation=not args.no_isolation)
+    print_diagnosis(found, console)
+    return 0 if found.ready else 1
+
+
 def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The program's arguments; `only="check"`: the program's parser with only that subcommand,
     which reads a check's arguments as the whole parser does (`command_named` says when): the
@@ -320,6 +328,12 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     nb.add_argument("--exchange", metavar="DIR", help="nbgrader's exchange folder, existing and writable by every "
                     "student (default: COURSE_DIR/exchange, made here)")
     nb.set_defaults(func=cmd_nbgrader)
+
+    doc = add("doctor", help="start a real sandbox: say what it sees, which isolation holds, and grade the "
+                             "kit's solutions in it (exit 1 if anything would cost a student points)")
+    doc.add_argument("--no-isolation", action="store_true",
+                     help="a sandbox without the jail is acceptable here (as `grade --no-isolation`)")
+    doc.set_defaults(func=cmd_doctor)
 
     mis = add("misconceptions", help="list the mistakes the grader can name, with their hints")
     mis.add_argument("--exercise", metavar="NAME", help="only this exercise (its name or file name)")

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from autograder.config import KIT_ROOT, CourseConfig, course_json
+from autograder.config import KIT_DATA, CourseConfig, course_json
 from autograder.intake import SOURCE_SUFFIXES
 
-SOLUTIONS = KIT_ROOT / "solutions"
+SOLUTIONS = KIT_DATA / "solutions"
 ENVIRONMENT_PACKAGES = ("numpy", "torch", "matplotlib", "pyseccomp")
 
 
@@ -87,6 +87,28 @@ class PreflightFailed(Exception):
         super().__init__("\n".join(lines))
 
 
+class EnvironmentNotReady(PreflightFailed):
+    """The sandbox cannot start what the exercises need (a module not installed): one sentence."""
+
+    def __init__(self, sentence: str):
+        self.score, self.max_score, self.lost = 0.0, 0.0, []
+        Exception.__init__(self, f"the sandbox cannot grade here: {sentence}. No grade was written "
+                                 f"(`attnkit doctor` shows what the sandbox sees).")
+
+
+def sandbox_ready(course: CourseConfig, sandbox, solutions: Path = SOLUTIONS) -> None:
+    """Starts the zygotes the course's files need; EnvironmentNotReady where a module the
+    exercises import is missing, before any submission is graded."""
+    from autograder.sandbox.interpreter import MissingModule
+    from autograder.sandbox.zygotes import needs
+
+    for wanted in sorted({needs(source) for source in solution_sources(course, solutions)}, reverse=True):
+        try:
+            sandbox.zygotes.get(wanted)
+        except MissingModule as err:
+            raise EnvironmentNotReady(str(err)) from None
+
+
 def run_preflight(course: CourseConfig, sandbox, *, enabled: bool = True,
                   solutions: Path = SOLUTIONS) -> Preflight:
     """Grade `solutions` in `sandbox`; raise PreflightFailed below full marks."""
@@ -113,6 +135,7 @@ def grade_preflight(course: CourseConfig, sandbox, *, solutions: Path = SOLUTION
     from autograder.grading.submission import grade_submission
 
     started = time.monotonic()
+    sandbox_ready(course, sandbox, solutions)
     # The kit's solutions hold the answers for the course's own numbers: no student's variant.
     result = grade_submission(solutions, course, sandbox, student="preflight", identity=None)
     lost = [(c.check_id, _first_line(c.message)) for c in result.checks if c.score < c.max_score]

@@ -10,6 +10,8 @@ import os
 import site
 import sys
 
+from autograder.sandbox.outcome import SandboxError
+
 
 def _real(path: str) -> str:
     try:
@@ -67,3 +69,39 @@ def for_zygote() -> dict:
     """The zygote's config keys that carry this interpreter's view (inside/import_path.py)."""
     return {"import_path": import_path(), "prefix": sys.prefix, "exec_prefix": sys.exec_prefix,
             "prefixes": prefixes(), "site_dirs": site_dirs()}
+
+
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def install_command(module: str) -> str:
+    """The one line that installs `module` for this interpreter (torch's CPU build for torch:
+    the default index's wheel is the CUDA build on most systems, gigabytes more)."""
+    python = sys.executable or "python"
+    quoted = f'"{python}"' if " " in python else python
+    if module == "torch":
+        return f"{quoted} -m pip install torch --index-url {TORCH_CPU_INDEX}"
+    return f"{quoted} -m pip install {module}"
+
+
+class MissingModule(SandboxError):
+    """The sandbox's interpreter cannot import a module the exercises need."""
+
+    def __init__(self, module: str, error: str):
+        self.module, self.error = module, error
+        super().__init__(missing_sentence(module, error))
+
+
+def missing_sentence(module: str, error: str) -> str:
+    """One sentence: what is missing, where, and the fix."""
+    import importlib.util
+
+    try:
+        here = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        here = None
+    where = sys.executable or "this Python"
+    if here is not None and here.origin:
+        return (f"the sandbox cannot import {module} although {where} finds it at {here.origin} ({error}); "
+                f"run `attnkit doctor` and report what it prints")
+    return f"{module} is not installed for {where} ({error}); install it with: {install_command(module)}"

@@ -94,6 +94,7 @@ class _Template:
         self.waiting: collections.deque[SpawnedProcess] = collections.deque()   # in the order asked
         self.lock = threading.Lock()
         self.dead = False
+        self.missing: dict | None = None    # the module its imports could not find, and why
 
     def spawn(self, config: dict, zygote_ctrl: socket.socket, stderr: IO[bytes]) -> SpawnedProcess:
         spawned = SpawnedProcess(self, stderr)
@@ -104,8 +105,26 @@ class _Template:
                 self.waiting.append(spawned)
             except OSError:
                 self.dead = True
+                self._read_last_words()
                 spawned.failed(self.said())
         return spawned
+
+    def _read_last_words(self) -> None:
+        """A dead template's messages still unread: which module it could not import, if that is
+        why it died."""
+        while True:
+            try:
+                data = self.sock.recv(65536, socket.MSG_DONTWAIT)
+            except OSError:
+                return
+            if not data:
+                return
+            try:
+                msg = json.loads(data.decode("utf-8"))
+            except ValueError:
+                continue
+            if msg.get("event") == "missing":
+                self.missing = msg
 
     def read_answers(self, timeout: float) -> None:
         """The answers that came, waiting up to `timeout` for the first; each goes to the oldest
@@ -132,6 +151,9 @@ class _Template:
                 except ValueError:
                     msg = {}
                 if msg.get("event") == "ready":
+                    continue
+                if msg.get("event") == "missing":     # its import failed: it exits, and says which
+                    self.missing = msg
                     continue
                 spawned = self.waiting.popleft()
                 if msg.get("event") == "spawned" and fds:
@@ -166,6 +188,7 @@ class SpawnedProcess:
         self._pid: int | None = None
         self.pidfd: int | None = None
         self.returncode: int | None = None
+        self.missing: dict | None = None
 
     @property
     def pid(self) -> int:
@@ -216,6 +239,7 @@ class SpawnedProcess:
     def failed(self, why: str) -> None:
         """It was never forked: why, where the zygote's own stderr would have said it."""
         self.returncode = EXIT_UNKNOWN
+        self.missing = self.template.missing
         try:
             os.write(self.stderr.fileno(), why.encode("utf-8", "replace") + b"\n")
         except (OSError, ValueError):

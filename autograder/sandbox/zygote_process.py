@@ -15,9 +15,9 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
-from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.cgroups import kill_tree
-from autograder.sandbox.interpreter import for_zygote
+from autograder.sandbox.interpreter import MissingModule, for_zygote
+from autograder.sandbox.outcome import SandboxError
 
 if TYPE_CHECKING:
     from autograder.sandbox.template_process import ZygoteTemplates
@@ -98,6 +98,8 @@ class _Zygote:
         self.ready = False
         self.layers: dict = {}
         self.huge_pages_mb = 0              # of its memory in huge pages, as it reported when ready
+        self.modules: dict = {}             # name -> [version, file], as it imported them
+        self.missing: dict | None = None    # the module it could not import, and why
         self.torch = bool(config.get("torch", True))
         self.dead = False
         self.asked_to_exit = False
@@ -128,15 +130,20 @@ class _Zygote:
         deadline = time.monotonic() + timeout
         while not self.ready:
             if self.dead or time.monotonic() > deadline:
-                raise SandboxError(f"the sandbox server did not start: {self.stderr_tail() or 'no message'}")
+                raise self._start_failed("did not start")
             self.poll(min(0.5, max(0.0, deadline - time.monotonic())))
             if not self.ready and self.proc.poll() is not None:
                 self.poll(0)
                 self.dead = self.dead or not self.ready
                 if self.dead:
                     code = self.proc.returncode
-                    with_code = f" with code {code}" if code != EXIT_UNKNOWN else ""
-                    raise SandboxError(f"the sandbox server exited{with_code}: {self.stderr_tail() or 'no message'}")
+                    raise self._start_failed(f"exited with code {code}" if code != EXIT_UNKNOWN else "exited")
+
+    def _start_failed(self, how: str) -> SandboxError:
+        missing = self.missing or getattr(self.proc, "missing", None)     # its own, or its template's
+        if missing:
+            return MissingModule(str(missing.get("module")), str(missing.get("error")))
+        return SandboxError(f"the sandbox server {how}: {self.stderr_tail() or 'no message'}")
 
     def poll(self, timeout: float = 0.0) -> None:
         """Handles every event that is ready, waiting up to `timeout` for the first one."""
@@ -170,6 +177,9 @@ class _Zygote:
             self.layers = msg.get("layers") if isinstance(msg.get("layers"), dict) else {}
             huge = msg.get("huge_pages_mb")
             self.huge_pages_mb = huge if isinstance(huge, int) else 0
+            self.modules = msg.get("modules") if isinstance(msg.get("modules"), dict) else {}
+        elif event == "missing":
+            self.missing = msg
         elif event == "forked":
             placed = msg.get("placed")
             self.unanswered.discard(msg.get("id"))

@@ -64,13 +64,15 @@ class Zygote:
         self.pid = os.getpid()
         self.layers: dict = {}
         self.huge_pages_mb = 0     # of its memory collapsed into huge pages (a class run's zygote)
+        self.modules: dict = {}    # name -> [version, file] of what it imported for the children
         self.clone = False         # children cloned into their namespaces (set when the jail holds)
         self.inits: set[int] = set()   # children that are pid 1 of their namespace (cloned)
         self.gates: dict[int, int] = {}  # pid -> its gate's write end, until the grader says "go"
 
     def serve(self) -> None:
         wake_r, wake_w = self.wake = KERNEL.wake_on_child_exit()
-        self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers, "huge_pages_mb": self.huge_pages_mb})
+        self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers, "huge_pages_mb": self.huge_pages_mb,
+                   "modules": self.modules})
         while True:
             readable, _, _ = select.select([self.ctrl, wake_r], [], [])
             if wake_r in readable:
@@ -324,6 +326,7 @@ def main() -> None:
     paths = _load_private("import_path")
     paths.take_grader_path(config)
     paths.strip_kit_from_imports()
+    modules = {"numpy": _import_or_say(ctrl_fd, "numpy")}    # the protocol's framing needs it
     PROTOCOL = _load_private("protocol")
     convert = _load_private("convert")
     KERNEL = _load_private("kernel")
@@ -336,16 +339,14 @@ def main() -> None:
     CHILD = _load_private("monitor")
     warm = _load_private("warm_up")
 
-    import numpy  # noqa: F401
     if config.get("torch", True):
-        import torch
-
+        torch = _import_or_say(ctrl_fd, "torch")
         torch.set_num_threads(1)
+        modules["torch"] = torch
     gc.freeze()      # what numpy's and torch's imports made (little of it garbage): never scanned again
     gc.enable()      # matplotlib's import makes cycles: freed as it goes (scanning its own objects only)
     if config.get("matplotlib", True):
-        import matplotlib
-
+        matplotlib = modules["matplotlib"] = _import_or_say(ctrl_fd, "matplotlib")
         matplotlib.use("Agg")
         import matplotlib.figure  # noqa: F401
         import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
@@ -365,7 +366,9 @@ def main() -> None:
     child_path = paths.child_sys_path(KIT_ROOT)
     stop_watching()
     prepared = dict(seccomp=seccomp, child_path=child_path, convert=convert, guard=guard, errors=errors,
-                    ipython=ipython, worker=worker)
+                    ipython=ipython, worker=worker,
+                    modules={name: [str(getattr(m, "__version__", "")), str(getattr(m, "__file__", ""))]
+                             for name, m in modules.items()})
     if config.get("template"):     # forks a zygote per sandbox (template.py): its imports done once
         # Left dumpable: a zygote it forks writes its own /proc/self/uid_map as a normal user,
         # which a process made not dumpable may not (the jail makes each zygote so, last)
@@ -374,7 +377,7 @@ def main() -> None:
 
 
 def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, guard, errors, ipython,
-                   worker) -> NoReturn:
+                   worker, modules) -> NoReturn:
     """After the imports: the jail, then serve. In this process, or in one a template forked."""
     layers = _enter_jail(config)
     layers["seccomp"] = seccomp is not None
@@ -389,6 +392,7 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
+    zygote.modules = modules
     # A raw clone takes none of glibc's locks first (fork does): only a zygote alone in its process
     zygote.clone = bool(layers["jailed"]) and not config.get("monitors") and KERNEL.single_threaded()
     if config.get("huge_pages"):
@@ -400,6 +404,33 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
             pass
     zygote.serve()
     os._exit(0)
+
+
+EXIT_MISSING_MODULE = 4
+
+
+def _import_or_say(ctrl_fd: int, name: str):
+    """`name` imported; if it cannot be, the grader is told which module and why (one message on
+    the control socket, which it turns into a sentence with the fix) and this process exits."""
+    try:
+        return importlib.import_module(name)
+    except Exception as err:  # noqa: BLE001 - ImportError, or a broken install raising anything
+        message = {"event": "missing", "module": name, "error": f"{type(err).__name__}: {err}"[:500]}
+        ctrl = socket.socket(fileno=os.dup(ctrl_fd))
+        try:
+            ctrl.send(json.dumps(message).encode())
+            ctrl.setblocking(False)       # recv_fds drops its flags argument
+            # A socket closed with requests still unread resets its peer, which then loses this
+            # message too: what the grader sent meanwhile is read (and its fds closed) first.
+            while True:
+                data, fds, _flags, _addr = socket.recv_fds(ctrl, 65536, 8)
+                for fd in fds:
+                    os.close(fd)
+                if not data:
+                    break
+        except OSError:
+            pass
+        os._exit(EXIT_MISSING_MODULE)
 
 
 def _run_child(role: str, body: Callable[[], None]) -> NoReturn:
