@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_COURSE = KIT_ROOT / "course.yml"
+# The course, solutions/ and exercises/: the checkout's own, or, installed from a wheel, the
+# copies that ship inside the package (autograder/data links to the checkout's in a clone).
+KIT_DATA = KIT_ROOT if (KIT_ROOT / "course.yml").is_file() else Path(__file__).resolve().parent / "data"
+DEFAULT_COURSE = KIT_DATA / "course.yml"
 FORBID_EXTRA = {"extra": "forbid"}     # pydantic's config of each type: a misspelt key is an error
 
 

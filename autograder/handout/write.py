@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autograder.config import KIT_ROOT, CourseConfig
+from autograder.config import KIT_DATA, CourseConfig
 HANDOUT_CODE = Path(__file__).resolve().parent
 from autograder.handout.data import write_check_data
 from autograder.intake import SOURCE_SUFFIXES
@@ -55,7 +55,7 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
     written = []
     for stem in course.exercises:
         for suffix in SOURCE_SUFFIXES:
-            source = KIT_ROOT / "exercises" / f"{stem}{suffix}"
+            source = KIT_DATA / "exercises" / f"{stem}{suffix}"
             if source.is_file():
                 if variant is not None and stem in VARIED_FILES:
                     (out / source.name).write_bytes(with_numbers(source, variant))

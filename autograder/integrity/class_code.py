@@ -83,12 +83,12 @@ PAIRS_LISTED = 100      # the most alike pairs kept in summary.json and report.h
 
 def kit_stubs(exercises: Iterable[str]) -> dict[str, str]:
     """The code the kit's stubs give (exercises/<stem>.py, what `attnkit build` writes)."""
-    from autograder.config import KIT_ROOT
+    from autograder.config import KIT_DATA
 
     stubs = {}
     for stem in exercises:
         try:
-            stubs[stem] = (KIT_ROOT / "exercises" / f"{stem}.py").read_text(encoding="utf-8")
+            stubs[stem] = (KIT_DATA / "exercises" / f"{stem}.py").read_text(encoding="utf-8")
         except OSError:
             continue
     return stubs

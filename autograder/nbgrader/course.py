@@ -372,13 +372,13 @@ def course_totals(course: CourseConfig) -> tuple[float, float]:
 
 def cmd_nbgrader(args, console) -> int:
     from autograder.checks import check_ids
-    from autograder.config import KIT_ROOT, load_course
+    from autograder.config import KIT_DATA, load_course
 
     course = load_course(args.course, known_checks=check_ids())
     course_dir = Path(args.course_dir)
     course_id = args.course_id or default_course_id(course)
     try:
-        written = write_course(course_dir, KIT_ROOT, course, force=args.force, course_file=args.course,
+        written = write_course(course_dir, KIT_DATA, course, force=args.force, course_file=args.course,
                                course_id=course_id, exchange=args.exchange)
     except (CourseError, BuildError) as err:
         console.print(f"[red]attnkit nbgrader: {err}[/]")
