@@ -1,13 +1,11 @@
-"""The sandbox sees the interpreter wherever it lives (issue 21).
+"""The sandbox sees the interpreter wherever and however it is installed.
 
-Instructors install the kit into a virtualenv under the temp folder (CI jobs, containers),
-under their home folder, under /opt, or on a path with spaces. Each child mounts a private
-tmpfs over /tmp: before the fix it covered a venv there, and whatever the child imported
-lazily (matplotlib's fonts, `numpy.testing`) was gone: `solutions/` scored 51/53.
-
-Each test builds a venv at such a place whose numpy and matplotlib live inside it (copied
-from this interpreter, so lazily loaded files are under that folder), points it at this
-checkout with a .pth file, and grades `solutions/` through it.
+Instructors and students install the kit into a standard `python -m venv` (no system
+site-packages) under the temp folder (CI jobs, containers), under their home folder, on a path
+with spaces, inside the checkout itself; some install it non-editable (`pip install .`). Each
+test makes such a venv (tests/venvs.py: this environment's packages hard-linked into the venv's
+own site-packages, so numpy, torch and matplotlib live only there) and grades `solutions/`
+through it: 53/53, or one sentence naming what is missing.
 Run as root in CI and as a normal user through scripts/normal_user_env.sh.
 """
 
@@ -17,18 +15,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
 
-import matplotlib
-import numpy
 import pytest
 
 from autograder.sandbox import Limits, Sandbox
-
-KIT = Path(__file__).resolve().parents[1]
+from venvs import KIT, build_wheel, standard_venv, where_imported
 
 
 def _jail_available() -> str | None:
@@ -43,23 +37,16 @@ def jail():
         pytest.skip(f"no jail here: {why}")
 
 
-def make_venv(where: Path) -> Path:
-    """A venv at `where` with its own numpy and matplotlib and this checkout on its path."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(where)],
-                   check=True, capture_output=True)
-    python = where / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    for module in (numpy, matplotlib):
-        package = Path(module.__file__).parent
-        shutil.copytree(package, Path(site) / package.name, symlinks=True)
-        libs = package.parent / f"{package.name}.libs"       # numpy's vendored BLAS
-        if libs.is_dir():
-            shutil.copytree(libs, Path(site) / libs.name, symlinks=True)
-    (Path(site) / "attnkit_checkout.pth").write_text(str(KIT) + "\n")
-    where_numpy = subprocess.run([str(python), "-c", "import numpy, matplotlib; print(numpy.__file__); "
-                                  "print(matplotlib.__file__)"], check=True, capture_output=True, text=True).stdout
-    assert all(line.startswith(str(where)) for line in where_numpy.splitlines()), where_numpy
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def make_venv(where: Path, **kwargs) -> Path:
+    """A standard venv at `where` whose numpy, torch and matplotlib are its own."""
+    python = standard_venv(where, **kwargs)
+    found = where_imported(python, ("numpy", "matplotlib", "torch"))
+    assert all(path.startswith(str(where)) for path in found.values()), found
     return python
 
 
@@ -85,12 +72,14 @@ def _place(kind: str) -> Path:
         return Path(tempfile.gettempdir()) / f"attn kit venv {tag}"
     if kind == "home":
         return Path.home() / f".attnkit-test-venv-{tag}"
+    if kind == "inside the checkout":
+        return KIT / f".venv-test-{tag}"
     return Path("/opt") / f"attnkit-test-venv-{tag}"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["temp", "temp with spaces", "home", "opt"])
-def test_solutions_full_marks_from_a_venv(kind, jail, tmp_path):
+@pytest.mark.parametrize("kind", ["temp", "temp with spaces", "home", "opt", "inside the checkout"])
+def test_solutions_full_marks_from_a_standard_venv(kind, jail, tmp_path):
     place = _place(kind)
     if not os.access(place.parent, os.W_OK):
         pytest.skip(f"{place.parent} is not writable by this user")
@@ -102,7 +91,43 @@ def test_solutions_full_marks_from_a_venv(kind, jail, tmp_path):
 
 
 @pytest.mark.slow
-def test_class_and_plugin_from_a_venv_under_temp(jail, tmp_path):
+def test_a_non_editable_install_grades_and_hides_its_reference(jail, wheel, tmp_path):
+    """`pip install .`: the kit inside site-packages, its checkout nowhere on the path."""
+    place = _place("temp")
+    try:
+        python = make_venv(place, kit="installed", wheel=wheel)
+        found = where_imported(python, ("autograder",))
+        assert found["autograder"].startswith(str(place)), found
+        assert_full_marks(grade_solutions(python, tmp_path))
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_venv_without_torch_is_one_sentence_before_any_grade(jail, tmp_path):
+    """A missing module is said once, with its fix, and no student is graded (never a 0)."""
+    place = _place("temp")
+    try:
+        python = standard_venv(place, without=("torch",))
+        klass = tmp_path / "class"
+        shutil.copytree(KIT / "solutions", klass / "zoe")
+        out = tmp_path / "out"
+        run = subprocess.run([str(python), "-m", "autograder.cli", "grade", str(klass), "--out", str(out)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 2, run.stdout + run.stderr
+        said = run.stderr.strip()
+        assert "Traceback" not in said and len(said.splitlines()) == 1, said
+        assert "torch is not installed" in said and "--index-url https://download.pytorch.org/whl/cpu" in said
+        assert not (out / "results" / "zoe.json").exists()
+        doctor = subprocess.run([str(python), "-m", "autograder.cli", "doctor"], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=600)
+        assert doctor.returncode == 1 and "torch is not installed" in doctor.stdout, doctor.stdout + doctor.stderr
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_class_plugin_and_doctor_from_a_standard_venv_under_temp(jail, tmp_path):
     """`attnkit grade` (a pool of warm sandboxes) and the pytest plugin from the same venv."""
     place = _place("temp")
     try:
@@ -118,5 +143,9 @@ def test_class_and_plugin_from_a_venv_under_temp(jail, tmp_path):
                                 text=True, timeout=600)
         assert plugin.returncode == 0, plugin.stdout[-3000:] + plugin.stderr[-2000:]
         assert " failed" not in plugin.stdout
+        doctor = subprocess.run([str(python), "-m", "autograder.cli", "doctor"], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=600)
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        assert "torch" in doctor.stdout and str(place) in doctor.stdout and "53/53" in doctor.stdout
     finally:
         shutil.rmtree(place, ignore_errors=True)
