@@ -3,14 +3,14 @@
 # a shared server, where the sandbox's isolation comes from user namespaces alone.
 #
 # Run as root from the repository root (CI does: `sh scripts/normal_user_env.sh`). It
-#   1. finds a Python with the kit's dependencies that the user can read: this interpreter if
-#      every folder above it is world-searchable, else the same installation made visible at
-#      /opt/attnkit-python (a read-only bind mount, or a copy where mounting is not allowed --
-#      e.g. a pyenv under root's home folder, which others may not enter);
+#   1. finds the base interpreter of this Python (a venv's own base) and makes it readable by
+#      the user: as it is if every folder above it is world-searchable, else the same
+#      installation made visible at /opt/attnkit-python (a read-only bind mount, or a copy where
+#      mounting is not allowed -- e.g. a pyenv under root's home folder, which others may not enter);
 #   2. creates the user `attnkit-redteam` (no password, no sudo) if it does not exist;
-#   3. copies the working tree into that user's home and runs the red-team tests there as them
-#      (tests/test_redteam_bounded.py grades a hostile class under a memory cap: issue 24;
-#      tests/test_zygote_templates.py forks zygotes from a template, each jailed by itself).
+#   3. copies the working tree into that user's home; there, as that user, makes a standard venv
+#      of their own, installs the kit into it as the README does, and runs the red-team tests
+#      (a hostile class under a memory cap, the venv locations, zygotes forked from a template).
 # Elsewhere (not root, not Linux) it exits 0 after saying why it skipped.
 # Extra arguments are passed to pytest.
 set -eu
@@ -22,8 +22,8 @@ VISIBLE=/opt/attnkit-python
 if [ "$(uname -s)" != "Linux" ]; then echo "normal_user_env: skipped (not Linux)"; exit 0; fi
 if [ "$(id -u)" != "0" ]; then echo "normal_user_env: skipped (must run as root to create a user)"; exit 0; fi
 
-prefix="$("$PYTHON" -c 'import sys, os; print(os.path.realpath(sys.prefix))')"
-exe="$("$PYTHON" -c 'import sys, os; print(os.path.realpath(sys.executable))')"
+prefix="$("$PYTHON" -c 'import sys, os; print(os.path.realpath(sys.base_prefix))')"
+exe="$("$PYTHON" -c 'import sys, os; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))')"
 readable() {   # every folder from $1 up to / is world-searchable
     p="$1"
     while [ "$p" != "/" ]; do
@@ -54,8 +54,22 @@ mkdir -p "$home/attnkit"
 git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$home/attnkit" 2>/dev/null || cp -a . "$home/attnkit"
 chown -R "$USER_NAME" "$home/attnkit"
 
-echo "normal_user_env: running the red-team suite as $USER_NAME with $user_python"
+echo "normal_user_env: as $USER_NAME, a venv of their own made with $user_python, then the red-team suite"
 cd "$home/attnkit"
+# What the user's pip needs of the caller's settings (CI's pins, its failing-over index).
+pins=""
+[ -n "${PIP_CONSTRAINT:-}" ] && pins="PIP_CONSTRAINT=$home/attnkit/.ci/constraints.txt"
+# shellcheck disable=SC2086
 exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
-    "$user_python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py tests/test_redteam_provided.py \
-    tests/test_redteam_bounded.py tests/test_interpreter_locations.py tests/test_zygote_templates.py "$@"
+    $pins PIP_RETRIES="${PIP_RETRIES:-5}" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    MPLBACKEND=Agg USER_PYTHON="$user_python" sh -euc '
+    venv="$HOME/attnkit-venv"
+    if [ ! -x "$venv/bin/attnkit" ]; then
+        "$USER_PYTHON" -m venv "$venv"
+        "$venv/bin/pip" install -q torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
+    fi
+    "$venv/bin/pip" install -q -e ".[test]"
+    "$venv/bin/attnkit" doctor
+    exec "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py \
+        tests/test_redteam_provided.py tests/test_redteam_bounded.py tests/test_interpreter_locations.py \
+        tests/test_zygote_templates.py "$@"' normal_user_env "$@"
