@@ -255,3 +255,105 @@ def test_a_course_with_a_mistake_makes_no_zip(tmp_path):
     run = _attnkit("--course", str(course), "gradescope", str(tmp_path / "ag.zip"))
     assert run.returncode == 2 and "seed" in run.stderr + run.stdout
     assert not (tmp_path / "ag.zip").exists()
+
+
+def _clean_env(home: Path, **extra: str) -> dict:
+    """What Gradescope's image gives a script: root, a plain PATH, nothing of this session's but
+    the machine's own certificate store (a network that inspects TLS signs with a local CA)."""
+    import ssl
+
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(home),
+           "LANG": "C.UTF-8", **extra}
+    store = ssl.get_default_verify_paths().openssl_cafile
+    if store and os.path.isfile(store):
+        env["SSL_CERT_FILE"] = store
+    return env
+
+
+def _torch_wheels(folder: Path) -> Path:
+    """torch's CPU wheel in a folder, fetched as pip is configured here (PyPI's CPU index searched
+    too, since the default index's Linux wheel is the CUDA build)."""
+    import torch
+
+    version = torch.__version__.split("+", 1)[0]
+    env = dict(os.environ, PIP_RETRIES="0")
+    run = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(folder),
+                          f"torch=={version}", "--extra-index-url", "https://download.pytorch.org/whl/cpu"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    if run.returncode != 0:
+        pytest.skip(f"torch's wheel cannot be fetched here: {run.stderr[-300:]}")
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="Gradescope runs setup.sh as root")
+def test_setup_sh_installs_for_real_then_grades_every_kind_of_upload(tmp_path, autograder_zip):
+    """The zip as Gradescope runs it: unpacked into source/, setup.sh run as root from a clean
+    environment (its own uv venv, requirements.txt and torch's CPU wheel installed, doctor run),
+    then run_autograder on a correct, a buggy, a notebook-with-magics and a hostile upload."""
+    root = tmp_path / "autograder"
+    for sub in ("source", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    with zipfile.ZipFile(autograder_zip) as zf:
+        zf.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / script, 0o755)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    venv = tmp_path / "opt" / "venv"
+    env = _clean_env(Path.home(), ATTNKIT_GRADESCOPE_ROOT=str(root), ATTNKIT_VENV=str(venv),
+                     ATTNKIT_WHEELS=str(_torch_wheels(tmp_path / "wheels")))
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
+                           capture_output=True, text=True, timeout=1500)
+    if setup.returncode != 0 and "uv" in setup.stderr and "No matching distribution" in setup.stderr:
+        pytest.skip("uv cannot be installed here (no package index)")
+    assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
+    assert "ready to grade" in setup.stdout and "attnkit autograder ready" in setup.stdout
+    # The venv is a standard one (no system site-packages): everything came from requirements.txt.
+    assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text()
+
+    def grade() -> tuple[dict, subprocess.CompletedProcess]:
+        run = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, timeout=600)
+        data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+        jsonschema.validate(data, SCHEMA)
+        return data, run
+
+    def fresh_upload() -> Path:
+        for path in (root / "submission").iterdir():
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        return root / "submission"
+
+    full = _course_points()
+    upload = fresh_upload()
+    for stem in STEMS:
+        shutil.copy(SOLUTIONS / f"{stem}.py", upload)
+    data, _ = grade()
+    assert data["score"] == full, [t["output"][:300] for t in data["tests"] if t["status"] != "passed"]
+
+    upload = fresh_upload()
+    for stem in STEMS:
+        shutil.copy(SOLUTIONS / f"{stem}.py", upload)
+    shutil.copy(BUGGY, upload / "attention.py")
+    data, _ = grade()
+    unscaled = [t for t in data["tests"] if "misconception:no_scaling" in t["tags"]]
+    assert 0 < data["score"] < full and unscaled and all(t["score"] == 0 for t in unscaled)
+    assert sum("Hint:" in t["output"] for t in unscaled) == 1
+
+    upload = fresh_upload()
+    for stem in STEMS:
+        text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
+        nb = json.loads(to_notebook(text, stem, f"solutions/{stem}.py"))
+        magic = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                 "source": "%matplotlib inline\n%load_ext autoreload\nimport numpy as np\nnp.exp?"}
+        nb["cells"].insert(1, magic)
+        (upload / f"{stem}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    data, _ = grade()
+    assert data["score"] == full, [t["output"][:300] for t in data["tests"] if t["status"] != "passed"]
+
+    upload = fresh_upload()
+    (upload / "causal_mask.py").write_text(HOSTILE.replace("@ROOT@", str(root)), encoding="utf-8")
+    shutil.copy(SOLUTIONS / "hand_computation.py", upload)
+    data, run = grade()
+    causal = [t for t in data["tests"] if t["extra_data"]["check_id"].startswith("causal_mask.")]
+    assert all(t["status"] == "passed" for t in causal), [t["output"] for t in causal]
+    assert not (root / "results" / "forged.json").exists()
+    assert len(run.stdout) <= 64 * 1024 and b"spam spam" not in run.stdout

@@ -23,9 +23,11 @@ from autograder.config import KIT_ROOT
 from autograder.gradescope import scripts
 from autograder.gradescope.settings import SETTINGS_FILE, GradescopeSettings
 
-# What grading imports (the authoring tools: nbgrader, jupytext, nbclient are not needed on
-# Gradescope). torch is installed on its own, from PyTorch's CPU index.
-GRADING_DEPENDENCIES = ("numpy", "torch", "matplotlib", "pyyaml", "pydantic", "rich", "nbformat", "packaging")
+# What grading imports, in the grader and in the sandbox (IPython reads notebooks as Jupyter runs
+# them; pyseccomp is the sandbox's system-call filter). The authoring tools (nbgrader, nbclient)
+# are not needed on Gradescope. torch is installed on its own, from PyTorch's CPU index.
+GRADING_DEPENDENCIES = ("numpy", "torch", "matplotlib", "pyyaml", "pydantic", "annotated-types", "rich",
+                        "nbformat", "jupytext", "ipython", "markdown-it-py", "jinja2", "packaging", "pyseccomp")
 TORCH = "torch"
 CUDA_ONLY = ("nvidia-", "triton", "cuda-")
 # solutions/: what the runner's preflight grades before the student (the reference, the same

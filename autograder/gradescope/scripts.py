@@ -3,9 +3,10 @@ run_autograder for every submission (nothing is fetched).
 
 setup.sh makes a virtualenv with the Python the pins were made for (uv, pinned, brings that
 Python when the image lacks it), installs torch CPU-only from PyTorch's CPU wheel index, then
-every other dependency at the exact versions the instructor's kit ran with, then checks that
-the kit imports. ATTNKIT_SKIP_INSTALL=1 skips the network steps (the kit's own test, on a
-machine that has the dependencies already).
+every other dependency at the exact versions the instructor's kit ran with, then runs
+`attnkit doctor` there: a real sandbox grades the kit's solutions, and the image build fails
+unless they score full marks. ATTNKIT_WHEELS=DIR installs from a folder of wheels first (an
+offline mirror); ATTNKIT_SKIP_INSTALL=1 skips the install (a machine that has it already).
 """
 
 from __future__ import annotations
@@ -30,14 +31,26 @@ if [ "${ATTNKIT_SKIP_INSTALL:-0}" != "1" ]; then
     fi
     python3 -m pip install -q --no-cache-dir "uv==@UV@" || python3 -m pip install -q --break-system-packages "uv==@UV@"
     python3 -m uv venv --python "$PYVER" "$VENV"
-    # torch CPU-only, from PyTorch's CPU wheel index (the default index's wheel pulls CUDA).
-    python3 -m uv pip install --python "$VENV/bin/python" --no-deps --index-url "@TORCH_INDEX@" "torch==@TORCH@"
-    python3 -m uv pip install --python "$VENV/bin/python" -r "$SOURCE/requirements.txt"
+    # torch CPU-only, from PyTorch's CPU wheel index (the default index's wheel pulls CUDA), or
+    # from the folder of wheels given.
+    torch_from=(--index-url "@TORCH_INDEX@")
+    wheels=()
+    if [ -n "${ATTNKIT_WHEELS:-}" ]; then
+        torch_from=(--no-index --find-links "$ATTNKIT_WHEELS")
+        wheels=(--find-links "$ATTNKIT_WHEELS")
+    fi
+    python3 -m uv pip install --python "$VENV/bin/python" --no-deps "${torch_from[@]}" "torch==@TORCH@"
+    python3 -m uv pip install --python "$VENV/bin/python" "${wheels[@]}" -r "$SOURCE/requirements.txt"
 fi
 PYTHON="${ATTNKIT_PYTHON:-$VENV/bin/python}"
-# The kit is not installed: run_autograder runs it from $SOURCE/attnkit. Check it imports.
+# The kit is not installed: run_autograder runs it from $SOURCE/attnkit. A real sandbox must
+# grade the kit's solutions at full marks here, or the image build fails (and says why).
 cd "$SOURCE/attnkit"
-MPLBACKEND=Agg PYTHONNOUSERSITE=1 "$PYTHON" -c "import autograder.gradescope.run, autograder.sandbox, torch, numpy"
+if ! MPLBACKEND=Agg PYTHONNOUSERSITE=1 PYTHONPATH="$SOURCE/attnkit" \
+        "$PYTHON" -m autograder.cli --course "$SOURCE/course.yml" doctor --no-isolation; then
+    echo "attnkit: this image cannot grade (the lines marked !! above say why); the autograder is NOT ready" >&2
+    exit 1
+fi
 echo "attnkit autograder ready"
 """
 
