@@ -93,7 +93,14 @@ def cmd_grade(args, console: Console) -> int:
         except RosterError as err:
             print(f"attnkit grade --roster: {err}", file=sys.stderr)
             return 2
-    students = _say_layout(class_dir, out, course, args.layout, console)
+    from autograder.intake.identify import UnknownStudents, identify, refuse_unknown
+
+    class_list = identify(_say_layout(class_dir, out, course, args.layout, console), roster)
+    try:     # with variants on, whose numbers each submission should hold: known before anything is graded
+        refuse_unknown(class_list, course.variants.enabled, roster is not None)
+    except UnknownStudents as err:
+        print(f"attnkit grade: {err}", file=sys.stderr)
+        return 2
     checked = []     # the preflight's outcome, said in the summary
     try:
         with ClassProgress(console) as progress:
@@ -120,10 +127,10 @@ def cmd_grade(args, console: Console) -> int:
     for preflight in checked:
         console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
                       preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
-    print_summary(results, course, console, out)
+    print_summary(results, course, console, out, named=class_list.shown)
     if roster is not None:
-        _say_roster(students, roster, console)
-    elif any(s.lms_id for s in students) and set(args.export or ()) & {"moodle", "gradescope-csv"}:
+        _say_roster(class_list, console)
+    elif any(s.lms_id for s in class_list.students) and set(args.export or ()) & {"moodle", "gradescope-csv"}:
         console.print("[yellow]an LMS download names students by the LMS's number only: the moodle and "
                       "gradescope-csv exports have no login; give --roster ROSTER.csv to fill them[/]")
     if args.gradebook:
@@ -138,16 +145,22 @@ def cmd_grade(args, console: Console) -> int:
     return 0
 
 
-def _say_roster(students, roster, console: Console) -> None:
-    from autograder.intake.roster import enrol
-
-    found = enrol(students, roster)
-    for what, names in (("on the roster with no submission (a 0 in the exports)", [p.name or p.key for p in found.absent]),
-                        ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched))):
+def _say_roster(class_list, console: Console) -> None:
+    """Who on the roster handed in nothing, and which submissions match no row: one per line,
+    by last name (a name "Last, First" holds a comma itself)."""
+    found = class_list.enrolment
+    absent = [f"{p.listed} ({p.key})" if p.listed and p.listed != p.key else p.key
+              for p in sorted(found.absent, key=lambda p: p.sort_key)]
+    for what, names in (("on the roster with no submission (a 0 in the exports)", absent),
+                        ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched)),
+                        ("roster rows that several submissions match (each graded under its own name)",
+                         list(class_list.shared))):
         if names:
             console.print(f"\n[bold]{len(names)} {what}[/]")
-            console.print("  " + ", ".join(names[:30]) + (" ..." if len(names) > 30 else ""), markup=False,
-                          soft_wrap=True)
+            for name in names[:30]:
+                console.print(f"  {name}", markup=False, soft_wrap=True, highlight=False)
+            if len(names) > 30:
+                console.print(f"  ... and {len(names) - 30} more (report.html lists them all)", markup=False)
 
 
 def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Console):

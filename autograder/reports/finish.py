@@ -43,7 +43,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
         if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
             flags += integrity_flags((result,))
         try:
-            write_feedback_html(out, result, course, source)
+            write_feedback_html(out, result, course, source, enrolment.shown(result.student) if enrolment else None)
         except OSError as err:       # a full disk: said after the grades and the summary are written
             unwritten.append(err)
     write_atomic(out / "grades.csv", table.text())
@@ -54,7 +54,12 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     if course.variants.enabled:
         summary["integrity"] = [flag.to_dict() for flag in flags]
     if enrolment is not None and enrolment.roster:
-        summary["roster"] = {"not_submitted": [p.name or p.key for p in enrolment.absent],
+        # Each student's name by their id, in the order of last names (the report's order).
+        summary["names"] = {key: person.listed or key for key, person in
+                            sorted(enrolment.people.items(), key=lambda kv: kv[1].sort_key) if person.line}
+        absent = sorted(enrolment.absent, key=lambda p: p.sort_key)
+        summary["roster"] = {"not_submitted": [p.listed or p.key for p in absent],
+                             "not_submitted_ids": [p.key for p in absent],
                              "not_on_roster": list(enrolment.unmatched)}
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
@@ -69,16 +74,20 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     return summary
 
 
-def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None) -> Path:
+def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None,
+                        shown: str | None = None) -> Path:
     """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
     large class does not draw every picture again). `source`: the digest of the result file's
     text the result was read from or written as (stored_results.digest), which says what the
-    result says; without it, the result is written out as JSON to be hashed."""
+    result says; without it, the result is written out as JSON to be hashed. `shown`: the student's
+    name from the roster."""
     path = Path(out) / "feedback" / f"{result.student}.html"
+    shown = None if shown == result.student else shown
     said = (f"result file {source}" if source is not None
             else json.dumps(result.to_dict(), sort_keys=True, default=str))
     stamp = hashlib.sha256(said.encode("utf-8", "surrogateescape") + b"\0"
-                           + course_json(course).encode("utf-8", "surrogateescape")).hexdigest()
+                           + course_json(course).encode("utf-8", "surrogateescape")
+                           + b"\0" + (shown or "").encode("utf-8", "surrogateescape")).hexdigest()
     mark = f"<!-- attnkit {stamp} -->"
     try:
         with path.open(encoding="utf-8") as fh:
@@ -86,7 +95,7 @@ def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfi
                 return path
     except (OSError, ValueError):
         pass
-    page = feedback_html(result, course)
+    page = feedback_html(result, course, shown)
     doctype, rest = page.split("\n", 1)
     write_atomic(path, f"{doctype}\n{mark}\n{rest}")
     return path

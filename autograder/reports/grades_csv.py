@@ -87,7 +87,7 @@ class GradesTable:
         """The table, closed by the roster's students with no submission: asked for once, after
         the last `add`."""
         if self.roster:
-            for p in sorted(self.enrolment.absent, key=lambda p: p.key):
+            for p in sorted(self.enrolment.absent, key=lambda p: p.sort_key):
                 self._row(p, None)
         return self.buf.getvalue()
 
@@ -95,7 +95,7 @@ class GradesTable:
         cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
                  if r is not None else [safe_cell(person.key), *("" for _ in self.stems), "0", f"{self.max_total:g}"])
         if person is not None:
-            cells += [safe_cell(v) for v in (person.name, person.login, person.sis_id, person.email)]
+            cells += [safe_cell(v) for v in (person.listed, person.login, person.sis_id, person.email)]
             cells.append(status(r, self.enrolment))
         self.writer.writerow(cells)
 
