@@ -84,15 +84,24 @@ def cmd_grade(args, console: Console) -> int:
         console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
         return 2
     jobs = args.jobs or None      # None: as LocalGrading picks (one per core, one more for a large class)
-    roster = None
+    roster, target = None, None
+    if args.assignment and not args.roster:
+        console.print("[red]--assignment names a column of the LMS's gradebook: give that export as --roster too[/]")
+        return 2
     if args.roster:
+        from autograder.intake.gradebook_column import read_target
         from autograder.intake.roster import RosterError, read_roster
 
         try:
             roster = read_roster(Path(args.roster))
+            target = read_target(Path(args.roster), args.assignment, course.assignment,
+                                 missing_as_zero=args.missing_as_zero)
         except RosterError as err:
             print(f"attnkit grade --roster: {err}", file=sys.stderr)
             return 2
+    elif args.missing_as_zero:
+        console.print("[red]--missing-as-zero: give --roster ROSTER.csv, whose students with no submission get 0[/]")
+        return 2
     from autograder.intake.identify import UnknownStudents, identify, refuse_unknown
 
     class_list = identify(_say_layout(class_dir, out, course, args.layout, console), roster)
@@ -108,7 +117,7 @@ def cmd_grade(args, console: Console) -> int:
                 from autograder.cluster.cli import grade_on_cluster
 
                 results = grade_on_cluster(args, class_dir, out, course, progress, console,
-                                           on_preflight=checked.append, roster=roster)
+                                           on_preflight=checked.append, roster=roster, target=target)
                 if results is None:
                     return 2
             else:
@@ -116,7 +125,7 @@ def cmd_grade(args, console: Console) -> int:
                                       on_result=progress.advance, on_start=progress.start,
                                       exports=tuple(args.export or ()), isolation=not args.no_isolation,
                                       preflight=not args.no_preflight, on_preflight=checked.append,
-                                      layout=args.layout, roster=roster)
+                                      layout=args.layout, roster=roster, target=target)
     except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
@@ -129,7 +138,8 @@ def cmd_grade(args, console: Console) -> int:
                       preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
     print_summary(results, course, console, out, named=class_list.shown)
     if roster is not None:
-        _say_roster(class_list, console)
+        _say_roster(class_list, console, target if args.export else None,
+                    sum(course.max_points(s) for s in course.exercises))
     elif any(s.lms_id for s in class_list.students) and set(args.export or ()) & {"moodle", "gradescope-csv"}:
         console.print("[yellow]an LMS download names students by the LMS's number only: the moodle and "
                       "gradescope-csv exports have no login; give --roster ROSTER.csv to fill them[/]")
@@ -145,13 +155,19 @@ def cmd_grade(args, console: Console) -> int:
     return 0
 
 
-def _say_roster(class_list, console: Console) -> None:
-    """Who on the roster handed in nothing, and which submissions match no row: one per line,
-    by last name (a name "Last, First" holds a comma itself)."""
+def _say_roster(class_list, console: Console, target=None, course_points: float = 0) -> None:
+    """Which column the exports wrote, at what scale; who on the roster handed in nothing, and
+    which submissions match no row: one per line, by last name ("Last, First" holds a comma)."""
     found = class_list.enrolment
+    if target is not None:
+        scale = (f", scores scaled from {course_points:g} to its {target.points:g} points"
+                 if target.points and target.points != course_points else "")
+        console.print(f"the exports write the column {target.column!r}{scale}", markup=False, highlight=False)
     absent = [f"{p.listed} ({p.key})" if p.listed and p.listed != p.key else p.key
               for p in sorted(found.absent, key=lambda p: p.sort_key)]
-    for what, names in (("on the roster with no submission (a 0 in the exports)", absent),
+    missing = "a 0 in the exports" if target is not None and target.missing_as_zero else \
+        "left empty in the exports: missing to the LMS; --missing-as-zero writes 0"
+    for what, names in ((f"on the roster with no submission ({missing})", absent),
                         ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched)),
                         ("roster rows that several submissions match (each graded under its own name)",
                          list(class_list.shared))):
@@ -299,7 +315,13 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
                             "(default: recognised by the names)")
     grade.add_argument("--roster", metavar="ROSTER.csv",
                        help="the course's roster as exported by nbgrader, Canvas, Moodle or Gradescope: names "
-                            "each student in grades.csv and the exports; roster students with no submission get 0")
+                            "each student in grades.csv and the exports (Canvas's gradebook export: its columns kept)")
+    grade.add_argument("--assignment", metavar="NAME",
+                       help="the roster's assignment column the exports write into, e.g. \"Self-Attention Lab\" "
+                            "(Canvas's \"(id)\" optional); scaled to its Points Possible (default: a new column "
+                            "named after course.yml's assignment)")
+    grade.add_argument("--missing-as-zero", action="store_true",
+                       help="roster students with no submission get 0 (default: left empty, missing to the LMS)")
     grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
                        help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
                             "gradescope-csv (repeatable)")

@@ -171,3 +171,92 @@ def test_the_named_pages_read_in_chromium(canvas_graded, tmp_path, width):
     assert re.search(r"<text [^>]*>Lovelace, Ada</text>", (out / "report.html").read_text(encoding="utf-8"))
     feedback = _measure(out / "feedback" / f"{ALAN.login}.html", tmp_path, width, shots / f"roster-feedback-{width}.png")
     assert feedback["overflow"] <= 0, feedback
+
+
+# ---------------------------------------------------------------- 3. the LMS's own column
+
+WRONG = (Path(__file__).parent / "corpus" / HAND / "buggy" / "hand_imprecise.py").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def canvas_class(tmp_path_factory):
+    """Variants off: Ada right, Grace half right (renamed by Canvas, late), Charles nothing."""
+    from tests.lms_downloads import RIGHT
+
+    root = tmp_path_factory.mktemp("canvas_class")
+    course = _course(root)
+    roster = root / "roster.csv"
+    roster.write_text(canvas_gradebook(CLASS), encoding="utf-8")
+    cls = root / "download"
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", RIGHT)
+    canvas_file(cls, GRACE, 5550002, f"{HAND}-1.py", WRONG, late=True)
+    canvas_file(cls, ALAN, 5550003, "answers.docx", b"PK not really")
+    return root, course, roster, cls
+
+
+def _canvas_export(out: Path) -> list[list[str]]:
+    text = (out / "export-canvas.csv").read_text(encoding="utf-8")
+    assert text.startswith("\ufeff")
+    return list(csv.reader(io.StringIO(text[1:])))
+
+
+def test_the_canvas_export_writes_the_rosters_column_scaled_to_its_points(canvas_class, capsys):
+    root, course, roster, cls = canvas_class
+    out = root / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas",
+                  "--assignment", "self-attention lab") == 0
+    printed = capsys.readouterr().out
+    rows = _canvas_export(out)
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Self-Attention Lab (881245)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "100"]
+    by_login = {r[3]: r for r in rows[2:]}
+    assert set(by_login) == {ADA.login, GRACE.login, ALAN.login, CHARLES.login}     # no Test Student
+    assert by_login[ADA.login] == ["Lovelace, Ada", ADA.canvas_id, ADA.sis_id, ADA.login, "Section 001", "100"]
+    grace = _grades(out)[GRACE.login]
+    assert 0 < float(grace["total"]) < 7
+    assert by_login[GRACE.login][4] == "Section 002"
+    assert float(by_login[GRACE.login][5]) == round(float(grace["total"]) * 100 / 7, 2)
+    assert by_login[CHARLES.login][5] == "" and by_login[ALAN.login][5] == ""      # missing, not 0
+    assert "'Self-Attention Lab (881245)', scores scaled from 7 to its 100 points" in printed
+    assert "Student, Test" not in (out / "report.html").read_text(encoding="utf-8")
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas", "--assignment",
+                  "Self-Attention Lab (881245)", "--missing-as-zero") == 0
+    assert {r[3]: r[5] for r in _canvas_export(out)[2:]}[CHARLES.login] == "0"
+
+
+@pytest.mark.parametrize("roster_text, more, said", [
+    (canvas_gradebook(CLASS), ("--assignment", "Lab 9"), "roster.csv line 1: no column named 'Lab 9' (--assignment); "
+                                                         "the assignments there are: Quiz 1 (881240); Self-Attention"),
+    (canvas_gradebook(CLASS).replace("    Points Possible,,,,,10.00,100.00", "    Points Possible,,,,,10.00,lots"),
+     ("--assignment", "Self-Attention Lab"), "roster.csv line 2: Points Possible of this column is 'lots'"),
+    ("Name,Section\nAda Lovelace,1\n", (), "roster.csv line 1: no column names a student"),
+])
+def test_a_bad_roster_or_column_is_said_with_its_line_before_anything_is_written(canvas_class, tmp_path, capsys,
+                                                                                  roster_text, more, said):
+    _, course, _, cls = canvas_class
+    roster = tmp_path / "roster.csv"
+    roster.write_text(roster_text, encoding="utf-8")
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas", *more) == 2
+    assert said in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_moodles_grading_worksheet_comes_back_with_its_grade_filled(tmp_path):
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path)
+    roster = tmp_path / "worksheet.csv"
+    roster.write_text(moodle_worksheet([ADA, GRACE, CHARLES]), encoding="utf-8")
+    cls = tmp_path / "download"
+    moodle_folder(cls, ADA, {f"{HAND}.py": RIGHT})
+    moodle_folder(cls, GRACE, {f"{HAND}.py": WRONG})
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "moodle") == 0
+    text = (out / "export-moodle.csv").read_text(encoding="utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == next(csv.reader(io.StringIO(roster.read_text(encoding="utf-8"))))   # every column kept
+    grades = {r["Identifier"]: r for r in rows}
+    assert grades[f"Participant {ADA.canvas_id}"]["Grade"] == "100"
+    assert grades[f"Participant {CHARLES.canvas_id}"]["Grade"] == ""
+    assert grades[f"Participant {GRACE.canvas_id}"]["Last modified (submission)"] == "Monday, 2 March 2026, 9:12 AM"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from autograder.intake import lms
 from autograder.intake.identify import ClassList, identify, refuse_unknown
+from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Person
 from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
                                   result_text, run_key, unanswered)
@@ -74,6 +75,7 @@ class ClassRun:
     exports: tuple[str, ...] = ()
     layout: lms.Layout | str = lms.Layout.AUTO
     roster: list[Person] | None = None
+    target: Target | None = None         # the LMS's column the exports write into
     on_result: OnResult | None = None
     on_start: Callable[[int], None] | None = None
     on_preflight: Callable[[Preflight], None] | None = None
@@ -133,7 +135,7 @@ class ClassRun:
                 done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
                                      self.unwritten)
                 finish_run(self.out, done, self.course, exports=self.exports, enrolment=self.class_list.enrolment,
-                           preflight=checked, similarity=similar)
+                           preflight=checked, similarity=similar, target=self.target)
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored

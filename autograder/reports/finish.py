@@ -12,6 +12,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Enrolment
 from autograder.config import CourseConfig, course_json
 from autograder.integrity.hand_answers import integrity_flags
@@ -24,17 +25,19 @@ from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
                exports: tuple[ExportFormat | str, ...] = (), enrolment: Enrolment | None = None,
-               preflight=None, similarity: dict | None = None) -> dict:
+               preflight=None, similarity: dict | None = None, target: Target | None = None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
     submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
     student and list the roster's students who handed in nothing. `similarity`: the code
-    similarity across the class (integrity.class_code.compare_class), shown, never graded."""
+    similarity across the class (integrity.class_code.compare_class), shown, never graded.
+    `target`: the LMS's gradebook column the exports write into (intake.gradebook_column)."""
     from autograder.reports.report_html import report_pieces
 
     out = Path(out)
     max_total = sum(course.max_points(s) for s in course.exercises)
-    table = GradesTable(tuple(course.exercises), enrolment, max_total)
+    table = GradesTable(tuple(course.exercises), enrolment, max_total,
+                        missing_as_zero=target is not None and target.missing_as_zero)
     tally = SummaryTally(course)
     flags, unwritten = [], []
     for result, source in with_sources(results):   # one read of each stored result, for everything
@@ -68,7 +71,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     write_atomic(out / "report.html", report_pieces(summary))
     for fmt in exports:
         fmt = ExportFormat(fmt)
-        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment))
+        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment, target))
     if unwritten:
         raise unwritten[0]
     return summary
