@@ -69,101 +69,9 @@ def cmd_check(args, console: Console | None) -> int:
 
 
 def cmd_grade(args, console: Console) -> int:
-    course = _course(args)
-    from autograder.grading.student import grade_class
-    from autograder.sandbox import SandboxError
-    from autograder.grading.preflight import PreflightFailed
-    from autograder.frontends.progress import ClassProgress
-    from autograder.reports.summary import print_summary
+    from autograder.frontends.grade_command import cmd_grade as grade
 
-    class_dir, out = Path(args.class_dir), Path(args.out)
-    if not class_dir.is_dir():
-        console.print(f"[red]{class_dir}: no such folder[/]")
-        return 2
-    if args.jobs is not None and args.jobs < 0:
-        console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
-        return 2
-    jobs = args.jobs or None      # None: as LocalGrading picks (one per core, one more for a large class)
-    roster = None
-    if args.roster:
-        from autograder.intake.roster import RosterError, read_roster
-
-        try:
-            roster = read_roster(Path(args.roster))
-        except RosterError as err:
-            print(f"attnkit grade --roster: {err}", file=sys.stderr)
-            return 2
-    students = _say_layout(class_dir, out, course, args.layout, console)
-    checked = []     # the preflight's outcome, said in the summary
-    try:
-        with ClassProgress(console) as progress:
-            if args.scheduler:
-                from autograder.cluster.cli import grade_on_cluster
-
-                results = grade_on_cluster(args, class_dir, out, course, progress, console,
-                                           on_preflight=checked.append, roster=roster)
-                if results is None:
-                    return 2
-            else:
-                results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
-                                      on_result=progress.advance, on_start=progress.start,
-                                      exports=tuple(args.export or ()), isolation=not args.no_isolation,
-                                      preflight=not args.no_preflight, on_preflight=checked.append,
-                                      layout=args.layout, roster=roster)
-    except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
-        print(f"attnkit grade: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:   # OUT could not be written (a full disk, permissions): say so, no traceback
-        print(f"attnkit: {err} (results written so far are kept; run the same command to resume)", file=sys.stderr)
-        return 1
-    console.print(f"[dim]{progress.describe()}[/]", highlight=False)
-    for preflight in checked:
-        console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
-                      preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
-    print_summary(results, course, console, out)
-    if roster is not None:
-        _say_roster(students, roster, console)
-    elif any(s.lms_id for s in students) and set(args.export or ()) & {"moodle", "gradescope-csv"}:
-        console.print("[yellow]an LMS download names students by the LMS's number only: the moodle and "
-                      "gradescope-csv exports have no login; give --roster ROSTER.csv to fill them[/]")
-    if args.gradebook:
-        from autograder.nbgrader.gradebook import GradebookError, write_gradebook
-
-        try:
-            written = write_gradebook(results, args.gradebook, course)
-        except GradebookError as err:
-            console.print(f"[red]--gradebook {args.gradebook}: {err}[/]", markup=False)
-            return 2
-        console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
-    return 0
-
-
-def _say_roster(students, roster, console: Console) -> None:
-    from autograder.intake.roster import enrol
-
-    found = enrol(students, roster)
-    for what, names in (("on the roster with no submission (a 0 in the exports)", [p.name or p.key for p in found.absent]),
-                        ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched))):
-        if names:
-            console.print(f"\n[bold]{len(names)} {what}[/]")
-            console.print("  " + ", ".join(names[:30]) + (" ..." if len(names) > 30 else ""), markup=False,
-                          soft_wrap=True)
-
-
-def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Console):
-    """An LMS's download recognised, and what in it belongs to no student, said before grading;
-    returns the students."""
-    from autograder.intake.lms import Layout, read_class
-
-    found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
-    if found.layout is not Layout.FOLDERS:
-        console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students "
-                      f"(--layout folders|canvas|moodle to choose)", markup=False, soft_wrap=True)
-    if found.strays:
-        shown = ", ".join(found.strays[:10]) + (f" and {len(found.strays) - 10} more" if len(found.strays) > 10 else "")
-        console.print(f"[yellow]not graded, named like no {found.layout.value} submission:[/] ", end="")
-        console.print(shown, markup=False, soft_wrap=True)
-    return found.students
+    return grade(args, console, _course(args))
 
 
 def cmd_gradescope(args, console: Console) -> int:
@@ -294,7 +202,13 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
                             "(default: recognised by the names)")
     grade.add_argument("--roster", metavar="ROSTER.csv",
                        help="the course's roster as exported by nbgrader, Canvas, Moodle or Gradescope: names "
-                            "each student in grades.csv and the exports; roster students with no submission get 0")
+                            "each student in grades.csv and the exports (Canvas's gradebook export: its columns kept)")
+    grade.add_argument("--assignment", metavar="NAME",
+                       help="the roster's assignment column the exports write into, e.g. \"Self-Attention Lab\" "
+                            "(Canvas's \"(id)\" optional); scaled to its Points Possible (default: a new column "
+                            "named after course.yml's assignment)")
+    grade.add_argument("--missing-as-zero", action="store_true",
+                       help="roster students with no submission get 0 (default: left empty, missing to the LMS)")
     grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
                        help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
                             "gradescope-csv (repeatable)")

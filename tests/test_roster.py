@@ -84,15 +84,15 @@ def test_exports_are_filled_from_the_roster():
     assert canvas_text.startswith("\ufeff")
     canvas = {row[3]: row for row in csv.reader(io.StringIO(canvas_text[1:]))}
     assert canvas["ada"][:4] == ["Lovelace, Ada", "101", "S-1", "ada"]
-    assert canvas["mallory"][0] == "'=cmd|' /C calc'!A0" and canvas["mallory"][-1] == "0"
+    assert canvas["mallory"][0] == "'=cmd|' /C calc'!A0" and canvas["mallory"][-1] == ""
     assert "bo" in canvas                          # matching no row: kept, not dropped
     gradescope = {r["Email"]: r for r in csv.DictReader(io.StringIO(export(ExportFormat.GRADESCOPE_CSV, results,
                                                                              COURSE, found)))}
-    assert gradescope["ada@uni.edu"]["SID"] == "S-1" and gradescope["m@uni.edu"]["Total Score"] == "0"
+    assert gradescope["ada@uni.edu"]["SID"] == "S-1" and gradescope["m@uni.edu"]["Total Score"] == ""
     moodle = list(csv.DictReader(io.StringIO(export(ExportFormat.MOODLE, results, COURSE, found)[1:])))
     assert {r["username"]: r["email"] for r in moodle}["ada"] == "ada@uni.edu"
     grades = {r["student"]: r for r in csv.DictReader(io.StringIO(grades_csv(results, STEMS, found, 53)))}
-    assert grades["mallory"]["total"] == "0" and grades["mallory"]["status"] == "not submitted"
+    assert grades["mallory"]["total"] == "" and grades["mallory"]["status"] == "not submitted"
     assert grades["bo"]["status"] == "not on roster" and grades["ada"]["status"] == "graded"
     assert grades["ada"]["name"] == "Lovelace, Ada" and grades["mallory"]["name"].startswith("'=")
 
@@ -124,7 +124,7 @@ def test_grade_with_a_roster_on_a_canvas_download(tmp_path, capsys):
     assert "1 submissions matching no roster row" in printed and "strangerx_777" in printed
     rows = {r[3]: r for r in csv.reader(io.StringIO((out / "export-canvas.csv").read_text(encoding="utf-8-sig")))}
     assert rows["alovelace"][:4] == ["Lovelace, Ada", "101", "S-1", "alovelace"] and rows["alovelace"][-1] == "7"
-    assert rows["ghopper"][-1] == "0"
+    assert rows["ghopper"][-1] == ""                          # missing, not a 0 (--missing-as-zero)
     assert any(r[1] == "777" for r in rows.values())          # not on the roster: kept, with its Canvas id
     bad = tmp_path / "bad.csv"
     bad.write_text("id,first_name,last_name,email\nada,Ada\n", encoding="utf-8")

@@ -38,9 +38,9 @@ def _count_drawn(monkeypatch) -> Counter:
     drawn: Counter = Counter()
     draw = finish.feedback_html
 
-    def counted(result, course):
+    def counted(result, course, *named):
         drawn[result.student] += 1
-        return draw(result, course)
+        return draw(result, course, *named)
 
     monkeypatch.setattr(finish, "feedback_html", counted)
     return drawn

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from autograder.intake import lms
-from autograder.intake.roster import Person, enrol
+from autograder.intake.identify import ClassList, identify, refuse_unknown
+from autograder.intake.gradebook_column import Target
+from autograder.intake.roster import Person
 from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
                                   result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
@@ -73,6 +75,7 @@ class ClassRun:
     exports: tuple[str, ...] = ()
     layout: lms.Layout | str = lms.Layout.AUTO
     roster: list[Person] | None = None
+    target: Target | None = None         # the LMS's column the exports write into
     on_result: OnResult | None = None
     on_start: Callable[[int], None] | None = None
     on_preflight: Callable[[Preflight], None] | None = None
@@ -85,11 +88,14 @@ class ClassRun:
 
     def run(self, grading: Grading) -> StoredResults:
         self.class_dir, self.out = Path(self.class_dir), Path(self.out)
+        # Who each submission is, once, before anything is written (autograder/intake/identify.py).
+        self.class_list = identify(lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,),
+                                                  layout=self.layout).students, self.roster)
+        refuse_unknown(self.class_list, self.course.variants.enabled, self.roster is not None)
+        students = self.class_list.students
         _prepare(self.out)
         self.key = run_key(self.out)
         self._lock = threading.Lock()
-        students = lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,),
-                                  layout=self.layout).students
         # Whose keys a hand answer is compared with (variants on): the class and the roster.
         self.classmates = (*(s.name for s in students), *(p.key for p in self.roster or ()))
         if self.on_start:
@@ -128,8 +134,8 @@ class ClassRun:
                 # Always written, also when grading stopped: every student graded so far is in it.
                 done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
                                      self.unwritten)
-                finish_run(self.out, done, self.course, exports=self.exports, enrolment=enrol(students, self.roster),
-                           preflight=checked, similarity=similar)
+                finish_run(self.out, done, self.course, exports=self.exports, enrolment=self.class_list.enrolment,
+                           preflight=checked, similarity=similar, target=self.target)
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
@@ -143,8 +149,8 @@ class ClassRun:
                 yield student, fp
                 continue
             text = result_text(previous, fp, self.course, self.key)
-            if not feedback_path(self.out, student.name).is_file():
-                write_atomic(feedback_path(self.out, student.name), feedback_markdown(previous, self.course))
+            _write_if_changed(feedback_path(self.out, student.name),
+                              feedback_markdown(previous, self.course, self._shown(student.name)))
             try:
                 same = result_path(self.out, student.name).read_text(encoding="utf-8") == text
             except (OSError, ValueError):
@@ -207,9 +213,10 @@ class ClassRun:
         with self._lock:
             self.digests[student.name] = written
         try:    # the feedback page, then the result (a rerun looks for the result)
-            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course))
+            shown = self._shown(student.name)
+            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course, shown))
             write_atomic(result_path(self.out, student.name), text)
-            write_feedback_html(self.out, result, self.course, written)   # stamped as the end will stamp it
+            write_feedback_html(self.out, result, self.course, written, shown)   # stamped as the end will stamp it
         except OSError as err:    # a full disk: the grade stays in grades.csv, the run goes on
             self.unwritten[student.name] = result
             self.failures.append(err)
@@ -219,6 +226,10 @@ class ClassRun:
         self.recorded += 1
         if self.recorded % GIVE_BACK_EVERY == 0:
             _give_back_freed_memory()
+
+    def _shown(self, student: str) -> str:
+        class_list: ClassList | None = getattr(self, "class_list", None)
+        return class_list.shown(student) if class_list is not None else student
 
     def _read_code(self, student: Student, result: SubmissionResult) -> None:
         """The student's graded code, fingerprinted now, while the lanes' children run (issue
@@ -312,6 +323,15 @@ def _give_back_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, ValueError):
+        pass
+    write_atomic(path, text)
 
 
 def _prepare(out: Path) -> None:

@@ -36,6 +36,8 @@ COLUMNS = {
     "email": ("email", "emailaddress", "mail", "sisemail"),
 }
 _SKIPPED_ROWS = ("points possible", "muted")      # Canvas's rows under its header
+# Canvas's "Student View" user, in every course's gradebook export: never a student.
+TEST_STUDENT = ("student, test", "test student")
 
 
 class RosterError(ValueError):
@@ -50,11 +52,36 @@ class Person:
     lms_id: str = ""
     email: str = ""
     line: int = 0           # where in the roster (0: not from a roster)
+    # The name's parts where the roster has them in columns (nbgrader, Gradescope, Moodle's
+    # participants export); Canvas's "Student" column is already "Last, First".
+    first: str = field(default="", compare=False)
+    last: str = field(default="", compare=False)
+    cells: tuple[str, ...] = field(default=(), compare=False, repr=False)   # the roster's row as read
 
     @property
     def key(self) -> str:
-        """What a row of a person who handed in nothing is called in grades.csv."""
+        """The student's id: what `attnkit handout --roster` names their folder and numbers by,
+        and what grades.csv calls a row of a person who handed in nothing."""
         return self.login or self.email or self.sis_id or self.lms_id or self.name
+
+    @property
+    def listed(self) -> str:
+        """The name as a class list shows it, last name first where the roster tells which it is."""
+        if self.first and self.last:
+            return f"{self.last}, {self.first}"
+        return self.name
+
+    @property
+    def sort_key(self) -> tuple[str, str, str]:
+        """By last name, then first name, then id. A full name alone ("Ada Lovelace", Moodle's
+        grading worksheet) is sorted by its last word."""
+        if self.last:
+            last, first = self.last, self.first
+        elif "," in self.name:
+            last, _, first = self.name.partition(",")
+        else:
+            first, _, last = self.name.strip().rpartition(" ")
+        return last.strip().casefold(), first.strip().casefold(), self.key.casefold()
 
 
 @dataclass(frozen=True)
@@ -66,6 +93,11 @@ class Enrolment:
 
     def person(self, key: str) -> Person:
         return self.people.get(key) or Person(name=key, login=key)
+
+    def shown(self, key: str) -> str:
+        """How a page names the student: their name from the roster ("Lovelace, Ada"), else their id."""
+        person = self.people.get(key)
+        return person.listed if person is not None and person.line and person.listed else key
 
 
 def _norm(header: str) -> str:
@@ -87,13 +119,18 @@ def read_roster(path: Path) -> list[Person]:
     return parse_roster(text, str(path))
 
 
+def is_canvas(normal: list[str]) -> bool:
+    """Canvas's gradebook export, by its header (a TA's export may lack the SIS columns)."""
+    return "sisloginid" in normal or "sisuserid" in normal or {"student", "id", "section"} <= set(normal)
+
+
 def parse_roster(text: str, shown: str = "roster") -> list[Person]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if not header:
         raise RosterError(f"{shown}: empty; expected a header row such as id,first_name,last_name,email")
     normal = [_norm(h) for h in header]
-    canvas = "sisloginid" in normal or "sisuserid" in normal
+    canvas = is_canvas(normal)
     where = {}
     for fld, names in COLUMNS.items():
         where[fld] = next((normal.index(n) for n in names if n in normal), None)
@@ -112,11 +149,13 @@ def parse_roster(text: str, shown: str = "roster") -> list[Person]:
             problems.append(f"{shown} line {line}: {len(row)} fields, the header has {len(header)}")
             continue
         cells = {f: (row[i].strip() if i is not None else "") for f, i in where.items()}
-        if canvas and cells["name"].strip().lower().startswith(_SKIPPED_ROWS):
+        if canvas and (cells["name"].strip().lower().startswith(_SKIPPED_ROWS)
+                       or cells["name"].strip().lower() in TEST_STUDENT):
             continue
         name = cells["name"] or " ".join(filter(None, (cells["first"], cells["last"])))
         lms_id = re.sub(r"^participant\s*", "", cells["lms_id"], flags=re.I)
-        person = Person(name, cells["login"], cells["sis_id"], lms_id, cells["email"], line)
+        person = Person(name, cells["login"], cells["sis_id"], lms_id, cells["email"], line,
+                        first=cells["first"], last=cells["last"], cells=tuple(row))
         if not (person.login or person.sis_id or person.lms_id or person.email):
             problems.append(f"{shown} line {line}: no login, SIS id, LMS id or email for {name or 'this row'}")
             continue

@@ -28,6 +28,9 @@ class Student:
     # `folder`), graded as if those files were the student's folder. Empty: `folder` is theirs.
     uploads: tuple[tuple[str, str], ...] = ()
     lms_id: str = ""        # the LMS's number for the student, read from its file or folder names
+    # The name the class folder gave the submission (Canvas's `lastfirst_12345`, a folder's name)
+    # when `name` is the student's identity from the roster instead (autograder.intake.identify).
+    given_as: str = ""
 
 
 def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = ()) -> list[Student]:

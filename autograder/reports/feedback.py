@@ -76,16 +76,20 @@ class FeedbackSection:
     lines: tuple[str, ...]    # Markdown
 
 
-def feedback_markdown(result: SubmissionResult, course: CourseConfig) -> str:
-    lines = [line for section in feedback_sections(result, course) for line in section.lines]
+def feedback_markdown(result: SubmissionResult, course: CourseConfig, shown: str | None = None) -> str:
+    """`shown`: the student's name as the roster gives it (their id is said beside it)."""
+    lines = [line for section in feedback_sections(result, course, shown) for line in section.lines]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def feedback_sections(result: SubmissionResult, course: CourseConfig) -> list[FeedbackSection]:
+def feedback_sections(result: SubmissionResult, course: CourseConfig,
+                      shown: str | None = None) -> list[FeedbackSection]:
     """The page in parts, so the HTML page can put each exercise's pictures under its section."""
     result = result.for_student(course.show_hidden)
+    who = f"**{md_text(result.student)}**" if not shown or shown == result.student else \
+        f"**{md_text(shown)}** ({code(result.student)})"
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
-             f"Feedback for **{md_text(result.student)}**: "
+             f"Feedback for {who}: "
              f"**{_pts(result.score)} / {_pts(result.max_score)}** points.", "",
              "| exercise | file | checks passed | score |", "|---|---|---:|---:|"]
     for ex in result.exercises:

@@ -12,6 +12,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Enrolment
 from autograder.config import CourseConfig, course_json
 from autograder.integrity.hand_answers import integrity_flags
@@ -24,17 +25,19 @@ from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
                exports: tuple[ExportFormat | str, ...] = (), enrolment: Enrolment | None = None,
-               preflight=None, similarity: dict | None = None) -> dict:
+               preflight=None, similarity: dict | None = None, target: Target | None = None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
     submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
     student and list the roster's students who handed in nothing. `similarity`: the code
-    similarity across the class (integrity.class_code.compare_class), shown, never graded."""
+    similarity across the class (integrity.class_code.compare_class), shown, never graded.
+    `target`: the LMS's gradebook column the exports write into (intake.gradebook_column)."""
     from autograder.reports.report_html import report_pieces
 
     out = Path(out)
     max_total = sum(course.max_points(s) for s in course.exercises)
-    table = GradesTable(tuple(course.exercises), enrolment, max_total)
+    table = GradesTable(tuple(course.exercises), enrolment, max_total,
+                        missing_as_zero=target is not None and target.missing_as_zero)
     tally = SummaryTally(course)
     flags, unwritten = [], []
     for result, source in with_sources(results):   # one read of each stored result, for everything
@@ -43,7 +46,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
         if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
             flags += integrity_flags((result,))
         try:
-            write_feedback_html(out, result, course, source)
+            write_feedback_html(out, result, course, source, enrolment.shown(result.student) if enrolment else None)
         except OSError as err:       # a full disk: said after the grades and the summary are written
             unwritten.append(err)
     write_atomic(out / "grades.csv", table.text())
@@ -54,7 +57,12 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     if course.variants.enabled:
         summary["integrity"] = [flag.to_dict() for flag in flags]
     if enrolment is not None and enrolment.roster:
-        summary["roster"] = {"not_submitted": [p.name or p.key for p in enrolment.absent],
+        # Each student's name by their id, in the order of last names (the report's order).
+        summary["names"] = {key: person.listed or key for key, person in
+                            sorted(enrolment.people.items(), key=lambda kv: kv[1].sort_key) if person.line}
+        absent = sorted(enrolment.absent, key=lambda p: p.sort_key)
+        summary["roster"] = {"not_submitted": [p.listed or p.key for p in absent],
+                             "not_submitted_ids": [p.key for p in absent],
                              "not_on_roster": list(enrolment.unmatched)}
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
@@ -63,22 +71,26 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     write_atomic(out / "report.html", report_pieces(summary))
     for fmt in exports:
         fmt = ExportFormat(fmt)
-        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment))
+        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment, target))
     if unwritten:
         raise unwritten[0]
     return summary
 
 
-def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None) -> Path:
+def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None,
+                        shown: str | None = None) -> Path:
     """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
     large class does not draw every picture again). `source`: the digest of the result file's
     text the result was read from or written as (stored_results.digest), which says what the
-    result says; without it, the result is written out as JSON to be hashed."""
+    result says; without it, the result is written out as JSON to be hashed. `shown`: the student's
+    name from the roster."""
     path = Path(out) / "feedback" / f"{result.student}.html"
+    shown = None if shown == result.student else shown
     said = (f"result file {source}" if source is not None
             else json.dumps(result.to_dict(), sort_keys=True, default=str))
     stamp = hashlib.sha256(said.encode("utf-8", "surrogateescape") + b"\0"
-                           + course_json(course).encode("utf-8", "surrogateescape")).hexdigest()
+                           + course_json(course).encode("utf-8", "surrogateescape")
+                           + b"\0" + (shown or "").encode("utf-8", "surrogateescape")).hexdigest()
     mark = f"<!-- attnkit {stamp} -->"
     try:
         with path.open(encoding="utf-8") as fh:
@@ -86,7 +98,7 @@ def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfi
                 return path
     except (OSError, ValueError):
         pass
-    page = feedback_html(result, course)
+    page = feedback_html(result, course, shown)
     doctype, rest = page.split("\n", 1)
     write_atomic(path, f"{doctype}\n{mark}\n{rest}")
     return path

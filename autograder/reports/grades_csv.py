@@ -70,11 +70,12 @@ def status(result: SubmissionResult | None, enrolment) -> str:
 class GradesTable:
     """grades.csv row by row, in the order `ordered` gives (finish_run adds each result as its one
     pass over the class reads it). With an enrolment from a roster (class_roster.enrol), also the
-    name, login, SIS id, email and status of each row, and, in `text()`, a row with a 0 for each
-    roster student with no submission."""
+    name, login, SIS id, email and status of each row, and, in `text()`, a row for each roster
+    student with no submission (its total empty, or 0 with `missing_as_zero`)."""
 
-    def __init__(self, stems: tuple[str, ...], enrolment=None, max_total: float = 0):
+    def __init__(self, stems: tuple[str, ...], enrolment=None, max_total: float = 0, missing_as_zero: bool = False):
         self.stems, self.enrolment, self.max_total = stems, enrolment, max_total
+        self.missing = "0" if missing_as_zero else ""       # a roster student's total who handed in nothing
         self.roster = enrolment is not None and enrolment.roster
         self.buf = io.StringIO()
         self.writer = csv.writer(self.buf, lineterminator="\n")
@@ -87,15 +88,16 @@ class GradesTable:
         """The table, closed by the roster's students with no submission: asked for once, after
         the last `add`."""
         if self.roster:
-            for p in sorted(self.enrolment.absent, key=lambda p: p.key):
+            for p in sorted(self.enrolment.absent, key=lambda p: p.sort_key):
                 self._row(p, None)
         return self.buf.getvalue()
 
     def _row(self, person, r: SubmissionResult | None) -> None:
         cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
-                 if r is not None else [safe_cell(person.key), *("" for _ in self.stems), "0", f"{self.max_total:g}"])
+                 if r is not None else [safe_cell(person.key), *("" for _ in self.stems), self.missing,
+                                        f"{self.max_total:g}"])
         if person is not None:
-            cells += [safe_cell(v) for v in (person.name, person.login, person.sis_id, person.email)]
+            cells += [safe_cell(v) for v in (person.listed, person.login, person.sis_id, person.email)]
             cells.append(status(r, self.enrolment))
         self.writer.writerow(cells)
 

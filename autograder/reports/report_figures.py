@@ -103,10 +103,12 @@ def pass_rates(labels: list[str], rates: list[float | None]) -> Markup:
 
 # ====================================================================== the heat map
 
-def heat_map(rows: list[StudentRow], checks: list[dict]) -> Markup | None:
+def heat_map(rows: list[StudentRow], checks: list[dict], label=None) -> Markup | None:
     """The check-by-student matrix (None when no check ran). Columns are grouped by exercise: the
-    stem above, the rest of the id below; up to NAMED_ROWS students each row is named, beyond that
-    the rows are a texture in the order of the table below it."""
+    stem above, the rest of the id below; up to NAMED_ROWS students each row is named (`label` of
+    the student's id, default the id), beyond that the rows are a texture in the order of the table
+    below it."""
+    label = label or (lambda student: student)
     rows = [r for r in rows if r.checks]
     if not rows:
         return None
@@ -116,7 +118,7 @@ def heat_map(rows: list[StudentRow], checks: list[dict]) -> Markup | None:
     names = [c["check_id"].split(".", 1)[-1] for c in checks] + [""] * (columns - len(checks))
     stems = [c["exercise"] for c in checks] + [""] * (columns - len(checks))
     grid_h = CELL * len(rows) if named else min(TEXTURE_MAX, max(2 * len(rows), 120))
-    left = (math.ceil(max(text_width(r.student, TEXT) for r in rows)) + 12) if named else 28
+    left = (math.ceil(max(text_width(label(r.student), TEXT) for r in rows)) + 12) if named else 28
     top = 24
     grid_w = CELL * columns
     below = math.ceil(max((text_width(n, SMALL) for n in names), default=0)) + 10
@@ -137,7 +139,7 @@ def heat_map(rows: list[StudentRow], checks: list[dict]) -> Markup | None:
         parts.append(_text(x, y, name, SMALL, "end", f'transform="rotate(-90 {x:.1f} {y:.1f})"'))
     if named:
         for i, r in enumerate(rows):
-            parts.append(_text(left - 6, top + CELL * i + CELL / 2 + 4, r.student, TEXT, "end"))
+            parts.append(_text(left - 6, top + CELL * i + CELL / 2 + 4, label(r.student), TEXT, "end"))
     else:
         mid = top + grid_h / 2
         parts.append(_text(16, mid, f"{len(rows)} students, in the order of the table below", TEXT, "middle",

@@ -30,15 +30,19 @@ def report_html(s: dict) -> str:
 def report_pieces(s: dict) -> Iterator[str]:
     """The report in pieces, in order (finish_run writes them as they come)."""
     checks_by_exercise = [(e, [c for c in s["checks"] if c["exercise"] == e["stem"]]) for e in s["exercises"]]
+    names = s.get("names") or {}
+    rank = {student: i for i, student in enumerate(names)}      # finish_run wrote them by last name
+    rows = sorted(s["rows"], key=lambda r: (rank.get(r.student, len(rank)), r.student)) if names else s["rows"]
     pictures = {
         "histogram": figures.histogram(s["scores"]["values"], s["max_score"]) if s["scores"]["values"] else None,
         "exercises": figures.pass_rates([e["stem"] for e in s["exercises"]], [e["pass_rate"] for e in s["exercises"]]),
         "checks": {e["stem"]: figures.pass_rates([c["check_id"].split(".", 1)[-1] for c in cs],
                                                  [c["pass_rate"] for c in cs])
                    for e, cs in checks_by_exercise if cs},
-        "heat_map": figures.heat_map(s["rows"], s["checks"]),
+        "heat_map": figures.heat_map(rows, s["checks"], label=lambda student: names.get(student, student)),
     }
     return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
+                  names=names, rows=rows,
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),
                   settings=_settings(s), feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -12,8 +13,10 @@ from autograder.config import CourseConfig
 from autograder.results import SubmissionResult
 
 
-def print_summary(results: list[SubmissionResult], course: CourseConfig, console: Console, out: Path) -> None:
-    """`results` is read once (a class run's are read back from OUT, one file at a time)."""
+def print_summary(results: list[SubmissionResult], course: CourseConfig, console: Console, out: Path,
+                  named: Callable[[str], str] | None = None) -> None:
+    """`results` is read once (a class run's are read back from OUT, one file at a time). `named`
+    names a student as the roster does (their id beside it)."""
     stems = tuple(course.exercises)
     tops = {stem: course.max_points(stem) for stem in stems}
     sums, full = Counter(), Counter()          # per stem, and "total" for the whole submission
@@ -59,7 +62,9 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
         console.print(f"\n[bold]code that crashed, hung, could not be read or was refused[/] ({counts})")
         for student, stem, kind, why in troubled[:20]:
-            console.print(f"  {student} / {stem}: {kind}: {why}", markup=False, soft_wrap=True, highlight=False)
+            name = named(student) if named else student
+            who = f"{name} ({student})" if name != student else student
+            console.print(f"  {who} / {stem}: {kind}: {why}", markup=False, soft_wrap=True, highlight=False)
         if len(troubled) > 20:
             console.print(f"  ... and {len(troubled) - 20} more (see {out / 'results'})", markup=False)
     console.print(f"\nwrote {out / 'report.html'}, {out / 'summary.json'}, {out / 'grades.csv'}, "

@@ -1,0 +1,138 @@
+"""`attnkit grade CLASS_DIR --out OUT`: the command line's side of grading a class."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def cmd_grade(args, console: Console, course) -> int:
+    """`attnkit grade`: who each submission is and whose numbers it holds, said and checked
+    before anything is graded; the class graded; what was written, and for whom, said after."""
+    from autograder.grading.student import grade_class
+    from autograder.sandbox import SandboxError
+    from autograder.grading.preflight import PreflightFailed
+    from autograder.frontends.progress import ClassProgress
+    from autograder.reports.summary import print_summary
+
+    class_dir, out = Path(args.class_dir), Path(args.out)
+    if not class_dir.is_dir():
+        console.print(f"[red]{class_dir}: no such folder[/]")
+        return 2
+    if args.jobs is not None and args.jobs < 0:
+        console.print(f"[red]--jobs {args.jobs}: give a number of submissions to grade at once (0: one per core)[/]")
+        return 2
+    jobs = args.jobs or None      # None: as LocalGrading picks (one per core, one more for a large class)
+    roster, target = None, None
+    if args.assignment and not args.roster:
+        console.print("[red]--assignment names a column of the LMS's gradebook: give that export as --roster too[/]")
+        return 2
+    if args.roster:
+        from autograder.intake.gradebook_column import read_target
+        from autograder.intake.roster import RosterError, read_roster
+
+        try:
+            roster = read_roster(Path(args.roster))
+            target = read_target(Path(args.roster), args.assignment, course.assignment,
+                                 missing_as_zero=args.missing_as_zero)
+        except RosterError as err:
+            print(f"attnkit grade --roster: {err}", file=sys.stderr)
+            return 2
+    elif args.missing_as_zero:
+        console.print("[red]--missing-as-zero: give --roster ROSTER.csv, whose students with no submission get 0[/]")
+        return 2
+    from autograder.intake.identify import UnknownStudents, identify, refuse_unknown
+
+    class_list = identify(_say_layout(class_dir, out, course, args.layout, console), roster)
+    try:     # with variants on, whose numbers each submission should hold: known before anything is graded
+        refuse_unknown(class_list, course.variants.enabled, roster is not None)
+    except UnknownStudents as err:
+        print(f"attnkit grade: {err}", file=sys.stderr)
+        return 2
+    checked = []     # the preflight's outcome, said in the summary
+    try:
+        with ClassProgress(console) as progress:
+            if args.scheduler:
+                from autograder.cluster.cli import grade_on_cluster
+
+                results = grade_on_cluster(args, class_dir, out, course, progress, console,
+                                           on_preflight=checked.append, roster=roster, target=target)
+                if results is None:
+                    return 2
+            else:
+                results = grade_class(class_dir, out, course, jobs=jobs, regrade=args.regrade,
+                                      on_result=progress.advance, on_start=progress.start,
+                                      exports=tuple(args.export or ()), isolation=not args.no_isolation,
+                                      preflight=not args.no_preflight, on_preflight=checked.append,
+                                      layout=args.layout, roster=roster, target=target)
+    except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
+        print(f"attnkit grade: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:   # OUT could not be written (a full disk, permissions): say so, no traceback
+        print(f"attnkit: {err} (results written so far are kept; run the same command to resume)", file=sys.stderr)
+        return 1
+    console.print(f"[dim]{progress.describe()}[/]", highlight=False)
+    for preflight in checked:
+        console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
+                      preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
+    print_summary(results, course, console, out, named=class_list.shown)
+    if roster is not None:
+        _say_roster(class_list, console, target if args.export else None,
+                    sum(course.max_points(s) for s in course.exercises))
+    elif any(s.lms_id for s in class_list.students) and set(args.export or ()) & {"moodle", "gradescope-csv"}:
+        console.print("[yellow]an LMS download names students by the LMS's number only: the moodle and "
+                      "gradescope-csv exports have no login; give --roster ROSTER.csv to fill them[/]")
+    if args.gradebook:
+        from autograder.nbgrader.gradebook import GradebookError, write_gradebook
+
+        try:
+            written = write_gradebook(results, args.gradebook, course)
+        except GradebookError as err:
+            console.print(f"[red]--gradebook {args.gradebook}: {err}[/]", markup=False)
+            return 2
+        console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
+    return 0
+
+
+def _say_roster(class_list, console: Console, target=None, course_points: float = 0) -> None:
+    """Which column the exports wrote, at what scale; who on the roster handed in nothing, and
+    which submissions match no row: one per line, by last name ("Last, First" holds a comma)."""
+    found = class_list.enrolment
+    if target is not None:
+        scale = (f", scores scaled from {course_points:g} to its {target.points:g} points"
+                 if target.points and target.points != course_points else "")
+        console.print(f"the exports write the column {target.column!r}{scale}", markup=False, highlight=False)
+    absent = [f"{p.listed} ({p.key})" if p.listed and p.listed != p.key else p.key
+              for p in sorted(found.absent, key=lambda p: p.sort_key)]
+    missing = "a 0 in the exports" if target is not None and target.missing_as_zero else \
+        "left empty in the exports: missing to the LMS; --missing-as-zero writes 0"
+    for what, names in ((f"on the roster with no submission ({missing})", absent),
+                        ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched)),
+                        ("roster rows that several submissions match (each graded under its own name)",
+                         list(class_list.shared))):
+        if names:
+            console.print(f"\n[bold]{len(names)} {what}[/]")
+            for name in names[:30]:
+                console.print(f"  {name}", markup=False, soft_wrap=True, highlight=False)
+            if len(names) > 30:
+                console.print(f"  ... and {len(names) - 30} more (report.html lists them all)", markup=False)
+
+
+def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Console):
+    """An LMS's download recognised, and what in it belongs to no student, said before grading;
+    returns the students."""
+    from autograder.intake.lms import Layout, read_class
+
+    found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
+    if found.layout is not Layout.FOLDERS:
+        console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students "
+                      f"(--layout folders|canvas|moodle to choose)", markup=False, soft_wrap=True)
+    if found.strays:
+        shown = ", ".join(found.strays[:10]) + (f" and {len(found.strays) - 10} more" if len(found.strays) > 10 else "")
+        console.print(f"[yellow]not graded, named like no {found.layout.value} submission:[/] ", end="")
+        console.print(shown, markup=False, soft_wrap=True)
+    return found.students

@@ -1,0 +1,262 @@
+"""The instructor's round trip through an LMS (issue 58), end to end through `attnkit grade` on
+downloads built as Canvas and Moodle name them: one identity per student, resolved from the
+layout and the roster and used by everything keyed on a student; people shown by name."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.cli import main
+from autograder.config import DEFAULT_COURSE
+from tests.lms_downloads import (HAND, Enrolled, answered, canvas_file, canvas_gradebook, moodle_folder,
+                                 moodle_worksheet)
+
+ADA = Enrolled("Ada", "Lovelace", "106221", "S106221", "alovelace", "Section 001")
+GRACE = Enrolled("Grace", "Hopper", "106222", "S106222", "ghopper", "Section 002")
+ALAN = Enrolled("Alan", "Turing", "106223", "S106223", "aturing", "Section 001")
+CHARLES = Enrolled("Charles", "Babbage", "106224", "S106224", "cbabbage", "Section 002")
+CLASS = [ADA, GRACE, ALAN, CHARLES]
+
+
+def _course(folder: Path, **changes) -> Path:
+    """The kit's course with the hand computation only (fast to grade), `changes` on top."""
+    data = yaml.safe_load(DEFAULT_COURSE.read_text(encoding="utf-8"))
+    data["exercises"] = {HAND: data["exercises"][HAND]}
+    data.update(changes)
+    path = folder / "course.yml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _keys(course_path: Path, ids: list[str]) -> dict[str, dict]:
+    from autograder.checks import check_ids
+    from autograder.config import load_course
+    from autograder.variants import variant_for
+    from tests.test_variants import _independent_key
+
+    course = load_course(course_path, known_checks=check_ids())
+    return {i: _independent_key(variant_for(course, i)) for i in ids}
+
+
+def _grade(course: Path, cls: Path, out: Path, *more: str) -> int:
+    return main(["--course", str(course), "grade", str(cls), "--out", str(out), "--jobs", "1", *more])
+
+
+def _grades(out: Path) -> dict[str, dict]:
+    return {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
+
+
+@pytest.fixture(scope="module")
+def canvas_variants(tmp_path_factory):
+    """Variants on; handouts made from Canvas's gradebook export (named by SIS login); Canvas's
+    download of three students: Ada and Grace answer their own numbers (Grace's file renamed by
+    Canvas and late), Alan hands in Ada's answers; Charles hands in nothing."""
+    root = tmp_path_factory.mktemp("canvas_variants")
+    course = _course(root, variants={"enabled": True})
+    roster = root / "roster.csv"
+    roster.write_text(canvas_gradebook(CLASS), encoding="utf-8")
+    handouts = root / "handouts"
+    assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
+    keys = _keys(course, [p.login for p in CLASS])
+    cls = root / "download"
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", answered(handouts / ADA.login / f"{HAND}.py", keys[ADA.login]))
+    canvas_file(cls, GRACE, 5550002, f"{HAND}-1.py", answered(handouts / GRACE.login / f"{HAND}.py",
+                                                             keys[GRACE.login]), late=True)
+    canvas_file(cls, ALAN, 5550003, f"{HAND}.py", answered(handouts / ALAN.login / f"{HAND}.py", keys[ADA.login]))
+    return root, course, roster, cls
+
+
+@pytest.fixture(scope="module")
+def canvas_graded(canvas_variants, tmp_path_factory):
+    root, course, roster, cls = canvas_variants
+    out = root / "out"
+    import contextlib
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = _grade(course, cls, out, "--roster", str(roster), "--export", "canvas")
+    return code, out, printed.getvalue()
+
+
+def test_variants_on_a_canvas_download_grade_each_student_on_their_own_handout(canvas_graded):
+    code, out, _ = canvas_graded
+    assert code == 0
+    grades = _grades(out)
+    assert grades[ADA.login]["total"] == "7" and grades[GRACE.login]["total"] == "7"
+    assert grades[ALAN.login]["total"] == "0"
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert {(f["student"], f["matches_key_of"]) for f in summary["integrity"]} == {(ALAN.login, ADA.login)}
+    assert "another variant" not in (out / "feedback" / f"{ADA.login}.md").read_text(encoding="utf-8")
+    assert "another variant" in (out / "feedback" / f"{ALAN.login}.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in (out / "results").iterdir()) == \
+        sorted(f"{p.login}.json" for p in (ADA, GRACE, ALAN))
+
+
+def test_variants_on_a_moodle_download_grade_each_student_on_their_own_handout(tmp_path):
+    course = _course(tmp_path, variants={"enabled": True})
+    roster = tmp_path / "worksheet.csv"
+    roster.write_text(moodle_worksheet([ADA, GRACE]), encoding="utf-8")
+    handouts = tmp_path / "handouts"
+    assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
+    keys = _keys(course, [ADA.email, GRACE.email])
+    cls = tmp_path / "download"
+    for p in (ADA, GRACE):
+        moodle_folder(cls, p, {f"{HAND}.py": answered(handouts / p.email / f"{HAND}.py", keys[p.email])})
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster)) == 0
+    grades = _grades(out)
+    assert grades[ADA.email]["total"] == grades[GRACE.email]["total"] == "7"
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["integrity"] == []
+
+
+def test_variants_on_and_no_way_to_tell_whose_numbers_is_refused_before_grading(canvas_variants, tmp_path, capsys):
+    _, course, _, cls = canvas_variants
+    out = tmp_path / "out"
+    assert _grade(course, cls, out) == 2
+    said = capsys.readouterr().err
+    assert "variants are on" in said and "--roster" in said and "lovelaceada_106221" in said
+    assert not out.exists()
+    stranger = tmp_path / "one_more"
+    stranger.mkdir()
+    for entry in cls.iterdir():
+        (stranger / entry.name).write_bytes(entry.read_bytes())
+    canvas_file(stranger, Enrolled("Eve", "Stranger", "777001", "S777", "estranger"), 5559999, f"{HAND}.py", b"x = 1\n")
+    roster = tmp_path / "roster.csv"
+    roster.write_text(canvas_gradebook(CLASS), encoding="utf-8")
+    assert _grade(course, stranger, out, "--roster", str(roster)) == 2
+    said = capsys.readouterr().err
+    assert "match no row of the roster" in said and "strangereve_777001" in said and "lovelaceada" not in said
+    assert not out.exists()
+
+
+def test_with_a_roster_every_page_names_the_student_by_last_name_with_their_id(canvas_graded):
+    _, out, printed = canvas_graded
+    report = (out / "report.html").read_text(encoding="utf-8")
+    students = report[report.index('id="students"'):]
+    order = [students.index(f">{p.last}, {p.first}</a>") for p in (GRACE, ADA, ALAN)]
+    assert order == sorted(order)                                   # Hopper, Lovelace, Turing
+    assert f'<td class="id">{ADA.login}</td>' in students
+    integrity = report[report.index('id="integrity"'):report.index('id="roster"')]
+    assert "Turing, Alan</a> <span class=\"id\">(aturing)</span>" in integrity and "Lovelace, Ada" in integrity
+    assert "lovelaceada_106221" not in report
+    roster_part = report[report.index('id="roster"'):report.index('id="slowest"')]
+    assert '<li>Babbage, Charles <span class="id">(cbabbage)</span></li>' in roster_part
+    feedback = (out / "feedback" / f"{ADA.login}.html").read_text(encoding="utf-8")
+    assert "Lovelace, Ada" in feedback and "<code>alovelace</code>" in feedback
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert list(summary["names"].items())[:3] == [(GRACE.login, "Hopper, Grace"), (ADA.login, "Lovelace, Ada"),
+                                                  (ALAN.login, "Turing, Alan")]
+    assert summary["roster"]["not_submitted_ids"][0] == CHARLES.login
+    # one name a line in the terminal: "Last, First" holds a comma of its own
+    assert "\n  Babbage, Charles (cbabbage)\n" in printed
+    assert _grades(out)[ADA.login]["name"] == "Lovelace, Ada"
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_the_named_pages_read_in_chromium(canvas_graded, tmp_path, width):
+    from tests.test_report import _shots
+    from tests.test_report_pages import _measure
+
+    _, out, _ = canvas_graded
+    shots = _shots(tmp_path)
+    report = _measure(out / "report.html", tmp_path, width, shots / f"roster-report-{width}.png")
+    assert report["clipped"] == [] and report["overflow"] <= 0, report   # the heat map's names drawn whole
+    assert re.search(r"<text [^>]*>Lovelace, Ada</text>", (out / "report.html").read_text(encoding="utf-8"))
+    feedback = _measure(out / "feedback" / f"{ALAN.login}.html", tmp_path, width, shots / f"roster-feedback-{width}.png")
+    assert feedback["overflow"] <= 0, feedback
+
+
+# ---------------------------------------------------------------- 3. the LMS's own column
+
+WRONG = (Path(__file__).parent / "corpus" / HAND / "buggy" / "hand_imprecise.py").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def canvas_class(tmp_path_factory):
+    """Variants off: Ada right, Grace half right (renamed by Canvas, late), Charles nothing."""
+    from tests.lms_downloads import RIGHT
+
+    root = tmp_path_factory.mktemp("canvas_class")
+    course = _course(root)
+    roster = root / "roster.csv"
+    roster.write_text(canvas_gradebook(CLASS), encoding="utf-8")
+    cls = root / "download"
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", RIGHT)
+    canvas_file(cls, GRACE, 5550002, f"{HAND}-1.py", WRONG, late=True)
+    canvas_file(cls, ALAN, 5550003, "answers.docx", b"PK not really")
+    return root, course, roster, cls
+
+
+def _canvas_export(out: Path) -> list[list[str]]:
+    text = (out / "export-canvas.csv").read_text(encoding="utf-8")
+    assert text.startswith("\ufeff")
+    return list(csv.reader(io.StringIO(text[1:])))
+
+
+def test_the_canvas_export_writes_the_rosters_column_scaled_to_its_points(canvas_class, capsys):
+    root, course, roster, cls = canvas_class
+    out = root / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas",
+                  "--assignment", "self-attention lab") == 0
+    printed = capsys.readouterr().out
+    rows = _canvas_export(out)
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Self-Attention Lab (881245)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "100"]
+    by_login = {r[3]: r for r in rows[2:]}
+    assert set(by_login) == {ADA.login, GRACE.login, ALAN.login, CHARLES.login}     # no Test Student
+    assert by_login[ADA.login] == ["Lovelace, Ada", ADA.canvas_id, ADA.sis_id, ADA.login, "Section 001", "100"]
+    grace = _grades(out)[GRACE.login]
+    assert 0 < float(grace["total"]) < 7
+    assert by_login[GRACE.login][4] == "Section 002"
+    assert float(by_login[GRACE.login][5]) == round(float(grace["total"]) * 100 / 7, 2)
+    assert by_login[CHARLES.login][5] == "" and by_login[ALAN.login][5] == ""      # missing, not 0
+    assert "'Self-Attention Lab (881245)', scores scaled from 7 to its 100 points" in printed
+    assert "Student, Test" not in (out / "report.html").read_text(encoding="utf-8")
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas", "--assignment",
+                  "Self-Attention Lab (881245)", "--missing-as-zero") == 0
+    assert {r[3]: r[5] for r in _canvas_export(out)[2:]}[CHARLES.login] == "0"
+
+
+@pytest.mark.parametrize("roster_text, more, said", [
+    (canvas_gradebook(CLASS), ("--assignment", "Lab 9"), "roster.csv line 1: no column named 'Lab 9' (--assignment); "
+                                                         "the assignments there are: Quiz 1 (881240); Self-Attention"),
+    (canvas_gradebook(CLASS).replace("    Points Possible,,,,,10.00,100.00", "    Points Possible,,,,,10.00,lots"),
+     ("--assignment", "Self-Attention Lab"), "roster.csv line 2: Points Possible of this column is 'lots'"),
+    ("Name,Section\nAda Lovelace,1\n", (), "roster.csv line 1: no column names a student"),
+])
+def test_a_bad_roster_or_column_is_said_with_its_line_before_anything_is_written(canvas_class, tmp_path, capsys,
+                                                                                  roster_text, more, said):
+    _, course, _, cls = canvas_class
+    roster = tmp_path / "roster.csv"
+    roster.write_text(roster_text, encoding="utf-8")
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas", *more) == 2
+    assert said in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_moodles_grading_worksheet_comes_back_with_its_grade_filled(tmp_path):
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path)
+    roster = tmp_path / "worksheet.csv"
+    roster.write_text(moodle_worksheet([ADA, GRACE, CHARLES]), encoding="utf-8")
+    cls = tmp_path / "download"
+    moodle_folder(cls, ADA, {f"{HAND}.py": RIGHT})
+    moodle_folder(cls, GRACE, {f"{HAND}.py": WRONG})
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "moodle") == 0
+    text = (out / "export-moodle.csv").read_text(encoding="utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == next(csv.reader(io.StringIO(roster.read_text(encoding="utf-8"))))   # every column kept
+    grades = {r["Identifier"]: r for r in rows}
+    assert grades[f"Participant {ADA.canvas_id}"]["Grade"] == "100"
+    assert grades[f"Participant {CHARLES.canvas_id}"]["Grade"] == ""
+    assert grades[f"Participant {GRACE.canvas_id}"]["Last modified (submission)"] == "Monday, 2 March 2026, 9:12 AM"
