@@ -51,7 +51,7 @@ id "$USER_NAME" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$USER_
 home="$(getent passwd "$USER_NAME" | cut -d: -f6)"
 rm -rf "$home/attnkit"
 mkdir -p "$home/attnkit"
-git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$home/attnkit" 2>/dev/null || cp -a . "$home/attnkit"
+git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$home/attnkit" 2>/dev/null || cp -a . "$home/attnkit"
 chown -R "$USER_NAME" "$home/attnkit"
 
 echo "normal_user_env: as $USER_NAME, a venv of their own made with $user_python, then the red-team suite"
