@@ -59,6 +59,10 @@ cd "$home/attnkit"
 # What the user's pip needs of the caller's settings (CI's pins, its failing-over index).
 pins=""
 [ -n "${PIP_CONSTRAINT:-}" ] && pins="PIP_CONSTRAINT=$home/attnkit/.ci/constraints.txt"
+# The caller's own pip settings (a folder of wheels, such as a local CPU build of torch) are its
+# user's; the normal user's pip is given them too, or it would fetch what the caller need not.
+links="$("$PYTHON" -m pip config get global.find-links 2>/dev/null || true)"
+[ -n "$links" ] && pins="$pins PIP_FIND_LINKS=$links"
 # shellcheck disable=SC2086
 exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
     $pins PIP_RETRIES="${PIP_RETRIES:-5}" PIP_DISABLE_PIP_VERSION_CHECK=1 \

@@ -75,7 +75,7 @@ def examine(course: CourseConfig, *, isolation: bool = True, grade_solutions: bo
             iso = sandbox.isolation
             found.add("isolation", _layers(iso), ok=iso.full or not isolation)
             if iso.why:
-                found.add("missing", "; ".join(iso.why), ok=iso.full or not isolation)
+                found.add("not held", "; ".join(iso.why), ok=iso.full or not isolation)
             if grade_solutions:
                 found.findings.append(_solutions(course, sandbox))
     return found
