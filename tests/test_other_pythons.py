@@ -1,0 +1,94 @@
+"""The kit in a standard venv on each Python it supports (3.10 to 3.13), installed as a user
+installs it (`pip install`, no system site-packages).
+
+torch's CPU wheel is not at hand for every Python here (elsewhere its CUDA build is several GB),
+so these venvs hold the kit and everything but torch: the four numpy exercises score full marks
+through `attnkit check`, and the torch exercise is one sentence naming the missing module and
+its install command. The Python the suite runs on grades all five (test_interpreter_locations).
+The Pythons are found with pyenv, or named in $ATTNKIT_TEST_PYTHONS (paths, space-separated).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KIT = Path(__file__).resolve().parents[1]
+VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+NUMPY_EXERCISES = ("hand_computation", "attention", "causal_mask", "scaling")
+
+
+def _pyenv_python(version: str) -> str | None:
+    if not shutil.which("pyenv"):
+        return None
+    bare = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True).stdout.split()
+    found = sorted((v for v in bare if v.startswith(version + ".")), key=lambda v: [int(p) for p in v.split(".")
+                                                                                     if p.isdigit()])
+    if not found:
+        return None
+    which = subprocess.run(["pyenv", "which", "python"], env=dict(os.environ, PYENV_VERSION=found[-1]),
+                           capture_output=True, text=True)
+    return which.stdout.strip() or None
+
+
+def _pythons() -> dict[str, str]:
+    named = os.environ.get("ATTNKIT_TEST_PYTHONS", "").split()
+    found = {}
+    for path in named:
+        out = subprocess.run([path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True)
+        if out.returncode == 0:
+            found[out.stdout.strip()] = path
+    for version in VERSIONS:
+        if version not in found:
+            path = _pyenv_python(version)
+            if path:
+                found[version] = path
+    return found
+
+
+PYTHONS = _pythons()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v != "%d.%d" % sys.version_info[:2]])
+def test_a_standard_venv_on_each_python(version, tmp_path):
+    python = PYTHONS.get(version)
+    if python is None:
+        pytest.skip(f"no Python {version} here (pyenv, or $ATTNKIT_TEST_PYTHONS)")
+    venv = tmp_path / f"venv {version}"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True)
+    bin_python = venv / "bin" / "python"
+    deps = [d for d in _dependencies() if not d.startswith("torch")]
+    install = subprocess.run([str(bin_python), "-m", "pip", "install", "-q", *deps], capture_output=True, text=True,
+                             timeout=1500)
+    assert install.returncode == 0, install.stderr[-3000:]
+    kit = subprocess.run([str(bin_python), "-m", "pip", "install", "-q", "--no-deps", str(KIT)], capture_output=True,
+                         text=True, timeout=900)
+    assert kit.returncode == 0, kit.stderr[-3000:]
+    out = tmp_path / "results.json"
+    args = [arg for stem in NUMPY_EXERCISES for arg in ("--exercise", stem)]
+    run = subprocess.run([str(bin_python), "-m", "autograder.cli", "check", "--submission", str(KIT / "solutions"),
+                          *args, "--json", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    result = json.loads(out.read_text())
+    lost = [(t["name"], t.get("output", "")[:200]) for t in result["tests"] if t["score"] < t["max_score"]]
+    assert not lost and result["score"] > 0, (lost, run.stdout[-2000:], run.stderr[-2000:])
+    torch = subprocess.run([str(bin_python), "-m", "autograder.cli", "check", "--submission", str(KIT / "solutions"),
+                            "--exercise", "multihead"], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    said = torch.stdout + torch.stderr
+    assert "torch is not installed" in said and "download.pytorch.org/whl/cpu" in said and "Traceback" not in said
+
+
+def _dependencies() -> list[str]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:     # Python 3.10
+        pytest.skip("reading pyproject.toml needs Python 3.11's tomllib")
+    data = tomllib.loads((KIT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(data["project"]["dependencies"])
