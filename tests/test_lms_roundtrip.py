@@ -260,3 +260,84 @@ def test_moodles_grading_worksheet_comes_back_with_its_grade_filled(tmp_path):
     assert grades[f"Participant {ADA.canvas_id}"]["Grade"] == "100"
     assert grades[f"Participant {CHARLES.canvas_id}"]["Grade"] == ""
     assert grades[f"Participant {GRACE.canvas_id}"]["Last modified (submission)"] == "Monday, 2 March 2026, 9:12 AM"
+
+
+# ---------------------------------------------------------------- 6. one status vocabulary
+
+@pytest.fixture(scope="module")
+def canvas_statuses(canvas_class):
+    """The class of canvas_class graded with its roster; Alan's upload is five Word files with
+    long names (nothing gradable, its message longer than a line)."""
+    import contextlib
+
+    root, course, roster, cls = canvas_class
+    cls2 = root / "download_statuses"
+    cls2.mkdir()
+    for entry in cls.iterdir():
+        if not entry.name.startswith(ALAN.canvas_key):
+            (cls2 / entry.name).write_bytes(entry.read_bytes())
+    for i in range(5):
+        canvas_file(cls2, ALAN, 5550010 + i, f"my answers to the self attention lab part {i} final version.docx",
+                    b"PK not really")
+    out = root / "out_statuses"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert _grade(course, cls2, out, "--roster", str(roster), "--export", "canvas") == 0
+    return out, printed.getvalue()
+
+
+def test_one_word_for_each_students_standing_everywhere(canvas_statuses):
+    out, printed = canvas_statuses
+    grades = _grades(out)
+    assert {k: grades[k]["status"] for k in (ADA.login, GRACE.login, ALAN.login, CHARLES.login)} == {
+        ADA.login: "graded", GRACE.login: "graded", ALAN.login: "nothing gradable", CHARLES.login: "not submitted"}
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert {r["student"]: r["status"] for r in summary["rows"]}[ALAN.login] == "nothing gradable"
+    assert summary["statuses"] == {"graded": 2, "nothing gradable": 1, "not submitted": 1}
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<span>2 graded</span><span>1 nothing gradable</span><span>1 not submitted</span>" in report
+    assert "Turing, Alan</a></td><td class=\"id\">aturing</td><td class=n></td><td class=n><b></b></td>" \
+           "<td>nothing gradable</td>" in report
+    assert "2 graded · 1 nothing gradable · 1 not submitted" in printed
+    feedback = (out / "feedback" / f"{ALAN.login}.md").read_text(encoding="utf-8")
+    assert "**nothing gradable**, no score" in feedback and feedback.count("part 0 final version.docx") == 1
+    assert "not submitted" not in feedback.lower()
+
+
+def test_the_terminal_and_the_report_give_the_same_headline_numbers(canvas_statuses):
+    out, printed = canvas_statuses
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["submitted"] == 2 and summary["students"] == 3
+    total = next(line.split() for line in printed.splitlines() if line.split()[1:2] == ["total"])
+    assert total[3:6] == ["2", "│", f"{summary['scores']['mean']:.2f}"]        # handed in, mean: the report's
+    assert "4 students, 2 graded (means over the graded)" in printed
+
+
+def test_no_message_is_cut_mid_word(canvas_statuses):
+    out, printed = canvas_statuses
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    shown = next(t["message"] for t in summary["trouble"] if t["student"] == ALAN.login)
+    full = json.loads((out / "results" / f"{ALAN.login}.json").read_text(encoding="utf-8"))
+    said = next(c["message"] for e in full["extra_data"]["result"]["exercises"] for c in e["checks"])
+    assert len(said) > len(shown) and shown.endswith(" ...")
+    kept = shown[:-len(" ...")]
+    assert said.startswith(kept) and said[len(kept)] == " "       # cut between two words
+    assert kept in printed
+
+
+def test_canvas_renaming_a_resubmission_is_not_the_students_mistake(canvas_statuses):
+    out, _ = canvas_statuses
+    feedback = (out / "feedback" / f"{GRACE.login}.md").read_text(encoding="utf-8")
+    assert "next time" not in feedback and "-1.py" not in feedback
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert GRACE.login not in {i["student"] for i in summary["intake"]}
+
+
+def test_a_canvas_download_reached_through_a_link_is_graded(canvas_class, tmp_path):
+    root, course, roster, cls = canvas_class
+    link = tmp_path / "linked"
+    link.symlink_to(cls, target_is_directory=True)
+    out = tmp_path / "out"
+    assert _grade(course, link / ".", out, "--roster", str(roster)) == 0
+    assert {k: v["status"] for k, v in _grades(out).items()}[ADA.login] == "graded"
+    assert _grades(out)[ADA.login]["total"] == "7"

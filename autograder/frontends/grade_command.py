@@ -79,7 +79,7 @@ def cmd_grade(args, console: Console, course) -> int:
     for preflight in checked:
         console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
                       preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
-    print_summary(results, course, console, out, named=class_list.shown)
+    print_summary(results, course, console, out, named=class_list.shown, absent=len(class_list.enrolment.absent))
     if roster is not None:
         _say_roster(class_list, console, target if args.export else None,
                     sum(course.max_points(s) for s in course.exercises))

@@ -18,7 +18,8 @@ from urllib.parse import quote
 from autograder.config import CourseConfig, course_data
 from autograder.contract import MISCONCEPTIONS
 from autograder.reports.grades_csv import ordered, submitted
-from autograder.reports.summary import trouble
+from autograder.reports.status import GRADED, status_of
+from autograder.reports.trouble import trouble
 from autograder.results import SubmissionResult
 
 SCHEMA = "attnkit-summary/1"
@@ -147,6 +148,7 @@ class SummaryTally:
                          "limits": asdict(course.limits), "tolerances": asdict(course.tolerances)},
             "students": self.n,
             "submitted": len(self.totals),
+            "statuses": dict(Counter(row.status for row in self.rows)),
             "max_score": max_total,
             "scores": _distribution(self.totals, max_total),
             "exercises": [self.exercise(stem) for stem in course.exercises],
@@ -172,6 +174,7 @@ class StudentRow:
     scores: tuple[float | None, ...]  # their scores, None where not submitted
     duration_s: float
     checks: str                       # a STATUS_CODE letter per check, in the course's order
+    status: str = GRADED              # autograder.reports.status
 
     @property
     def exercises(self) -> dict[str, float | None]:
@@ -183,7 +186,7 @@ class StudentRow:
 
     def to_dict(self) -> dict:
         return {"student": self.student, "score": self.score, "exercises": self.exercises,
-                "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks}
+                "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks, "status": self.status}
 
 
 def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple]) -> StudentRow:
@@ -192,7 +195,7 @@ def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tu
     key = tuple(e.stem for e in r.exercises)
     return StudentRow(r.student, r.score if any(v is not None for v in scores) else None,
                       stems.setdefault(key, key), scores, r.duration_s,
-                      "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)))
+                      "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)), status_of(r))
 
 
 def _in_course_order(r: SubmissionResult, course: CourseConfig):

@@ -20,6 +20,7 @@ from autograder.reports.class_summary import SummaryTally
 from autograder.reports.exports import ExportFormat, export_rows
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.grades_csv import GradesTable, with_sources
+from autograder.reports.status import NOT_SUBMITTED
 from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 
@@ -61,6 +62,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
         summary["names"] = {key: person.listed or key for key, person in
                             sorted(enrolment.people.items(), key=lambda kv: kv[1].sort_key) if person.line}
         absent = sorted(enrolment.absent, key=lambda p: p.sort_key)
+        if absent:     # on the roster, nothing handed in: counted with the class's statuses
+            summary["statuses"][NOT_SUBMITTED] = summary["statuses"].get(NOT_SUBMITTED, 0) + len(absent)
         summary["roster"] = {"not_submitted": [p.listed or p.key for p in absent],
                              "not_submitted_ids": [p.key for p in absent],
                              "not_on_roster": list(enrolment.unmatched)}

@@ -1,4 +1,5 @@
-"""grades.csv: one row per student, one column per exercise, then total and max_total.
+"""grades.csv: one row per student, one column per exercise, then total, max_total and status
+(autograder.reports.status: graded, nothing gradable, not submitted, ...).
 
 An exercise the student did not submit is an empty cell (a 0 is a 0 earned); a student with
 nothing submitted at all has an empty total too. Rows are in a stable order (by name) and
@@ -10,6 +11,7 @@ import csv
 import io
 from collections.abc import Iterator
 
+from autograder.reports.status import status_of
 from autograder.results import ExerciseResult, SubmissionResult
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Sheets
@@ -60,11 +62,9 @@ def with_sources(results: list[SubmissionResult]) -> Iterator[tuple[SubmissionRe
         yield from ((result, None) for result in sorted(results, key=lambda r: r.student))
 
 
-def status(result: SubmissionResult | None, enrolment) -> str:
-    """A row's status where a roster was given: graded, not submitted, or not on the roster."""
-    if result is not None and result.student in enrolment.unmatched:
-        return "not on roster"
-    return "graded" if result is not None and total_cell(result) else "not submitted"
+def on_roster(result: SubmissionResult | None, enrolment) -> str:
+    """Where a roster was given: whether the row is a student of it ("no": a submission matching no row)."""
+    return "no" if result is not None and result.student in enrolment.unmatched else "yes"
 
 
 class GradesTable:
@@ -79,7 +79,8 @@ class GradesTable:
         self.roster = enrolment is not None and enrolment.roster
         self.buf = io.StringIO()
         self.writer = csv.writer(self.buf, lineterminator="\n")
-        self.writer.writerow(["student", *stems, "total", "max_total", *(PERSON_COLUMNS if self.roster else ())])
+        self.writer.writerow(["student", *stems, "total", "max_total", "status",
+                              *(PERSON_COLUMNS if self.roster else ())])
 
     def add(self, r: SubmissionResult) -> None:
         self._row(self.enrolment.person(r.student) if self.roster else None, r)
@@ -96,9 +97,10 @@ class GradesTable:
         cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
                  if r is not None else [safe_cell(person.key), *("" for _ in self.stems), self.missing,
                                         f"{self.max_total:g}"])
+        cells.append(status_of(r))
         if person is not None:
             cells += [safe_cell(v) for v in (person.listed, person.login, person.sis_id, person.email)]
-            cells.append(status(r, self.enrolment))
+            cells.append(on_roster(r, self.enrolment))
         self.writer.writerow(cells)
 
 
@@ -110,4 +112,4 @@ def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolmen
     return table.text()
 
 
-PERSON_COLUMNS = ("name", "login", "sis_id", "email", "status")
+PERSON_COLUMNS = ("name", "login", "sis_id", "email", "on_roster")
