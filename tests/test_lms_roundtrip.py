@@ -341,3 +341,86 @@ def test_a_canvas_download_reached_through_a_link_is_graded(canvas_class, tmp_pa
     assert _grade(course, link / ".", out, "--roster", str(roster)) == 0
     assert {k: v["status"] for k, v in _grades(out).items()}[ADA.login] == "graded"
     assert _grades(out)[ADA.login]["total"] == "7"
+
+
+# ---------------------------------------------------------------- 7. overrides and one re-grade
+
+OVERRIDES = ("student,check,points,reason,who\n"
+             f"{GRACE.login},hand_computation.part_a.scaled_scores,1,right up to rounding,TA Kim\n"
+             f"{ALAN.login},,excused,medical certificate,Prof. Diaz\n"
+             f"{CHARLES.login},,EX,joined late,Prof. Diaz\n")
+
+
+def test_overrides_are_merged_with_their_audit_trail(canvas_class, tmp_path):
+    root, course, roster, cls = canvas_class
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas") == 0
+    before = _grades(out)
+    (out / "overrides.csv").write_text(OVERRIDES, encoding="utf-8")      # OUT/overrides.csv is read by default
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas") == 0
+    grades = _grades(out)
+    assert float(grades[GRACE.login]["total"]) == float(before[GRACE.login]["total"]) + 1
+    assert grades[GRACE.login]["override"] == "hand_computation.part_a.scaled_scores: 0 -> 1 (right up to " \
+                                              "rounding, TA Kim)"
+    assert (grades[ALAN.login]["status"], grades[ALAN.login]["total"]) == ("excused", "")
+    assert grades[CHARLES.login]["status"] == "excused" and grades[ADA.login]["override"] == ""
+    canvas = {r[3]: r[5] for r in _canvas_export(out)[2:]}
+    assert canvas[ALAN.login] == canvas[CHARLES.login] == "EX"
+    assert float(canvas[GRACE.login]) == float(grades[GRACE.login]["total"])
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    trail = {(o["student"], o["check"]): o for o in summary["overrides"]}
+    assert trail[(GRACE.login, "hand_computation.part_a.scaled_scores")] == {
+        "student": GRACE.login, "check": "hand_computation.part_a.scaled_scores", "original": 0.0, "overridden": 1.0,
+        "reason": "right up to rounding", "who": "TA Kim", "line": 2}
+    assert trail[(CHARLES.login, "(all)")]["overridden"] == "excused"
+    assert summary["statuses"] == {"graded": 2, "excused": 2}
+    assert summary["scores"]["mean"] == (7 + float(grades[GRACE.login]["total"])) / 2
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="overrides"' in report and "right up to rounding" in report
+
+
+@pytest.mark.parametrize("row, said", [
+    ("nobody,hand_computation,3,,", "overrides.csv line 2: no student 'nobody'"),
+    (f"{ADA.login},hand_computation.part_c.scores,1,,", "overrides.csv line 2: no check or exercise"),
+    (f"{ADA.login},hand_computation.part_a.scores,2,,", "line 2: 2 points for hand_computation.part_a.scores, "
+                                                        "which is worth 1"),
+    (f"{ADA.login},hand_computation,seven,,", "line 2: points 'seven' is not a number"),
+])
+def test_a_bad_override_is_said_with_its_line_and_nothing_graded_is_lost(canvas_class, tmp_path, capsys, row, said):
+    root, course, roster, cls = canvas_class
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster)) == 0
+    written = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    overrides = tmp_path / "overrides.csv"
+    overrides.write_text(f"student,check,points,reason,who\n{row}\n", encoding="utf-8")
+    assert _grade(course, cls, out, "--roster", str(roster), "--overrides", str(overrides)) == 2
+    assert said in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == written
+
+
+def test_one_student_is_graded_again_and_the_others_kept(canvas_class, tmp_path, capsys):
+    from tests.lms_downloads import RIGHT
+
+    root, course, roster, cls = canvas_class
+    mine = tmp_path / "download"
+    mine.mkdir()
+    for entry in cls.iterdir():
+        (mine / entry.name).write_bytes(entry.read_bytes())
+    out = tmp_path / "out"
+    assert _grade(course, mine, out, "--roster", str(roster)) == 0
+    before = _grades(out)
+    grace_file = next(mine.glob(f"{GRACE.canvas_key}_*"))
+    grace_file.write_bytes(RIGHT)                                    # both fixed since; only Grace asked for
+    next(mine.glob(f"{ADA.canvas_key}_*")).write_bytes(WRONG)
+    graded_result = (out / "results" / f"{ADA.login}.json").read_bytes()
+    assert _grade(course, mine, out, "--roster", str(roster), "--student", GRACE.login) == 0
+    after = _grades(out)
+    assert after[GRACE.login]["total"] == "7" and before[GRACE.login]["total"] != "7"
+    assert after[ADA.login]["total"] == before[ADA.login]["total"] == "7"
+    assert (out / "results" / f"{ADA.login}.json").read_bytes() == graded_result
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["regraded"]["student"] == GRACE.login
+    assert 'id="regraded"' in (out / "report.html").read_text(encoding="utf-8")
+    assert "graded Hopper, Grace (ghopper) again" in capsys.readouterr().out
+    assert _grade(course, mine, out, "--roster", str(roster), "--student", "nobody") == 2
+    assert "--student nobody: no such student" in capsys.readouterr().err

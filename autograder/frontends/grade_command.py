@@ -53,6 +53,25 @@ def cmd_grade(args, console: Console, course) -> int:
     except UnknownStudents as err:
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
+    ids = {s.name for s in class_list.students} | {p.key for p in class_list.enrolment.absent}
+    if args.student is not None and args.student not in {s.name for s in class_list.students}:
+        near = ", ".join(sorted(s.name for s in class_list.students)[:10])
+        print(f"attnkit grade --student {args.student}: no such student in {class_dir} (ids as grades.csv's student "
+              f"column gives them: {near}{' ...' if len(class_list.students) > 10 else ''})", file=sys.stderr)
+        return 2
+    if args.student is not None and not (out / "results").is_dir():
+        print(f"attnkit grade --student: {out} holds no graded class; grade the class first", file=sys.stderr)
+        return 2
+    overrides = None
+    overrides_file = Path(args.overrides) if args.overrides else out / "overrides.csv"
+    if args.overrides or overrides_file.is_file():
+        from autograder.reports.overrides import OverrideError, read_overrides
+
+        try:
+            overrides = read_overrides(overrides_file, course, ids)
+        except OverrideError as err:
+            print(f"attnkit grade --overrides: {err}", file=sys.stderr)
+            return 2
     checked = []     # the preflight's outcome, said in the summary
     try:
         with ClassProgress(console) as progress:
@@ -60,7 +79,8 @@ def cmd_grade(args, console: Console, course) -> int:
                 from autograder.cluster.cli import grade_on_cluster
 
                 results = grade_on_cluster(args, class_dir, out, course, progress, console,
-                                           on_preflight=checked.append, roster=roster, target=target)
+                                           on_preflight=checked.append, roster=roster, target=target,
+                                           overrides=overrides, only=args.student)
                 if results is None:
                     return 2
             else:
@@ -68,7 +88,8 @@ def cmd_grade(args, console: Console, course) -> int:
                                       on_result=progress.advance, on_start=progress.start,
                                       exports=tuple(args.export or ()), isolation=not args.no_isolation,
                                       preflight=not args.no_preflight, on_preflight=checked.append,
-                                      layout=args.layout, roster=roster, target=target)
+                                      layout=args.layout, roster=roster, target=target, overrides=overrides,
+                                      only=args.student)
     except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
@@ -79,7 +100,16 @@ def cmd_grade(args, console: Console, course) -> int:
     for preflight in checked:
         console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
                       preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
-    print_summary(results, course, console, out, named=class_list.shown, absent=len(class_list.enrolment.absent))
+    import json
+
+    print_summary(results, course, console, out, named=class_list.shown,
+                  summary=json.loads((out / "summary.json").read_text(encoding="utf-8")))
+    if args.student is not None:
+        console.print(f"graded {class_list.shown(args.student)} ({args.student}) again; the others' results are "
+                      f"as {out / 'results'} held them", markup=False, highlight=False)
+    if overrides is not None:
+        console.print(f"merged {sum(len(v) for v in overrides.by_student.values())} overrides from {overrides.source} "
+                      f"(summary.json's `overrides`, grades.csv's `override` column)", markup=False, highlight=False)
     if roster is not None:
         _say_roster(class_list, console, target if args.export else None,
                     sum(course.max_points(s) for s in course.exercises))

@@ -16,16 +16,14 @@ from autograder.results import SubmissionResult
 
 
 def print_summary(results: list[SubmissionResult], course: CourseConfig, console: Console, out: Path,
-                  named: Callable[[str], str] | None = None, absent: int = 0) -> None:
-    """`results` is read once (a class run's are read back from OUT, one file at a time). `named`
-    names a student as the roster does (their id beside it); `absent`: roster students with no
-    submission (counted as not submitted)."""
-    s = class_summary(results, course)
+                  named: Callable[[str], str] | None = None, summary: dict | None = None) -> None:
+    """`results` is read once (a class run's are read back from OUT, one file at a time), unless
+    `summary` (what the run wrote in summary.json, the overrides and the roster in) is given.
+    `named` names a student as the roster does (their id beside it)."""
+    s = summary if summary is not None else class_summary(results, course)
     statuses = dict(s["statuses"])
-    if absent:
-        statuses["not submitted"] = statuses.get("not submitted", 0) + absent
     graded = s["submitted"]
-    table = Table(title=f"{course.assignment}: {s['students'] + absent} students, {graded} graded "
+    table = Table(title=f"{course.assignment}: {sum(statuses.values())} students, {graded} graded "
                         f"(means over the graded)", title_justify="left")
     for column, justify in (("exercise", "left"), ("handed in", "right"), ("mean", "right"), ("max", "right"),
                             ("full marks", "right")):
