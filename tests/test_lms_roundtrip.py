@@ -424,3 +424,52 @@ def test_one_student_is_graded_again_and_the_others_kept(canvas_class, tmp_path,
     assert "graded Hopper, Grace (ghopper) again" in capsys.readouterr().out
     assert _grade(course, mine, out, "--roster", str(roster), "--student", "nobody") == 2
     assert "--student nobody: no such student" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- 5. feedback back to the LMS
+
+def _canvas_reads(name: str) -> tuple[str, str]:
+    """(user id, attachment id) as Canvas's re-upload reads a name: its first two all-digit parts."""
+    digits = [part for part in name.split("_") if part.isdigit()]
+    return digits[0], digits[1]
+
+
+def test_canvas_feedback_zip_attaches_each_page_to_its_own_submission(canvas_class, tmp_path, capsys):
+    import zipfile
+
+    root, course, roster, cls = canvas_class
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas-feedback") == 0
+    assert "export-canvas-feedback.zip (3 feedback pages): upload it in Canvas" in capsys.readouterr().out
+    downloaded = {_canvas_reads(p.name) for p in cls.iterdir()}
+    with zipfile.ZipFile(out / "export-canvas-feedback.zip") as zf:
+        names = zf.namelist()
+        assert len(names) == 3 and {_canvas_reads(n) for n in names} <= downloaded
+        for person in (ADA, GRACE, ALAN):
+            entry = next(n for n in names if _canvas_reads(n)[0] == person.canvas_id)
+            page = zf.read(entry).decode("utf-8")
+            assert page == (out / "feedback" / f"{person.login}.html").read_text(encoding="utf-8")
+            assert f"{person.last}, {person.first}" in page
+            assert all(f"{o.last}, {o.first}" not in page for o in CLASS if o is not person)
+            assert "<script" not in page and "http" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_moodle_feedback_zip_is_named_as_moodles_download(tmp_path):
+    import zipfile
+
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path)
+    cls = tmp_path / "download"
+    for p in (ADA, GRACE):
+        moodle_folder(cls, p, {f"{HAND}.py": RIGHT})
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--export", "moodle-feedback") == 0
+    with zipfile.ZipFile(out / "export-moodle-feedback.zip") as zf:
+        names = sorted(zf.namelist())
+        assert names == [f"Ada Lovelace_{ADA.canvas_id}_assignsubmission_file_feedback.html",
+                         f"Grace Hopper_{GRACE.canvas_id}_assignsubmission_file_feedback.html"]
+        for name in names:     # as Moodle's importer splits it: name, participant, plugin type and name, file
+            who, participant, kind, plugin, filename = name.split("_", 4)
+            assert participant.isdigit() and (kind, plugin, filename) == ("assignsubmission", "file", "feedback.html")
+            assert zf.read(name) == (out / "feedback" / f"{who}_{participant}.html").read_bytes()

@@ -107,6 +107,7 @@ def cmd_grade(args, console: Console, course) -> int:
     if args.student is not None:
         console.print(f"graded {class_list.shown(args.student)} ({args.student}) again; the others' results are "
                       f"as {out / 'results'} held them", markup=False, highlight=False)
+    _say_feedback_zips(args.export or (), class_list, out, console)
     if overrides is not None:
         console.print(f"merged {sum(len(v) for v in overrides.by_student.values())} overrides from {overrides.source} "
                       f"(summary.json's `overrides`, grades.csv's `override` column)", markup=False, highlight=False)
@@ -126,6 +127,31 @@ def cmd_grade(args, console: Console, course) -> int:
             return 2
         console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
     return 0
+
+
+def _say_feedback_zips(exports, class_list, out: Path, console: Console) -> None:
+    """Where each feedback zip goes, and who has no page in it (a name the LMS cannot match)."""
+    import zipfile
+
+    from autograder.reports.feedback_zip import entry_name, zip_name
+
+    where = {"canvas-feedback": "Canvas: the assignment's Submissions > Re-Upload Submissions",
+             "moodle-feedback": "Moodle: the assignment's submissions > Upload multiple feedback files in a zip"}
+    for fmt in dict.fromkeys(e for e in exports if e in where):
+        path = out / zip_name(fmt)
+        try:
+            with zipfile.ZipFile(path) as zf:
+                count = len(zf.namelist())
+        except (OSError, zipfile.BadZipFile):
+            continue
+        console.print(f"wrote {path} ({count} feedback pages): upload it in {where[fmt]}", markup=False,
+                      highlight=False, soft_wrap=True)
+        left = [s.name for s in class_list.students if entry_name(fmt, s) is None]
+        if left:
+            console.print(f"[yellow]{len(left)} students have no page in it (their download names no "
+                          f"{fmt.split('-')[0].capitalize()} file to attach it to):[/]")
+            for name in left[:30]:
+                console.print(f"  {class_list.shown(name)} ({name})", markup=False, highlight=False)
 
 
 def _say_roster(class_list, console: Console, target=None, course_points: float = 0) -> None:

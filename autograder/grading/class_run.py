@@ -31,6 +31,7 @@ from autograder.intake.identify import ClassList, identify, refuse_unknown
 from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Person
 from autograder.grading.kept import kept_result
+from autograder.reports.feedback_zip import FORMATS as ZIPS, entry_name, write_feedback_zip
 from autograder.reports.overrides import Overrides
 from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
                                   result_text, run_key, unanswered)
@@ -140,9 +141,13 @@ class ClassRun:
                 # Always written, also when grading stopped: every student graded so far is in it.
                 done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
                                      self.unwritten)
-                finish_run(self.out, done, self.course, exports=self.exports, enrolment=self.class_list.enrolment,
+                finish_run(self.out, done, self.course, exports=tuple(e for e in self.exports if e not in ZIPS),
+                           enrolment=self.class_list.enrolment,
                            preflight=checked, similarity=similar, target=self.target, overrides=self.overrides,
                            regraded=self.only)
+                for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
+                    write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
+                                                       and (name := entry_name(fmt, s))})
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
