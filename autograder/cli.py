@@ -207,11 +207,18 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="the roster's assignment column the exports write into, e.g. \"Self-Attention Lab\" "
                             "(Canvas's \"(id)\" optional); scaled to its Points Possible (default: a new column "
                             "named after course.yml's assignment)")
+    grade.add_argument("--overrides", metavar="FILE",
+                       help="the instructor's changes (student,check,points,reason,who), merged into grades.csv, the "
+                            "exports and summary.json with their audit trail (default: OUT/overrides.csv if there)")
+    grade.add_argument("--student", metavar="ID",
+                       help="grade this one student again in an existing OUT; the others' results are kept")
     grade.add_argument("--missing-as-zero", action="store_true",
                        help="roster students with no submission get 0 (default: left empty, missing to the LMS)")
-    grade.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope-csv"), metavar="FORMAT",
+    grade.add_argument("--export", action="append", metavar="FORMAT",
+                       choices=("canvas", "moodle", "gradescope-csv", "canvas-feedback", "moodle-feedback"),
                        help="also write OUT/export-FORMAT.csv for a gradebook import: canvas, moodle or "
-                            "gradescope-csv (repeatable)")
+                            "gradescope-csv; or OUT/export-FORMAT.zip of each student's feedback page for the "
+                            "LMS's bulk feedback upload: canvas-feedback, moodle-feedback (repeatable)")
     grade.set_defaults(func=cmd_grade)
 
     gs = add("gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder, the kit)")

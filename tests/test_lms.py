@@ -174,8 +174,8 @@ def test_canvas_files_are_grouped_per_student_with_the_canvas_id(tmp_path):
     assert set(by_name) == {"lovelaceada_101", "hoppergrace_102", "turingalan_103"}
     assert by_name["lovelaceada_101"].uploads == (("hand_computation.py", "lovelaceada_101_9001_hand_computation.py"),
                                                   ("attention.ipynb", "lovelaceada_101_9002_attention.ipynb"))
-    assert by_name["hoppergrace_102"].lms_id == "102" and by_name["turingalan_103"].uploads[0][0] == \
-        "hand_computation-1.py"
+    assert by_name["hoppergrace_102"].lms_id == "102" and by_name["turingalan_103"].uploads[0] == \
+        ("hand_computation.py", "turingalan_103_9004_hand_computation-1.py")     # Canvas's renaming undone
     assert found.strays == ("readme.txt",)
 
 

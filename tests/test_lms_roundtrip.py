@@ -260,3 +260,216 @@ def test_moodles_grading_worksheet_comes_back_with_its_grade_filled(tmp_path):
     assert grades[f"Participant {ADA.canvas_id}"]["Grade"] == "100"
     assert grades[f"Participant {CHARLES.canvas_id}"]["Grade"] == ""
     assert grades[f"Participant {GRACE.canvas_id}"]["Last modified (submission)"] == "Monday, 2 March 2026, 9:12 AM"
+
+
+# ---------------------------------------------------------------- 6. one status vocabulary
+
+@pytest.fixture(scope="module")
+def canvas_statuses(canvas_class):
+    """The class of canvas_class graded with its roster; Alan's upload is five Word files with
+    long names (nothing gradable, its message longer than a line)."""
+    import contextlib
+
+    root, course, roster, cls = canvas_class
+    cls2 = root / "download_statuses"
+    cls2.mkdir()
+    for entry in cls.iterdir():
+        if not entry.name.startswith(ALAN.canvas_key):
+            (cls2 / entry.name).write_bytes(entry.read_bytes())
+    for i in range(5):
+        canvas_file(cls2, ALAN, 5550010 + i, f"my answers to the self attention lab part {i} final version.docx",
+                    b"PK not really")
+    out = root / "out_statuses"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert _grade(course, cls2, out, "--roster", str(roster), "--export", "canvas") == 0
+    return out, printed.getvalue()
+
+
+def test_one_word_for_each_students_standing_everywhere(canvas_statuses):
+    out, printed = canvas_statuses
+    grades = _grades(out)
+    assert {k: grades[k]["status"] for k in (ADA.login, GRACE.login, ALAN.login, CHARLES.login)} == {
+        ADA.login: "graded", GRACE.login: "graded", ALAN.login: "nothing gradable", CHARLES.login: "not submitted"}
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert {r["student"]: r["status"] for r in summary["rows"]}[ALAN.login] == "nothing gradable"
+    assert summary["statuses"] == {"graded": 2, "nothing gradable": 1, "not submitted": 1}
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<span>2 graded</span><span>1 nothing gradable</span><span>1 not submitted</span>" in report
+    assert "Turing, Alan</a></td><td class=\"id\">aturing</td><td class=n></td><td class=n><b></b></td>" \
+           "<td>nothing gradable</td>" in report
+    assert "2 graded · 1 nothing gradable · 1 not submitted" in printed
+    feedback = (out / "feedback" / f"{ALAN.login}.md").read_text(encoding="utf-8")
+    assert "**nothing gradable**, no score" in feedback and feedback.count("part 0 final version.docx") == 1
+    assert "not submitted" not in feedback.lower()
+
+
+def test_the_terminal_and_the_report_give_the_same_headline_numbers(canvas_statuses):
+    out, printed = canvas_statuses
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["submitted"] == 2 and summary["students"] == 3
+    total = next(line.split() for line in printed.splitlines() if line.split()[1:2] == ["total"])
+    assert total[3:6] == ["2", "│", f"{summary['scores']['mean']:.2f}"]        # handed in, mean: the report's
+    assert "4 students, 2 graded (means over the graded)" in printed
+
+
+def test_no_message_is_cut_mid_word(canvas_statuses):
+    out, printed = canvas_statuses
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    shown = next(t["message"] for t in summary["trouble"] if t["student"] == ALAN.login)
+    full = json.loads((out / "results" / f"{ALAN.login}.json").read_text(encoding="utf-8"))
+    said = next(c["message"] for e in full["extra_data"]["result"]["exercises"] for c in e["checks"])
+    assert len(said) > len(shown) and shown.endswith(" ...")
+    kept = shown[:-len(" ...")]
+    assert said.startswith(kept) and said[len(kept)] == " "       # cut between two words
+    assert kept in printed
+
+
+def test_canvas_renaming_a_resubmission_is_not_the_students_mistake(canvas_statuses):
+    out, _ = canvas_statuses
+    feedback = (out / "feedback" / f"{GRACE.login}.md").read_text(encoding="utf-8")
+    assert "next time" not in feedback and "-1.py" not in feedback
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert GRACE.login not in {i["student"] for i in summary["intake"]}
+
+
+def test_a_canvas_download_reached_through_a_link_is_graded(canvas_class, tmp_path):
+    root, course, roster, cls = canvas_class
+    link = tmp_path / "linked"
+    link.symlink_to(cls, target_is_directory=True)
+    out = tmp_path / "out"
+    assert _grade(course, link / ".", out, "--roster", str(roster)) == 0
+    assert {k: v["status"] for k, v in _grades(out).items()}[ADA.login] == "graded"
+    assert _grades(out)[ADA.login]["total"] == "7"
+
+
+# ---------------------------------------------------------------- 7. overrides and one re-grade
+
+OVERRIDES = ("student,check,points,reason,who\n"
+             f"{GRACE.login},hand_computation.part_a.scaled_scores,1,right up to rounding,TA Kim\n"
+             f"{ALAN.login},,excused,medical certificate,Prof. Diaz\n"
+             f"{CHARLES.login},,EX,joined late,Prof. Diaz\n")
+
+
+def test_overrides_are_merged_with_their_audit_trail(canvas_class, tmp_path):
+    root, course, roster, cls = canvas_class
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas") == 0
+    before = _grades(out)
+    (out / "overrides.csv").write_text(OVERRIDES, encoding="utf-8")      # OUT/overrides.csv is read by default
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas") == 0
+    grades = _grades(out)
+    assert float(grades[GRACE.login]["total"]) == float(before[GRACE.login]["total"]) + 1
+    assert grades[GRACE.login]["override"] == "hand_computation.part_a.scaled_scores: 0 -> 1 (right up to " \
+                                              "rounding, TA Kim)"
+    assert (grades[ALAN.login]["status"], grades[ALAN.login]["total"]) == ("excused", "")
+    assert grades[CHARLES.login]["status"] == "excused" and grades[ADA.login]["override"] == ""
+    canvas = {r[3]: r[5] for r in _canvas_export(out)[2:]}
+    assert canvas[ALAN.login] == canvas[CHARLES.login] == "EX"
+    assert float(canvas[GRACE.login]) == float(grades[GRACE.login]["total"])
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    trail = {(o["student"], o["check"]): o for o in summary["overrides"]}
+    assert trail[(GRACE.login, "hand_computation.part_a.scaled_scores")] == {
+        "student": GRACE.login, "check": "hand_computation.part_a.scaled_scores", "original": 0.0, "overridden": 1.0,
+        "reason": "right up to rounding", "who": "TA Kim", "line": 2}
+    assert trail[(CHARLES.login, "(all)")]["overridden"] == "excused"
+    assert summary["statuses"] == {"graded": 2, "excused": 2}
+    assert summary["scores"]["mean"] == (7 + float(grades[GRACE.login]["total"])) / 2
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="overrides"' in report and "right up to rounding" in report
+
+
+@pytest.mark.parametrize("row, said", [
+    ("nobody,hand_computation,3,,", "overrides.csv line 2: no student 'nobody'"),
+    (f"{ADA.login},hand_computation.part_c.scores,1,,", "overrides.csv line 2: no check or exercise"),
+    (f"{ADA.login},hand_computation.part_a.scores,2,,", "line 2: 2 points for hand_computation.part_a.scores, "
+                                                        "which is worth 1"),
+    (f"{ADA.login},hand_computation,seven,,", "line 2: points 'seven' is not a number"),
+])
+def test_a_bad_override_is_said_with_its_line_and_nothing_graded_is_lost(canvas_class, tmp_path, capsys, row, said):
+    root, course, roster, cls = canvas_class
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster)) == 0
+    written = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    overrides = tmp_path / "overrides.csv"
+    overrides.write_text(f"student,check,points,reason,who\n{row}\n", encoding="utf-8")
+    assert _grade(course, cls, out, "--roster", str(roster), "--overrides", str(overrides)) == 2
+    assert said in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == written
+
+
+def test_one_student_is_graded_again_and_the_others_kept(canvas_class, tmp_path, capsys):
+    from tests.lms_downloads import RIGHT
+
+    root, course, roster, cls = canvas_class
+    mine = tmp_path / "download"
+    mine.mkdir()
+    for entry in cls.iterdir():
+        (mine / entry.name).write_bytes(entry.read_bytes())
+    out = tmp_path / "out"
+    assert _grade(course, mine, out, "--roster", str(roster)) == 0
+    before = _grades(out)
+    grace_file = next(mine.glob(f"{GRACE.canvas_key}_*"))
+    grace_file.write_bytes(RIGHT)                                    # both fixed since; only Grace asked for
+    next(mine.glob(f"{ADA.canvas_key}_*")).write_bytes(WRONG)
+    graded_result = (out / "results" / f"{ADA.login}.json").read_bytes()
+    assert _grade(course, mine, out, "--roster", str(roster), "--student", GRACE.login) == 0
+    after = _grades(out)
+    assert after[GRACE.login]["total"] == "7" and before[GRACE.login]["total"] != "7"
+    assert after[ADA.login]["total"] == before[ADA.login]["total"] == "7"
+    assert (out / "results" / f"{ADA.login}.json").read_bytes() == graded_result
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["regraded"]["student"] == GRACE.login
+    assert 'id="regraded"' in (out / "report.html").read_text(encoding="utf-8")
+    assert "graded Hopper, Grace (ghopper) again" in capsys.readouterr().out
+    assert _grade(course, mine, out, "--roster", str(roster), "--student", "nobody") == 2
+    assert "--student nobody: no such student" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- 5. feedback back to the LMS
+
+def _canvas_reads(name: str) -> tuple[str, str]:
+    """(user id, attachment id) as Canvas's re-upload reads a name: its first two all-digit parts."""
+    digits = [part for part in name.split("_") if part.isdigit()]
+    return digits[0], digits[1]
+
+
+def test_canvas_feedback_zip_attaches_each_page_to_its_own_submission(canvas_class, tmp_path, capsys):
+    import zipfile
+
+    root, course, roster, cls = canvas_class
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas-feedback") == 0
+    assert "export-canvas-feedback.zip (3 feedback pages): upload it in Canvas" in capsys.readouterr().out
+    downloaded = {_canvas_reads(p.name) for p in cls.iterdir()}
+    with zipfile.ZipFile(out / "export-canvas-feedback.zip") as zf:
+        names = zf.namelist()
+        assert len(names) == 3 and {_canvas_reads(n) for n in names} <= downloaded
+        for person in (ADA, GRACE, ALAN):
+            entry = next(n for n in names if _canvas_reads(n)[0] == person.canvas_id)
+            page = zf.read(entry).decode("utf-8")
+            assert page == (out / "feedback" / f"{person.login}.html").read_text(encoding="utf-8")
+            assert f"{person.last}, {person.first}" in page
+            assert all(f"{o.last}, {o.first}" not in page for o in CLASS if o is not person)
+            assert "<script" not in page and "http" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_moodle_feedback_zip_is_named_as_moodles_download(tmp_path):
+    import zipfile
+
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path)
+    cls = tmp_path / "download"
+    for p in (ADA, GRACE):
+        moodle_folder(cls, p, {f"{HAND}.py": RIGHT})
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--export", "moodle-feedback") == 0
+    with zipfile.ZipFile(out / "export-moodle-feedback.zip") as zf:
+        names = sorted(zf.namelist())
+        assert names == [f"Ada Lovelace_{ADA.canvas_id}_assignsubmission_file_feedback.html",
+                         f"Grace Hopper_{GRACE.canvas_id}_assignsubmission_file_feedback.html"]
+        for name in names:     # as Moodle's importer splits it: name, participant, plugin type and name, file
+            who, participant, kind, plugin, filename = name.split("_", 4)
+            assert participant.isdigit() and (kind, plugin, filename) == ("assignsubmission", "file", "feedback.html")
+            assert zf.read(name) == (out / "feedback" / f"{who}_{participant}.html").read_bytes()

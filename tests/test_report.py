@@ -151,8 +151,9 @@ def test_summary_holds_what_the_report_shows(tmp_path):
     assert rows["bo"] == {"student": "bo", "score": hand, "duration_s": 1.0, "feedback": "feedback/bo.html",
                           "exercises": {s: {"hand_computation": hand, "attention": 0.0}.get(s) for s in STEMS},
                           "checks": "".join(letters.get(stem, "M") * len(ex.checks)
-                                            for stem, ex in COURSE.exercises.items())}
+                                            for stem, ex in COURSE.exercises.items()), "status": "graded"}
     assert rows["nobody"]["score"] is None and set(rows["nobody"]["exercises"].values()) == {None}
+    assert rows["nobody"]["status"] == "not submitted"
     assert set(rows["nobody"]["checks"]) == {"M"}
     assert rows["<script>alert(1)</script>"]["feedback"] == "feedback/%3Cscript%3Ealert%281%29%3C%2Fscript%3E.html"
     assert summary["schema"] == "attnkit-summary/1" and summary["seed"] == COURSE.seed

@@ -53,6 +53,25 @@ def cmd_grade(args, console: Console, course) -> int:
     except UnknownStudents as err:
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
+    ids = {s.name for s in class_list.students} | {p.key for p in class_list.enrolment.absent}
+    if args.student is not None and args.student not in {s.name for s in class_list.students}:
+        near = ", ".join(sorted(s.name for s in class_list.students)[:10])
+        print(f"attnkit grade --student {args.student}: no such student in {class_dir} (ids as grades.csv's student "
+              f"column gives them: {near}{' ...' if len(class_list.students) > 10 else ''})", file=sys.stderr)
+        return 2
+    if args.student is not None and not (out / "results").is_dir():
+        print(f"attnkit grade --student: {out} holds no graded class; grade the class first", file=sys.stderr)
+        return 2
+    overrides = None
+    overrides_file = Path(args.overrides) if args.overrides else out / "overrides.csv"
+    if args.overrides or overrides_file.is_file():
+        from autograder.reports.overrides import OverrideError, read_overrides
+
+        try:
+            overrides = read_overrides(overrides_file, course, ids)
+        except OverrideError as err:
+            print(f"attnkit grade --overrides: {err}", file=sys.stderr)
+            return 2
     checked = []     # the preflight's outcome, said in the summary
     try:
         with ClassProgress(console) as progress:
@@ -60,7 +79,8 @@ def cmd_grade(args, console: Console, course) -> int:
                 from autograder.cluster.cli import grade_on_cluster
 
                 results = grade_on_cluster(args, class_dir, out, course, progress, console,
-                                           on_preflight=checked.append, roster=roster, target=target)
+                                           on_preflight=checked.append, roster=roster, target=target,
+                                           overrides=overrides, only=args.student)
                 if results is None:
                     return 2
             else:
@@ -68,7 +88,8 @@ def cmd_grade(args, console: Console, course) -> int:
                                       on_result=progress.advance, on_start=progress.start,
                                       exports=tuple(args.export or ()), isolation=not args.no_isolation,
                                       preflight=not args.no_preflight, on_preflight=checked.append,
-                                      layout=args.layout, roster=roster, target=target)
+                                      layout=args.layout, roster=roster, target=target, overrides=overrides,
+                                      only=args.student)
     except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
@@ -79,7 +100,17 @@ def cmd_grade(args, console: Console, course) -> int:
     for preflight in checked:
         console.print(preflight.describe(), style="dim" if preflight.status.value.startswith("passed") or
                       preflight.status.value == "not needed" else "yellow", markup=False, highlight=False)
-    print_summary(results, course, console, out, named=class_list.shown)
+    import json
+
+    print_summary(results, course, console, out, named=class_list.shown,
+                  summary=json.loads((out / "summary.json").read_text(encoding="utf-8")))
+    if args.student is not None:
+        console.print(f"graded {class_list.shown(args.student)} ({args.student}) again; the others' results are "
+                      f"as {out / 'results'} held them", markup=False, highlight=False)
+    _say_feedback_zips(args.export or (), class_list, out, console)
+    if overrides is not None:
+        console.print(f"merged {sum(len(v) for v in overrides.by_student.values())} overrides from {overrides.source} "
+                      f"(summary.json's `overrides`, grades.csv's `override` column)", markup=False, highlight=False)
     if roster is not None:
         _say_roster(class_list, console, target if args.export else None,
                     sum(course.max_points(s) for s in course.exercises))
@@ -96,6 +127,31 @@ def cmd_grade(args, console: Console, course) -> int:
             return 2
         console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
     return 0
+
+
+def _say_feedback_zips(exports, class_list, out: Path, console: Console) -> None:
+    """Where each feedback zip goes, and who has no page in it (a name the LMS cannot match)."""
+    import zipfile
+
+    from autograder.reports.feedback_zip import entry_name, zip_name
+
+    where = {"canvas-feedback": "Canvas: the assignment's Submissions > Re-Upload Submissions",
+             "moodle-feedback": "Moodle: the assignment's submissions > Upload multiple feedback files in a zip"}
+    for fmt in dict.fromkeys(e for e in exports if e in where):
+        path = out / zip_name(fmt)
+        try:
+            with zipfile.ZipFile(path) as zf:
+                count = len(zf.namelist())
+        except (OSError, zipfile.BadZipFile):
+            continue
+        console.print(f"wrote {path} ({count} feedback pages): upload it in {where[fmt]}", markup=False,
+                      highlight=False, soft_wrap=True)
+        left = [s.name for s in class_list.students if entry_name(fmt, s) is None]
+        if left:
+            console.print(f"[yellow]{len(left)} students have no page in it (their download names no "
+                          f"{fmt.split('-')[0].capitalize()} file to attach it to):[/]")
+            for name in left[:30]:
+                console.print(f"  {class_list.shown(name)} ({name})", markup=False, highlight=False)
 
 
 def _say_roster(class_list, console: Console, target=None, course_points: float = 0) -> None:

@@ -30,6 +30,9 @@ from autograder.intake import lms
 from autograder.intake.identify import ClassList, identify, refuse_unknown
 from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Person
+from autograder.grading.kept import kept_result
+from autograder.reports.feedback_zip import FORMATS as ZIPS, entry_name, write_feedback_zip
+from autograder.reports.overrides import Overrides
 from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
                                   result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
@@ -76,6 +79,8 @@ class ClassRun:
     layout: lms.Layout | str = lms.Layout.AUTO
     roster: list[Person] | None = None
     target: Target | None = None         # the LMS's column the exports write into
+    overrides: Overrides | None = None   # the instructor's changes, merged at the end
+    only: str | None = None              # `--student ID`: grade this one again, keep the others as OUT has them
     on_result: OnResult | None = None
     on_start: Callable[[int], None] | None = None
     on_preflight: Callable[[Preflight], None] | None = None
@@ -96,6 +101,8 @@ class ClassRun:
         _prepare(self.out)
         self.key = run_key(self.out)
         self._lock = threading.Lock()
+        if self.only is not None:     # the others as OUT holds them (a student OUT has no result for is left out)
+            students = [s for s in students if s.name == self.only or kept_result(self.out, s, self.key)]
         # Whose keys a hand answer is compared with (variants on): the class and the roster.
         self.classmates = (*(s.name for s in students), *(p.key for p in self.roster or ()))
         if self.on_start:
@@ -134,8 +141,13 @@ class ClassRun:
                 # Always written, also when grading stopped: every student graded so far is in it.
                 done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
                                      self.unwritten)
-                finish_run(self.out, done, self.course, exports=self.exports, enrolment=self.class_list.enrolment,
-                           preflight=checked, similarity=similar, target=self.target)
+                finish_run(self.out, done, self.course, exports=tuple(e for e in self.exports if e not in ZIPS),
+                           enrolment=self.class_list.enrolment,
+                           preflight=checked, similarity=similar, target=self.target, overrides=self.overrides,
+                           regraded=self.only)
+                for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
+                    write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
+                                                       and (name := entry_name(fmt, s))})
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
@@ -144,7 +156,14 @@ class ClassRun:
         """The students to grade; a result that can be reused is taken on the way."""
         for student in students:
             fp = fingerprint(student, self.course)
-            previous = None if self.regrade else load_previous(self.out, student, fp, self.key)
+            if self.only is not None and student.name != self.only:
+                kept = kept_result(self.out, student, self.key)       # even from another kit or course
+                if kept is None:
+                    continue
+                fp, previous = kept
+            else:
+                previous = None if self.regrade or student.name == self.only else \
+                    load_previous(self.out, student, fp, self.key)
             if previous is None:
                 yield student, fp
                 continue

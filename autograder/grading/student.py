@@ -175,14 +175,16 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
                 on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
                 isolation: bool = True, preflight: bool = True,
                 on_preflight: Callable[[Preflight], None] | None = None,
-                layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None, target=None):
+                layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None, target=None,
+                overrides=None, only: str | None = None):
     """Grade every student on this machine, `jobs` at once (None: one per core:
     local_grading.LocalGrading) (autograder.grading.class_run: the loop a cluster run
     shares), reusing unchanged results unless `regrade`; then write grades.csv, the
     class report and `exports`. `layout`: how the class folder is laid out (autograder.intake.lms;
     recognised by its names by default); `roster` (class_roster.read_roster) names each student
     in grades.csv and the exports, `target` (intake.gradebook_column) the LMS's column they write
-    into. With `isolation` (the default), a machine where the sandbox's
+    into, `overrides` (reports.overrides) merged at the end; `only` grades that student again
+    and keeps the others' results as OUT holds them. With `isolation` (the default), a machine where the sandbox's
     jail does not hold raises SandboxError before any student runs; with `preflight` (the
     default), a sandbox in which the kit's solutions lose points raises PreflightFailed before
     any student runs (autograder.grading.preflight). Returns the results, read back from OUT."""
@@ -190,5 +192,5 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
     from autograder.grading.local_grading import LocalGrading
 
     run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
-                   target=target, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
+                   target=target, overrides=overrides, only=only, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
     return run.run(LocalGrading(course, jobs, isolation=isolation, preflight=preflight))

@@ -2,8 +2,9 @@
 
 folders  one folder per student (or nbgrader's `submitted/<student>/<assignment>/`): roster.py
 canvas   Canvas's "Download Submissions": one flat folder of `lastfirst_12345_67890_attention.py`
-         (`lastfirst_LATE_12345_...` when late; a re-submitted file becomes `attention-1.py`),
-         grouped by the Canvas user id 12345; the student's key is `lastfirst_12345`
+         (`lastfirst_LATE_12345_...` when late; a re-submitted file becomes `attention-1.py`, which
+         is Canvas's renaming, not the student's: graded as `attention.py`, no note), grouped by
+         the Canvas user id 12345; the student's key is `lastfirst_12345`
 moodle   Moodle's "Download submissions" in folders: `Full Name_12345_assignsubmission_file_/`
          (12345 is Moodle's participant number), or flat `Full Name_12345_assignsubmission_file_x.py`;
          the student's key is `Full Name_12345`, never the whole folder name
@@ -30,6 +31,7 @@ from autograder.intake.students import Student, _listing, find_students
 from autograder.results import Why
 
 CANVAS_FILE = re.compile(r"^(?P<who>[^\W_]+)_(?:LATE_)?(?P<id>\d+)_(?:\d+_)?(?P<name>.+)$")
+CANVAS_RENAMED = re.compile(r"^(?P<stem>.+?)-(?P<n>\d{1,3})(?P<suffix>\.[A-Za-z0-9]+)$")   # a re-submission's `-1`
 MOODLE_NAME = re.compile(r"^(?P<who>.+?)_(?P<id>\d+)_assign(?P<plugin>submission|feedback)_(?P<kind>[a-z]+)_(?P<name>.*)$")
 NOTHING_GRADABLE = Why.nothing_gradable      # CheckResult.reason: files were there, none gradable
 
@@ -56,6 +58,7 @@ def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
         layout = detect(class_dir)
     if layout is Layout.FOLDERS:
         return ClassFolder(layout, find_students(class_dir, assignment, exclude))
+    class_dir = Path(os.path.realpath(class_dir))     # the instructor's own path may pass through links
     skip = {os.path.realpath(p) for p in exclude}
     entries = [e for e in os.scandir(class_dir) if not ignored(e.name) and os.path.realpath(e.path) not in skip]
     pattern = CANVAS_FILE if layout is Layout.CANVAS else MOODLE_NAME
@@ -74,6 +77,8 @@ def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
             groups.setdefault(key, []).append((match["name"], entry.name))
         else:
             strays.append(entry.name)
+    if layout is Layout.CANVAS:
+        groups = {key: _as_uploaded(files) for key, files in groups.items()}
     students = []
     for key in sorted(set(groups) | set(folders)):
         name = f"{key[0]}_{key[1]}"
@@ -85,6 +90,18 @@ def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
                 strays.append(folders[key])
             students.append(Student(name, class_dir, uploads=tuple(uploads), lms_id=key[1]))
     return ClassFolder(layout, students, tuple(strays))
+
+
+def _as_uploaded(files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The names the student gave their files: Canvas's `-1`, `-2` taken off a re-submitted file,
+    unless the student also handed in a file of that name (then both keep theirs)."""
+    given = {name for name, _ in files}
+    out = []
+    for name, real in files:
+        renamed = CANVAS_RENAMED.match(name)
+        plain = f"{renamed['stem']}{renamed['suffix']}" if renamed else name
+        out.append((plain if plain not in given else name, real))
+    return out
 
 
 def detect(class_dir: Path) -> Layout:

@@ -18,7 +18,8 @@ from urllib.parse import quote
 from autograder.config import CourseConfig, course_data
 from autograder.contract import MISCONCEPTIONS
 from autograder.reports.grades_csv import ordered, submitted
-from autograder.reports.summary import trouble
+from autograder.reports.status import EXCUSED, GRADED, status_of
+from autograder.reports.trouble import trouble
 from autograder.results import SubmissionResult
 
 SCHEMA = "attnkit-summary/1"
@@ -84,12 +85,14 @@ class SummaryTally:
         self.rows: list[StudentRow] = []
         self.stems: dict[tuple, tuple] = {}       # one tuple of stems for the rows that share it
 
-    def add(self, r: SubmissionResult) -> None:
+    def add(self, r: SubmissionResult, status: str | None = None) -> None:
+        """`status`: the instructor's word for the student (excused: left out of the numbers)."""
         self.n += 1
-        if any(submitted(e) for e in r.exercises):
+        counted = status != EXCUSED
+        if counted and any(submitted(e) for e in r.exercises):
             self.totals.append(r.score)
         for e in r.exercises:
-            if submitted(e):
+            if counted and submitted(e):
                 self.exercise_scores[e.stem].append(e.score)
                 counts = self.exercise_checks[e.stem]
                 counts[0] += sum(c.passed for c in e.checks)
@@ -106,7 +109,7 @@ class SummaryTally:
         self.trouble += [{"student": r.student, "exercise": stem, "kind": kind, "message": why,
                           "feedback": feedback_link(r.student)} for stem, kind, why in trouble(r)]
         self.durations.append((r.duration_s, r.student))
-        self.rows.append(student_row(r, self.course, self.stems))
+        self.rows.append(student_row(r, self.course, self.stems, status))
 
     def exercise(self, stem: str) -> dict:
         scores, (passed, checks) = self.exercise_scores.get(stem, []), self.exercise_checks.get(stem, [0, 0])
@@ -147,6 +150,7 @@ class SummaryTally:
                          "limits": asdict(course.limits), "tolerances": asdict(course.tolerances)},
             "students": self.n,
             "submitted": len(self.totals),
+            "statuses": dict(Counter(row.status for row in self.rows)),
             "max_score": max_total,
             "scores": _distribution(self.totals, max_total),
             "exercises": [self.exercise(stem) for stem in course.exercises],
@@ -172,6 +176,7 @@ class StudentRow:
     scores: tuple[float | None, ...]  # their scores, None where not submitted
     duration_s: float
     checks: str                       # a STATUS_CODE letter per check, in the course's order
+    status: str = GRADED              # autograder.reports.status
 
     @property
     def exercises(self) -> dict[str, float | None]:
@@ -183,16 +188,19 @@ class StudentRow:
 
     def to_dict(self) -> dict:
         return {"student": self.student, "score": self.score, "exercises": self.exercises,
-                "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks}
+                "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks, "status": self.status}
 
 
-def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple]) -> StudentRow:
+def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple],
+                status: str | None = None) -> StudentRow:
     """`r`'s row; `stems` keeps one tuple of stems for the rows that share it."""
     scores = tuple(e.score if submitted(e) else None for e in r.exercises)
     key = tuple(e.stem for e in r.exercises)
-    return StudentRow(r.student, r.score if any(v is not None for v in scores) else None,
+    counted = status != EXCUSED and any(v is not None for v in scores)
+    return StudentRow(r.student, r.score if counted else None,
                       stems.setdefault(key, key), scores, r.duration_s,
-                      "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)))
+                      "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)),
+                      status or status_of(r))
 
 
 def _in_course_order(r: SubmissionResult, course: CourseConfig):

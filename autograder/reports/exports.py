@@ -30,6 +30,7 @@ from autograder.intake.gradebook_column import Target, scaled
 from autograder.intake.roster import Enrolment
 from autograder.reports.class_summary import StudentRow, student_row
 from autograder.reports.grades_csv import ordered, safe_cell, score_cell
+from autograder.reports.status import EXCUSED
 from autograder.results import SubmissionResult
 
 
@@ -51,24 +52,32 @@ class ExportFormat(str, Enum):
 
 def export(fmt: ExportFormat, results: list[SubmissionResult], course: CourseConfig,
            enrolment: Enrolment | None = None, target: Target | None = None) -> str:
+    """The export of `results` as they are (finish_run's exports also merge the overrides)."""
     stems: dict[tuple, tuple] = {}
     return export_rows(fmt, [student_row(r, course, stems) for r in ordered(results)], course, enrolment, target)
 
 
 def export_rows(fmt: ExportFormat, rows: Sequence[StudentRow], course: CourseConfig,
-                enrolment: Enrolment | None = None, target: Target | None = None) -> str:
+                enrolment: Enrolment | None = None, target: Target | None = None,
+                excused: set[str] = frozenset()) -> str:
     """The export from the summary's rows (what finish_run has once it has read the class), in
     their order, then a row for each roster student who handed in nothing. `target`: the LMS's
     column to write into (autograder.intake.gradebook_column; default a new one named after the
-    course's assignment)."""
+    course's assignment); `excused`: the ids of roster students with no submission the instructor
+    excused (a row's own status says it for the others)."""
     fmt = ExportFormat(fmt)
     enrolment = enrolment or Enrolment({})
     target = target or Target(course.assignment)
     people = [*((enrolment.person(row.student), row) for row in rows),
-              *((p, None) for p in sorted(enrolment.absent, key=lambda p: p.sort_key))]
+              *((p, EXCUSED_ROW if p.key in excused else None)
+                for p in sorted(enrolment.absent, key=lambda p: p.sort_key))]
     text = {ExportFormat.CANVAS: _canvas, ExportFormat.MOODLE: _moodle,
             ExportFormat.GRADESCOPE_CSV: _gradescope}[fmt](people, course, target)
     return ("\ufeff" if fmt.bom else "") + text
+
+
+# A roster student with no submission whom the instructor excused.
+EXCUSED_ROW = StudentRow("", None, (), (), 0.0, "", EXCUSED)
 
 
 def _writer() -> tuple[io.StringIO, "csv._writer"]:
@@ -80,12 +89,14 @@ def _course_points(course: CourseConfig) -> float:
     return sum(course.max_points(s) for s in course.exercises)
 
 
-def _total(row: StudentRow | None, course: CourseConfig, target: Target) -> str:
+def _total(row: StudentRow | None, course: CourseConfig, target: Target, excused_word: bool = False) -> str:
     """The column's cell: the score in the column's points; empty for a roster student who handed
     in nothing ("missing" to the LMS; 0 with --missing-as-zero) and for a submission handed in
     empty (the platforms leave both ungraded)."""
     if row is None:
         return "0" if target.missing_as_zero else ""
+    if row.status == EXCUSED:       # Canvas's import excuses a student on "EX"; the others have no such cell
+        return "EX" if excused_word else ""
     return score_cell(None if row.score is None else scaled(row.score, _course_points(course), target))
 
 
@@ -114,7 +125,7 @@ def _canvas(rows, course: CourseConfig, target: Target) -> str:
             cells = target.cells(p.cells, who)
         else:
             cells = [getattr(p, _CANVAS_FIELD.get(_norm(c), ""), "") if _norm(c) in _CANVAS_FIELD else "" for c in who]
-        w.writerow([*(safe_cell(c) for c in cells), _total(r, course, target)])
+        w.writerow([*(safe_cell(c) for c in cells), _total(r, course, target, excused_word=True)])
     return buf.getvalue()
 
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.config import CourseConfig
+from autograder.reports.status import GRADED, NOTHING_GRADABLE, status_of
 from autograder.results import CheckResult, SubmissionResult, causes
 
 
@@ -88,10 +89,17 @@ def feedback_sections(result: SubmissionResult, course: CourseConfig,
     result = result.for_student(course.show_hidden)
     who = f"**{md_text(result.student)}**" if not shown or shown == result.student else \
         f"**{md_text(shown)}** ({code(result.student)})"
+    status = status_of(result)
+    standing = f"**{_pts(result.score)} / {_pts(result.max_score)}** points" if status == GRADED else \
+        f"**{status}**, no score"
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
-             f"Feedback for {who}: "
-             f"**{_pts(result.score)} / {_pts(result.max_score)}** points.", "",
-             "| exercise | file | checks passed | score |", "|---|---|---:|---:|"]
+             f"Feedback for {who}: {standing}.", ""]
+    if status == NOTHING_GRADABLE:      # one reason for every exercise: said once
+        said = next((c.message for c in result.checks if c.message), "")
+        foot = ["", f"Checks with random inputs use the seed {result.seed}."]
+        return [FeedbackSection(None, tuple(lines + ["Nothing in your submission could be graded:", "",
+                                                      code_block(said)])), FeedbackSection(None, tuple(foot))]
+    lines += ["| exercise | file | checks passed | score |", "|---|---|---:|---:|"]
     for ex in result.exercises:
         passed = sum(c.passed for c in ex.checks)
         lines.append(f"| {code(ex.stem)} | {code(ex.graded_file) if ex.graded_file else '-'} | "

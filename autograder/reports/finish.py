@@ -20,40 +20,60 @@ from autograder.reports.class_summary import SummaryTally
 from autograder.reports.exports import ExportFormat, export_rows
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.grades_csv import GradesTable, with_sources
+from autograder.reports.overrides import Overrides
+from autograder.reports.status import EXCUSED, NOT_SUBMITTED
 from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
                exports: tuple[ExportFormat | str, ...] = (), enrolment: Enrolment | None = None,
-               preflight=None, similarity: dict | None = None, target: Target | None = None) -> dict:
+               preflight=None, similarity: dict | None = None, target: Target | None = None,
+               overrides: Overrides | None = None, regraded: str | None = None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
     submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
     student and list the roster's students who handed in nothing. `similarity`: the code
     similarity across the class (integrity.class_code.compare_class), shown, never graded.
-    `target`: the LMS's gradebook column the exports write into (intake.gradebook_column)."""
+    `target`: the LMS's gradebook column the exports write into (intake.gradebook_column);
+    `overrides`: the instructor's changes (reports.overrides), merged with their audit trail;
+    `regraded`: the one student this run graded again (`attnkit grade --student`)."""
     from autograder.reports.report_html import report_pieces
 
     out = Path(out)
     max_total = sum(course.max_points(s) for s in course.exercises)
+    excused = {s for s in (overrides.by_student if overrides else ()) if overrides.excused(s)}
     table = GradesTable(tuple(course.exercises), enrolment, max_total,
-                        missing_as_zero=target is not None and target.missing_as_zero)
+                        missing_as_zero=target is not None and target.missing_as_zero,
+                        excused=excused if overrides is not None else None)
     tally = SummaryTally(course)
-    flags, unwritten = [], []
+    flags, unwritten, audit = [], [], []
     for result, source in with_sources(results):   # one read of each stored result, for everything
-        table.add(result)
-        tally.add(result)
         if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
             flags += integrity_flags((result,))
-        try:
+        try:    # the feedback page says what the grader found; overrides are the instructor's
             write_feedback_html(out, result, course, source, enrolment.shown(result.student) if enrolment else None)
         except OSError as err:       # a full disk: said after the grades and the summary are written
             unwritten.append(err)
+        trail: list[dict] = []
+        if overrides is not None:
+            result, trail = overrides.apply(result)
+            audit += trail
+        status = EXCUSED if result.student in excused else None
+        table.add(result, status, trail)
+        tally.add(result, status)
     write_atomic(out / "grades.csv", table.text())
     summary = tally.summary()
     summary["generated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if preflight is not None:
         summary["preflight"] = preflight.to_dict()
+    if overrides is not None:
+        absent = [p.key for p in enrolment.absent] if enrolment is not None else []
+        summary["overrides"] = audit + [a for key in absent for a in overrides.audit_absent(key)]
+        for key in absent:
+            if key in excused:
+                summary["statuses"][EXCUSED] = summary["statuses"].get(EXCUSED, 0) + 1
+    if regraded is not None:
+        summary["regraded"] = {"student": regraded, "at": summary["generated"]}
     if course.variants.enabled:
         summary["integrity"] = [flag.to_dict() for flag in flags]
     if enrolment is not None and enrolment.roster:
@@ -61,6 +81,10 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
         summary["names"] = {key: person.listed or key for key, person in
                             sorted(enrolment.people.items(), key=lambda kv: kv[1].sort_key) if person.line}
         absent = sorted(enrolment.absent, key=lambda p: p.sort_key)
+        if absent:     # on the roster, nothing handed in: counted with the class's statuses
+            unexcused = [p for p in absent if p.key not in excused]
+            if unexcused:
+                summary["statuses"][NOT_SUBMITTED] = summary["statuses"].get(NOT_SUBMITTED, 0) + len(unexcused)
         summary["roster"] = {"not_submitted": [p.listed or p.key for p in absent],
                              "not_submitted_ids": [p.key for p in absent],
                              "not_on_roster": list(enrolment.unmatched)}
@@ -71,7 +95,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     write_atomic(out / "report.html", report_pieces(summary))
     for fmt in exports:
         fmt = ExportFormat(fmt)
-        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment, target))
+        write_atomic(out / fmt.filename, export_rows(fmt, summary["rows"], course, enrolment, target, excused))
     if unwritten:
         raise unwritten[0]
     return summary

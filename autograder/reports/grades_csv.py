@@ -1,4 +1,5 @@
-"""grades.csv: one row per student, one column per exercise, then total and max_total.
+"""grades.csv: one row per student, one column per exercise, then total, max_total and status
+(autograder.reports.status: graded, nothing gradable, not submitted, ...).
 
 An exercise the student did not submit is an empty cell (a 0 is a 0 earned); a student with
 nothing submitted at all has an empty total too. Rows are in a stable order (by name) and
@@ -10,6 +11,7 @@ import csv
 import io
 from collections.abc import Iterator
 
+from autograder.reports.status import EXCUSED, status_of
 from autograder.results import ExerciseResult, SubmissionResult
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Sheets
@@ -60,11 +62,9 @@ def with_sources(results: list[SubmissionResult]) -> Iterator[tuple[SubmissionRe
         yield from ((result, None) for result in sorted(results, key=lambda r: r.student))
 
 
-def status(result: SubmissionResult | None, enrolment) -> str:
-    """A row's status where a roster was given: graded, not submitted, or not on the roster."""
-    if result is not None and result.student in enrolment.unmatched:
-        return "not on roster"
-    return "graded" if result is not None and total_cell(result) else "not submitted"
+def on_roster(result: SubmissionResult | None, enrolment) -> str:
+    """Where a roster was given: whether the row is a student of it ("no": a submission matching no row)."""
+    return "no" if result is not None and result.student in enrolment.unmatched else "yes"
 
 
 class GradesTable:
@@ -73,32 +73,43 @@ class GradesTable:
     name, login, SIS id, email and status of each row, and, in `text()`, a row for each roster
     student with no submission (its total empty, or 0 with `missing_as_zero`)."""
 
-    def __init__(self, stems: tuple[str, ...], enrolment=None, max_total: float = 0, missing_as_zero: bool = False):
+    def __init__(self, stems: tuple[str, ...], enrolment=None, max_total: float = 0, missing_as_zero: bool = False,
+                 excused: set[str] | None = None):
         self.stems, self.enrolment, self.max_total = stems, enrolment, max_total
+        self.excused = excused          # None: no overrides file (no `override` column)
         self.missing = "0" if missing_as_zero else ""       # a roster student's total who handed in nothing
         self.roster = enrolment is not None and enrolment.roster
         self.buf = io.StringIO()
         self.writer = csv.writer(self.buf, lineterminator="\n")
-        self.writer.writerow(["student", *stems, "total", "max_total", *(PERSON_COLUMNS if self.roster else ())])
+        self.writer.writerow(["student", *stems, "total", "max_total", "status",
+                              *(PERSON_COLUMNS if self.roster else ()), *(("override",) if excused is not None else ())])
 
-    def add(self, r: SubmissionResult) -> None:
-        self._row(self.enrolment.person(r.student) if self.roster else None, r)
+    def add(self, r: SubmissionResult, status: str | None = None, trail: list[dict] = ()) -> None:
+        """`status`: the instructor's word (excused); `trail`: the overrides applied to `r`."""
+        self._row(self.enrolment.person(r.student) if self.roster else None, r, status, trail)
 
     def text(self) -> str:
         """The table, closed by the roster's students with no submission: asked for once, after
         the last `add`."""
         if self.roster:
             for p in sorted(self.enrolment.absent, key=lambda p: p.sort_key):
-                self._row(p, None)
+                excused = self.excused is not None and p.key in self.excused
+                self._row(p, None, EXCUSED if excused else None,
+                          [{"check": "(all)", "original": None, "overridden": "excused"}] if excused else ())
         return self.buf.getvalue()
 
-    def _row(self, person, r: SubmissionResult | None) -> None:
+    def _row(self, person, r: SubmissionResult | None, status: str | None = None, trail=()) -> None:
         cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
                  if r is not None else [safe_cell(person.key), *("" for _ in self.stems), self.missing,
                                         f"{self.max_total:g}"])
+        if status == EXCUSED:
+            cells[len(self.stems) + 1] = ""
+        cells.append(status or status_of(r))
         if person is not None:
             cells += [safe_cell(v) for v in (person.listed, person.login, person.sis_id, person.email)]
-            cells.append(status(r, self.enrolment))
+            cells.append(on_roster(r, self.enrolment))
+        if self.excused is not None:
+            cells.append(safe_cell("; ".join(_said(t) for t in trail)))
         self.writer.writerow(cells)
 
 
@@ -110,4 +121,12 @@ def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolmen
     return table.text()
 
 
-PERSON_COLUMNS = ("name", "login", "sis_id", "email", "status")
+PERSON_COLUMNS = ("name", "login", "sis_id", "email", "on_roster")
+
+
+def _said(t: dict) -> str:
+    """One override as grades.csv's `override` cell says it: what, from, to, why, who."""
+    was = "-" if t.get("original") is None else f"{t['original']:g}"
+    now = t["overridden"] if isinstance(t["overridden"], str) else f"{t['overridden']:g}"
+    why = ", ".join(filter(None, (t.get("reason", ""), t.get("who", ""))))
+    return f"{t['check']}: {was} -> {now}" + (f" ({why})" if why else "")

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from autograder.reports import report_figures as figures
 from autograder.reports.class_summary import feedback_link
+from autograder.reports.status import STATUSES
 from autograder.reports.templating import render_pieces
 
 NAMES_MAX = 40          # students named inline in a misconception row; the rest fold away
@@ -42,7 +43,7 @@ def report_pieces(s: dict) -> Iterator[str]:
         "heat_map": figures.heat_map(rows, s["checks"], label=lambda student: names.get(student, student)),
     }
     return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
-                  names=names, rows=rows,
+                  names=names, rows=rows, statuses=STATUSES,
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),
                   settings=_settings(s), feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)
