@@ -242,12 +242,12 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     from autograder.variants.commands import add_commands
 
     add_commands(add)
-    nb = add("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py)")
+    nb = add("nbgrader", help="write an nbgrader course (source notebooks, nbgrader_config.py), private to you")
     nb.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course folder to write")
     nb.add_argument("--force", action="store_true", help="overwrite the generated files of an existing course")
     nb.add_argument("--course-id", metavar="ID", help="nbgrader's course id (default: from the course's name)")
     nb.add_argument("--exchange", metavar="DIR", help="nbgrader's exchange folder, existing and writable by every "
-                    "student (default: COURSE_DIR/exchange, made here)")
+                    "student, outside COURSE_DIR (default: nbgrader's, /usr/local/share/nbgrader/exchange)")
     nb.set_defaults(func=cmd_nbgrader)
 
     doc = add("doctor", help="start a real sandbox: say what it sees, which isolation holds, and grade the "

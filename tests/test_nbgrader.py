@@ -24,6 +24,7 @@ from autograder.nbgrader.notebook_tests import report_html
 from autograder.results import HIDDEN_CHECK_NOTE
 from autograder.nbgrader.course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
+from autograder.nbgrader.shared_machine import NBGRADER_EXCHANGE
 
 ASSIGNMENT = "self_attention"
 
@@ -93,8 +94,14 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     assert f"c.Execute.timeout = {execute_timeout(course)}" in config
     # what release_assignment, fetch_assignment, submit and collect need
     assert "c.CourseDirectory.course_id = 'self_attention_from_scratch'" in config
-    assert "c.Exchange.root = os.path.join(_here, 'exchange')" in config
-    assert (tmp_path / "exchange").is_dir() and (tmp_path / "exchange").stat().st_mode & 0o1777 == 0o1777
+    # the exchange is nbgrader's (its default, or a global config's), outside the course folder,
+    # which only the instructor may enter; collect checks who made each submission
+    assert not [line for line in config.splitlines() if line.startswith("c.Exchange.root")]
+    assert not (tmp_path / "exchange").exists() and tmp_path.stat().st_mode & 0o777 == 0o700
+    from nbgrader.exchange.default.exchange import Exchange
+
+    assert NBGRADER_EXCHANGE == Exchange.class_traits()["root"].default_value
+    assert "c.ExchangeFactory.collect = 'autograder.nbgrader.collect.OwnerCheckedCollect'" in config
     assert "configure(c)" in config              # the kit's preprocessors in nbgrader's autograde
     assert str(tmp_path) not in config           # the config finds its folder itself
     with pytest.raises(CourseError):
@@ -119,8 +126,31 @@ def test_the_subcommand_writes_a_course(course, tmp_path, capsys):
     config = (tmp_path / "d" / "nbgrader_config.py").read_text()
     assert "c.CourseDirectory.course_id = 'cs101'" in config and f"c.Exchange.root = {str(other)!r}" in config
     assert not (tmp_path / "d" / "exchange").exists()
+    # an exchange inside the course would open the course folder to every student
+    assert main(["nbgrader", str(tmp_path / "e"), "--exchange", str(tmp_path / "e" / "exchange")]) == 2
+    assert "inside the course folder" in capsys.readouterr().out and not (tmp_path / "e").exists()
     assert main(["nbgrader", str(tmp_path / "c")]) == 2                 # no overwrite without --force
     assert main(["nbgrader", str(tmp_path / "c"), "--force"]) == 0
+
+
+def test_collect_takes_a_folder_only_from_the_account_it_is_named_after(tmp_path):
+    """What collect refuses (tests/test_nbgrader_accounts.py runs it with real accounts)."""
+    from autograder.nbgrader.collect import account, entries, refusal
+
+    me = account(os.getuid())
+    folder = tmp_path / "submission"
+    (folder / "data").mkdir(parents=True)
+    (folder / "attention.ipynb").write_text("{}")
+    assert refusal(entries(str(folder)), me, check_owner=True) is None
+    assert refusal(entries(str(folder)), "ada", check_owner=True) == f"the folder is owned by {me}"
+    assert refusal(entries(str(folder)), "ada", check_owner=False) is None     # one account for all
+    (tmp_path / "link").symlink_to(folder)
+    assert refusal(entries(str(tmp_path / "link")), me, check_owner=False) == "the folder is a symbolic link"
+    (folder / "data" / "other.ipynb").symlink_to(tmp_path / "elsewhere.ipynb")
+    assert refusal(entries(str(folder)), me, check_owner=True) == "data/other.ipynb is a symbolic link"
+    (folder / "data" / "other.ipynb").unlink()
+    os.mkfifo(folder / "pipe")
+    assert refusal(entries(str(folder)), me, check_owner=True) == "pipe is neither a file nor a folder"
 
 
 def test_notebook_code_leaves_out_test_cells_and_nbgrader_stubs(tmp_path):
@@ -325,14 +355,14 @@ def _nbgrader(course_dir: Path, *args: str, timeout: float = 600) -> subprocess.
     return run
 
 
-def _small_course(course_at, tmp_path: Path, stems: tuple[str, ...]):
+def _small_course(course_at, tmp_path: Path, stems: tuple[str, ...], exchange: Path | None = None):
     """The kit's course.yml cut to some exercises (a shorter run), and its course in tmp_path/course."""
     data = yaml.safe_load(DEFAULT_COURSE.read_text())
     data["exercises"] = {s: data["exercises"][s] for s in stems}
     course_file = tmp_path / "course.yml"
     course_file.write_text(yaml.safe_dump(data, sort_keys=False))
     small = course_at(course_file)
-    write_course(tmp_path / "course", KIT_ROOT, small, course_file=course_file)
+    write_course(tmp_path / "course", KIT_ROOT, small, course_file=course_file, exchange=exchange)
     return small, tmp_path / "course"
 
 
@@ -606,11 +636,14 @@ def test_the_whole_cycle_release_fetch_submit_collect_autograde_feedback_export(
     autogrades, writes feedback and exports. Two students (two ids), so collect and export see both."""
     import nbclient
 
-    small, root = _small_course(course_at, tmp_path, ("attention",))
+    exchange = tmp_path / "exchange"          # outside the course folder, which students cannot enter
+    exchange.mkdir()
+    exchange.chmod(0o1777)
+    small, root = _small_course(course_at, tmp_path, ("attention",), exchange=exchange)
     _nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     _nbgrader(root, "release_assignment", ASSIGNMENT, "--force")
     course_id = "self_attention_from_scratch"
-    assert (root / "exchange" / course_id / "outbound" / ASSIGNMENT / "attention.ipynb").is_file()
+    assert (exchange / course_id / "outbound" / ASSIGNMENT / "attention.ipynb").is_file()
 
     def as_student(student_id: str, *args: str) -> subprocess.CompletedProcess:
         """nbgrader run by a student in their own home; a one-user machine names them with
@@ -621,7 +654,7 @@ def test_the_whole_cycle_release_fetch_submit_collect_autograde_feedback_export(
                    PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
         named = [f"--student={student_id}"] if args[0] == "submit" else []
         run = subprocess.run([sys.executable, "-m", "nbgrader", *args, *named, f"--course={course_id}",
-                              f"--Exchange.root={root / 'exchange'}"], cwd=home, env=env,
+                              f"--Exchange.root={exchange}"], cwd=home, env=env,
                              capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, f"nbgrader {' '.join(args)}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
         return run
@@ -650,7 +683,9 @@ def test_the_whole_cycle_release_fetch_submit_collect_autograde_feedback_export(
 
     for student_id in ("ada", "ben"):
         as_student(student_id, "submit", ASSIGNMENT)
-    _nbgrader(root, "collect", ASSIGNMENT)
+    # one account plays both students here: collect's check of who made a submission is off, as
+    # nbgrader's docs say for students sharing one account (tests/test_nbgrader_accounts.py: on)
+    _nbgrader(root, "collect", ASSIGNMENT, "--ExchangeCollect.check_owner=False")
     for student_id in ("ada", "ben"):
         assert (root / "submitted" / student_id / ASSIGNMENT / "attention.ipynb").is_file(), student_id
     _nbgrader(root, "autograde", ASSIGNMENT, "--force")

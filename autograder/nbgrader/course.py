@@ -3,10 +3,9 @@
 Writes a course folder that nbgrader (0.9) manages as it is::
 
     COURSE_DIR/
-      nbgrader_config.py            course id, exchange root, the kit's autograde preprocessors,
-                                    timeouts from course.yml
+      nbgrader_config.py            course id, exchange root (with --exchange), the kit's autograde
+                                    preprocessors and collect, timeouts from course.yml
       attnkit_course.yml            the course file the test cells grade with
-      exchange/                     nbgrader's exchange (unless --exchange names another)
       source/<assignment>/<stem>.ipynb   one notebook per exercise, from solutions/<stem>.py
       source/<assignment>/attnkit_tests.py, .json, check.py ...   what the test cells run
 
@@ -28,6 +27,10 @@ In each notebook (see docs/nbgrader.md):
 * manually graded written questions (markdown cells with ``grade: true, solution: true``): the
   ``written`` questions of the exercise's descriptor (why scores are scaled by sqrt(d_k), what a
   causal mask prevents).
+
+The course folder is the instructor's alone (mode 0700, whatever the umask): it holds the
+solutions, the hidden checks' ids, the gradebook and every submission. nbgrader's exchange, the
+one folder students write to, is outside it: nbgrader's default unless --exchange names another.
 """
 
 from __future__ import annotations
@@ -41,13 +44,14 @@ from pathlib import Path
 from autograder.build.exercises import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
                               to_notebook)
 from autograder.config import CourseConfig, course_data
+from autograder.nbgrader.shared_machine import NBGRADER_EXCHANGE, exchange_root, setup_advice
 
 NBGRADER_SCHEMA = 3
 SOURCE_DIR = "source"
 CONFIG_FILE = "nbgrader_config.py"
 COURSE_FILE = "attnkit_course.yml"     # the name autograder.nbgrader.cells looks for
 TESTS_MODULE = "attnkit_tests"         # beside the notebooks: what their test cells call (notebook_tests.py)
-EXCHANGE_DIR = "exchange"              # nbgrader's exchange, inside the course folder unless told otherwise
+COLLECT_CLASS = "autograder.nbgrader.collect.OwnerCheckedCollect"
 GRADER_STARTUP = 60                    # seconds a test cell allows for starting the grader and its sandbox
 
 
@@ -244,10 +248,13 @@ def default_course_id(course: CourseConfig) -> str:
 
 
 def nbgrader_config(course: CourseConfig, course_id: str, exchange: str | None = None) -> str:
-    """The course's nbgrader_config.py. `exchange`: the exchange root; None: the exchange folder
-    inside the course folder, found from the config's own place (no path of this machine written)."""
-    exchange_root = (f"os.path.join(_here, {EXCHANGE_DIR!r})" if exchange is None
-                     else repr(str(Path(exchange).expanduser().resolve())))
+    """The course's nbgrader_config.py. `exchange`: the exchange root; None: nbgrader's (its
+    default, or a global nbgrader_config.py's, which the students' servers read too)."""
+    if exchange is None:
+        exchange_line = (f"# Not set here: nbgrader's default ({NBGRADER_EXCHANGE}), or c.Exchange.root of a global\n"
+                         "# nbgrader_config.py (e.g. in /etc/jupyter), which the students' servers read too.")
+    else:
+        exchange_line = f"c.Exchange.root = {str(exchange_root(exchange))!r}"
     a = course.assignment
     return f'''"""nbgrader configuration of this course, written by `attnkit nbgrader` (see the kit's
 docs/nbgrader.md). Run nbgrader from this folder: `nbgrader generate_assignment {a}`,
@@ -263,9 +270,14 @@ _here = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = _here
 c.CourseDirectory.course_id = {course_id!r}
 
-# Where release_assignment puts the assignment and submit puts the students' notebooks: a folder
-# every student can write to (`attnkit nbgrader --exchange DIR` names another).
-c.Exchange.root = {exchange_root}
+# The exchange, where release_assignment puts the assignment and submit puts the students'
+# notebooks: a folder every student can write to, outside this one (which is the instructor's alone:
+# the solutions, the hidden checks' ids, the gradebook and every submission are in it).
+{exchange_line}
+
+# collect takes a submission only from the account it is named after: a folder planted under
+# another student's name, or holding links or another account's files, is refused and named.
+c.ExchangeFactory.collect = {COLLECT_CLASS!r}
 
 # The kit grades with this course file (points, hidden checks, hints, limits, seed).
 os.environ["ATTNKIT_COURSE"] = os.path.join(_here, "{COURSE_FILE}")
@@ -296,14 +308,18 @@ c.Execute.interrupt_on_timeout = True
 def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, force: bool = False,
                  course_file: Path | None = None, course_id: str | None = None,
                  exchange: Path | None = None) -> list[Path]:
-    """Write nbgrader_config.py, attnkit_course.yml, source/<assignment>/ (a notebook per
-    exercise, the checker and the test cells' attnkit_tests.py) and, unless `exchange` names
-    another, the exchange folder into ``course_dir``; return the files written. Without
-    ``force``, refuses to overwrite an existing nbgrader_config.py or source notebook."""
+    """Write nbgrader_config.py, attnkit_course.yml and source/<assignment>/ (a notebook per
+    exercise, the checker and the test cells' attnkit_tests.py) into ``course_dir``, which only
+    its owner may enter; return the files written. Without ``force``, refuses to overwrite an
+    existing nbgrader_config.py or source notebook; refuses an exchange inside the course."""
     import nbformat
     import yaml
 
     course_dir, kit_root = Path(course_dir), Path(kit_root)
+    if exchange is not None and exchange_root(exchange).is_relative_to(course_dir.resolve()):
+        raise CourseError(f"the exchange {exchange} is inside the course folder {course_dir}, which students must "
+                          "not enter: give a folder outside it (nbgrader's default is "
+                          f"{NBGRADER_EXCHANGE})")
     by_stem = {p.stem: p for p in solution_files(kit_root)}
     missing = [s for s in course.exercises if s not in by_stem]
     if missing:
@@ -326,6 +342,14 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
         notebooks[stem] = source_notebook(path.read_text(encoding="utf-8"), stem, course, source)
     if force and assignment_dir.is_dir():
         shutil.rmtree(assignment_dir)
+    course_dir.mkdir(parents=True, exist_ok=True)
+    # The solutions, the hidden checks' ids, and later nbgrader's release/, gradebook.db and every
+    # student's submitted/ live in here: closed at the top, so what nbgrader writes inside with the
+    # instructor's umask is out of reach too.
+    try:
+        course_dir.chmod(0o700)
+    except PermissionError:
+        raise CourseError(f"{course_dir}: cannot make it private (mode 700): is it another account's folder?") from None
     assignment_dir.mkdir(parents=True, exist_ok=True)
     # The test cells run the student's checker, not the kit: nbgrader releases these files beside the notebooks.
     from autograder.handout.write import write_checker
@@ -348,11 +372,6 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     config = course_dir / CONFIG_FILE
     config.write_text(nbgrader_config(course, course_id or default_course_id(course), exchange), encoding="utf-8")
     written.append(config)
-    if exchange is None:
-        # nbgrader wants the exchange to exist and every student to be able to write into it;
-        # sticky, as /tmp: no one removes what another put there
-        (course_dir / EXCHANGE_DIR).mkdir(exist_ok=True)
-        (course_dir / EXCHANGE_DIR).chmod(0o1777)
     course_copy = course_dir / COURSE_FILE
     if course_file is not None and Path(course_file).is_file():
         course_copy.write_text(Path(course_file).read_text(encoding="utf-8"), encoding="utf-8")
@@ -387,9 +406,9 @@ def cmd_nbgrader(args, console) -> int:
         console.print(f"wrote {path}")
     autograded, written_points = course_totals(course)
     a = course.assignment
-    exchange = args.exchange or course_dir / EXCHANGE_DIR
-    console.print(f"\ncourse id {course_id}, exchange {exchange}; nbgrader will count {autograded:g} autograded + "
+    console.print(f"\ncourse id {course_id}; nbgrader will count {autograded:g} autograded + "
                   f"{written_points:g} written = {autograded + written_points:g} points\n"
+                  f"{setup_advice(course_dir, course_id, args.exchange)}\n"
                   f"next, from {course_dir} (docs/nbgrader.md walks the whole cycle):\n"
                   f"  nbgrader generate_assignment {a}   # release/: no solutions, no hidden tests\n"
                   f"  nbgrader release_assignment {a}    # into the exchange: students fetch_assignment, submit\n"
