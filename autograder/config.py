@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from autograder.constraints import Constraints
 from autograder.sandbox.outcome import Limits
+from autograder.speedups import on
 
 if TYPE_CHECKING:
     import yaml
@@ -257,7 +258,7 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
         raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: cannot read the course file ({err})") from None
-    course = course_cache.remembered(raw)
+    course = course_cache.remembered(raw) if on("course_cache") else None
     if course is None:
         course, root = _validated(path, text)
         course_cache.remember(raw, course)

@@ -96,6 +96,7 @@ def test_a_figure_run_beside_the_others_grades_as_the_ordinary_path_does(course,
     assert (figure[1] == "passed") is (name in ("right", "uses_provided")), figure
 
 
+@pytest.mark.speedup("alongside")
 def test_the_hidden_run_with_other_dims_is_made_beside_after_the_figure(course, tmp_path, monkeypatch):
     """Both alongside checks' first calls go to the second child, the visible figure's first; the
     main child makes neither."""
@@ -140,6 +141,7 @@ def nap(x):
 """
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_a_call_sent_ahead_is_read_once_and_only_for_its_own_arguments(sandbox):
     with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
         assert s.call_ahead("f", [np.arange(3.0)])
@@ -154,6 +156,7 @@ def test_a_call_sent_ahead_is_read_once_and_only_for_its_own_arguments(sandbox):
         assert s.call("f", [np.ones(2)]).status == "ok"          # the child goes on serving
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_a_call_queued_ahead_is_sent_only_once_the_one_before_is_answered(sandbox):
     """A child never holds a call before it has answered the ones before it: a hidden check's
     inputs never reach a child that still owes a visible check its answer (alongside.py)."""
@@ -171,6 +174,7 @@ def test_a_call_queued_ahead_is_sent_only_once_the_one_before_is_answered(sandbo
         assert s.collect("f", [np.ones(2)]).status == "ok"
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_a_call_ahead_is_read_while_the_grader_waits_for_another_child(sandbox):
     """The second child's answer is read when it comes, during a wait for the first child, and the
     call queued behind it sent then: it works while the first child does (not once the check that
@@ -185,6 +189,7 @@ def test_a_call_ahead_is_read_while_the_grader_waits_for_another_child(sandbox):
         assert np.array_equal(beside.collect("f", [np.arange(3.0)]).value, [0.0, 2.0, 4.0])
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_a_child_beside_that_dies_while_another_is_awaited_costs_that_one_nothing(sandbox):
     with sandbox.session("attention", SLOW + "\ndef bye(x):\n    import os\n    os._exit(3)\n",
                          "attention.py", deferred=True) as beside, \
@@ -215,6 +220,7 @@ def test_the_time_spent_reading_a_child_beside_is_not_the_awaited_request_s():
     assert aside.expired() is None       # the same 0.6 s, spent reading another child
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_calls_queued_behind_one_that_ends_its_child_are_left_to_their_callers(sandbox):
     with sandbox.session("attention", SLOW + "\ndef bye(x):\n    import os\n    os._exit(3)\n",
                          "attention.py", deferred=True) as s:
@@ -225,6 +231,7 @@ def test_calls_queued_behind_one_that_ends_its_child_are_left_to_their_callers(s
         assert s.call("f", [np.ones(2)]).status == "ok"          # the caller makes it, in a fresh child
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_a_call_ahead_that_never_returns_times_out_from_when_it_is_read(sandbox):
     with sandbox.session("attention", SLOW, "attention.py", deferred=True) as s:
         assert s.call_ahead("spin", [np.ones(2)])
@@ -233,6 +240,7 @@ def test_a_call_ahead_that_never_returns_times_out_from_when_it_is_read(sandbox)
         assert s.call("spin", [np.ones(2)]).message.startswith("not run again")
 
 
+@pytest.mark.speedup("calls_ahead")
 def test_waiting_elsewhere_does_not_count_against_a_call_ahead(sandbox):
     """The grader may read the answer long after the call finished: wall time it spent on other
     checks is not the child's."""

@@ -12,6 +12,8 @@ from autograder.checks import check_ids
 from autograder.config import DEFAULT_COURSE, ConfigError, course_data, load_course
 from autograder.sandbox.outcome import Limits
 
+pytestmark = pytest.mark.speedup("course_cache")
+
 # Every setting away from its default, the points shorthand and the long form both used.
 EVERY_SETTING = {
     "seed: 20261122": "seed: 7",

@@ -91,6 +91,7 @@ def test_one_torch_zygote_serves_files_that_need_torch_with_or_without_matplotli
     assert early.zygotes_for(set()) == [(False, False)]
 
 
+@pytest.mark.speedup("early_zygotes")
 def test_check_adopts_the_zygotes_it_started_early(tmp_path, monkeypatch, capsys):
     started: list[dict] = []
     real_init = _Zygote.__init__

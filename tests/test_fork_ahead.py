@@ -21,6 +21,7 @@ def _session_child(sandbox: Sandbox):
     return pid, answer
 
 
+@pytest.mark.speedup("fork_ahead")
 def test_the_next_session_runs_in_the_child_forked_ahead(course):
     with Sandbox(course.limits) as sandbox:
         first, _ = _session_child(sandbox)
@@ -35,6 +36,7 @@ def test_the_next_session_runs_in_the_child_forked_ahead(course):
     assert not sandbox._ahead.waiting                   # closed with the sandbox
 
 
+@pytest.mark.speedup("fork_ahead")
 def test_a_child_forked_ahead_that_died_is_not_used(course):
     with Sandbox(course.limits) as sandbox:
         _session_child(sandbox)
@@ -51,6 +53,7 @@ def _waiting(sandbox: Sandbox) -> list[int]:
     return [c.pid for children in sandbox._ahead.waiting.values() for c in children]
 
 
+@pytest.mark.speedup("fork_ahead")
 def test_topped_up_between_gradings_no_child_is_forked_while_one_runs(course):
     """A watcher forks the next re-grade's children while the student edits (`fork_ahead_when_idle`):
     as many as the last grading took, and then none during a grading."""
@@ -71,6 +74,7 @@ def test_topped_up_between_gradings_no_child_is_forked_while_one_runs(course):
     assert not sandbox._ahead.waiting
 
 
+@pytest.mark.speedup("fork_ahead")
 def test_a_child_forked_ahead_is_jailed_before_its_first_frame(course):
     """Once in its cgroup (its gate opened by the zygote), a child forked ahead builds its jail and starts
     its worker, which waits for the file: the next session's import starts in a ready process."""
@@ -111,6 +115,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.speedup("clone")
 def test_a_zygote_that_cannot_clone_makes_each_child_through_a_monitor(course):
     """The fallback (another architecture, a zygote with a thread, a kernel that refuses the raw
     clone): a monitor forked per child unshares and forks the init, and the child is graded and

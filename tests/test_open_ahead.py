@@ -35,6 +35,7 @@ def _warmed(sandbox: Sandbox) -> Sandbox:
     return sandbox
 
 
+@pytest.mark.speedup("open_ahead")
 def test_the_next_stem_imports_while_the_current_one_is_checked(course):
     with Sandbox(course.limits) as sandbox:
         _warmed(sandbox).open_ahead("causal_mask", STARTED, "causal_mask.py", {})
@@ -47,6 +48,7 @@ def test_the_next_stem_imports_while_the_current_one_is_checked(course):
         assert float(imported.value) < float(finished.value) - 0.2
 
 
+@pytest.mark.speedup("open_ahead")
 def test_a_session_opened_ahead_for_other_contents_is_not_used(course):
     with Sandbox(course.limits) as sandbox:
         _warmed(sandbox).open_ahead("causal_mask", "def which():\n    return 1\n", "causal_mask.py", {})
@@ -57,6 +59,7 @@ def test_a_session_opened_ahead_for_other_contents_is_not_used(course):
         assert opened._closed and not sandbox._sessions_ahead._open
 
 
+@pytest.mark.speedup("open_ahead")
 def test_sessions_nobody_asked_for_are_closed(course):
     with Sandbox(course.limits) as sandbox:
         _warmed(sandbox).open_ahead("causal_mask", STARTED, "causal_mask.py", {})
@@ -91,6 +94,7 @@ def test_a_graded_submission_leaves_no_session_open_and_grades_the_same(course, 
     assert os.path.isdir(folder)
 
 
+@pytest.mark.speedup("open_ahead")
 def test_a_stem_imported_ahead_is_not_timed_by_when_its_answer_is_read(course, tmp_path):
     """attention imports ahead, in a moment, while hand_computation's import sleeps until its
     3 s limit; attention's answer is read only then. It finished long before: it keeps its marks
@@ -107,6 +111,7 @@ def test_a_stem_imported_ahead_is_not_timed_by_when_its_answer_is_read(course, t
     assert attention.score == attention.max_score, [(c.check_id, c.message) for c in attention.checks]
 
 
+@pytest.mark.speedup("open_ahead")
 def test_a_stem_whose_zygote_is_still_warming_is_not_opened_ahead(course):
     """Opening it would wait for that zygote to be ready, and the stems before it, on a warm
     zygote, would be checked only after that wait: it is opened when its turn comes instead, and

@@ -1164,6 +1164,7 @@ def _huge_pages_collapse_here() -> bool:
     return libc.madvise(aligned, _HUGE, MADV_COLLAPSE) == 0
 
 
+@pytest.mark.speedup("huge_pages")
 def test_a_class_runs_zygotes_are_backed_by_huge_pages_a_checks_are_not(course):
     """A class run forks each zygote hundreds of times: the dense part of its memory is collapsed
     into 2 MiB pages first, so that a fork copies (and a child's exit frees) one page-table entry

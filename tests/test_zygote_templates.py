@@ -13,7 +13,7 @@ import pytest
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.template_process import ZygoteTemplates, templates_work
 
-pytestmark = pytest.mark.skipif(not templates_work(), reason="no pidfd on this system")
+pytestmark = [pytest.mark.skipif(not templates_work(), reason="no pidfd on this system"), pytest.mark.speedup("templates")]
 
 LIMITS = Limits(call_timeout=5.0, import_timeout=20.0, memory_mb=1024, cpu_seconds=20, max_processes=64)
 TORCH_SOURCE = textwrap.dedent("""

@@ -31,13 +31,14 @@ from typing import Any, Callable, Sequence
 from autograder.checks.base import Check
 from autograder.contract import RETURNS
 from autograder.sandbox.session import call_key
+from autograder.speedups import on
 
 
 def open_beside(stack: ExitStack, sandbox, stem: str, source: Any, filename: str, provided: dict,
                 checks: Sequence[Check]):
     """A second session of the file, importing while the caller opens the first, or None when
     no check runs beside the others here. Closed with `stack`."""
-    if not getattr(sandbox, "interactive", False) or not any(c.alongside for c in checks):
+    if not getattr(sandbox, "interactive", False) or not any(c.alongside for c in checks) or not on("alongside"):
         return None
     return stack.enter_context(sandbox.session(stem, source, filename, provided=provided, deferred=True))
 

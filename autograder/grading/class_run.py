@@ -43,6 +43,7 @@ from autograder.reports.feedback import feedback_markdown
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 from autograder.sandbox import Sandbox
+from autograder.speedups import on
 
 if TYPE_CHECKING:      # copydetect, its dependency, is the optional `integrity` extra
     from autograder.integrity.class_code import ClassCode
@@ -298,7 +299,7 @@ def class_sandbox(limits, *, hide: tuple[str, ...] = (), require_isolation: bool
     hundreds of children (kernel.collapse_to_huge_pages: 0.4 s once for the torch one)."""
     box = Sandbox(limits, hide=hide, require_isolation=require_isolation)
     box.zygotes.torch_with_matplotlib = True
-    box.zygotes.huge_pages = True
+    box.zygotes.huge_pages = on("huge_pages")
     return box
 
 

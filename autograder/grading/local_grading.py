@@ -15,6 +15,7 @@ from autograder.grading.student import Student, default_jobs, grade_student, gra
 from autograder.results import SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.cores import Cores
+from autograder.speedups import on
 from autograder.sandbox.template_process import ZygoteTemplates
 
 
@@ -108,8 +109,8 @@ class LocalGrading:
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
-        box.cores = self.cores
-        box.zygotes.templates = self.templates
+        box.cores = self.cores if on("lend_cores") else None
+        box.zygotes.templates = self.templates if on("templates") else None
         with self._lock:
             self._all.append(box)
         return box

@@ -32,6 +32,7 @@ from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.variants import variant_for
+from autograder.speedups import on
 
 if TYPE_CHECKING:
     from autograder.diagnosis.explain import Diagnosis
@@ -81,7 +82,7 @@ def _opened_ahead(stems: tuple[str, ...], sources: dict, sandbox: Sandbox):
     its own (Sandbox.open_ahead), so that its import runs while the grader checks this one rather
     than after it (issue 23.1: the cores stay busy). The sessions nobody asked for are closed."""
     open_ahead = getattr(sandbox, "open_ahead", None)
-    if open_ahead is None:
+    if open_ahead is None or not on("open_ahead"):
         yield from stems
         return
 

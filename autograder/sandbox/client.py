@@ -36,6 +36,7 @@ from autograder.sandbox.answers import clean, end_text, import_outcome, not_star
 from autograder.sandbox.session import Session
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
+from autograder.speedups import on
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -157,7 +158,7 @@ class Sandbox:
                            blocked=self.blocked, nproc=self.cgroups is None)
         sent = self.send(child, frame, timeout)
         sent.again = (stem, source, filename, provided, needs, timeout)
-        if not self._closed:
+        if not self._closed and on("fork_ahead"):
             self._ahead.fork(child.zygote, self._fork_now)      # while this child imports
         return sent
 
@@ -388,8 +389,8 @@ class Sandbox:
         """Imports `source` in a child from now, for a later `session()` of that file (ahead.py).
         Not while its zygote still warms: forking would wait for it, and the stems before this
         one would be checked after that wait instead of during it; `session()` opens it then."""
-        if inert_values(source, self.blocked) is not None:
-            return                 # session() reads it without a child
+        if inert_values(source, self.blocked) is not None or not on("open_ahead"):
+            return                 # session() reads it without a child, or imports it then
         needs = needs_of_source(source)
         if not self._closed and not self._sessions_ahead.holds(stem) and self.zygotes.warm(needs):
             self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
@@ -398,7 +399,7 @@ class Sandbox:
     def fork_ahead_when_idle(self) -> None:
         """Between gradings (a watcher waiting for a save): the children the next grading will
         likely take are forked now, and none while it runs (ahead.py)."""
-        if not self._closed:
+        if not self._closed and on("fork_ahead"):
             self._ahead.top_up(self._fork_now)
             for children in self._ahead.waiting.values():     # nobody waits now: ready before the save
                 for child in children:

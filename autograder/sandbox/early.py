@@ -51,8 +51,11 @@ def private_uid_wanted(limits: Limits) -> bool:
 
 
 def zygote_config(needs: tuple[bool, bool], uid: int | None, limits: Limits) -> dict:
+    from autograder.speedups import on
+
     return {"torch": needs[0], "matplotlib": needs[1], "uid": uid,
-            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb}
+            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb,
+            **({} if on("clone") else {"fork_only": True})}
 
 
 def start_for_folder(folder: Path, stems: tuple[str, ...] | None, limits: Limits, *, lean: bool = False) -> None:

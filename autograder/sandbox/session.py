@@ -19,6 +19,7 @@ from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import CallOutcome, Limits, Reason
 from autograder.sandbox.inside.protocol import TensorArg
 from autograder.sandbox.validate import check_kind
+from autograder.speedups import on
 
 MANY_BYTES = 64 * 1024      # call_many's frames together: well inside a socket's buffer
 
@@ -213,7 +214,9 @@ class Session:
         `collect` with the same arguments reads the answer. A child answers in order and holds one
         call at a time: a call made while another is ahead is sent once that one's answer is read
         (by `collect` or `poll_ahead`), so a child is never sent a call before it has answered
-        the ones before. False when the call is refused (nothing sent)."""
+        the ones before. False when the call is refused (nothing sent; the caller makes it)."""
+        if not on("calls_ahead"):
+            return False
         if self._ahead is not None:
             self._queued.append((_call_key(function, _call_payload(args, kwargs)), function, args, kwargs,
                                  returns, timeout))

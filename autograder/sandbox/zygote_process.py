@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.sandbox.cgroups import kill_tree
 from autograder.sandbox.interpreter import MissingModule, for_zygote
 from autograder.sandbox.outcome import SandboxError
+from autograder.speedups import on
 
 if TYPE_CHECKING:
     from autograder.sandbox.template_process import ZygoteTemplates
@@ -61,7 +62,8 @@ def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess
     return subprocess.Popen(
         # -S: the zygote takes the grader's view of its interpreter (interpreter.for_zygote), whose
         # .pth files were read once here, instead of running `site` again at every start.
-        [sys.executable, "-I", "-S", ZYGOTE_PATH, str(ctrl.fileno()), json.dumps({**config, **for_zygote()})],
+        [sys.executable, "-I", *(["-S"] if on("bare_start") else []), ZYGOTE_PATH, str(ctrl.fileno()),
+         json.dumps({**config, **for_zygote()})],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
 

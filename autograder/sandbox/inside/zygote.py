@@ -394,7 +394,8 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     zygote.layers = layers
     zygote.modules = modules
     # A raw clone takes none of glibc's locks first (fork does): only a zygote alone in its process
-    zygote.clone = bool(layers["jailed"]) and not config.get("monitors") and KERNEL.single_threaded()
+    zygote.clone = (bool(layers["jailed"]) and not config.get("monitors") and not config.get("fork_only")
+                    and KERNEL.single_threaded())
     if config.get("huge_pages"):
         # A class run forks this image hundreds of times: each fork copies, and each child's exit
         # frees, one page-table entry per 4 KiB page of it, or one per 2 MiB once collapsed.
