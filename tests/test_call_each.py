@@ -11,17 +11,17 @@ visible ones are graded."""
 from __future__ import annotations
 
 import textwrap
-import time
 
 import numpy as np
 import pytest
 
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Limits, Reason, Sandbox
 from autograder.sandbox.inside import protocol
 from autograder.sandbox.session import MANY_BYTES, _one_answer_each
 
+# The wall backstop far off: a hang starved by a loaded machine still meets its CPU limit first.
 LIMITS = Limits(call_timeout=1.0, import_timeout=5.0, memory_mb=512, cpu_seconds=20, max_processes=64,
-                output_kb=256)
+                output_kb=256, wall_factor=30)
 
 COUNTING = textwrap.dedent("""
     import os
@@ -150,11 +150,10 @@ def test_each_answer_is_the_call_made_alone_in_the_order_asked(sandbox):
 
 def test_a_call_that_hangs_has_its_own_limit_and_leaves_the_rest_to_their_checks(sandbox):
     with sandbox.session("attention", COUNTING, "attention.py") as s:
-        started = time.monotonic()
         outcomes = s.call_many(_asked(("twice", 1), ("twice", 5), ("half", 2), ("twice", 2)))
-        took = time.monotonic() - started
         assert [o.status if o is not None else None for o in outcomes] == ["ok", "timeout", None, None]
-        assert took < 3 * LIMITS.call_timeout, took      # one call's limit, not the four calls'
+        hung = outcomes[1]     # stopped by one call's CPU limit, not the four calls'
+        assert (hung.reason, hung.message) == (Reason.CPU, "stopped after 1 s"), hung
         again = s.call("twice", [], {"x": 2}, returns="array")
         assert again.status == "timeout" and "not run again" in again.message
         assert s.call("half", [], {"x": 2}, returns="array").value.tolist() == [1.0]    # a fresh child

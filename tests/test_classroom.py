@@ -148,9 +148,7 @@ class Run:
         self.course_path = small_course(root)
         self.course = course_at(self.course_path)
         self.class_dir, self.out = build_class(root)
-        started = time.monotonic()
         self.results = {r.student: r for r in grade_class(self.class_dir, self.out, self.course, jobs=2)}
-        self.seconds = time.monotonic() - started
 
     def check(self, student: str, check_id: str):
         return next(c for c in self.results[student].checks if c.check_id == check_id)
@@ -301,21 +299,30 @@ def test_a_file_that_cannot_be_imported_scores_zero_with_its_reason(run, case):
         assert words in check.message, check.message
 
 
-def test_a_hang_costs_at_most_its_timeout(run):
-    """A hang is stopped as a timeout, and costs at most its limit times the wall factor (the
-    backstop for a call that keeps a CPU busy on a loaded machine), never the class's time."""
-    from autograder.sandbox import Limits
+def test_a_hang_costs_one_timeout_and_the_rest_is_graded(run):
+    """A hang is stopped as a timeout that names its limit: a loop at import by the import's
+    limit, for every check of the file; a function that hangs once, the checks after it not
+    calling it again. The student's other exercises are graded as usual."""
+    def checks(student, stem):
+        return {c.check_id.split(".", 1)[1]: c for c in run.results[student].exercise(stem).checks}
 
-    most = Limits().wall_factor
-    slack = 3.0   # restarting the child, the witness exercise
-    assert run.results["loop_at_import"].duration_s < IMPORT_TIMEOUT * most + slack
-    assert {c.reason for c in run.results["loop_at_import"].exercise("causal_mask").checks} == {"timeout"}
+    for student in ("loop_at_import", "sleep_forever", "ignores_signals", "eve"):
+        assert run.results[student].exercise("hand_computation").score == STEM_POINTS["hand_computation"], student
+    imported = checks("loop_at_import", "causal_mask")
+    assert {(c.reason, c.message) for c in imported.values()} == {
+        ("timeout", "causal_mask.py could not be run: importing causal_mask.py did not finish within 3 s "
+                    "(is there an infinite loop or a long computation at the top level of the file?)")}
     # create_causal_mask hangs on its first call; its second check is not run again.
     for case in ("sleep_forever", "ignores_signals"):
-        assert run.results[case].duration_s < CALL_TIMEOUT * most + slack, (case, run.results[case].duration_s)
-        assert "timeout" in {c.reason for c in run.results[case].checks}, case
+        hung = checks(case, "causal_mask")
+        first, second = hung["create_causal_mask.values"], hung["create_causal_mask.sizes"]
+        assert first.reason == second.reason == "timeout", case
+        assert first.message.startswith("create_causal_mask did not return within the time limit (stopped after")
+        assert "(not run again: an earlier call of create_causal_mask stopped after" in second.message, case
     # eve: softmax hangs (one timeout), create_causal_mask exits.
-    assert run.results["eve"].duration_s < CALL_TIMEOUT * most + slack
+    softmax = [c for name, c in checks("eve", "attention").items() if name.startswith("softmax.")]
+    assert [c.reason for c in softmax] == ["timeout"] * len(softmax) and len(softmax) > 1
+    assert all("not run again: an earlier call of softmax" in c.message for c in softmax[1:]), softmax
 
 
 def test_nothing_is_left_running(run):
@@ -553,7 +560,9 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_grades(run, tmp_path):
     proc.wait()
     kept = {p.name: p.stat().st_mtime_ns for p in (out / "results").glob("*.json")}
     assert 0 < len(kept) < 13 and not (out / "grades.csv").exists()
-    deadline = time.monotonic() + 5
+    # They go on their own, each at its next chance: a zygote still importing torch notices late
+    # on a loaded machine. The wait is a bound on "never", not a speed.
+    deadline = time.monotonic() + 60
     while _still_alive(sandboxes) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _still_alive(sandboxes) == [], "the killed run left sandbox processes behind"

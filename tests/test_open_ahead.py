@@ -16,9 +16,10 @@ from autograder.sandbox import Sandbox
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 
-# Imported: the time it was imported at. `slow()`: the time after a third of a second of work.
+# Imported: the time it was imported at. `slow()`: the time it returns at, after a second's wait
+# (room for a child opened ahead to import its file even on a crowded machine).
 STARTED = "import time\nSTARTED = time.time()\n\ndef started():\n    return STARTED\n"
-SLOW = "import time\n\ndef slow():\n    time.sleep(0.3)\n    return time.time()\n"
+SLOW = "import time\n\ndef slow():\n    time.sleep(1.0)\n    return time.time()\n"
 
 
 def _alive(pid: int) -> bool:
@@ -44,8 +45,9 @@ def test_the_next_stem_imports_while_the_current_one_is_checked(course):
         with sandbox.session("causal_mask", STARTED, "causal_mask.py") as upcoming:
             imported = upcoming.call("started", returns="array")
         assert finished.status == imported.status == "ok", (finished, imported)
-        # the clocks are the machine's: the next file was imported before the current call returned
-        assert float(imported.value) < float(finished.value) - 0.2
+        # the order of two events on the machine's clock: the next file was imported before the
+        # current call returned (opened only when asked for, it would be imported after)
+        assert float(imported.value) < float(finished.value)
 
 
 @pytest.mark.speedup("open_ahead")

@@ -368,18 +368,23 @@ def test_a_slow_correct_submission_meets_its_budget_and_the_class_moves_on(sandb
         return x
     """
     outcomes = []
-    t0 = time.monotonic()
     with sandbox.budget(3.0):
         with sandbox.session("attention", src(code), "attention.py") as s:
             for _ in range(200):
                 outcomes.append(s.call("slow", [np.ones(2)]))
-    elapsed = time.monotonic() - t0
     statuses = [o.status for o in outcomes]
-    # every call is correct and under its own limit; the ones past the budget answer at once
-    assert set(statuses) <= {"ok", "timeout"} and statuses[-1] == "timeout"
-    assert all(o.reason == Reason.BUDGET and "budget" in o.message for o in outcomes if o.status == "timeout")
-    assert elapsed < 3.0 + 2 * LIMITS.call_timeout    # the budget holds, whatever the machine's load
-    print(f"\n{statuses.count('ok')} calls answered within a 3 s budget; the run took {elapsed:.1f} s")
+    # every call is correct and under its own limit: the calls answered keep their answers, the
+    # budget stops the rest (the one it meets under way, if any, and every call after it)
+    answered = statuses.count("ok")
+    assert answered > 0 and statuses == ["ok"] * answered + ["timeout"] * (len(statuses) - answered), statuses
+    late = outcomes[answered:]
+    assert all(o.reason == Reason.BUDGET for o in late), late
+    assert late[0].message in ("stopped: this submission used up its time budget of 3 s",
+                               "not run: this submission used up its time budget of 3 s"), late[0]
+    # the budget holds whatever the machine's load: past it no child is started or asked again
+    assert all(o.message == "not run: this submission used up its time budget of 3 s" for o in late[1:]), late
+    assert s.restarts == 0
+    print(f"\n{answered} calls answered within a 3 s budget")
 
 
 def test_a_busy_machine_does_not_cost_a_correct_submission_points(sandbox):

@@ -1,6 +1,8 @@
 """The sandbox: student code runs in a forked child; everything comes back as a CallOutcome.
 
-Hostile submissions are inline strings. Timeouts are small (1-2 s) so the file stays fast.
+Hostile submissions are inline strings. Timeouts are small (1-2 s) so the file stays fast. The
+tests say which limit stopped a call (its reason and message), never how long it took: on a
+loaded machine the wall time of everything stretches.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import time
 import numpy as np
 import pytest
 
-from autograder.sandbox import CallOutcome, Limits, Sandbox
+from autograder.sandbox import CallOutcome, Limits, Reason, Sandbox
 from autograder.sandbox.inside import protocol
 
 PAIR = ("tuple", "array", "array")
+# The wall backstop far off: a loop starved by a loaded machine still meets its CPU limit first,
+# so the reasons asserted here do not depend on the load.
 LIMITS = Limits(call_timeout=1.0, import_timeout=2.0, memory_mb=512, cpu_seconds=20, max_processes=64,
-                output_kb=256)
+                output_kb=256, wall_factor=30)
 
 SOFTMAX = """
 import numpy as np
@@ -533,18 +537,14 @@ def test_exception_and_exit_at_import(sandbox):
 
 
 def test_infinite_loop_at_import_costs_one_import_timeout(sandbox):
-    started = time.monotonic()
     with sandbox.session("attention", "while True:\n    pass\n", "attention.py") as s:
-        elapsed = time.monotonic() - started
-        assert s.import_outcome.status == "not_run"
-        assert "did not finish within 2 s" in s.import_outcome.message
-        t0 = time.monotonic()
-        assert s.call("softmax", [1.0]).status == "not_run"
-        assert s.call("softmax", [2.0]).status == "not_run"
-        assert time.monotonic() - t0 < 0.1
-    # the limit is CPU time: on a loaded machine the wall time stretches, up to the backstop
-    assert LIMITS.import_timeout <= elapsed < LIMITS.import_timeout * LIMITS.wall_factor + 1.5
-    assert s.import_outcome.reason == "timeout"
+        imported = s.import_outcome
+        assert (imported.status, imported.reason) == ("not_run", Reason.TIMEOUT)
+        assert "did not finish within 2 s" in imported.message
+        for x in (1.0, 2.0):     # answered from the import's outcome: no child imports the file again
+            out = s.call("softmax", [x])
+            assert (out.status, out.reason, out.message) == ("not_run", Reason.TIMEOUT, imported.message)
+        assert s.restarts == 0
 
 
 # ====================================================================== hangs, crashes, resources
@@ -583,27 +583,46 @@ def test_timeouts_kill_and_restart_once_per_hang(sandbox):
     with sandbox.session("attention", src(HANGS), "attention.py") as s:
         first = int(s.call("pid").value[0])
         for name in ("loop", "sleeps", "stubborn"):
-            t0 = time.monotonic()
             out = s.call(name, [x])
-            assert (out.status, out.message) == ("timeout", "stopped after 1 s"), name
-            assert 1.0 <= time.monotonic() - t0 < 1.0 * LIMITS.wall_factor + 1.0
-            assert out.reason == ("cpu" if name == "loop" else "wall"), (name, out)
+            # the call's own limit stopped it: CPU time for a loop, no progress for a sleeper
+            assert (out.status, out.message) == ("timeout", "stopped after 1 s"), (name, out)
+            assert out.reason == (Reason.CPU if name == "loop" else Reason.WALL), (name, out)
             ok = s.call("softmax", [x])        # the next call gets a fresh child
             assert ok.status == "ok", ok
             np.testing.assert_allclose(ok.value, np_softmax(x))
         assert s.restarts == 3
-        t0 = time.monotonic()
         again = s.call("loop", [x])           # a function that hung is not run again
         assert again.status == "timeout" and again.message.startswith("not run again")
-        assert time.monotonic() - t0 < 0.1
+        # nor sent to the child: it still answers, with no restart left to replace it
+        assert s.call("softmax", [x]).status == "ok" and s.restarts == 3
 
 
 def test_timeout_per_call_overrides_the_limit(sandbox):
     with sandbox.session("attention", src(HANGS), "attention.py") as s:
-        t0 = time.monotonic()
         out = s.call("sleeps", [1.0], timeout=0.3)
-        assert (out.status, out.message) == ("timeout", "stopped after 0.3 s")
-        assert time.monotonic() - t0 < 0.8
+        assert (out.status, out.reason, out.message) == ("timeout", Reason.WALL, "stopped after 0.3 s")
+
+
+def test_a_call_that_progresses_too_slowly_meets_the_wall_backstop():
+    """A child that gets a tenth of a core at most (as on a crowded machine) is making progress,
+    so neither its CPU limit nor the no-progress rule ends it: the backstop of wall_factor times
+    the limit does (here limit + 2 s), and the message says it was wall time."""
+    code = """
+    import time
+
+    def crawls():
+        while True:
+            busy = time.process_time()
+            while time.process_time() - busy < 0.005:
+                pass
+            time.sleep(0.045)
+    """
+    with Sandbox(Limits(call_timeout=0.3, import_timeout=5, wall_factor=1)) as sb:
+        with sb.session("attention", src(code), "attention.py") as s:
+            out = s.call("crawls")
+    assert (out.status, out.reason) == ("timeout", Reason.WALL), out
+    assert out.message.startswith("stopped after ") and out.message.endswith(
+        " s of wall time (limit 0.3 s of CPU time)"), out.message
 
 
 def test_restarts_are_limited(sandbox):
@@ -675,6 +694,7 @@ def test_memory_bombs_are_stopped_and_the_next_session_works(sandbox):
 
 
 def test_cpu_limit():
+    """The process's CPU limit (1 s) stops the spin, not the call's timeout (5 s)."""
     code = """
     def spin():
         while True:
@@ -682,10 +702,9 @@ def test_cpu_limit():
     """
     with Sandbox(Limits(call_timeout=5, import_timeout=5, cpu_seconds=1)) as sb:
         with sb.session("attention", src(code), "attention.py") as s:
-            t0 = time.monotonic()
             out = s.call("spin")
-            assert (out.status, out.message) == ("crashed", "exceeded the CPU time limit of 1 s")
-            assert time.monotonic() - t0 < 3
+            assert (out.status, out.reason, out.message) == ("crashed", Reason.SIGNAL,
+                                                             "exceeded the CPU time limit of 1 s")
 
 
 def _ppid(pid: int) -> int | None:
@@ -827,10 +846,10 @@ def test_zygote_death_is_a_crash_and_the_sandbox_recovers():
         with sb.session("attention", src(HANGS), "attention.py") as s:
             assert s.call("softmax", [np.ones(2)]).status == "ok"
             os.kill(sb.zygotes.any().pid, signal.SIGKILL)
-            t0 = time.monotonic()
             out = s.call("sleeps", [1.0])
-            assert out.status == "crashed", out
-            assert time.monotonic() - t0 < 2.5
+            # seen as the server's death, not waited out as a sleeping call's timeout
+            assert (out.status, out.reason, out.message) == ("crashed", Reason.SANDBOX,
+                                                             "the sandbox's server process died"), out
         out = run(sb, SOFTMAX, "softmax", np.ones(2))
         assert out.status == "ok"
         assert sb.zygotes.restarts == 1
@@ -915,18 +934,19 @@ def test_two_sandboxes_at_once(sandbox):
         assert other.zygotes.any().pid != sandbox.zygotes.any().pid
 
 
-def test_session_overhead_is_small(sandbox):
+def test_sessions_are_children_of_one_warm_zygote(sandbox):
+    """What keeps a session cheap: each is a child forked from the zygote that has numpy imported,
+    never a new interpreter, and one child serves all of a session's calls."""
     x = np.random.default_rng(0).normal(size=(4, 8))
     run(sandbox, SOFTMAX, "softmax", x)            # warm
-    n = 10
-    t0 = time.perf_counter()
-    for _ in range(n):
+    numpy_only = (False, False)                    # what SOFTMAX needs warm: numpy, neither torch nor matplotlib
+    zygote, restarts = sandbox.zygotes.by_needs[numpy_only].pid, sandbox.zygotes.restarts
+    for _ in range(10):
         with sandbox.session("attention", src(SOFTMAX), "attention.py") as s:
             for _ in range(5):
                 assert s.call("softmax", [x]).status == "ok"
-    per_session = (time.perf_counter() - t0) / n
-    print(f"session with 5 calls: {per_session * 1000:.1f} ms")
-    assert per_session < 0.25
+            assert s.restarts == 0
+    assert (sandbox.zygotes.by_needs[numpy_only].pid, sandbox.zygotes.restarts) == (zygote, restarts)
 
 
 def test_protocol_rejects_malformed_blobs():
