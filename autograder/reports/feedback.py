@@ -90,9 +90,10 @@ def late_said(result: SubmissionResult, late, course: CourseConfig) -> str:
     if course.late is None or late is None:
         return ""
     raw, penalty = result.score, late.penalty(result.score)
-    cut = f" Score {_pts(raw)} - {_pts(penalty)} penalty = **{_pts(raw - penalty)} / {_pts(result.max_score)}**." \
-        if penalty else ""
-    return f"Submission: {md_text(late.said())}.{cut}"
+    if not penalty:
+        return f"Submission: {md_text(late.said())}."
+    return (f"**Your score after the late penalty: {_pts(raw - penalty)} / {_pts(result.max_score)}** "
+            f"(score {_pts(raw)} - {_pts(penalty)} penalty). Submission: {md_text(late.said())}.")
 
 
 def feedback_sections(result: SubmissionResult, course: CourseConfig,

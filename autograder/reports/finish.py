@@ -86,8 +86,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
         summary["integrity"] = [flag.to_dict() for flag in flags]
     if enrolment is not None and enrolment.roster:
         # Each student's name by their id, in the order of last names (the report's order).
-        summary["names"] = {key: person.listed or key for key, person in
-                            sorted(enrolment.people.items(), key=lambda kv: kv[1].sort_key) if person.line}
+        people = [*((key, p) for key, p in enrolment.people.items() if p.line), *((p.key, p) for p in enrolment.absent)]
+        summary["names"] = {key: person.listed or key for key, person in sorted(people, key=lambda kv: kv[1].sort_key)}
         absent = sorted(enrolment.absent, key=lambda p: p.sort_key)
         if absent:     # on the roster, nothing handed in: counted with the class's statuses
             unexcused = [p for p in absent if p.key not in excused]
@@ -95,7 +95,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
                 summary["statuses"][NOT_SUBMITTED] = summary["statuses"].get(NOT_SUBMITTED, 0) + len(unexcused)
         summary["roster"] = {"not_submitted": [p.listed or p.key for p in absent],
                              "not_submitted_ids": [p.key for p in absent],
-                             "not_on_roster": list(enrolment.unmatched)}
+                             "not_on_roster": list(enrolment.unmatched),
+                             "missing_as_zero": target is not None and target.missing_as_zero}
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
         summary["similarity_compared"] = similarity["compared"]
