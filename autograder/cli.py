@@ -213,6 +213,9 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     grade.add_argument("--overrides", metavar="FILE",
                        help="the instructor's changes (student,check,points,reason,who), merged into grades.csv, the "
                             "exports and summary.json with their audit trail (default: OUT/overrides.csv if there)")
+    grade.add_argument("--submitted-at", metavar="TIMES.csv",
+                       help="when each student handed in (student,submitted_at), for course.yml's `late:` where the "
+                            "download does not say (Canvas's LATE_ names say late, not when)")
     grade.add_argument("--student", metavar="ID",
                        help="grade this one student again in an existing OUT; the others' results are kept")
     grade.add_argument("--missing-as-zero", action="store_true",

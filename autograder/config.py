@@ -105,6 +105,26 @@ class VariantsConfig:
     secret_env: Annotated[str, Constraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
 
 
+@dataclass(frozen=True)
+class LateConfig:
+    """Late work (docs/report.md, "Late work"): the due date and the penalty past it."""
+    __pydantic_config__ = FORBID_EXTRA
+    # ISO 8601 with its offset ("2026-03-02T23:59:00-05:00"), or without one and `timezone` set.
+    due: str
+    timezone: str | None = None          # an IANA zone, "America/Toronto": the due date's, and Moodle's times'
+    penalty: Annotated[float, Constraints(ge=0, le=100)] = 0      # percent of the score off per started `per`
+    per: Literal["day", "hour"] = "day"
+    grace_minutes: Annotated[float, Constraints(ge=0, le=10080)] = 0
+    max_penalty: Annotated[float, Constraints(ge=0, le=100)] = 100   # percent: the penalty's cap
+    no_credit_after_days: Annotated[float, Constraints(gt=0)] | None = None
+    extensions: str | None = None        # a CSV (student,due), relative to course.yml
+
+    def __post_init__(self):
+        from autograder.reports.late_policy import parse_due
+
+        parse_due(self.due, self.timezone)       # a ValueError that says what is wrong, at this key
+
+
 @dataclass(frozen=True, kw_only=True)
 class CourseConfig:
     """A course (course.yml), validated: its exercises, points, seed, limits and tolerances."""
@@ -123,6 +143,7 @@ class CourseConfig:
     # or always grade one form. (An untouched stub is never preferred to work.)
     both_forms: Literal["best", "py", "ipynb"] = "best"
     variants: VariantsConfig = field(default_factory=VariantsConfig)
+    late: LateConfig | None = None
     exercises: dict[str, ExerciseConfig]
 
     def check(self, check_id: str) -> CheckConfig:
@@ -136,7 +157,10 @@ class CourseConfig:
 def course_data(course: CourseConfig) -> dict:
     """The course as JSON-able data, every setting with its value (the exercises' own tolerances
     too): what the cluster's transport, the fingerprints, the report and the cache keep."""
-    return _jsonable(dataclasses.asdict(course))
+    data = _jsonable(dataclasses.asdict(course))
+    if data.get("late") is None:       # a course without late work hashes and fingerprints as before
+        data.pop("late", None)
+    return data
 
 
 _COURSE_JSON: tuple[weakref.ref, str] | None = None

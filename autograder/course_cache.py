@@ -82,7 +82,9 @@ def rebuilt(cls: type, data: Any) -> Any:
     if not isinstance(data, dict):
         raise TypeError(f"not the data of {cls.__name__}")
     hints = _field_types(cls)
-    if data.keys() != hints.keys():
+    # course_data leaves out a setting that is None by default (`late:`): it keeps its default
+    optional = {f.name for f in dataclasses.fields(cls) if f.default is None}
+    if data.keys() - hints.keys() or hints.keys() - data.keys() - optional:
         raise TypeError(f"not the data of {cls.__name__}")
     return cls(**{name: _value(hints[name], value) for name, value in data.items()})
 

@@ -151,8 +151,8 @@ def test_with_a_roster_every_page_names_the_student_by_last_name_with_their_id(c
     feedback = (out / "feedback" / f"{ADA.login}.html").read_text(encoding="utf-8")
     assert "Lovelace, Ada" in feedback and "<code>alovelace</code>" in feedback
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert list(summary["names"].items())[:3] == [(GRACE.login, "Hopper, Grace"), (ADA.login, "Lovelace, Ada"),
-                                                  (ALAN.login, "Turing, Alan")]
+    assert list(summary["names"].items()) == [(CHARLES.login, "Babbage, Charles"), (GRACE.login, "Hopper, Grace"),
+                                              (ADA.login, "Lovelace, Ada"), (ALAN.login, "Turing, Alan")]
     assert summary["roster"]["not_submitted_ids"][0] == CHARLES.login
     # one name a line in the terminal: "Last, First" holds a comma of its own
     assert "\n  Babbage, Charles (cbabbage)\n" in printed
@@ -473,3 +473,75 @@ def test_moodle_feedback_zip_is_named_as_moodles_download(tmp_path):
             who, participant, kind, plugin, filename = name.split("_", 4)
             assert participant.isdigit() and (kind, plugin, filename) == ("assignsubmission", "file", "feedback.html")
             assert zf.read(name) == (out / "feedback" / f"{who}_{participant}.html").read_bytes()
+
+
+# ---------------------------------------------------------------- 4. late work
+
+LATE = {"due": "2026-03-02T23:59:00-05:00", "penalty": 10, "per": "day", "grace_minutes": 15, "max_penalty": 50,
+        "extensions": "extensions.csv"}
+
+
+def test_late_work_shows_raw_score_penalty_and_final(tmp_path):
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path, late=LATE)
+    (tmp_path / "extensions.csv").write_text(f"student,due\n{GRACE.login},2026-03-03T23:59:00-05:00\n",
+                                              encoding="utf-8")
+    roster = tmp_path / "roster.csv"
+    roster.write_text(canvas_gradebook(CLASS), encoding="utf-8")
+    cls = tmp_path / "download"
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", RIGHT)
+    canvas_file(cls, GRACE, 5550002, f"{HAND}.py", RIGHT, late=True)
+    canvas_file(cls, ALAN, 5550003, f"{HAND}.py", RIGHT, late=True)
+    times = tmp_path / "times.csv"
+    times.write_text(f"student,submitted_at\n{ADA.login},2026-03-02T23:00:00-05:00\n"
+                     f"{GRACE.login},2026-03-04T10:00:00-05:00\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "canvas", "--submitted-at", str(times)) == 0
+    grades = _grades(out)
+    grace, ada, alan = grades[GRACE.login], grades[ADA.login], grades[ALAN.login]
+    assert (grace["raw_total"], grace["penalty"], grace["total"], grace["status"]) == ("7", "0.7", "6.3", "late")
+    assert grace["submitted_at"] == "2026-03-04T10:00-05:00" and "10 h 1 min after the due date" in grace["lateness"]
+    assert (ada["total"], ada["penalty"], ada["status"]) == ("7", "0", "graded") and ada["lateness"].startswith("on time")
+    assert (alan["total"], alan["status"]) == ("7", "late") and "cannot be known" in alan["lateness"]
+    assert {r[3]: r[5] for r in _canvas_export(out)[2:]}[GRACE.login] == "6.3"
+    feedback = (out / "feedback" / f"{GRACE.login}.md").read_text(encoding="utf-8")
+    assert "10% off" in feedback and "**Your score after the late penalty: 6.3 / 7** (score 7 - 0.7 penalty)" in feedback
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["statuses"] == {"graded": 1, "late": 2, "not submitted": 1}
+    assert summary["scores"]["mean"] == round((7 + 6.3 + 7) / 3, 3)
+
+
+def test_moodles_worksheet_gives_the_submission_time(tmp_path):
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path, late={"due": "2026-03-02 09:00", "timezone": "America/Toronto", "penalty": 25})
+    roster = tmp_path / "worksheet.csv"
+    roster.write_text(moodle_worksheet([ADA]), encoding="utf-8")       # "Monday, 2 March 2026, 9:12 AM"
+    cls = tmp_path / "download"
+    moodle_folder(cls, ADA, {f"{HAND}.py": RIGHT})
+    out = tmp_path / "out"
+    assert _grade(course, cls, out, "--roster", str(roster), "--export", "moodle") == 0
+    ada = _grades(out)[ADA.email]
+    assert (ada["total"], ada["penalty"], ada["submitted_at"]) == ("5.25", "1.75", "2026-03-02T09:12-05:00")
+    worksheet = list(csv.DictReader(io.StringIO((out / "export-moodle.csv").read_text(encoding="utf-8-sig"))))
+    assert worksheet[0]["Grade"] == "75"         # 5.25 of 7, in the worksheet's 100
+
+
+@pytest.mark.parametrize("late, extensions, said", [
+    ({"due": "2026-02-30T23:59:00-05:00"}, None, "course.yml:"),
+    (LATE, "student,due\nnobody,2026-03-03T23:59:00-05:00\n", "extensions.csv line 2: no student 'nobody'"),
+    (LATE, "student,due\nlovelaceada_106221,March third\n", "extensions.csv line 2: 'March third' is not a date"),
+])
+def test_a_bad_due_date_or_extension_is_said_before_anything_is_written(tmp_path, capsys, late, extensions, said):
+    from tests.lms_downloads import RIGHT
+
+    course = _course(tmp_path, late=late)
+    if extensions is not None:
+        (tmp_path / "extensions.csv").write_text(extensions, encoding="utf-8")
+    cls = tmp_path / "download"
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", RIGHT)
+    out = tmp_path / "out"
+    assert _grade(course, cls, out) == 2
+    assert said in capsys.readouterr().err
+    assert not out.exists()

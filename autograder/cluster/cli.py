@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console, *, on_preflight=None,
-                     roster=None, target=None, overrides=None, only=None):
+                     roster=None, target=None, overrides=None, only=None, lateness=None):
     """The results (a Sequence), or None after printing why the cluster cannot be used."""
     try:
         from autograder.cluster.client import ClusterError, grade_class_on_cluster
@@ -22,7 +22,8 @@ def grade_on_cluster(args, class_dir: Path, out: Path, course, progress, console
                                       isolation=not getattr(args, "no_isolation", False),
                                       preflight=not getattr(args, "no_preflight", False),
                                       on_preflight=on_preflight, layout=getattr(args, "layout", "auto"),
-                                      roster=roster, target=target, overrides=overrides, only=only)
+                                      roster=roster, target=target, overrides=overrides, only=only,
+                                      lateness=lateness)
     except ClusterError as err:
         console.print(str(err), style="red", markup=False)
         return None

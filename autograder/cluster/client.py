@@ -87,14 +87,14 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
                            isolation: bool = True, preflight: bool = True,
                            on_preflight: Callable[[Preflight], None] | None = None,
                            layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None,
-                           target=None, overrides=None, only: str | None = None):
+                           target=None, overrides=None, only: str | None = None, lateness: dict | None = None):
     """Grade every student on the cluster at `scheduler` (an address, or a distributed.Client)
     through the one class loop (autograder.grading.class_run), and write OUT as a local run does.
     Returns the results as a Sequence read from OUT."""
     owned = isinstance(scheduler, str)
     client = connect(scheduler) if owned else scheduler
     run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
-                   target=target, overrides=overrides, only=only, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
+                   target=target, overrides=overrides, only=only, lateness=lateness, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
     return run.run(ClusterGrading(client, course, owned=owned, in_flight=in_flight, task=task, isolation=isolation,
                                   preflight=preflight))
 

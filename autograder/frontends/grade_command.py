@@ -72,6 +72,21 @@ def cmd_grade(args, console: Console, course) -> int:
         except OverrideError as err:
             print(f"attnkit grade --overrides: {err}", file=sys.stderr)
             return 2
+    lateness = None
+    if course.late is not None:     # each student's due date and time, known before anything is graded
+        from autograder.intake.submitted_at import TimesError, class_lateness
+        from autograder.reports.late_policy import LateError
+
+        try:
+            lateness = class_lateness(course, Path(args.course).parent, class_list,
+                                      target.header if target is not None else (),
+                                      Path(args.submitted_at) if args.submitted_at else None)
+        except (LateError, TimesError) as err:
+            print(f"attnkit grade: {err}", file=sys.stderr)
+            return 2
+    elif args.submitted_at:
+        console.print("[red]--submitted-at: course.yml has no `late:` (a due date and a late policy)[/]")
+        return 2
     checked = []     # the preflight's outcome, said in the summary
     try:
         with ClassProgress(console) as progress:
@@ -80,7 +95,7 @@ def cmd_grade(args, console: Console, course) -> int:
 
                 results = grade_on_cluster(args, class_dir, out, course, progress, console,
                                            on_preflight=checked.append, roster=roster, target=target,
-                                           overrides=overrides, only=args.student)
+                                           overrides=overrides, only=args.student, lateness=lateness)
                 if results is None:
                     return 2
             else:
@@ -89,7 +104,7 @@ def cmd_grade(args, console: Console, course) -> int:
                                       exports=tuple(args.export or ()), isolation=not args.no_isolation,
                                       preflight=not args.no_preflight, on_preflight=checked.append,
                                       layout=args.layout, roster=roster, target=target, overrides=overrides,
-                                      only=args.student)
+                                      only=args.student, lateness=lateness)
     except (SandboxError, PreflightFailed) as err:   # the sandbox cannot grade right here: say why
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2

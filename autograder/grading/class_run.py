@@ -39,7 +39,7 @@ from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.integrity.hand_answers import flag_classmates
-from autograder.reports.feedback import feedback_markdown
+from autograder.reports.feedback import feedback_markdown, late_said
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 from autograder.sandbox import Sandbox
@@ -82,6 +82,7 @@ class ClassRun:
     target: Target | None = None         # the LMS's column the exports write into
     overrides: Overrides | None = None   # the instructor's changes, merged at the end
     only: str | None = None              # `--student ID`: grade this one again, keep the others as OUT has them
+    lateness: dict | None = None         # student id -> late_policy.Lateness (course.yml `late:`)
     on_result: OnResult | None = None
     on_start: Callable[[int], None] | None = None
     on_preflight: Callable[[Preflight], None] | None = None
@@ -145,7 +146,7 @@ class ClassRun:
                 finish_run(self.out, done, self.course, exports=tuple(e for e in self.exports if e not in ZIPS),
                            enrolment=self.class_list.enrolment,
                            preflight=checked, similarity=similar, target=self.target, overrides=self.overrides,
-                           regraded=self.only)
+                           regraded=self.only, lateness=self.lateness)
                 for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
                     write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
                                                        and (name := entry_name(fmt, s))})
@@ -170,7 +171,8 @@ class ClassRun:
                 continue
             text = result_text(previous, fp, self.course, self.key)
             _write_if_changed(feedback_path(self.out, student.name),
-                              feedback_markdown(previous, self.course, self._shown(student.name)))
+                              feedback_markdown(previous, self.course, self._shown(student.name),
+                                                self._late(previous)))
             try:
                 same = result_path(self.out, student.name).read_text(encoding="utf-8") == text
             except (OSError, ValueError):
@@ -233,10 +235,10 @@ class ClassRun:
         with self._lock:
             self.digests[student.name] = written
         try:    # the feedback page, then the result (a rerun looks for the result)
-            shown = self._shown(student.name)
-            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course, shown))
+            shown, late = self._shown(student.name), self._late(result)
+            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course, shown, late))
             write_atomic(result_path(self.out, student.name), text)
-            write_feedback_html(self.out, result, self.course, written, shown)   # stamped as the end will stamp it
+            write_feedback_html(self.out, result, self.course, written, shown, late)   # stamped as the end will
         except OSError as err:    # a full disk: the grade stays in grades.csv, the run goes on
             self.unwritten[student.name] = result
             self.failures.append(err)
@@ -246,6 +248,9 @@ class ClassRun:
         self.recorded += 1
         if self.recorded % GIVE_BACK_EVERY == 0:
             _give_back_freed_memory()
+
+    def _late(self, result: SubmissionResult) -> str:
+        return late_said(result, (self.lateness or {}).get(result.student), self.course)
 
     def _shown(self, student: str) -> str:
         class_list: ClassList | None = getattr(self, "class_list", None)

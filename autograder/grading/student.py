@@ -176,7 +176,7 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
                 isolation: bool = True, preflight: bool = True,
                 on_preflight: Callable[[Preflight], None] | None = None,
                 layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None, target=None,
-                overrides=None, only: str | None = None):
+                overrides=None, only: str | None = None, lateness: dict | None = None):
     """Grade every student on this machine, `jobs` at once (None: one per core:
     local_grading.LocalGrading) (autograder.grading.class_run: the loop a cluster run
     shares), reusing unchanged results unless `regrade`; then write grades.csv, the
@@ -192,5 +192,5 @@ def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int |
     from autograder.grading.local_grading import LocalGrading
 
     run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
-                   target=target, overrides=overrides, only=only, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
+                   target=target, overrides=overrides, only=only, lateness=lateness, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
     return run.run(LocalGrading(course, jobs, isolation=isolation, preflight=preflight))

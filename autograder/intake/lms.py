@@ -30,7 +30,7 @@ from autograder.intake.files import Flag, Folder, ignored
 from autograder.intake.students import Student, _listing, find_students
 from autograder.results import Why
 
-CANVAS_FILE = re.compile(r"^(?P<who>[^\W_]+)_(?:LATE_)?(?P<id>\d+)_(?:\d+_)?(?P<name>.+)$")
+CANVAS_FILE = re.compile(r"^(?P<who>[^\W_]+)_(?P<late>LATE_)?(?P<id>\d+)_(?:\d+_)?(?P<name>.+)$")
 CANVAS_RENAMED = re.compile(r"^(?P<stem>.+?)-(?P<n>\d{1,3})(?P<suffix>\.[A-Za-z0-9]+)$")   # a re-submission's `-1`
 MOODLE_NAME = re.compile(r"^(?P<who>.+?)_(?P<id>\d+)_assign(?P<plugin>submission|feedback)_(?P<kind>[a-z]+)_(?P<name>.*)$")
 NOTHING_GRADABLE = Why.nothing_gradable      # CheckResult.reason: files were there, none gradable
@@ -88,7 +88,8 @@ def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
             uploads = list(groups.get(key, ()))
             if key in folders:      # a folder and flat files for one student: the folder is noted, not guessed
                 strays.append(folders[key])
-            students.append(Student(name, class_dir, uploads=tuple(uploads), lms_id=key[1]))
+            late = layout is Layout.CANVAS and any(CANVAS_FILE.match(real)["late"] for _, real in uploads)
+            students.append(Student(name, class_dir, uploads=tuple(uploads), lms_id=key[1], lms_late=late))
     return ClassFolder(layout, students, tuple(strays))
 
 

@@ -31,6 +31,7 @@ class Student:
     # The name the class folder gave the submission (Canvas's `lastfirst_12345`, a folder's name)
     # when `name` is the student's identity from the roster instead (autograder.intake.identify).
     given_as: str = ""
+    lms_late: bool = False  # the LMS's download marks it late (Canvas's `LATE_`), without saying when
 
 
 def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = ()) -> list[Student]:

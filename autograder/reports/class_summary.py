@@ -85,12 +85,13 @@ class SummaryTally:
         self.rows: list[StudentRow] = []
         self.stems: dict[tuple, tuple] = {}       # one tuple of stems for the rows that share it
 
-    def add(self, r: SubmissionResult, status: str | None = None) -> None:
-        """`status`: the instructor's word for the student (excused: left out of the numbers)."""
+    def add(self, r: SubmissionResult, status: str | None = None, penalty: float = 0.0) -> None:
+        """`status`: the instructor's word for the student (excused: left out of the numbers);
+        `penalty`: points off the total for lateness."""
         self.n += 1
         counted = status != EXCUSED
         if counted and any(submitted(e) for e in r.exercises):
-            self.totals.append(r.score)
+            self.totals.append(r.score - penalty)
         for e in r.exercises:
             if counted and submitted(e):
                 self.exercise_scores[e.stem].append(e.score)
@@ -109,7 +110,7 @@ class SummaryTally:
         self.trouble += [{"student": r.student, "exercise": stem, "kind": kind, "message": why,
                           "feedback": feedback_link(r.student)} for stem, kind, why in trouble(r)]
         self.durations.append((r.duration_s, r.student))
-        self.rows.append(student_row(r, self.course, self.stems, status))
+        self.rows.append(student_row(r, self.course, self.stems, status, penalty))
 
     def exercise(self, stem: str) -> dict:
         scores, (passed, checks) = self.exercise_scores.get(stem, []), self.exercise_checks.get(stem, [0, 0])
@@ -192,12 +193,12 @@ class StudentRow:
 
 
 def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple],
-                status: str | None = None) -> StudentRow:
+                status: str | None = None, penalty: float = 0.0) -> StudentRow:
     """`r`'s row; `stems` keeps one tuple of stems for the rows that share it."""
     scores = tuple(e.score if submitted(e) else None for e in r.exercises)
     key = tuple(e.stem for e in r.exercises)
     counted = status != EXCUSED and any(v is not None for v in scores)
-    return StudentRow(r.student, r.score if counted else None,
+    return StudentRow(r.student, r.score - penalty if counted else None,
                       stems.setdefault(key, key), scores, r.duration_s,
                       "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)),
                       status or status_of(r))

@@ -77,14 +77,27 @@ class FeedbackSection:
     lines: tuple[str, ...]    # Markdown
 
 
-def feedback_markdown(result: SubmissionResult, course: CourseConfig, shown: str | None = None) -> str:
-    """`shown`: the student's name as the roster gives it (their id is said beside it)."""
-    lines = [line for section in feedback_sections(result, course, shown) for line in section.lines]
+def feedback_markdown(result: SubmissionResult, course: CourseConfig, shown: str | None = None, late: str = "") -> str:
+    """`shown`: the student's name as the roster gives it (their id is said beside it); `late`:
+    what late_said says of their submission time."""
+    lines = [line for section in feedback_sections(result, course, shown, late) for line in section.lines]
     return "\n".join(lines).rstrip() + "\n"
 
 
+def late_said(result: SubmissionResult, late, course: CourseConfig) -> str:
+    """The feedback page's line on lateness (course.yml `late:`), as Markdown: when, the penalty,
+    raw and final score."""
+    if course.late is None or late is None:
+        return ""
+    raw, penalty = result.score, late.penalty(result.score)
+    if not penalty:
+        return f"Submission: {md_text(late.said())}."
+    return (f"**Your score after the late penalty: {_pts(raw - penalty)} / {_pts(result.max_score)}** "
+            f"(score {_pts(raw)} - {_pts(penalty)} penalty). Submission: {md_text(late.said())}.")
+
+
 def feedback_sections(result: SubmissionResult, course: CourseConfig,
-                      shown: str | None = None) -> list[FeedbackSection]:
+                      shown: str | None = None, late: str = "") -> list[FeedbackSection]:
     """The page in parts, so the HTML page can put each exercise's pictures under its section."""
     result = result.for_student(course.show_hidden)
     who = f"**{md_text(result.student)}**" if not shown or shown == result.student else \
@@ -93,7 +106,7 @@ def feedback_sections(result: SubmissionResult, course: CourseConfig,
     standing = f"**{_pts(result.score)} / {_pts(result.max_score)}** points" if status == GRADED else \
         f"**{status}**, no score"
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
-             f"Feedback for {who}: {standing}.", ""]
+             f"Feedback for {who}: {standing}.", "", *((late, "") if late else ())]
     if status == NOTHING_GRADABLE:      # one reason for every exercise: said once
         said = next((c.message for c in result.checks if c.message), "")
         foot = ["", f"Checks with random inputs use the seed {result.seed}."]

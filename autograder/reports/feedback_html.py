@@ -41,7 +41,7 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
-def feedback_html(result: SubmissionResult, course: CourseConfig, shown: str | None = None) -> str:
+def feedback_html(result: SubmissionResult, course: CourseConfig, shown: str | None = None, late: str = "") -> str:
     # One picture per cause: the first of its checks the student may see that has one.
     result = result.for_student(course.show_hidden)
     pictures = {ex.stem: tuple(p for cause in causes(ex.checks)
@@ -49,7 +49,7 @@ def feedback_html(result: SubmissionResult, course: CourseConfig, shown: str | N
                                for p in _picture(c))
                 for ex in result.exercises}
     sections = [Section(Markup(_markdown().render("\n".join(part.lines))), pictures.get(part.stem, ()))
-                for part in feedback_sections(result, course, shown)]
+                for part in feedback_sections(result, course, shown, late)]
     return render_page("feedback.html.j2", course=course.course, assignment=result.assignment,
                        student=shown or result.student, sections=sections)
 

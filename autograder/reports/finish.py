@@ -21,14 +21,16 @@ from autograder.reports.exports import ExportFormat, export_rows
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.grades_csv import GradesTable, with_sources
 from autograder.reports.overrides import Overrides
-from autograder.reports.status import EXCUSED, NOT_SUBMITTED
+from autograder.reports.feedback import late_said
+from autograder.reports.status import EXCUSED, GRADED, LATE, NOT_SUBMITTED, status_of
 from autograder.results import SubmissionResult, dump_lines, write_atomic
 
 
 def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig, *,
                exports: tuple[ExportFormat | str, ...] = (), enrolment: Enrolment | None = None,
                preflight=None, similarity: dict | None = None, target: Target | None = None,
-               overrides: Overrides | None = None, regraded: str | None = None) -> dict:
+               overrides: Overrides | None = None, regraded: str | None = None,
+               lateness: dict | None = None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
     submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
@@ -36,7 +38,9 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     similarity across the class (integrity.class_code.compare_class), shown, never graded.
     `target`: the LMS's gradebook column the exports write into (intake.gradebook_column);
     `overrides`: the instructor's changes (reports.overrides), merged with their audit trail;
-    `regraded`: the one student this run graded again (`attnkit grade --student`)."""
+    `regraded`: the one student this run graded again (`attnkit grade --student`); `lateness`:
+    each student's reports.late_policy.Lateness (course.yml `late:`): the penalty is taken off
+    the score in grades.csv, the exports and the numbers, raw score and penalty beside it."""
     from autograder.reports.report_html import report_pieces
 
     out = Path(out)
@@ -44,14 +48,15 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     excused = {s for s in (overrides.by_student if overrides else ()) if overrides.excused(s)}
     table = GradesTable(tuple(course.exercises), enrolment, max_total,
                         missing_as_zero=target is not None and target.missing_as_zero,
-                        excused=excused if overrides is not None else None)
+                        excused=excused if overrides is not None else None, late=course.late is not None)
     tally = SummaryTally(course)
     flags, unwritten, audit = [], [], []
     for result, source in with_sources(results):   # one read of each stored result, for everything
         if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
             flags += integrity_flags((result,))
         try:    # the feedback page says what the grader found; overrides are the instructor's
-            write_feedback_html(out, result, course, source, enrolment.shown(result.student) if enrolment else None)
+            write_feedback_html(out, result, course, source, enrolment.shown(result.student) if enrolment else None,
+                                late_said(result, (lateness or {}).get(result.student), course))
         except OSError as err:       # a full disk: said after the grades and the summary are written
             unwritten.append(err)
         trail: list[dict] = []
@@ -59,8 +64,11 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
             result, trail = overrides.apply(result)
             audit += trail
         status = EXCUSED if result.student in excused else None
-        table.add(result, status, trail)
-        tally.add(result, status)
+        late = (lateness or {}).get(result.student) if course.late is not None else None
+        if late is not None and late.late and status is None and status_of(result) == GRADED:
+            status = LATE
+        table.add(result, status, trail, late)
+        tally.add(result, status, late.penalty(result.score) if late is not None else 0.0)
     write_atomic(out / "grades.csv", table.text())
     summary = tally.summary()
     summary["generated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -78,8 +86,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
         summary["integrity"] = [flag.to_dict() for flag in flags]
     if enrolment is not None and enrolment.roster:
         # Each student's name by their id, in the order of last names (the report's order).
-        summary["names"] = {key: person.listed or key for key, person in
-                            sorted(enrolment.people.items(), key=lambda kv: kv[1].sort_key) if person.line}
+        people = [*((key, p) for key, p in enrolment.people.items() if p.line), *((p.key, p) for p in enrolment.absent)]
+        summary["names"] = {key: person.listed or key for key, person in sorted(people, key=lambda kv: kv[1].sort_key)}
         absent = sorted(enrolment.absent, key=lambda p: p.sort_key)
         if absent:     # on the roster, nothing handed in: counted with the class's statuses
             unexcused = [p for p in absent if p.key not in excused]
@@ -87,7 +95,8 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
                 summary["statuses"][NOT_SUBMITTED] = summary["statuses"].get(NOT_SUBMITTED, 0) + len(unexcused)
         summary["roster"] = {"not_submitted": [p.listed or p.key for p in absent],
                              "not_submitted_ids": [p.key for p in absent],
-                             "not_on_roster": list(enrolment.unmatched)}
+                             "not_on_roster": list(enrolment.unmatched),
+                             "missing_as_zero": target is not None and target.missing_as_zero}
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
         summary["similarity_compared"] = similarity["compared"]
@@ -102,7 +111,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
 
 
 def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None,
-                        shown: str | None = None) -> Path:
+                        shown: str | None = None, late: str = "") -> Path:
     """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
     large class does not draw every picture again). `source`: the digest of the result file's
     text the result was read from or written as (stored_results.digest), which says what the
@@ -114,7 +123,8 @@ def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfi
             else json.dumps(result.to_dict(), sort_keys=True, default=str))
     stamp = hashlib.sha256(said.encode("utf-8", "surrogateescape") + b"\0"
                            + course_json(course).encode("utf-8", "surrogateescape")
-                           + b"\0" + (shown or "").encode("utf-8", "surrogateescape")).hexdigest()
+                           + b"\0" + (shown or "").encode("utf-8", "surrogateescape")
+                           + b"\0" + late.encode("utf-8", "surrogateescape")).hexdigest()
     mark = f"<!-- attnkit {stamp} -->"
     try:
         with path.open(encoding="utf-8") as fh:
@@ -122,7 +132,7 @@ def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfi
                 return path
     except (OSError, ValueError):
         pass
-    page = feedback_html(result, course, shown)
+    page = feedback_html(result, course, shown, late)
     doctype, rest = page.split("\n", 1)
     write_atomic(path, f"{doctype}\n{mark}\n{rest}")
     return path

@@ -74,19 +74,22 @@ class GradesTable:
     student with no submission (its total empty, or 0 with `missing_as_zero`)."""
 
     def __init__(self, stems: tuple[str, ...], enrolment=None, max_total: float = 0, missing_as_zero: bool = False,
-                 excused: set[str] | None = None):
+                 excused: set[str] | None = None, late: bool = False):
         self.stems, self.enrolment, self.max_total = stems, enrolment, max_total
         self.excused = excused          # None: no overrides file (no `override` column)
+        self.late = late                # course.yml `late:`: raw total, penalty and submission time too
         self.missing = "0" if missing_as_zero else ""       # a roster student's total who handed in nothing
         self.roster = enrolment is not None and enrolment.roster
         self.buf = io.StringIO()
         self.writer = csv.writer(self.buf, lineterminator="\n")
         self.writer.writerow(["student", *stems, "total", "max_total", "status",
-                              *(PERSON_COLUMNS if self.roster else ()), *(("override",) if excused is not None else ())])
+                              *(PERSON_COLUMNS if self.roster else ()), *(("override",) if excused is not None else ()),
+                              *(LATE_COLUMNS if late else ())])
 
-    def add(self, r: SubmissionResult, status: str | None = None, trail: list[dict] = ()) -> None:
-        """`status`: the instructor's word (excused); `trail`: the overrides applied to `r`."""
-        self._row(self.enrolment.person(r.student) if self.roster else None, r, status, trail)
+    def add(self, r: SubmissionResult, status: str | None = None, trail: list[dict] = (), late=None) -> None:
+        """`status`: the instructor's word (excused) or late; `trail`: the overrides applied to `r`;
+        `late`: its late_policy.Lateness (the total is the raw total less its penalty)."""
+        self._row(self.enrolment.person(r.student) if self.roster else None, r, status, trail, late)
 
     def text(self) -> str:
         """The table, closed by the roster's students with no submission: asked for once, after
@@ -98,18 +101,25 @@ class GradesTable:
                           [{"check": "(all)", "original": None, "overridden": "excused"}] if excused else ())
         return self.buf.getvalue()
 
-    def _row(self, person, r: SubmissionResult | None, status: str | None = None, trail=()) -> None:
+    def _row(self, person, r: SubmissionResult | None, status: str | None = None, trail=(), late=None) -> None:
         cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
                  if r is not None else [safe_cell(person.key), *("" for _ in self.stems), self.missing,
                                         f"{self.max_total:g}"])
+        raw, penalty = cells[len(self.stems) + 1], ""
         if status == EXCUSED:
             cells[len(self.stems) + 1] = ""
+        elif late is not None and raw:
+            penalty = f"{late.penalty(r.score):g}"
+            cells[len(self.stems) + 1] = f"{r.score - late.penalty(r.score):g}"
         cells.append(status or status_of(r))
         if person is not None:
             cells += [safe_cell(v) for v in (person.listed, person.login, person.sis_id, person.email)]
             cells.append(on_roster(r, self.enrolment))
         if self.excused is not None:
             cells.append(safe_cell("; ".join(_said(t) for t in trail)))
+        if self.late:
+            when = "" if late is None or late.submitted_at is None else late.submitted_at.isoformat(timespec="minutes")
+            cells += [raw, penalty, when, safe_cell(late.said() if late is not None and r is not None else "")]
         self.writer.writerow(cells)
 
 
@@ -122,6 +132,7 @@ def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolmen
 
 
 PERSON_COLUMNS = ("name", "login", "sis_id", "email", "on_roster")
+LATE_COLUMNS = ("raw_total", "penalty", "submitted_at", "lateness")
 
 
 def _said(t: dict) -> str:

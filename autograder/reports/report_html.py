@@ -44,6 +44,7 @@ def report_pieces(s: dict) -> Iterator[str]:
     }
     return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
                   names=names, rows=rows, statuses=STATUSES,
+                  absent=set((s.get("roster") or {}).get("not_submitted_ids", ())),     # no feedback page
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),
                   settings=_settings(s), feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)

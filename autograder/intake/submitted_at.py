@@ -1,0 +1,104 @@
+"""When each submission was handed in, from what the class folder's layout and the roster carry:
+
+nbgrader         submitted/<student>/<assignment>/timestamp.txt, as nbgrader's exchange writes it
+Canvas           `LATE_` in the download's file names says late, not when: the time comes from
+                 `--submitted-at TIMES.csv` (student,submitted_at), else it is unknown
+Moodle           the grading worksheet given as the roster: "Last modified (submission)"
+any layout       `--submitted-at TIMES.csv` (student,submitted_at), which wins over the others
+
+A time without a zone is in course.yml's `late.timezone` (nbgrader's timestamps without one: UTC).
+Gradescope's submission time (submission_metadata.json `created_at`) is read by its runner only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autograder.intake.students import Student
+
+WORKSHEET_TIME = "lastmodifiedsubmission"
+
+
+class TimesError(ValueError):
+    """A --submitted-at file that cannot be used (the message says file and line)."""
+
+
+def parse_time(text: str, zone) -> datetime | None:
+    from dateutil import parser
+
+    try:
+        when = parser.parse(text.strip())
+    except (ValueError, OverflowError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=zone)
+
+
+def read_times(path: Path, zone, students: set[str]) -> dict[str, datetime]:
+    path = Path(path)
+    try:
+        text = path.read_bytes()[: 4 * 2**20].decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        raise TimesError(f"{path}: {err}") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = [h.strip().lower() for h in next(reader, [])]
+    if "student" not in header or "submitted_at" not in header:
+        raise TimesError(f"{path} line 1: expected the header student,submitted_at")
+    out, problems = {}, []
+    for row in reader:
+        if not any(c.strip() for c in row):
+            continue
+        cells = {h: (row[i].strip() if i < len(row) else "") for i, h in enumerate(header)}
+        where = f"{path} line {reader.line_num}"
+        when = parse_time(cells["submitted_at"], zone)
+        if cells["student"] not in students:
+            problems.append(f"{where}: no student {cells['student']!r} in this class")
+        elif when is None:
+            problems.append(f"{where}: {cells['submitted_at']!r} is not a date and time")
+        else:
+            out[cells["student"]] = when
+    if problems:
+        raise TimesError("; ".join(problems[:10]))
+    return out
+
+
+def layout_time(student: Student, cells: dict[str, str], zone) -> datetime | None:
+    """The time the layout carries for `student` (nbgrader's timestamp.txt, Moodle's worksheet
+    row `cells`, by normalised header), or None."""
+    stamp = Path(student.folder) / "timestamp.txt"
+    if not student.uploads and not student.refused:
+        try:
+            if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 200:
+                found = parse_time(stamp.read_text(encoding="utf-8", errors="replace"), timezone.utc)
+                if found is not None:
+                    return found
+        except OSError:
+            pass
+    worksheet = cells.get(WORKSHEET_TIME, "")
+    return parse_time(worksheet, zone) if worksheet and worksheet != "-" else None
+
+
+def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...] = (),
+                   times_csv: Path | None = None) -> dict:
+    """student id -> Lateness for every submission of `class_list` (course.yml `late:` set):
+    their due date (an extension's, else the course's), their time (see the module), the penalty.
+    Raises LateError or TimesError naming the file and line of a bad row."""
+    from autograder.intake.roster import _norm
+    from autograder.reports.late_policy import _zone, lateness, parse_due, read_extensions
+
+    late = course.late
+    zone = _zone(late.timezone) if late.timezone else timezone.utc
+    due = parse_due(late.due, late.timezone)
+    ids = {s.name for s in class_list.students} | {p.key for p in class_list.enrolment.absent}
+    extended = read_extensions(course_dir / late.extensions, late.timezone, ids) if late.extensions else {}
+    given = read_times(times_csv, zone, ids) if times_csv else {}
+    names = [_norm(h) for h in header]
+    out = {}
+    for s in class_list.students:
+        person = class_list.enrolment.people.get(s.name)
+        cells = dict(zip(names, person.cells)) if person is not None and person.cells else {}
+        when = given.get(s.name) or layout_time(s, cells, zone)
+        out[s.name] = lateness(late, extended.get(s.name, due), when, flagged_late=s.lms_late)
+    return out
