@@ -8,6 +8,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from autograder.sandbox import Sandbox
 
 SOURCE = "import os\n\ndef pid():\n    return os.getpid()\n"

@@ -11,6 +11,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from autograder.grading.submission import grade_submission
 from autograder.sandbox import Sandbox
 

@@ -142,6 +142,12 @@ class _Zygote:
                     raise self._start_failed(f"exited with code {code}" if code != EXIT_UNKNOWN else "exited")
 
     def _start_failed(self, how: str) -> SandboxError:
+        # A template's zygote may be seen gone (its socket closed) before its template's last
+        # words are read: reading them now says which module, if that is why.
+        try:
+            self.proc.wait(timeout=1.0)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
         missing = self.missing or getattr(self.proc, "missing", None)     # its own, or its template's
         if missing:
             return MissingModule(str(missing.get("module")), str(missing.get("error")))
