@@ -720,3 +720,13 @@ def test_a_padded_or_respelled_copy_is_found(stubs, transform, stem, name):
     with_copy = sorted(((p.score, p.students) for p in pairs if "copier" in p.students), reverse=True)
     assert with_copy and set(with_copy[0][1]) == {original, "copier"}, with_copy
     assert with_copy[0][0] >= similarity.SIMILAR
+
+
+def test_a_file_too_deep_or_long_for_the_normalisation_is_still_read():
+    """An expression nested deeper than the rewriting can follow, and chains of thousands of names,
+    are read as far as the normalisation goes (a file left out could not be paired at all)."""
+    deep = "def attend(q, k, v):\n    return " + " + ".join(["q"] * 600) + "\n"
+    assert normalise(deep, _given("attend")) is not None
+    chain = "def attend(q, k, v):\n    a0 = q\n" + "".join(f"    a{i} = a{i - 1} + 1\n" for i in range(1, 2000))
+    tokens = normalise(chain + "    return a1999\n", _given("attend"))
+    assert tokens is not None and len(tokens.text) > 2000

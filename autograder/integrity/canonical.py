@@ -50,7 +50,10 @@ _SPREAD = frozenset({"reshape", "permute", "expand", "repeat", "tile"})    # x.r
 def canonicalise(tree: ast.Module) -> ast.Module:
     """`tree` rewritten in place with every library operation in its one spelling, and every read
     of a module constant as its literal (a minifier hoists repeated literals into names)."""
-    _Rewrite(Names(tree)).visit(tree)
+    try:
+        _Rewrite(Names(tree)).visit(tree)
+    except RecursionError:      # an expression nested too deep to rewrite: what was rewritten stays
+        pass
     return tree
 
 
@@ -85,8 +88,8 @@ class _Rewrite(ast.NodeTransformer):
         """The library path `node` reads (`np.linalg.norm` -> "numpy.linalg.norm"), if it reads one."""
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return self.names.library(node.id, self.scopes)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            base = self._library(node.value)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and not node.attr.startswith("__"):
+            base = self._library(node.value)      # (a dunder is an operator's method: np.inf.__neg__())
             return f"{base}.{node.attr}" if base else None
         return None
 
@@ -166,9 +169,15 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         node = self.generic_visit(node)
-        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 0.5:
-            return _method(node.left, "sqrt", [], [], node)       # x ** 0.5 is sqrt(x)
-        return node
+        return _binary(node.left, node.op, node.right, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        """`x -= m` as `x = x - m`."""
+        node = self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node
+        value = _binary(ast.copy_location(ast.Name(node.target.id, ast.Load()), node), node.op, node.value, node)
+        return ast.copy_location(ast.Assign([node.target], value), node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         path = self._library(node.func)
@@ -188,7 +197,7 @@ class _Rewrite(ast.NodeTransformer):
             method = node.func.attr
             operation = method[2:-2] if method.startswith("__") and method.endswith("__") else method
             if plain and len(args) == 1 and operation in BINARY:
-                return ast.copy_location(ast.BinOp(node.func.value, BINARY[operation](), args[0]), node)
+                return _binary(node.func.value, BINARY[operation](), args[0], node)
             if plain and len(args) == 1 and operation in COMPARE:
                 return ast.copy_location(ast.Compare(node.func.value, [COMPARE[operation]()], [args[0]]), node)
             if plain and not args and operation in UNARY:
@@ -203,7 +212,7 @@ class _Rewrite(ast.NodeTransformer):
 
     def _library_call(self, name: str, args: list, keywords: list, plain: bool, node: ast.Call) -> ast.AST:
         if plain and len(args) == 2 and name in BINARY:
-            return ast.copy_location(ast.BinOp(args[0], BINARY[name](), args[1]), node)
+            return _binary(args[0], BINARY[name](), args[1], node)
         if plain and len(args) == 2 and name in COMPARE:
             return ast.copy_location(ast.Compare(args[0], [COMPARE[name]()], [args[1]]), node)
         if plain and len(args) == 1 and name in UNARY:
@@ -213,6 +222,12 @@ class _Rewrite(ast.NodeTransformer):
                 name = "swapaxes"
             return _method(args[0], name, args[1:], keywords, node)
         return ast.copy_location(ast.Call(ast.copy_location(ast.Name(name, ast.Load()), node), args, keywords), node)
+
+
+def _binary(left: ast.AST, op: ast.operator, right: ast.AST, like: ast.AST) -> ast.AST:
+    if isinstance(op, ast.Pow) and isinstance(right, ast.Constant) and right.value == 0.5:
+        return _method(left, "sqrt", [], [], like)       # x ** 0.5 is sqrt(x)
+    return ast.copy_location(ast.BinOp(left, op, right), like)
 
 
 def _method_name(method: str, args: list) -> str:
@@ -237,6 +252,7 @@ MUTATORS = frozenset({"append", "extend", "insert", "pop", "update", "setdefault
                       "discard", "fill", "put", "resize", "seed", "manual_seed", "normal", "standard_normal", "randn",
                       "random", "integers", "choice", "uniform", "permutation", "shuffle", "rand", "randint"})
 _REORDERED = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+LONGEST_RUN = 24
 
 
 def in_canonical_order(statement: ast.stmt) -> ast.stmt:
@@ -262,7 +278,8 @@ def _ordered(body: list[ast.stmt]) -> list[ast.stmt]:
         if statement is not None and _movable(statement):
             run.append(statement)
             continue
-        out += _sorted_run(run) if len(run) > 1 else run
+        for start in range(0, len(run), LONGEST_RUN):         # sorting is cubic in the run's length
+            out += _sorted_run(run[start:start + LONGEST_RUN])
         run = []
         if statement is not None:
             out.append(statement)

@@ -31,6 +31,9 @@ DYNAMIC_LOOKUP = frozenset({"getattr", "setattr", "hasattr", "delattr", "globals
                             "exec", "__import__", "import_module", "attrgetter", "methodcaller"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _UNKNOWN = object()
+# Passes over a file (a hostile one chains thousands of names): past them, what is left is kept.
+LIVE_PASSES = 64       # each over the top-level statements' facts
+DROP_PASSES = 3        # each a walk of a function
 _MAX_FOLDED = 10 ** 6      # constant folding of `if 2 ** 3 > 7:` stays small
 
 
@@ -48,9 +51,11 @@ def live_statements(tree: ast.Module, roots: frozenset[str]) -> list[ast.stmt | 
         return pruned
     live_names, live_attrs = set(roots), set()
     live = [False] * len(pruned)
-    changed = True
+    changed, passes = True, 0
     while changed:
-        changed = False
+        changed, passes = False, passes + 1
+        if passes > LIVE_PASSES:
+            return pruned
         for i, f in enumerate(facts):
             if f is None:
                 continue
@@ -200,12 +205,22 @@ def _does_nothing(statement: ast.stmt) -> bool:
         return not any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr))
                        for n in walk(statement.value))
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        return _same_place(statement.targets[0], statement.value)
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.value, ast.Constant):
-        identity = {ast.Add: 0, ast.Sub: 0, ast.Mult: 1, ast.Div: 1, ast.FloorDiv: 1, ast.Pow: 1}
-        return type(statement.op) in identity and statement.value.value == identity[type(statement.op)] \
-            and not isinstance(statement.value.value, bool)
+        target, value = statement.targets[0], statement.value
+        if isinstance(value, ast.BinOp) and _same_place(target, value.left):     # x = x + 0 (x += 0, as read)
+            return _identity(value.op, value.right)
+        return _same_place(target, value)
+    if isinstance(statement, ast.AugAssign):
+        return _identity(statement.op, statement.value)
     return False
+
+
+_IDENTITY = {ast.Add: 0, ast.Sub: 0, ast.Mult: 1, ast.Div: 1, ast.FloorDiv: 1, ast.Pow: 1}
+
+
+def _identity(op: ast.operator, operand: ast.AST) -> bool:
+    """`+ 0`, `* 1`, ...: an operation that leaves a number as it is."""
+    return isinstance(operand, ast.Constant) and type(op) in _IDENTITY and not isinstance(operand.value, bool) \
+        and operand.value == _IDENTITY[type(op)]
 
 
 def _same_place(target: ast.AST, value: ast.AST) -> bool:
@@ -221,7 +236,7 @@ def _same_place(target: ast.AST, value: ast.AST) -> bool:
 def _drop_unread_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     """Assignments, imports and nested definitions in `function` whose names nothing in it reads
     (nested functions and comprehensions included), until none is left."""
-    while True:
+    for _ in range(DROP_PASSES):
         keep = free_reads(function)         # names declared global or nonlocal count as read
         if keep & _READS_LOCALS or not _drop_in(function, keep):
             return
