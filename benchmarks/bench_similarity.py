@@ -131,13 +131,13 @@ def quality(stems: list[str], stubs: dict[str, str]) -> None:
                 print(f"      false: {a} ~ {b} ({scores[(a, b)]:.2f})")
             for c, _ in [x for x in copies if x[0] not in found][:3]:
                 print(f"      missed: {c}")
-    print("\n== quality, all compared exercises (score: the kit's is the smaller side's rarity-weighted share, "
-          "copydetect's the larger side's share)")
+    print("\n== quality, all compared exercises (score: the kit's is the rarity-weighted share of the smaller "
+          "submission found in the other, copydetect's the larger side's share)")
     for method, t in totals.items():
         print(f"  {method:10s} false pairs {t['false']} (of {t['flagged']} flagged)   recall {t['found']}/{t['copies']} "
               f"= {t['found'] / t['copies']:.0%}   highest independent {t['top_false']:.2f}, lowest copy "
               f"{t['low_copy']:.2f}   {1000 * t['cpu'] / files:.1f} ms CPU per file")
-    print(f"  kit thresholds: similarity >= {similarity.SIMILAR} on both sides, "
+    print(f"  kit thresholds: score >= {similarity.SIMILAR}, "
           f">= {similarity.MIN_SHARED} shared fingerprints; copydetect: its display threshold, either side")
 
 

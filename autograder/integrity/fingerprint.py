@@ -6,11 +6,14 @@ file reformatted (by hand or by black) reads the same. Every name the file itsel
 variables, parameters, functions, classes, attributes it assigns, import aliases) becomes `V`
 and every string `S`, while the names it only uses (numpy's `exp`, `keepdims`, `range`) stay:
 renaming locals changes nothing, and two independent solutions are not made alike by erasing the
-library calls that tell them apart. A top-level statement that reads as one of the stub's (its
-imports, its demo blocks, a function left as given) is left out, and the k-grams of the stub's
-code (`boilerplate`) are removed from what remains, so only what a student wrote can be shared.
-The tokens are hashed in k-grams (a stable hash, so a run's pairs do not change with Python's
-hash seed) and winnowed by copydetect.
+library calls that tell them apart. Library calls are read in one spelling (integrity/canonical.py:
+`np.matmul(a, b)` as `a @ b`, torch's names as numpy's) and only the code that can run from the
+contract's names is read (integrity/live_code.py): padding never changes a fingerprint. A
+top-level statement that reads as one of the stub's (its imports, its demo blocks, a function
+left as given) is left out, and the k-grams of the stub's code (`boilerplate`) are removed from
+what remains, so only what a student wrote can be shared. The tokens are hashed in k-grams of one
+top-level statement each (a stable hash, so a run's pairs do not change with Python's hash seed;
+the functions' order says nothing) and winnowed by copydetect.
 
 Why not copydetect's own tokenizer (pygments): it makes every name `V`, library calls included,
 and reads layout-sensitive characters, so independent solutions of these short functions look
@@ -34,6 +37,8 @@ import numpy as np
 # Through the kit's one parse lock: a class run fingerprints in its main thread while its lanes
 # parse (CPython 3.11's ast.parse is not thread-safe, intake/syntax.py).
 from autograder.intake.syntax import parse
+from autograder.integrity.canonical import canonicalise, in_canonical_order
+from autograder.integrity.live_code import live_statements
 
 
 def _copydetect_utils():
@@ -80,14 +85,17 @@ GUARANTEE_TOKENS = 8    # a shared run this long is always seen (winnowing's gua
 WINDOW = GUARANTEE_TOKENS - NOISE_TOKENS + 1
 
 BOUND, STRING = "V", "S"
+_IMPORTS = (ast.Import, ast.ImportFrom)
 _LEAVES = (ast.JoinedStr,)         # an f-string is one string: what it says is prose
 
 
 @dataclass(frozen=True)
 class Tokens:
-    """A file's normalised tokens and the line (1-based) each comes from."""
+    """A file's normalised tokens, the line (1-based) each comes from and the top-level statement
+    (numbered from 0) it belongs to."""
     text: tuple[str, ...]
     lines: np.ndarray
+    statements: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +142,7 @@ def _in_source_order(node: ast.AST) -> list[tuple[ast.AST, int]]:
         kind = type(node)
         fields, placed = _SHAPE.get(kind) or _shape(kind)
         if placed:
-            line = node.lineno
+            line = getattr(node, "lineno", line)      # a node the normalisation made may have none
         append((node, line))
         if kind in _LEAVES or (kind is ast.Expr and _is_docstring(node)):
             continue
@@ -168,9 +176,11 @@ def _is_docstring(node: ast.AST) -> bool:
 class Given:
     """The stub's top-level statements (its imports, demo blocks, the functions as it gives them):
     `texts` as written, with the names each binds; `tokens` as read. A file's statement that is
-    one of them is left out."""
+    one of them is left out. `roots`: the names the stub defines (the contract's functions and
+    classes), from which a file's live code is found."""
     texts: dict[str, frozenset[str]] = field(default_factory=dict)
     tokens: frozenset[tuple[str, ...]] = frozenset()
+    roots: frozenset[str] = frozenset()
 
 
 def given_statements(stub: str) -> Given:
@@ -180,7 +190,8 @@ def given_statements(stub: str) -> Given:
         return Given()
     texts = {text: frozenset(name for node, _ in _in_source_order(statement) for name in _binds(node))
              for statement, text in zip(tree.body, _texts(tree, stub))}
-    return Given(texts, frozenset(words for words, _ in _statements(stub, Given()) or ()))
+    roots = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    return Given(texts, frozenset(words for words, _ in _statements(stub, Given()) or ()), roots)
 
 
 def _texts(tree: ast.Module, source: str) -> list[str]:
@@ -188,19 +199,25 @@ def _texts(tree: ast.Module, source: str) -> list[str]:
     return ["\n".join(lines[s.lineno - 1:s.end_lineno]) for s in tree.body]
 
 
-def _statements(source: str, given: Given) -> list[tuple[tuple[str, ...], tuple[int, ...]]] | None:
+def _statements(source: str, given: Given, prune: bool = True) -> list[tuple[tuple[str, ...], tuple[int, ...]]] | None:
     """(tokens, their lines) of each top-level statement but those given, or None when the source
-    does not parse. A statement written as the stub wrote it is not even read (most of a file);
-    the names it binds are bound all the same."""
+    does not parse. Library calls are read in one spelling (integrity/canonical.py) and only the
+    code reachable from the contract's names is read (integrity/live_code.py). A statement written
+    as the stub wrote it is not even read (most of a file); the names it binds are bound all the same."""
     try:
         tree = parse(source)
+        texts = _texts(tree, source)
         bound: set[str] = set()
-        orders = []
-        for statement, text in zip(tree.body, _texts(tree, source)):
-            if text in given.texts:
-                bound |= given.texts[text]
-            else:
-                orders.append(_in_source_order(statement))
+        for text in texts:
+            bound |= given.texts.get(text, frozenset())
+        # The stub's own statements are left out before anything is read (its imports kept: they
+        # say what the file's names stand for).
+        imports = [s for s, text in zip(tree.body, texts) if text in given.texts and isinstance(s, _IMPORTS)]
+        own = ast.Module(body=imports + [s for s, text in zip(tree.body, texts) if text not in given.texts],
+                         type_ignores=[])
+        canonicalise(own)
+        live = (live_statements(own, given.roots) if prune else own.body)[len(imports):]
+        orders = [_in_source_order(in_canonical_order(statement)) for statement in live if statement is not None]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     bound |= {name for order in orders for node, _ in order for name in _binds(node)}
@@ -213,10 +230,10 @@ def _statements(source: str, given: Given) -> list[tuple[tuple[str, ...], tuple[
     return statements
 
 
-def normalise(source: str, given: Given = Given()) -> Tokens | None:
+def normalise(source: str, given: Given = Given(), prune: bool = True) -> Tokens | None:
     """The normalised tokens of Python source, but its top-level statements that are the stub's
-    (`given`, however reformatted); None when it does not parse."""
-    statements = _statements(source, given)
+    (`given`, however reformatted), and (`prune`) its code that never runs; None when it does not parse."""
+    statements = _statements(source, given, prune)
     if statements is None:
         return None
     words: list[str] = []
@@ -224,7 +241,8 @@ def normalise(source: str, given: Given = Given()) -> Tokens | None:
     for statement_words, statement_lines in statements:
         words += statement_words
         lines += statement_lines
-    return Tokens(tuple(words), np.array(lines, dtype=np.int32))
+    numbers = np.repeat(np.arange(len(statements), dtype=np.int32), [len(w) for w, _ in statements])
+    return Tokens(tuple(words), np.array(lines, dtype=np.int32), numbers)
 
 
 def _word(node: ast.AST, bound: set[str]) -> str:
@@ -259,10 +277,12 @@ def _token_id(word: str) -> int:
 
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+ACROSS = np.iinfo(np.int64).max     # the hash of k tokens of two top-level statements: never a fingerprint
 
 
 def kgram_hashes(tokens: Tokens, k: int = NOISE_TOKENS) -> np.ndarray:
-    """A stable hash of every k consecutive tokens (int64, non-negative)."""
+    """A stable hash of every k consecutive tokens (int64, non-negative); ACROSS for tokens of two
+    top-level statements, whose order in the file says nothing (a copier shuffles the functions)."""
     if len(tokens.text) < k:
         return np.zeros(0, dtype=np.int64)
     ids = np.fromiter((_token_id(w) for w in tokens.text), dtype=np.uint64, count=len(tokens.text))
@@ -270,12 +290,17 @@ def kgram_hashes(tokens: Tokens, k: int = NOISE_TOKENS) -> np.ndarray:
     powers = _MULTIPLIER ** np.arange(k - 1, -1, -1, dtype=np.uint64)   # wraps modulo 2**64, as meant
     with np.errstate(over="ignore"):
         mixed = (windows * powers).sum(axis=1, dtype=np.uint64)
-    return (mixed >> np.uint64(1)).astype(np.int64)
+    hashes = (mixed >> np.uint64(1)).astype(np.int64)
+    if tokens.statements is not None:
+        hashes[tokens.statements[:1 - k] != tokens.statements[k - 1:]] = ACROSS
+    return hashes
 
 
 def boilerplate(sources: list[str], k: int = NOISE_TOKENS) -> np.ndarray:
-    """Every k-gram hash of the given code (the stubs'), sorted: excluded from every fingerprint."""
-    hashes = [kgram_hashes(t, k) for t in map(normalise, sources) if t is not None]
+    """Every k-gram hash of the given code (the stubs'), sorted: excluded from every fingerprint.
+    Its demo blocks too, which never run where it stands: a student may make them run."""
+    hashes = [kgram_hashes(t, k) for t in (normalise(s, prune=False) for s in sources) if t is not None]
+    hashes = [h[h != ACROSS] for h in hashes]
     return np.unique(np.concatenate(hashes)) if hashes else np.zeros(0, dtype=np.int64)
 
 
@@ -286,7 +311,7 @@ def fingerprint(tokens: Tokens, excluded: np.ndarray, k: int = NOISE_TOKENS, win
         nothing = np.zeros(0, dtype=np.int64)
         return Fingerprint(nothing, nothing, nothing, 0)
     hashes, index = winnow(all_hashes, window_size=window, remove_duplicates=False)
-    keep = ~np.isin(hashes, excluded)
+    keep = ~np.isin(hashes, excluded) & (hashes != ACROSS)
     hashes, index = hashes[keep], index[keep]
     return Fingerprint(np.unique(hashes), hashes, index, covered(index, k))
 

@@ -3,14 +3,16 @@ instructor to look at. A signal, never a grade: nothing here reads or changes a 
 
 Per exercise whose graded names are functions (the hand computation's answers are numbers, and
 right answers are alike by design), each student's graded code is fingerprinted
-(integrity/fingerprint.py: names and layout normalised, the stub's code removed) and two
-submissions are compared on what they share. A fingerprint counts by how rare it is in the class
-(log((n + 1) / number of submissions holding it)): code every solution of the exercise writes
-(`self.W_q = nn.Linear(d_model, d_model)`) says little, code two students alone share says much.
-A side's similarity is the rarity-weighted part of its own fingerprints found in the other's; a
-pair is listed when both sides reach SIMILAR (so a short file wholly inside a long one is not
-enough) and they share at least MIN_SHARED fingerprints. benchmarks/bench_similarity.py measures
-both thresholds on independent solutions and on disguised copies.
+(integrity/fingerprint.py: names, layout and library spellings normalised, code that never runs
+and the stub's code removed) and two submissions are compared on what they share. A fingerprint
+counts by how rare it is in the class (log((n + 1) / number of submissions holding it)): code
+every solution of the exercise writes (`self.W_q = nn.Linear(d_model, d_model)`) says little,
+code two students alone share says much. A side's similarity is the rarity-weighted part of its
+own fingerprints found in the other's; a pair's score is the larger of the two, the share of the
+smaller submission found in the larger, which code added to either cannot lower. A pair is listed
+when it reaches SIMILAR and they share at least MIN_SHARED fingerprints.
+benchmarks/bench_similarity.py measures both thresholds on independent solutions and on copies
+disguised, padded and respelled.
 
 Candidate pairs come from an index of fingerprints to submissions, skipping fingerprints that
 more than `common_limit(n)` submissions hold (MOSS does the same), so the work grows mostly with what
@@ -38,7 +40,7 @@ from autograder.integrity.excerpt import ExcerptLine, excerpt_of, shared_lines
 from autograder.integrity.fingerprint import (Fingerprint, boilerplate, fingerprint, given_statements, normalise,
                                               shared_slices)
 
-SIMILAR = 0.55          # a side's rarity-weighted share of its own fingerprints found in the other
+SIMILAR = 0.80          # the smaller submission's rarity-weighted share of its fingerprints found in the other
 MIN_SHARED = 12         # fingerprints two submissions must share (about three lines of code)
 COMMON_FLOOR, COMMON_FRACTION = 20, 0.10    # held by more submissions than this: not used to find pairs
 
@@ -64,7 +66,7 @@ class Side:
 @dataclass(frozen=True)
 class ExerciseMatch:
     exercise: str
-    score: float            # the smaller side's similarity
+    score: float            # the larger side's similarity: the smaller submission's share found in the other
     shared: int             # fingerprints both hold
     sides: tuple[Side, Side]
 
@@ -110,6 +112,13 @@ def compared_exercises(stubs: dict[str, str], graded_names: dict[str, Iterable[s
         if defined & set(graded_names.get(exercise, ())):
             compared.append(exercise)
     return compared
+
+
+def pair_score(sim_a: float, sim_b: float) -> float:
+    """The share of the smaller submission's code found in the other: the larger of the two sides'
+    shares (both count the same shared code, over less of its own on the smaller side). Code added
+    to either side cannot lower it."""
+    return max(sim_a, sim_b)
 
 
 def common_limit(n: int) -> int:
@@ -226,7 +235,7 @@ class _Found:
 
     @property
     def score(self) -> float:
-        return min(self.sim_a, self.sim_b)
+        return pair_score(self.sim_a, self.sim_b)
 
 
 class _Details:
@@ -269,9 +278,9 @@ class _ExerciseLinks:
             self.group_of[m] = g
         self.alike: dict[int, list[tuple[int, float]]] = defaultdict(list)    # group -> (group, score)
         for (x, y), (sim_x, sim_y) in self.links.items():
-            self.alike[x].append((y, min(sim_x, sim_y)))
+            self.alike[x].append((y, pair_score(sim_x, sim_y)))
             if y != x:
-                self.alike[y].append((x, min(sim_x, sim_y)))
+                self.alike[y].append((x, pair_score(sim_x, sim_y)))
 
     def found(self, a: int, b: int) -> _Found | None:
         """Students a and b's match here, if they are alike."""
@@ -387,7 +396,7 @@ def _alike_groups(prints: list[_Print]) -> tuple[list[np.ndarray], dict[tuple[in
         if len(at) < MIN_SHARED:
             continue
         if len(members[x]) > 1:        # copies of one file: alike in everything
-            sim = float(weight[np.searchsorted(distinct, h)].sum()) / float(totals[x])
+            sim = min(1.0, float(weight[np.searchsorted(distinct, h)].sum()) / float(totals[x]))
             if sim >= SIMILAR:
                 links[(x, x)] = (sim, sim)
         partners = np.concatenate([owners[starts[k]:ends[k]] for k in at.tolist()])
@@ -396,8 +405,8 @@ def _alike_groups(prints: list[_Print]) -> tuple[list[np.ndarray], dict[tuple[in
             y = int(y)
             shared = np.intersect1d(h, unique[y], assume_unique=True)
             common_weight = float(weight[np.searchsorted(distinct, shared)].sum())
-            sim_x, sim_y = common_weight / float(totals[x]), common_weight / float(totals[y])
-            if min(sim_x, sim_y) >= SIMILAR:
+            sim_x, sim_y = (min(1.0, common_weight / float(totals[z])) for z in (x, y))    # sums in two orders
+            if pair_score(sim_x, sim_y) >= SIMILAR:
                 links[(x, y)] = (sim_x, sim_y)
     return members, links
 
