@@ -212,7 +212,7 @@ def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
     assert unscaled and all(t["score"] == 0 for t in unscaled)
     # one mistake, one hint: the first check it fails carries the hint, the others point to it
     assert sum("Hint:" in t["output"] for t in unscaled) == 1
-    assert all("The same mistake as" in t["output"] for t in unscaled if "Hint:" not in t["output"])
+    assert all("The same cause as" in t["output"] for t in unscaled if "Hint:" not in t["output"])
 
     # empty
     for path in submission.iterdir():
