@@ -237,6 +237,6 @@ def test_the_grouping_keeps_what_is_each_checks_own():
     assert mistake.headline() == "1 mistake -> 2 checks" and mistake.hint == "Seen."
     assert mistake.message == "each row must add up to 1"
     assert [text for _, text in mistake.evidence] == ["2 entries differ", "5 entries differ"]
-    assert stub.message == "not implemented yet: g" and [text for _, text in stub.evidence] == [""]
+    assert stub.message == "not implemented yet: g" and [text for _, text in stub.evidence] == ["", ""]
     assert hint.headline() == "1 cause -> 2 checks" and hint.message == ""
     assert advice.headline() == "1 hint -> 2 checks" and advice.own_message(advice.first) == "ValueError: x"

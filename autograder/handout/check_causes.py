@@ -142,7 +142,7 @@ def _cause(kind: str, group: list[Failure]) -> Cause:
     real = list(dict.fromkeys(f.message for f in checks if f.message and not f.concealed))
     shared = real[0] if len(real) == 1 else _shared_ending(real)
     if len(checks) == 1 or (len(real) == 1 and all(f.message == shared for f in checks)):
-        return Cause(kind, checks, shared, checks[0].hint, ((checks, ""),))
+        return Cause(kind, checks, shared, checks[0].hint, tuple(((f,), "") for f in checks))
     own: dict[str, list[Failure]] = {}
     for failure in checks:
         text = failure.message if failure.concealed or not shared else _less(failure.message, shared)

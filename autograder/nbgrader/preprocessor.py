@@ -237,12 +237,14 @@ def configure(c) -> None:
     """Put the kit into nbgrader's autograde passes (called from the course's nbgrader_config.py):
     ``SnapshotSubmissions`` first of the sanitize pass; in the autograde pass, ``Execute`` replaced
     by ``ExecuteWhereNeeded`` (no kernel for a notebook whose grade the kit decides) and
-    ``GradeInSandbox`` right after it; nbgrader's other preprocessors stay as this nbgrader
-    version defines them."""
-    from nbgrader.converters import Autograde
+    ``GradeInSandbox`` right after it; and in the feedback pages, the notebooks' maths as MathML
+    (``MathsWithoutNetwork``: no MathJax to fetch). nbgrader's other preprocessors stay as this
+    nbgrader version defines them."""
+    from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.preprocessors import Execute
 
     from autograder.nbgrader.execute import ExecuteWhereNeeded
+    from autograder.nbgrader.feedback_maths import MathsWithoutNetwork
 
     traits = Autograde.class_traits()
     sanitize = list(traits["sanitize_preprocessors"].default())
@@ -254,3 +256,5 @@ def configure(c) -> None:
         autograde[:0] = [ExecuteWhereNeeded, GradeInSandbox]
     c.Autograde.sanitize_preprocessors = [SnapshotSubmissions, *sanitize]
     c.Autograde.autograde_preprocessors = autograde
+    c.GenerateFeedback.preprocessors = [*GenerateFeedback.class_traits()["preprocessors"].default(),
+                                        MathsWithoutNetwork]

@@ -146,7 +146,7 @@ def feedback_sections(result: SubmissionResult, course: CourseConfig,
 
 
 def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list[str]:
-    lines = ["", f"## {code(ex.stem)}: {md_text(ex.title)}", ""]
+    lines = ["", f"## {code(ex.stem)}: {md_prose(ex.title)}", ""]
     if ex.note:
         lines += [f"Note: {md_text(ex.note)}", ""]
     if not failed:
