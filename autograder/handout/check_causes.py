@@ -18,14 +18,18 @@ Two failed checks share a cause when, in this order of precedence:
    stand-in (`concealed`: a hidden check's note).
 
 Anything else is a cause of its own (``alone``). A cause says once what all its checks share: its
-hint, and its message when every check has the same one; a check's own message (which entry
-differs) stays with it, as `Cause.evidence`, each distinct message once with the checks that
-have it.
+hint, and what their messages all say (the whole message, or the explanation they end with);
+what a check's message says beyond that (which entry differs) stays with it, as
+`Cause.evidence`, each such text once with the checks that have it.
 
-    causes = group_causes([Failure("a.f.one", "failed", "row 0 differs", hint="Row 0 ...", mistakes=("x",)),
-                           Failure("a.f.two", "failed", "row 2 differs", hint="Row 0 ...", mistakes=("x",))])
+    causes = group_causes([Failure("a.f.one", "failed", "2 differ: rows must sum to 1", "Seen.", ("x",)),
+                           Failure("a.f.two", "failed", "5 differ: rows must sum to 1", "Seen.", ("x",))])
     causes[0].headline()   # "1 mistake -> 2 checks"
-    causes[0].evidence     # (((a.f.one,), "row 0 differs"), ((a.f.two,), "row 2 differs"))
+    causes[0].message      # "rows must sum to 1"
+    causes[0].evidence     # (((a.f.one,), "2 differ"), ((a.f.two,), "5 differ"))
+
+The handout's check.py (and later more of the grader's engine it shares) imports this module
+beside it: it must stay free of the kit's imports.
 
 `plain_lines` lays the causes out as plain text (check.py, nbgrader's cell), the way the terminal
 lays them out with colour.

@@ -13,8 +13,9 @@ import re
 
 # Unicode has a subscript for these letters only (no b, c, d, f, g, q, w, y, z): "n_q" stays as it is.
 _SUBSCRIPT = dict(zip("aehijklmnoprstuvx0123456789", "ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₀₁₂₃₄₅₆₇₈₉"))
-# A one-letter name with a subscript of one letter or digit: d_k, n_k, d_v (not my_k1, not d_head).
-_SUBSCRIPTED = re.compile(r"(?<![\w.])([A-Za-z])_([A-Za-z0-9])(?![\w(])")
+# A one-letter lowercase name with a subscript of one letter or digit: d_k, n_k, q_1 (not my_k1, not
+# d_head, not the module's attributes W_q, W_k).
+_SUBSCRIPTED = re.compile(r"(?<![\w.])([a-z])_([a-z0-9])(?![\w(])")
 # sqrt of a name or number: sqrt(d_k), sqrt(2), sqrt(d_head), sqrt(4) ...
 _SQRT = re.compile(r"\bsqrt\(\s*([A-Za-z0-9_.]+)\s*\)")
 _TRANSPOSED = re.compile(r"(?<![\w.])([A-Z])\^T\b")
