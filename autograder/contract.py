@@ -52,7 +52,8 @@ MISCONCEPTIONS: dict[str, str] = {
     "mask_rank_ignored": "applied the mask only when it had one particular rank (e.g. 2-D)",
     "seed_ignored": "scaling_experiment's numbers do not follow `seed`",
     "n_trials_ignored": "scaling_experiment does not average over `n_trials` trials",
-    "hand_slip_carried": "one early hand value is wrong and every step computed from it carries the error",
+    "hand_slip_carried": "one hand value is wrong (a product, an entry, a row) and every step computed from it "
+                         "carries the error: named where it started",
     "softmax_hardcoded_axis": "normalised over a fixed axis number, the key axis only for 2-D scores",
     "softmax_axis_ignored": "softmax ignores its `axis` argument",
     "softmax_whole_array": "normalised by one total over the whole array, not along the axis",
@@ -60,7 +61,8 @@ MISCONCEPTIONS: dict[str, str] = {
         "swapped K's axes by number from the front (`K.transpose(1, 2)`), right only for (batch, n, d)",
     "returns_swapped": "returned (weights, output) instead of (output, weights)",
     "scaled_by_wrong_size":
-        "divided by the square root of a size that is not d_k (the number of keys, d_v, an axis of the batch)",
+        "divided by the square root of a size that is not d_k (the number of keys or of words, d_v, an axis of "
+        "the batch)",
     "mask_fill_zero":
         "set blocked scores to 0 (or multiplied by the mask) before the softmax, so blocked keys keep weight",
     "mask_additive": "added the 0/1 mask to the scores as if it were an additive mask",

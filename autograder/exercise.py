@@ -64,6 +64,9 @@ class Exercise:
     # Names of the reference besides the graded ones that a mutant may replace: functions of a check's
     # inputs (the hand computation's `hand_answers`, which gives its answers for a student's variant).
     hooks: tuple[str, ...] = ()
+    # (found, record, expected_of) -> {check id: Diagnosis}: failed checks explained with the student's
+    # other answers (autograder/diagnosis/explain.py `weighed`): the hand computation's chain of steps
+    together: Callable | None = None
 
     @property
     def misconceptions(self) -> list:

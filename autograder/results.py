@@ -125,40 +125,6 @@ class ExerciseResult:
 
 
 @dataclass(frozen=True)
-class Cause:
-    """Failed checks of one exercise that one diagnosed mistake explains (the same misconception
-    ids, or the same error): told once -- its hint, its evidence, one picture -- then the checks
-    it explains, instead of the same hint once per check."""
-    checks: tuple[CheckResult, ...]     # visible checks first: the first one's message is the evidence
-
-    @property
-    def first(self) -> CheckResult:
-        return self.checks[0]
-
-    @property
-    def others(self) -> tuple[CheckResult, ...]:
-        return self.checks[1:]
-
-
-def causes(checks: Iterable[CheckResult]) -> list[Cause]:
-    """The failed checks grouped by cause, in the order their first check is graded. A check is
-    grouped with others only when the grader named the same mistakes for it (misconception
-    ids), or it raised the very same error; any other check is a cause of its own."""
-    groups: dict[object, list[CheckResult]] = {}
-    for c in checks:
-        if c.passed:
-            continue
-        if c.misconceptions:
-            key: object = ("named", c.misconceptions)
-        elif c.status == "error" and c.message:
-            key = ("error", c.reason, c.message)
-        else:
-            key = ("alone", c.check_id)
-        groups.setdefault(key, []).append(c)
-    return [Cause(tuple(sorted(group, key=lambda c: c.hidden))) for group in groups.values()]
-
-
-@dataclass(frozen=True)
 class SubmissionResult:
     """One submission's result: every exercise's, with the seed its inputs came from."""
     student: str

@@ -80,7 +80,7 @@ TEST_CELLS = {
 
 
 def solution_notebook(stem: str) -> str:
-    return to_notebook((SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8"), stem, f"solutions/{stem}.py")
+    return to_notebook((SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8"), stem)
 
 
 def plain_notebook(stem: str) -> nbformat.NotebookNode:

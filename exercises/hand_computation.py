@@ -10,8 +10,7 @@
 #     language: python
 #     name: python3
 # ---
-# Generated from solutions/hand_computation.py by `attnkit build`; edit the solution, not this file.
-# (That line is for the kit's maintainers. Students: this file is yours - fill in every TODO.)
+# This file is yours: fill in every TODO.
 
 # %% [markdown]
 # # Exercise 1 - Attention by hand

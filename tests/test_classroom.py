@@ -30,7 +30,8 @@ from autograder.intake.students import find_students
 from autograder.config import KIT_ROOT
 from autograder.diagnosis.advice import GENERIC_HINT
 from autograder.reports.feedback import feedback_markdown
-from autograder.results import HIDDEN_CHECK_NOTE, causes
+from autograder.reports.causes import causes
+from autograder.results import HIDDEN_CHECK_NOTE
 
 HOSTILE = KIT_ROOT / "tests" / "hostile"
 SOLUTIONS = KIT_ROOT / "solutions"

@@ -190,7 +190,7 @@ def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
     folder.mkdir()
     for stem in STEMS:
         text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
-        (folder / f"{stem}.ipynb").write_text(to_notebook(text, stem, f"solutions/{stem}.py"), encoding="utf-8")
+        (folder / f"{stem}.ipynb").write_text(to_notebook(text, stem), encoding="utf-8")
     results, _ = _grade(root)
     full = _course_points()
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) == full
@@ -212,7 +212,7 @@ def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
     assert unscaled and all(t["score"] == 0 for t in unscaled)
     # one mistake, one hint: the first check it fails carries the hint, the others point to it
     assert sum("Hint:" in t["output"] for t in unscaled) == 1
-    assert all("The same mistake as" in t["output"] for t in unscaled if "Hint:" not in t["output"])
+    assert all("The same cause as" in t["output"] for t in unscaled if "Hint:" not in t["output"])
 
     # empty
     for path in submission.iterdir():
@@ -341,7 +341,7 @@ def test_setup_sh_installs_for_real_then_grades_every_kind_of_upload(tmp_path, a
     upload = fresh_upload()
     for stem in STEMS:
         text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
-        nb = json.loads(to_notebook(text, stem, f"solutions/{stem}.py"))
+        nb = json.loads(to_notebook(text, stem))
         magic = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
                  "source": "%matplotlib inline\n%load_ext autoreload\nimport numpy as np\nnp.exp?"}
         nb["cells"].insert(1, magic)

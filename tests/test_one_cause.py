@@ -18,7 +18,7 @@ from autograder.reports.feedback import feedback_markdown
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.gradescope import to_gradescope
 from autograder.reports.table import print_report
-from autograder.results import causes
+from autograder.reports.causes import causes
 from autograder.grading.course_session import GradingSession
 
 WRONG_AXIS = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis.py"
@@ -59,7 +59,7 @@ def test_the_terminal_tells_the_hint_once(graded):
 def test_the_feedback_pages_tell_it_once_with_one_picture(graded):
     result, course = graded
     markdown = feedback_markdown(result, course)
-    assert markdown.count(_hint(result)) == 1 and "The same mistake also explains" in markdown
+    assert markdown.count(_hint(result)) == 1 and "The checks it explains:" in markdown
     html = feedback_html(result, course)
     assert html.count("<svg") <= len(causes(result.exercise("attention").checks))
 
@@ -68,4 +68,4 @@ def test_gradescope_gives_the_hint_once(graded):
     result, course = graded
     outputs = [t["output"] for t in to_gradescope(result, show_hidden=course.show_hidden)["tests"]]
     assert sum(o.count(_hint(result)) for o in outputs) == 1
-    assert sum("The same mistake as" in o for o in outputs) >= 5
+    assert sum("The same cause as" in o for o in outputs) >= 5

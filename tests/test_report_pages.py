@@ -247,7 +247,7 @@ def test_the_report_says_when_with_which_kit_and_course_and_what_each_cause_is(t
     assert no_scaling["description"] == "left out the division by sqrt(d_k)"
     assert no_scaling["count"] == 2 and no_scaling["exercises"] == ["attention", "scaling"]   # students, not checks
     assert sum(no_scaling["checks"].values()) > 2
-    assert "left out the division by sqrt(d_k)" in page
+    assert "left out the division by √dₖ" in page           # the description as prose: its maths as it reads
     settings = page.split('<section id="settings">', 1)[1].split("</section>", 1)[0]
     assert "{" not in settings and "'" not in settings and "rtol 1e-05, atol 1e-08" in settings
     assert "<td>memory</td><td>2048 MB</td>" in settings

@@ -66,7 +66,7 @@ def _stub_with_answers(course, student: str, answers_of: str | None = None, suff
     for name, value in key.items():
         text, n = re.subn(rf"^{name} = None.*$", f"{name} = {value.round(4).tolist()}", text, flags=re.M)
         assert n == 1, name
-    return to_notebook(text, HAND, f"exercises/{HAND}.py") if suffix == ".ipynb" else text
+    return to_notebook(text, HAND) if suffix == ".ipynb" else text
 
 
 def _submission(folder: Path, course, student: str, answers_of: str | None = None, suffix: str = ".py") -> Path:

@@ -46,7 +46,6 @@ import ast
 import hashlib
 import io
 import json
-import re
 import sys
 import tokenize
 from pathlib import Path
@@ -61,9 +60,9 @@ EXERCISES_DIR = "exercises"
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
-_GENERATED_TAG = "Generated from {source} by `attnkit build`; edit the solution, not this file."
-_STUDENT_NOTE = "(That line is for the kit's maintainers. Students: this file is yours - fill in every TODO.)"
-_GENERATED_RE = re.compile(r"^# Generated from (\S+) by `attnkit build`")
+# The one line a stub adds: said to the student it is for. Where it was made from is the
+# manifest's business (MANIFEST), never the student's file's.
+_STUDENT_NOTE = "This file is yours: fill in every TODO."
 MANIFEST = ".attnkit-build.json"     # in exercises/: the sha256 of each file the build last wrote
 
 # Cell metadata jupytext adds to remember blank lines of the text form; meaningless in a notebook.
@@ -115,8 +114,8 @@ def _after_header(lines: list[str]) -> int:
     return 0
 
 
-def make_stub(text: str, filename: str, stem: str, source: str | None = None) -> str:
-    """The student stub of one solution file (``source`` is named in the header comment)."""
+def make_stub(text: str, filename: str, stem: str) -> str:
+    """The student stub of one solution file (``filename``: where errors say the solution is)."""
     regions = parse_regions(text, filename, stem)  # markers first: their errors are the most precise
     check_imports(parse_python(text, filename), filename)
     lines = text.splitlines()
@@ -131,7 +130,6 @@ def make_stub(text: str, filename: str, stem: str, source: str | None = None) ->
     header_end = _after_header(lines)
     for index, line in enumerate(lines):
         if index == header_end:
-            out.append("# " + _GENERATED_TAG.format(source=source or filename))
             out.append("# " + _STUDENT_NOTE)
             if line.strip():
                 out.append("")
@@ -156,14 +154,14 @@ def make_solution(text: str, filename: str, stem: str) -> str:
 # --------------------------------------------------------------------------- notebooks
 
 
-def to_notebook(py_text: str, stem: str, source: str) -> str:
-    """The ipynb text of a percent-format file: python3 kernel, no outputs, fixed ids."""
+def to_notebook(py_text: str, stem: str) -> str:
+    """The ipynb text of a percent-format file: python3 kernel, no outputs, fixed ids. A student
+    gets it: nothing in it says how the kit made it."""
     import jupytext
     import nbformat
 
     notebook = jupytext.reads(py_text, fmt="py:percent")
     notebook.metadata = nbformat.from_dict({
-        "attnkit": {"generated_from": source},
         "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},
     })
@@ -193,30 +191,18 @@ def generate(kit_root: Path) -> dict[Path, str]:
     outputs: dict[Path, str] = {}
     for path in solution_files(kit_root):
         source = f"{SOLUTIONS_DIR}/{path.name}"
-        stub = make_stub(path.read_text(encoding="utf-8"), source, path.stem, source=source)
+        stub = make_stub(path.read_text(encoding="utf-8"), source, path.stem)
         outputs[kit_root / EXERCISES_DIR / f"{path.stem}.py"] = stub
-        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.ipynb"] = to_notebook(stub, path.stem, source)
+        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.ipynb"] = to_notebook(stub, path.stem)
     return outputs
 
 
 def _stale(kit_root: Path, outputs: dict[Path, str]) -> list[Path]:
-    """Generated exercises whose solution is gone (recognised by their generated marker)."""
-    stale = []
+    """Exercises the build wrote (its manifest names them) whose solution is gone."""
     folder = kit_root / EXERCISES_DIR
-    for path in sorted(folder.glob("*.py")) + sorted(folder.glob("*.ipynb")):
-        if path in outputs:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-            if path.suffix == ".py":
-                generated = any(_GENERATED_RE.match(line) for line in text.splitlines()[:30])
-            else:
-                generated = "generated_from" in json.loads(text).get("metadata", {}).get("attnkit", {})
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-            continue
-        if generated:
-            stale.append(path)
-    return stale
+    made = {path.name for path in outputs}
+    return sorted(folder / name for name in _written_hashes(kit_root)
+                  if name not in made and (folder / name).is_file())
 
 
 def build(kit_root: Path, check: bool = False, force: bool = False) -> list[Path]:

@@ -358,6 +358,30 @@ def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of)
                      tuple(found.hints[n] for n in keep), found.lead)
 
 
+def weighs_together(checks) -> bool:
+    """Whether the student's results of these checks are weighed together (`weighed`): several
+    explanations of one check, or an exercise that explains its checks with each other's answers."""
+    from autograder.checks import EXERCISES
+
+    return any(EXERCISES[c.exercise].together is not None for c in checks if c.exercise in EXERCISES)
+
+
+def weighed(found: dict[str, Diagnosis | None], record: Record, expected_of) -> dict[str, Diagnosis | None]:
+    """Each failed check's diagnosis weighed with the student's other results: first by its
+    exercise's own reading of them together (`Exercise.together`: a hand computation's mistake told
+    where it started), then without the explanations the results rule out (`narrowed`)."""
+    from autograder.checks import EXERCISES
+
+    weighed_found = dict(found)
+    for stem in dict.fromkeys(c.exercise for c in record.graded):
+        together = EXERCISES[stem].together if stem in EXERCISES else None
+        if together is not None:
+            weighed_found.update(together(found, record, expected_of))
+    by_id = {c.id: c for c in record.graded}
+    return {cid: narrowed(d, by_id[cid], record, expected_of) if cid in by_id else d
+            for cid, d in weighed_found.items()}
+
+
 def _ruled_out(mis: Misconception | None, explained: Check, record: Record, right: frozenset[str],
                expected_of) -> bool:
     if mis is None or mis.matches is not None:

@@ -318,10 +318,14 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
 def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], found: dict[str, Diagnosis | None],
                        answers: dict[str, tuple[Any, Context]], course: CourseConfig,
                        variant: Variant | None = None) -> tuple[CheckResult, ...]:
-    """A check that names several explanations keeps only those the student's own results allow."""
-    if all(len(r.misconceptions) <= 1 for r in results):
+    """A check that names several explanations keeps only those the student's own results allow, and
+    an exercise that reads its checks' answers together explains them so (explain.weighed)."""
+    if course.hints == "off" or all(r.passed for r in results):
         return results
-    from autograder.diagnosis.explain import Record
+    from autograder.diagnosis.explain import Record, weighed, weighs_together
+
+    if all(len(r.misconceptions) <= 1 for r in results) and not weighs_together(checks):
+        return results
 
     by_id = {c.id: c for c in checks}
     record = Record(passed=tuple(c for c, r in zip(checks, results) if r.passed),
@@ -332,15 +336,12 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
         inputs, expected = _expected(check, course.seed, variant)
         return inputs, expected, Context(course=course, inputs=inputs)
 
+    told = weighed(found, record, expected_of)
     out = []
     for check, r in zip(checks, results):
         before = found.get(check.id)
-        after = before
-        if len(r.misconceptions) > 1:
-            from autograder.diagnosis.explain import narrowed
-
-            after = narrowed(before, check, record, expected_of)
-        if after is not before:
+        after = told.get(check.id, before)
+        if after is not before and not r.passed:
             advice = decide_advice(check, r.status, after, course, hidden=course.check(check.id).hidden,
                                    raised=r.reason == "raised")
             r = replace(r, misconceptions=advice.recorded, hint=advice.text)

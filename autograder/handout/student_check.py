@@ -90,6 +90,15 @@ def comparisons():
     return check_answers, check_properties
 
 
+def causes_module():
+    """check_causes: the failed checks grouped by cause, as the grader's pages group them."""
+    if __package__:
+        from . import check_causes
+    else:
+        import check_causes
+    return check_causes
+
+
 def comparisons_ahead() -> None:
     """comparisons() (and numpy) imported beside a running child; an error is met again when judging,
     and said then."""
@@ -306,15 +315,13 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
                                   all(o.status == "not_implemented" for o in failed)):
         for message in dict.fromkeys(o.message for o in failed):     # said once each, in order
             print(f"  {message}")
-    else:       # checks in a row that fail with one message and hint: listed together, said once
-        for i, o in enumerate(failed):
-            print(f"  {MARK[o.status]} {o.check['id']} ({o.check['title']})")
-            after = failed[i + 1] if i + 1 < len(failed) else None
-            if after is not None and (after.status, after.message, after.hint) == (o.status, o.message, o.hint):
-                continue
-            print(f"      {o.message}")
-            if o.hint:
-                print("      hint: " + o.hint.replace("\n", "\n      "))
+    elif failed:        # each cause once: what its checks share, then what is each one's own
+        answers, grouping = comparisons()[0], causes_module()
+        found = grouping.group_causes((grouping.Failure(o.check["id"], o.status, o.message, o.hint,
+                                                        title=o.check["title"]) for o in failed),
+                                      advice=(answers.GENERIC_ERROR_HINT,))
+        for line in grouping.plain_lines(found, lambda f: MARK[f.status], lambda f: f"{f.id} ({f.title})"):
+            print(line)
     if spec["hand_values_later"] and not failed:
         print("  your answers are consistent; their values are graded after you hand in")
     if spec["hidden"]:

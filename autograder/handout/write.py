@@ -18,10 +18,12 @@ from autograder.variants.handout import VARIED_FILES, with_numbers
 
 CHECKER = "check.py"
 # check.py's modules, beside it: the child that runs the student's code, its comparisons with answers,
-# the properties the grader tests with code, and the sandbox's reading of a returned dict or figure.
+# the properties the grader tests with code, the failed checks grouped by cause as the grader's pages
+# group them, and the sandbox's reading of a returned dict or figure.
 MODULES = {"check_child.py": HANDOUT_CODE / "check_child.py",
            "check_answers.py": HANDOUT_CODE / "check_answers.py",
            "check_properties.py": HANDOUT_CODE / "check_properties.py",
+           "check_causes.py": HANDOUT_CODE / "check_causes.py",
            "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
            "check_convert.py": HANDOUT_CODE.parent / "sandbox" / "inside" / "convert.py"}
 DATA_FOLDER = "check_data"

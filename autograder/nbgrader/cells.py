@@ -113,22 +113,41 @@ def grade_checks(stem: str, loaded, course, sandbox, wanted: list[str], student:
 MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not_implemented": "TODO", "missing": "MISSING"}
 
 
-def report_lines(results, course, points: float | None = None) -> list[str]:
-    """What the test cell prints: one line per check; message and hint as the course allows
-    (a hidden check shows only whether it passed unless ``show_hidden``). ``points``: the
-    cell's points, when more than these checks are worth (the released cell runs only the
-    visible checks; the hidden ones are graded after hand-in)."""
+def report_lines(results, course, points: float | None = None, earlier=()) -> list[str]:
+    """What the test cell prints: one line per check, then each cause of the failed ones once (what
+    its checks share, then what is each one's own), message and hint as the course allows (a hidden
+    check shows only whether it passed unless ``show_hidden``). ``points``: the cell's points, when
+    more than these checks are worth (the released cell runs only the visible checks; the hidden
+    ones are graded after hand-in). ``earlier``: the results the notebook's cells above reported: a
+    cause told there is referred to, not told again."""
+    from dataclasses import replace
+
+    from autograder.handout.check_causes import plain_lines
+    from autograder.reports.causes import causes
+    from autograder.reports.maths import readable
+
     lines = []
     results = [r.for_student(course.show_hidden) for r in results]
     for r in results:
-        lines.append(f"[{MARK.get(r.status, r.status.upper())}] {r.check_id} - {r.title} "
+        lines.append(f"[{MARK.get(r.status, r.status.upper())}] {r.check_id} - {readable(r.title)} "
                      f"({r.score:g}/{r.max_score:g})")
-        if r.passed:
+    here = {r.check_id for r in results if not r.passed}
+    # Messages on one line (printed output quoted in one would break the report's lines); the
+    # kit's hints with their maths as it reads, their lists kept.
+    shown = [replace(r, message=_one_line(r.message), hint="\n".join(_one_line(readable(line))
+                                                                       for line in r.hint.splitlines()))
+             for r in [*(e.for_student(course.show_hidden) for e in earlier), *results] if not r.passed]
+    marks = {r.check_id: MARK.get(r.status, r.status.upper()) for r in shown}
+    for told in causes(shown):
+        if not here & {c.check_id for c in told.checks}:
             continue
-        if r.message:
-            lines.append(f"    {_one_line(r.message)}")
-        if r.hint:   # decided once by grading, for the course's policy (a hidden check's names no input)
-            lines.append(f"    Hint: {_one_line(r.hint)}")
+        cause = told.cause.within(here)
+        if told.first.check_id in here:
+            lines += plain_lines([cause], lambda f: f"[{marks[f.id]}]", lambda f: f.id)
+            continue
+        lines.append(f"  {told.cause.headline()}, told above with {told.first.check_id}; here:")
+        for failures, text in cause.evidence:
+            lines += [f"      [{marks[f.id]}] {f.id}" for f in failures] + ([f"          {text}"] if text else [])
     total, best = sum(r.score for r in results), sum(r.max_score for r in results)
     if points is not None and points > best:
         rest = points - best
@@ -137,6 +156,16 @@ def report_lines(results, course, points: float | None = None) -> list[str]:
     else:
         lines.append(f"score: {total:g} / {best:g}")
     return lines
+
+
+def notebook_reports(cells: list[list], course) -> list[str]:
+    """The reports of a notebook's test cells, in the notebook's order, from each cell's checks'
+    results: a cause is told in the first cell that has one of its checks, and referred to below."""
+    reports, earlier = [], []
+    for results in cells:
+        reports.append("\n".join(report_lines(results, course, earlier=earlier)))
+        earlier += results
+    return reports
 
 
 def _one_line(text: str, limit: int = 600) -> str:

@@ -186,8 +186,7 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
     import nbformat
 
     text = _with_none_stubs(solution_text, source, stem)
-    nb = nbformat.reads(to_notebook(text, stem, source), as_version=4)
-    nb.metadata["attnkit"] = {"generated_from": source, "generated_by": "attnkit nbgrader"}
+    nb = nbformat.reads(to_notebook(text, stem), as_version=4)
     from autograder.nbgrader.variant_cells import VARIANT_STEM, runtime_numbers, with_runtime_numbers
 
     if stem == VARIANT_STEM and runtime_numbers(course):     # each student's numbers, drawn as the notebook runs

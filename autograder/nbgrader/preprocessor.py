@@ -184,7 +184,7 @@ class GradeInSandbox(NbGraderPreprocessor):
     """Autograde pass, right after ExecuteWhereNeeded: the kit's report and score into its test cells."""
 
     def preprocess(self, nb, resources):
-        from autograder.nbgrader.cells import report_lines
+        from autograder.nbgrader.cells import notebook_reports
         from autograder.nbgrader.execute import kit_test_cells
 
         if not RUN.started:      # not configured with SnapshotSubmissions: snapshot now, late but safe
@@ -202,14 +202,15 @@ class GradeInSandbox(NbGraderPreprocessor):
         except Exception as err:  # the kit failed, not the student: say so in the cell, score 0, go on
             log.error("attnkit could not grade %s: %s: %s", path, type(err).__name__, err)
             by_id, failure = None, f"The grader could not grade this notebook: {type(err).__name__}: {err}"
-        for cell in targets:
-            points = float(cell.metadata["nbgrader"].get("points", 0))
-            if by_id is None:
+        if by_id is None:
+            for cell in targets:
                 _write(cell, failure, 0.0)
-                continue
-            results = [by_id[cid] for cid in cells[_grade_id(cell)] if cid in by_id]
-            score = max(0.0, min(sum(r.score for r in results), points))
-            _write(cell, "\n".join(report_lines(results, course)), score)
+            return nb, resources
+        results = [[by_id[cid] for cid in cells[_grade_id(cell)] if cid in by_id] for cell in targets]
+        # a cause told in a cell above is referred to below, not told again
+        for cell, checks, report in zip(targets, results, notebook_reports(results, course)):
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            _write(cell, report, max(0.0, min(sum(r.score for r in checks), points)))
         return nb, resources
 
 
@@ -236,12 +237,14 @@ def configure(c) -> None:
     """Put the kit into nbgrader's autograde passes (called from the course's nbgrader_config.py):
     ``SnapshotSubmissions`` first of the sanitize pass; in the autograde pass, ``Execute`` replaced
     by ``ExecuteWhereNeeded`` (no kernel for a notebook whose grade the kit decides) and
-    ``GradeInSandbox`` right after it; nbgrader's other preprocessors stay as this nbgrader
-    version defines them."""
-    from nbgrader.converters import Autograde
+    ``GradeInSandbox`` right after it; and in the feedback pages, the notebooks' maths as MathML
+    (``MathsWithoutNetwork``: no MathJax to fetch). nbgrader's other preprocessors stay as this
+    nbgrader version defines them."""
+    from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.preprocessors import Execute
 
     from autograder.nbgrader.execute import ExecuteWhereNeeded
+    from autograder.nbgrader.feedback_maths import MathsWithoutNetwork
 
     traits = Autograde.class_traits()
     sanitize = list(traits["sanitize_preprocessors"].default())
@@ -253,3 +256,5 @@ def configure(c) -> None:
         autograde[:0] = [ExecuteWhereNeeded, GradeInSandbox]
     c.Autograde.sanitize_preprocessors = [SnapshotSubmissions, *sanitize]
     c.Autograde.autograde_preprocessors = autograde
+    c.GenerateFeedback.preprocessors = [*GenerateFeedback.class_traits()["preprocessors"].default(),
+                                        MathsWithoutNetwork]

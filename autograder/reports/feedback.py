@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from autograder.config import CourseConfig
 from autograder.reports.status import GRADED, NOTHING_GRADABLE, status_of
-from autograder.results import CheckResult, SubmissionResult, causes
+from autograder.reports.causes import causes
+from autograder.reports.maths import readable
+from autograder.results import CheckResult, SubmissionResult
 
 
 STATUS = {"passed": "passed", "failed": "wrong answer", "error": "error", "not_implemented": "not implemented yet",
@@ -37,11 +39,26 @@ def md_text(text: str) -> str:
 
 
 def md_prose(text: str) -> str:
-    """The kit's own prose (a hint), one line: its `code` spans stay code (<code> in HTML),
-    everything else is escaped as md_text escapes it. A stray backtick is shown as typed."""
-    parts = _CODE_SPAN.split(" ".join(str(text).split()))
+    """The kit's own prose (a hint, a title) as Markdown: its `code` spans stay code (<code> in
+    HTML), its maths reads as maths (maths.readable), everything else is escaped as md_text escapes
+    it; a stray backtick is shown as typed. Its lines that start with "- " stay a list (the
+    explanations that fit an answer); its other lines are joined into one paragraph."""
+    out: list[str] = []
+    for line in str(text).splitlines():
+        words = " ".join(line.split())
+        if words.startswith("- "):
+            out += ([""] if out and not out[-1].startswith("- ") else []) + [f"- {_prose_line(words[2:])}"]
+        elif words and out and out[-1] and not out[-1].startswith("- "):
+            out[-1] += f" {_prose_line(words)}"
+        elif words:
+            out += ([""] if out else []) + [_prose_line(words)]
+    return "\n".join(out)
+
+
+def _prose_line(text: str) -> str:
+    parts = _CODE_SPAN.split(text)
     # re.split with one group: the text between spans at even indices, the spans' code at odd ones
-    return "".join(code(part) if index % 2 else _escaped(part) for index, part in enumerate(parts))
+    return "".join(code(part) if index % 2 else _escaped(readable(part)) for index, part in enumerate(parts))
 
 
 def code_block(text: str) -> str:
@@ -129,7 +146,7 @@ def feedback_sections(result: SubmissionResult, course: CourseConfig,
 
 
 def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list[str]:
-    lines = ["", f"## {code(ex.stem)}: {md_text(ex.title)}", ""]
+    lines = ["", f"## {code(ex.stem)}: {md_prose(ex.title)}", ""]
     if ex.note:
         lines += [f"Note: {md_text(ex.note)}", ""]
     if not failed:
@@ -139,23 +156,41 @@ def _exercise_lines(ex, failed: list[CheckResult], course: CourseConfig) -> list
             and first.status in ("missing", "not_implemented", "error") and not first.hint:
         # One reason for the whole exercise (no file, a file that could not be read or run).
         return lines + [f"{_label(first).capitalize()}: 0/{_pts(ex.max_score)}.", "", code_block(first.message)]
-    # One mistake, one hint: each cause told once, then the checks it explains.
-    for cause in causes(failed):
-        c = cause.first
-        many = f"**1 mistake → {len(cause.checks)} checks.** " if cause.others else ""
-        lines.append(f"- {many}{code(c.check_id)} ({md_text(c.title)}): **{_label(c)}**, 0/{_pts(c.max_score)}")
-        if c.concealed:
-            lines.append(f"  - {c.message}")
+    # Each cause once: what its checks share, then each check with what is its own.
+    for told in causes(failed):
+        cause, c = told.cause, told.first
+        if not cause.others:
+            lines.append(f"- {_named(c)}")
+            lines += _said(c.message or _label(c), c.concealed and c.ran_on_its_inputs)
         else:
-            lines += ["", _indent(code_block(c.message or _label(c)))]
+            lines.append(f"- **{cause.headline('→')}**")
+            if cause.message:
+                lines += _said(cause.message, False)
         if c.hint:   # decided once by grading, for the course's hint policy (a hidden check's names no input)
-            lines += ["", f"  Hint: {md_prose(c.hint)}"]
+            lines += ["", *_indent_lines(f"Hint: {md_prose(c.hint)}")]
         if cause.others:
-            lines += ["", "  The same mistake also explains:"]
-            lines += [f"  - {code(o.check_id)} ({md_text(o.title)}): **{_label(o)}**, 0/{_pts(o.max_score)}"
-                      for o in cause.others]
+            lines += ["", "  The checks it explains:"]
+            for checks, text in told.evidence:
+                lines.append(f"  - {'; '.join(_named(o) for o in checks)}")    # several: the same message
+                if text:
+                    lines += _indent_lines("\n".join(_said(text, checks[0].concealed and checks[0].ran_on_its_inputs)))
         lines.append("")
     return lines
+
+
+def _named(check: CheckResult) -> str:
+    return f"{code(check.check_id)} ({md_prose(check.title)}): **{_label(check)}**, 0/{_pts(check.max_score)}"
+
+
+def _said(message: str, stand_in: bool) -> list[str]:
+    """A message under its list item: a hidden check's note as text, anything else verbatim in a block."""
+    if stand_in:
+        return [f"  - {md_text(message)}"]
+    return ["", _indent(code_block(message))]
+
+
+def _indent_lines(text: str) -> list[str]:
+    return [f"  {line}" if line else "" for line in text.splitlines()]
 
 
 def _indent(block: str) -> str:

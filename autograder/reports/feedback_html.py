@@ -15,7 +15,8 @@ from autograder.config import CourseConfig
 from autograder.reports.feedback import feedback_sections
 from autograder.reports.pictures import render
 from autograder.reports.templating import render as render_page
-from autograder.results import CheckResult, SubmissionResult, causes
+from autograder.reports.causes import causes
+from autograder.results import CheckResult, SubmissionResult
 
 CAPTION = {"weights": "your attention weights beside the expected ones (query position by key position)",
            "output": "your output beside the expected one (position by feature)",

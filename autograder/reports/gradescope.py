@@ -9,25 +9,39 @@ as it does on the feedback page instead of showing its backticks.
 from __future__ import annotations
 
 from autograder.reports.feedback import code, code_block, md_prose, md_text
-from autograder.results import CheckResult, SubmissionResult, causes
+from autograder.reports.causes import Told, causes, failure as _failure
+from autograder.results import CheckResult, SubmissionResult
 
 OUTPUT_FORMAT = "md"
 
 
-def check_output(check: CheckResult, *, same_as: str = "", explains: int = 0) -> str:
+def check_output(check: CheckResult, told: Told | None = None) -> str:
     """A test's output, in Markdown, of a check as the student may see it (CheckResult.for_student).
-    One mistake, one hint: the first check of a cause carries the hint and says how many checks the
-    mistake explains; the others (`same_as`: that first check) refer to it."""
+    Each cause once: its first check (`told.first`) says what the cause's checks share -- how many
+    it explains, the message they all have, the hint --; every other check of the cause says what
+    is its own (its message, unless the cause said it) and refers to that first one."""
     if check.passed:
         return "passed"
-    text = md_text(check.message) if check.concealed else code_block(check.message or check.status)
-    if same_as:
-        return f"{text}\n\nThe same mistake as {code(same_as)}: its hint is given there."
+    stand_in = check.concealed and check.ran_on_its_inputs
+
+    def said(message: str) -> str:
+        return md_text(message) if stand_in else code_block(message)
+
+    cause = told.cause if told is not None and told.cause.others else None
+    own = cause.own_message(_failure(check)) if cause is not None else check.message or check.status
+    if cause is not None and told.first.check_id != check.check_id:
+        refer = f"The same cause as {code(told.first.check_id)}: what it is, and its hint, are told there."
+        return f"{said(own)}\n\n{refer}" if own else refer
+    parts = []
+    if cause is not None:
+        parts.append(f"**{cause.headline('→')}**: this one cause explains {len(cause.checks) - 1} more failed checks.")
+        if cause.message:
+            parts.append(code_block(cause.message))
+    if own:
+        parts.append(said(own))
     if check.hint:
-        text += f"\n\n**Hint:** {md_prose(check.hint)}"
-    if explains > 1:
-        text += f"\n\n**1 mistake -> {explains} checks**: this one mistake explains {explains - 1} more failed checks."
-    return text
+        parts.append(f"**Hint:** {md_prose(check.hint)}")
+    return "\n\n".join(parts)
 
 
 def output_lines(lines) -> str:
@@ -39,16 +53,14 @@ def to_gradescope(result: SubmissionResult, *, show_hidden: bool = False) -> dic
     result = result.for_student(show_hidden)
     tests = []
     for ex in result.exercises:
-        first_of = {o.check_id: cause.first for cause in causes(ex.checks) for o in cause.others}
-        explains = {cause.first.check_id: len(cause.checks) for cause in causes(ex.checks)}
+        told = {c.check_id: cause for cause in causes(ex.checks) for c in cause.checks}
         for c in ex.checks:
             tests.append({
                 "name": f"{c.check_id}: {c.title}",
                 "score": c.score,
                 "max_score": c.max_score,
                 "status": "passed" if c.passed else "failed",
-                "output": check_output(c, same_as=first_of[c.check_id].check_id if c.check_id in first_of else "",
-                                       explains=explains.get(c.check_id, 0)),
+                "output": check_output(c, told.get(c.check_id)),
                 "output_format": OUTPUT_FORMAT,
                 # every id the result records, a hidden check's too: its hint names the mistake (and tags
                 # are the instructor's), so results.json counts what summary.json counts

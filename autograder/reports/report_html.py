@@ -20,6 +20,17 @@ from autograder.reports.templating import render_pieces
 
 NAMES_MAX = 40          # students named inline in a misconception row; the rest fold away
 ROWS_SHOWN = 50         # longer tables show their first rows; the rest fold away
+# The limits a course sets (course.yml `limits:`), as the instructor reads them: name -> (what, unit).
+COURSE_LIMITS = {"call_timeout": ("one call (CPU time)", "s"), "import_timeout": ("importing a file (CPU time)", "s"),
+                 "submission_timeout": ("all checks of a submission (wall clock)", "s"),
+                 "cpu_seconds": ("CPU time of one exercise", "s"), "memory_mb": ("memory", "MB"),
+                 "max_processes": ("processes", ""), "output_kb": ("printed output", "KB")}
+# The sandbox's own settings (their defaults suit every course): folded away, in the same words.
+SANDBOX_LIMITS = {"max_frame_bytes": ("largest answer taken from a child", "MB"),
+                  "max_restarts": ("fresh children after a timeout or crash", ""),
+                  "drop_privileges": ("children run as an unprivileged user", ""),
+                  "tmp_mb": ("the private /tmp of a child", "MB"),
+                  "wall_factor": ("a busy call is stopped, in wall-clock time, at its limit times", "")}
 # A limit's name ending -> how the name reads, and the value's unit ("memory_mb" -> "memory", "2048 MB").
 UNITS = (("_timeout", " timeout", "s"), ("_seconds", " time", "s"), ("_mb", "", "MB"), ("_kb", "", "KB"))
 
@@ -42,12 +53,13 @@ def report_pieces(s: dict) -> Iterator[str]:
                    for e, cs in checks_by_exercise if cs},
         "heat_map": figures.heat_map(rows, s["checks"], label=lambda student: names.get(student, student)),
     }
+    settings, sandbox_settings = _settings(s)
     return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
                   names=names, rows=rows, statuses=STATUSES,
                   absent=set((s.get("roster") or {}).get("not_submitted_ids", ())),     # no feedback page
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),
-                  settings=_settings(s), feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)
+                  settings=settings, sandbox_settings=sandbox_settings, feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)
 
 
 def _when(stamp: str | None) -> str | None:
@@ -60,21 +72,31 @@ def _when(stamp: str | None) -> str | None:
         return stamp
 
 
-def _settings(s: dict) -> list[tuple[str, list[tuple[str, str]]]]:
-    """The course settings as (group, [(name, value as read)]): no Python reprs."""
+def _settings(s: dict) -> tuple[list[tuple[str, list[tuple[str, str]]]], list[tuple[str, str]]]:
+    """The course's settings as (group, [(name, value as read)]), in the instructor's units, and
+    the sandbox's own settings apart (the report folds them away)."""
     settings = s["settings"]
-    grading = [("seed", str(s["seed"])), ("hints", str(settings["hints"])),
+    points = ", ".join(f"{e['stem']} {_plain(e['max_score'])}" for e in s["exercises"])
+    grading = [("points", f"{_plain(s['max_score'])} in all ({points})" if points else _plain(s["max_score"])),
+               ("seed", str(s["seed"])), ("hints", str(settings["hints"])),
                ("show hidden details", "yes" if settings["show_hidden"] else "no"),
                ("both forms (.py and .ipynb)", str(settings["both_forms"]))]
-    limits = [_limit(name, value) for name, value in settings["limits"].items()]
+    limits = settings["limits"]
+    shown = [_limit(name, limits[name], COURSE_LIMITS) for name in COURSE_LIMITS if name in limits]
+    folded = [_limit(name, value, SANDBOX_LIMITS) for name, value in limits.items() if name not in COURSE_LIMITS]
     tolerances = [(name.replace("_", " "), _plain(value)) for name, value in settings["tolerances"].items()]
-    groups = [("grading", grading), ("limits per submission", limits), ("tolerances", tolerances)]
+    groups = [("grading", grading), ("limits per submission", shown), ("tolerances", tolerances)]
     if "preflight" in s:
         groups.append(("this run", [("preflight", s["preflight"]["says"])]))
-    return groups
+    return groups, folded
 
 
-def _limit(name: str, value) -> tuple[str, str]:
+def _limit(name: str, value, words: dict) -> tuple[str, str]:
+    if name in words:
+        what, unit = words[name]
+        if name == "max_frame_bytes":
+            value = value / (1 << 20)
+        return what, f"{_plain(value)} {unit}".strip()
     for suffix, reads, unit in UNITS:
         if name.endswith(suffix):
             return (name[:-len(suffix)] + reads).replace("_", " "), f"{_plain(value)} {unit}"

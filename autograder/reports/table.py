@@ -6,7 +6,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import causes, CheckResult, ExerciseResult, SubmissionResult
+from autograder.handout.check_causes import fits_headline, indented
+from autograder.reports.causes import causes
+from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 
 MARK = {"passed": "[green]ok[/]", "failed": "[red]wrong[/]", "error": "[red]error[/]",
         "not_implemented": "[yellow]todo[/]", "missing": "[yellow]missing[/]"}
@@ -79,17 +81,31 @@ def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str,
     marks = {c.check_id: mark for mark, c in marked}
     for mark, c in marked:
         if c.passed:
-            console.print(f"  {mark} {c.check_id} [dim]({c.title})[/]", highlight=False, soft_wrap=True)
-    # One mistake, one hint: the checks it explains are listed under it, not told again.
-    for cause in causes(c for _, c in marked):
-        c = cause.first
-        many = f"[bold]1 mistake -> {len(cause.checks)} checks[/]: " if cause.others else ""
-        console.print(f"  {marks[c.check_id]} {many}{c.check_id} [dim]({c.title})[/]", highlight=False,
-                      soft_wrap=True)
-        console.print(f"      {c.message}", highlight=False, markup=False, soft_wrap=True)
-        if c.hint:   # a hidden check's hint was made for it: what kind of input to try, no hidden value
-            console.print(f"      hint: {c.hint}", highlight=False, markup=False, soft_wrap=True)
+            console.print(f"  {mark} {c.check_id} [dim]({escape(c.title)})[/]", highlight=False, soft_wrap=True)
+    # Each cause once: what its checks share, then each check with what is its own.
+    for told in causes(c for _, c in marked):
+        cause, c = told.cause, told.first
+        if not cause.others:
+            console.print(f"  {marks[c.check_id]} {c.check_id} [dim]({escape(c.title)})[/]", highlight=False,
+                          soft_wrap=True)
+            _say(console, c.message, "      ")
+        else:
+            said = f": {escape(cause.message)}" if fits_headline(cause.message) else ""
+            console.print(f"  {marks[c.check_id]} [bold]{cause.headline()}[/]{said}", highlight=False, soft_wrap=True)
+            if cause.message and not said:
+                _say(console, cause.message, "      ")
+        if cause.hint:   # a hidden check's hint was made for it: what kind of input to try, no hidden value
+            _say(console, cause.hint, "      ", "hint: ")
         if c.misconceptions and not c.concealed:
             console.print(f"      [dim]misconception: {', '.join(c.misconceptions)}[/]", highlight=False)
-        for other in cause.others:
-            console.print(f"      also {other.check_id} [dim]({other.title})[/]", highlight=False, soft_wrap=True)
+        for checks, text in told.evidence if cause.others else ():
+            for other in checks:
+                console.print(f"      {marks[other.check_id]} {other.check_id} [dim]({escape(other.title)})[/]",
+                              highlight=False, soft_wrap=True)
+            _say(console, text, "          ")
+
+
+def _say(console: Console, text: str, indent: str, lead: str = "") -> None:
+    """Text the page did not write (a message, a hint) as it is, under `indent`."""
+    for line in indented(text, indent, lead):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
+import re
+
 import jinja2
+from markupsafe import Markup, escape
+
+from autograder.reports.maths import readable
 
 
 @lru_cache(maxsize=1)
@@ -20,7 +25,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.reports", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(pts=points, pct=percent)
+    env.filters.update(pts=points, pct=percent, prose=prose)
     return env
 
 
@@ -42,3 +47,15 @@ def points(x) -> str:
 def percent(x) -> str:
     """A fraction 0..1 as a whole percentage ("" for none)."""
     return "" if x is None else f"{100 * x:.0f}%"
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def prose(text) -> Markup:
+    """The kit's own prose (a misconception's description, a title): its `code` spans as code, its
+    maths as it reads (maths.readable), every character of it escaped."""
+    parts = _CODE_SPAN.split(str(text or ""))
+    # re.split with one group: the text between spans at even indices, the spans' code at odd ones
+    return Markup("").join(Markup("<code>{}</code>").format(part) if index % 2 else escape(readable(part))
+                           for index, part in enumerate(parts))

@@ -81,7 +81,15 @@ EXERCISE = Exercise(
     # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
     tolerances={"hand": (Annotated[float, Constraints(gt=0, lt=1)], 0.006)},
     hooks=("hand_answers",),
+    together=lambda found, record, expected_of: _chain().explain_together(found, record, expected_of),
 )
+
+
+def _chain():
+    """chain.py, imported where a hand answer failed (it imports the diagnosis)."""
+    from autograder.checks.hand_computation import chain
+
+    return chain
 
 # The contract name each check grades (for the variants' answer keys and the integrity flags).
 KEY_NAMES = {check.id: name for check, name in zip(CHECKS, (

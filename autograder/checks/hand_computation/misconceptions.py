@@ -32,6 +32,12 @@ CATALOGUE: list[Misconception] = [
         "in Part B. Recompute the scaled scores, and everything after them.",
         lambda: hm.hand_values(scale="dk"), AFTER_SCALING),
     Misconception(
+        "scaled_by_wrong_size", "hand_computation",
+        "The scores were divided by a number other than sqrt(d_k). d_k is the length of each query and key "
+        "vector (2 in Part A, 4 in Part B: each word's vector has 4 numbers), not the number of rows (the 3 words "
+        "of Part B). Divide every score by sqrt(d_k), then redo the softmax and the output.",
+        lambda: hm.hand_values(scale="rows"), AFTER_SCALING),
+    Misconception(
         "softmax_wrong_axis", "hand_computation",
         "The softmax normalised each column instead of each row. Row i belongs to query i, which shares its "
         "attention among the keys, so each row must add up to 1: exponentiate a row, then divide by that row's sum.",

@@ -23,7 +23,8 @@ COURSE_INPUTS = {"Q": Q_A, "K": K_A, "V": V_A, "X": X_CSM}
 
 def hand_values(scale="sqrt", axis=-1, reordered: int | None = None) -> dict:
     """Every answer of the hand computation, computed with one step done wrong: the scores divided
-    by sqrt(d_k) (right), 1 ("none") or d_k ("dk"), the softmax along `axis`, or the right steps on
+    by sqrt(d_k) (right), 1 ("none"), d_k ("dk") or the square root of the number of rows ("rows":
+    the words of Part B counted for d_k), the softmax along `axis`, or the right steps on
     the inputs of one part reordered (HAND_REORDERED[reordered]). The course's numbers by name, and
     under `hand_answers` the same mistake on a student's variant (reference.hand_computation.hand_answers)."""
     def on(inputs: dict) -> dict[str, np.ndarray]:
@@ -42,7 +43,7 @@ def wrong_values(inputs: dict, scale="sqrt", axis=-1, reordered: int | None = No
             Q, K, V = reorder(Q, K, V)
         scores = Q @ K.T
         d_k = Q.shape[-1]
-        scaled = scores / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": float(d_k)}[scale]
+        scaled = scores / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": float(d_k), "rows": math.sqrt(len(Q))}[scale]
         weights = softmax(scaled, axis=axis)
         values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
         if not prefix:

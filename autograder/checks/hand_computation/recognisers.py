@@ -22,7 +22,7 @@ HAND_CLOSE = 0.06      # an error below this is not a slip (a wrong product): ha
 IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand tolerance ...
 
 
-def _half_unit(values: np.ndarray) -> np.ndarray:
+def half_unit(values: np.ndarray) -> np.ndarray:
     """Half a unit of the last decimal each number was typed with (0.67: 0.005; 0.7: 0.05); 0 for a
     number carried with more than 6 decimals (computed, not typed)."""
     half = np.zeros(values.shape)
@@ -41,7 +41,7 @@ def hand_imprecise(answer, expected, ctx, check) -> bool:
     if found is None or not found[1].any():
         return False
     got = np.asarray(answer, dtype=np.float64)
-    allowed = IMPRECISE_TIMES * ctx.course.tolerances.hand + _half_unit(got)
+    allowed = IMPRECISE_TIMES * ctx.course.tolerances.hand + half_unit(got)
     return bool((found[0] <= allowed).all())
 
 
