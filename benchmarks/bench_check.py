@@ -10,13 +10,13 @@ floor of, round after round, so that a machine whose load changes hurts both ali
   - `attnkit check` of all five exercises on the solutions, with the reference cache filled and
     with an empty one (`ATTNKIT_CACHE_DIR` pointed at a new folder each round);
   - the handout's `python check.py` (what a student without the kit runs, `attnkit handout`):
-    attention on the stubs and on the solutions, and all five on the solutions (issue 23.4: no
+    attention on the stubs and on the solutions, and all five on the solutions (target: no
     slower than `attnkit check`, against the same floors).
 Prints the median and the spread of the wall times, each check's median difference to its floor
-(measured in the same round) against the targets (issue 23.4: one exercise at most 0.2 s above
-the bare numpy import, all five at most 0.3 s above the bare torch import) and the machine's load
-average before and after, since wall times on a busy machine say more about the machine than
-about the kit.
+(measured in the same round) against the targets (one exercise at most 0.2 s above the bare numpy
+import, all five at most 0.3 s above the bare torch import) and the machine's load average before
+and after, since wall times on a busy machine say more about the machine than about the kit.
+Writes the figures to benchmarks/results/check.json.
 
 Every command runs with Python's bytecode cache on (in a private folder, warmed once), as on a
 student's machine: with PYTHONDONTWRITEBYTECODE set, the kit would compile its own modules on
@@ -37,7 +37,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NUMPY_MARGIN, TORCH_MARGIN = 0.2, 0.3     # issue 23.4: seconds above the bare import
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import record  # noqa: E402
+NUMPY_MARGIN, TORCH_MARGIN = 0.2, 0.3     # the targets: seconds above the bare import
 
 
 def temporary_folder(prefix: str) -> str:
@@ -114,6 +117,7 @@ def main() -> None:
         return statistics.median(a - b for a, b in zip(times[name], times[floor]))
 
     numpy_floor, torch_floor = "floor: python -c 'import numpy'", "floor: python -c 'import torch'"
+    above_floor, headline = {}, []
     print(f"\nbare numpy import {statistics.median(times[numpy_floor]):.2f} s; "
           f"bare torch import {statistics.median(times[torch_floor]):.2f} s")
     for name, floor, margin in (("check --exercise attention (the stubs)", numpy_floor, NUMPY_MARGIN),
@@ -127,6 +131,18 @@ def main() -> None:
         verdict = "within" if diff <= margin else "OVER"
         print(f"  {name:<52} {diff:+.2f} s above the {floor.split()[-1][:-1]} floor "
               f"({verdict} the {margin:.1f} s target)")
+        above_floor[name] = {"floor": floor, "above_s": round(diff, 4), "target_s": margin}
+        if name in ("check --exercise attention (the stubs)", "check, all five (solutions, reference cache filled)",
+                    "handout: python check.py attention (the stubs)"):
+            floor_s = statistics.median(times[floor])
+            headline.append(record.figure(
+                f"{name}, cold", statistics.median(times[name]), "s", anchor=floor.split(": ", 1)[1],
+                anchor_value=floor_s, ratio=statistics.median(times[name]) / floor_s, ratio_is="value / anchor",
+                target=f"at most {margin:.1f} s above the anchor"))
+    record.write("check", {"rounds": args.rounds,
+                           "runs": {name: {"median_s": statistics.median(t), "min_s": min(t), "max_s": max(t)}
+                                    for name, t in times.items()},
+                           "above_floor": above_floor}, headline=headline)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ plugin is registered (it starts their sandboxes and computes the same answers), 
 started before a deadline would be. A local run's own sandbox start is in its time. The overhead per
 submission is (cluster with one worker - local with one job) / students: packing, the
 scheduler's round trip, validating and writing. Grades are compared across the four runs.
-This is a benchmark, not a test: nothing is asserted, and on a shared machine the figures
-move with the load.
+Writes the figures to benchmarks/results/cluster.json. This is a benchmark, not a test: nothing
+is asserted, and on a shared machine the figures move with the load.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,6 +38,8 @@ sys.path.insert(0, str(KIT))
 sys.path.insert(0, str(KIT / "benchmarks"))
 
 from bench_class import build_class  # noqa: E402
+
+from benchmarks import record  # noqa: E402
 
 from autograder.checks import check_ids  # noqa: E402
 from autograder.grading.student import grade_class  # noqa: E402
@@ -137,8 +140,6 @@ def main(argv=None) -> int:
     if not args.hangs:
         for name, kind in kinds.items():
             if kind == "hangs":
-                import shutil
-
                 shutil.rmtree(class_dir / name)
     n = sum(1 for p in class_dir.iterdir() if p.is_dir())
     print(f"class: {n} students, on {os.cpu_count()} cores; call_timeout {args.call_timeout:g} s")
@@ -188,6 +189,17 @@ def main(argv=None) -> int:
           f"{times['local, --jobs 2'] / two:.2f}x")
     same = len(set(csvs.values())) == 1
     print(f"grades.csv identical in all four runs: {'yes' if same else 'NO'}")
+    record.write("cluster", {
+        "students": n, "call_timeout_s": args.call_timeout, "warm_up_s": args.warm_up,
+        "runs": {label: {"wall_s": times[label], "grading_s": inside[label]} for label in times},
+        "overhead_per_submission_s": (one - base) / n, "around_grading_s": {"local": local_rest, "dask": dask_rest},
+        "grades_identical": same},
+        headline=[record.figure("Dask, 2 workers, a class", two, "s", anchor="local `--jobs 2`",
+                                anchor_value=times["local, --jobs 2"], ratio=times["local, --jobs 2"] / two,
+                                ratio_is="anchor / value"),
+                  record.figure("Dask, 1 worker, per submission", one / n, "s",
+                                anchor="local `--jobs 1`, per submission", anchor_value=base / n, ratio=one / base,
+                                ratio_is="value / anchor")])
     if same:
         shutil.rmtree(root, ignore_errors=True)
     else:

@@ -1,4 +1,4 @@
-"""What one correct submission costs in the class loop, measured as issue 23 measured it.
+"""What one correct submission costs in the class loop: core-ms, wall-ms and busy cores.
 
     python benchmarks/bench_copies.py                   # 30 and 150 copies, lanes as `attnkit grade` picks
     python benchmarks/bench_copies.py --jobs 2          # the same number of lanes at both sizes
@@ -10,18 +10,19 @@ kit's solutions, then of M copies; per submission is the difference between the 
 by M - N, so the start (imports, sandboxes, preflight) and the end (reports, similarity) cancel out.
 CPU time is the machine's busy time from /proc/stat over the run (every process: the grader, its
 sandboxes, and the kernel's work for them), so run it on a quiet machine; busy cores = core-ms /
-wall-ms. The grader's own CPU is printed apart. Issue 23.1's bars: 200 core-ms per correct
-submission, 1.9 of 2 cores busy. This is a benchmark, not a test: nothing is asserted.
+wall-ms. The grader's own CPU is printed apart. Targets: 200 core-ms per correct submission,
+1.9 of 2 cores busy. Writes the figures to benchmarks/results/copies.json. This is a benchmark,
+not a test: nothing is asserted.
 
 Without --jobs, both sizes are graded with the lanes `attnkit grade` picks for the larger class (one
 per core, and one more from 150 students: local_grading.lanes_for), so that the difference measures those
 lanes' steady state and not the start of a lane only the larger run has. `--jobs 2` on 2 cores
 measures one lane per core.
 
-`--against DIR` compares with another checkout of the kit (`git worktree add ../kit-f77c26c f77c26c`:
-the tree issue 23 measured, 564 core-ms and 1.64 busy cores on its machine), graded the same way
-with the lanes its own `attnkit grade` picks, round after round in alternation, so that both meet
-the same machine: the ratio says what a figure measured on another machine becomes on this one.
+`--against DIR` compares with another checkout of the kit (`git worktree add ../kit-old COMMIT`),
+graded the same way with the lanes its own `attnkit grade` picks, round after round in
+alternation, so that both meet the same machine: the ratio says what a figure measured on another
+machine becomes on this one.
 The solutions copied are this kit's, for both (the contract is the same).
 """
 
@@ -37,6 +38,9 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
+
+from benchmarks import record  # noqa: E402
+
 STEMS = ("hand_computation", "attention", "causal_mask", "scaling", "multihead")
 # the grader's own CPU, printed by the graded process as it exits (its children are not in it)
 GRADER = ("import atexit, resource, sys\n"
@@ -137,8 +141,24 @@ def main() -> None:
         print(f"means: this kit {mean['core_ms']:.0f} core-ms, {mean['wall_ms']:.0f} wall-ms, {mean['busy']:.2f} busy; "
               f"against {before['core_ms']:.0f} core-ms, {before['wall_ms']:.0f} wall-ms, {before['busy']:.2f} busy: "
               f"core-ms x{mean['core_ms'] / before['core_ms']:.2f}, wall-ms x{mean['wall_ms'] / before['wall_ms']:.2f}")
-    print(f"issue 23.1: 200 core-ms {'met' if mean['core_ms'] <= 200 else 'not met'}; "
+    print(f"targets: 200 core-ms {'met' if mean['core_ms'] <= 200 else 'not met'}; "
           f"1.9 busy cores {'met' if mean['busy'] >= 1.9 else 'not met'}")
+
+    def plain(m: dict) -> dict:
+        return {**{k: v for k, v in m.items() if k != "runs"},
+                "runs": {n: dict(zip(("wall_s", "busy_core_s", "grader_core_s"), run)) for n, run in m["runs"].items()}}
+
+    headline = [record.figure("a correct submission in the class loop", mean["core_ms"], "core-ms",
+                              target="at most 200 core-ms"),
+                record.figure("cores busy grading a class", mean["busy"], "cores", target="at least 1.9 of 2")]
+    if theirs:
+        headline.append(record.figure("a correct submission in the class loop", mean["core_ms"], "core-ms",
+                                      anchor=f"the kit in {other.name}", anchor_value=before["core_ms"],
+                                      ratio=mean["core_ms"] / before["core_ms"], ratio_is="value / anchor"))
+    record.write("copies", {"sizes": [small, large], "lanes": jobs, "rounds": [plain(m) for m in mine],
+                            "mean": mean, "against": {"kit": other.name, "rounds": [plain(m) for m in theirs],
+                                                      "mean": before} if theirs else None},
+                 headline=headline)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Does grading cost grow with the class (issue 23.3)? Per-submission time and the grader's peak
-memory at several class sizes.
+"""Does grading cost grow with the class? Per-submission time and the grader's peak memory at
+several class sizes.
 
     python benchmarks/bench_growth.py                       # 60, 600 and 2,000 submissions
     python benchmarks/bench_growth.py --sizes 60,600 --jobs 2
@@ -23,8 +23,8 @@ reports: each printed apart):
   memory    the grading process's peak RSS (ru_maxrss, the end-of-run reports included) and the
             peak PSS of it and its sandboxes (sampled)
 
-Flat (issue 23.3) means each column within 15% from the smallest size to the largest. This is a
-benchmark, not a test: nothing is asserted.
+Flat (the target) means each column within 15% from the smallest size to the largest. Writes the
+figures to benchmarks/results/growth.json. This is a benchmark, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
+
+from benchmarks import record  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -257,11 +259,20 @@ def main(argv=None) -> int:
         print(ROW.format(**row) + ("" if row.get("cgroups") else
                                    "  (no sandbox cgroups: children counted by cumulative times, an undercount)"),
               flush=True)
+    headline = []
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         print("\nlargest / smallest: " + ", ".join(
             f"{key} {last[key] / first[key]:.2f}x" for key in ("core_ms", "wall_ms", "grader_peak_mb",
                                                                 "tree_peak_pss_mb")))
+        for key, what, unit in (("core_ms", "a submission's core-ms", "core-ms"),
+                                ("grader_peak_mb", "the grader's peak RSS", "MB")):
+            headline.append(record.figure(f"{what}, {last['n']:,} submissions", last[key], unit,
+                                          anchor=f"{first['n']:,} submissions", anchor_value=first[key],
+                                          ratio=last[key] / first[key], ratio_is="value / anchor",
+                                          target="at most 1.15x"))
+    record.write("growth", {"sizes": sizes, "skip": args.skip, "tail": args.tail, "warm_up": not args.no_warm_up,
+                            "rows": rows}, headline=headline)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The grader's memory with every hostile submission of the kit in the class (issue 24).
+"""The grader's memory with every hostile submission of the kit in the class.
 
     python benchmarks/bench_hostile.py                    # 4 honest students + tests/hostile/*, --jobs 2
     python benchmarks/bench_hostile.py --honest 10 --jobs 1 --cap-mb 3072
@@ -11,7 +11,8 @@ resident memory of the grader, of its zygotes and of the sandbox children (sampl
 /proc), whether the honest students kept full marks, and the report's "hung, crashed or
 refused" table. The whole run happens in a subprocess under a memory cap (`--cap-mb`, a
 cgroup; RLIMIT_AS where none can be made) so that a bound that does not hold costs the
-benchmark, not the machine. A benchmark, not a test: nothing is asserted.
+benchmark, not the machine. Writes the figures to benchmarks/results/hostile.json (from inside
+the cap: a run that hit it writes none). A benchmark, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import yaml
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
+from benchmarks import record  # noqa: E402
 from benchmarks.bench_class import TreeMemory, _kb, _statm_rss, _tree  # noqa: E402
 
 HOSTILE = KIT / "tests" / "hostile"
@@ -130,7 +132,8 @@ def grade(args) -> int:
         started = time.monotonic()
         with Peaks() as peaks:
             results = grade_class(class_dir, out, course, jobs=args.jobs, regrade=True)
-        print(f"graded in {time.monotonic() - started:.1f} s")
+        took = time.monotonic() - started
+        print(f"graded in {took:.1f} s")
         print(f"peak RSS: grader {peaks.grader / 1024:.0f} MB, zygotes {peaks.zygotes / 1024:.0f} MB together (with their templates), "
               f"sandbox children {peaks.children / 1024:.0f} MB together (each in its own cgroup; "
               f"their PSS {peaks.children_pss / 1024:.0f} MB)")
@@ -141,6 +144,16 @@ def grade(args) -> int:
         print("\nhung, crashed or refused:")
         for t in trouble:
             print(f"  {t['student']:22s} {t['exercise']:16s} {t['kind']:12s} {t['message'][:110]}")
+        peak = {"grader_mb": peaks.grader / 1024, "zygotes_mb": peaks.zygotes / 1024,
+                "children_mb": peaks.children / 1024, "children_pss_mb": peaks.children_pss / 1024}
+        record.write("hostile" if cases else "hostile-honest-only", {
+            "honest": args.honest, "hostile": len(kinds) - args.honest, "jobs": args.jobs, "cap_mb": args.cap_mb,
+            "graded_s": took, "peak_rss": peak, "honest_full_marks": len(kept),
+            "trouble": [{k: t[k] for k in ("student", "exercise", "kind")} for t in trouble]},
+            headline=[record.figure(f"the grader's peak RSS, a class with {len(kinds) - args.honest} hostile "
+                                    f"submissions", peak["grader_mb"], "MB", target=f"under a {args.cap_mb} MB cap"
+                                    ", honest students keep full marks"),
+                      record.figure("honest students with full marks", len(kept), f"of {args.honest}")])
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -15,7 +15,7 @@ In one run, with the real nbgrader:
 * plain nbgrader, per submission: ONE notebook holding the five exercises with their assert
   cells (the fastest form an instructor without the kit would write: one kernel per student);
 * with ``--kit-kernel``, the kit's course again with ``--ExecuteWhereNeeded.always=True`` (a
-  kernel per notebook, as before issue 23.5).
+  kernel per notebook).
 
 All are autograded (rotating which goes first in each round, so that a busy machine hurts
 each alike), and it prints the seconds per notebook and per submission of each, the speed-up
@@ -23,7 +23,8 @@ of the kit over plain nbgrader per notebook (target: at least 1.5x) and per subm
 the load average beside them. Then it says where the kit's time goes: its one-off start
 (reading the submissions, loading the course, starting the sandbox) and its grading per
 notebook, measured by grading the same notebooks in-process the way its preprocessor does.
-This is a benchmark, not a test: nothing is asserted.
+Writes the figures to benchmarks/results/nbgrader.json. This is a benchmark, not a test: nothing
+is asserted.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
+from benchmarks import record  # noqa: E402
 from autograder.checks import check_ids  # noqa: E402
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course  # noqa: E402
 from autograder.nbgrader.course import write_course  # noqa: E402
@@ -187,6 +189,18 @@ def main(argv=None) -> int:
                   f"sandbox's warm start and the reference answers (made once per run)")
         print("  the rest of each notebook's time is nbgrader's own (no kernel): the sanitize and autograde "
               "passes, the gradebook, writing the notebook; and the nbgrader process's start, once per run")
+        record.write("nbgrader", {
+            "students": len(students), "rounds": args.rounds, "notebooks_per_submission": per_submission,
+            "per_notebook_s": per_nb, "per_submission_s": per_sub, "runs_per_notebook_s": times,
+            "kit_start_s": costs["start_s"],
+            "kit_grading_s": {stem: {s: {"wall": w, "cpu": c} for s, (w, c) in by.items()}
+                              for stem, by in costs["grade"].items()}},
+            headline=[record.figure("`nbgrader autograde` of the kit's course, per notebook", kit, "s",
+                                    anchor="plain nbgrader, per notebook", anchor_value=plain, ratio=plain / kit,
+                                    ratio_is="anchor / value", target="at least 1.5x"),
+                      record.figure("`nbgrader autograde` of the kit's course, per submission", per_sub["kit"], "s",
+                                    anchor="plain nbgrader, one notebook", anchor_value=one,
+                                    ratio=one / per_sub["kit"], ratio_is="anchor / value")])
         return 0
     finally:
         if args.keep is None:

@@ -9,7 +9,8 @@ kit's loader (`load.source_from_bytes`, what every grading path calls):
   - a notebook with magics (the corpus' ho2_nb_magics.ipynb: %matplotlib, !pip, %timeit) and one
     with a `%%time` cell defining a function: the first read in a process (the transformer's
     load included) and the next ones.
-Prints the median milliseconds of each, and whether the transformer was loaded.
+Prints the median milliseconds of each, and whether the transformer was loaded; writes them to
+benchmarks/results/notebook_load.json.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import record  # noqa: E402
+
 
 PROBE = r"""
 import json, sys, time
@@ -61,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
+    cases = {}
     for name, (path, suffix) in CASES.items():
         runs = []
         for _ in range(args.rounds):
@@ -72,6 +78,13 @@ def main() -> None:
         package = {r["ipython"] for r in runs}
         print(f"{name:52s} first read {first:6.2f} ms, next {then:6.2f} ms; transformer loaded: {loaded}, "
               f"IPython package imported: {package}")
+        cases[name] = {"first_ms": first, "next_ms": then, "transformer_loaded": sorted(loaded),
+                       "ipython_imported": sorted(package)}
+    plain, magics = cases["plain .py (solutions/attention.py)"], cases["notebook with magics (corpus ho2_nb_magics.ipynb)"]
+    record.write("notebook_load", {"rounds": args.rounds, "cases": cases},
+                 headline=[record.figure("first read of a notebook with magics", magics["first_ms"], "ms",
+                                         anchor="first read of a plain .py", anchor_value=plain["first_ms"],
+                                         ratio=magics["first_ms"] / plain["first_ms"], ratio_is="value / anchor")])
 
 
 if __name__ == "__main__":

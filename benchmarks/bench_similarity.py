@@ -1,4 +1,4 @@
-"""Code similarity across a class (issue 20.4): false pairs, recall on disguised copies, cost.
+"""Code similarity across a class: false pairs, recall on disguised copies, cost.
 
     python benchmarks/bench_similarity.py                   # quality, then cost at 200 and 2,000 students
     python benchmarks/bench_similarity.py --sizes 200       # cost at one size
@@ -26,7 +26,8 @@ functions, the rest of the stub kept as given; and one student in twenty hands i
 copy of another's. With some 25 solutions per exercise to draw from,
 many more students share a function than in a real class: the pairs found are an upper bound. `compare_class` reads it back the way the class run does
 (the loader, the stored results' graded files) and compares. Printed: wall and CPU seconds,
-per submission, the pairs found, the peak RSS. A benchmark, not a test: nothing is asserted.
+per submission, the pairs found, the peak RSS; written to benchmarks/results/similarity.json. A
+benchmark, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
+from benchmarks import record  # noqa: E402
 from autograder.contract import RETURNS  # noqa: E402
 from autograder.integrity import similarity  # noqa: E402
 from autograder.integrity.class_code import compare_class, kit_stubs  # noqa: E402
@@ -89,7 +91,7 @@ def families(sources: dict[str, str], stub: str) -> dict[str, str]:
     return {name: root(name) for name in sources}
 
 
-def quality(stems: list[str], stubs: dict[str, str]) -> None:
+def quality(stems: list[str], stubs: dict[str, str]) -> dict:
     print("== quality: independent correct solutions and disguised copies of each")
     methods = {"kit": (_kit_scores, similarity.SIMILAR), "copydetect": (_copydetect_scores, None)}
     totals = {m: {"false": 0, "flagged": 0, "found": 0, "copies": 0, "cpu": 0.0, "top_false": 0.0, "low_copy": 1.0}
@@ -139,6 +141,7 @@ def quality(stems: list[str], stubs: dict[str, str]) -> None:
               f"{t['low_copy']:.2f}   {1000 * t['cpu'] / files:.1f} ms CPU per file")
     print(f"  kit thresholds: score >= {similarity.SIMILAR}, "
           f">= {similarity.MIN_SHARED} shared fingerprints; copydetect: its display threshold, either side")
+    return {"files": files, **{method: {**t, "cpu_ms_per_file": 1000 * t["cpu"] / files} for method, t in totals.items()}}
 
 
 def _kit_scores(sources: dict[str, str], stub: str):
@@ -171,7 +174,7 @@ def _copydetect_scores(sources: dict[str, str], stub: str):
     return scores, {p: s for p, s in scores.items() if s > defaults.DISPLAY_THRESHOLD}
 
 
-def cost(size: int, stems: list[str], stubs: dict[str, str]) -> None:
+def cost(size: int, stems: list[str], stubs: dict[str, str]) -> dict:
     rng = random.Random(size)
     bases = {stem: list(corpus(stem).values()) for stem in stems}
     with tempfile.TemporaryDirectory(prefix="attnkit-bench-similarity-") as tmp:
@@ -200,6 +203,9 @@ def cost(size: int, stems: list[str], stubs: dict[str, str]) -> None:
     files = size * len(stems)
     print(f"  {size:5d} students, {files} files: {wall:6.1f} s wall, {cpu:6.1f} s CPU "
           f"({1000 * cpu / files:.1f} ms CPU per file); {section['compared']['pairs_found']} pairs found; peak RSS {peak / 1024:.0f} MB (+{(peak - before) / 1024:.0f} MB)")
+    return {"students": size, "files": files, "wall_s": wall, "cpu_s": cpu,
+            "pairs_found": section["compared"]["pairs_found"], "peak_rss_mb": peak / 1024,
+            "added_rss_mb": (peak - before) / 1024}
 
 
 def _mixed(sources: list[str], rng: random.Random) -> str:
@@ -242,12 +248,25 @@ def main(argv: list[str] | None = None) -> int:
     stubs = kit_stubs(RETURNS)
     stems = similarity.compared_exercises(stubs, RETURNS)
     print(f"compared exercises: {', '.join(stems)} (the hand computation's answers are numbers: not compared)")
+    figures: dict = {"exercises": stems}
+    headline = []
     if not args.no_quality:
-        quality(stems, stubs)
+        figures["quality"] = found = quality(stems, stubs)
+        kit, theirs = found["kit"], found["copydetect"]
+        headline += [record.figure("false pairs among independent correct solutions", kit["false"], "pairs",
+                                   anchor="copydetect at its defaults", anchor_value=theirs["false"], target="none"),
+                     record.figure("disguised copies found", kit["found"], f"of {kit['copies']}",
+                                   anchor="copydetect at its defaults", anchor_value=theirs["found"], target="all")]
     if not args.no_cost:
         print("\n== cost: compare_class on a synthetic class (read, load, fingerprint, pair)")
-        for size in (int(s) for s in args.sizes.split(",") if s):
-            cost(size, stems, stubs)
+        figures["cost"] = [cost(size, stems, stubs) for size in (int(s) for s in args.sizes.split(",") if s)]
+        largest = figures["cost"][-1] if figures["cost"] else None
+        if largest:
+            headline.append(record.figure(f"comparing a class of {largest['students']:,} students", largest["cpu_s"],
+                                          "CPU s"))
+    name = "similarity" if not args.no_quality and not args.no_cost else \
+        ("similarity-quality" if args.no_cost else "similarity-cost")
+    record.write(name, figures, headline=headline)
     return 0
 
 

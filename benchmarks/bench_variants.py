@@ -1,5 +1,5 @@
-"""What per-student variants cost (issue 20.6): a class graded with variants on against off, and
-drawing and vetting 1,000 variants.
+"""What per-student variants cost: a class graded with variants on against off, and drawing and
+vetting 1,000 variants.
 
     python benchmarks/bench_variants.py                       # 30 students, 2 rounds, one job
     python benchmarks/bench_variants.py --students 60 --rounds 3 --jobs 2
@@ -11,7 +11,8 @@ their own key typed in, graded against their variant (their seed's inputs for ev
 their numbers for the hand computation; each student's reference answers are made anew, which is
 the cost measured). Both runs grade with `grade_class` (what `attnkit grade` runs) without the
 preflight, each round in the other order (off / on, then on / off), and print seconds per submission and the ratio on / off.
-Nothing is asserted: the targets (ratio <= 1.2, 1,000 draws < 1 s) are printed beside the figures.
+Nothing is asserted: the targets (ratio <= 1.2, 1,000 draws < 1 s) are printed beside the figures,
+which are written to benchmarks/results/variants.json.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
+from benchmarks import record  # noqa: E402
 from autograder.checks import check_ids  # noqa: E402
 from autograder.grading.student import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
@@ -119,6 +121,14 @@ def main() -> None:
     extra = statistics.median(grader_cpu["on"]) - statistics.median(grader_cpu["off"])
     print(f"the grader's own CPU per submission (medians): off {statistics.median(grader_cpu['off']):.3f} s, "
           f"on {statistics.median(grader_cpu['on']):.3f} s: variants add {extra:+.3f} s")
+    record.write("variants", {
+        "students": args.students, "rounds": args.rounds, "jobs": args.jobs,
+        "draws": {"n": args.draws, "wall_s": seconds, "cpu_s": cpu},
+        "per_submission_s": times, "grader_cpu_per_submission_s": grader_cpu},
+        headline=[record.figure("a class with variants on, per submission (median)", mid_on, "s",
+                                anchor="variants off", anchor_value=mid_off, ratio=mid_on / mid_off,
+                                ratio_is="value / anchor", target="at most 1.2x"),
+                  record.figure(f"drawing and vetting {args.draws:,} variants", seconds, "s", target="under 1 s")])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ children's share is not measured and says so.
   per wrong answer            diagnosis (the mutants' answers), on a buggy submission: its first
                               grading, then each exercise of the submission with it, cached
 
-This is a benchmark, not a test: nothing is asserted.
+Writes the figures to benchmarks/results/profile_submission.json. This is a benchmark, not a
+test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from pathlib import Path
 
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
+
+from benchmarks import record  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -122,6 +125,14 @@ def row(label: str, figures: tuple[float, ...], counted: bool = True) -> str:
 HEADER = f"  {'':44s} {'grader':>7s} {'zygote':>7s} {'child':>7s} {'total':>7s} {'wall':>7s}   (ms)"
 
 
+def as_ms(figures: tuple[float, ...], counted: bool = True) -> dict:
+    """A row's figures for the record: milliseconds by where they were spent (child: None when
+    the children's cgroups could not be read)."""
+    grader, zygote, child, wall = figures
+    return {"grader_ms": grader * 1000, "zygote_ms": zygote * 1000, "child_ms": child * 1000 if counted else None,
+            "total_ms": (grader + zygote + child) * 1000, "wall_ms": wall * 1000}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--submission", type=Path, default=KIT / "solutions")
@@ -148,8 +159,10 @@ def main(argv=None) -> int:
     folder = args.submission.resolve()
     n = args.repeat
     print(f"one correct submission ({args.submission}); load average {os.getloadavg()[0]:.1f}")
-    print(f"\nonce per grader process: python + the grader's imports {fresh_imports(3):.2f} core-s "
+    imports = fresh_imports(3)
+    print(f"\nonce per grader process: python + the grader's imports {imports:.2f} core-s "
           f"(a fresh interpreter, median of 3)")
+    figures: dict = {"repeat": n, "small_pages": args.small_pages, "imports_core_s": imports}
 
     sandbox = class_sandbox(course.limits)       # as `attnkit grade`'s lanes have it
     sandbox.zygotes.huge_pages = not args.small_pages
@@ -173,6 +186,8 @@ def main(argv=None) -> int:
             _expected(check, course.seed)      # reference answers: once per process, not per submission
         cache = "an empty cache: made, torch imported" if "torch" in sys.modules else "read from the cache"
         print(f"  reference answers of every check ({cache}): {own_cpu() - before:.2f} core-s")
+        figures["zygote_start"] = {k: {"core_s": cpu, "wall_s": wall} for k, (cpu, wall) in starts.items()}
+        figures["reference_answers"] = {"core_s": own_cpu() - before, "cache": cache}
         grade_submission(folder, course, sandbox)
 
         per: dict[str, tuple] = {}
@@ -187,16 +202,18 @@ def main(argv=None) -> int:
                     with sandbox.session("attention", source, "attention.py") as s:
                         s.attribute("x", returns="array")
             print(row(label, per[label], counted))
+        figures["empty_child"] = {label: as_ms(f, counted) for label, f in per.items()}
 
         print(f"\nper exercise of the correct submission, mean of {n} gradings (the child's share includes "
               f"its start above):")
         loaded = {stem: load_stem(folder, stem) for stem in course.exercises}
-        _per_exercise(meter, loaded, course, sandbox, n)
+        figures["correct"] = _per_exercise(meter, loaded, course, sandbox, n)
 
         scaling = _scaling_parts(sandbox, meter, loaded["scaling"], n)
         print("\n  of which scaling's own code in its child (separate calls, one child each):")
-        for label, figures in scaling.items():
-            print(row("  " + label, figures, counted))
+        for label, parts in scaling.items():
+            print(row("  " + label, parts, counted))
+        figures["scaling_parts"] = {label: as_ms(parts, counted) for label, parts in scaling.items()}
 
         result = grade_submission(folder, course, sandbox)
         reports: dict[str, tuple] = {}
@@ -207,6 +224,7 @@ def main(argv=None) -> int:
                 feedback_html(result, course)
         print("\nper submission, the grader's reports (result JSON, feedback Markdown and HTML):")
         print(row("reports of the correct submission", reports["reports"], counted))
+        figures["reports"] = as_ms(reports["reports"], counted)
 
         buggy = [args.buggy] if args.buggy.is_file() else []
         if buggy:
@@ -240,14 +258,27 @@ def main(argv=None) -> int:
             print(row("its feedback page with pictures", html["html"], counted))
             print(f"\nper exercise of the submission above with that attention.py (diagnosis cached), mean of "
                   f"{n} gradings:")
-            _per_exercise(meter, mixed_loaded, course, sandbox, n)
+            figures["buggy"] = {"file": buggy[0].name, "first": as_ms(first["first"], counted),
+                                "again": as_ms(again["again"], counted), "feedback_html": as_ms(html["html"], counted),
+                                "per_exercise": _per_exercise(meter, mixed_loaded, course, sandbox, n)}
     if not counted:
         print("\n(no writable cgroups: the children's share is not measured here)")
+    figures["children_counted"] = counted
+    correct_s = figures["correct"]["all five"]["total_ms"] / 1000
+    headline = [record.figure("a correct submission, graded", correct_s, "core-s",
+                              target="at most 0.3 core-s (0.2 the goal)")]
+    if "buggy" in figures:
+        buggy_s = figures["buggy"]["per_exercise"]["all five"]["total_ms"] / 1000
+        headline.append(record.figure("a buggy one, its diagnosis cached", buggy_s, "core-s",
+                                      anchor="the correct one", anchor_value=correct_s, ratio=buggy_s / correct_s,
+                                      ratio_is="value / anchor"))
+    record.write("profile_submission", figures, headline=headline)
     return 0
 
 
-def _per_exercise(meter: Meter, loaded: dict, course, sandbox, n: int) -> None:
-    """One row per exercise (the mean of n gradings) and their sum, the submission's cost."""
+def _per_exercise(meter: Meter, loaded: dict, course, sandbox, n: int) -> dict:
+    """One row per exercise (the mean of n gradings) and their sum, the submission's cost; returns
+    them in milliseconds, by exercise and "all five"."""
     from autograder.grading.submission import grade_exercise
 
     print(HEADER)
@@ -259,6 +290,8 @@ def _per_exercise(meter: Meter, loaded: dict, course, sandbox, n: int) -> None:
         print(row(stem, graded[stem], meter.counts_children))
     total = tuple(sum(v[i] for v in graded.values()) for i in range(4))
     print(row("all five", total, meter.counts_children))
+    return {**{stem: as_ms(f, meter.counts_children) for stem, f in graded.items()},
+            "all five": as_ms(total, meter.counts_children)}
 
 
 def _scaling_parts(sandbox, meter: Meter, loaded, n: int) -> dict[str, tuple]:

@@ -4,7 +4,7 @@ cell's grading gives the same score per exercise, and the same intake flags wher
 shows them. Before the fix `check` scored zoe's attention 3/13 (the unscaled .py) while
 `grade` wrote 13/13 (the notebook: both forms graded, the better kept).
 
-The Dask worker grades through `classroom.grade_student`, as `attnkit grade` does;
+The Dask worker grades through `grading.student.grade_student`, as `attnkit grade` does;
 tests/test_distributed.py holds a cluster run equal to a local one.
 """
 

@@ -43,7 +43,7 @@ class Flag(str, Enum):
     SUBFOLDER = "subfolder"        # the files were found inside a single subfolder
     STUB_SKIPPED = "stub_skipped"  # the other form was an untouched stub and was not graded
     BOTH_FORMS = "both_forms"      # .py and .ipynb both hold work: both graded, the better kept
-    AMBIGUOUS = "ambiguous"        # several near-miss names (classroom grades each, keeps the better)
+    AMBIGUOUS = "ambiguous"        # several near-miss names (each is graded, the better kept)
     REFUSED = "refused"            # a link out of the folder, a special file
     HARD_LINK = "hard_link"        # the file has other names on disk (graded; listed in the report)
     CANDIDATES = "candidates"      # several near-miss names were each graded, the better kept
@@ -121,7 +121,7 @@ class Folder:
 
     def __init__(self, path: Path):
         # The folder itself is opened as given (the caller decides which folder is the
-        # student's: classroom hands over a descriptor it opened without following links).
+        # student's: the class loop hands over a descriptor it opened without following links).
         self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
 
     def is_kit_folder(self, parts: tuple[str, ...]) -> bool:

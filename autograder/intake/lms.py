@@ -119,7 +119,7 @@ def detect(class_dir: Path) -> Layout:
 
 
 def listing(student: Student) -> list[str]:
-    """What the fingerprint of a student's submission is made of (see classroom.fingerprint)."""
+    """What the fingerprint of a student's submission is made of (see grading.student.fingerprint)."""
     if not student.uploads:
         return _listing(student.folder)
     lines = []

@@ -1,8 +1,8 @@
 """Everything written at the end of a class run, in one place: grades.csv, summary.json,
 report.html, each student's feedback page as HTML, and the gradebook exports asked for.
 
-`finish_run` is called by `attnkit grade` (classroom.grade_class) and by any other way of
-grading a class (a distributed run): the same results give the same files.
+`finish_run` is called by `attnkit grade` (grading.student.grade_class) and by any other way
+of grading a class (a distributed run): the same results give the same files.
 """
 
 from __future__ import annotations
