@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from autograder.intake import lms
+from autograder.intake import bounded, lms
 from autograder.intake.roster import Person, enrol
 from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
                                   result_text, run_key, unanswered)
@@ -130,6 +130,7 @@ class ClassRun:
                                      self.unwritten)
                 finish_run(self.out, done, self.course, exports=self.exports, enrolment=enrol(students, self.roster),
                            preflight=checked, similarity=similar)
+                bounded.stop()     # the parsers' helper: nothing of the run is left running
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
