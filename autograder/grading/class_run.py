@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from autograder.intake import bounded, lms
 from autograder.intake.roster import Person, enrol
-from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
-                                  result_text, run_key, unanswered)
+from autograder.grading.student import (Student, feedback_path, fingerprint, from_the_grader, grader_failure,
+                                        load_previous, result_path, result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
 from autograder.grading.preflight import Preflight, PreflightStatus
@@ -199,6 +199,8 @@ class ClassRun:
 
     def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
         result = flag_classmates(result, self.course, student.name, getattr(self, "classmates", ()))
+        if from_the_grader(result):      # stored without its fingerprint: the next run grades it again
+            fp = ""
         try:
             text = result_text(result, fp, self.course, self.key)
         except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error
