@@ -10,6 +10,7 @@
 #   2. creates the user `attnkit-redteam` (no password, no sudo) if it does not exist;
 #   3. copies the working tree into that user's home and runs the red-team tests there as them
 #      (tests/test_redteam_bounded.py grades a hostile class under a memory cap: issue 24;
+#      tests/test_hostile_uploads.py: uploads that attack the grader's own parsers;
 #      tests/test_zygote_templates.py forks zygotes from a template, each jailed by itself).
 # Elsewhere (not root, not Linux) it exits 0 after saying why it skipped.
 # Extra arguments are passed to pytest.
@@ -58,4 +59,5 @@ echo "normal_user_env: running the red-team suite as $USER_NAME with $user_pytho
 cd "$home/attnkit"
 exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
     "$user_python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py tests/test_redteam_provided.py \
-    tests/test_redteam_bounded.py tests/test_interpreter_locations.py tests/test_zygote_templates.py "$@"
+    tests/test_redteam_bounded.py tests/test_hostile_uploads.py tests/test_interpreter_locations.py \
+    tests/test_zygote_templates.py "$@"
