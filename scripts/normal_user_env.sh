@@ -10,7 +10,8 @@
 #   2. creates the user `attnkit-redteam` (no password, no sudo) if it does not exist;
 #   3. copies the working tree into that user's home; there, as that user, makes a standard venv
 #      of their own, installs the kit into it as the README does, and runs the red-team tests
-#      (a hostile class under a memory cap, the venv locations, zygotes forked from a template).
+#      (a hostile class under a memory cap, uploads that attack the grader's own parsers, the venv
+#      locations, zygotes forked from a template).
 # Elsewhere (not root, not Linux) it exits 0 after saying why it skipped.
 # Extra arguments are passed to pytest.
 set -eu
@@ -75,5 +76,5 @@ exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UT
     "$venv/bin/pip" install -q -e ".[test]"
     "$venv/bin/attnkit" doctor
     exec "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py \
-        tests/test_redteam_provided.py tests/test_redteam_bounded.py tests/test_interpreter_locations.py \
-        tests/test_zygote_templates.py "$@"' normal_user_env "$@"
+        tests/test_redteam_provided.py tests/test_redteam_bounded.py tests/test_hostile_uploads.py \
+        tests/test_interpreter_locations.py tests/test_zygote_templates.py "$@"' normal_user_env "$@"

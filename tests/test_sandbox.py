@@ -604,18 +604,18 @@ def test_timeout_per_call_overrides_the_limit(sandbox):
 
 
 def test_a_call_that_progresses_too_slowly_meets_the_wall_backstop():
-    """A child that gets a tenth of a core at most (as on a crowded machine) is making progress,
-    so neither its CPU limit nor the no-progress rule ends it: the backstop of wall_factor times
-    the limit does (here limit + 2 s), and the message says it was wall time."""
+    """A child that gets about a twentieth of a core (as on a crowded machine) is making
+    progress, so neither its CPU limit nor the no-progress rule ends it: the backstop of
+    wall_factor times the limit does (here limit + 2 s), and the message says it was wall time."""
     code = """
     import time
 
     def crawls():
         while True:
             busy = time.process_time()
-            while time.process_time() - busy < 0.005:
+            while time.process_time() - busy < 0.003:
                 pass
-            time.sleep(0.045)
+            time.sleep(0.057)
     """
     with Sandbox(Limits(call_timeout=0.3, import_timeout=5, wall_factor=1)) as sb:
         with sb.session("attention", src(code), "attention.py") as s:

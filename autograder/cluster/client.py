@@ -124,10 +124,11 @@ class ClusterGrading:
         return Preflight(PreflightStatus.ON_EACH_WORKER if self.preflight else PreflightStatus.SKIPPED)
 
     def submit(self, student: Student):
-        # An LMS's flat upload or an archive is staged here, so a worker sees only this student's files.
-        with lms.staged(student.folder, student) as (folder, notes):
+        # An LMS's flat upload is gathered here, so a worker sees only this student's files; their
+        # archives travel as they are, and the worker unpacks them (under its limits, not here).
+        with lms.gathered(student.folder, student) as (folder, notes):
             packed = pack_submission(folder, self.stems)
-        if notes or student.uploads:
+        if notes:
             self._staged[student.name] = (notes, lms.uploaded_names(student.folder, student))
         return self.executor.submit(self.task, student.name, packed, self.course_json, self.kit, self.plugin_name)
 

@@ -2,11 +2,12 @@
 
 The student's folder travels as a tree, so the worker's intake (autograder.intake.files) sees what a
 local run sees: every entry's name and kind down to the depth intake looks at, the content of
-the files it may grade (`.py`, `.ipynb`), each file's modification time, and symbolic links as
-links with their target text (never followed here: intake judges them on the worker exactly as
-locally, following only links that stay inside the folder). A file over the loader's size
-limit travels as its size (a sparse file there); other files travel empty (intake only lists
-them). Entries are read with lstat and O_NOFOLLOW.
+the files it may grade (`.py`, `.ipynb`) and of the archives at the top of the folder (the
+worker unpacks them, autograder/intake/lms.py: the client parses none of the student's bytes),
+each file's modification time, and symbolic links as links with their target text (never
+followed here: intake judges them on the worker exactly as locally, following only links that
+stay inside the folder). A file over its size limit travels as its size (a sparse file there);
+other files travel empty (intake only lists them). Entries are read with lstat and O_NOFOLLOW.
 
 The format is a POSIX (pax) tar built member by member; unpacking writes each member itself
 after checking its name and type, never through a link: tarfile's own extraction is not used.
@@ -21,6 +22,7 @@ import tarfile
 from pathlib import Path
 
 from autograder.intake import SOURCE_SUFFIXES
+from autograder.intake.archives import MAX_ARCHIVE_BYTES, is_archive
 from autograder.intake.files import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
 
 SIZE_KEY = "ATTNKIT.size"          # pax header: the size of a file sent without its content
@@ -30,6 +32,7 @@ MAX_MEMBERS = 20_000               # entries of one packed submission
 MAX_SPARSE = 1 << 40               # a size claimed for an oversized file
 MAX_DEPTH = MAX_DESCENT + 1        # folders below the student's that intake may look into
 MAX_TOTAL = 32 * 1024 * 1024       # bytes of source files sent for one submission
+MAX_ARCHIVES = 2 * MAX_ARCHIVE_BYTES   # bytes of archives sent for one submission (past it: their sizes)
 
 
 class PackError(ValueError):
@@ -43,7 +46,7 @@ def contract_names(stems: tuple[str, ...]) -> list[str]:
 def pack_submission(folder: Path, stems: tuple[str, ...] = ()) -> bytes:
     """The student's folder as a tar (bytes): see the module's docstring."""
     buf = io.BytesIO()
-    budget = [MAX_TOTAL]
+    budget = [MAX_TOTAL, MAX_ARCHIVES]
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         _walk(tar, Path(folder), "", 0, budget)
     return buf.getvalue()
@@ -86,13 +89,23 @@ def _info(rel: str, st: os.stat_result, kind: bytes) -> tarfile.TarInfo:
     return info
 
 
+def _limit(rel: str) -> int:
+    """The most bytes a packed file of this name carries: an upload's archive at the top, or a
+    file intake may grade; 0: its name and kind travel, not its bytes."""
+    if "/" not in rel and is_archive(rel):
+        return MAX_ARCHIVE_BYTES
+    return MAX_BYTES if rel.lower().endswith(SOURCE_SUFFIXES) else 0
+
+
 def _add_file(tar: tarfile.TarFile, path: Path, rel: str, st: os.stat_result, budget: list) -> None:
     info = _info(rel, st, tarfile.REGTYPE)
-    if not rel.lower().endswith(SOURCE_SUFFIXES):
-        tar.addfile(info)        # intake only lists it: its name and kind travel, not its bytes
+    limit = _limit(rel)
+    if not limit:
+        tar.addfile(info)        # intake only lists it
         return
-    if st.st_size > MAX_BYTES or st.st_size > budget[0]:
-        info.pax_headers[SIZE_KEY] = str(max(st.st_size, MAX_BYTES + 1))
+    which = 1 if limit == MAX_ARCHIVE_BYTES else 0
+    if st.st_size > limit or st.st_size > budget[which]:
+        info.pax_headers[SIZE_KEY] = str(max(st.st_size, limit + 1))
         tar.addfile(info)
         return
     try:
@@ -102,12 +115,12 @@ def _add_file(tar: tarfile.TarFile, path: Path, rel: str, st: os.stat_result, bu
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):   # swapped since the lstat
             return
-        data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:     # it grew since the lstat: send its size, as above
+        data = fh.read(limit + 1)
+    if len(data) > limit:     # it grew since the lstat: send its size, as above
         info.pax_headers[SIZE_KEY] = str(len(data))
         tar.addfile(info)
         return
-    budget[0] -= len(data)
+    budget[which] -= len(data)
     info.size = len(data)
     tar.addfile(info, io.BytesIO(data))
 
@@ -169,11 +182,11 @@ def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, target: str) -> None:
         claimed = member.pax_headers.get(SIZE_KEY)
         if claimed is not None:
             size = int(claimed) if claimed.isdigit() else -1
-            if not MAX_BYTES < size <= MAX_SPARSE or member.size:
+            if not _limit(member.name) < size <= MAX_SPARSE or member.size:
                 raise PackError(f"bad size for {member.name!r}")
             fh.truncate(size)       # sparse: the loader reads only its size
         else:
-            if member.size > MAX_BYTES:
+            if member.size > _limit(member.name):
                 raise PackError(f"{member.name!r} is larger than a submission file may be")
             src = tar.extractfile(member)
             fh.write(src.read() if src is not None else b"")

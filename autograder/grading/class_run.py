@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from autograder.intake import lms
+from autograder.intake import bounded, lms
 from autograder.intake.identify import ClassList, identify, refuse_unknown
 from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Person
 from autograder.grading.kept import kept_result
 from autograder.reports.feedback_zip import FORMATS as ZIPS, entry_name, write_feedback_zip
 from autograder.reports.overrides import Overrides
-from autograder.grading.student import (Student, feedback_path, fingerprint, grader_failure, load_previous, result_path,
-                                  result_text, run_key, unanswered)
+from autograder.grading.student import (Student, feedback_path, fingerprint, from_the_grader, grader_failure,
+                                        load_previous, result_path, result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
 from autograder.config import CourseConfig
 from autograder.grading.preflight import Preflight, PreflightStatus
@@ -150,6 +150,7 @@ class ClassRun:
                 for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
                     write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
                                                        and (name := entry_name(fmt, s))})
+                bounded.stop()     # the parsers' helper: nothing of the run is left running
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
@@ -226,6 +227,8 @@ class ClassRun:
 
     def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
         result = flag_classmates(result, self.course, student.name, getattr(self, "classmates", ()))
+        if from_the_grader(result):      # stored without its fingerprint: the next run grades it again
+            fp = ""
         try:
             text = result_text(result, fp, self.course, self.key)
         except Exception as err:  # noqa: BLE001 - a result that cannot be serialised is a grader error

@@ -108,7 +108,7 @@ def load_previous(out: Path, student: Student, fp: str, key: bytes | None = None
                                                        _signature(key, fp, extra["result"])):
             return None
         result = SubmissionResult.from_dict(extra["result"])
-        return result if result.student == student.name else None
+        return result if result.student == student.name and not from_the_grader(result) else None
     except Exception:  # noqa: BLE001 - any damaged file (deep, huge, odd types) is graded again
         return None
 
@@ -121,6 +121,12 @@ def result_text(result: SubmissionResult, fp: str, course: CourseConfig, key: by
         data["extra_data"]["signature"] = _signature(key, fp, json.loads(json.dumps(plain)))
     # one line: json's C encoder (an indented dump takes its Python one, 0.8 ms of a 50 KB result)
     return json.dumps(data, allow_nan=False, separators=(",", ":")) + "\n"
+
+
+def from_the_grader(result: SubmissionResult) -> bool:
+    """Whether some of the result's failures are the grader's (a crash, a sandbox that failed, a
+    stall): such a result is recorded, never reused by a rerun, which grades the student again."""
+    return any(c.reason == "grader_error" for c in result.checks)
 
 
 def grader_failure(student: Student, course: CourseConfig, err: BaseException) -> SubmissionResult:

@@ -98,6 +98,9 @@ class StudentImplementation:
                                                             f"(its body is only pass, ..., a docstring or return None)")
         if outcome.reason == Reason.REFUSED:
             raise StudentCallError(name, "refused", f"{name} was {message}")
+        if outcome.reason == Reason.SANDBOX:      # the sandbox failed, not the student: graded again next run
+            raise StudentCallError(name, "grader_error", f"the grader could not run {name} ({message}); "
+                                                         f"it is graded again on the next run")
         text = {
             "missing": f"{self._filename} defines no {name}" + (
                 f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"

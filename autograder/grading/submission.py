@@ -62,13 +62,30 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     if getattr(sandbox, "interactive", False):
         prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed,
                           variant)
-    # One wall budget for the whole submission: a slow one cannot hold the class (issue 8.5).
-    with sandbox.budget(course.limits.submission_timeout):
+    # One budget for the whole submission: a slow one cannot hold the class.
+    with sandbox.budget(course.limits.submission_timeout) as budget:
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only,
                                          student=identity) for stem in _opened_ahead(stems, sources, sandbox))
+    exercises = _stalls_are_the_graders(exercises, budget)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
                             seed=variant.seed if variant is not None else course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
+
+
+STALLED = 1.0    # s the grader may stand still while grading a submission before its timeouts are doubted
+
+
+def _stalls_are_the_graders(exercises: tuple[ExerciseResult, ...], budget) -> tuple[ExerciseResult, ...]:
+    """Where the grader itself stood still while a submission ran (sandbox Budget.stalled: its
+    interpreter held elsewhere, the process stopped), a timeout is not surely the student's: it
+    becomes the grader's error, which a rerun grades again instead of keeping."""
+    stalled = getattr(budget, "stalled", 0.0)
+    if stalled < STALLED:
+        return exercises
+    said = f"the grader itself stood still for {stalled:.0f} s while this ran; it is graded again on the next run"
+    return tuple(replace(e, checks=tuple(
+        replace(c, reason="grader_error", message=f"{c.message} ({said})") if c.reason == "timeout" else c
+        for c in e.checks)) for e in exercises)
 
 
 def _flag_published(graded: ExerciseResult, course: CourseConfig) -> ExerciseResult:

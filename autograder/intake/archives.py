@@ -11,10 +11,15 @@ bytes actually written are counted while extracting, so an archive that lies abo
 is stopped at the same limits. An archive inside the archive is opened once more, into a
 folder named after it; one inside that is left as it is. Files are created with O_EXCL and
 O_NOFOLLOW in folders this module made, so nothing outside `dest` is ever written.
+
+All of it happens in a bounded child (autograder/intake/bounded.py): the sizes above bound what
+the archive declares about its members, but not what tarfile or zipfile do with its headers on
+the way (a pax header parsed in quadratic time, a long-name header of gigabytes read whole).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tarfile
@@ -55,10 +60,50 @@ class Budget:
     notes: list[str] = field(default_factory=list)
 
 
-def extract(path: str, shown: str, dest: str, budget: Budget, depth: int = 0) -> int:
+def extract(path: str, shown: str, dest: str, budget: Budget) -> int:
     """Extract the archive at `path` (called `shown` in messages) into the folder `dest`; returns
     how many files were written. Skipped members are said in budget.notes; ArchiveRefused when
-    the archive as a whole is refused (nothing of it is kept then)."""
+    the archive as a whole is refused (nothing of it is kept then). Done in a bounded child:
+    past its limits, the archive is refused; bounded.ParserUnavailable when the grader could not
+    run one (its failure, not the student's)."""
+    from autograder.intake import bounded
+
+    before = _entries(dest)
+    try:
+        memo = bounded.digest(_file_digest(path), shown, str(budget.bytes_left))
+        answer = bounded.run("archive", [path, shown, dest, budget.bytes_left], memo=memo)
+        if not isinstance(answer, dict):
+            raise bounded.ParserUnavailable("the archive's reader gave no answer")
+        if "refused" in answer:
+            raise ArchiveRefused(str(answer["refused"]))
+        count, left, notes = answer["count"], answer["bytes_left"], answer["notes"]
+        if not (type(count) is int and type(left) is int and 0 <= left <= budget.bytes_left
+                and isinstance(notes, list)):
+            raise bounded.ParserUnavailable("the archive's reader gave an answer that is not one")
+    except bounded.OverLimit as err:
+        _remove_new(dest, before)
+        raise ArchiveRefused(f"{shown} was not opened: {err} (an archive of exercises takes a small part "
+                             f"of that)") from None
+    except BaseException:
+        _remove_new(dest, before)
+        raise
+    budget.bytes_left = left
+    budget.notes.extend(str(n) for n in notes)
+    return count
+
+
+def unpacked_here(path: str, shown: str, dest: str, bytes_left: int) -> dict:
+    """What `extract` runs in its bounded child: {"count", "bytes_left", "notes"} or {"refused"}."""
+    budget = Budget(bytes_left)
+    try:
+        count = _extract(path, shown, dest, budget)
+    except ArchiveRefused as err:
+        return {"refused": str(err)}
+    return {"count": count, "bytes_left": budget.bytes_left, "notes": budget.notes}
+
+
+def _extract(path: str, shown: str, dest: str, budget: Budget, depth: int = 0) -> int:
+    """`extract`, in this process."""
     written: list[str] = []
     try:
         try:
@@ -84,13 +129,41 @@ def extract(path: str, shown: str, dest: str, budget: Budget, depth: int = 0) ->
             target = os.path.join(dest, archive_stem(relpath))
             try:
                 os.mkdir(target, 0o700)
-                extract(inner, inner_shown, target, budget, depth + 1)
+                _extract(inner, inner_shown, target, budget, depth + 1)
                 os.unlink(inner)
             except ArchiveRefused as err:
                 budget.notes.append(str(err))
             except OSError as err:
                 budget.notes.append(f"{inner_shown} was not opened: {err.strerror or err}")
     return len(written)
+
+
+def _file_digest(path: str) -> bytes:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.digest()
+
+
+def _entries(dest: str) -> set[str]:
+    """Every path below `dest` (it holds what one student uploaded: a few files)."""
+    found = set()
+    for root, dirs, files in os.walk(dest):
+        found.update(os.path.join(root, name) for name in dirs + files)
+    return found
+
+
+def _remove_new(dest: str, before: set[str]) -> None:
+    """Removes what a child that was stopped half-way wrote below `dest`: files, then folders."""
+    for path in sorted(_entries(dest) - before, key=len, reverse=True):
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def member_path(name: str) -> tuple[str, ...] | None:

@@ -163,23 +163,16 @@ def _kind(root: Folder, name: str) -> str:
 
 def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str, ...]:
     """The loose files copied first (they win a clash), then each archive unpacked beside them."""
-    from autograder.intake.files import MAX_BYTES
-
     files, archives = os.path.join(tmp, "files"), os.path.join(tmp, "archives")
     os.mkdir(files, 0o700)
     os.mkdir(archives, 0o700)
     notes, budget = [], Budget()
     loose = [e for e in entries if not is_archive(e[0])]
     for given, real in loose + [e for e in entries if is_archive(e[0])]:
-        if _kind(root, real) != "file":      # a link in the class folder could lead to anyone's file
-            notes.append(f"{real} is a symbolic link or special file, not a file; it was not graded")
+        data = _read_upload(root, given, real, notes)
+        if data is None:
             continue
-        limit = MAX_ARCHIVE_BYTES if is_archive(given) else MAX_BYTES
-        data, _ = root.read((real,), limit=limit)
         if is_archive(given):
-            if len(data) > limit:
-                notes.append(f"your upload {given} is larger than {limit // 2**20} MB; it was not opened")
-                continue
             path = os.path.join(archives, str(len(os.listdir(archives))))
             _write_new(path, data)
             try:
@@ -190,6 +183,42 @@ def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str
         elif not _write_new(os.path.join(files, given), data):
             notes.append(f"{real} was not graded: another file of yours is also called {given}")
     return tuple(notes + budget.notes)
+
+
+@contextmanager
+def gathered(folder: Path, student: Student):
+    """(the folder holding what the student handed in, notes), nothing of it opened: for a run
+    whose worker unpacks the archives itself (autograder/cluster/). `folder` itself, or for flat
+    uploads a private temporary folder with them under the names the student gave them."""
+    if not student.uploads:
+        yield folder, ()
+        return
+    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")
+    try:
+        notes: list[str] = []
+        with Folder(folder) as root:
+            for given, real in student.uploads:
+                data = _read_upload(root, given, real, notes)
+                if data is not None and not _write_new(os.path.join(tmp, given), data):
+                    notes.append(f"{real} was not graded: another file of yours is also called {given}")
+        yield Path(tmp), tuple(notes)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read_upload(root: Folder, given: str, real: str, notes: list[str]) -> bytes | None:
+    """The bytes of one upload, or None (and why, in `notes`)."""
+    from autograder.intake.files import MAX_BYTES
+
+    if _kind(root, real) != "file":      # a link in the class folder could lead to anyone's file
+        notes.append(f"{real} is a symbolic link or special file, not a file; it was not graded")
+        return None
+    limit = MAX_ARCHIVE_BYTES if is_archive(given) else MAX_BYTES
+    data, _ = root.read((real,), limit=limit)
+    if is_archive(given) and len(data) > limit:
+        notes.append(f"your upload {given} is larger than {limit // 2**20} MB; it was not opened")
+        return None
+    return data
 
 
 def _write_new(path: str, data: bytes) -> bool:

@@ -5,7 +5,10 @@ notebook's cells, source, whether it is a solution cell) and the concatenation o
 the source. A cell that is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`,
 `np.exp?`) becomes what IPython runs (autograder/intake/ipython_input.py), as in Jupyter's Run All. A
 scratch cell (not a solution cell) that does not compile even so is left out with a note; a
-solution cell that does not compile makes the file a LoadError naming cell and line.
+solution cell that does not compile makes the file a LoadError naming cell and line. A notebook
+is read in a bounded child (autograder/intake/bounded.py): JSON, nbformat and IPython's
+transformer are the student's to feed, and a notebook they cannot read within its limits is a
+LoadError that says so.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.contract import STEMS
 from autograder.intake.syntax import TextMemo
 
 MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
@@ -86,9 +88,13 @@ class LoadError:
         return self.filename is None
 
 
-def load_submission(folder: Path, stems: tuple[str, ...] = STEMS) -> dict[str, SourceFile | LoadError]:
-    """Each stem's source, chosen and read by autograder.intake.files (never outside `folder`)."""
+def load_submission(folder: Path, stems: tuple[str, ...] | None = None) -> dict[str, SourceFile | LoadError]:
+    """Each stem's source (default: the contract's stems), chosen and read by autograder.intake.files
+    (never outside `folder`)."""
     from autograder.intake.files import discover
+
+    if stems is None:
+        from autograder.contract import STEMS as stems   # the contract imports numpy: not in the parser's child
 
     found = discover(Path(folder), tuple(stems))
     return {stem: _choose(found[stem]) for stem in stems}
@@ -175,15 +181,56 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
         return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
                                      f"save it as UTF-8")
     if suffix.lower() == ".ipynb":
-        try:
-            cells = notebook_cells(text, name)
-        except (RecursionError, MemoryError):   # json and nbformat recurse per nesting level
-            cells = (f"{name} is not a usable notebook: its JSON is nested too deeply",)
-        if isinstance(cells, tuple):
-            return LoadError(stem, name, cells[0])
-        return compiled_cells(cells, name, stem)
+        return _notebook_source(text, name, stem)
     problem = syntax_problem(text, name)
     return LoadError(stem, name, problem) if problem else text
+
+
+def _notebook_source(text: str, name: str, stem: str) -> NotebookSource | LoadError:
+    """A notebook's code, read in a bounded child (notebook_here)."""
+    from autograder.intake import bounded
+
+    try:
+        answer = bounded.run("notebook", [text, name, stem], memo=bounded.digest(text, name, stem))
+    except bounded.OverLimit as err:
+        return LoadError(stem, name, f"{name} was not read: {err} (a notebook of exercises takes a small part "
+                                     f"of that); nothing of it was graded")
+    try:
+        if "error" in answer:
+            return LoadError(stem, name, str(answer["error"]))
+        cells, left_out = ([_cell_from(c) for c in answer[key]] for key in ("cells", "skipped_cells"))
+        return NotebookSource.join(cells, [str(n) for n in answer["skipped"]], left_out)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise bounded.ParserUnavailable(f"the notebook reader gave an answer that is not one ({err})") from None
+
+
+def notebook_here(text: str, name: str, stem: str) -> dict:
+    """What _notebook_source runs in its bounded child: the cells, or {"error": why not}."""
+    try:
+        cells = notebook_cells(text, name)
+    except RecursionError:   # json and nbformat recurse per nesting level
+        cells = (f"{name} is not a usable notebook: its JSON is nested too deeply",)
+    if isinstance(cells, tuple):
+        return {"error": cells[0]}
+    read = compiled_cells(cells, name, stem)
+    if isinstance(read, LoadError):
+        return {"error": read.message}
+    return {"cells": [_plain_cell(c) for c in read.cells], "skipped": list(read.skipped),
+            "skipped_cells": [_plain_cell(c) for c in read.skipped_cells]}
+
+
+_CELL_FIELDS = {"index": int, "source": str, "solution": bool, "runnable": str, "written": str}
+
+
+def _plain_cell(cell: Cell) -> dict:
+    return {key: getattr(cell, key) for key in _CELL_FIELDS}
+
+
+def _cell_from(plain: dict) -> Cell:
+    """A Cell from the child's answer, whose every field must have its type."""
+    if set(plain) != set(_CELL_FIELDS) or any(type(plain[k]) is not t for k, t in _CELL_FIELDS.items()):
+        raise ValueError("a cell that is not one")
+    return Cell(**plain)
 
 
 def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:

@@ -108,13 +108,14 @@ class Sandbox:
 
     @contextlib.contextmanager
     def budget(self, seconds: float | None) -> Iterator[Budget | None]:
-        """Every call and import inside shares `seconds` of wall time; past it they answer a
-        timeout (reason "budget") at once."""
+        """Every call and import inside shares `seconds` of the submission's own time (the wall
+        time the grader waits for its children: not its own work between calls, nor a moment it
+        stood still); past it they answer a timeout (reason "budget") at once."""
         if not seconds or seconds <= 0:
             yield None
             return
         outer = self._budget
-        self._budget = Budget(seconds, time.monotonic() + seconds)
+        self._budget = Budget(seconds)
         try:
             yield self._budget
         finally:
@@ -122,7 +123,7 @@ class Sandbox:
 
     def budget_left(self) -> CallOutcome | None:
         b = self._budget
-        if b is not None and time.monotonic() >= b.deadline:
+        if b is not None and b.used >= b.seconds:
             b.spent = True
             return CallOutcome("timeout", reason=Reason.BUDGET,
                                message=f"not run: this submission used up its time budget of {b.seconds:g} s")
@@ -281,14 +282,11 @@ class Sandbox:
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
             return self._failed(sent, err)
         finally:
-            waited = sent.deadline.take_back()
-            if waited and self._budget is not None:     # another lane's time, not this submission's
-                self._budget.deadline += waited
+            sent.deadline.take_back()    # waiting for the core back: another lane's time, not charged
         return header, blobs, child.output_since(sent.start)
 
     def _deadline(self, child: Child, timeout: float) -> Deadline:
-        return Deadline(child, timeout, self.limits, self._budget.deadline if self._budget is not None else None,
-                        self.cores)
+        return Deadline(child, timeout, self.limits, self._budget, self.cores)
 
     def _failed(self, sent: Sent, err: Exception) -> CallOutcome:
         """What an exchange that raised means: the child is dead afterwards."""

@@ -159,7 +159,8 @@ def _notebook_cells(text: str) -> list[str]:
     """The code cells' sources, read loosely: load.notebook_cells is the real reader, but it
     imports the contract (and so numpy), which this module is imported before."""
     try:
-        cells = json.loads(text).get("cells", [])
+        # numbers stay text: converting a long one costs time quadratic in its digits on some interpreters
+        cells = json.loads(text, parse_int=str, parse_float=str).get("cells", [])
     except (ValueError, AttributeError, RecursionError):
         return []
     parts = []

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.outcome import Limits, Reason
+from autograder.sandbox.outcome import Budget, Limits, Reason
 from autograder.sandbox.inside.protocol import FrameTimeout
 from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.cgroups import ChildCgroup, process_cpu_seconds
@@ -28,6 +28,7 @@ from autograder.sandbox.cores import LEND_AFTER, LEND_BELOW, Cores
 
 OUTPUT_TAIL = 2048
 IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
+STALL_SLACK = 0.5        # s a wait may come back late before the lateness counts as the grader's stall
 
 
 class Child:
@@ -119,15 +120,20 @@ class Child:
 
 
 class Deadline:
-    """When a request has taken too long: CPU limit, no progress, wall backstop, budget."""
+    """When a request has taken too long: CPU limit, no progress, wall backstop, budget.
 
-    def __init__(self, child: Child, limit: float, limits: Limits, budget_end: float | None,
+    The submission's budget (outcome.Budget) is charged only with the time the grader waits for
+    the child's answer and spends answering its provided calls, and never with a moment the grader
+    itself stood still: a wait that came back later than the grader asked (its interpreter held
+    by another thread, the process stopped) gives that time back to the request's clocks."""
+
+    def __init__(self, child: Child, limit: float, limits: Limits, budget: Budget | None,
                  cores: Cores | None = None):
         self.child, self.limit = child, limit
         self.start = time.monotonic()
         self.cpu0 = child.cpu_seconds()
         self.backstop = self.start + max(limit * limits.wall_factor, limit + 2.0)
-        self.budget_end = budget_end
+        self.budget = budget
         self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
         self.answering = 0.0     # s the grader spent computing the child's provided calls: counted as its CPU
         self.cores = cores       # a class run's: lent while the child sleeps (cores.py)
@@ -135,8 +141,25 @@ class Deadline:
 
     def next_check(self) -> float:
         """Seconds to wait for the answer before looking at the clocks again."""
-        ends = [self.backstop] + ([self.budget_end] if self.budget_end is not None else [])
-        return min(0.25, max(0.01, min(ends) - time.monotonic()))
+        end = self.backstop - time.monotonic()
+        if self.budget is not None:
+            end = min(end, self.budget.seconds - self.budget.used)
+        return min(0.25, max(0.01, end))
+
+    def waited(self, asked: float, took: float) -> None:
+        """A wait for the child of `asked` s that took `took`: charged to the budget; what the
+        grader overslept beyond STALL_SLACK is its own stall (the budget's `stalled`), given back."""
+        late = took - asked
+        if late > STALL_SLACK:
+            self._given_back(late)
+            if self.budget is not None:
+                self.budget.stalled += late
+            took = asked
+        self.charge(took)
+
+    def charge(self, seconds: float) -> None:
+        if self.budget is not None:
+            self.budget.used += max(0.0, seconds)
 
     def child_cpu(self) -> float:
         """CPU seconds of the request: the child's, and the grader's answering its provided calls."""
@@ -148,7 +171,7 @@ class Deadline:
         budget) are about waiting for an answer, and a request read late (sent ahead, or while
         its lane waited for a core) must not be judged by when the grader came to read it."""
         now = time.monotonic()
-        if self.budget_end is not None and now >= self.budget_end and not answered:
+        if self.budget is not None and self.budget.used >= self.budget.seconds and not answered:
             return Reason.BUDGET
         cpu = self.child_cpu()
         if cpu >= self.limit:
@@ -174,10 +197,12 @@ class Deadline:
         try:
             work()
         finally:
-            away = time.monotonic() - started
-            self.start += away
-            self.backstop += away
-            self.window = (self.window[0] + away, self.window[1])
+            self._given_back(time.monotonic() - started)
+
+    def _given_back(self, away: float) -> None:
+        self.start += away
+        self.backstop += away
+        self.window = (self.window[0] + away, self.window[1])
 
     def lend_if_idle(self) -> None:
         """Lends this lane's core once the child has waited long with almost no CPU of its own
@@ -276,7 +301,9 @@ def _answer(header: dict, blobs: list, provided: dict[str, dict[str, Callable]],
     try:
         return answer_provided(header, blobs, provided)
     finally:
-        deadline.answering += max(time.monotonic() - wall0, time.thread_time() - cpu0)
+        spent = max(time.monotonic() - wall0, time.thread_time() - cpu0)
+        deadline.answering += spent
+        deadline.charge(spent)
 
 
 def _flush(child: Child) -> None:
@@ -296,11 +323,14 @@ def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
         why = deadline.expired()
         if why:
             raise _Expired(why)
+        asked, waited_from = deadline.next_check(), time.monotonic()
         try:
-            protocol.send_frame(sock, bytes(view[: 1 << 20]), time.monotonic() + deadline.next_check())
+            protocol.send_frame(sock, bytes(view[: 1 << 20]), waited_from + asked)
             view = view[1 << 20:]
         except FrameTimeout:
             continue
+        finally:
+            deadline.waited(asked, time.monotonic() - waited_from)
 
 
 def _recv(child: Child, deadline: Deadline, max_frame: int, beside: Callable[[], dict] | None = None) \
@@ -313,8 +343,9 @@ def _recv(child: Child, deadline: Deadline, max_frame: int, beside: Callable[[],
             raise _Expired(why)
         if not readable or child.outbox:
             others = beside() if beside is not None else {}
-            readable, writable, _ = select.select([sock, *others], [sock] if child.outbox else [], [],
-                                                  deadline.next_check())
+            asked, waited_from = deadline.next_check(), time.monotonic()
+            readable, writable, _ = select.select([sock, *others], [sock] if child.outbox else [], [], asked)
+            deadline.waited(asked, time.monotonic() - waited_from)
             if writable:
                 _flush(child)
             for other in readable:

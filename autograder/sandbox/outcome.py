@@ -50,7 +50,7 @@ class Limits:
     cpu_seconds: Annotated[int, Constraints(ge=1, le=86400)] = 120         # CPU time per child process (RLIMIT_CPU)
     max_processes: Annotated[int, Constraints(ge=1, le=4096)] = 32         # processes of one child together (pids cgroup / NPROC)
     output_kb: Annotated[int, Constraints(ge=1, le=1 << 20)] = 1024        # what a submission may print (RLIMIT_FSIZE of its capture)
-    submission_timeout: Annotated[float, Constraints(gt=0, le=86400)] = 60.0   # wall s for all checks of one submission
+    submission_timeout: Annotated[float, Constraints(gt=0, le=86400)] = 60.0   # s of waiting for one submission's children, all checks
     # The sandbox's own settings: the defaults suit every course.
     max_frame_bytes: Annotated[int, Constraints(ge=1 << 16)] = 64 * 1024 * 1024   # the largest answer accepted from a child
     max_restarts: Annotated[int, Constraints(ge=0)] = 3             # fresh children per session after a timeout or crash
@@ -154,9 +154,11 @@ class Isolation:
 
 @dataclass
 class Budget:
-    """A wall-clock budget shared by every call of one submission (see Sandbox.budget)."""
+    """The time one submission's children may take, shared by all its calls (see Sandbox.budget):
+    the wall time the grader spent waiting for them, and nothing else (exchange.Deadline)."""
     seconds: float
-    deadline: float
+    used: float = 0.0        # s charged so far
+    stalled: float = 0.0     # s the grader itself stood still meanwhile (not charged)
     spent: bool = False
     notes: list[str] = field(default_factory=list)
 

@@ -1,0 +1,411 @@
+"""Red team: what the grader parses itself of a student's upload is bounded, and no one
+else pays for it.
+
+Three uploads attack the parsers the grader runs before any sandbox applies: a .tar.gz whose first
+member is a pax header of digits (tarfile parses it in time quadratic in their number, holding
+the interpreter), a .tar.gz whose GNU long-name header declares gigabytes (tarfile reads them
+whole), and a notebook of long cells with `!` lines (IPython's input transformer reads the whole
+cell again for each one). Each sits in a class beside honest students (copies of the solutions:
+full marks) graded by `attnkit grade` in a subprocess, as a user runs it, under a 2 GiB memory
+cap (tests/memory_capped.py) and a timeout: the run must finish, write grades.csv, keep the honest
+students' full marks and tell the attacker which upload was refused. The same on a Dask worker
+and under `nbgrader autograde`.
+
+Then the budget: an honest submission's time is its own children's, never a stall of the grader
+nor its work between calls; and a result whose failure is the grader's is graded again on resume.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.config import KIT_ROOT
+from autograder.results import SubmissionResult
+from tests.memory_capped import memory_cap, run_capped
+
+SOLUTIONS = KIT_ROOT / "solutions"
+CAP_MB = 2048
+# The sandbox's children take their memory limit under the grader's cap: where that cap is RLIMIT_AS
+# (no cgroup for a normal user), which they inherit, theirs must fit below it.
+CHILD_MB = 1024
+FULL_MARKS = 53
+# Long enough for the run with bounded parsers on a loaded machine; a parser that is not bounded
+# takes minutes of CPU on each attack.
+RUN_TIMEOUT = 240
+
+
+# ---------------------------------------------------------------------- the uploads
+
+
+def pax_digits_tgz(digits: int = 250_000) -> bytes:
+    """A .tar.gz (a few hundred bytes) whose first member is a pax header of `digits` digits."""
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type, info.size = tarfile.XHDTYPE, digits
+    tar = info.tobuf(format=tarfile.USTAR_FORMAT) + _padded(b"1" * digits) + b"\0" * 1024
+    return gzip.compress(tar, 9)
+
+
+def gnu_long_name_tgz(declared: int = 4 << 30) -> bytes:
+    """A .tar.gz of about 4 MB whose GNU long-name header declares `declared` bytes of zeros: gzip
+    members of 64 MB of zeros each, one after the other (a gzip file may hold several)."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = tarfile.GNUTYPE_LONGNAME, declared
+    zeros = gzip.compress(b"\0" * (64 << 20), 9)
+    return gzip.compress(info.tobuf(format=tarfile.GNU_FORMAT), 9) + zeros * (declared // (64 << 20))
+
+
+def escaped_notebook(cells: int = 3, lines: int = 8_000, escaped: int = 200) -> bytes:
+    """A notebook of `cells` code cells of `lines` lines, `escaped` of them `!` lines."""
+    step = lines // escaped
+    source = "\n".join("!echo hi" if i % step == 0 else f"x{i} = {i}" for i in range(lines))
+    made = [{"cell_type": "code", "id": f"long-{i}", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": source} for i in range(cells)]
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": made}).encode()
+
+
+def _padded(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 512)
+
+
+# ---------------------------------------------------------------------- a class with one attacker
+
+
+HONEST = ("honest_a", "honest_b")
+
+
+def build_class(root: Path, attacker: dict[str, bytes]) -> Path:
+    """Two honest students (the solutions) and `attacker` (file name -> bytes) beside the witness
+    hand_computation.py, whose grade shows the attacker's other work is graded."""
+    class_dir = root / "class"
+    for name in HONEST:
+        folder = class_dir / name
+        folder.mkdir(parents=True)
+        for path in SOLUTIONS.glob("*.py"):
+            (folder / path.name).write_bytes(path.read_bytes())
+    folder = class_dir / "attacker"
+    folder.mkdir(parents=True)
+    (folder / "hand_computation.py").write_bytes((SOLUTIONS / "hand_computation.py").read_bytes())
+    for name, data in attacker.items():
+        (folder / name).write_bytes(data)
+    return class_dir
+
+
+def course_file(root: Path, exercises: tuple[str, ...] | None = None) -> Path:
+    """The kit's course.yml (its `exercises` only, when given), its children's memory at CHILD_MB."""
+    data = yaml.safe_load((KIT_ROOT / "course.yml").read_text(encoding="utf-8"))
+    data["limits"]["memory_mb"] = CHILD_MB
+    if exercises is not None:
+        data["exercises"] = {stem: data["exercises"][stem] for stem in exercises}
+    path = root / "course.yml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def kit_env(tmp: Path | None = None) -> dict:
+    """The kit importable; `tmp`: the run's temporary folder (the uploads it unpacks are staged there,
+    not among other tests' in the system's)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
+    if tmp is not None:
+        tmp.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(tmp)
+    return env
+
+
+def attnkit_grade(class_dir: Path, out: Path):
+    """`attnkit grade` as a user runs it, under the memory cap; a run past RUN_TIMEOUT fails the test."""
+    argv = [sys.executable, "-m", "autograder.cli", "--course", str(course_file(class_dir.parent)), "grade",
+            str(class_dir), "--out", str(out), "--jobs", "2"]
+    try:
+        return run_capped(argv, memory_mb=CAP_MB, timeout=RUN_TIMEOUT, env=kit_env(class_dir.parent / "tmp"),
+                          cwd=str(class_dir.parent))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`attnkit grade` did not finish within {RUN_TIMEOUT} s")
+
+
+def assert_only_the_attacker_paid(run, out: Path, refused: str, said: str) -> SubmissionResult:
+    """The run finished under the cap, grades.csv holds everyone, the honest students have full
+    marks, and the attacker's result says `said` of the upload `refused`. Returns the attacker's."""
+    assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.returncode, run.stderr[-3000:])
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
+    assert sorted(rows) == sorted([*HONEST, "attacker"]), rows
+    for name in HONEST:
+        assert float(rows[name]["total"]) == FULL_MARKS, (name, rows[name])
+    assert float(rows["attacker"]["hand_computation"]) == 7, rows["attacker"]
+    data = json.loads((out / "results" / "attacker.json").read_text(encoding="utf-8"))
+    told = json.dumps(data["extra_data"]["result"])
+    assert re.search(re.escape(refused) + r"[^\"]*" + said, told), told[:3000]
+    return SubmissionResult.from_dict(data["extra_data"]["result"])
+
+
+# past its CPU time or memory; or, on a machine so busy the parse got its CPU time slowly, its wall time
+ARCHIVE_REFUSED = "was not opened: reading it (?:needs|took) more than"
+NOTEBOOK_REFUSED = "was not read: reading it (?:needs|took) more than"
+
+
+@pytest.mark.slow
+def test_a_pax_header_of_digits_costs_its_author_alone(tmp_path):
+    class_dir = build_class(tmp_path, {"attention.tar.gz": pax_digits_tgz()})
+    run = attnkit_grade(class_dir, tmp_path / "out")
+    assert_only_the_attacker_paid(run, tmp_path / "out", "attention.tar.gz", ARCHIVE_REFUSED)
+
+
+@pytest.mark.slow
+def test_a_long_name_header_of_gigabytes_costs_its_author_alone_within_the_memory_cap(tmp_path):
+    class_dir = build_class(tmp_path, {"attention.tar.gz": gnu_long_name_tgz()})
+    run = attnkit_grade(class_dir, tmp_path / "out")
+    assert_only_the_attacker_paid(run, tmp_path / "out", "attention.tar.gz", ARCHIVE_REFUSED)
+
+
+@pytest.mark.slow
+def test_a_notebook_of_escaped_lines_costs_its_author_alone(tmp_path):
+    class_dir = build_class(tmp_path, {"attention.ipynb": escaped_notebook()})
+    run = attnkit_grade(class_dir, tmp_path / "out")
+    result = assert_only_the_attacker_paid(run, tmp_path / "out", "attention.ipynb", NOTEBOOK_REFUSED)
+    attention = result.exercise("attention")
+    assert attention.graded_file == "attention.ipynb" and all(c.reason == "load_error" for c in attention.checks)
+
+
+# ---------------------------------------------------------------------- on a Dask worker
+
+
+def test_the_client_sends_an_archive_as_it_is_for_the_worker_to_open(tmp_path):
+    """The cluster's client packs an uploaded archive unopened (its parsers are the worker's)."""
+    from autograder.cluster.transport import pack_submission, unpack_submission
+    from autograder.contract import STEMS
+
+    data = pax_digits_tgz(2_000)
+    folder = build_class(tmp_path, {"attention.tar.gz": data}) / "attacker"
+    dest = tmp_path / "unpacked"
+    dest.mkdir()
+    unpack_submission(pack_submission(folder, STEMS), dest, STEMS)
+    assert (dest / "attention.tar.gz").read_bytes() == data
+
+
+@pytest.mark.slow
+def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
+    """The archive and the notebook attacks in one class graded on a worker under the memory cap."""
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    from tests.test_distributed import _env, _free_port
+
+    class_dir = build_class(tmp_path, {"attention.tar.gz": pax_digits_tgz(), "causal_mask.tar.gz": gnu_long_name_tgz()})
+    notebook = class_dir / "notebook"
+    notebook.mkdir()
+    (notebook / "hand_computation.py").write_bytes((SOLUTIONS / "hand_computation.py").read_bytes())
+    (notebook / "attention.ipynb").write_bytes(escaped_notebook())
+    (tmp_path / "tmp").mkdir()      # where the worker stages the uploads it unpacks
+    env, address = _env() | {"TMPDIR": str(tmp_path / "tmp")}, f"tcp://127.0.0.1:{_free_port()}"
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0", "--no-show"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        with memory_cap(CAP_MB) as (cap, enter):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2", "--nworkers", "1",
+                 "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(tmp_path / "worker")],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter))
+            with Client(address, timeout=60) as client:
+                client.wait_for_workers(1, timeout=120)
+            out, course = tmp_path / "out", course_file(tmp_path)
+            try:
+                run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
+                                      str(class_dir), "--out", str(out), "--scheduler", address],
+                                     capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=str(tmp_path))
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
+            out_of_memory = cap.out_of_memory()
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(30)
+    assert run.returncode == 0 and not out_of_memory, (run.returncode, run.stderr[-3000:])
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
+    for name in HONEST:
+        assert float(rows[name]["total"]) == FULL_MARKS, (name, rows[name])
+    for name, refused, said in (("attacker", "attention.tar.gz", ARCHIVE_REFUSED),
+                                ("attacker", "causal_mask.tar.gz", ARCHIVE_REFUSED),
+                                ("notebook", "attention.ipynb", NOTEBOOK_REFUSED)):
+        assert float(rows[name]["hand_computation"]) == 7, rows[name]
+        told = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
+        assert re.search(re.escape(refused) + r"[^\"]*" + said, told), (name, refused, told[:3000])
+
+
+# ---------------------------------------------------------------------- under nbgrader autograde
+
+
+@pytest.mark.slow
+def test_under_nbgrader_autograde_a_notebook_of_escaped_lines_costs_its_author_alone(tmp_path):
+    """An honest student and one whose submitted notebook is the escaped one: `nbgrader autograde`
+    (the kit reading the notebooks in nbgrader's own process) finishes under the cap; the honest
+    student keeps full marks, the attacker's test cells say the notebook was not read."""
+    import nbformat
+
+    from autograder.checks import check_ids
+    from autograder.config import load_course
+    from autograder.nbgrader.course import write_course
+    from tests.test_redteam_bounded import _this_interpreter_for_nbgrader
+
+    path = course_file(tmp_path, ("attention",))
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    root = tmp_path / "course"
+    write_course(root, KIT_ROOT, load_course(path, known_checks=check_ids()), course_file=path)
+    env = _this_interpreter_for_nbgrader(tmp_path, kit_env())
+
+    def nbgrader(*args: str):
+        try:
+            return run_capped([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}"],
+                              memory_mb=CAP_MB, timeout=RUN_TIMEOUT, env=env, cwd=str(root))
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"`nbgrader {args[0]}` did not finish within {RUN_TIMEOUT} s")
+
+    run = nbgrader("generate_assignment", "self_attention", "--force")
+    assert run.returncode == 0, run.stderr[-3000:]
+    source = root / "source" / "self_attention" / "attention.ipynb"
+    for student in ("honest", "attacker"):
+        nb = nbformat.read(source, as_version=4)
+        if student == "attacker":      # long cells of `!` lines after the student's own work
+            long_cells = nbformat.reads(escaped_notebook().decode(), as_version=4).cells
+            nb.cells.extend(nbformat.v4.new_code_cell(c.source) for c in long_cells)
+        target = root / "submitted" / student / "self_attention"
+        target.mkdir(parents=True)
+        nbformat.write(nb, target / "attention.ipynb")
+    run = nbgrader("autograde", "self_attention", "--force")
+    assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.stdout[-2000:], run.stderr[-3000:])
+    run = nbgrader("export")
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO((root / "grades.csv").read_text()))}
+    assert rows["honest"] == sum(float(v if not isinstance(v, dict) else v["points"])
+                                 for v in data["exercises"]["attention"]["checks"].values()), rows
+    assert rows["attacker"] == 0, rows
+    graded = nbformat.read(root / "autograded" / "attacker" / "self_attention" / "attention.ipynb", as_version=4)
+    told = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
+                   for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert re.search("attention.ipynb " + NOTEBOOK_REFUSED, told), told[-2000:]
+
+
+# ---------------------------------------------------------------------- the budget is the student's own time
+
+
+BUSY = """
+import time
+
+
+def softmax(x, axis=-1):
+    t = time.process_time()
+    while time.process_time() - t < 0.05:
+        pass
+    return x
+"""
+
+
+def _hold_the_interpreter(seconds_of_digits: int = 40_000) -> threading.Thread:
+    """A thread that holds the interpreter in one long C call (the regex tarfile's pax headers go
+    through, on digits: seconds), as a parse in the grader would."""
+    thread = threading.Thread(target=lambda: re.search(rb"\d+ hdrcharset=", b"1" * seconds_of_digits), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_stall_of_the_grader_is_not_charged_to_the_submission_being_graded(sandbox):
+    from textwrap import dedent
+
+    outcomes = []
+    with sandbox.budget(2.0) as budget:
+        with sandbox.session("attention", dedent(BUSY), "attention.py") as s:
+            outcomes.append(s.call("softmax", [1.0]))
+            started = time.monotonic()
+            holder = _hold_the_interpreter()
+            outcomes += [s.call("softmax", [1.0]) for _ in range(5)]
+            holder.join()
+            stood = time.monotonic() - started
+    assert stood > 2.0, f"the interpreter was held only {stood:.1f} s: the test proves nothing here"
+    assert [o.status for o in outcomes] == ["ok"] * 6, [(o.status, o.message) for o in outcomes]
+    assert budget.used < 2.0, budget
+
+
+def test_the_graders_own_work_between_calls_is_not_charged_to_the_submission(sandbox):
+    from textwrap import dedent
+
+    with sandbox.budget(1.0) as budget:
+        with sandbox.session("attention", dedent(BUSY), "attention.py") as s:
+            outcomes = []
+            for _ in range(4):
+                outcomes.append(s.call("softmax", [1.0]))
+                time.sleep(0.4)      # the grader checking the answer, diagnosing, drawing
+    assert [o.status for o in outcomes] == ["ok"] * 4, [(o.status, o.message) for o in outcomes]
+    assert budget.used < 1.0, budget
+
+
+# ---------------------------------------------------------------------- a failure of the grader is graded again
+
+
+def _graded_result(course, reason: str = "") -> SubmissionResult:
+    from autograder.results import CheckResult, ExerciseResult
+
+    exercises = []
+    for stem, ex in course.exercises.items():
+        checks = tuple(CheckResult(cid, stem, cid, "passed", cfg.points, cfg.points, hidden=cfg.hidden)
+                       for cid, cfg in ex.checks.items())
+        exercises.append(ExerciseResult(stem, ex.title, checks))
+    if reason:
+        first = exercises[0].checks[0]
+        exercises[0] = ExerciseResult(exercises[0].stem, exercises[0].title, (
+            CheckResult(first.check_id, first.exercise, first.title, "error", 0.0, first.max_score, "stopped",
+                        hidden=first.hidden, reason=reason), *exercises[0].checks[1:]))
+    return SubmissionResult("ada", tuple(exercises), course.seed, course.assignment)
+
+
+def test_a_stored_result_with_a_failure_of_the_grader_is_not_reused(tmp_path, course):
+    from autograder.grading.student import Student, fingerprint, load_previous, result_path, result_text, run_key
+
+    out, folder = tmp_path / "out", tmp_path / "class" / "ada"
+    folder.mkdir(parents=True)
+    (out / "results").mkdir(parents=True)
+    student = Student("ada", folder)
+    key, fp = run_key(out), fingerprint(student, course)
+    path = result_path(out, "ada")
+    path.write_text(result_text(_graded_result(course), fp, course, key))
+    assert load_previous(out, student, fp, key) is not None
+    path.write_text(result_text(_graded_result(course, "grader_error"), fp, course, key))
+    assert load_previous(out, student, fp, key) is None
+
+
+def test_a_timeout_while_the_grader_stood_still_is_the_graders(course):
+    from autograder.grading.submission import _stalls_are_the_graders
+    from autograder.sandbox.outcome import Budget
+
+    result = _graded_result(course, "timeout")
+    calm = _stalls_are_the_graders(result.exercises, Budget(60.0, used=3.0))
+    assert [c.reason for e in calm for c in e.checks] == [c.reason for c in result.checks]
+    stalled = _stalls_are_the_graders(result.exercises, Budget(60.0, used=3.0, stalled=30.0))
+    first = stalled[0].checks[0]
+    assert first.reason == "grader_error" and "graded again" in first.message, first
+
+
+def test_a_call_the_sandbox_itself_failed_is_the_graders():
+    from autograder.checks.base import StudentCallError
+    from autograder.grading.student_implementation import StudentImplementation
+    from autograder.sandbox.outcome import CallOutcome, Reason
+
+    implementation = StudentImplementation.__new__(StudentImplementation)
+    implementation._filename, implementation._stem, implementation._source = "attention.py", "attention", ""
+    implementation._defined_in_skipped = {}
+    with pytest.raises(StudentCallError) as raised:
+        implementation._unwrap("softmax", CallOutcome("crashed", reason=Reason.SANDBOX,
+                                                      message="the sandbox's server process died"))
+    assert raised.value.status == "grader_error", raised.value.status
