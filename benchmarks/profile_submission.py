@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     from autograder.reports.feedback import feedback_markdown
     from autograder.reports.feedback_html import feedback_html
     from autograder.grading.student import result_text
-    from autograder.grading.class_run import class_sandbox
+    from autograder.grading.grade import grading_sandbox
     from autograder.sandbox.zygotes import needs as zygote_needs
 
     course = load_course(known_checks=check_ids())
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
           f"(a fresh interpreter, median of 3)")
     figures: dict = {"repeat": n, "small_pages": args.small_pages, "imports_core_s": imports}
 
-    sandbox = class_sandbox(course.limits)       # as `attnkit grade`'s lanes have it
+    sandbox = grading_sandbox(course.limits, many=True)       # as `attnkit grade`'s lanes have it
     sandbox.zygotes.huge_pages = not args.small_pages
     with sandbox:
         meter = Meter(sandbox)

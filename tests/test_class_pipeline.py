@@ -27,7 +27,7 @@ def test_a_worker_grades_the_next_student_while_the_last_ones_files_are_written(
             next_started.set()
         return unanswered(student, course, "stand-in", "refused")
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     seen_while_writing: list[bool] = []
 
     def on_result(result, reused):
@@ -211,7 +211,7 @@ def test_the_interpreter_changes_hands_more_often_while_a_class_is_graded(tmp_pa
         seen.append(sys.getswitchinterval())
         return unanswered(student, course, "stand-in", "refused")
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     before = sys.getswitchinterval()
     ClassRun(tmp_path / "class", tmp_path / "out", course).run(
         LocalGrading(course, jobs=1, isolation=False, preflight=False))
@@ -245,7 +245,7 @@ def test_the_preflight_is_graded_beside_the_first_students_and_no_result_comes_b
         events.append("preflight passed")
         return Preflight(PreflightStatus.PASSED, 0.1)
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     monkeypatch.setattr(local_grading, "preflight_known", lambda *args, **kwargs: None)
     monkeypatch.setattr(local_grading, "grade_preflight", grade_preflight)
     monkeypatch.setattr(local_grading, "solution_sources", lambda course: [])
@@ -275,7 +275,7 @@ def test_a_preflight_that_fails_beside_the_first_students_writes_none_of_their_r
         a_student_graded.wait(WAIT_S)
         raise PreflightFailed(1.0, 2.0, [("attention.softmax.values", "not seen")])
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     monkeypatch.setattr(local_grading, "preflight_known", lambda *args, **kwargs: None)
     monkeypatch.setattr(local_grading, "grade_preflight", grade_preflight)
     monkeypatch.setattr(local_grading, "solution_sources", lambda course: [])

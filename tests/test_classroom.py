@@ -25,7 +25,8 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.grading.student import Student, fingerprint, grade_class, load_previous, run_key
+from autograder.grading.local_grading import grade_class
+from autograder.grading.student import Student, fingerprint, load_previous, run_key
 from autograder.intake.students import find_students
 from autograder.config import KIT_ROOT
 from autograder.diagnosis.advice import GENERIC_HINT
@@ -589,16 +590,16 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_grades(run, tmp_path):
 
 
 def test_a_grader_failure_on_one_student_does_not_stop_the_class(run, tmp_path, monkeypatch):
-    import autograder.grading.student as classroom
+    import autograder.grading.grade as one_grade
 
-    real = classroom.grade_submission
+    real = one_grade.grade_submission
 
     def flaky(folder, course, sandbox, *, student=None, stems=None, **more):
         if student == "cleo":
             raise RuntimeError("the grader broke")
         return real(folder, course, sandbox, student=student, stems=stems, **more)
 
-    monkeypatch.setattr(classroom, "grade_submission", flaky)
+    monkeypatch.setattr(one_grade, "grade_submission", flaky)
     class_dir = tmp_path / "class"
     for name in ("cleo", "José Ñúñez"):
         shutil.copytree(run.class_dir / name, class_dir / name)
@@ -607,7 +608,7 @@ def test_a_grader_failure_on_one_student_does_not_stop_the_class(run, tmp_path, 
     assert results["cleo"].score == 0 and results["cleo"].checks[0].reason == "grader_error"
     assert "the grader broke" in results["cleo"].checks[0].message
     # not reused by a rerun: it is graded again
-    monkeypatch.setattr(classroom, "grade_submission", real)
+    monkeypatch.setattr(one_grade, "grade_submission", real)
     again = {r.student: r for r in grade_class(class_dir, tmp_path / "out", run.course, jobs=2)}
     assert again["cleo"].score == 14
 

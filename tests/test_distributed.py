@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from autograder.checks import check_ids  # noqa: E402
-from autograder.grading.student import grade_class  # noqa: E402
+from autograder.grading.local_grading import grade_class  # noqa: E402
 from autograder.cluster.client import grade_class_on_cluster  # noqa: E402
 from autograder.cluster.transport import PackError, pack_submission, unpack_submission  # noqa: E402
 from autograder.cluster.validate import BadAnswer, parse_answer  # noqa: E402

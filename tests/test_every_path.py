@@ -4,7 +4,7 @@ cell's grading gives the same score per exercise, and the same intake flags wher
 shows them. Before the fix `check` scored zoe's attention 3/13 (the unscaled .py) while
 `grade` wrote 13/13 (the notebook: both forms graded, the better kept).
 
-The Dask worker grades through `grading.student.grade_student`, as `attnkit grade` does;
+The Dask worker grades through `grading.grade.grade`, as `attnkit grade` does;
 tests/test_distributed.py holds a cluster run equal to a local one.
 """
 
@@ -22,7 +22,7 @@ import pytest
 from rich.console import Console
 
 from autograder.checks import check_ids
-from autograder.grading.student import grade_class
+from autograder.grading.local_grading import grade_class
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.grading.course_session import GradingSession
 from autograder.frontends.watch import Watcher
@@ -53,6 +53,17 @@ def _folders(root: Path) -> Path:
                  "causal_mask.py": (EXERCISES / "causal_mask.py").read_text()},
         "hostile": {"causal_mask.py": (HOSTILE / "os_exit" / "causal_mask.py").read_text(), "attention.py": right},
     }
+    # An upload that is an archive: unpacked by every path alike (the one grade function stages it).
+    import io
+    import zipfile
+
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as zf:
+        zf.writestr("hw/attention.py", unscaled)
+        zf.writestr("hw/causal_mask.py", (SOLUTIONS / "causal_mask.py").read_text())
+        zf.writestr("hw/multihead.py", (SOLUTIONS / "multihead.py").read_text())
+    (root / "zipped").mkdir(parents=True)
+    (root / "zipped" / "my work.zip").write_bytes(packed.getvalue())
     for student, files in cases.items():
         for name, text in files.items():
             path = root / student / name
@@ -130,6 +141,28 @@ def test_an_nbgrader_cell_grades_the_notebook_as_grade_does(klass, course, sessi
 
     folder = klass / "scratch"
     wanted = [cid for cid in check_ids()["attention"]]
-    checks = grade_checks("attention", load_stem(folder, "attention"), course, session.sandbox, wanted)
+    checks = grade_checks(folder / "attention.ipynb", load_stem(folder, "attention"), course, session.sandbox,
+                          wanted)
     graded = session.grade(folder, stems=("attention",)).exercise("attention")
     assert sum(c.score for c in checks) == graded.score == graded.max_score
+
+
+SUBSET = ("attention.softmax.rows", "attention.scaled_dot_product_attention.single")
+
+
+@pytest.mark.slow
+def test_a_subset_of_checks_is_the_same_on_check_watch_and_grade(klass, course):
+    """`attnkit check --exercise ID` and its watcher grade those checks only, with the scores
+    `attnkit grade` gives them; an archive is unpacked on both paths."""
+    full = {r.student: r for r in grade_class(klass, klass.parent / "out-subset", course, jobs=2)}
+    with GradingSession(course, only=set(SUBSET)).start() as subset:
+        for student in ("zoe", "zipped"):
+            checked = subset.grade(klass / student, stems=("attention",)).exercise("attention")
+            assert {c.check_id for c in checked.checks} == set(SUBSET), student
+            expected = {c.check_id: c.score for c in full[student].exercise("attention").checks if c.check_id in SUBSET}
+            assert {c.check_id: c.score for c in checked.checks} == expected, student
+            watcher = Watcher(subset, klass / student, ("attention",), Console(file=open(os.devnull, "w")))
+            watched = watcher.regrade("attention")
+            assert {c.check_id: c.score for c in watched.checks} == expected, student
+    assert "my work.zip" in full["zipped"].exercise("attention").note
+    assert full["zipped"].exercise("attention").score < full["zipped"].exercise("attention").max_score   # unscaled

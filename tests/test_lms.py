@@ -23,7 +23,7 @@ import pytest
 from rich.console import Console
 
 from autograder.intake.archives import MAX_MEMBERS, ArchiveRefused, Budget, extract
-from autograder.grading.student import grade_class
+from autograder.grading.local_grading import grade_class
 from autograder.config import KIT_ROOT
 from autograder.intake.lms import Layout, detect, read_class
 from autograder.reports.summary import print_summary

@@ -1190,12 +1190,12 @@ def test_a_class_runs_zygotes_are_backed_by_huge_pages_a_checks_are_not(course):
     into 2 MiB pages first, so that a fork copies (and a child's exit frees) one page-table entry
     per 2 MiB, not per 4 KiB (the torch child: about 13 core-ms less). A single check's zygote forks
     a few children: not worth the collapse (0.3 s for the torch zygote)."""
-    from autograder.grading.class_run import class_sandbox
+    from autograder.grading.grade import grading_sandbox
     from autograder.sandbox import Sandbox
 
     if not _huge_pages_collapse_here():
         pytest.skip("this kernel does not collapse memory into huge pages on request (MADV_COLLAPSE, Linux 6.1)")
-    with class_sandbox(course.limits) as box:
+    with grading_sandbox(course.limits, many=True) as box:
         with box.session("multihead", "import torch\nx = 1\n", "multihead.py") as s:
             assert s.attribute("x", returns="array").status == "ok"
         torch_zygote = box.zygotes.by_needs[(True, True)]

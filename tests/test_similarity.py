@@ -273,7 +273,7 @@ def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monke
                                                                              graded_file=filename),), course.seed)
         return given[student.name]
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     out = tmp_path / "out"
     ClassRun(class_dir, out, course).run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
 
@@ -309,7 +309,7 @@ def test_the_better_of_two_copies_is_the_code_compared(tmp_path, course, monkeyp
         return SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
                                                               graded_file=graded[student.name]),), course.seed)
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     out = tmp_path / "out"
     ClassRun(class_dir, out, course).run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -351,7 +351,7 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
             read_at_end.append(sorted(s.name for s in students))
         return real(students, result_of, exercises, reading)
 
-    monkeypatch.setattr(local_grading, "grade_student", grade_student)
+    monkeypatch.setattr(local_grading, "grade", grade_student)
     monkeypatch.setattr(class_code, "graded_code", graded_code)
     out = tmp_path / "out"
 

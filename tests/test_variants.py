@@ -208,7 +208,7 @@ def test_the_course_s_published_answers_are_flagged_on_any_path(varied, sandbox)
 
 
 def test_grade_flags_copied_answers_naming_both_for_the_instructor_only(varied, tmp_path):
-    from autograder.grading.student import grade_class
+    from autograder.grading.local_grading import grade_class
 
     class_dir = tmp_path / "class"
     _submission(class_dir / "ada", varied, "ada")

@@ -25,10 +25,10 @@ from typing import Iterator
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from autograder.grading.student import Student, grade_student, kit_fingerprint
+from autograder.grading.grade import grade, grading_sandbox
+from autograder.grading.student import Student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config import CourseConfig, course_from_data
-from autograder.grading.class_run import class_sandbox
 from autograder.grading.preflight import PreflightFailed, run_preflight
 from autograder.results import SubmissionResult
 from autograder.sandbox import Limits, Sandbox, SandboxError
@@ -119,7 +119,8 @@ class SandboxPlugin(WorkerPlugin):
         return ""
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
-        box = class_sandbox(Limits(**self.limits_fields), hide=self.hide, require_isolation=require_isolation)
+        box = grading_sandbox(Limits(**self.limits_fields), hide=self.hide, require_isolation=require_isolation,
+                              many=True)
         with self._lock:
             self._all.append(box)
         return box
@@ -196,7 +197,7 @@ def grade_packed(student: str, packed: bytes, course_json: str, kit: str, plugin
             for attempt in (1, 2):
                 try:
                     with plugin.sandbox() as box:
-                        result = grade_student(Student(student, folder), course, box)
+                        result = grade(Student(student, folder), course, box)
                     break
                 except Exception:  # noqa: BLE001 - a broken sandbox: once more on a fresh one
                     if attempt == 2:

@@ -47,14 +47,15 @@ def interpreter_line() -> str:
 def examine(course: CourseConfig, *, isolation: bool = True, grade_solutions: bool = True) -> Diagnosis:
     """Every finding, the sandbox started for real; nothing raised for what a user can fix."""
     from autograder import __file__ as kit_file
-    from autograder.sandbox import Sandbox, SandboxError
+    from autograder.grading.grade import grading_sandbox
+    from autograder.sandbox import SandboxError
 
     found = Diagnosis()
     found.add("python", interpreter_line())
     found.add("kit", f"attnkit from {os.path.dirname(os.path.dirname(os.path.abspath(kit_file)))}")
     found.add("site", ", ".join(site_dirs()) or "(none)")
     try:
-        sandbox = Sandbox(course.limits)
+        sandbox = grading_sandbox(course.limits)
     except (SandboxError, OSError) as err:
         found.add("sandbox", f"could not be made: {err}", ok=False)
         return found
@@ -91,12 +92,12 @@ def _layers(iso) -> str:
 
 def _solutions(course: CourseConfig, sandbox) -> Finding:
     from autograder.grading.preflight import SOLUTIONS
-    from autograder.grading.submission import grade_submission
+    from autograder.grading.grade import grade
 
     if not SOLUTIONS.is_dir():
         return Finding("solutions", "this installation of the kit has no solutions/ to try the sandbox on")
     started = time.monotonic()
-    result = grade_submission(SOLUTIONS, course, sandbox, student="doctor", identity=None)
+    result = grade(SOLUTIONS, course, sandbox, name="doctor", identity=None)
     seconds = time.monotonic() - started
     if result.score >= result.max_score:
         return Finding("solutions", f"{result.score:g}/{result.max_score:g} in the sandbox ({seconds:.1f} s)")

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def cmd_grade(args, console: Console, course) -> int:
     """`attnkit grade`: who each submission is and whose numbers it holds, said and checked
     before anything is graded; the class graded; what was written, and for whom, said after."""
-    from autograder.grading.student import grade_class
+    from autograder.grading.local_grading import grade_class
     from autograder.sandbox import SandboxError
     from autograder.grading.preflight import PreflightFailed
     from autograder.frontends.progress import ClassProgress

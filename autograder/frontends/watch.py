@@ -112,10 +112,10 @@ class Watcher:
         if source == self._sources.get(stem):
             self.console.print(f"[dim]{stem}: saved, no change in the code[/]")
             return None
-        from autograder.grading.submission import grade_exercise
-
-        result = grade_exercise(stem, loaded, self.session.course, self.session.sandbox, folder=self.folder,
-                                student=self.session.identity)
+        # The file just saved is graded when it cannot be read (its error is what the student needs),
+        # else intake's choice; with the session's subset of checks (`--exercise`).
+        own = loaded if saved is not None and isinstance(loaded, LoadError) else None
+        result = self.session.grade_exercise(self.folder, stem, own)
         print_changes(self.console, self.results.get(stem), result, time.monotonic() - started,
                       self.session.course.show_hidden)
         self.results[stem], self._sources[stem] = result, source

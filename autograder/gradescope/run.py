@@ -27,14 +27,14 @@ def gradescope_root() -> Path:
 
 def run(root: Path) -> dict:
     from autograder.checks import check_ids
-    from autograder.grading.student import Student, grade_student, grader_failure
+    from autograder.grading.grade import grade, grading_sandbox
+    from autograder.grading.student import Student, grader_failure
     from autograder.config import load_course
     from autograder.gradescope.results import results_json
     from autograder.gradescope.student_id import submission_student
     from autograder.gradescope.submission import find_submission
     from autograder.grading.preflight import run_preflight
     from autograder.results import dumps, write_atomic
-    from autograder.sandbox import Sandbox
 
     started = time.monotonic()
     source, submission, results = root / "source", root / "submission", root / "results"
@@ -49,9 +49,9 @@ def run(root: Path) -> dict:
         # which hold for the children's unprivileged uid where it does not).
         hide = tuple(str(p) for p in (submission, source, results) if p.is_dir())
         _root_only(hide)
-        with Sandbox(course.limits, hide=hide) as sandbox:
+        with grading_sandbox(course.limits, hide=hide) as sandbox:
             run_preflight(course, sandbox)      # the kit's solutions at full marks here first
-            result = grade_student(Student("submission", found.folder), course, sandbox,
+            result = grade(Student("submission", found.folder), course, sandbox,
                                    identity=submission_student(root))     # whose variant: Gradescope's metadata
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens
         result = grader_failure(Student("submission", submission), course, err)

@@ -42,8 +42,6 @@ from autograder.integrity.hand_answers import flag_classmates
 from autograder.reports.feedback import feedback_markdown, late_said
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
-from autograder.sandbox import Sandbox
-from autograder.speedups import on
 
 if TYPE_CHECKING:      # copydetect, its dependency, is the optional `integrity` extra
     from autograder.integrity.class_code import ClassCode
@@ -298,17 +296,6 @@ def class_similarity(students: list[Student], stored: StoredResults, code: Class
         return code.compare(students, result_of)
     except Exception as err:  # noqa: BLE001 - the grades are written whatever happens here
         return {"pairs": [], "compared": {"error": f"{type(err).__name__}: {str(err)[:300]}"}}
-
-
-def class_sandbox(limits, *, hide: tuple[str, ...] = (), require_isolation: bool = False) -> Sandbox:
-    """A sandbox that grades many submissions (a local worker's, a Dask worker's): some file will
-    want torch and matplotlib together, so every torch zygote has both (one torch start per
-    worker, not one per kind); each zygote's memory is backed by huge pages before it forks its
-    hundreds of children (kernel.collapse_to_huge_pages: 0.4 s once for the torch one)."""
-    box = Sandbox(limits, hide=hide, require_isolation=require_isolation)
-    box.zygotes.torch_with_matplotlib = True
-    box.zygotes.huge_pages = on("huge_pages")
-    return box
 
 
 SWITCH_INTERVAL = 0.0005     # s: how long a thread may keep the interpreter while another waits for it

@@ -7,7 +7,6 @@ second grading in the same process pays nothing for starting the sandbox again.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Collection
 
@@ -28,30 +27,28 @@ class GradingSession:
     def start(self) -> "GradingSession":
         """Start the sandbox now: its warm start then overlaps whatever the caller does next."""
         if self._sandbox is None:
-            from autograder.sandbox import Sandbox
+            from autograder.grading.grade import grading_sandbox
 
-            self._sandbox = Sandbox(self.course.limits)
-            # A student waits: spread the work over the cores, when there is more than one.
-            self._sandbox.interactive = len(os.sched_getaffinity(0)) > 1
+            self._sandbox = grading_sandbox(self.course.limits, interactive=True)     # a student waits
         return self
 
     @property
     def sandbox(self):
         return self.start()._sandbox
 
-    def grade(self, folder: Path, *, stems: tuple[str, ...] | None = None,
-              student: str | None = None) -> SubmissionResult:
-        from autograder.grading.submission import grade_submission
+    def grade(self, folder: Path, *, stems: tuple[str, ...] | None = None, student: str | None = None,
+              sources=None) -> SubmissionResult:
+        """`folder` through the one grade function (grading/grade.py), with this session's subset
+        of checks and whose variant it grades."""
+        from autograder.grading.grade import grade
 
-        return grade_submission(Path(folder), self.course, self.sandbox, student=student, stems=stems,
-                                only=self.only, identity=self.identity)
+        return grade(Path(folder), self.course, self.sandbox, name=student, stems=stems, only=self.only,
+                     identity=self.identity, sources=sources)
 
-    def grade_exercise(self, folder: Path, stem: str) -> ExerciseResult:
-        from autograder.grading.submission import grade_exercise
-        from autograder.intake.load import load_stem
-
-        return grade_exercise(stem, load_stem(Path(folder), stem), self.course, self.sandbox, folder=Path(folder),
-                              only=self.only, student=self.identity)
+    def grade_exercise(self, folder: Path, stem: str, loaded=None) -> ExerciseResult:
+        """One exercise of `folder` (`loaded`: the file to grade instead of intake's choice)."""
+        result = self.grade(folder, stems=(stem,), sources={stem: loaded} if loaded is not None else None)
+        return result.exercises[0]
 
     def close(self) -> None:
         if self._sandbox is not None:

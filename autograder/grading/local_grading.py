@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 from autograder.config import CourseConfig
-from autograder.grading.class_run import class_sandbox
+from autograder.grading.class_run import ClassRun
+from autograder.grading.grade import grading_sandbox
 from autograder.grading.preflight import Preflight, PreflightStatus, grade_preflight, preflight_known, solution_sources
-from autograder.grading.student import Student, default_jobs, grade_student, grader_failure
+from autograder.grading.grade import grade
+from autograder.grading.student import Student, default_jobs, grader_failure
+from autograder.intake import lms
+from autograder.intake.roster import Person
 from autograder.results import SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.cores import Cores
@@ -108,7 +114,7 @@ class LocalGrading:
                 self._free.append(box)
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
-        box = class_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation)
+        box = grading_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation, many=True)
         box.cores = self.cores if on("lend_cores") else None
         box.zygotes.templates = self.templates if on("templates") else None
         with self._lock:
@@ -127,7 +133,7 @@ class LocalGrading:
                     box = self._free.pop() if self._free else None
                 try:
                     box = box or self._new()
-                    graded = grade_student(student, self.course, box), True
+                    graded = grade(student, self.course, box), True
                 except Exception as err:  # noqa: BLE001 - one student never stops the class
                     self._discard(box)
                     if attempt == 2:
@@ -166,3 +172,26 @@ class LocalGrading:
             self._discard(box)
         self.templates.close()
         self.templates = ZygoteTemplates()     # a start() again (tests) starts them again
+
+
+def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int | None = 1, regrade: bool = False,
+                on_result: Callable[[SubmissionResult, bool], None] | None = None,
+                on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
+                isolation: bool = True, preflight: bool = True,
+                on_preflight: Callable[[Preflight], None] | None = None,
+                layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None, target=None,
+                overrides=None, only: str | None = None, lateness: dict | None = None):
+    """Grade every student on this machine, `jobs` at once (None: one per core:
+    local_grading.LocalGrading) (autograder.grading.class_run: the loop a cluster run
+    shares), reusing unchanged results unless `regrade`; then write grades.csv, the
+    class report and `exports`. `layout`: how the class folder is laid out (autograder.intake.lms;
+    recognised by its names by default); `roster` (class_roster.read_roster) names each student
+    in grades.csv and the exports, `target` (intake.gradebook_column) the LMS's column they write
+    into, `overrides` (reports.overrides) merged at the end; `only` grades that student again
+    and keeps the others' results as OUT holds them. With `isolation` (the default), a machine where the sandbox's
+    jail does not hold raises SandboxError before any student runs; with `preflight` (the
+    default), a sandbox in which the kit's solutions lose points raises PreflightFailed before
+    any student runs (autograder.grading.preflight). Returns the results, read back from OUT."""
+    run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
+                   target=target, overrides=overrides, only=only, lateness=lateness, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
+    return run.run(LocalGrading(course, jobs, isolation=isolation, preflight=preflight))

@@ -132,12 +132,12 @@ def preflight_known(course: CourseConfig, sandbox, *, enabled: bool = True,
 
 def grade_preflight(course: CourseConfig, sandbox, *, solutions: Path = SOLUTIONS) -> Preflight:
     """The solutions graded in `sandbox`, remembered at full marks; PreflightFailed below."""
-    from autograder.grading.submission import grade_submission
+    from autograder.grading.grade import grade
 
     started = time.monotonic()
     sandbox_ready(course, sandbox, solutions)
     # The kit's solutions hold the answers for the course's own numbers: no student's variant.
-    result = grade_submission(solutions, course, sandbox, student="preflight", identity=None)
+    result = grade(solutions, course, sandbox, name="preflight", identity=None)
     lost = [(c.check_id, _first_line(c.message)) for c in result.checks if c.score < c.max_score]
     if lost or result.score < result.max_score:
         raise PreflightFailed(result.score, result.max_score, lost)

@@ -1,9 +1,10 @@
-"""One student of a class: grading it, and what makes its result trustworthy on resume.
+"""One student of a class: what makes its result trustworthy on resume.
 
 A result is reused only if the submission's files and the course are unchanged (a fingerprint
 is stored with it) and it carries the run folder's signature (a key only the grader can read),
-so a forged results file is graded again rather than believed. The loop over a class (local
-pool or Dask cluster) is autograder.grading.class_run; `grade_class` here runs it on this machine.
+so a forged results file is graded again rather than believed. A student is graded by
+autograder.grading.grade; the loop over a class is autograder.grading.class_run, run on this
+machine by local_grading.grade_class.
 """
 
 from __future__ import annotations
@@ -16,17 +17,12 @@ import os
 import secrets
 import threading
 from pathlib import Path
-from typing import Callable
 
 from autograder.config import CourseConfig, course_json
-from autograder.grading.submission import OF_STUDENT, grade_submission
-from autograder.grading.preflight import Preflight
 from autograder.reports.gradescope import to_gradescope
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.intake import lms
-from autograder.intake.roster import Person
-from autograder.intake.students import Student, open_confined
-from autograder.sandbox import Sandbox
+from autograder.intake.students import Student
 
 RESULT_VERSION = 2
 KEY_FILE = ".attnkit-key"
@@ -147,56 +143,8 @@ def unanswered(student: Student, course: CourseConfig, why: str, reason: str) ->
                             assignment=course.assignment)
 
 
-def grade_student(student: Student, course: CourseConfig, sandbox: Sandbox, *,
-                  identity: str | None = OF_STUDENT) -> SubmissionResult:
-    """One student, graded on its own (also what a distributed worker calls). The folder is
-    opened without following links below the class folder and handed to grading as that open
-    descriptor, so nothing it is swapped for meanwhile is read. Raises on a grader failure."""
-    if student.refused:
-        return unanswered(student, course, student.refused, "refused")
-    try:
-        fd = open_confined(student.folder)
-    except OSError as err:
-        return unanswered(student, course, f"the submission folder {student.name} cannot be opened as a folder "
-                                           f"of its own ({err.strerror or err}); nothing was graded from it",
-                          "refused")
-    try:
-        folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
-        with lms.staged(folder, student) as (graded, notes):     # archives unpacked, flat uploads gathered
-            result = grade_submission(graded, course, sandbox, student=student.name, identity=identity)
-        return lms.nothing_gradable(lms.with_notes(result, notes), lms.uploaded_names(folder, student))
-    finally:
-        os.close(fd)
-
-
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-
-
-def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int | None = 1, regrade: bool = False,
-                on_result: Callable[[SubmissionResult, bool], None] | None = None,
-                on_start: Callable[[int], None] | None = None, exports: tuple[str, ...] = (),
-                isolation: bool = True, preflight: bool = True,
-                on_preflight: Callable[[Preflight], None] | None = None,
-                layout: lms.Layout | str = lms.Layout.AUTO, roster: list[Person] | None = None, target=None,
-                overrides=None, only: str | None = None, lateness: dict | None = None):
-    """Grade every student on this machine, `jobs` at once (None: one per core:
-    local_grading.LocalGrading) (autograder.grading.class_run: the loop a cluster run
-    shares), reusing unchanged results unless `regrade`; then write grades.csv, the
-    class report and `exports`. `layout`: how the class folder is laid out (autograder.intake.lms;
-    recognised by its names by default); `roster` (class_roster.read_roster) names each student
-    in grades.csv and the exports, `target` (intake.gradebook_column) the LMS's column they write
-    into, `overrides` (reports.overrides) merged at the end; `only` grades that student again
-    and keeps the others' results as OUT holds them. With `isolation` (the default), a machine where the sandbox's
-    jail does not hold raises SandboxError before any student runs; with `preflight` (the
-    default), a sandbox in which the kit's solutions lose points raises PreflightFailed before
-    any student runs (autograder.grading.preflight). Returns the results, read back from OUT."""
-    from autograder.grading.class_run import ClassRun
-    from autograder.grading.local_grading import LocalGrading
-
-    run = ClassRun(class_dir, out, course, regrade=regrade, exports=exports, layout=layout, roster=roster,
-                   target=target, overrides=overrides, only=only, lateness=lateness, on_result=on_result, on_start=on_start, on_preflight=on_preflight)
-    return run.run(LocalGrading(course, jobs, isolation=isolation, preflight=preflight))

@@ -48,16 +48,20 @@ OF_STUDENT = "of the student"
 
 def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, student: str | None = None,
                      stems: tuple[str, ...] | None = None, only: Collection[str] | None = None,
-                     identity: str | None = OF_STUDENT) -> SubmissionResult:
+                     identity: str | None = OF_STUDENT, sources=None) -> SubmissionResult:
     """Every stem of `stems` (default: the course's), with the checks in `only` (default: all).
     With variants on (course.yml `variants:`), graded against the variant of `identity` (default:
     `student`, else the folder's name; None: the course's own numbers), derived here from the
-    course and that id, never from what the submission says its numbers are."""
+    course and that id, never from what the submission says its numbers are. `sources`: for some
+    stems, the loaded file to grade instead of intake's choice (grading/grade.py says when).
+    Front ends call grading.grade.grade, which stages the folder first."""
     started = time.monotonic()
     identity = (student or Path(folder).name) if identity is OF_STUDENT else identity
     variant = variant_for(course, identity)
     stems = tuple(course.exercises) if stems is None else stems
-    sources = load_submission(Path(folder), stems)
+    given = dict(sources or {})
+    sources = load_submission(Path(folder), tuple(s for s in stems if s not in given))
+    sources.update((stem, given[stem]) for stem in stems if stem in given)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
     if getattr(sandbox, "interactive", False):
         prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed,

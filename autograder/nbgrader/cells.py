@@ -102,12 +102,16 @@ def expand_ids(ids: list[str], stem: str) -> list[str]:
     return [cid for cid in known if cid in wanted]
 
 
-def grade_checks(stem: str, loaded, course, sandbox, wanted: list[str], student: str | None = None):
-    """``autograder.grading.submission.grade_exercise`` restricted to some checks of the exercise (against
-    `student`'s variant, when the course has variants)."""
-    from autograder.grading.submission import grade_exercise
+def grade_checks(notebook: Path, loaded, course, sandbox, wanted: list[str], student: str | None = None):
+    """The one grade function (grading/grade.py) on `notebook`'s exercise as `loaded` (the notebook
+    as the cell saw it saved), restricted to some of its checks (against `student`'s variant, when
+    the course has variants)."""
+    from autograder.grading.grade import grade
 
-    return list(grade_exercise(stem, loaded, course, sandbox, only=set(wanted), student=student).checks)
+    stem = notebook.stem
+    result = grade(notebook.parent, course, sandbox, stems=(stem,), only=set(wanted), identity=student,
+                   sources={stem: loaded})
+    return list(result.exercises[0].checks)
 
 
 MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "not_implemented": "TODO", "missing": "MISSING"}
@@ -188,7 +192,7 @@ def grade_notebook(notebook: Path, ids: list[str], course=None, sandbox=None, po
         raise ValueError(f"{notebook.name}: no exercise {stem!r} in the course")
     wanted = expand_ids(ids, stem)
     loaded = load_notebook(notebook)
-    results = grade_checks(stem, loaded, course, sandbox, wanted, student)
+    results = grade_checks(notebook, loaded, course, sandbox, wanted, student)
     score = sum(r.score for r in results)
     return {RESULT_KEY: 1, "score": score, "max_score": sum(r.max_score for r in results),
             "report": "\n".join(report_lines(results, course, points))}
@@ -198,9 +202,9 @@ def start_sandbox(course, hide: tuple[Path, ...] = ()):
     """The kit's sandbox with the course's limits. Its zygote starts importing numpy and torch
     at once, so start it before the grader's own (slow) imports: they then overlap. `hide`:
     folders the submission's code must not read (the nbgrader course: solutions, other students)."""
-    from autograder.sandbox import Sandbox
+    from autograder.grading.grade import grading_sandbox
 
-    return Sandbox(course.limits, hide=tuple(str(p) for p in hide))
+    return grading_sandbox(course.limits, hide=hide)
 
 
 def course_root(course_file: Path | None) -> tuple[Path, ...]:

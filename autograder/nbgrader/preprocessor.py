@@ -108,18 +108,23 @@ class _Run:
     def _grade_now(self, path: Path):
         """In the worker thread. One retry on a fresh sandbox when the sandbox itself failed
         (never the submission's fault)."""
-        from autograder.grading.submission import grade_exercise
+        from autograder.grading.grade import grade
         from autograder.sandbox import SandboxError
 
         loaded = self.snapshot[path]
         student = nbgrader_student(path)     # whose variant (course.yml variants:): nbgrader's own id
+
+        def graded():
+            result = grade(path.parent, self.course, self.sandbox, stems=(path.stem,), identity=student,
+                           sources={path.stem: loaded})
+            return result.exercises[0]
         try:
-            return grade_exercise(path.stem, loaded, self.course, self.sandbox, student=student)
+            return graded()
         except SandboxError as err:
             log.warning("attnkit: the sandbox failed (%s); starting a new one", err)
             self.sandbox.close()
             self._start_sandbox()
-            return grade_exercise(path.stem, loaded, self.course, self.sandbox, student=student)
+            return graded()
 
     def close(self) -> None:
         if self._pool is not None:

@@ -34,10 +34,13 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
     console.print(table)
     untouched = _all_checks(result, "not_implemented")
     absent = _all_checks(result, "missing")
+    shared = shared_note(result.exercises)
+    if shared:            # what staging did (an archive unpacked) is said once, not per exercise
+        console.print(f"[dim]{escape(shared)}[/]", soft_wrap=True)
     for ex in result.exercises:
         if ex.stem in untouched or ex.stem in absent:   # said once for all of them, below
             continue
-        print_note(console, ex)
+        print_note(console, ex, without=shared)
         print_failures(console, ex, [(MARK[c.status], c) for c in ex.checks if not c.passed], show_hidden=show_hidden)
     if untouched:
         console.print(f"\n[yellow]not started yet[/] (untouched stubs, 0 points): {', '.join(untouched)}; "
@@ -53,10 +56,25 @@ def _all_checks(result: SubmissionResult, status: str) -> list[str]:
     return [ex.stem for ex in result.exercises if ex.checks and all(c.status == status for c in ex.checks)]
 
 
-def print_note(console: Console, ex: ExerciseResult) -> None:
-    """What intake did about the exercise's files (another form graded, a cell skipped...)."""
-    if ex.note:
-        console.print(f"[dim]{ex.stem}: {escape(ex.note)}[/]", soft_wrap=True)
+def shared_note(exercises) -> str:
+    """The leading part of the notes every exercise carries ("; "-separated), when there are several."""
+    parts = [ex.note.split("; ") if ex.note else [] for ex in exercises]
+    if len(parts) < 2:
+        return ""
+    common = []
+    for segments in zip(*parts):
+        if any(s != segments[0] for s in segments):
+            break
+        common.append(segments[0])
+    return "; ".join(common)
+
+
+def print_note(console: Console, ex: ExerciseResult, without: str = "") -> None:
+    """What intake did about the exercise's files (another form graded, a cell skipped...), but
+    `without` (the note every exercise shares, said once already)."""
+    note = ex.note[len(without):].lstrip("; ") if without and ex.note.startswith(without) else ex.note
+    if note:
+        console.print(f"[dim]{ex.stem}: {escape(note)}[/]", soft_wrap=True)
 
 
 def print_failures(console: Console, ex: ExerciseResult, marked: list[tuple[str, CheckResult]], *,

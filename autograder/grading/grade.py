@@ -1,0 +1,78 @@
+"""`grade`: the one function every way in calls to grade a submission.
+
+    grading_sandbox(limits, ...) -> Sandbox        the one sandbox set-up every path grades in
+    grade(folder_or_student, course, sandbox, *, identity, stems, only, sources) -> SubmissionResult
+
+`attnkit check` and its watcher, the pytest plugin, nbgrader's preprocessor and test cells, `attnkit
+grade` (each student of a class, on this machine or a Dask worker) and the Gradescope runner all
+grade through it, so whatever decides a grade applies on every path:
+  - staging: the folder opened without following links (a class's student folder), its archives
+    unpacked under limits into a private folder, an LMS's flat uploads gathered (intake/lms.py);
+  - intake: which file of each exercise counts, both forms, several candidate names, flags;
+  - the submission's time budget (course.yml `limits.submission_timeout`);
+  - the subset: `stems` (exercises) and `only` (check ids: `check --exercise attention.softmax`).
+A front end parses its arguments and renders the result; it decides nothing of the grade.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from autograder.config import CourseConfig
+from autograder.grading.student import unanswered
+from autograder.grading.submission import OF_STUDENT, grade_submission
+from autograder.intake import lms
+from autograder.intake.students import Student, open_confined
+from autograder.results import SubmissionResult
+from autograder.sandbox import Sandbox
+from autograder.speedups import on
+
+
+def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolation: bool = False,
+                    many: bool = False, interactive: bool = False) -> Sandbox:
+    """The sandbox every path grades in, with the course's limits. `hide`: folders the submission's
+    code must not read (the upload, the course, other students). `many`: it grades many
+    submissions (a class's lane, a Dask worker): some file will want torch and matplotlib together,
+    so its torch zygote has both (one torch start, not one per kind). `interactive`: a student waits
+    (check, watch), so its work may spread over the cores."""
+    box = Sandbox(limits, hide=tuple(str(p) for p in hide), require_isolation=require_isolation)
+    if many:
+        box.zygotes.torch_with_matplotlib = True
+        box.zygotes.huge_pages = on("huge_pages")
+    box.interactive = interactive and len(os.sched_getaffinity(0)) > 1
+    return box
+
+
+def grade(submission: Student | Path | str, course: CourseConfig, sandbox: Sandbox, *,
+          identity: str | None = OF_STUDENT, stems: tuple[str, ...] | None = None,
+          only: Collection[str] | None = None, sources: Mapping | None = None,
+          name: str | None = None) -> SubmissionResult:
+    """Grade one submission: a folder (or a class's Student, with its LMS uploads). `identity`: whose
+    variant is graded (default: the student's name; None: the course's own numbers). `sources`:
+    for some stems, the loaded file to grade instead of intake's choice (an nbgrader snapshot of
+    the notebook being autograded; the file a watcher saw saved). `name`: the result's student name
+    for a folder (default: the folder's)."""
+    if isinstance(submission, Student):
+        student = submission        # a class's: its folder's links were judged when the class was read
+    else:
+        folder = Path(submission).resolve()     # one's own folder, through whatever links lead to it
+        student = Student(name or folder.name, folder)
+    if student.refused:
+        return unanswered(student, course, student.refused, "refused")
+    try:
+        fd = open_confined(student.folder)
+    except OSError as err:
+        return unanswered(student, course, f"the submission folder {student.name} cannot be opened as a folder "
+                                           f"of its own ({err.strerror or err}); nothing was graded from it",
+                          "refused")
+    try:
+        # The open folder, not its path: nothing it is swapped for meanwhile is read.
+        folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
+        with lms.staged(folder, student) as (graded, notes):     # archives unpacked, flat uploads gathered
+            result = grade_submission(graded, course, sandbox, student=student.name, stems=stems, only=only,
+                                      identity=identity, sources=sources)
+        return lms.nothing_gradable(lms.with_notes(result, notes), lms.uploaded_names(folder, student))
+    finally:
+        os.close(fd)
