@@ -179,6 +179,38 @@ def test_a_notebook_of_escaped_lines_costs_its_author_alone(tmp_path):
     assert attention.graded_file == "attention.ipynb" and all(c.reason == "load_error" for c in attention.checks)
 
 
+def python_of_definitions(functions: int = 70_000) -> bytes:
+    """A .py under the size limit whose compiling takes the compiler seconds and hundreds of MB."""
+    return "".join(f"def f{i}(a):\n    return a\n" for i in range(functions)).encode()
+
+
+PYTHON_REFUSED = "(?:was not read: reading it (?:needs|took) more than|is too large to grade|cannot be compiled)"
+
+
+@pytest.mark.slow
+def test_a_python_file_that_is_costly_to_compile_costs_its_author_alone(tmp_path):
+    class_dir = build_class(tmp_path, {"attention.py": python_of_definitions()})
+    run = attnkit_grade(class_dir, tmp_path / "out")
+    result = assert_only_the_attacker_paid(run, tmp_path / "out", "attention.py", PYTHON_REFUSED)
+    assert all(c.reason == "load_error" for c in result.exercise("attention").checks)
+
+
+def test_the_grader_compiles_no_python_file_itself(monkeypatch):
+    """A .py's code is compiled in the bounded child; the grader only reads the answer."""
+    from autograder.intake import load
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("the grader compiled a student's file in its own process")
+
+    monkeypatch.setattr(load, "_compile_problem", not_here)
+    broken = load.source_from_bytes(b"def softmax(x:\n    return x\n", "attention.py", ".py", "attention")
+    assert isinstance(broken, load.LoadError) and "syntax error at line 1" in broken.message
+    assert load.source_from_bytes(b"def softmax(x):\n    return x\n", "attention.py", ".py", "attention") \
+        == "def softmax(x):\n    return x\n"
+    big = load.source_from_bytes(python_of_definitions(20_000), "attention.py", ".py", "attention")
+    assert isinstance(big, load.LoadError) and "too large to grade" in big.message
+
+
 # ---------------------------------------------------------------------- on a Dask worker
 
 

@@ -40,6 +40,7 @@ from pathlib import Path
 OPS = {
     "archive": ("autograder.intake.archives", "unpacked_here"),
     "notebook": ("autograder.intake.load", "notebook_here"),
+    "python": ("autograder.intake.load", "python_here"),
 }
 
 

@@ -13,6 +13,7 @@ LoadError that says so.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,8 +183,36 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
                                      f"save it as UTF-8")
     if suffix.lower() == ".ipynb":
         return _notebook_source(text, name, stem)
-    problem = syntax_problem(text, name)
+    problem = _python_problem(text, name)
     return LoadError(stem, name, problem) if problem else text
+
+
+def _python_problem(text: str, name: str) -> str | None:
+    """What is wrong with a .py file's code, found by compiling it in a bounded child: a crafted
+    file can make the compiler work for seconds and hundreds of MB, which in the grader would
+    hold every lane. Remembered, so a file read again is not sent again."""
+    return _CHECKED.get(text, lambda: _python_problem_in_child(text, name), name)
+
+
+def _python_problem_in_child(text: str, name: str) -> str | None:
+    from autograder.intake import bounded
+
+    try:
+        answer = bounded.run("python", [text, name], memo=bounded.digest(text, name))
+    except bounded.OverLimit as err:
+        return f"{name} was not read: {err} (a file of exercises takes a small part of that); nothing of it was graded"
+    problem = answer.get("problem", "") if isinstance(answer, dict) else ""
+    if problem is None:
+        return None
+    return str(problem)[:2000] if isinstance(problem, str) and problem else f"{name} could not be read"
+
+
+_CHECKED = TextMemo(1024)
+
+
+def python_here(text: str, name: str) -> dict:
+    """What _python_problem runs in its bounded child: {"problem": why the code cannot run, or None}."""
+    return {"problem": syntax_problem(text, name)}
 
 
 def _notebook_source(text: str, name: str, stem: str) -> NotebookSource | LoadError:
@@ -355,9 +384,19 @@ def syntax_problem(source: str, name: str) -> str | None:
     return _COMPILED.get(source, lambda: _compile_problem(source, name), name)
 
 
+# Parts of a syntax tree the grader will parse again itself (which file counts, literals, code
+# similarity); an exercise file has a few thousand.
+MAX_NODES = 50_000
+
+
 def _compile_problem(source: str, name: str) -> str | None:
     try:
-        compile(source, name, "exec", dont_inherit=True)
+        tree = compile(source, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        nodes = sum(1 for _ in ast.walk(tree))
+        if nodes > MAX_NODES:
+            return (f"{name} is too large to grade: {nodes} parts of Python code, the limit is {MAX_NODES} "
+                    f"(an exercise file has a few thousand)")
+        compile(tree, name, "exec", dont_inherit=True)
     except SyntaxError as err:
         where = f"line {err.lineno}" if err.lineno else "an unknown line"
         text = f": {err.text.strip()}" if err.text and err.text.strip() else ""
