@@ -153,6 +153,37 @@ def test_collect_takes_a_folder_only_from_the_account_it_is_named_after(tmp_path
     assert refusal(entries(str(folder)), me, check_owner=True) == "pipe is neither a file nor a folder"
 
 
+def test_collect_copies_by_descriptor_what_was_checked_and_refuses_what_changed(tmp_path):
+    """A folder that passed collect's check and was changed before the copy (a file swapped for a
+    link to another student's work) is refused at the copy, never followed."""
+    from autograder.nbgrader.collect import Changed, account, confined_copy, entries, refusal
+
+    me = account(os.getuid())
+    victim = tmp_path / "victim.ipynb"
+    victim.write_text("the victim's work")
+    folder = tmp_path / "submission"
+    (folder / "data").mkdir(parents=True)
+    (folder / "attention.ipynb").write_text("mine")
+    (folder / "data" / "notes.txt").write_text("notes")
+    (folder / "skip.log").write_text("ignored")
+    assert refusal(entries(str(folder)), me, check_owner=True) is None
+    confined_copy(str(folder), str(tmp_path / "ok"), me, lambda d, names: [n for n in names if n.endswith(".log")], 10**6)
+    assert (tmp_path / "ok" / "attention.ipynb").read_text() == "mine"
+    assert (tmp_path / "ok" / "data" / "notes.txt").read_text() == "notes"
+    assert not (tmp_path / "ok" / "skip.log").exists()
+    # changed after the check
+    (folder / "attention.ipynb").unlink()
+    (folder / "attention.ipynb").symlink_to(victim)
+    with pytest.raises(Changed, match="attention.ipynb cannot be opened as a file or folder"):
+        confined_copy(str(folder), str(tmp_path / "raced"), me, None, 10**6)
+    (folder / "attention.ipynb").unlink()
+    (folder / "attention.ipynb").write_text("mine")
+    with pytest.raises(Changed, match="owned by"):
+        confined_copy(str(folder), str(tmp_path / "other"), "ada", None, 10**6)
+    with pytest.raises(Changed, match="more than 5 bytes"):
+        confined_copy(str(folder), str(tmp_path / "big"), me, None, 5)
+
+
 def test_notebook_code_leaves_out_test_cells_and_nbgrader_stubs(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("A = 1\n# YOUR CODE HERE\nraise NotImplementedError()"),

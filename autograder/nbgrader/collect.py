@@ -15,15 +15,22 @@ output, a submission folder that
 
 A refused folder is set aside before nbgrader picks each student's latest submission, so the
 student's own latest one is still collected: a planted folder costs its author, not its victim.
+
+The copy itself is made again by descriptor (``confined_copy``): each entry opened without
+following a link and its owner read from the open file, so a folder that passed the check and
+was changed before the copy (a file swapped for a link to another student's work) is refused
+then, never followed.
 """
 
 from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import stat
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import ignore_patterns
 
 REFUSED = "refused"     # (REFUSED, folder name) groups a refused record alone: a tuple is never a student id
 
@@ -60,6 +67,63 @@ def refusal(found: dict[str, os.stat_result], student: str, check_owner: bool) -
     return None
 
 
+class Changed(Exception):
+    """A submission folder that is no longer what the check saw (the message says what)."""
+
+
+def confined_copy(src: str, dest: str, owner: str | None, ignore, max_bytes: int) -> None:
+    """Copy the folder `src` to `dest` (which must not exist) by descriptor: no link followed, no
+    entry but files and folders, each owned by `owner` (None: not checked), at most `max_bytes`
+    in all; `ignore` is shutil.copytree's (nbgrader's include, exclude and size rules)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    copied = 0
+
+    def owned(fd: int, what: str) -> os.stat_result:
+        st = os.fstat(fd)
+        if owner is not None and account(st.st_uid) != owner:
+            raise Changed(f"{what} is owned by {account(st.st_uid)}")
+        return st
+
+    def copy_folder(dir_fd: int, path: str, target: str) -> None:
+        nonlocal copied
+        os.makedirs(target, exist_ok=False)
+        names = sorted(os.listdir(dir_fd))
+        skipped = set(ignore(path, names)) if ignore else set()
+        for name in names:
+            if name in skipped:
+                continue
+            what = os.path.relpath(os.path.join(path, name), src)
+            try:
+                fd = os.open(name, flags | os.O_NONBLOCK, dir_fd=dir_fd)
+            except OSError as err:
+                raise Changed(f"{what} cannot be opened as a file or folder ({err.strerror})") from None
+            try:
+                st = owned(fd, what)
+                if stat.S_ISDIR(st.st_mode):
+                    copy_folder(fd, os.path.join(path, name), os.path.join(target, name))
+                elif stat.S_ISREG(st.st_mode):
+                    copied += st.st_size
+                    if copied > max_bytes:
+                        raise Changed(f"it holds more than {max_bytes} bytes")
+                    with open(os.path.join(target, name), "xb") as out, os.fdopen(os.dup(fd), "rb") as data:
+                        shutil.copyfileobj(data, out)
+                        os.chmod(out.fileno(), stat.S_IMODE(st.st_mode) & 0o777)
+                else:
+                    raise Changed(f"{what} is neither a file nor a folder")
+            finally:
+                os.close(fd)
+
+    try:
+        top = os.open(src, flags | os.O_DIRECTORY)
+    except OSError as err:
+        raise Changed(f"the folder cannot be opened as a folder ({err.strerror})") from None
+    try:
+        owned(top, "the folder")
+        copy_folder(top, src, dest)
+    finally:
+        os.close(top)
+
+
 class OwnerCheckedCollect(ExchangeCollect):
     """nbgrader's collect, refusing a submission folder another account made or touched."""
 
@@ -73,6 +137,25 @@ class OwnerCheckedCollect(ExchangeCollect):
             # its own group: nbgrader then picks the student's latest submission among the others
             record.update(username=(REFUSED, record["filename"]), claimed=record["username"], refused=why)
         return record
+
+    def do_copy(self, src, dest, log=None):
+        """nbgrader's copy (its include, exclude and size rules), made by descriptor."""
+        student = os.path.basename(src).split("+", 1)[0]
+        ignore = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
+                                 max_file_size=self.coursedir.max_file_size, log=self.log)
+        try:
+            confined_copy(src, dest, student if self.check_owner else None, ignore,
+                          1000 * self.coursedir.max_dir_size)
+        except Changed as err:
+            shutil.rmtree(dest, ignore_errors=True)
+            self.refused.append({"filename": os.path.basename(src), "claimed": student, "refused": str(err)})
+            return
+        if self.coursedir.groupshared:
+            for dirname, _, filenames in os.walk(dest):
+                os.chmod(dirname, (os.stat(dirname).st_mode | 0o2770) & 0o2777)
+                for filename in filenames:
+                    path = os.path.join(dirname, filename)
+                    os.chmod(path, (os.stat(path).st_mode | 0o660) & 0o777)
 
     def copy_files(self):
         self.refused = [r for r in self.src_records if "refused" in r]
