@@ -173,7 +173,7 @@ class SubmissionResult:
 def _plain(value):
     """dataclasses.asdict, without its deep copy of every value: below their dataclasses, results
     hold only JSON's immutable values, lists, tuples and dicts (a picture's curves are thousands of
-    numbers; asdict took 5 ms a result)."""
+    numbers, which asdict would copy one by one for every result)."""
     if value is None or isinstance(value, (str, int, float)):
         return value
     if is_dataclass(value):
@@ -223,8 +223,8 @@ def _create_beside(path: Path) -> tuple[int, Path]:
 def dumps(data) -> str:
     """JSON read a line at a time: each key of the top-level object on a line of its own, each
     item of a list there too, the rest compact. Each piece is written by json's C encoder; an
-    indented dump takes its pure-Python one (0.26 s for the summary of a class of 60, whose
-    similar pairs carry their code: 0.04 s this way)."""
+    indented dump takes its pure-Python one, much slower on a summary whose similar pairs
+    carry their code."""
     return "".join(dump_lines(data))
 
 

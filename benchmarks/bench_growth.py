@@ -55,7 +55,7 @@ def tree_cpu() -> float:
     groups, attnkit-<this pid>-N, sum their removed children), not by their parents' cumulative
     times: a child's worker is killed at the end of its session, and the kernel does not add a
     killed PID namespace's processes to its init's cumulative times, so /proc/<zygote>/stat's
-    cutime missed most of the children's CPU (measured: 1.1 of 4.1 core-s). The grader and its
+    cutime misses most of the children's CPU. The grader and its
     zygotes are counted by their own times (a zygote's cutime holds only what is also in a
     child's cgroup). Without the sandbox's cgroups, the cumulative times (an undercount) are
     used and `cgroups_counted()` is False."""
@@ -172,8 +172,8 @@ def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float
 def warm_up(call_timeout: float, import_timeout: float) -> tuple[int, float]:
     """Grades every buggy file of the corpus once (student k holds the k-th of each exercise's), so
     that the reference cache holds every mistake's answers before the first size is measured: on a
-    machine with an empty cache, the first sizes made them in the grader (312 and 329 MB at 60 and
-    600 students, 124 at 2,000). (students, seconds)."""
+    machine with an empty cache, the first sizes would make them in the grader, and their peak
+    memory would hold that work. (students, seconds)."""
     from autograder.grading.student import grade_class
     from benchmarks.bench_class import STEMS, SOLUTIONS, _choices, bench_course, make_unique
 

@@ -90,7 +90,7 @@ def test_a_figure_run_beside_the_others_grades_as_the_ordinary_path_does(course,
     ordinary, alone = _graded(course, tmp_path / name, ahead=False)
     assert beside == ordinary
     # the second child was used, not only opened; alone, a figure that ends its child costs a new one
-    # for the hidden check graded after the visible ones (grading._visible_first)
+    # for the hidden check graded after the visible ones (grading.submission._visible_first)
     assert (children, alone) == (2, 2 if name == "exits" else 1)
     figure = next(r for r in beside if r[0] == FIGURE)
     assert (figure[1] == "passed") is (name in ("right", "uses_provided")), figure

@@ -1,4 +1,4 @@
-"""The local class loop keeps its workers busy (issue 23.1): while the main thread writes one
+"""The local class loop keeps its workers busy: while the main thread writes one
 student's files, the worker that graded them is already grading the next student."""
 
 from __future__ import annotations
@@ -181,9 +181,9 @@ def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
 
 def test_every_lanes_sandbox_starts_its_zygotes_before_the_first_student(monkeypatch, course):
     """At the start: one sandbox per lane (none more than students to grade), each starting the
-    zygotes the course's solutions need, without waiting for them (issue 23.2: the preflight
-    waited for the first sandbox's with the other core idle, and each lane's first student for
-    its own)."""
+    zygotes the course's solutions need, without waiting for them (waiting, the preflight would
+    leave the other core idle for the first sandbox's, and each lane's first student wait for its
+    own)."""
     monkeypatch.setattr(local_grading, "solution_sources", lambda course: ["import numpy\n\ndef f(x):\n    return numpy.exp(x)\n"])
     grading = LocalGrading(course, jobs=2, isolation=False, preflight=False)
     try:
@@ -228,7 +228,7 @@ def _three_students(tmp_path):
 def test_the_preflight_is_graded_beside_the_first_students_and_no_result_comes_before_it(tmp_path, course,
                                                                                         monkeypatch):
     """The first run after the kit changed: the preflight grades the solutions on the first
-    sandbox while a lane grades a student on another (issue 23.2), and that student's result is
+    sandbox while a lane grades a student on another, and that student's result is
     written only once the preflight has passed."""
     from autograder.grading.preflight import Preflight, PreflightStatus
 

@@ -182,7 +182,7 @@ def _winding_down(grader: int, before: set[int], within_s: float) -> tuple[set[i
 
 
 def test_the_check_program_leaves_at_once_with_its_report_whole_and_nothing_behind(tmp_path):
-    # `attnkit check` ends with os._exit (the interpreter's teardown was 36 ms of a cold check) and
+    # `attnkit check` ends with os._exit (the interpreter's teardown is a noticeable part of a cold check) and
     # does not wait for its zygotes' exit (Sandbox.leave): what it printed into a pipe is all there,
     # its exit code is the check's, and its zygotes, their children and the detached process that
     # removes the children's cgroups all end on their own within seconds, leaving no cgroup folder

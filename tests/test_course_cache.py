@@ -157,7 +157,7 @@ def test_an_exercises_own_tolerances_come_back_from_the_cache(tmp_path, monkeypa
 def test_a_course_from_the_cache_imports_neither_pydantic_nor_yaml_and_is_the_validated_course(tmp_path,
                                                                                               private_cache):
     """A new process (a cold `attnkit check`) that reads the course back imports neither pydantic nor
-    PyYAML (their imports were most of a cold check's start above numpy), and holds the course the
+    PyYAML (their imports would be most of a cold check's start above numpy), and holds the course the
     validation made (the class run's fingerprints, the cluster's transport and the report read its data)."""
     import os
     import subprocess

@@ -278,8 +278,8 @@ def test_numbers_typed_with_one_decimal_are_imprecise_within_their_rounding():
 
 
 def test_a_hand_answer_for_reordered_words_is_named_as_such_not_imprecise():
-    """Issue 22: "cat sat mat" taken as "cat mat sat", typed with 4 decimals, is about 9 times the
-    tolerance off; it was told "close but not close enough"."""
+    """An answer for "cat sat mat" taken as "cat mat sat", typed with 4 decimals, is about 9 times
+    the tolerance off: it is named as reordered inputs, not told "close but not close enough"."""
     from reference.hand_computation import X_CSM
 
     check = ALL_CHECKS["hand_computation.part_b.output"]
@@ -439,7 +439,7 @@ def test_a_mask_used_in_a_way_only_some_masks_allow_is_named(kind, text, operati
 
 def test_one_diagnosis_hashes_its_inputs_once(monkeypatch):
     """Every mutant's answer is looked up by the inputs' fingerprint: one diagnosis makes it once,
-    not once per mutant (issue 23.1: the grader's share of a buggy submission)."""
+    not once per mutant (hashing them is the grader's share of a buggy submission)."""
     check = ALL_CHECKS["attention.softmax.rows"]
     inputs, ctx = setup(check)
     mis = next(m for m in CATALOGUE if m.id == "softmax_wrong_axis" and m.stem == "attention")
@@ -491,8 +491,8 @@ print("torch" in sys.modules)
 def test_explaining_a_wrong_answer_never_imports_torch_in_the_grader():
     """Mistakes with a torch-written mutant (for torch's own error messages), and mistakes in the
     torch module (its mutants' forward has a numpy twin), are named from a wrong answer in a fresh
-    process that never imports torch (issue 23: the first diagnosis of a wrong attention or module
-    cost the grader 1-2 s of torch import)."""
+    process that never imports torch (torch's import would be most of the grader's first diagnosis
+    of a wrong attention or module)."""
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", WRONG_ANSWER_WITHOUT_TORCH], capture_output=True, text=True,
@@ -526,8 +526,8 @@ print(json.dumps({"error": error, "ids": list(found.ids) if found else [], "torc
 def test_a_torch_error_is_explained_without_importing_torch_in_the_grader(tmp_path):
     """What the torch-written mutants raise is made in a process of its own (torch_raised.py) and
     kept on disk (the reference cache): the grader names the mistake behind a torch RuntimeError
-    without importing torch, on a machine that has never seen it (the first class graded there:
-    3 s of the grader's CPU under the GIL, +300 MB to the end of the run) and after."""
+    without importing torch, on a machine that has never seen it (where importing torch in the grader
+    would cost CPU under the GIL and memory to the end of the run) and after."""
     import json
     import os
     import subprocess

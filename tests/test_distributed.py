@@ -353,11 +353,9 @@ def test_two_thousand_students_stream_to_disk_with_bounded_client_memory(tmp_pat
     out = tmp_path / "out2000"
     written = sum(p.stat().st_size for p in (out / "results").iterdir())
     assert written > 40e6                                   # what holding every result would cost, at least
-    # Holding the results' texts (as a local run does) would add more than `written`; measured
-    # here: about 22 MB more for 1,800 more students, all of it while the end-of-run reports are
-    # written (59 MB written: one-line result files; 71 MB when they were indented). dask's
-    # connection kept its last 1,000 messages (a student's packed files each) and added 56 MB more,
-    # as often as not beyond this bound (cluster/client.MESSAGES_KEPT).
+    # Holding the results' texts (as a local run does) would add more than `written` while the end-of-run
+    # reports are written; dask's connection keeping its last messages (a student's packed files
+    # each) went beyond this bound as often as not (cluster/client.MESSAGES_KEPT).
     assert peaks[2000] - peaks[200] < 0.5 * written, (peaks, written)
     rows = (out / "grades.csv").read_text().splitlines()
     top = sum(c.points for ex in course_at(KIT_ROOT / "course.yml").exercises.values() for c in ex.checks.values())

@@ -123,7 +123,7 @@ def _maps_numpy_random(z: _Zygote) -> bool:
 
 
 def test_a_lean_zygote_leaves_numpy_random_to_the_child_whose_code_draws(tmp_path, capsys):
-    """A check's zygotes are lean: numpy.random's import (20 ms of the numpy zygote's start) is left
+    """A check's zygotes are lean: numpy.random's import (a noticeable part of the numpy zygote's start) is left
     to the child that uses it; a watcher's, which fork again at every save, import it ahead. The
     scaling experiment, which draws, gets full marks from a lean zygote's child."""
     (tmp_path / "attention.py").write_text((KIT / "solutions" / "attention.py").read_text(encoding="utf-8"),

@@ -1,8 +1,8 @@
-"""The same grade on every path (issue 19): one set of folders graded through `attnkit check`,
+"""The same grade on every path: one set of folders graded through `attnkit check`,
 watch mode, the pytest plugin, `attnkit grade`, the Gradescope runner and an nbgrader test
 cell's grading gives the same score per exercise, and the same intake flags where the path
-shows them. Before the fix `check` scored zoe's attention 3/13 (the unscaled .py) while
-`grade` wrote 13/13 (the notebook: both forms graded, the better kept).
+shows them. zoe's attention is an unscaled .py beside a right notebook: every path grades both
+forms and keeps the better.
 
 The Dask worker grades through `grading.grade.grade`, as `attnkit grade` does;
 tests/test_distributed.py holds a cluster run equal to a local one.
@@ -40,7 +40,7 @@ def _notebook(source: str) -> str:
 
 
 def _folders(root: Path) -> Path:
-    """One class: each folder a case of the issue."""
+    """One class: each folder a case where paths could grade differently."""
     right = (SOLUTIONS / "attention.py").read_text()
     unscaled = right.replace("/ math.sqrt(d_k)", "").replace("/ np.sqrt(d_k)", "")
     assert unscaled != right

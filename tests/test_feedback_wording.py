@@ -1,4 +1,4 @@
-"""Pictures and words that say what they show (issue 22.5): an output matrix is drawn as an
+"""Pictures and words that say what they show: an output matrix is drawn as an
 output (position by feature), weights as weights (query position by key position); code in the
 kit's hints renders as code in the Markdown and HTML feedback while a student's text stays
 escaped; a hidden check is described by one sentence, the same in every output."""

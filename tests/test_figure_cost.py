@@ -1,4 +1,4 @@
-"""A student's figure costs its author little in the child (issue 23.1): matplotlib in the sandbox
+"""A student's figure costs its author little in the child: matplotlib in the sandbox
 (autograder/sandbox/inside/figure_cost.py) lays nothing out for tight_layout and measures text by an
 estimate instead of laying out glyphs and parsing mathtext, and the figure is described the same as
 with matplotlib's own layout and measure."""

@@ -1,4 +1,4 @@
-"""plot_scaling's figure is graded on what it says (issue 22.4): each labelled line plots the
+"""plot_scaling's figure is graded on what it says: each labelled line plots the
 statistic its label names (scaled against unscaled, which statistic), the axes are labelled with
 what they show, and swapped labels lose the plot's points with a hint that says which label goes
 with which line. Honest styles keep passing."""

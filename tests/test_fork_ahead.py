@@ -1,6 +1,6 @@
 """From a zygote's second child on, the sandbox forks the next child while the last one works
 (autograder/sandbox/ahead.py): the next session starts in it, and a child forked
-ahead that died meanwhile is replaced, never used (issue 23.1)."""
+ahead that died meanwhile is replaced, never used."""
 
 from __future__ import annotations
 

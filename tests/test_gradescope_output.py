@@ -1,4 +1,4 @@
-"""Gradescope's outputs read as the feedback page reads (issue 22.5): Markdown (`output_format`
+"""Gradescope's outputs read as the feedback page reads: Markdown (`output_format`
 "md"), code in a hint as code instead of literal backticks, and whatever came from the submission
 (its error text, its file names) shown as typed, never as Markdown or HTML."""
 

@@ -1,9 +1,9 @@
-"""The hand computation knows its slips (issue 59.2): a mistake is named once, where it started,
+"""The hand computation knows its slips: a mistake is named once, where it started,
 and the steps computed from it share its words; answers exact for another scale are named with
 that scale; "close but not close enough" is said only where every entry is off by rounding.
 
-Before, one wrong product in row 1 was told three times (once per step, row by row) and the last
-step was called imprecise; Part B computed exactly with sqrt(3) for sqrt(4) was told to round later.
+So one wrong product in row 1 is told once, not once per step, and the last step is not called
+imprecise; Part B computed exactly with sqrt(3) for sqrt(4) is named so, not told to round later.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`attnkit handout OUT` (issue 21.3): what students get checks their work without the kit, and holds
+"""`attnkit handout OUT`: what students get checks their work without the kit, and holds
 no answer key: no reference code, nothing of a hidden check, no hand-computation answers."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a student sees of a hidden check is decided once (CheckResult.for_student) and every
 output renders that: the terminal, the Markdown and HTML feedback, Gradescope's results.json, the
-nbgrader cell's report and the pytest plugin's failure text (issue 19.3)."""
+nbgrader cell's report and the pytest plugin's failure text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every hint a student is shown is counted (issue 22.2): its misconception id is in the result's
+"""Every hint a student is shown is counted: its misconception id is in the result's
 tags (results.json) and in summary.json, for that student and that check.
 
 A class of wrong submissions -- each buggy file of the corpus (tests/corpus/<stem>/buggy, one per

@@ -1,4 +1,4 @@
-"""What learning platforms hand an instructor (issue 21.4): archives inside a student's folder,
+"""What learning platforms hand an instructor: archives inside a student's folder,
 opened safely; Canvas's flat download and Moodle's folders grouped per student; a submission
 with files but nothing gradable listed as trouble; several candidates for one exercise each
 graded and the better kept.
@@ -300,7 +300,7 @@ def test_a_canvas_download_is_graded_per_student(course_at, tmp_path):
 
 
 def test_the_gradescope_runner_grades_a_zip_inside_the_upload(tmp_path):
-    """Issue 21 (its third finding): an upload holding a .zip said "no exercise files were found" and scored 0."""
+    """An upload holding a .zip is unpacked and graded, never told "no exercise files were found"."""
     from autograder.gradescope.run import run
 
     (tmp_path / "source").mkdir()

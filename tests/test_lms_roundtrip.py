@@ -1,4 +1,4 @@
-"""The instructor's round trip through an LMS (issue 58), end to end through `attnkit grade` on
+"""The instructor's round trip through an LMS, end to end through `attnkit grade` on
 downloads built as Canvas and Moodle name them: one identity per student, resolved from the
 layout and the roster and used by everything keyed on a student; people shown by name."""
 

@@ -649,8 +649,8 @@ def test_a_hostile_kernel_gets_exactly_what_attnkit_check_gives_the_file(course_
 
 
 def test_docs_state_no_total_that_the_course_does_not_compute(course, tmp_path):
-    """docs/nbgrader.md once said 50 points where nbgrader counted 57: the totals are printed by
-    `attnkit nbgrader` from course.yml (test above), and the docs state none of their own; the
+    """A total written in docs/nbgrader.md drifts from what nbgrader counts: the totals are printed
+    by `attnkit nbgrader` from course.yml (test above), and the docs state none of their own; the
     test cell they show is the one generated from course.yml."""
     text = (KIT_ROOT / "docs" / "nbgrader.md").read_text()
     write_course(tmp_path, KIT_ROOT, course)

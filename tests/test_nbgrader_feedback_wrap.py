@@ -1,8 +1,8 @@
-"""Long report lines wrap in nbgrader's feedback page (issue 22.7), at words, at the width the page
+"""Long report lines wrap in nbgrader's feedback page, at words, at the width the page
 has: rendered by nbgrader's own feedback template (as `nbgrader generate_feedback` configures
-nbconvert) and measured in headless Chromium at 800 px. The stream a test cell once held ran off
-the edge (a fixed 100-column break is wider than the output area at 800 px); the same page with
-that stream is measured too, so the measure is seen to fail."""
+nbconvert) and measured in headless Chromium at 800 px. A stream broken at a fixed 100 columns runs
+off the edge (wider than the output area at 800 px); the same page with such a stream is measured
+too, so the measure is seen to fail."""
 
 from __future__ import annotations
 

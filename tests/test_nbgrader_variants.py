@@ -1,4 +1,4 @@
-"""An nbgrader course with per-student variants (issue 20): one released notebook, each student's
+"""An nbgrader course with per-student variants: one released notebook, each student's
 numbers drawn from their id when it runs (attnkit_variant.py, kit-free), the kit's own draw on
 the grader's side; and the notebook's practice cell on fresh numbers."""
 

@@ -143,8 +143,8 @@ def test_the_kit_ends_a_notebook_with_what_jupyter_ends_it_with(name, kit, tmp_p
 
 
 def test_a_working_notebook_whose_definitions_sit_under_cell_magics_gets_full_marks(kit, tmp_path):
-    """The issue's notebook: `%%time` on the cell that defines a function scored 0 (the cell was
-    dropped and a later cell blamed with NameError)."""
+    """`%%time` on the cell that defines a function: the cell is graded, not dropped (which would
+    blame a later cell with NameError and score 0)."""
     nbformat.write(_notebook("time_defines"), tmp_path / "attention.ipynb")
     result = grade_exercise("attention", load_stem(tmp_path, "attention"), *kit)
     assert result.score == result.max_score > 0, [(c.check_id, c.message) for c in result.checks if not c.passed]

@@ -1,7 +1,6 @@
-"""One mistake, one hint, one picture (issue 22.2): a softmax on the wrong axis fails 8 checks
-of attention; the student reads its hint once, with the checks it explains listed under it,
-in the terminal, the Markdown and HTML feedback and Gradescope's output. Before, the same
-three-line hint was printed 8 times, with 6 near-identical pairs of heat maps."""
+"""One mistake, one hint, one picture: a softmax on the wrong axis fails 8 checks of attention;
+the student reads its hint once, not once per check, with the checks it explains listed under it,
+in the terminal, the Markdown and HTML feedback and Gradescope's output."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A submission's next stem starts importing in its own child while the grader checks the current
 one (Sandbox.open_ahead, autograder/sandbox/ahead.py SessionsAhead; grade_submission opens each
 stem one ahead): the session asked for later is that child, only for the same file, and every
-session nobody asked for is closed (issue 23.1: the cores stay busy, a check answers sooner)."""
+session nobody asked for is closed (so the cores stay busy and a check answers sooner)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_a_graded_submission_leaves_no_session_open_and_grades_the_same(course, 
 def test_a_stem_imported_ahead_is_not_timed_by_when_its_answer_is_read(course, tmp_path):
     """attention imports ahead, in a moment, while hand_computation's import sleeps until its
     3 s limit; attention's answer is read only then. It finished long before: it keeps its marks
-    (it was judged by the wall clock at reading, 'did not finish within 3 s', and lost them all)."""
+    (judged by the wall clock at reading, it would 'not finish within 3 s' and lose them all)."""
     import dataclasses
 
     shutil.copy(SOLUTIONS / "attention.py", tmp_path / "attention.py")

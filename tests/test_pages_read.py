@@ -1,4 +1,4 @@
-"""Every page reads as it should in a browser with no network (issue 59.3): a hint's list is a list
+"""Every page reads as it should in a browser with no network: a hint's list is a list
 on the HTML feedback page, the kit's maths reads as maths (√dₖ, not sqrt(d_k); nbgrader's notebook
 maths drawn as MathML, not `$d_k$` waiting for MathJax), the report's descriptions show their
 code as code, and its settings table shows the course's choices in the instructor's units with

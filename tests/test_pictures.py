@@ -1,5 +1,5 @@
-"""The feedback pages' pictures are drawn by the kit (issue 23.3: matplotlib's import cost the
-grader 40 MB and 0.5 s a run): the heat maps' colours are matplotlib's own, and the picture of a
+"""The feedback pages' pictures are drawn by the kit (matplotlib's import would cost the
+grader CPU and memory every run): the heat maps' colours are matplotlib's own, and the picture of a
 student's plot shows each of its lines and their labels as matplotlib's legend would."""
 
 from __future__ import annotations

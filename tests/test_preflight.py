@@ -1,4 +1,4 @@
-"""The preflight (issue 21): before a class is graded, the kit's solutions are graded in the same
+"""The preflight: before a class is graded, the kit's solutions are graded in the same
 sandbox; a sandbox in which they lose points stops the run before any student is graded, and
 says which checks lost what. A pass is remembered; `--no-preflight` is said in the summary."""
 
@@ -44,8 +44,8 @@ def one_student_class(tmp_path: Path) -> Path:
 
 def test_a_sandbox_that_loses_points_on_the_solutions_stops_the_run(course_at, tmp_path, cache):
     # A budget too small for correct code on any machine (forking one child takes longer): checks
-    # of a right answer time out. Before the preflight, every student lost those points and the
-    # run exited 0.
+    # of a right answer time out. Without the preflight, every student would lose those points and
+    # the run exit 0.
     course = course_at(course_file(tmp_path, submission_timeout=0.001))
     klass, out = one_student_class(tmp_path), tmp_path / "out"
     with pytest.raises(PreflightFailed) as caught:

@@ -1,7 +1,7 @@
-"""Each misconception id is reachable from the mistake it describes (issue 22.3).
+"""Each misconception id is reachable from the mistake it describes.
 
 For every catalogue entry, a student-style file with exactly that mistake (the solution with one
-edit, tests/mistakes_by_edit.py) is graded by the full pipeline, grading.grade_submission in a
+edit, tests/mistakes_by_edit.py) is graded by the full pipeline, grading.submission.grade_submission in a
 real Sandbox, and the id must be among the tags of its failed checks (CheckResult.misconceptions,
 what results.json and summary.json carry), with the hint shown where the id is tagged.
 """

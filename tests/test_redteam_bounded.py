@@ -1,4 +1,4 @@
-"""Red team (issue 24): what a submission asks the grader to compute is bounded like its own code.
+"""Red team: what a submission asks the grader to compute is bounded like its own code.
 
 A class of an honest student and the attacks of tests/hostile/provided_* and remembers_hidden
 is graded by `attnkit grade` in a subprocess under a 2 GiB memory cap (tests/memory_capped.py),

@@ -1,4 +1,4 @@
-"""Red team: hostile submissions, written as a student would, against the jail (issue 8).
+"""Red team: hostile submissions, written as a student would, against the jail.
 
 Each test is one attack class. Where the jail cannot be built here (no user namespaces),
 the tests that need it skip and say why; `attnkit grade` refuses to run there anyway.

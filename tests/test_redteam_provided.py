@@ -1,5 +1,5 @@
-"""Red team: a stem that imports another exercise gets correct answers, never the kit's code
-(issue 8.2). The provided functions are proxies answered by the grader."""
+"""Red team: a stem that imports another exercise gets correct answers, never the kit's code.
+The provided functions are proxies answered by the grader."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_source_text_is_never_accepted_as_provided(sandbox):
             pass
 
 
-# ---------------------------------------------------------------------- prices (issue 24)
+# ---------------------------------------------------------------------- prices
 
 def test_prices_count_every_array_the_reference_makes_before_it_runs():
     from autograder.grading.provided import PRICES, provided_for

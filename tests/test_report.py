@@ -113,7 +113,7 @@ def test_every_formula_start_is_escaped(text):
 
 @pytest.mark.parametrize("fmt", list(ExportFormat))
 def test_a_name_led_by_a_newline_and_a_formula_is_neutralised_everywhere(fmt):
-    """Issue 24.5: a folder name "\n=HYPERLINK(...)" reached grades.csv and every export unquoted."""
+    """A folder name "\n=HYPERLINK(...)" reaches grades.csv and every export quoted, never as a formula."""
     evil = "\n=HYPERLINK(\"http://x\",\"click\")"
     results = [replace(small_class()[0], student=evil)]
     for text in (grades_csv(results, STEMS), export(fmt, results, COURSE)):
@@ -216,8 +216,8 @@ window.addEventListener('load', () => {
 
 
 def test_a_report_that_fails_halfway_leaves_the_last_one_whole(tmp_path, monkeypatch):
-    """The report and the summary are written as they are made (a class of 2,000's pieces are
-    never held together, issue 23.3): one that fails halfway leaves the last one whole, no part."""
+    """The report and the summary are written as they are made (a large class's pieces are
+    never held together): one that fails halfway leaves the last one whole, no part."""
     from autograder.reports import report_html
 
     finish_run(tmp_path, small_class(), COURSE)
@@ -381,7 +381,7 @@ def test_a_hidden_checks_picture_is_shown_only_with_show_hidden():
 
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_output_files_follow_the_umask(tmp_path, umask, mode):
-    """Issue 21.7: every file was 0600 whatever the umask (mkstemp's mode)."""
+    """Every file's mode follows the umask, not mkstemp's 0600."""
     old = os.umask(umask)
     try:
         finish_run(tmp_path, small_class(), COURSE, exports=tuple(ExportFormat))

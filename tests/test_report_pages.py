@@ -1,4 +1,4 @@
-"""The class report and the feedback pages as a browser shows them (issues 19.6 and 22.6).
+"""The class report and the feedback pages as a browser shows them.
 
 Rendered from jinja2 templates with autoescape on: hostile student text (folder and file names,
 exception messages, printed output, hints, plot labels) is found as text in the DOM headless

@@ -1,4 +1,4 @@
-"""`attnkit grade --roster ROSTER.csv` (issue 21.5): the rosters nbgrader, Canvas, Moodle and
+"""`attnkit grade --roster ROSTER.csv`: the rosters nbgrader, Canvas, Moodle and
 Gradescope export, read by their header names; each submission matched to a student; the
 exports filled from the roster; roster students with no submission a 0, "not submitted";
 submissions matching no row listed, never dropped; bad rows named by line."""

@@ -106,7 +106,7 @@ def test_a_feedback_page_that_cannot_be_written_costs_neither_the_grades_nor_the
 
 def test_the_run_gives_freed_memory_back_as_it_grades_and_drops_the_fingerprints_before_the_reports(
         tmp_path, course, monkeypatch):
-    """Issue 23.3: the heap is trimmed every GIVE_BACK_EVERY recorded results, and the class's
+    """The heap is trimmed every GIVE_BACK_EVERY recorded results, and the class's
     fingerprints (held all run for the similarity) are not held while the reports are made."""
     pytest.importorskip("copydetect")
     for name in NAMES:

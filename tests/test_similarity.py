@@ -1,4 +1,4 @@
-"""Code similarity across a class (issue 20.4): a copy is found through renamed locals, dropped
+"""Code similarity across a class: a copy is found through renamed locals, dropped
 comments and reordered statements; independent solutions are not paired; the stubs' code is not
 evidence; a class run lists the pairs in summary.json and report.html without changing a grade;
 student text in the report is text in the DOM headless Chromium builds."""
@@ -106,8 +106,7 @@ def test_a_class_of_copies_is_ranked_without_holding_every_pair(stubs):
     """Thirteen files, each handed in by 200 students: 13 x 19,900 pairs (every two copies of
     one file, the files themselves unpaired). The first 100 are listed, the most alike group's
     first by name, and the pairs are counted without being held: the similarity's memory grows
-    with the groups of copies, not with the pairs (issue 23.3; holding them as rows took ~25 MB
-    here)."""
+    with the groups of copies, not with the pairs."""
     import tracemalloc
 
     # torch_inside.py left out: most of its fingerprints are idioms other files here write too,
@@ -320,8 +319,8 @@ def test_the_better_of_two_copies_is_the_code_compared(tmp_path, course, monkeyp
 
 def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_only_the_rest(
         tmp_path, course, monkeypatch):
-    """Issue 23.1: the class's code is fingerprinted while the lanes grade, not all at the end on
-    one core. The section is the one reading every file at the end gives; on a resumed run the
+    """The class's code is fingerprinted while the lanes grade, not all at the end on one core.
+    The section is the one reading every file at the end gives; on a resumed run the
     end reads only the students whose results were reused."""
     from autograder.integrity import class_code
     from autograder.intake.students import Student
@@ -384,7 +383,7 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
 
 
 def test_a_listed_pair_is_read_again_for_its_excerpt_and_survives_a_file_gone_since(tmp_path, course):
-    """The class's files are not held while it is graded (issue 23.3: the grader's memory stays
+    """The class's files are not held while it is graded (so the grader's memory stays
     flat): a listed pair's files are read again. One changed since shows as it is now; with one
     gone, the pair is still listed, without shared fragments to show."""
     from autograder.integrity.class_code import ClassCode
@@ -473,7 +472,7 @@ print(json.dumps({**seen, "same": winnow is fingerprint.winnow,
 @pytest.mark.parametrize("way", ["lean", "fail"])
 def test_copydetect_is_loaded_without_its_report_and_works_as_itself_after(way):
     """A class run reads copydetect's winnowing without the package's __init__ (which imports
-    matplotlib.pyplot: 0.7 s at the start of every run); the real package imported afterwards
+    matplotlib.pyplot, a costly import at the start of every run); the real package imported afterwards
     works and shares that module. If the lean way fails, the plain import gives the same."""
     run = subprocess.run([sys.executable, "-c", IMPORT_PROBE, way, str(KIT_ROOT / "solutions" / "attention.py")],
                          capture_output=True, text=True, timeout=120, cwd=KIT_ROOT)
@@ -690,8 +689,9 @@ def test_copies_made_by_a_tool_the_detector_never_saw_are_found(stubs, stem):
 TRANSFORMS = {"unused functions": pad_with_unused_function, "dead branches": pad_with_dead_branches,
               "no-op statements": pad_with_no_ops, "star imports": star_import,
               "operators as calls": operators_as_calls, "numpy swapped for torch": numpy_to_torch}
-# Each copied file below, so transformed, was not listed by the code before this measure and
-# normalisation (the copy's own share, diluted by what it added, fell under the threshold).
+# Each copied file below, so transformed, would go unlisted without the normalisation and the
+# pair's score (the smaller side's share): the copy's own share, diluted by what it added, falls
+# under the threshold.
 COPIED = [
     *[("unused functions", stem, name) for stem, name in (("attention", "annotated_numpy"), ("causal_mask", "index_compare"),
                                                           ("scaling", "per_trial_loop"), ("multihead", "annotated_port"))],

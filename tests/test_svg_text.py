@@ -1,6 +1,6 @@
 """The pictures' labels are measured with DejaVu Sans' own advance widths, from a table written
 from matplotlib's copy of the font (scripts/font_advances.py), not by loading Pillow and FreeType
-into the grader (issue 23.3: 5 MB of a class run)."""
+into the grader (whose memory they would hold all run)."""
 
 from __future__ import annotations
 

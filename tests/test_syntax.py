@@ -37,7 +37,7 @@ def test_imports_are_read_from_the_lines_when_parsing_keeps_failing(monkeypatch)
 
 
 def test_a_source_is_parsed_once_for_its_imports_however_often_asked(monkeypatch):
-    """The sandbox asks which zygote a source needs at every session (issue 23.1): one parse."""
+    """The sandbox asks which zygote a source needs at every session: one parse."""
     parse, calls = _flaky(0)
     monkeypatch.setattr(ast, "parse", parse)
     text = "import numpy as np\n\n\ndef f():\n    import torch  # asked for the 23.1 cache test\n"
@@ -71,7 +71,7 @@ def test_the_lines_answer_as_the_parse_does_for_every_python_file_of_the_kit():
 
 def test_the_kit_files_are_chosen_a_zygote_without_a_parse(monkeypatch):
     """Their header names torch and matplotlib in a comment, their demos import matplotlib in the
-    main block: neither asks for a parse (issue 23.1)."""
+    main block: neither asks for a parse."""
     parse, calls = _flaky(0)
     monkeypatch.setattr(ast, "parse", parse)
     for folder in ("solutions", "exercises"):

@@ -1,11 +1,11 @@
-"""Every cause told once on every page (issue 59.1): a submission with each kind of cause that
+"""Every cause told once on every page: a submission with each kind of cause that
 several failed checks share -- an unimplemented function, a missing parameter of the module, an
 observation, a localising hint, a catalogued misconception, a hand computation's carried slip --
 is read on every page a student or an instructor reads: the terminal of `attnkit check`, the
 Markdown and HTML feedback, Gradescope's results.json, nbgrader's feedback cells and the handout's
 check.py. Each cause's sentence is there once; each check it explains is named under it, with
-what is its own. Before, the unimplemented function's message and the observations were printed
-once per check (6 times), nbgrader's cells told every hint once per check.
+what is its own: not the unimplemented function's message or an observation once per check, nor
+every hint once per check in nbgrader's cells.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-student variants (issue 20): drawn from course + student id, vetted, graded per student on
+"""Per-student variants: drawn from course + student id, vetted, graded per student on
 every path, copied hand answers flagged, per-student handouts, practice on fresh numbers."""
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def _notebook_of(source: str) -> str:
 
 
 def test_a_saved_file_with_a_syntax_error_is_reported_not_the_other_form_graded(course, tmp_path):
-    """Issue 21.6: attention.py saved broken beside a working attention.ipynb."""
+    """attention.py saved broken beside a working attention.ipynb: its error is reported, and the
+    notebook is not graded in its place."""
     folder = tmp_path / "work"
     folder.mkdir()
     solution = (KIT_ROOT / "solutions" / "attention.py").read_text()

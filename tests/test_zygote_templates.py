@@ -1,5 +1,5 @@
 """A class run's sandboxes fork their torch and matplotlib zygotes from a template that did the
-imports once (sandbox/template_process.py, issue 23.2); each zygote still enters its own jail."""
+imports once (sandbox/template_process.py); each zygote still enters its own jail."""
 
 from __future__ import annotations
 

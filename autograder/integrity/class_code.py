@@ -4,7 +4,7 @@ similarity signal (integrity/similarity.py).
 The file is the one the stored result names (`ExerciseResult.graded_file`): the kept form when
 both a .py and a notebook held work, the better candidate when several names could be the
 exercise's. It is read the way grading read it: the folder opened without following links
-(roster.open_confined), uploads and archives staged (lms.staged), the kit's loader
+(intake.students.open_confined), uploads and archives staged (lms.staged), the kit's loader
 (autograder/intake/load.py) turning a notebook into its code cells. Nothing is executed.
 """
 
@@ -96,7 +96,7 @@ def kit_stubs(exercises: Iterable[str]) -> dict[str, str]:
 
 class ClassCode:
     """The class's graded code, fingerprinted as each student is recorded (`add`, by a class run
-    while its lanes grade the next ones) instead of all read again at the end (issue 23.1: the end
+    while its lanes grade the next ones) instead of all read again at the end (the end
     runs on one core). `compare` reads only the students `add` did not see: results reused from an
     earlier run, and any whose files could not be read then."""
 
@@ -106,8 +106,8 @@ class ClassCode:
 
         self.stubs = kit_stubs(exercises) if stubs is None else stubs
         self.compared = similarity.compared_exercises(self.stubs, RETURNS) if self.stubs else []
-        # The class's files are not held: a listed pair's are read again for its excerpts. Held,
-        # 2,000 students' compressed files were 16% of the grader's peak memory (issue 23.3).
+        # The class's files are not held: a listed pair's are read again for its excerpts. Held, even
+        # compressed, a large class's files were a large part of the grader's peak memory.
         self.prints = similarity.ClassPrints({e: self.stubs[e] for e in self.compared}, reread=self._reread)
         self.seen: set[str] = set()      # students added (their code read, or nothing to read)
         self.read: set[str] = set()      # students whose code was read

@@ -17,8 +17,8 @@ the functions' order says nothing) and winnowed by copydetect.
 
 Why not copydetect's own tokenizer (pygments): it makes every name `V`, library calls included,
 and reads layout-sensitive characters, so independent solutions of these short functions look
-alike: on the kit's corpus, at copydetect's defaults, 683 false pairs to this module's 0
-(benchmarks/bench_similarity.py measures both).
+alike: on the kit's corpus, at copydetect's defaults, it pairs independent solutions this module
+keeps apart (benchmarks/bench_similarity.py measures both).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from autograder.integrity.live_code import live_statements
 
 def _copydetect_utils():
     """copydetect.utils (its winnowing), without running the package's __init__: that imports
-    copydetect's own report, and with it matplotlib.pyplot, 0.7 s of CPU at the start of every class
-    run while nothing else is graded (issue 23.2). utils needs only numpy, pygments, markupsafe and
+    copydetect's own report, and with it matplotlib.pyplot: a costly import at the start of every
+    class run, while nothing else is graded. utils needs only numpy, pygments, markupsafe and
     its sibling winnow module; while it loads, a stand-in package object holds copydetect's folder,
     then it is taken away, so that an `import copydetect` later runs the real package (which finds
     its utils loaded). Any failure of this way falls back to the plain import."""
@@ -163,7 +163,7 @@ _SHAPE: dict[type, tuple[tuple[str, ...], bool]] = {}
 def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
     """A node type's fields that may hold nodes (all but `ctx`, the Load/Store context, said by the
     node around it), and whether its nodes carry a line. Kept per type: walking the tree is most
-    of fingerprinting a file (issue 23.1)."""
+    of fingerprinting a file."""
     shape = _SHAPE[kind] = (tuple(f for f in kind._fields if f != "ctx"), "lineno" in kind._attributes)
     return shape
 

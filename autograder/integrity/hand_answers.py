@@ -1,4 +1,4 @@
-"""Hand answers that are another variant's key: copied numbers, flagged (issue 20.3).
+"""Hand answers that are another variant's key: copied numbers, flagged.
 
 With variants, each student computes attention by hand on their own numbers. A failed hand answer
 that is right for the course's published numbers, or for a classmate's, and not for the student's

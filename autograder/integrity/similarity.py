@@ -18,9 +18,9 @@ Candidate pairs come from an index of fingerprints to submissions, skipping fing
 more than `common_limit(n)` submissions hold (MOSS does the same), so the work grows mostly with what
 pairs share, not with the square of the class. Files handed in by several (a posted solution, a
 tutorial copied whole) are fingerprinted and compared once, as a group; a student's pairs are made
-from the groups alike to theirs and only the most alike are kept: a class of 2,000 with groups of
-copies (147,779 pairs) is compared in seconds, in memory that grows with the groups rather than
-with the pairs (benchmarks/bench_growth.py).
+from the groups alike to theirs and only the most alike are kept: a large class with groups of
+copies makes many pairs, and is compared in memory that grows with the groups rather than with
+the pairs (benchmarks/bench_growth.py measures it).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class SimilarPair:
     def to_dict(self, lines: dict[ExcerptLine, dict] | None = None) -> dict:
         """As summary.json holds it. `lines`: the excerpt lines made before, for pairs listed
         together to share: the listed pairs of a class of copies show the same lines again and
-        again (100 pairs' excerpts were 4 MB of the grader at 2,000 students, issue 23.3)."""
+        again (made for each pair, they were a large part of the grader's memory at a large class)."""
         lines = {} if lines is None else lines
 
         def line(e: ExcerptLine) -> dict:
@@ -139,8 +139,8 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: 
     exercises = [_ExerciseLinks(items, [number[p.student] for p in items], len(students))
                  for items in prints.values()]
     # A student's pairs are made from the groups alike to theirs, one student at a time, and only
-    # the first `limit` are kept: a class of copies makes many pairs (147,779 at 2,000 students in
-    # bench_growth's class) from a few groups, and the memory grows with the groups (issue 23.3).
+    # the first `limit` are kept: a class of copies makes many pairs from a few groups, and the
+    # memory grows with the groups, not with the pairs.
     ranking = _Ranking(limit)
     for a in range(len(students)):
         ranking.add(a, *_alike_after(a, exercises))
@@ -156,7 +156,7 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: 
 class ClassPrints:
     """A class's fingerprints, by student, made as the code comes (`add`). A class run adds each
     student as it records their grade, while the lanes' children run, rather than the whole class
-    at the end on one core (issue 23.1). Fingerprinted as read: the class's code is not held (only
+    at the end on one core. Fingerprinted as read: the class's code is not held (only
     compressed, or, with `reread`, not at all: the listed pairs' files are read again for their
     excerpts); a file handed in by several is fingerprinted once and held once. One thread adds."""
 
@@ -164,7 +164,7 @@ class ClassPrints:
         self.excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
         self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
         self.reread = reread
-        # Held all run, per file handed in (issue 23.3): keyed by one digest of exercise and text, the
+        # Held all run, per file handed in: keyed by one digest of exercise and text, the
         # hashes (None: nothing to compare), the text only without `reread`, file names interned;
         # one array per distinct fingerprint (copies differing in a comment or a name share it).
         self._copies: dict[bytes, np.ndarray | None] = {}

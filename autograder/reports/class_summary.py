@@ -168,8 +168,8 @@ class SummaryTally:
 @dataclass(frozen=True, slots=True)
 class StudentRow:
     """A student's line of the summary (summary.json's `rows[]`, the report's table and heat map).
-    One per student, held until the report is written: as dicts, 2,000 of them held 2.3 MB
-    (issue 23.3); what can be derived (the feedback link, the scores by stem) is not stored."""
+    One per student, held until the report is written: slotted rather than a dict, since a large
+    class holds many; what can be derived (the feedback link, the scores by stem) is not stored."""
 
     student: str
     score: float | None               # None: nothing handed in

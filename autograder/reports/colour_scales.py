@@ -1,8 +1,8 @@
 """The colour scales of the kit's heat maps (viridis for attention weights, RdBu_r, blue to red,
 for outputs of either sign), as matplotlib draws them: its 256 colours of each, kept here as data.
 
-Taking them from matplotlib cost the grader matplotlib's import (about 0.5 s of CPU and 40 MB,
-once per class run) for two tables; tests/test_pictures.py holds every colour equal to
+Taking them from matplotlib cost the grader matplotlib's import (CPU and memory, once per class
+run) for two tables; tests/test_pictures.py holds every colour equal to
 matplotlib's own, and a value's colour equal to what matplotlib's colormap gives it.
 """
 

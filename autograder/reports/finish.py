@@ -1,7 +1,7 @@
 """Everything written at the end of a class run, in one place: grades.csv, summary.json,
 report.html, each student's feedback page as HTML, and the gradebook exports asked for.
 
-`finish_run` is called by `attnkit grade` (grading.student.grade_class) and by any other way
+`finish_run` is called by `attnkit grade` (grading.local_grading.grade_class) and by any other way
 of grading a class (a distributed run): the same results give the same files.
 """
 
@@ -33,7 +33,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
                lateness: dict | None = None) -> dict:
     """Write OUT/grades.csv, OUT/summary.json, OUT/report.html, OUT/feedback/<student>.html and
     OUT/export-<format>.csv for each of `exports`; return the summary. `enrolment` says who each
-    submission is (class_roster.enrol): with a roster, grades.csv and the exports name each
+    submission is (intake.roster.enrol): with a roster, grades.csv and the exports name each
     student and list the roster's students who handed in nothing. `similarity`: the code
     similarity across the class (integrity.class_code.compare_class), shown, never graded.
     `target`: the LMS's gradebook column the exports write into (intake.gradebook_column);

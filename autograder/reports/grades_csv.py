@@ -69,7 +69,7 @@ def on_roster(result: SubmissionResult | None, enrolment) -> str:
 
 class GradesTable:
     """grades.csv row by row, in the order `ordered` gives (finish_run adds each result as its one
-    pass over the class reads it). With an enrolment from a roster (class_roster.enrol), also the
+    pass over the class reads it). With an enrolment from a roster (intake.roster.enrol), also the
     name, login, SIS id, email and status of each row, and, in `text()`, a row for each roster
     student with no submission (its total empty, or 0 with `missing_as_zero`)."""
 

@@ -3,14 +3,13 @@ distribution, pass rates per exercise and per check (one chart per exercise), an
 check-by-student heat map.
 
 Written as SVG elements directly, as the feedback pages' pictures are (heatmap_svg.py): drawn with
-matplotlib, these pictures took 2-3 s at the end of every class run (the heat map's PNG 1.2 s at 40
-students), on one core while the other idled (issue 23.2). Text is drawn at about the size it is
-read (12 px; 11 px for tick labels); each label is measured in the font the page names first
-(DejaVu Sans' advance widths, a table written from matplotlib's copy of the font: svg_text.py), so
-a long label widens its picture instead of being clipped. Every text is escaped. The heat map's
-cells are one small PNG (a pixel per cell, or per check and averaged rows in a large class, drawn
-large without smoothing): an SVG element per cell would make a class of 1,000 students' page
-several megabytes.
+matplotlib, these pictures were slow to draw at the end of every class run, on one core while the
+other idled. Text is drawn at about the size it is read (12 px; 11 px for tick labels); each label
+is measured in the font the page names first (DejaVu Sans' advance widths, a table written from
+matplotlib's copy of the font: svg_text.py), so a long label widens its picture instead of being
+clipped. Every text is escaped. The heat map's cells are one small PNG (a pixel per cell, or per
+check and averaged rows in a large class, drawn large without smoothing): an SVG element per cell
+would make a large class's page megabytes.
 """
 
 from __future__ import annotations
@@ -153,14 +152,14 @@ def _cells_png(rows: list[StudentRow], columns: int, height: int | None = None) 
     pixels (a box filter: no student's row is dropped, as a browser's nearest-pixel scaling would).
     Either way a column stays one pixel wide: the page draws it CELL wide without smoothing
     (`image-rendering: pixelated`, a whole number of device pixels), so no column is blurred into
-    its neighbour and the image holds 46 x 800 pixels at 2,000 students, not 736 x 800 (issue 23.3)."""
+    its neighbour and the image holds one pixel per column, not CELL."""
     from PIL import Image
 
     palette = np.full((256, 3), 255, dtype=np.uint8)      # a status letter's byte -> its colour
     for code, rgb in COLOURS.items():
         palette[ord(code)] = _rgb255(rgb)
-    # One byte per cell (a short row padded with a byte of no colour): 2,000 students' cells are
-    # coloured at once, not one by one in Python (0.55 s, issue 23).
+    # One byte per cell (a short row padded with a byte of no colour): a large class's cells are
+    # coloured at once, not one by one in Python.
     letters = "".join(r.checks[:columns].ljust(columns, "\0") for r in rows)
     codes = np.frombuffer(letters.encode("latin-1", "replace"), dtype=np.uint8).reshape(len(rows), columns)
     image = Image.fromarray(palette[codes], "RGB")

@@ -5,8 +5,8 @@ entropy, max_weight), x = d on a log scale, the reference's unscaled and scaled 
 the student's in colour with markers, a legend in the first panel.
 `plot_svg`: the lines of the student's plot beside the results they were given to plot.
 
-Written as SVG elements directly: a matplotlib figure cost about 0.15 s of the grader's CPU per
-picture (a buggy scaling submission has several), and matplotlib's import 0.5 s and 40 MB a run.
+Written as SVG elements directly: a matplotlib figure cost the grader CPU per picture (a buggy
+scaling submission has several), and matplotlib's import CPU and memory once a run.
 """
 
 from __future__ import annotations

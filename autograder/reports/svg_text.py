@@ -2,7 +2,7 @@
 
 The pictures (heatmap_svg.py, scaling_svg.py, the class report's report_figures.py) are written
 as SVG elements by the kit rather than drawn with matplotlib: a matplotlib figure cost the grader
-0.15 s of CPU a picture and its import 0.5 s and 40 MB a run.
+CPU for every picture, and its import CPU and memory once a run.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ BMP = 0x10000
 @functools.lru_cache(maxsize=1)
 def _advances() -> tuple[array, dict[int, int], int, int]:
     """(the Basic Multilingual Plane's advances, indexed by code point; the other planes' that the
-    font has; the missing glyph's; units per em). An array of 128 KB rather than a dict of 5,906
-    entries; read once a process, with nothing imported (Pillow and FreeType, which measured
-    before, cost the grader 5 MB, issue 23.3)."""
+    font has; the missing glyph's; units per em). A flat array, smaller than a dict of every glyph;
+    read once a process, with nothing imported (Pillow and FreeType, which measured before, cost
+    the grader memory)."""
     table = json.loads(ADVANCES.read_text(encoding="utf-8"))
     missing = table["missing"]
     bmp, astral = array("H", [missing]) * BMP, {}

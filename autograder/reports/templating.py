@@ -35,7 +35,7 @@ def render(template: str, **context) -> str:
 
 def render_pieces(template: str, **context) -> Iterator[str]:
     """`render`, as pieces in order: a page of a large class written to its file as it is made
-    (joined, its 140,000 pieces held 8 MB at 2,000 students)."""
+    (joined, its many pieces were megabytes held at once)."""
     return environment().get_template(template).generate(**context)
 
 

@@ -1,5 +1,5 @@
 """create_causal_mask makes the grader compute B x B scores: Q of shape (B, 1, 1, 1) against K and V
-of shape (1, B, 1, 1) are 3 x 40 000 numbers in, 12.8 GB per temporary out (issue 24)."""
+of shape (1, B, 1, 1) are 3 x 40 000 numbers in, 12.8 GB per temporary out."""
 import numpy as np
 
 from attention import scaled_dot_product_attention

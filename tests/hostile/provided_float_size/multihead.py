@@ -1,5 +1,5 @@
 """split_heads asks the provided create_causal_mask for a 60000 x 60000 mask with a float size,
-which an int-only size cap does not see (issue 24)."""
+which an int-only size cap does not see."""
 from causal_mask import create_causal_mask
 
 

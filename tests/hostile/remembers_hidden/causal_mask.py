@@ -1,5 +1,5 @@
 """causal_attention remembers every input it is given and tells them in the error of a later
-visible check (d = 5): a hidden check's inputs must never be among them (issue 24)."""
+visible check (d = 5): a hidden check's inputs must never be among them."""
 import numpy as np
 
 from attention import scaled_dot_product_attention
