@@ -42,7 +42,7 @@ from bench_class import build_class  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 from autograder.checks import check_ids  # noqa: E402
-from autograder.grading.student import grade_class  # noqa: E402
+from autograder.grading.local_grading import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 
 

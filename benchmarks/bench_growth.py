@@ -131,7 +131,7 @@ def machine_busy() -> tuple[int, int]:
 def grade_one_size(n: int, jobs: int, call_timeout: float, import_timeout: float, skip: int,
                    memory_interval: float, tail: int = 10) -> dict:
     from autograder.grading.local_grading import lanes_for
-    from autograder.grading.student import grade_class
+    from autograder.grading.local_grading import grade_class
     from benchmarks.bench_class import TreeMemory, bench_course, build_class
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-growth-"))
@@ -174,7 +174,7 @@ def warm_up(call_timeout: float, import_timeout: float) -> tuple[int, float]:
     that the reference cache holds every mistake's answers before the first size is measured: on a
     machine with an empty cache, the first sizes would make them in the grader, and their peak
     memory would hold that work. (students, seconds)."""
-    from autograder.grading.student import grade_class
+    from autograder.grading.local_grading import grade_class
     from benchmarks.bench_class import STEMS, SOLUTIONS, _choices, bench_course, make_unique
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-growth-warm-"))

@@ -115,7 +115,7 @@ def build_class(class_dir: Path, out: Path, honest: int, cases: list[str]) -> di
 
 def grade(args) -> int:
     from autograder.checks import check_ids
-    from autograder.grading.student import grade_class
+    from autograder.grading.local_grading import grade_class
     from autograder.config import load_course
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-bench-hostile-"))

@@ -33,7 +33,7 @@ sys.path.insert(0, str(KIT))
 
 from benchmarks import record  # noqa: E402
 from autograder.checks import check_ids  # noqa: E402
-from autograder.grading.student import grade_class  # noqa: E402
+from autograder.grading.local_grading import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.variants import variant_for  # noqa: E402
 from autograder.variants.draw import draw  # noqa: E402

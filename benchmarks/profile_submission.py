@@ -101,7 +101,7 @@ class Meter:
 def fresh_imports(repeat: int) -> float:
     """Median core-seconds of a fresh interpreter importing what `attnkit grade` imports."""
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from autograder.grading.student import grade_class\n"
+            "from autograder.grading.local_grading import grade_class\n"
             "from autograder.checks import check_ids\n"
             "from autograder.config import load_course\n"
             "load_course(known_checks=check_ids())\n") % str(KIT)
