@@ -303,3 +303,15 @@ def run_cells(cells: list[dict], namespace: dict, path: str, files: dict, error_
             skipped.append({"index": index, "first_line": first, "solution": bool(cell.get("solution")),
                             "error": error_info(err, files, at_import=True)})
     return skipped
+
+
+def raised_note(index: int, first_line: str, solution: bool, error_type: str | None, error_text: str = "",
+                error_line: int | None = None) -> str:
+    """"cell 4 ('x = undefined_name') raised NameError: ... and was skipped": a cell run_cells skipped."""
+    if error_type == ipython_shell.CellMagicNotRun.__name__:    # %%bash: Jupyter runs a shell, the grader does not
+        return f"cell {index} ({first_line[:60]!r}) was skipped: {error_text}"
+    why = f"{error_type}: {error_text}" if error_type is not None else "an error"
+    if error_type is not None and error_line:
+        why += f" (line {error_line})"
+    whose = "your solution cell" if solution else "cell"
+    return f"{whose} {index} ({first_line[:60]!r}) raised {why} and was skipped"
