@@ -165,7 +165,6 @@ class Outcome:
     message: str = ""
     hint: str = ""
     mistakes: tuple = ()      # the known mistakes (their ids) whose answer is yours: the grader names them too
-    rounded: bool = False     # a hand answer that follows from your earlier ones only as rounded
 
 
 def error_hint(check: dict, event: dict) -> str:

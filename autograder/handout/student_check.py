@@ -218,12 +218,7 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
         for line in grouping.plain_lines(found, lambda f: MARK[f.status], lambda f: f"{f.id} ({f.title})"):
             print(line)
     if spec["hand_values_later"] and not failed:
-        rounded = [o.check["names"][0] for o in outcomes if getattr(o, "rounded", False)]
-        if rounded:
-            print(f"  your later answers follow from rounded values ({', '.join(rounded)}); the values are "
-                  f"graded after hand-in and will lose points: keep every digit until the last step")
-        else:
-            print("  your answers are consistent; their values are graded after you hand in")
+        print("  your answers are consistent; their values are graded after you hand in")
     if spec["hidden"]:
         print(f"  and {spec['hidden']} hidden check(s)")
     return not failed
