@@ -164,6 +164,7 @@ class Outcome:
     status: str               # passed | failed | error | not_implemented
     message: str = ""
     hint: str = ""
+    mistakes: tuple = ()      # the known mistakes (their ids) whose answer is yours: the grader names them too
 
 
 def error_hint(check: dict, event: dict) -> str:
@@ -207,19 +208,20 @@ def compare(check: dict, answer, expected, arrays: dict, values_only: bool = Fal
     return problems
 
 
-def hint_for(check: dict, answer, arrays: dict) -> str:
-    """The hints of the known mistakes whose answer on these inputs is yours."""
-    hints = []
+def hint_for(check: dict, answer, arrays: dict) -> tuple[str, tuple[str, ...]]:
+    """The hints of the known mistakes whose answer on these inputs is yours, and their ids."""
+    found = []
     for fallback in (False, True):
         for mistake in (m for m in check["mistakes"] if m["fallback"] == fallback):
             if any(not compare(check, answer, decode(a, arrays), arrays, values_only=True) for a in mistake["answers"]):
-                hints.append(mistake["hint"])
-        if hints:
+                found.append(mistake)
+        if found:
             break
+    hints, ids = [m["hint"] for m in found], tuple(m["id"] for m in found)
     if len(hints) > 1:
         return (f"{len(hints)} explanations fit your answer equally well (this check cannot tell them apart):\n"
-                + "\n".join(f"- {h}" for h in hints))
-    return hints[0] if hints else ""
+                + "\n".join(f"- {h}" for h in hints)), ids
+    return (hints[0] if hints else ""), ids
 
 
 def judge_hand(check: dict, got, *earlier) -> Outcome:

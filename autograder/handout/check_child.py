@@ -19,15 +19,32 @@ NICE = sys.argv[1:2] == ["--nice"]
 if NICE and hasattr(os, "nice"):    # check.py asks: another child, slower to start, goes first
     os.nice(5)
 
-import numpy as np  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))     # its modules, beside it (even under -P)
+try:
+    import numpy as np  # noqa: E402
+except ImportError:
+    print('@@check {"status": "error", "message": "numpy is not installed: pip install numpy matplotlib '
+          '(or: conda install numpy matplotlib)"}')
+    sys.exit(0)
 
-from check import EVENT, load_arrays, load_spec, source_of  # noqa: E402 - check.py, beside this file
+import check_errors  # noqa: E402 - the grader's sandbox says an error this way (its errors.py)
 from check_answers import decode, encode  # noqa: E402
+from check_notebook import run_cells  # noqa: E402
+from check_runner import EVENT, call_limit, load_arrays, load_spec, read_exercise  # noqa: E402
+
+INSTALL = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu (or: conda install "
+                    "pytorch cpuonly -c pytorch)",
+           "matplotlib": "pip install matplotlib (or: conda install matplotlib)",
+           "numpy": "pip install numpy (or: conda install numpy)"}
 
 
-def import_student(path: Path):
+def import_student(path: Path, files: dict):
+    """Your file run as a module, as the grader runs it: a .py file at once, a notebook cell by
+    cell (a cell that raises is skipped and named, as in Jupyter's Run All). The module and the
+    notes on skipped cells."""
     import types
 
+    read = read_exercise(path)
     sys.path.insert(0, str(path.parent))       # `from attention import ...` finds your attention.py
     module = types.ModuleType(path.stem)
     module.__file__ = str(path)
@@ -38,11 +55,30 @@ def import_student(path: Path):
     # collection back on would scan it all at once.
     gc.disable()
     try:
-        exec(compile(source_of(path), str(path), "exec"), module.__dict__)   # noqa: S102 - your own code
+        if read.cells is None:
+            files[str(path)] = None
+            exec(compile(read.source, str(path), "exec", dont_inherit=True), module.__dict__)   # noqa: S102
+            skipped = []
+        else:
+            skipped = run_cells(read.cells, module.__dict__, str(path), files, check_errors.error_info)
     finally:
         gc.freeze()
         gc.enable()
-    return module
+    return module, read.notes + [skipped_note(s) for s in skipped]
+
+
+def skipped_note(cell: dict) -> str:
+    from check_notebook import raised_note
+
+    error = cell["error"]
+    return raised_note(cell["index"], cell["first_line"], cell["solution"], error["type"], error["text"], error["line"])
+
+
+def missing_package(err: BaseException) -> str | None:
+    """The sentence for a package that is not installed (numpy, torch, matplotlib), else None."""
+    name = getattr(err, "name", None) if isinstance(err, ImportError) else None
+    top = (name or "").split(".")[0]
+    return f"{top} is not installed: {INSTALL[top]}" if top in INSTALL else None
 
 
 class Missing(Exception):
@@ -130,18 +166,27 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
 
     spec, arrays = load_spec(path.stem), load_arrays(path.stem)
     if any(step.get("returns") == "figure" for check in spec["checks"] for step in check["calls"]):
-        import matplotlib
-
+        try:
+            import matplotlib
+        except ImportError as err:
+            tell(status="error", message=missing_package(err))
+            return
         matplotlib.use("Agg")                         # as in the grader: figures are read, never shown
+    files: dict = {}
     try:
-        module = import_student(path)
+        module, notes = import_student(path, files)
     except BaseException as err:  # noqa: BLE001 - what your file raised is what the checker reports
-        tell(status="error", message=f"{path.name} could not be run: {describe(err, path)}")
+        tell(status="error", message=missing_package(err) or
+             f"{path.name} could not be run: {describe(err, path, files, at_import=True)}")
         return
+    if notes:
+        tell(status="notes", notes=notes)
+    watchdog = Watchdog(tell, files)
     checks = {c["id"]: c for c in spec["checks"]}
     made: dict = {}                 # answers of calls with only scalar arguments, made once as in the grader
     for n, check_id in enumerate(check_ids):
         tell(status="started", check=check_id)
+        watchdog.watch(check_id, call_limit(spec, check_id), checks[check_id]["calls"])
         results: list = []
         try:
             for step in checks[check_id]["calls"]:
@@ -163,9 +208,16 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
             tell(status="error", check=check_id, message=f"{checks[check_id]['calls'][-1]['name']} {err}")
             continue
         except Exception as err:  # noqa: BLE001
-            tell(status="error", check=check_id, message=describe(err, path), raised=[type(err).__name__, str(err)],
-                 line=line_of(err, path))
+            missing = missing_package(err)
+            if missing:
+                tell(status="error", check=check_id, message=missing)
+                continue
+            info = check_errors.error_info(err, files)
+            tell(status="error", check=check_id, message=describe(err, path, files),
+                 raised=[type(err).__name__, str(err)], line=info["line"])
             continue
+        finally:
+            watchdog.watch(None)
         save(answer, out_dir / str(n))
         tell(status="answered", check=check_id, file=str(n))
 
@@ -183,24 +235,43 @@ def save(answer, where: Path) -> None:
     where.with_suffix(".json").write_text(json.dumps(data), encoding="utf-8")
 
 
-def line_of(err: BaseException, path: Path) -> int | None:
-    """The line of your file that raised `err` (the innermost one)."""
-    import traceback
-
-    if isinstance(err, SyntaxError):
-        return err.lineno
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).name == path.name]
-    return frames[-1].lineno if frames else None
+def describe(err: BaseException, path: Path, files: dict, at_import: bool = False) -> str:
+    """The error and where in your file (cell and line), as the grader's sandbox says it."""
+    return check_errors.sentence(check_errors.error_info(err, files, at_import=at_import), path.name)
 
 
-def describe(err: BaseException, path: Path) -> str:
-    """The error and the line of your file that raised it."""
-    import linecache
+class Watchdog:
+    """Stops this process when a check's calls outlive their limit, after telling which of your
+    functions was running then (the innermost frame of your file) and the check's own function."""
 
-    line = line_of(err, path)
-    text = (err.text or "") if isinstance(err, SyntaxError) else linecache.getline(str(path), line or 0)
-    where = f" (line {line} of {path.name}: {text.strip()})" if line else ""
-    return f"{type(err).__name__}: {err}{where}"
+    def __init__(self, tell, files: dict):
+        import threading
+
+        self.tell, self.files, self.timer, self.main = tell, files, None, threading.main_thread().ident
+
+    def watch(self, check_id: str | None, limit: float = 0.0, calls: list = ()) -> None:
+        import threading
+
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if check_id is not None:
+            self.timer = threading.Timer(limit, self.expired, (check_id, limit, calls))
+            self.timer.daemon = True
+            self.timer.start()
+
+    def expired(self, check_id: str, limit: float, calls: list) -> None:
+        frame = sys._current_frames().get(self.main)
+        running = None
+        while frame is not None:
+            if frame.f_code.co_filename in self.files and frame.f_code.co_name != "<module>":
+                running = frame.f_code.co_name
+                break
+            frame = frame.f_back
+        names = {c["name"] for c in calls}
+        self.tell(status="hung", check=check_id, limit=limit, function=running,
+                  called_by=next(iter(names)) if len(names) == 1 else None)
+        os._exit(3)
 
 
 if __name__ == "__main__":

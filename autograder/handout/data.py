@@ -29,8 +29,9 @@ from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
 from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
 from autograder.config import CourseConfig
+from autograder.contract import RETURNS
 from autograder.handout.check_answers import encode
-from autograder.handout.student_check import FORMAT
+from autograder.handout.check_runner import FORMAT
 from autograder.variants.draw import Variant
 
 # The draw the data comes from: the course's own numbers, or a student's variant (their id).
@@ -148,7 +149,7 @@ def exercise_data(stem: str, course: CourseConfig, variant: Variant | None = Non
     return ({"format": FORMAT, "variant": variant.student if variant else VARIANT,
              "seed": variant.seed if variant else course.seed, "exercise": stem,
              "title": course.exercises[stem].title, "limits": limits, "checks": checks,
-             "hidden": hidden,
+             "hidden": hidden, "graded": list(RETURNS.get(stem, ())),
              "hand_values_later": stem == "hand_computation"}, arrays.arrays)
 
 

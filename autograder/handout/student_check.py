@@ -1,17 +1,19 @@
 """Check your exercises before you hand them in: the course's visible checks, on your own machine.
 
-    python check.py                 # every exercise
-    python check.py attention       # one exercise (or several)
-    python check.py --watch         # check an exercise again each time you save its file
+    python check.py                     # every exercise
+    python check.py attention           # one exercise (or several; attention.py or attention.ipynb too)
+    python check.py --watch             # check an exercise again each time you save its file
+    python check.py --json results.json # also write each check's result (id, status, score) to a file
 
-Each check calls your functions on the inputs kept in check_data/ and compares what they
-return with the answers kept there, or tests the property the check is about (check_properties.py,
-the grader's own code for it), and says what is wrong. Your code runs in a separate
-Python process (check_child.py), so a function that never returns is stopped after a time limit. What differs
-and the known mistakes are told by check_answers.py, beside this file. When your
-answer is one a known mistake gives, the hint names the mistake. Hidden checks and the values
-of your hand computation are graded after you hand in; a check here passing is no promise of
-full marks there. Needs numpy (and torch, matplotlib where an exercise uses them); nothing else.
+Each exercise is checked from the file the grader grades: the .py or the .ipynb that holds your
+work (an untouched stub never counts over work; with work in both, both are checked and the better
+counts; with work in neither, the .py). Which one was saved last plays no part. A notebook is run
+as Jupyter's Run All runs it: IPython's magics and `display` work, a cell that raises is skipped
+and named. Your code runs in a separate Python process, stopped after a time limit. The reading
+of your file, the comparisons, the grouping of failed checks by cause and the hints are the
+grader's own code, in the check_*.py files beside this one. Hidden checks and the values of your
+hand computation are graded after you hand in. Needs numpy (and torch, matplotlib where an
+exercise uses them); nothing else.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -29,47 +30,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
-DATA = HERE / "check_data"
-FORMAT = 2                    # of check_data/*.json; a checker reads only the format it was written for
-EVENT = "@@check "            # the child's lines to the checker start with this; your prints go to stderr
+    import check_forms
+    import check_runner
+else:
+    from . import check_forms, check_runner
+FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
 
-
-# ---------------------------------------------------------------- the data of one exercise, your file
-
-def load_spec(stem: str) -> dict:
-    """check_data/<stem>.json: the checks (their arrays are in check_data/<stem>.npz)."""
-    spec = json.loads((DATA / f"{stem}.json").read_text(encoding="utf-8"))
-    if spec.get("format") != FORMAT:
-        raise SystemExit(f"check_data/{stem}.json has format {spec.get('format')}; this check.py reads "
-                         f"format {FORMAT}: use the check.py that came with it")
-    return spec
-
-
-def load_arrays(stem: str) -> ArraysOnDemand:
-    """check_data/<stem>.npz, each array read when first asked for."""
-    return ArraysOnDemand(DATA / f"{stem}.npz")
-
-
-class ArraysOnDemand(dict):
-    """An .npz file's arrays by name, each read (without pickle) the first time it is asked for: a
-    check uses a few of the hundreds kept for its exercise (the known mistakes' answers only when
-    yours is wrong), and reading them all took about 20 ms in the child and again here."""
-
-    def __init__(self, path: Path):
-        super().__init__()
-        self.path, self.archive = path, None
-
-    def __missing__(self, key: str):
-        if self.archive is None:
-            import numpy as np
-
-            self.archive = np.load(self.path, allow_pickle=False)
-        self[key] = self.archive[key]
-        return self[key]
-
-    def close(self) -> None:
-        if self.archive is not None:
-            self.archive.close()
+USAGE = __doc__.split("\n\n")[1]
+INSTALL = ("pip install numpy matplotlib && pip install torch --index-url https://download.pytorch.org/whl/cpu "
+           "(or: conda install numpy matplotlib pytorch cpuonly -c pytorch)")
 
 
 def read_npz(path: Path) -> dict:
@@ -108,118 +77,6 @@ def comparisons_ahead() -> None:
         pass
 
 
-def source_of(path: Path) -> str:
-    """A .py file's text, or a notebook's code cells (IPython's % and ! lines left out)."""
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix != ".ipynb":
-        return text
-    cells = []
-    for cell in json.loads(text).get("cells", []):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or (meta.get("grade") and not meta.get("solution")):
-            continue                 # a test cell runs this checker; it is not your code
-        source = "".join(cell.get("source", []))
-        if source.lstrip().startswith("%%"):
-            continue
-        cells.append("\n".join("pass" if line.lstrip().startswith(("%", "!")) else line
-                               for line in source.splitlines()))
-    return "\n\n".join(cells) + "\n"
-
-
-# ---------------------------------------------------------------- the checker: runs the child, compares
-
-
-def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: bool = False,
-              meanwhile=None) -> dict[str, dict]:
-    """Each check's last event from the child. A check that does not finish in time is an error;
-    the child is stopped, and a new one runs the checks after it. `yielding`: the child runs at a
-    lower priority, leaving the cores to one that takes longer to start (where the system has nice).
-    `meanwhile`: called in a thread of its own once the first child has started."""
-    import queue               # here, not above: the child imports this module too, and needs neither
-    import subprocess
-
-    events: dict[str, dict] = {}
-    limits = spec["limits"]
-    hung: dict[str, str] = {}        # a function that hung: why the checks that call it are not run
-    while todo:
-        for check_id in todo:
-            said = not_run_for_a_hang(spec, check_id, hung)
-            if said is not None:
-                events[check_id] = {"status": "error", "message": said}
-        todo = [c for c in todo if c not in events]
-        if not todo:
-            break
-        proc = subprocess.Popen([sys.executable, str(HERE / "check_child.py"), *(["--nice"] if yielding else []),
-                                 str(out_dir), str(path), *todo], stdout=subprocess.PIPE, text=True,
-                                cwd=str(path.parent))
-        lines: queue.Queue = queue.Queue()
-        threading.Thread(target=forward_lines, args=(proc.stdout, lines), daemon=True).start()
-        if meanwhile is not None:
-            threading.Thread(target=meanwhile, daemon=True).start()
-            meanwhile = None
-        running, limit = None, limits["import_timeout"]        # None: your file is being imported
-        deadline = time.monotonic() + limit
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                proc.kill()
-                stuck = [running] if running else todo
-                what = f"{calls_of(spec, running)[0]['name']} did not return" if running else f"importing {path.name} did not end"
-                events.update({c: {"status": "error", "message": f"{what} within {limit:g} s (an endless loop?)"}
-                               for c in stuck})
-                if running:
-                    remember_hang(calls_of(spec, running), limit, hung)
-                break
-            if line is None:
-                proc.wait(timeout=5)
-                for check_id in todo:
-                    events.setdefault(check_id, {"status": "error", "message": f"your code stopped Python "
-                                                 f"(exit code {proc.returncode}) before this check finished"})
-                break
-            if not line.startswith(EVENT):
-                continue
-            event = json.loads(line[len(EVENT):])
-            if "check" not in event:                          # the import failed: every check says so
-                events.update({c: event for c in todo})
-            elif event["status"] == "started":
-                running, limit = event["check"], limits["call_timeout"] * max(1, len(calls_of(spec, event["check"])))
-                deadline = time.monotonic() + limit
-            else:
-                events[event["check"]] = event
-            if all(c in events for c in todo):        # every answer is in: not waiting for its exit
-                break                                 # (a process with numpy takes 10-20 ms to end)
-        proc.kill()                                   # a child that outlived its last answer: gone too
-        proc.wait()
-        todo = [c for c in todo if c not in events]
-    return events
-
-
-def remember_hang(calls: list, limit: float, hung: dict[str, str]) -> None:
-    """After a check's call did not return: its function is not called by the checks after it, as
-    the grader does not call again a function that hung (each would wait out its own time limit,
-    to say nothing more). Only where the check calls one function (then it is the one that hung)."""
-    if len({c["name"] for c in calls}) == 1:
-        name = calls[0]["name"]
-        hung.setdefault(name, f"not run: {name} did not return within {limit:g} s in an earlier check")
-
-
-def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, str]) -> str | None:
-    """Why a check is not run: it calls a function that hung (remember_hang); else None."""
-    return next((hung[c["name"]] for c in calls_of(spec, check_id) if c["name"] in hung), None)
-
-
-def forward_lines(stream, lines: queue.Queue) -> None:
-    """The child's lines into `lines`, then None when it closes its output."""
-    for line in stream:
-        lines.put(line)
-    lines.put(None)
-
-
-def calls_of(spec: dict, check_id: str) -> list:
-    return next(c["calls"] for c in spec["checks"] if c["id"] == check_id)
-
-
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path):
     """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer."""
     answers, properties = comparisons()
@@ -237,23 +94,36 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path):
     problems = answers.compare(check, answer, decode(check["expected"], arrays), arrays)
     if not problems:
         return Outcome(check, "passed")
-    return Outcome(check, "failed", "; ".join(problems), answers.hint_for(check, answer, arrays))
+    hint, mistakes = answers.hint_for(check, answer, arrays)
+    return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
 
 
-# ---------------------------------------------------------------- one exercise, all of them, watching
+# ---------------------------------------------------------------- which file, one exercise, all of them
 
-def your_file(stem: str, folder: Path) -> Path | None:
-    """attention.py or attention.ipynb, whichever you saved last."""
-    forms = [p for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb") if p.is_file()]
-    return max(forms, key=lambda p: p.stat().st_mtime) if forms else None
+def your_files(stem: str, folder: Path, graded: list[str]) -> tuple[list[Path], str]:
+    """The file(s) of `stem` the grader grades (check_forms.choose: the form holding work; both when
+    both do, the better counting) and why, in words."""
+    forms, paths = [], {}
+    for path in (folder / f"{stem}.py", folder / f"{stem}.ipynb"):
+        if path.is_file():
+            read = read_exercise(path)
+            forms.append(check_forms.Form(path.name, read.problem,
+                                          read.problem is None and check_forms.has_work(read.source, graded)))
+            paths[path.name] = path
+    if not forms:
+        return [], ""
+    chosen = check_forms.choose(forms)
+    why = chosen.note or ("the only one here" if len(forms) == 1 else "")
+    return [paths[f.filename] for f in (chosen.graded, chosen.alternative) if f is not None], why
+
+
+def read_exercise(path: Path):
+    return check_runner.read_exercise(path)
 
 
 def start_cost(path: Path | None) -> int:
     """How long a child takes to import what `path` imports: 2 for torch, 1 for matplotlib, else 0."""
-    try:
-        source = source_of(path) if path is not None else ""
-    except (OSError, ValueError):
-        return 0
+    source = read_exercise(path).source if path is not None and path.is_file() else ""
     # module-level imports only (a demo's import inside a function does not run when checked)
     imported = " ".join(line for line in source.splitlines() if line.startswith(("import ", "from ")))
     return 2 if "torch" in imported else 1 if "matplotlib" in imported else 0
@@ -261,40 +131,61 @@ def start_cost(path: Path | None) -> int:
 
 def check_exercise(stem: str, folder: Path, path: Path | None = None, only: list[str] | None = None,
                    yielding: bool = False) -> tuple[list, dict]:
-    """The Outcomes of an exercise's checks, and its spec. `path`: this file rather than the one saved
-    last; `only`: these checks (ids or their prefixes); `yielding`: see run_child."""
-    spec = load_spec(stem)
+    """The Outcomes of an exercise's checks, and its spec (its "checked_file", "why", "notes").
+    `path`: this file rather than the grader's choice; `only`: these checks (ids or their prefixes);
+    `yielding`: see check_runner.run_child."""
+    spec = check_runner.load_spec(stem)
     if only is not None:
         def chosen(check):
             return any(check["id"] == x or check["id"].startswith(x + ".") for x in only)
         spec["checks"] = [c for c in spec["checks"] if chosen(c)]
         spec["hidden"] = 0
-    path = path if path is not None else your_file(stem, folder)
-    if path is None or not path.is_file():
-        return every_check_fails(spec, f"no {(path or folder / stem).name} in {folder}"), spec
-    try:
-        compile(source_of(path), str(path), "exec")
-    except SyntaxError as err:
-        return every_check_fails(spec, f"{path.name} has a syntax error at line {err.lineno} ({err.msg}): "
-                                       f"{(err.text or '').strip()}"), spec
-    except (ValueError, UnicodeDecodeError) as err:
-        return every_check_fails(spec, f"{path.name} cannot be read: {err}"), spec
+    paths, why = ([path], "") if path is not None else your_files(stem, folder, spec.get("graded", []))
+    if not paths or not paths[0].is_file():
+        spec["checked_file"] = "-"
+        return every_check_fails(spec, f"no {stem}.py or {stem}.ipynb in {folder}"), spec
+    checked = [check_file(p, stem, spec, yielding) for p in paths]
+    if len(checked) == 2:          # both hold work: both checked, the better counts (the grader's rule)
+        scores = [sum(o.check["points"] for o in outcomes if o.status == "passed") for outcomes, _ in checked]
+        keep = 1 if scores[1] > scores[0] else 0
+        why += (f": both were checked, {paths[0].name} {scores[0]:g} and {paths[1].name} {scores[1]:g} points; "
+                f"the better, {paths[keep].name}, counts")
+        checked, paths = [checked[keep]], [paths[keep]]
+    outcomes, notes = checked[0]
+    spec.update(checked_file=paths[0].name, why=why, notes=notes)
+    return outcomes, spec
+
+
+def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list, list]:
+    """The Outcomes of `spec`'s checks on one file, and the notes on its cells that were skipped."""
+    read = read_exercise(path)
+    if read.problem is not None:
+        return every_check_fails(spec, read.problem), []
     # While the child starts and runs, this process imports numpy and the comparisons on the other
     # core, rather than after it. Not beside a yielding child: the first one may import torch, and it
     # starts before numpy is imported here (check_in_pairs()).
-    arrays = load_arrays(stem)
+    arrays = check_runner.load_arrays(stem)
     with tempfile.TemporaryDirectory(prefix="check-") as tmp:
-        events = run_child(path, spec, [c["id"] for c in spec["checks"]], Path(tmp), yielding,
+        events = check_runner.run_child(path, spec, [c["id"] for c in spec["checks"]], Path(tmp), yielding,
                            meanwhile=None if yielding else comparisons_ahead)
-        outcomes = [judge(c, events[c["id"]], arrays, Path(tmp)) for c in spec["checks"]]
+        notes = events.pop("notes", {}).get("notes", [])
+        try:
+            outcomes = [judge(c, events[c["id"]], arrays, Path(tmp)) for c in spec["checks"]]
+        except ImportError as err:
+            outcomes = every_check_fails(spec, f"{err.name or 'a package'} is not installed: {INSTALL}")
     arrays.close()
-    spec["checked_file"] = path.name
-    return outcomes, spec
+    return outcomes, [*read.notes, *notes]
 
 
 def every_check_fails(spec: dict, message: str) -> list:
     """An error Outcome for each check: the file could not be found, read or compiled."""
-    return [comparisons()[0].Outcome(c, "error", message) for c in spec["checks"]]
+    try:
+        outcome = comparisons()[0].Outcome
+    except ImportError:              # numpy is missing: check_answers needs it
+        from types import SimpleNamespace as outcome  # noqa: N813
+        return [outcome(check=c, status="error", message=f"numpy is not installed: {INSTALL}", hint="", mistakes=())
+                for c in spec["checks"]]
+    return [outcome(c, "error", message) for c in spec["checks"]]
 
 
 MARK = {"passed": "ok", "failed": "wrong", "error": "error", "not_implemented": "todo"}
@@ -309,6 +200,10 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
               f"{points:g}/{total:g} points")
     else:
         print(f"\n{stem}: no visible check chosen")
+    if spec.get("why"):
+        print(f"  checked from {spec['checked_file']}: {spec['why']}")
+    for note in spec.get("notes", []):
+        print(f"  note: {note}")
     failed = [o for o in outcomes if o.status != "passed"]
     unanswered = len(failed) == len(outcomes) and not any(o.hint for o in failed)
     if failed and unanswered and (len({o.message for o in failed}) == 1 or
@@ -318,8 +213,8 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
     elif failed:        # each cause once: what its checks share, then what is each one's own
         answers, grouping = comparisons()[0], causes_module()
         found = grouping.group_causes((grouping.Failure(o.check["id"], o.status, o.message, o.hint,
-                                                        title=o.check["title"]) for o in failed),
-                                      advice=(answers.GENERIC_ERROR_HINT,))
+                                                        tuple(getattr(o, "mistakes", ())), title=o.check["title"])
+                                       for o in failed), advice=(answers.GENERIC_ERROR_HINT,))
         for line in grouping.plain_lines(found, lambda f: MARK[f.status], lambda f: f"{f.id} ({f.title})"):
             print(line)
     if spec["hand_values_later"] and not failed:
@@ -329,42 +224,84 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
     return not failed
 
 
+def results_json(checked: dict[str, tuple[list, dict]]) -> dict:
+    """What --json writes: each exercise's file and each visible check's id, status and score."""
+    return {"format": 1, "exercises": {stem: {
+        "file": spec.get("checked_file", "-"),
+        "checks": [{"id": o.check["id"], "status": o.status,
+                    "score": o.check["points"] if o.status == "passed" else 0, "max_score": o.check["points"],
+                    "message": o.message, "hint": o.hint} for o in outcomes]}
+        for stem, (outcomes, spec) in checked.items()}}
+
+
+def parse_args(argv: list[str], exercises: list[str]) -> tuple[list[str], dict] | int:
+    """(the exercises named, the options) from the command line, or the exit code after usage/an error."""
+    options: dict = {"watch": False, "json": None}
+    stems: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg in ("-h", "--help"):
+            print(USAGE.rstrip() + f"\n\nexercises: {', '.join(exercises)}")
+            return 0
+        if arg == "--watch":
+            options["watch"] = True
+        elif arg == "--json" or arg.startswith("--json="):
+            options["json"] = arg.partition("=")[2] or next(args, None)
+            if not options["json"]:
+                print("--json needs a file name: python check.py --json results.json", file=sys.stderr)
+                return 2
+        elif arg.startswith("-"):
+            print(f"unknown option {arg!r}\n{USAGE.rstrip()}", file=sys.stderr)
+            return 2
+        else:
+            name = Path(arg).name
+            stem = Path(name).stem if Path(name).suffix in (".py", ".ipynb") else name
+            if stem not in exercises:
+                print(f"no exercise {arg!r}; the exercises are {', '.join(exercises)}", file=sys.stderr)
+                return 2
+            stems.append(stem)
+    return stems or list(exercises), options
+
+
 def main(argv: list[str]) -> int:
     # One BLAS thread here and in the children, as in the grader's sandbox: the checks' arrays are
     # small, and after numpy's import an idle OpenBLAS thread spins for about 0.1 s of the other
     # core, which the child (or this process) is using then.
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    for stream in (sys.stdout, sys.stderr):    # a Windows console's code page cannot print every character
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     if argv[:1] == ["--cell"]:
         return notebook_cell(argv[1], argv[2:])
-    watch = "--watch" in argv
     index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
-    stems = [a for a in argv if not a.startswith("--")] or index["exercises"]
-    unknown = [s for s in stems if s not in index["exercises"]]
-    if unknown:
-        print(f"no exercise {unknown[0]!r}; the exercises are {', '.join(index['exercises'])}", file=sys.stderr)
-        return 2
+    parsed = parse_args(argv, index["exercises"])
+    if isinstance(parsed, int):
+        return parsed
+    stems, options = parsed
     folder = HERE
     if len(stems) == 1:        # no pool: importing concurrent.futures (and logging) takes ~10 ms
-        ok = [report(stems[0], *check_exercise(stems[0], folder))]
+        checked = {stems[0]: check_exercise(stems[0], folder)}
     else:
-        ok = check_in_pairs(stems, folder)
+        checked = check_in_pairs(stems, folder)
+    ok = [report(stem, *checked[stem]) for stem in stems]
     print("\nall visible checks passed" if all(ok) else "\nsome visible checks failed")
-    if not watch:
+    if options["json"]:
+        Path(options["json"]).write_text(json.dumps(results_json(checked), indent=1) + "\n", encoding="utf-8")
+    if not options["watch"]:
         return 0 if all(ok) else 1
     return watch_folder(folder, stems)
 
 
-def check_in_pairs(stems: list[str], folder: Path) -> list[bool]:
-    """Two exercises' children at a time, reported in order. The slowest to start first (a file that
-    imports torch takes a second to), the others beside it at a lower priority: not after it, and
-    not slowing it down."""
+def check_in_pairs(stems: list[str], folder: Path) -> dict[str, tuple[list, dict]]:
+    """Two exercises' children at a time. The slowest to start first (a file that imports torch
+    takes a second to), the others beside it at a lower priority: not after it, and not slowing it down."""
     from concurrent.futures import ThreadPoolExecutor
 
-    costs = {stem: start_cost(your_file(stem, folder)) for stem in stems}
+    costs = {stem: max([start_cost(p) for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb")]) for stem in stems}
     with ThreadPoolExecutor(max_workers=2) as pool:
         running = {stem: pool.submit(check_exercise, stem, folder, yielding=costs[stem] < max(costs.values()))
                    for stem in sorted(stems, key=lambda s: -costs[s])}
-        return [report(stem, *running[stem].result()) for stem in stems]
+        return {stem: running[stem].result() for stem in stems}
 
 
 def notebook_cell(stem: str, only: list[str]) -> int:
@@ -396,7 +333,9 @@ def watch_folder(folder: Path, stems: list[str]) -> int:
             time.sleep(0.5)
             now = stamps()
             for stem in [s for s in stems if now[s] != seen[s]]:
-                report(stem, *check_exercise(stem, folder))
+                outcomes, spec = check_exercise(stem, folder)
+                print(f"\n--- {time.strftime('%H:%M:%S')}: {stem}, checked from {spec.get('checked_file', '-')}")
+                report(stem, outcomes, spec)
             seen = now
     except KeyboardInterrupt:
         return 0

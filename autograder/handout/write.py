@@ -17,15 +17,22 @@ from autograder.variants.draw import Variant
 from autograder.variants.handout import VARIED_FILES, with_numbers
 
 CHECKER = "check.py"
-# check.py's modules, beside it: the child that runs the student's code, its comparisons with answers,
-# the properties the grader tests with code, the failed checks grouped by cause as the grader's pages
-# group them, and the sandbox's reading of a returned dict or figure.
-MODULES = {"check_child.py": HANDOUT_CODE / "check_child.py",
+# check.py's modules, beside it: the grader's own code, copied byte for byte (tests/test_handout_engine.py):
+# reading a file or notebook as Jupyter runs it, which form counts, running the checks in a child,
+# the comparisons and properties, the failed checks grouped by cause, and the sandbox's reading of
+# a returned dict or figure and of an error.
+INSIDE = HANDOUT_CODE.parent / "sandbox" / "inside"
+MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
+           "check_child.py": HANDOUT_CODE / "check_child.py",
+           "check_notebook.py": HANDOUT_CODE / "check_notebook.py",
+           "check_forms.py": HANDOUT_CODE / "check_forms.py",
            "check_answers.py": HANDOUT_CODE / "check_answers.py",
            "check_properties.py": HANDOUT_CODE / "check_properties.py",
            "check_causes.py": HANDOUT_CODE / "check_causes.py",
            "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
-           "check_convert.py": HANDOUT_CODE.parent / "sandbox" / "inside" / "convert.py"}
+           "check_convert.py": INSIDE / "convert.py",
+           "check_ipython_shell.py": INSIDE / "ipython_shell.py",
+           "check_errors.py": INSIDE / "errors.py"}
 DATA_FOLDER = "check_data"
 
 
@@ -65,24 +72,50 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
                     shutil.copyfile(source, out / source.name)
                 written.append(out / source.name)
     written += write_checker(out, course, variant)
-    (out / "README.md").write_text(STUDENT_README.format(course=course.course), encoding="utf-8")
+    files = ", ".join(f"`{stem}.py` or `{stem}.ipynb`" for stem in course.exercises)
+    (out / "README.md").write_text(STUDENT_README.format(course=course.course, files=files), encoding="utf-8")
     return [*written, out / "README.md"]
 
 
 STUDENT_README = """# {course}
 
-Fill in each exercise file (`.py` in any editor, or the `.ipynb` notebook in Jupyter) where it
-says `TODO(<task id>)`. Then check your work:
+## Set up (once)
+
+You need Python 3.10 or newer with numpy, matplotlib and torch. PyTorch's CPU build is enough (and
+a fraction of the size of the default GPU build):
 
 ```bash
-python check.py               # every exercise
-python check.py attention     # one exercise
-python check.py --watch       # check an exercise again each time you save it (Ctrl-C stops)
+pip install numpy matplotlib
+pip install torch --index-url https://download.pytorch.org/whl/cpu
+# or, with conda:
+conda install numpy matplotlib pytorch cpuonly -c pytorch
 ```
 
-You need Python 3 with numpy, torch and matplotlib. `check.py` runs the visible checks of the
-course on your own machine: it says what differs and where, and names a known mistake when your
-answer is the one that mistake gives. When both `attention.py` and `attention.ipynb` are here, it
-checks the one you saved last. Hidden checks, and the values of your hand computation, are graded
-after you hand in.
+## Work and check
+
+Fill in each exercise where it says `TODO(<task id>)`, in the `.py` file (any editor) or in the
+`.ipynb` notebook (Jupyter): one of the two per exercise. Then check your work:
+
+```bash
+python check.py                      # every exercise
+python check.py attention            # one exercise (attention.py or attention.ipynb work too)
+python check.py --watch              # check an exercise again each time you save it (Ctrl-C stops)
+python check.py --json results.json  # also write each check's result to a file
+python check.py --help
+```
+
+`check.py` runs the course's visible checks with the grader's own code: the same reading of your
+file or notebook (a notebook runs as Jupyter's Run All: magics and `display` work, a cell that
+raises is skipped and named), the same comparisons, the same hints, each said once per cause.
+Hidden checks, and the values of your hand computation, are graded after you hand in.
+
+## Which file counts, and what to hand in
+
+Each exercise is graded from the file that holds your work: if you work in `attention.ipynb`, the
+untouched `attention.py` beside it does not count against you, and the other way round. Which was
+saved last plays no part. If both hold work, both are graded and the better counts. `check.py`
+says, above each exercise's checks, which file it checked and why.
+
+Hand in the exercise files you worked in ({files}), under their own names; `check.py` and
+`check_data/` need not be handed in.
 """

@@ -14,7 +14,7 @@ import re
 from contextlib import ExitStack
 
 from autograder.intake.load import SourceFile
-from autograder.sandbox.inside.ipython_shell import CellMagicNotRun
+from autograder.handout.check_notebook import raised_note
 
 
 def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):
@@ -48,12 +48,7 @@ _DEFINITION = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \
 
 
 def skipped_note(cell) -> str:
-    """"cell 4 ('x = undefined_name') raised NameError: ... and was skipped"."""
+    """"cell 4 ('x = undefined_name') raised NameError: ... and was skipped" (check.py says it alike)."""
     error = cell.error
-    if error is not None and error.type == CellMagicNotRun.__name__:    # %%bash: Jupyter runs a shell, the grader does not
-        return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {error.text}"
-    why = f"{error.type}: {error.text}" if error is not None else "an error"
-    if error is not None and error.line:
-        why += f" (line {error.line})"
-    whose = "your solution cell" if cell.solution else "cell"
-    return f"{whose} {cell.index} ({cell.first_line[:60]!r}) raised {why} and was skipped"
+    return raised_note(cell.index, cell.first_line, cell.solution, error.type if error is not None else None,
+                       error.text if error is not None else "", error.line if error is not None else None)

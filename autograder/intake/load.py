@@ -3,7 +3,7 @@
 Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
 notebook's cells, source, whether it is a solution cell) and the concatenation of those cells as
 the source. A cell that is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`,
-`np.exp?`) becomes what IPython runs (autograder/intake/ipython_input.py), as in Jupyter's Run All. A
+`np.exp?`) becomes what IPython runs (autograder/handout/check_notebook.py), as in Jupyter's Run All. A
 scratch cell (not a solution cell) that does not compile even so is left out with a note; a
 solution cell that does not compile makes the file a LoadError naming cell and line. A notebook
 is read in a bounded child (autograder/intake/bounded.py): JSON, nbformat and IPython's
@@ -13,33 +13,16 @@ LoadError that says so.
 
 from __future__ import annotations
 
-import ast
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.handout.check_notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
+                                               Cell, compile_problem, is_kit_cell, is_nbgrader_test_cell,
+                                               is_solution_cell, notebook_cells, plain_v4, skip_note)
+from autograder.handout import check_notebook
 from autograder.intake.syntax import TextMemo
 
 MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A notebook cell as the grader reads it (its number as Jupyter shows it)."""
-    index: int           # 1-based, counting every cell of the notebook (markdown too), as Jupyter shows them
-    source: str          # the Python the grader reads (definitions, imports): the cell, or a `%%time` cell's body
-    solution: bool       # nbgrader's `solution` metadata, or the `### BEGIN SOLUTION` markers
-    runnable: str = ""   # what the sandbox executes, when IPython's transformation changed the cell
-    written: str = ""    # the cell as the student wrote it, when that is not `source`
-
-    @property
-    def first_line(self) -> str:
-        return next((line.strip() for line in (self.written or self.source).splitlines() if line.strip()), "")
-
-    def as_dict(self) -> dict:
-        """The form the sandbox takes: {"source", "index", "solution", "text"} (text: as written, for tracebacks)."""
-        return {"source": self.runnable or self.source, "index": self.index, "solution": self.solution,
-                "text": self.written or self.source}
 
 
 class NotebookSource(str):
@@ -125,22 +108,16 @@ def _choose(files) -> SourceFile | LoadError:
             loaded.append(LoadError(stem, source.filename, source.message, flags=flags))
         else:
             loaded.append(SourceFile(stem, found.relpath, source, found.note, flags))
-    if len(loaded) == 1:
+    if len(loaded) == 1 or not any(isinstance(s, SourceFile) for s in loaded):
         return loaded[0]
-    good = [s for s in loaded if isinstance(s, SourceFile)]
-    if not good:
-        return loaded[0]
-    if len(good) == 1:
-        other = next(s for s in loaded if s is not good[0])
-        return _noted(good[0], f"{other.filename} could not be read ({other.message}); graded {good[0].filename}")
-    py, nb = good
-    work = [has_work(s.source, stem) for s in good]
-    if work == [True, True]:
-        return _noted(py, f"both {py.filename} and {nb.filename} hold work", Flag.BOTH_FORMS.value, alternative=nb)
-    keep, stub = (nb, py) if work == [False, True] else (py, nb)
-    if work == [False, False]:
-        return _noted(py, f"both {py.filename} and {nb.filename} are untouched stubs; graded {py.filename}")
-    return _noted(keep, f"{stub.filename} is an untouched stub; graded {keep.filename}", Flag.STUB_SKIPPED.value)
+    from autograder.handout.check_forms import Form, choose
+
+    forms = [Form(s.filename, s.message if isinstance(s, LoadError) else None,
+                  isinstance(s, SourceFile) and has_work(s.source, stem)) for s in loaded]
+    chosen = choose(forms)
+    keep = loaded[forms.index(chosen.graded)]
+    other = loaded[forms.index(chosen.alternative)] if chosen.alternative is not None else None
+    return _noted(keep, chosen.note, chosen.flag, alternative=other)
 
 
 def _noted(source: SourceFile, note: str, flag: str = "", alternative: SourceFile | None = None) -> SourceFile:
@@ -263,114 +240,12 @@ def _cell_from(plain: dict) -> Cell:
 
 
 def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
-    """The cells that compile, joined; a scratch cell that does not is left out with a note."""
-    kept, skipped, left_out = [], [], []
-    for cell in cells:
-        problem = syntax_problem(cell.source, f"{name}, cell {cell.index}")
-        if problem is not None:
-            cell, problem = as_ipython_runs(cell, name)
-        if problem is None:
-            kept.append(cell)
-        elif cell.solution:
-            return LoadError(stem, name, problem)
-        else:
-            skipped.append(skip_note(cell, problem))
-            left_out.append(cell)
+    """The cells that compile, joined; a scratch cell that does not is left out with a note
+    (check_notebook.compiled_cells: the handout's check.py reads notebooks with it too)."""
+    kept, skipped, left_out = check_notebook.compiled_cells(cells, name, syntax_problem)
+    if kept is None:
+        return LoadError(stem, name, skipped)
     return NotebookSource.join(kept, skipped, left_out)
-
-
-def as_ipython_runs(cell: Cell, name: str) -> tuple[Cell, str | None]:
-    """A cell that is not plain Python, as IPython runs it; and what is wrong with it even so."""
-    from autograder.intake.ipython_input import transformed
-
-    code = transformed(cell.source)
-    ran = Cell(cell.index, code.python, cell.solution, runnable=code.runnable, written=cell.source)
-    where = f"{name}, cell {cell.index}"
-    return ran, syntax_problem(code.python, where) or syntax_problem(code.runnable, where)
-
-
-def skip_note(cell: Cell, why: str) -> str:
-    return f"cell {cell.index} ({cell.first_line[:60]!r}) was skipped: {why}"
-
-
-def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
-    """The code cells of a notebook; or (message,) when it is not a usable notebook."""
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        return (f"{name} is not a valid notebook: invalid JSON at line {err.lineno}, column {err.colno} "
-                f"({err.msg})",)
-    if not isinstance(raw, dict) or "cells" not in raw:
-        return (f"{name} is JSON but not a Jupyter notebook (no 'cells')",)
-    if plain_v4(raw):
-        notebook_cells_ = raw["cells"]
-    else:
-        import nbformat  # only for other versions and odd files: importing it costs 1.3 core-s
-
-        try:
-            notebook_cells_ = nbformat.reads(text, as_version=4).cells
-        except Exception as err:  # nbformat raises several types for one thing: not a notebook
-            return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
-    cells = []
-    for number, cell in enumerate(notebook_cells_, start=1):
-        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell) or is_kit_cell(cell):
-            continue
-        source = cell.get("source", "")
-        if isinstance(source, list):
-            source = "".join(source)
-        lines = [NBGRADER_STUB_ANSWER if line.rstrip() == NBGRADER_STUB else line
-                 for line in str(source).splitlines()]
-        cells.append(Cell(number, "\n".join(lines), is_solution_cell(cell)))
-    return cells
-
-
-def plain_v4(raw: dict) -> bool:
-    """A notebook of format 4 whose cells nbformat would hand over as they are: read directly,
-    without importing nbformat (its schema validator imports a grammar library: 1.3 core-s per
-    process, more than grading a submission). Anything else goes through nbformat."""
-    if raw.get("nbformat") != 4 or type(raw.get("nbformat_minor")) is not int or not isinstance(raw.get("metadata"), dict):
-        return False
-    cells = raw.get("cells")
-    if not isinstance(cells, list):
-        return False
-    for cell in cells:
-        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
-            return False
-        source = cell.get("source")
-        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(x, str) for x in source))):
-            return False
-        if not isinstance(cell.get("metadata", {}), dict):
-            return False
-    return True
-
-
-def is_solution_cell(cell) -> bool:
-    """nbgrader's solution cells: `solution: true` in the metadata, or the BEGIN SOLUTION markers."""
-    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-    source = cell.get("source", "")
-    source = "".join(source) if isinstance(source, list) else str(source)
-    return bool(meta.get("solution")) or "### BEGIN SOLUTION" in source
-
-
-# nbgrader's release puts this line, at the left margin, where a solution was. In a module-level
-# cell (hand_computation's constants) it would stop the whole file from importing, and cost
-# the parts that are answered; a stub inside a function still raises, as it should.
-NBGRADER_STUB = "raise NotImplementedError()"
-NBGRADER_STUB_ANSWER = "pass  # nbgrader's stub: not answered yet"
-KIT_CELL_ROLES = ("numbers", "practice")      # metadata.attnkit.role of the cells is_kit_cell names
-
-
-def is_nbgrader_test_cell(cell) -> bool:
-    """nbgrader's autograded test cells (grade: true, solution: false) are the grader's, not the student's."""
-    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
-def is_kit_cell(cell) -> bool:
-    """A cell the kit put into an nbgrader notebook to run beside the student's work (drawing their
-    numbers, practice: autograder/nbgrader/variant_cells.py): the grader recomputes the numbers itself."""
-    meta = (cell.get("metadata") or {}).get("attnkit")
-    return isinstance(meta, dict) and meta.get("role") in KIT_CELL_ROLES
 
 
 # What compile() said of a text under a name: a class run reads a student's graded files again
@@ -384,23 +259,4 @@ def syntax_problem(source: str, name: str) -> str | None:
     return _COMPILED.get(source, lambda: _compile_problem(source, name), name)
 
 
-# Parts of a syntax tree the grader will parse again itself (which file counts, literals, code
-# similarity); an exercise file has a few thousand.
-MAX_NODES = 50_000
-
-
-def _compile_problem(source: str, name: str) -> str | None:
-    try:
-        tree = compile(source, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        nodes = sum(1 for _ in ast.walk(tree))
-        if nodes > MAX_NODES:
-            return (f"{name} is too large to grade: {nodes} parts of Python code, the limit is {MAX_NODES} "
-                    f"(an exercise file has a few thousand)")
-        compile(tree, name, "exec", dont_inherit=True)
-    except SyntaxError as err:
-        where = f"line {err.lineno}" if err.lineno else "an unknown line"
-        text = f": {err.text.strip()}" if err.text and err.text.strip() else ""
-        return f"{name} has a syntax error at {where} ({err.msg}){text}"
-    except (ValueError, RecursionError, MemoryError) as err:
-        return f"{name} cannot be compiled: {type(err).__name__}"
-    return None
+_compile_problem = compile_problem

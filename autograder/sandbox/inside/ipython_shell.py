@@ -1,7 +1,7 @@
 """Child side: the few IPython names a notebook's cells expect, as small stand-ins.
 
 The grader hands a child notebook cells already transformed by IPython's own input transformer
-(`autograder/intake/ipython_input.py`): `%%time` became `get_ipython().run_cell_magic('time', '', body)`,
+(`autograder/handout/check_notebook.py`): `%%time` became `get_ipython().run_cell_magic('time', '', body)`,
 `!ls` became `get_ipython().system('ls')`, `x?` became `get_ipython().run_line_magic('pinfo', 'x')`.
 This module answers those calls the way Jupyter's Run All does as far as the cells' definitions
 go: magics that only time or capture run their body (in the user namespace, or, as IPython's

@@ -1,0 +1,235 @@
+"""The handout's check.py is the grader's engine, shipped kit-free: its modules are the grader's
+files byte for byte, and on a student's folder it gives the grader's verdict on every visible
+check (pass or fail, score), the same hint once per cause, and checks the file the grader grades.
+Run as a student runs it: a Python that sees numpy, torch and matplotlib but not the kit."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.checks import check_ids
+from autograder.config import KIT_ROOT, load_course
+from autograder.handout.write import HANDOUT_CODE, MODULES, write_handout
+
+COURSE = load_course(known_checks=check_ids())
+SOLUTIONS = KIT_ROOT / "solutions"
+CORPUS = KIT_ROOT / "tests" / "corpus"
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("handout") / "self attention"          # a space in the path, on purpose
+    write_handout(out, COURSE)
+    return out
+
+
+@pytest.fixture(scope="module")
+def kit_free_python(tmp_path_factory) -> Path:
+    """A venv without the kit whose path holds numpy's site-packages (torch and matplotlib there too)."""
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "numpy_torch_only.pth").write_text(str(Path(np.__file__).resolve().parents[1]) + "\n")
+    return python
+
+
+def _run(python, folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([str(python), "check.py", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+# ---------------------------------------------------------------- one engine, shipped as it is
+
+def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
+    assert (handout / "check.py").read_bytes() == (HANDOUT_CODE / "student_check.py").read_bytes()
+    for name, source in MODULES.items():
+        assert (handout / name).read_bytes() == source.read_bytes(), name
+    # and the grader decides with those very modules
+    import autograder.intake.cells as cells
+    import autograder.intake.load as load
+    import autograder.intake.stubs as stubs
+    from autograder.handout import check_forms, check_notebook
+
+    assert load.notebook_cells is check_notebook.notebook_cells and load.Cell is check_notebook.Cell
+    assert cells.raised_note is check_notebook.raised_note
+    assert stubs.check_forms is check_forms
+    assert "choose(forms)" in Path(load.__file__).read_text()
+
+
+def test_the_handouts_code_imports_nothing_of_the_kit_and_never_forks(handout):
+    """Kit-free (the standard library, numpy, torch, matplotlib, IPython's transformer, the
+    handout's own modules) and the same on Linux, macOS and Windows: children are subprocesses,
+    never fork or a multiprocessing start method that differs between systems."""
+    own = {p.stem for p in handout.glob("*.py")}
+    allowed = {"numpy", "torch", "matplotlib", "IPython", "nbformat", *own, *sys.stdlib_module_names}
+    for path in handout.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+            top = {n.split(".")[0] for n in names}
+            # the grader's branch (`if __package__:`) of a shared module imports the kit's own copy
+            kit = top & {"autograder", "pydantic"}
+            if kit:
+                assert _under_package_branch(tree, node), (path.name, names)
+            assert top - {"autograder"} <= allowed, (path.name, names)
+            assert top.isdisjoint({"multiprocessing"}), path.name
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
+                assert node.attr not in ("fork", "forkpty", "setsid", "killpg"), (path.name, node.attr)
+
+
+def _under_package_branch(tree: ast.Module, target: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "__package__":
+            if any(target is inner for stmt in node.body for inner in ast.walk(stmt)):
+                return True
+    return False
+
+
+def test_the_handout_holds_no_key(handout):
+    texts = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in handout.rglob("*")
+                      if p.is_file() and p.suffix in (".py", ".json", ".md", ".ipynb"))
+    for stem in COURSE.exercises:
+        spec = json.loads((handout / "check_data" / f"{stem}.json").read_text())
+        hidden = [c for c in check_ids() if c.startswith(stem + ".") and COURSE.check(c).hidden]
+        assert not {c["id"] for c in spec["checks"]} & set(hidden)
+        assert all(f'"{c}"' not in texts for c in hidden), stem
+    assert not {p.name for p in handout.rglob("*.py")} & {p.name for p in (KIT_ROOT / "reference").rglob("*.py")
+                                                          if p.name != "__init__.py"} - {f"{s}.py" for s in COURSE.exercises}
+    for stem in COURSE.exercises:        # the stubs, not the solutions
+        assert (handout / f"{stem}.py").read_bytes() != (SOLUTIONS / f"{stem}.py").read_bytes()
+
+
+# ---------------------------------------------------------------- the same verdict
+
+def _softmax_without_max(source: str) -> str:
+    return source.replace("shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x")
+
+
+def _only_output(source: str) -> str:
+    return source.replace("    return output, weights\n", "    return output\n", 1)
+
+
+DISPLAY_TIME_SCRATCH = [
+    "import numpy as np\nfrom IPython.display import display\n",
+    "%%time\nx = np.arange(3.0)\ndisplay(x)\n",
+    "undefined_name + 1   # a scratch cell that raises: Jupyter goes on\n",
+]
+
+
+def _notebook(cells: list[str], crlf: bool = False) -> str:
+    """A plain format-4 notebook of code cells, the solution's code split over two of them."""
+    nl = "\r\n" if crlf else "\n"
+    body = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": "markdown", "metadata": {}, "source": "# my work"}] +
+                     [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                       "source": [line + nl for line in cell.splitlines()]} for cell in cells]}
+    return json.dumps(body, indent=1).replace("\n", nl)
+
+
+def _cases() -> dict[str, dict[str, str]]:
+    """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
+    solution = {stem: (SOLUTIONS / f"{stem}.py").read_text() for stem in COURSE.exercises}
+    attention = solution["attention"]
+    return {
+        "solutions": {f"{s}.py": t for s, t in solution.items()},
+        "stubs": {},
+        "softmax wrong axis": {"attention.py": (CORPUS / "attention/buggy/softmax_wrong_axis.py").read_text()},
+        "softmax without max": {"attention.py": _softmax_without_max(attention)},
+        "returns only output": {"attention.py": _only_output(attention)},
+        "bare reshape": {"multihead.py": (CORPUS / "multihead/buggy/reshape_without_transpose.py").read_text()},
+        # work in the .py, Jupyter's autosave of the untouched notebook saved after it
+        "py and autosaved notebook": {"attention.py": attention, "attention.ipynb": "@stub"},
+        "notebook with display, time and a raising cell": {
+            "causal_mask.ipynb": _notebook([*DISPLAY_TIME_SCRATCH, solution["causal_mask"]]),
+            "scaling.ipynb": _notebook(["%%time\n" + solution["scaling"], DISPLAY_TIME_SCRATCH[2]])},
+        "crlf": {"attention.py": attention.replace("\n", "\r\n"),
+                 "causal_mask.ipynb": _notebook([solution["causal_mask"]], crlf=True)},
+    }
+
+
+@pytest.fixture(scope="module")
+def folders(handout, tmp_path_factory) -> dict[str, Path]:
+    made = {}
+    root = tmp_path_factory.mktemp("students")
+    for name, files in _cases().items():
+        folder = root / name
+        shutil.copytree(handout, folder)
+        for filename, text in files.items():
+            if text == "@stub":           # touched after the .py: newer on disk, still the stub
+                os.utime(folder / filename, (2e9, 2e9))
+                continue
+            (folder / filename).write_bytes(text.encode("utf-8"))
+        made[name] = folder
+    return made
+
+
+def _grader_verdicts(folder: Path) -> dict[str, dict]:
+    from autograder.grading.course_session import GradingSession
+
+    with GradingSession(COURSE) as session:
+        result = session.grade(folder)
+    return {e.stem: {"file": e.graded_file,
+                     "checks": {c.check_id: (c.status == "passed", c.score) for c in e.checks if not c.hidden},
+                     "hints": {c.hint for c in e.checks if not c.hidden and c.status != "passed" and c.hint}}
+            for e in result.exercises}
+
+
+def _check_py_verdicts(python, folder: Path) -> tuple[dict[str, dict], str]:
+    done = _run(python, folder, "--json", "results.json")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    written = json.loads((folder / "results.json").read_text())["exercises"]
+    return {stem: {"file": e["file"], "checks": {c["id"]: (c["status"] == "passed", c["score"]) for c in e["checks"]},
+                   "hints": {c["hint"] for c in e["checks"] if c["status"] != "passed" and c["hint"]}}
+            for stem, e in written.items()}, done.stdout
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_check_py_and_the_grader_agree_on_every_visible_check(case, folders, kit_free_python):
+    folder = folders[case]
+    mine, printed = _check_py_verdicts(kit_free_python, folder)
+    graders = _grader_verdicts(folder)
+    for stem in COURSE.exercises:
+        assert mine[stem]["file"] == graders[stem]["file"], (stem, mine[stem]["file"], graders[stem]["file"])
+        assert mine[stem]["checks"] == graders[stem]["checks"], (stem, {
+            k: (v, graders[stem]["checks"].get(k)) for k, v in mine[stem]["checks"].items()
+            if graders[stem]["checks"].get(k) != v})
+        # the same catalogued hint (the grader may put what it observed in the answer before it)
+        unmatched = {h for h in mine[stem]["hints"] if not any(h in theirs for theirs in graders[stem]["hints"])}
+        assert not unmatched, (stem, unmatched, graders[stem]["hints"])
+    for hint in set().union(*(v["hints"] for v in mine.values())):     # each hint said once, per cause
+        assert printed.count(hint.splitlines()[0]) == 1, (hint, printed)
+
+
+def test_a_mistake_behind_several_checks_is_said_once_as_the_grader_says_it(folders, kit_free_python):
+    printed = _run(kit_free_python, folders["softmax wrong axis"], "attention.py").stdout
+    assert "1 mistake -> " in printed and "1 cause" not in printed, printed
+
+
+def test_which_file_counts_is_said(folders, kit_free_python):
+    printed = _run(kit_free_python, folders["py and autosaved notebook"], "attention.ipynb").stdout
+    assert "attention (attention.py): 9/9 visible checks passed" in printed, printed
+    assert "checked from attention.py: attention.ipynb is an untouched stub; graded attention.py" in printed
+    readme = (folders["stubs"] / "README.md").read_text()
+    assert "Hand in the exercise files you worked in" in readme and "untouched" in readme
+
+
+def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folders, kit_free_python):
+    printed = _run(kit_free_python, folders["notebook with display, time and a raising cell"],
+                   "causal_mask", "scaling").stdout
+    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "scaling (scaling.ipynb): 7/7 visible checks passed" in printed, printed
+    assert "note: cell 4 ('undefined_name + 1" in printed and "NameError" in printed, printed
