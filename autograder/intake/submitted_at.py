@@ -83,9 +83,10 @@ def layout_time(student: Student, cells: dict[str, str], zone) -> datetime | Non
 
 
 def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...] = (),
-                   times_csv: Path | None = None) -> dict:
+                   times_csv: Path | None = None, layout_times: dict[str, str] | None = None) -> dict:
     """student id -> Lateness for every submission of `class_list` (course.yml `late:` set):
-    their due date (an extension's, else the course's), their time (see the module), the penalty.
+    their due date (an extension's, else the course's), their time (see the module; `layout_times`:
+    the download's own, by the key it gave each student, lms.ClassFolder.times), the penalty.
     Raises LateError or TimesError naming the file and line of a bad row."""
     from autograder.intake.roster import _norm
     from autograder.reports.late_policy import LateError, _zone, lateness, parse_due, read_extensions
@@ -104,6 +105,10 @@ def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...]
     for s in class_list.students:
         person = class_list.enrolment.people.get(s.name)
         cells = dict(zip(names, person.cells)) if person is not None and person.cells else {}
-        when = given.get(s.name) or layout_time(s, cells, zone)
+        listed = (layout_times or {}).get(s.given_as or s.name)
+        if listed is not None:     # the download's own record: never a timestamp.txt the student uploaded
+            when = given.get(s.name) or (parse_time(listed, zone) if listed else None)
+        else:
+            when = given.get(s.name) or layout_time(s, cells, zone)
         out[s.name] = lateness(late, extended.get(s.name, due), when, flagged_late=s.lms_late)
     return out
