@@ -200,8 +200,8 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="grade on a Dask cluster: its scheduler's address, e.g. tcp://host:8786 (docs/cluster.md)")
     grade.add_argument("--gradebook", metavar="URL",
                        help="also write the scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db)")
-    grade.add_argument("--layout", choices=("auto", "folders", "canvas", "moodle"), default="auto",
-                       help="how CLASS_DIR is laid out: one folder per student, Canvas's or Moodle's download "
+    grade.add_argument("--layout", choices=("auto", "folders", "canvas", "moodle", "gradescope"), default="auto",
+                       help="how CLASS_DIR is laid out: one folder per student, Canvas's, Moodle's or Gradescope's download "
                             "(default: recognised by the names)")
     grade.add_argument("--roster", metavar="ROSTER.csv",
                        help="the course's roster as exported by nbgrader, Canvas, Moodle or Gradescope: names "

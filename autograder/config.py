@@ -110,7 +110,8 @@ class LateConfig:
     """Late work (docs/report.md, "Late work"): the due date and the penalty past it."""
     __pydantic_config__ = FORBID_EXTRA
     # ISO 8601 with its offset ("2026-03-02T23:59:00-05:00"), or without one and `timezone` set.
-    due: str
+    # None: only on Gradescope, where the assignment's own due date is used (autograder/gradescope/late.py).
+    due: str | None = None
     timezone: str | None = None          # an IANA zone, "America/Toronto": the due date's, and Moodle's times'
     penalty: Annotated[float, Constraints(ge=0, le=100)] = 0      # percent of the score off per started `per`
     per: Literal["day", "hour"] = "day"
@@ -122,7 +123,8 @@ class LateConfig:
     def __post_init__(self):
         from autograder.reports.late_policy import parse_due
 
-        parse_due(self.due, self.timezone)       # a ValueError that says what is wrong, at this key
+        if self.due is not None:
+            parse_due(self.due, self.timezone)       # a ValueError that says what is wrong, at this key
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,8 @@ subprocesses on 127.0.0.1) and compares with `grade_class` on the same class.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -361,3 +363,59 @@ def test_two_thousand_students_stream_to_disk_with_bounded_client_memory(tmp_pat
     top = sum(c.points for ex in course_at(KIT_ROOT / "course.yml").exercises.values() for c in ex.checks.values())
     assert len(rows) == 2001 and rows[1].startswith("s00000,") and rows[-1].endswith(f",{top:g},{top:g},graded")
     assert json.loads((out / "results" / "s01999.json").read_text())["extra_data"]["result"]["student"] == "s01999"
+
+
+# ====================================================================== overrides, late work, one re-grade
+
+@pytest.mark.slow
+def test_overrides_late_work_and_one_regrade_on_the_cluster_give_the_local_grades(tmp_path, scheduler):
+    """The instructor's round trip on a cluster: an overrides file, a late submission under the
+    course's late policy (nbgrader's timestamp.txt), then `--student` grading one student again
+    after a fix: grades.csv and summary.json's audit trail as the local run writes them."""
+    from autograder.cli import main
+    from tests.lms_downloads import HAND, RIGHT
+    from tests.test_lms_roundtrip import _course
+
+    course = _course(tmp_path, late={"due": "2026-03-02T23:59:00-05:00", "penalty": 10, "per": "day"},
+                     limits={"call_timeout": 10, "import_timeout": 20, "memory_mb": 1024, "cpu_seconds": 60,
+                             "max_processes": 32})
+    wrong = RIGHT.replace(b"CSM_OUTPUT = ", b"CSM_OUTPUT = 1 + ", 1)
+    assert wrong != RIGHT
+    cls = tmp_path / "class"
+    for name, code, stamp in (("ada", RIGHT, "2026-03-02 20:00:00.000000 UTC"),       # on time
+                              ("ben", RIGHT, "2026-03-05 10:00:00.000000 UTC"),       # two days late
+                              ("cleo", wrong, "2026-03-02 21:00:00.000000 UTC")):
+        (cls / name).mkdir(parents=True)
+        (cls / name / f"{HAND}.py").write_bytes(code)
+        (cls / name / "timestamp.txt").write_text(stamp, encoding="utf-8")
+    overrides = tmp_path / "overrides.csv"
+    overrides.write_text(f"student,check,points,reason,who\nada,{HAND},5,copied from a classmate,Prof. Diaz\n",
+                         encoding="utf-8")
+    outs = {"local": tmp_path / "local-out", "cluster": tmp_path / "cluster-out"}
+    where = {"local": ["--jobs", "1"], "cluster": ["--scheduler", scheduler]}
+
+    def grade(run: str, *more: str) -> tuple[list[dict], dict]:
+        assert main(["--course", str(course), "grade", str(cls), "--out", str(outs[run]), "--overrides",
+                     str(overrides), *where[run], *more]) == 0
+        rows = list(csv.DictReader(io.StringIO((outs[run] / "grades.csv").read_text(encoding="utf-8"))))
+        summary = json.loads((outs[run] / "summary.json").read_text(encoding="utf-8"))
+        return rows, {k: summary.get(k) for k in ("statuses", "scores", "overrides", "regraded")}
+
+    first = {run: grade(run) for run in outs}
+    assert first["cluster"][0] == first["local"][0]
+    assert first["cluster"][1] == first["local"][1]
+    rows = {r["student"]: r for r in first["local"][0]}
+    assert (rows["ada"]["total"], rows["ada"]["override"].split(" (")[0]) == ("5", f"{HAND}: 7 -> 5")
+    assert (rows["ben"]["raw_total"], rows["ben"]["penalty"], rows["ben"]["total"], rows["ben"]["status"]) == (
+        "7", "2.1", "4.9", "late")
+    assert float(rows["cleo"]["total"]) < 7
+
+    (cls / "cleo" / f"{HAND}.py").write_bytes(RIGHT)      # the student's fix, graded again alone
+    again = {run: grade(run, "--student", "cleo") for run in outs}
+    assert again["cluster"][0] == again["local"][0]
+    local_summary, cluster_summary = again["local"][1], again["cluster"][1]
+    assert local_summary["regraded"]["student"] == cluster_summary["regraded"]["student"] == "cleo"
+    assert {k: v for k, v in cluster_summary.items() if k != "regraded"} == \
+        {k: v for k, v in local_summary.items() if k != "regraded"}
+    rows = {r["student"]: r for r in again["local"][0]}
+    assert rows["cleo"]["total"] == "7" and rows["ben"]["total"] == "4.9" and rows["ada"]["total"] == "5"

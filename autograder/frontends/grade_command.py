@@ -20,6 +20,9 @@ def cmd_grade(args, console: Console, course) -> int:
     from autograder.reports.summary import print_summary
 
     class_dir, out = Path(args.class_dir), Path(args.out)
+    if class_dir.is_file() and class_dir.suffix.lower() == ".zip":
+        console.print(f"[red]{class_dir} is a zip (Gradescope's Export Submissions?): unzip it and give the folder[/]")
+        return 2
     if not class_dir.is_dir():
         console.print(f"[red]{class_dir}: no such folder[/]")
         return 2
@@ -47,7 +50,16 @@ def cmd_grade(args, console: Console, course) -> int:
         return 2
     from autograder.intake.identify import UnknownStudents, identify, refuse_unknown
 
-    class_list = identify(_say_layout(class_dir, out, course, args.layout, console), roster)
+    from autograder.intake.gradescope_export import ExportError
+
+    try:
+        found = _say_layout(class_dir, out, course, args.layout, console)
+    except ExportError as err:
+        print(f"attnkit grade: {err}", file=sys.stderr)
+        return 2
+    if roster is None and found.people is not None:     # the download names its students (Gradescope's export)
+        roster = list(found.people)
+    class_list = identify(found.students, roster)
     try:     # with variants on, whose numbers each submission should hold: known before anything is graded
         refuse_unknown(class_list, course.variants.enabled, roster is not None)
     except UnknownStudents as err:
@@ -80,7 +92,7 @@ def cmd_grade(args, console: Console, course) -> int:
         try:
             lateness = class_lateness(course, Path(args.course).parent, class_list,
                                       target.header if target is not None else (),
-                                      Path(args.submitted_at) if args.submitted_at else None)
+                                      Path(args.submitted_at) if args.submitted_at else None, found.times)
         except (LateError, TimesError) as err:
             print(f"attnkit grade: {err}", file=sys.stderr)
             return 2
@@ -195,15 +207,15 @@ def _say_roster(class_list, console: Console, target=None, course_points: float 
 
 def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Console):
     """An LMS's download recognised, and what in it belongs to no student, said before grading;
-    returns the students."""
+    returns what read_class found."""
     from autograder.intake.lms import Layout, read_class
 
     found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
     if found.layout is not Layout.FOLDERS:
         console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students "
-                      f"(--layout folders|canvas|moodle to choose)", markup=False, soft_wrap=True)
+                      f"(--layout folders|canvas|moodle|gradescope to choose)", markup=False, soft_wrap=True)
     if found.strays:
         shown = ", ".join(found.strays[:10]) + (f" and {len(found.strays) - 10} more" if len(found.strays) > 10 else "")
         console.print(f"[yellow]not graded, named like no {found.layout.value} submission:[/] ", end="")
         console.print(shown, markup=False, soft_wrap=True)
-    return found.students
+    return found

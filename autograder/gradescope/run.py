@@ -5,7 +5,9 @@
 It grades ROOT/submission in the sandbox with the course in ROOT/source and writes
 ROOT/results/results.json. Whatever happens, results.json is written: a grader failure gives
 every check 0 with a message asking the student to tell the instructor (as `attnkit grade`
-does), never a silent zero and never Gradescope's bare "autograder failed".
+does), never a silent zero and never Gradescope's bare "autograder failed". With a late policy in
+course.yml, Gradescope's submission time (submission_metadata.json `created_at`) is held against
+the due date (gradescope/late.py) and the penalty taken off the total, said in the top text.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ def run(root: Path) -> dict:
     from autograder.grading.student import Student, grader_failure
     from autograder.config import load_course
     from autograder.gradescope.results import results_json
-    from autograder.gradescope.student_id import submission_student
+    from autograder.gradescope.late import late_lines, runner_late
+    from autograder.gradescope.student_id import read_metadata, submission_student
     from autograder.gradescope.submission import find_submission
     from autograder.grading.preflight import run_preflight
     from autograder.results import dumps, write_atomic
@@ -41,6 +44,7 @@ def run(root: Path) -> dict:
     settings = _settings(source / SETTINGS_FILE)
     course = load_course(source / SOURCE_COURSE, known_checks=check_ids())
     notes: tuple[str, ...] = ()
+    metadata = read_metadata(root)
     try:
         found = find_submission(submission, tuple(course.exercises))
         notes = found.notes
@@ -52,10 +56,21 @@ def run(root: Path) -> dict:
         with grading_sandbox(course.limits, hide=hide) as sandbox:
             run_preflight(course, sandbox)      # the kit's solutions at full marks here first
             result = grade(Student("submission", found.folder), course, sandbox,
-                                   identity=submission_student(root))     # whose variant: Gradescope's metadata
+                                   identity=submission_student(root, metadata))     # whose variant: Gradescope's metadata
     except Exception as err:  # noqa: BLE001 - a result is written whatever happens
         result = grader_failure(Student("submission", submission), course, err)
+    try:     # course.yml's late policy on Gradescope's submission time (none: Gradescope's own)
+        late = runner_late(course, metadata)
+    except ValueError as err:
+        late, notes = None, (*notes, f"late work: {err}; no penalty applied")
+    penalty = late.penalty(result.score) if late is not None else 0.0
+    if late is not None:
+        notes = (*late_lines(late, result.score, result.max_score), *notes)
     data = results_json(result, course, settings, notes=notes, execution_time=time.monotonic() - started)
+    if penalty:     # the tests keep what each check earned; the total is the score after the penalty
+        data["score"] = round(result.score - penalty, 2)
+        for entry in data.get("leaderboard", ()):
+            entry["value"] = data["score"]
     write_atomic(results / "results.json", dumps(data))
     return data
 

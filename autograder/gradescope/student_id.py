@@ -14,12 +14,22 @@ from pathlib import Path
 METADATA = "submission_metadata.json"
 
 
-def submission_student(root: Path) -> str | None:
-    """The submitter's id, or None (no metadata: graded on the course's own numbers)."""
+MAX_BYTES = 16 * 1024 * 1024      # previous_submissions holds every earlier results.json
+
+
+def read_metadata(root: Path) -> dict | None:
+    """submission_metadata.json as data, or None (absent, unreadable, not an object)."""
     try:
-        data = json.loads((Path(root) / METADATA).read_text(encoding="utf-8"))
+        with open(Path(root) / METADATA, "rb") as fh:
+            data = json.loads(fh.read(MAX_BYTES + 1)[:MAX_BYTES].decode("utf-8"))
     except (OSError, ValueError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def submission_student(root: Path, data: dict | None = None) -> str | None:
+    """The submitter's id, or None (no metadata: graded on the course's own numbers)."""
+    data = read_metadata(root) if data is None else data
     users = data.get("users") if isinstance(data, dict) else None
     if not isinstance(users, list) or not users or not isinstance(users[0], dict):
         return None

@@ -94,8 +94,10 @@ class ClassRun:
     def run(self, grading: Grading) -> StoredResults:
         self.class_dir, self.out = Path(self.class_dir), Path(self.out)
         # Who each submission is, once, before anything is written (autograder/intake/identify.py).
-        self.class_list = identify(lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,),
-                                                  layout=self.layout).students, self.roster)
+        found = lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,), layout=self.layout)
+        if self.roster is None and found.people is not None:     # the download names its students
+            self.roster = list(found.people)
+        self.class_list = identify(found.students, self.roster)
         refuse_unknown(self.class_list, self.course.variants.enabled, self.roster is not None)
         students = self.class_list.students
         _prepare(self.out)

@@ -9,6 +9,10 @@ moodle   Moodle's "Download submissions" in folders: `Full Name_12345_assignsubm
          (12345 is Moodle's participant number), or flat `Full Name_12345_assignsubmission_file_x.py`;
          the student's key is `Full Name_12345`, never the whole folder name
 
+gradescope Gradescope's "Export Submissions", unzipped: submission_metadata.yml and one
+         `submission_<id>/` folder each (intake/gradescope_export.py); the student's key is their
+         email, else their SID; the file's names and times come with it
+
 `auto` (the default) tells them apart by their names. A student's upload that is an archive is
 unpacked (autograder.intake.archives) into a private temporary folder, never into the class folder,
 together with the student's loose files, and that folder is graded (`staged`).
@@ -27,6 +31,7 @@ from pathlib import Path
 
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
 from autograder.intake.files import Flag, Folder, ignored
+from autograder.intake.roster import Person
 from autograder.intake.students import Student, _listing, find_students
 from autograder.results import Why
 
@@ -41,6 +46,7 @@ class Layout(str, Enum):
     FOLDERS = "folders"
     CANVAS = "canvas"
     MOODLE = "moodle"
+    GRADESCOPE = "gradescope"
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,10 @@ class ClassFolder:
     layout: Layout
     students: list[Student]
     strays: tuple[str, ...] = ()     # entries that belong to no student (said, never graded)
+    # Who the students are and when each handed in, where the download says it (Gradescope's
+    # export): the roster when none is given, and student key -> submission time as written.
+    people: tuple[Person, ...] | None = None
+    times: dict[str, str] | None = None
 
 
 def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
@@ -58,6 +68,8 @@ def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
         layout = detect(class_dir)
     if layout is Layout.FOLDERS:
         return ClassFolder(layout, find_students(class_dir, assignment, exclude))
+    if layout is Layout.GRADESCOPE:
+        return _gradescope_export(class_dir, assignment, exclude)
     class_dir = Path(os.path.realpath(class_dir))     # the instructor's own path may pass through links
     skip = {os.path.realpath(p) for p in exclude}
     entries = [e for e in os.scandir(class_dir) if not ignored(e.name) and os.path.realpath(e.path) not in skip]
@@ -93,6 +105,45 @@ def read_class(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = (),
     return ClassFolder(layout, students, tuple(strays))
 
 
+def _gradescope_export(class_dir: Path, assignment: str, exclude: tuple[Path, ...]) -> ClassFolder:
+    """Each `submission_<id>/` folder the metadata lists, named by its first submitter's email or
+    SID (or the folder's name when neither is a usable id, or another submission has it)."""
+    from autograder.intake.identify import SAFE_ID
+    from autograder.intake.gradescope_export import METADATA, export_root, read_export
+
+    root = export_root(class_dir)
+    if root is None:
+        raise FileNotFoundError(f"{class_dir}: no {METADATA} (is it Gradescope's Export Submissions, unzipped?)")
+    root = Path(os.path.realpath(root))
+    entries = read_export(root / METADATA)
+    listed = {e.folder for e in entries}
+    skip = {os.path.realpath(p) for p in exclude}
+    strays = [e.name for e in sorted(os.scandir(root), key=lambda e: e.name) if e.name not in listed
+              and e.name != METADATA and not ignored(e.name) and os.path.realpath(e.path) not in skip]
+    students, people, times = [], [], {}
+    for entry in entries:
+        folder = root / entry.folder
+        first = entry.submitters[0] if entry.submitters else None
+        key = first.key if first is not None else ""
+        name = key if key and SAFE_ID.match(key) and key not in times else entry.folder
+        if not SAFE_ID.match(name) or name in times:
+            strays.append(f"{entry.folder} ({METADATA} line {entry.line}: listed twice, or not a name OUT can use)")
+            continue
+        if folder.is_symlink():
+            students.append(Student(name, folder, refused=f"the submission folder {entry.folder} is a symbolic "
+                                                          f"link, not a folder of its own; nothing was graded from it"))
+        elif not folder.is_dir():
+            strays.append(f"{entry.folder} ({METADATA} line {entry.line}: no such folder)")
+            continue
+        else:
+            nested = folder / assignment
+            students.append(Student(name, nested if nested.is_dir() and not nested.is_symlink() else folder))
+        times[name] = entry.created_at
+        if first is not None:
+            people.append(Person(first.name, "", first.sid, "", first.email, entry.line))
+    return ClassFolder(Layout.GRADESCOPE, students, tuple(strays), tuple(people), times)
+
+
 def _as_uploaded(files: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The names the student gave their files: Canvas's `-1`, `-2` taken off a re-submitted file,
     unless the student also handed in a file of that name (then both keep theirs)."""
@@ -108,6 +159,10 @@ def _as_uploaded(files: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def detect(class_dir: Path) -> Layout:
     """Canvas when most top-level files are named as Canvas names them, Moodle when most
     folders or files are named as Moodle does, else one folder per student."""
+    from autograder.intake.gradescope_export import export_root
+
+    if export_root(class_dir) is not None:
+        return Layout.GRADESCOPE
     names = [e for e in os.scandir(class_dir) if not ignored(e.name)]
     moodle = sum(bool(MOODLE_NAME.match(e.name)) for e in names)
     canvas = sum(bool(CANVAS_FILE.match(e.name)) for e in names if e.is_file(follow_symlinks=False))

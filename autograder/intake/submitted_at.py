@@ -7,7 +7,9 @@ Moodle           the grading worksheet given as the roster: "Last modified (subm
 any layout       `--submitted-at TIMES.csv` (student,submitted_at), which wins over the others
 
 A time without a zone is in course.yml's `late.timezone` (nbgrader's timestamps without one: UTC).
-Gradescope's submission time (submission_metadata.json `created_at`) is read by its runner only.
+Gradescope        on Gradescope, its runner reads submission_metadata.json's `created_at`
+                 (autograder/gradescope/late.py); an "Export Submissions" folder graded here gives
+                 each submission's `:created_at:` from submission_metadata.yml (intake/gradescope_export.py)
 """
 
 from __future__ import annotations
@@ -81,15 +83,19 @@ def layout_time(student: Student, cells: dict[str, str], zone) -> datetime | Non
 
 
 def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...] = (),
-                   times_csv: Path | None = None) -> dict:
+                   times_csv: Path | None = None, layout_times: dict[str, str] | None = None) -> dict:
     """student id -> Lateness for every submission of `class_list` (course.yml `late:` set):
-    their due date (an extension's, else the course's), their time (see the module), the penalty.
+    their due date (an extension's, else the course's), their time (see the module; `layout_times`:
+    the download's own, by the key it gave each student, lms.ClassFolder.times), the penalty.
     Raises LateError or TimesError naming the file and line of a bad row."""
     from autograder.intake.roster import _norm
-    from autograder.reports.late_policy import _zone, lateness, parse_due, read_extensions
+    from autograder.reports.late_policy import LateError, _zone, lateness, parse_due, read_extensions
 
     late = course.late
     zone = _zone(late.timezone) if late.timezone else timezone.utc
+    if late.due is None:
+        raise LateError("course.yml late: has no `due:` (a due date); only Gradescope's own runner can take the "
+                        "assignment's due date from Gradescope, here it must be given")
     due = parse_due(late.due, late.timezone)
     ids = {s.name for s in class_list.students} | {p.key for p in class_list.enrolment.absent}
     extended = read_extensions(course_dir / late.extensions, late.timezone, ids) if late.extensions else {}
@@ -99,6 +105,10 @@ def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...]
     for s in class_list.students:
         person = class_list.enrolment.people.get(s.name)
         cells = dict(zip(names, person.cells)) if person is not None and person.cells else {}
-        when = given.get(s.name) or layout_time(s, cells, zone)
+        listed = (layout_times or {}).get(s.given_as or s.name)
+        if listed is not None:     # the download's own record: never a timestamp.txt the student uploaded
+            when = given.get(s.name) or (parse_time(listed, zone) if listed else None)
+        else:
+            when = given.get(s.name) or layout_time(s, cells, zone)
         out[s.name] = lateness(late, extended.get(s.name, due), when, flagged_late=s.lms_late)
     return out

@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from autograder.config import CourseConfig, course_data
 from autograder.contract import MISCONCEPTIONS
-from autograder.reports.grades_csv import ordered, submitted
-from autograder.reports.status import EXCUSED, GRADED, status_of
+from autograder.reports.grades_csv import ordered, scored, submitted
+from autograder.reports.status import EXCUSED, GRADED, GRADER_ERROR, status_of
 from autograder.reports.trouble import trouble
 from autograder.results import SubmissionResult
 
@@ -74,6 +74,7 @@ class SummaryTally:
         self.course = course
         self.n = 0
         self.totals: list[float] = []                                   # of the students who handed in
+        self.scored: Counter = Counter()       # the statuses of the students in `totals`
         self.exercise_scores: dict[str, list[float]] = defaultdict(list)     # stem -> scores handed in
         self.exercise_checks: dict[str, list[int]] = defaultdict(lambda: [0, 0])   # stem -> [passed, checks]
         self.statuses: dict[str, Counter] = defaultdict(Counter)      # check id -> its statuses
@@ -89,11 +90,13 @@ class SummaryTally:
         """`status`: the instructor's word for the student (excused: left out of the numbers);
         `penalty`: points off the total for lateness."""
         self.n += 1
-        counted = status != EXCUSED
+        word = status or status_of(r)
+        counted = word not in (EXCUSED, GRADER_ERROR)     # no grade to count: the instructor's, or the grader's doing
         if counted and any(submitted(e) for e in r.exercises):
             self.totals.append(r.score - penalty)
+            self.scored[word] += 1
         for e in r.exercises:
-            if counted and submitted(e):
+            if status != EXCUSED and scored(e):
                 self.exercise_scores[e.stem].append(e.score)
                 counts = self.exercise_checks[e.stem]
                 counts[0] += sum(c.passed for c in e.checks)
@@ -151,6 +154,7 @@ class SummaryTally:
                          "limits": asdict(course.limits), "tolerances": asdict(course.tolerances)},
             "students": self.n,
             "submitted": len(self.totals),
+            "scores_over": dict(self.scored),
             "statuses": dict(Counter(row.status for row in self.rows)),
             "max_score": max_total,
             "scores": _distribution(self.totals, max_total),
@@ -197,11 +201,13 @@ def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tu
     """`r`'s row; `stems` keeps one tuple of stems for the rows that share it."""
     scores = tuple(e.score if submitted(e) else None for e in r.exercises)
     key = tuple(e.stem for e in r.exercises)
-    counted = status != EXCUSED and any(v is not None for v in scores)
+    word = status or status_of(r)
+    counted = word not in (EXCUSED, GRADER_ERROR) and any(v is not None for v in scores)
+    scores = tuple(e.score if scored(e) else None for e in r.exercises)
     return StudentRow(r.student, r.score - penalty if counted else None,
                       stems.setdefault(key, key), scores, r.duration_s,
                       "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)),
-                      status or status_of(r))
+                      word)
 
 
 def _in_course_order(r: SubmissionResult, course: CourseConfig):

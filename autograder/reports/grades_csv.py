@@ -12,7 +12,7 @@ import io
 from collections.abc import Iterator
 
 from autograder.reports.status import EXCUSED, status_of
-from autograder.results import ExerciseResult, SubmissionResult
+from autograder.results import ExerciseResult, SubmissionResult, Why
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Sheets
 # (OWASP "CSV injection"); tab, carriage return and newline start one too in some of them, and
@@ -31,6 +31,12 @@ def submitted(exercise: ExerciseResult) -> bool:
     return not exercise.checks or any(c.status != "missing" for c in exercise.checks)
 
 
+def scored(exercise: ExerciseResult) -> bool:
+    """Handed in and graded: an exercise the grader failed on has no score to give (status
+    "grader error"), not a 0."""
+    return submitted(exercise) and not any(c.reason == Why.grader_error for c in exercise.checks)
+
+
 def score_cell(score: float | None) -> str:
     """A score as every sheet writes it; None (not handed in) an empty cell."""
     return f"{score:g}" if score is not None else ""
@@ -38,11 +44,13 @@ def score_cell(score: float | None) -> str:
 
 def exercise_cell(result: SubmissionResult, stem: str) -> str:
     ex = next((e for e in result.exercises if e.stem == stem), None)
-    return score_cell(ex.score if ex is not None and submitted(ex) else None)
+    return score_cell(ex.score if ex is not None and scored(ex) else None)
 
 
 def total_cell(result: SubmissionResult) -> str:
-    return score_cell(result.score if any(submitted(e) for e in result.exercises) else None)
+    graded = any(submitted(e) for e in result.exercises) and all(scored(e) or not submitted(e)
+                                                                 for e in result.exercises)
+    return score_cell(result.score if graded else None)
 
 
 def ordered(results: list[SubmissionResult]) -> Iterator[SubmissionResult]:

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from autograder.reports import report_figures as figures
 from autograder.reports.class_summary import feedback_link
-from autograder.reports.status import STATUSES
+from autograder.reports.status import STATUSES, scores_over
 from autograder.reports.templating import render_pieces
 
 NAMES_MAX = 40          # students named inline in a misconception row; the rest fold away
@@ -55,7 +55,7 @@ def report_pieces(s: dict) -> Iterator[str]:
     }
     settings, sandbox_settings = _settings(s)
     return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
-                  names=names, rows=rows, statuses=STATUSES,
+                  names=names, rows=rows, statuses=STATUSES, scores_over=scores_over(s),
                   absent=set((s.get("roster") or {}).get("not_submitted_ids", ())),     # no feedback page
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),

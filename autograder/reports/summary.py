@@ -11,7 +11,7 @@ from rich.table import Table
 
 from autograder.config import CourseConfig
 from autograder.reports.class_summary import class_summary
-from autograder.reports.status import STATUSES
+from autograder.reports.status import STATUSES, scores_over
 from autograder.results import SubmissionResult
 
 
@@ -24,7 +24,7 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
     statuses = dict(s["statuses"])
     graded = s["submitted"]
     table = Table(title=f"{course.assignment}: {sum(statuses.values())} students, {graded} graded "
-                        f"(means over the graded)", title_justify="left")
+                        f"({scores_over(s)})", title_justify="left")
     for column, justify in (("exercise", "left"), ("handed in", "right"), ("mean", "right"), ("max", "right"),
                             ("full marks", "right")):
         table.add_column(column, justify=justify)
@@ -65,4 +65,5 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
     console.print(f"\nwrote {out / 'report.html'}, {out / 'summary.json'}, {out / 'grades.csv'}, "
                   f"{out / 'results'}/<student>.json and {out / 'feedback'}/<student>.md|.html",
                   highlight=False, soft_wrap=True, markup=False, style="dim")
+
 
