@@ -385,9 +385,10 @@ def test_overrides_late_work_and_one_regrade_on_the_cluster_give_the_local_grade
     for name, code, stamp in (("ada", RIGHT, "2026-03-02 20:00:00.000000 UTC"),       # on time
                               ("ben", RIGHT, "2026-03-05 10:00:00.000000 UTC"),       # two days late
                               ("cleo", wrong, "2026-03-02 21:00:00.000000 UTC")):
-        (cls / name).mkdir(parents=True)
-        (cls / name / f"{HAND}.py").write_bytes(code)
-        (cls / name / "timestamp.txt").write_text(stamp, encoding="utf-8")
+        handed_in = cls / "submitted" / name / "self_attention"      # nbgrader's layout, its timestamp
+        handed_in.mkdir(parents=True)
+        (handed_in / f"{HAND}.py").write_bytes(code)
+        (handed_in / "timestamp.txt").write_text(stamp, encoding="utf-8")
     overrides = tmp_path / "overrides.csv"
     overrides.write_text(f"student,check,points,reason,who\nada,{HAND},5,copied from a classmate,Prof. Diaz\n",
                          encoding="utf-8")
@@ -410,7 +411,7 @@ def test_overrides_late_work_and_one_regrade_on_the_cluster_give_the_local_grade
         "7", "2.1", "4.9", "late")
     assert float(rows["cleo"]["total"]) < 7
 
-    (cls / "cleo" / f"{HAND}.py").write_bytes(RIGHT)      # the student's fix, graded again alone
+    (cls / "submitted" / "cleo" / "self_attention" / f"{HAND}.py").write_bytes(RIGHT)      # the student's fix, graded again alone
     again = {run: grade(run, "--student", "cleo") for run in outs}
     assert again["cluster"][0] == again["local"][0]
     local_summary, cluster_summary = again["local"][1], again["cluster"][1]

@@ -545,3 +545,21 @@ def test_a_bad_due_date_or_extension_is_said_before_anything_is_written(tmp_path
     assert _grade(course, cls, out) == 2
     assert said in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_timestamp_is_read_only_where_nbgrader_wrote_it(tmp_path):
+    """nbgrader's exchange writes submitted/<student>/<assignment>/timestamp.txt; in any other
+    folder a timestamp.txt is the student's own file, never their submission time."""
+    from datetime import datetime, timezone
+
+    from autograder.intake.students import Student
+    from autograder.intake.submitted_at import layout_time
+
+    stamp = "2026-03-01 09:00:00.000000 UTC"
+    plain = tmp_path / "class" / "ada"
+    nbgrader = tmp_path / "course" / "submitted" / "ada" / "self_attention"
+    for folder in (plain, nbgrader):
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp, encoding="utf-8")
+    assert layout_time(Student("ada", plain), {}, timezone.utc) is None
+    assert layout_time(Student("ada", nbgrader), {}, timezone.utc) == datetime(2026, 3, 1, 9, tzinfo=timezone.utc)

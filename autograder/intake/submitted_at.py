@@ -70,7 +70,10 @@ def layout_time(student: Student, cells: dict[str, str], zone) -> datetime | Non
     """The time the layout carries for `student` (nbgrader's timestamp.txt, Moodle's worksheet
     row `cells`, by normalised header), or None."""
     stamp = Path(student.folder) / "timestamp.txt"
-    if not student.uploads and not student.refused:
+    # Only where nbgrader's exchange wrote it (submitted/<student>/<assignment>/): in any other
+    # folder a timestamp.txt is the student's to write.
+    nbgrader_layout = Path(student.folder).parent.parent.name == "submitted"
+    if nbgrader_layout and not student.uploads and not student.refused:
         try:
             if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 200:
                 found = parse_time(stamp.read_text(encoding="utf-8", errors="replace"), timezone.utc)
