@@ -28,7 +28,7 @@ import numpy as np
 from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
 from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.handout.check_answers import encode
 from autograder.handout.student_check import FORMAT
 from autograder.variants.draw import Variant

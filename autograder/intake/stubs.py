@@ -12,7 +12,7 @@ import ast
 from functools import lru_cache
 
 from autograder.intake import syntax
-from autograder.contract import RETURNS
+from autograder.checks.contract import RETURNS
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

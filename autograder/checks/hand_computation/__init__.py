@@ -12,9 +12,9 @@ from typing import Annotated
 import numpy as np
 
 from autograder.checks.base import Check, Context, array_problem
-from autograder.constraints import Constraints
+from autograder.config.constraints import Constraints
 from autograder.diagnosis import observations
-from autograder.exercise import Exercise
+from autograder.checks.exercise import Exercise
 
 
 def _hand_compare(name: str):
