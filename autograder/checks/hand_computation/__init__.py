@@ -81,7 +81,7 @@ EXERCISE = Exercise(
     # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
     tolerances={"hand": (Annotated[float, Constraints(gt=0, lt=1)], 0.006)},
     hooks=("hand_answers",),
-    together=lambda found, record, expected_of: _chain().explain_together(found, record, expected_of),
+    together=lambda found, record, expected_of: _chain().explain_together(found, record, expected_of, KEY_NAMES),
 )
 
 
