@@ -713,20 +713,20 @@ def _remove_chain(folder: Path, name: str, depth: int) -> None:
 
 
 def test_grades_csv_is_written_when_writing_one_student_fails(course_at, tmp_path, monkeypatch):
-    import autograder.grading.class_run as classroom     # the class loop writes each result
+    from autograder.grading import class_run    # the class loop writes each result
 
     course = course_at(small_course(tmp_path))
     class_dir, out = tmp_path / "class", tmp_path / "out"
     for name in ("ada", "bo"):
         _student(class_dir, name, {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
-    real = classroom.write_atomic
+    real = class_run.write_atomic
 
     def failing(path, text):
         if Path(path).name == "bo.json":
             raise OSError(28, "No space left on device")
         return real(path, text)
 
-    monkeypatch.setattr(classroom, "write_atomic", failing)
+    monkeypatch.setattr(class_run, "write_atomic", failing)
     with pytest.raises(OSError):
         grade_class(class_dir, out, course, jobs=2)
     grades = {row["student"]: row["total"] for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
@@ -738,7 +738,7 @@ def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, mon
     """No user namespaces (a locked-down kernel, macOS): `attnkit grade` says why and grades
     nothing, unless the instructor passes --no-isolation."""
     from autograder import cli  # the class loop makes the sandboxes
-    from autograder.grading import class_run as classroom
+    from autograder.grading import class_run
     from autograder.sandbox import SandboxError
 
     seen = []
@@ -751,7 +751,7 @@ def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, mon
                                    "Pass --no-isolation to grade anyway (only for code you trust).")
             raise RuntimeError("graded without a jail")
 
-    monkeypatch.setattr(classroom, "Sandbox", NoJail)
+    monkeypatch.setattr(class_run, "Sandbox", NoJail)
     student = tmp_path / "class" / "ada"
     student.mkdir(parents=True)
     (student / "attention.py").write_text("x = 1\n")
