@@ -127,7 +127,7 @@ def cmd_misconceptions(args, console: Console) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from autograder.exercise import all_misconceptions
+    from autograder.checks import all_misconceptions
 
     table = Table(title="misconceptions the grader recognises", title_justify="left", show_lines=True)
     table.add_column("id")

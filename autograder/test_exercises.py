@@ -1,5 +1,5 @@
 """Grades every exercise of the submission: one test per check of course.yml, for every
-exercise the kit describes (autograder/exercise.py), so a new exercise needs no test module."""
+exercise the kit describes (autograder/checks/exercise.py), so a new exercise needs no test module."""
 
 import pytest
 

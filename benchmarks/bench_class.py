@@ -50,7 +50,7 @@ from autograder.checks.reference_cache import cache_folder  # noqa: E402
 from autograder.grading.local_grading import lanes_for  # noqa: E402
 from autograder.grading.local_grading import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.contract import STEMS  # noqa: E402
+from autograder.checks.contract import STEMS  # noqa: E402
 from benchmarks.plain_nbgrader import (ONE_NOTEBOOK, SIBLING_IMPORT, solution_notebook,  # noqa: E402
                                        write_plain_course)
 

@@ -46,7 +46,7 @@ KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
 from benchmarks import record  # noqa: E402
-from autograder.contract import RETURNS  # noqa: E402
+from autograder.checks.contract import RETURNS  # noqa: E402
 from autograder.integrity import similarity  # noqa: E402
 from autograder.integrity.class_code import compare_class, kit_stubs  # noqa: E402
 from autograder.integrity.similarity import Submitted  # noqa: E402

@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.contract import STEMS  # noqa: E402
+from autograder.checks.contract import STEMS  # noqa: E402
 from autograder.grading.submission import grade_exercise  # noqa: E402
 from autograder.intake.load import LoadError, SourceFile, read_source  # noqa: E402
 from autograder.results import ExerciseResult  # noqa: E402

@@ -8,7 +8,7 @@ import resource
 import sys
 from pathlib import Path
 
-from autograder.config import CourseConfig, course_from_data
+from autograder.config.course import CourseConfig, course_from_data
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 
 

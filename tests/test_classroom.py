@@ -713,20 +713,20 @@ def _remove_chain(folder: Path, name: str, depth: int) -> None:
 
 
 def test_grades_csv_is_written_when_writing_one_student_fails(course_at, tmp_path, monkeypatch):
-    import autograder.grading.class_run as classroom     # the class loop writes each result
+    from autograder.grading import class_run    # the class loop writes each result
 
     course = course_at(small_course(tmp_path))
     class_dir, out = tmp_path / "class", tmp_path / "out"
     for name in ("ada", "bo"):
         _student(class_dir, name, {"hand_computation.py": SOLUTIONS / "hand_computation.py"})
-    real = classroom.write_atomic
+    real = class_run.write_atomic
 
     def failing(path, text):
         if Path(path).name == "bo.json":
             raise OSError(28, "No space left on device")
         return real(path, text)
 
-    monkeypatch.setattr(classroom, "write_atomic", failing)
+    monkeypatch.setattr(class_run, "write_atomic", failing)
     with pytest.raises(OSError):
         grade_class(class_dir, out, course, jobs=2)
     grades = {row["student"]: row["total"] for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}

@@ -121,7 +121,7 @@ def test_check_names_the_untouched_stubs_once_in_one_line(capsys):
 
 def test_a_pipe_gets_whole_lines(tmp_path):
     # rich wraps at 80 columns when it cannot ask a terminal: a hint was cut into fragments.
-    from autograder.exercise import all_misconceptions
+    from autograder.checks import all_misconceptions
 
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "misconceptions"], capture_output=True,

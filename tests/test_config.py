@@ -131,7 +131,7 @@ def test_an_exercises_own_tolerances_travel_with_the_course(tmp_path):
     writes it back as YAML: the exercises' own tolerances must be in each, as the file set them."""
     import json
 
-    from autograder.config import course_data, course_from_data
+    from autograder.config.course import course_data, course_from_data
 
     course = load_course(_edited(tmp_path, "hand: 0.006", "hand: 0.02"))
     sent = json.dumps(course_data(course))
@@ -146,7 +146,8 @@ def test_a_courses_json_is_made_once_and_follows_the_course_asked_for():
     import dataclasses
     import json
 
-    from autograder.config import course_data, course_json, load_course
+    from autograder.config import load_course
+    from autograder.config.course import course_data, course_json
 
     course = load_course()
     other = dataclasses.replace(course, seed=course.seed + 1)

@@ -1,6 +1,6 @@
 """docs/contract.md's tables are the exercise descriptors': the stems, each graded name and what it
 returns, the stems each may import. A descriptor changed without the contract (or the other way
-round) fails here; `python -m autograder.contract` rewrites the tables."""
+round) fails here; `python -m autograder.checks.contract` rewrites the tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from autograder import contract
+from autograder.checks import contract
 from autograder.checks import EXERCISES
 from autograder.config import KIT_ROOT
 
@@ -31,7 +31,7 @@ def test_the_contract_holds_the_tables_the_descriptors_make():
     text = CONTRACT.read_text(encoding="utf-8")
     assert contract.TABLES_BEGIN + _tables() + contract.TABLES_END in text
     assert contract.tables_markdown() == contract.TABLES_BEGIN + _tables() + contract.TABLES_END, \
-        "docs/contract.md's tables differ from the descriptors: run `python -m autograder.contract`"
+        "docs/contract.md's tables differ from the descriptors: run `python -m autograder.checks.contract`"
 
 
 def test_the_tables_name_every_stem_graded_name_return_kind_and_import():

@@ -1,4 +1,4 @@
-"""A course file validated once is read again from the cache (autograder/course_cache.py): the
+"""A course file validated once is read again from the cache (autograder/config/course_cache.py): the
 same CourseConfig, without YAML or validation; anything else about the file is decided as before."""
 
 import dataclasses
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, course_cache
+from autograder import config
 from autograder.checks import check_ids
-from autograder.config import DEFAULT_COURSE, ConfigError, course_data, load_course
+from autograder.config import DEFAULT_COURSE, KIT_ROOT, ConfigError, course_cache, load_course
+from autograder.config.course import CheckConfig, course_data
 from autograder.sandbox.outcome import Limits
 
 pytestmark = pytest.mark.speedup("course_cache")
@@ -129,9 +130,9 @@ def test_a_type_the_cache_cannot_rebuild_is_refused():
     with pytest.raises(TypeError):
         course_cache.rebuilt(_Odd, {"values": [1, 2]})
     with pytest.raises(TypeError):      # a field missing, or one more, is not the data of the type
-        course_cache.rebuilt(config.CheckConfig, {"points": 1.0})
+        course_cache.rebuilt(CheckConfig, {"points": 1.0})
     with pytest.raises(TypeError):
-        course_cache.rebuilt(config.CheckConfig, {"points": 1.0, "hidden": False, "bonus": 2})
+        course_cache.rebuilt(CheckConfig, {"points": 1.0, "hidden": False, "bonus": 2})
 
 
 def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
@@ -144,7 +145,7 @@ def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
 
 
 def test_an_exercises_own_tolerances_come_back_from_the_cache(tmp_path, monkeypatch, private_cache):
-    """`tolerances.hand` and `.scaling` are declared by their exercises, not by config.py's models:
+    """`tolerances.hand` and `.scaling` are declared by their exercises, not by config/course.py's models:
     the cached course holds the file's values, in the types the exercises declare."""
     path = _course_file(tmp_path, {"hand: 0.006": "hand: 0.02", "std_rel: 0.15": "std_rel: 0.2"})
     first = load_course(path)
@@ -168,13 +169,14 @@ def test_a_course_from_the_cache_imports_neither_pydantic_nor_yaml_and_is_the_va
     assert len(list(private_cache.glob("*.json"))) == 1
     code = ("import json, sys\n"
             "from autograder.checks import check_ids\n"
-            "from autograder.config import course_data, load_course\n"
+            "from autograder.config import load_course\n"
+            "from autograder.config.course import course_data\n"
             f"course = load_course({str(path)!r}, known_checks=check_ids())\n"
             "imported = sorted(m for m in ('pydantic', 'pydantic_core', 'annotated_types', 'yaml') if m in sys.modules)\n"
             "print(json.dumps([imported, course_data(course), repr(course)]))\n")
     env = dict(os.environ, ATTNKIT_CACHE_DIR=str(private_cache.parent))
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=Path(config.__file__).parent.parent, timeout=120)
+                         cwd=KIT_ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
     imported, data, shown = json.loads(run.stdout)
     assert imported == []

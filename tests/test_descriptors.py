@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from autograder.checks import EXERCISES
-from autograder.contract import PROVIDED, RETURNS, STEMS
-from autograder.exercise import Exercise, all_misconceptions
+from autograder.checks.contract import PROVIDED, RETURNS, STEMS
+from autograder.checks import all_misconceptions
+from autograder.checks.exercise import Exercise
 from reference import STEMS as REFERENCE_STEMS
 
 

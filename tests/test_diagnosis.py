@@ -25,7 +25,7 @@ from autograder.diagnosis import explain as dg
 from autograder.checks import CHECKS
 from autograder.checks.base import Context, RaisedError, rng_for
 from autograder.config import load_course
-from autograder.exercise import all_misconceptions
+from autograder.checks import all_misconceptions
 from autograder.diagnosis.misconceptions import Misconception
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def test_every_contract_id_is_in_the_catalogue():
 
 def test_every_catalogue_id_is_in_the_contract():
     """The ids are a public interface (results.json carries them): each one is documented."""
-    from autograder.exercise import all_misconceptions
+    from autograder.checks import all_misconceptions
 
     assert {m.id for m in all_misconceptions()} <= contract_ids(), \
         {m.id for m in all_misconceptions()} - contract_ids()

@@ -30,7 +30,7 @@ from autograder.cluster.transport import PackError, pack_submission, unpack_subm
 from autograder.cluster.validate import BadAnswer, parse_answer  # noqa: E402
 from autograder.cluster.worker import answer_json  # noqa: E402
 from autograder.config import KIT_ROOT, load_course  # noqa: E402
-from autograder.contract import STEMS  # noqa: E402
+from autograder.checks.contract import STEMS  # noqa: E402
 from autograder.intake.load import MAX_BYTES, load_submission  # noqa: E402
 
 from tests.cluster_canned import passed_result  # noqa: E402

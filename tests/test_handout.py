@@ -79,7 +79,7 @@ def test_the_solutions_pass_every_visible_check_without_the_kit(handout, kit_fre
 
 
 def test_a_buggy_file_fails_naming_the_check_and_the_mistake(handout, tmp_path):
-    from autograder.exercise import all_misconceptions
+    from autograder.checks import all_misconceptions
 
     folder = _copy_in(_student_copy(handout, tmp_path),
                       {"attention.py": KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "keys_not_transposed.py"})

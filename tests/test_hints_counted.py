@@ -20,7 +20,7 @@ import pytest
 
 from autograder.cli import main
 from autograder.config import KIT_ROOT
-from autograder.exercise import all_misconceptions
+from autograder.checks import all_misconceptions
 from autograder.reports.gradescope import to_gradescope
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 

@@ -217,7 +217,7 @@ def test_the_grader_compiles_no_python_file_itself(monkeypatch):
 def test_the_client_sends_an_archive_as_it_is_for_the_worker_to_open(tmp_path):
     """The cluster's client packs an uploaded archive unopened (its parsers are the worker's)."""
     from autograder.cluster.transport import pack_submission, unpack_submission
-    from autograder.contract import STEMS
+    from autograder.checks.contract import STEMS
 
     data = pax_digits_tgz(2_000)
     folder = build_class(tmp_path, {"attention.tar.gz": data}) / "attacker"

@@ -14,19 +14,28 @@ INSIDE = PACKAGE / "sandbox" / "inside"
 pytestmark = pytest.mark.quick
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(KIT).with_suffix("")
+def _module_name(path: Path, root: Path = KIT) -> str:
+    rel = path.relative_to(root).with_suffix("")
     return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
 
 
-def _top_level_imports(path: Path, modules: frozenset[str] = frozenset()) -> set[str]:
-    """Modules a file imports when it is imported (not inside functions: those run later).
+def _imports(path: Path, modules: frozenset[str] = frozenset(), *, inside_functions: bool = False,
+             root: Path = KIT) -> set[str]:
+    """Modules a file imports: when it is imported (the module's body), or, with `inside_functions`,
+    also where its functions run. Imports under `if TYPE_CHECKING:` are left out: they are never
+    run, and name a type for an annotation only.
     `from package import submodule` counts as importing the submodule only: the package's own
     code is not needed for it (Python has begun importing the package already)."""
-    name = _module_name(path)
+    name = _module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    typing_only = {id(inner) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for statement in node.body for inner in ast.walk(statement)}
     found = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in (ast.walk(tree) if inside_functions else tree.body):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -39,6 +48,10 @@ def _top_level_imports(path: Path, modules: frozenset[str] = frozenset()) -> set
             if not names <= modules:
                 found.add(base)
     return found
+
+
+def _top_level_imports(path: Path, modules: frozenset[str] = frozenset()) -> set[str]:
+    return _imports(path, modules)
 
 
 def _kit_modules() -> dict[str, Path]:
@@ -78,11 +91,41 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_import_circles():
+# Circles others are taking apart (the handout's and intake's engine, the diagnosis, the sandbox's
+# speed-ups), tolerated until their work is merged: remove each as it goes.
+KNOWN_CIRCLES = [
+    {"autograder.diagnosis.explain", "autograder.diagnosis.torch_raised"},
+    {"autograder.grading.submission", "autograder.intake.candidates"},
+    {"autograder.sandbox.template_process", "autograder.sandbox.zygote_process"},
+]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each kit module -> the kit modules it imports, at its top or inside its functions."""
     modules = _kit_modules()
-    graph = {name: {d for d in _top_level_imports(path, frozenset(modules)) if d in modules and d != name}
-             for name, path in modules.items()}
-    assert _cycles(graph) == []
+    return {name: {d for d in _imports(path, frozenset(modules), inside_functions=True) if d in modules and d != name}
+            for name, path in modules.items()}
+
+
+def test_no_import_circles():
+    """Counting imports inside functions: one run later is still an import of the other module."""
+    circles = [set(c) for c in _cycles(_import_graph())]
+    assert [sorted(c) for c in circles if c not in KNOWN_CIRCLES] == []
+
+
+def test_imports_inside_functions_are_counted(tmp_path):
+    package = tmp_path / "autograder" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    module = package / "late.py"
+    module.write_text("from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n    from autograder.pkg import hinted\n"
+                      "def f():\n    from . import other\n    import autograder.pkg.third\n")
+    modules = frozenset({"autograder.pkg.other", "autograder.pkg.third", "autograder.pkg.hinted"})
+    found = _imports(module, modules, inside_functions=True, root=tmp_path)
+    assert {"autograder.pkg.other", "autograder.pkg.third"} <= found
+    assert "autograder.pkg.hinted" not in found          # under TYPE_CHECKING: never run
+    assert _imports(module, modules, root=tmp_path) & modules == set()    # the body alone imports none
 
 
 def test_the_cycle_finder_finds_a_circle():

@@ -284,14 +284,13 @@ def _kernel_runs(course, nb, stem, monkeypatch, always: bool = False) -> bool:
     by a recorder: no kernel is started by this test)."""
     from nbgrader.preprocessors import Execute
 
-    from autograder.nbgrader import preprocessor as pp
+    from autograder.nbgrader.autograde_run import AutogradeRun
     from autograder.nbgrader.execute import ExecuteWhereNeeded
 
     ran = []
     monkeypatch.setattr(Execute, "preprocess", lambda self, nb, resources: (ran.append(stem), (nb, resources))[1])
-    run = pp._Run(course=course, started=True)
-    monkeypatch.setattr(pp, "RUN", run)
-    ExecuteWhereNeeded(always=always).preprocess(nb, {"nbgrader": {"student": "ada", "assignment": ASSIGNMENT, "notebook": stem}})
+    run = AutogradeRun(course=course, started=True)
+    ExecuteWhereNeeded(always=always, run=run).preprocess(nb, {"nbgrader": {"student": "ada", "assignment": ASSIGNMENT, "notebook": stem}})
     return ran == [stem]
 
 
@@ -340,6 +339,8 @@ def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(cours
     empties the file and prints its own scores changes nothing."""
     import shutil
 
+    from traitlets.config import Configurable
+
     from autograder.nbgrader import preprocessor as pp
     from autograder.nbgrader.cells import MARKER_ENV
 
@@ -351,19 +352,23 @@ def test_the_preprocessors_grade_the_snapshot_and_overwrite_the_test_cells(cours
     monkeypatch.chdir(root)
     monkeypatch.setenv("ATTNKIT_COURSE", str(root / COURSE_FILE))
     monkeypatch.setenv(MARKER_ENV, "")
-    monkeypatch.setattr(pp, "RUN", pp._Run())
     resources = {"nbgrader": {"student": "ada", "assignment": ASSIGNMENT, "notebook": "attention"}}
     nb = nbformat.read(submitted / "attention.ipynb", as_version=4)
+    # nbgrader makes each preprocessor under one converter, which keeps the run they share
+    converter = Configurable()
+    exporter = Configurable(parent=converter)
     try:
-        pp.SnapshotSubmissions().preprocess(nb, resources)
+        pp.SnapshotSubmissions(parent=exporter).preprocess(nb, resources)
         assert os.environ[MARKER_ENV] == "1"                 # the kernels' test cells stand down
         nbformat.write(nbformat.v4.new_notebook(), submitted / "attention.ipynb")    # the kernel's doing
         tests = [c for c in nb.cells if _meta(c).get("grade") and not _meta(c).get("solution")]
         for cell in tests:
             cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "99.0"}, execution_count=1)]
-        pp.GradeInSandbox().preprocess(nb, resources)
+        pp.GradeInSandbox(parent=exporter).preprocess(nb, resources)
     finally:
-        pp.RUN.close()
+        shared = getattr(converter, "_attnkit_run", None)
+        if shared is not None:
+            shared.close()
     for cell in tests:
         points = _meta(cell)["points"]
         assert [o.output_type for o in cell.outputs] == ["display_data", "execute_result"]

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import yaml
 
-from autograder.config import DEFAULT_COURSE, KIT_ROOT, VariantsConfig
+from autograder.config import DEFAULT_COURSE, KIT_ROOT
+from autograder.config.course import VariantsConfig
 from autograder.nbgrader import notebook_variant as nv
 from autograder.nbgrader.course import CourseError, write_course
 from autograder.variants import variant_for

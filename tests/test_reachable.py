@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mistakes_by_edit import HAND, MISTAKES, source_with  # noqa: E402
 
 from autograder.config import load_course  # noqa: E402
-from autograder.exercise import all_misconceptions  # noqa: E402
+from autograder.checks import all_misconceptions  # noqa: E402
 
 COURSE = load_course(ROOT / "course.yml")
 

@@ -254,7 +254,7 @@ def test_the_report_says_when_with_which_kit_and_course_and_what_each_cause_is(t
 
 
 def test_the_contract_describes_each_misconception_id_as_the_report_does():
-    from autograder.contract import MISCONCEPTIONS
+    from autograder.checks.contract import MISCONCEPTIONS
 
     root = Path(__file__).resolve().parents[1]
     table = (root / "docs" / "contract.md").read_text(encoding="utf-8").split("## Misconception ids", 1)[1]

@@ -18,7 +18,7 @@ from autograder.grading import local_grading  # noqa: E402
 from autograder.grading.class_run import ClassRun
 from autograder.grading.local_grading import LocalGrading  # noqa: E402
 from autograder.config import KIT_ROOT  # noqa: E402
-from autograder.contract import RETURNS  # noqa: E402
+from autograder.checks.contract import RETURNS  # noqa: E402
 from autograder.integrity import similarity  # noqa: E402
 from autograder.integrity.class_code import kit_stubs  # noqa: E402
 from autograder.integrity.fingerprint import normalise  # noqa: E402

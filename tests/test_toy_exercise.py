@@ -64,7 +64,7 @@ CHECKS = '''
 import numpy as np
 
 from autograder.checks.base import Check, compare_arrays
-from autograder.exercise import Exercise
+from autograder.checks.exercise import Exercise
 from autograder.diagnosis.misconceptions import Misconception
 
 

@@ -262,7 +262,7 @@ def test_the_pytest_plugin_grades_the_recorded_student(varied, small_course_file
 
 def test_the_nbgrader_cell_and_preprocessor_grade_nbgrader_s_student(varied, sandbox, tmp_path):
     from autograder.nbgrader.cells import grade_notebook
-    from autograder.nbgrader.preprocessor import nbgrader_student
+    from autograder.nbgrader.autograde_run import nbgrader_student
 
     path = tmp_path / "submitted" / "ada" / "self_attention" / f"{HAND}.ipynb"
     path.parent.mkdir(parents=True)

@@ -12,16 +12,18 @@ from __future__ import annotations
 import hashlib
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from autograder.config import CourseConfig, Tolerance
 # What differs and where is said by the student's own checker (the handout's check_answers.py): a
 # student reads the same sentence on their laptop as in the grader's feedback.
 from autograder.handout.check_answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
 # And so is what a check that tests a property with code finds wrong (check_properties.py).
 from autograder.handout.check_properties import PROPERTIES
+
+if TYPE_CHECKING:   # the course's types are made from the exercises, whose checks these are
+    from autograder.config.course import CourseConfig, Tolerance
 
 Inputs = dict[str, Any]
 

@@ -21,7 +21,7 @@ from autograder.grading.student import Student, grader_failure, kit_fingerprint
 from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
-from autograder.config import CourseConfig, course_json
+from autograder.config.course import CourseConfig, course_json
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.results import SubmissionResult
 

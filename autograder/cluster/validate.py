@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.results import SubmissionResult
 
 MAX_ANSWER = 16 * 1024 * 1024

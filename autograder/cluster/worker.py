@@ -28,7 +28,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from autograder.grading.grade import grade, grading_sandbox
 from autograder.grading.student import Student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
-from autograder.config import CourseConfig, course_from_data
+from autograder.config.course import CourseConfig, course_from_data
 from autograder.grading.preflight import PreflightFailed, run_preflight
 from autograder.results import SubmissionResult
 from autograder.sandbox import Limits, Sandbox, SandboxError

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from autograder.config import course_tolerances
+from autograder.config.course import course_tolerances
 
 if TYPE_CHECKING:
     from autograder.checks.base import Check, Context

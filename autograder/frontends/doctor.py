@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.sandbox.interpreter import install_command, site_dirs
 
 SANDBOX_MODULES = ("numpy", "torch", "matplotlib")

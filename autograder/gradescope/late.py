@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timezone
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.reports.late_policy import Lateness, _zone, lateness, parse_due
 
 

@@ -4,7 +4,7 @@ and the notes about the upload on top."""
 
 from __future__ import annotations
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.gradescope.settings import GradescopeSettings
 from autograder.reports.gradescope import output_lines, to_gradescope
 from autograder.results import SubmissionResult

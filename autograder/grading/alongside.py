@@ -29,7 +29,7 @@ from contextlib import ExitStack
 from typing import Any, Callable, Sequence
 
 from autograder.checks.base import Check
-from autograder.contract import RETURNS
+from autograder.checks.contract import RETURNS
 from autograder.sandbox.session import call_key
 from autograder.speedups import on
 

@@ -36,7 +36,7 @@ from autograder.reports.overrides import Overrides
 from autograder.grading.student import (Student, feedback_path, fingerprint, from_the_grader, grader_failure,
                                         load_previous, result_path, result_text, run_key, unanswered)
 from autograder.grading.stored_results import StoredResults, digest
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.integrity.hand_answers import flag_classmates
 from autograder.reports.feedback import feedback_markdown, late_said

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Collection
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.results import ExerciseResult, SubmissionResult
 
 

@@ -20,7 +20,7 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.grading.student import unanswered
 from autograder.grading.submission import OF_STUDENT, grade_submission
 from autograder.intake import lms

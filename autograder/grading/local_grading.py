@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.grading.class_run import ClassRun
 from autograder.grading.grade import grading_sandbox
 from autograder.grading.preflight import Preflight, PreflightStatus, grade_preflight, preflight_known, solution_sources

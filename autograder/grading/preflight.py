@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from autograder.config import KIT_DATA, CourseConfig, course_json
+from autograder.config import KIT_DATA
+from autograder.config.course import CourseConfig, course_json
 from autograder.intake import SOURCE_SUFFIXES
 
 SOLUTIONS = KIT_DATA / "solutions"

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.contract import PROVIDED, RETURNS
+from autograder.checks.contract import PROVIDED, RETURNS
 from autograder.sandbox.provided import Cost, Provided
 
 MAX_INT = 4096          # the rule of thumb's largest integer argument (a size n may make n x n)

@@ -18,7 +18,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from autograder.config import CourseConfig, course_json
+from autograder.config.course import CourseConfig, course_json
 from autograder.reports.gradescope import to_gradescope
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.intake import lms

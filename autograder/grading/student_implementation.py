@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from autograder.checks.base import Check, RaisedError, StudentCallError
-from autograder.contract import RETURNS
+from autograder.checks.contract import RETURNS
 from autograder.grading.alongside import answered_ahead
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason

@@ -23,7 +23,7 @@ from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
 from autograder.checks.base import (Check, Context, ReferenceImplementation, StudentCallError,
                                     rng_for)
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for

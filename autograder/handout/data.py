@@ -28,8 +28,8 @@ import numpy as np
 from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
 from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
-from autograder.config import CourseConfig
-from autograder.contract import RETURNS
+from autograder.config.course import CourseConfig
+from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
 from autograder.handout.check_runner import FORMAT
 from autograder.variants.draw import Variant

@@ -9,7 +9,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autograder.config import KIT_DATA, CourseConfig
+from autograder.config import KIT_DATA
+from autograder.config.course import CourseConfig
 HANDOUT_CODE = Path(__file__).resolve().parent
 from autograder.handout.data import write_check_data
 from autograder.intake import SOURCE_SUFFIXES

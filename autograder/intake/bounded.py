@@ -12,18 +12,16 @@ memory it dies, and the upload is refused with a message that names it.
 A helper process, started once per grader process on first use from a clean interpreter that
 imports only the parsers, forks one child per parse: a fork of a small single-threaded process
 (never of the grader, whose threads and libraries make forking slow and unsafe). Requests and
-answers are JSON; nothing a child says is more than data to the grader.
+answers are JSON; nothing a child says is more than data to the grader. This module is the
+grader's side; the helper and its children are parse_helper.py.
 """
 
 from __future__ import annotations
 
 import atexit
-import gc
 import hashlib
-import importlib
 import json
 import os
-import resource
 import signal
 import socket
 import struct
@@ -34,15 +32,6 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-# What a child may run: op -> (module, function). The function takes the request's JSON arguments
-# and returns JSON-ready data; the helper imports these modules once, before it forks.
-OPS = {
-    "archive": ("autograder.intake.archives", "unpacked_here"),
-    "notebook": ("autograder.intake.load", "notebook_here"),
-    "python": ("autograder.intake.load", "python_here"),
-}
-
 
 @dataclass(frozen=True)
 class ParseLimits:
@@ -59,12 +48,12 @@ class ParseLimits:
 
 
 LIMITS = ParseLimits()
-_HEADER = struct.Struct("!Q")
-_MAX_REQUEST = 64 * 1024 * 1024
+HEADER = struct.Struct("!Q")       # the framing of a request or an answer: its length
+MAX_REQUEST = 64 * 1024 * 1024
 _REFUSALS_KEPT = 256
 _START_SECONDS = 60.0
 _BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-         "import autograder.intake.bounded as b; b.serve(int(sys.argv[2]))")
+         "import autograder.intake.parse_helper as h; h.serve(int(sys.argv[2]))")
 
 
 class OverLimit(Exception):
@@ -77,7 +66,7 @@ class ParserUnavailable(RuntimeError):
 
 
 def run(op: str, args: list, *, limits: ParseLimits = LIMITS, memo: str | None = None):
-    """The value of OPS[op](*args), computed in a bounded child. Raises OverLimit when the child
+    """The value of parse_helper.OPS[op](*args), computed in a bounded child. Raises OverLimit when the child
     went past its limits (remembered under `memo`, a digest of the bytes: the same bytes are
     refused again at once), ParserUnavailable when it could not run."""
     with _REFUSED_LOCK:
@@ -101,7 +90,7 @@ def digest(*parts: bytes | str) -> str:
     h = hashlib.sha256()
     for part in parts:
         data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
-        h.update(_HEADER.pack(len(data)) + data)
+        h.update(HEADER.pack(len(data)) + data)
     return h.hexdigest()
 
 
@@ -196,9 +185,9 @@ def _exchange(sock: socket.socket, request: bytes, limits: ParseLimits):
     pid = None
     try:
         # sent before the child says its pid (it does so first, without reading): one wait fewer
-        _send_all(sock, _HEADER.pack(len(request)) + request, deadline)
-        pid = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))[0]
-        size = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))[0]
+        _send_all(sock, HEADER.pack(len(request)) + request, deadline)
+        pid = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))[0]
+        size = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))[0]
         if size > limits.answer_bytes:
             raise OverLimit(f"reading it makes more than {limits.answer_bytes // 2**20} MB of source")
         answer = json.loads(_recv_exact(sock, size, deadline))
@@ -271,129 +260,3 @@ def _kill(pid: int | None) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-# ---------------------------------------------------------------- the helper and its children
-
-
-def serve(ctrl_fd: int) -> None:
-    """The helper: one child per connection handed over on `ctrl_fd`, until the grader closes it."""
-    for module, _ in OPS.values():
-        importlib.import_module(module)
-    _warm()
-    # A child that collected garbage would touch, and so copy, every page the helper's objects are
-    # on: they are left out of its collections.
-    gc.collect()
-    gc.freeze()
-    # children are reaped as they end, so that their CPU time is the helper's, and the grader's
-    signal.signal(signal.SIGCHLD, _reap)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ctrl = socket.socket(fileno=ctrl_fd)
-    ctrl.sendall(b"r")
-    while True:
-        try:
-            msg, fds, _, _ = socket.recv_fds(ctrl, 1, 4)
-        except InterruptedError:
-            continue
-        except OSError:
-            return
-        if not msg:
-            return
-        for fd in fds[1:]:
-            os.close(fd)
-        if not fds:
-            continue
-        try:
-            pid = os.fork()
-        except OSError:
-            pid = -1          # the grader reads the connection's end and says so
-        if pid == 0:
-            ctrl.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            _child(fds[0])
-        os.close(fds[0])
-
-
-def _reap(*_) -> None:
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-    except ChildProcessError:
-        pass
-
-
-def _warm() -> None:
-    """What every child would otherwise do first, done once in the helper (a fork shares it):
-    IPython's transformer made, the tokenizer's and the compiler's first use."""
-    from autograder.intake.load import notebook_here
-
-    cell = {"cell_type": "code", "metadata": {}, "source": "%matplotlib inline\n!ls\nx = 1\nx?"}
-    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
-                "cells": [cell, dict(cell, source="%%time\ny = 2")]}
-    try:
-        notebook_here(json.dumps(notebook), "warm.ipynb", "warm")
-    except Exception:  # noqa: BLE001 - a child that needs it meets the error and says so
-        pass
-
-
-def _child(fd: int) -> None:
-    """Reads one request, works within its limits, answers, and exits."""
-    status, sock = 0, None
-    try:
-        sock = socket.socket(fileno=fd)
-        sock.sendall(_HEADER.pack(os.getpid()))
-        size = _HEADER.unpack(_read(sock, _HEADER.size))[0]
-        if size > _MAX_REQUEST:
-            raise ValueError("request too large")
-        request = json.loads(_read(sock, size))
-        _limit(ParseLimits(**request["limits"]))
-        module, name = OPS[request["op"]]
-        try:
-            answer = {"value": getattr(sys.modules[module], name)(*request["args"])}
-        except MemoryError:
-            answer = {"over": "memory"}
-        data = json.dumps(answer, ensure_ascii=False, allow_nan=False).encode()
-        sock.sendall(_HEADER.pack(len(data)) + data)
-    except MemoryError:
-        status = 3
-    except BaseException as err:  # noqa: BLE001 - said to the grader, which counts it as its own failure
-        try:
-            data = json.dumps({"failed": f"{type(err).__name__}: {err}"[:500]}).encode()
-            if sock is not None:
-                sock.sendall(_HEADER.pack(len(data)) + data)
-        except BaseException:  # noqa: BLE001
-            status = 4
-    finally:
-        os._exit(status)
-
-
-def _read(sock: socket.socket, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def _limit(limits: ParseLimits) -> None:
-    """This child's limits: its CPU time (SIGXCPU ends it, even inside one long C call), its address
-    space above what it maps now, its wall time (SIGALRM), no core files, and files no larger than
-    an archive's member may be."""
-    from autograder.intake.archives import MAX_MEMBER_BYTES
-
-    try:
-        with open("/proc/self/statm", "rb") as fh:
-            mapped = int(fh.read().split()[0]) * resource.getpagesize()
-        cap = mapped + limits.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    except (OSError, ValueError):
-        pass        # no /proc (macOS: a student's own `attnkit check`): CPU and wall time still hold
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_MEMBER_BYTES + (1 << 16),) * 2)
-    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    signal.alarm(int(limits.wall_seconds) + 1)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Collection
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.intake.files import Flag, candidates
 from autograder.results import ExerciseResult
 

@@ -24,13 +24,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from autograder.intake import SOURCE_SUFFIXES
-from autograder.intake.students import descend
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen
 MAX_DESCENT = 3                  # single subfolders descended into (zip inside a folder inside a folder)
 MAX_LINK_HOPS = 8
 
+# a folder below another, opened without following a link
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _O_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 IGNORED_NAMES = {"__MACOSX", "__pycache__", "Thumbs.db", "desktop.ini", "Icon\r"}
@@ -115,6 +116,20 @@ def normal_stem(filename: str) -> str:
 
 
 # ---------------------------------------------------------------- the folder, by descriptor
+
+def descend(fd: int, parts) -> int:
+    """The folder `parts` below the folder `fd`, opened one step at a time without following a
+    link. Takes `fd` over: it is closed, also when a step fails."""
+    try:
+        for part in parts:
+            nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
 
 class Folder:
     """A student's folder opened once; everything below it is reached through descriptors."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from autograder.contract import RETURNS
+from autograder.checks.contract import RETURNS
 from autograder.handout import check_forms
 from autograder.intake import syntax
 

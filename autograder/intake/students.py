@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+from autograder.intake.files import DIR_FLAGS, descend, ignored
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,6 @@ def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = 
     Hidden folders, zip litter (__MACOSX) and the folders in `exclude` (OUT, when it lies inside
     the class folder) are not students. A student folder (or its assignment folder) that is a
     symbolic link is listed, refused: it is never read."""
-    from autograder.intake.files import ignored
-
     class_dir = Path(class_dir)
     if not class_dir.is_dir():
         raise FileNotFoundError(f"{class_dir}: no such folder")
@@ -81,22 +79,8 @@ def open_confined(folder: Path) -> int:
     the last two components (the student's folder and nbgrader's assignment folder)."""
     folder = Path(folder)
     parts = folder.parts
-    fd = os.open(Path(*parts[:-2]) if len(parts) > 2 else Path(parts[0]), _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(Path(*parts[:-2]) if len(parts) > 2 else Path(parts[0]), DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
     return descend(fd, parts[-2:] if len(parts) > 2 else parts[1:])
-
-
-def descend(fd: int, parts) -> int:
-    """The folder `parts` below the folder `fd`, opened one step at a time without following a
-    link. Takes `fd` over: it is closed, also when a step fails."""
-    try:
-        for part in parts:
-            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def _listing(folder: Path, max_depth: int = 4, max_entries: int = 2000) -> list[str]:
@@ -124,7 +108,7 @@ def _listing(folder: Path, max_depth: int = 4, max_entries: int = 2000) -> list[
                     lines.append(f"{rel}/{entry.name}:{st.st_mode:o}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
                     if stat.S_ISDIR(st.st_mode) and depth < max_depth:
                         try:
-                            stack.append((os.open(entry.name, _DIR_FLAGS, dir_fd=fd), f"{rel}/{entry.name}",
+                            stack.append((os.open(entry.name, DIR_FLAGS, dir_fd=fd), f"{rel}/{entry.name}",
                                           depth + 1))
                         except OSError:
                             pass

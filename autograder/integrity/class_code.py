@@ -101,7 +101,7 @@ class ClassCode:
     earlier run, and any whose files could not be read then."""
 
     def __init__(self, exercises: Iterable[str], stubs: dict[str, str] | None = None):
-        from autograder.contract import RETURNS
+        from autograder.checks.contract import RETURNS
         from autograder.integrity import similarity
 
         self.stubs = kit_stubs(exercises) if stubs is None else stubs

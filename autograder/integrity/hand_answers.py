@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from autograder.checks.hand_computation import KEY_NAMES
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.results import PUBLISHED_NUMBERS, CheckResult, ExerciseResult, SubmissionResult
 from autograder.variants.keys import answer_key, key_for
 

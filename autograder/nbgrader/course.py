@@ -43,7 +43,7 @@ from pathlib import Path
 
 from autograder.build.exercises import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
                               to_notebook)
-from autograder.config import CourseConfig, course_data
+from autograder.config.course import CourseConfig, course_data
 from autograder.nbgrader.shared_machine import NBGRADER_EXCHANGE, exchange_root, setup_advice
 
 NBGRADER_SCHEMA = 3

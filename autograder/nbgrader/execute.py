@@ -23,7 +23,9 @@ from __future__ import annotations
 import logging
 
 from nbgrader.preprocessors import Execute
-from traitlets import Bool
+from traitlets import Bool, Instance
+
+from autograder.nbgrader.autograde_run import AutogradeRun, shared_run
 
 log = logging.getLogger(__name__)
 
@@ -57,19 +59,19 @@ class ExecuteWhereNeeded(Execute):
 
     always = Bool(False, help="Run every notebook in a kernel, as plain nbgrader does (the feedback then "
                               "shows the outputs of the student's own cells; the grade is the same).").tag(config=True)
+    run = Instance(AutogradeRun, allow_none=True,
+                   help="The run this preprocessor shares (None: its nbgrader command's, made by the first to ask).")
 
     def preprocess(self, nb, resources):
         if self.always:
             return super().preprocess(nb, resources)
-        from autograder.nbgrader.preprocessor import RUN, notebooks_to_grade
-
-        if not RUN.started:          # not configured with SnapshotSubmissions: snapshot now, as GradeInSandbox would
-            RUN.start(notebooks_to_grade(self))
+        # not configured with SnapshotSubmissions: the snapshot is made now, as GradeInSandbox would
+        course = shared_run(self).course
         stem = resources["nbgrader"]["notebook"]
-        if stem not in RUN.course.exercises:
+        if stem not in course.exercises:
             log.info("attnkit: %s is no exercise of the course: running it in a kernel", stem)
             return super().preprocess(nb, resources)
-        needing = cells_needing_a_kernel(nb, kit_test_cells(RUN.course, stem))
+        needing = cells_needing_a_kernel(nb, kit_test_cells(course, stem))
         if needing:
             log.info("attnkit: running %s in a kernel for its cells %s", stem, ", ".join(needing))
             return super().preprocess(nb, resources)

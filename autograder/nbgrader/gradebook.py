@@ -21,7 +21,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.results import SubmissionResult
 
 

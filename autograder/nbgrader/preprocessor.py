@@ -19,6 +19,8 @@ whose only autograded code cells are the kit's (``configure``):
   nbgrader's order, ahead of nbgrader), and writes each kit test cell's outputs: the report (a stdout stream) and the score as a float
   ``execute_result``, nbgrader's partial credit. Whatever the kernel printed there is gone.
 
+The snapshot, the course and the sandbox are the run the preprocessors share (autograde_run.py).
+
 Where a kernel still runs (an instructor's own test cells, ``c.ExecuteWhereNeeded.always``), it
 can install input transformers, display hooks, patch ``subprocess``, ``json``
 or ``float``, or rewrite its own file: none of it reaches the grade, which is what
@@ -27,182 +29,48 @@ or ``float``, or rewrite its own file: none of it reaches the grade, which is wh
 
 from __future__ import annotations
 
-import atexit
-import glob
 import logging
-import os
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Instance
 
-from autograder.nbgrader.cells import MARKER_ENV   # set in nbgrader's process, inherited by its kernels
+from autograder.nbgrader.autograde_run import AutogradeRun, shared_run, submitted_path
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class _Run:
-    """What one ``nbgrader autograde`` process shares between notebooks: nbgrader makes new
-    preprocessor objects for every notebook, so the warm sandbox lives here. One worker thread
-    grades the snapshot in nbgrader's order, ahead of nbgrader's kernels: while a notebook runs
-    in its kernel, the kit grades it (and the next ones) in the sandbox. Only that thread
-    touches the sandbox."""
-
-    course: object = None
-    sandbox: object = None
-    hide: tuple[Path, ...] = ()
-    snapshot: dict[Path, object] = field(default_factory=dict)   # submitted notebook -> SourceFile | LoadError
-    started: bool = False
-    _pool: ThreadPoolExecutor | None = None
-    _futures: dict[Path, Future] = field(default_factory=dict)
-
-    def start(self, notebooks: list[Path]) -> None:
-        """Everything the grade depends on, read before any kernel of this run exists."""
-        if self.started:
-            return
-        self.started = True
-        os.environ[MARKER_ENV] = "1"
-        from autograder.nbgrader.cells import course_root, find_course_file, load_course_for_cell
-
-        course_file = find_course_file()
-        self.course = load_course_for_cell(course_file)
-        self.hide = course_root(course_file)
-        self._start_sandbox()
-        paths = [_key(path) for path in notebooks]
-        for path in paths:
-            self.remember(path)
-        # The grading code itself, imported now: later a kernel may write to the file system.
-        import autograder.diagnosis.explain  # noqa: F401
-        import autograder.grading.submission  # noqa: F401
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnkit-grader")
-        atexit.register(self.close)
-        for path in paths:
-            if path.stem in self.course.exercises:
-                self._submit(path)
-
-    def _start_sandbox(self) -> None:
-        from autograder.nbgrader.cells import start_sandbox
-
-        self.sandbox = start_sandbox(self.course, self.hide)
-
-    def remember(self, path: Path) -> object:
-        from autograder.nbgrader.cells import load_notebook
-
-        path = _key(path)
-        if path not in self.snapshot:
-            self.snapshot[path] = load_notebook(path)
-        return self.snapshot[path]
-
-    def _submit(self, path: Path) -> Future:
-        if path not in self._futures:
-            self._futures[path] = self._pool.submit(self._grade_now, path)
-        return self._futures[path]
-
-    def grade(self, path: Path):
-        """The ExerciseResult of a submitted notebook's snapshot (waits for the worker)."""
-        self.remember(path)
-        return self._submit(_key(path)).result()
-
-    def _grade_now(self, path: Path):
-        """In the worker thread. One retry on a fresh sandbox when the sandbox itself failed
-        (never the submission's fault)."""
-        from autograder.grading.grade import grade
-        from autograder.sandbox import SandboxError
-
-        loaded = self.snapshot[path]
-        student = nbgrader_student(path)     # whose variant (course.yml variants:): nbgrader's own id
-
-        def graded():
-            result = grade(path.parent, self.course, self.sandbox, stems=(path.stem,), identity=student,
-                           sources={path.stem: loaded})
-            return result.exercises[0]
-        try:
-            return graded()
-        except SandboxError as err:
-            log.warning("attnkit: the sandbox failed (%s); starting a new one", err)
-            self.sandbox.close()
-            self._start_sandbox()
-            return graded()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-        if self.sandbox is not None:
-            self.sandbox.close()
-            self.sandbox = None
-
-
-def _key(path) -> Path:
-    return Path(os.path.abspath(path))
-
-
-RUN = _Run()
-
-
-def _converter(preprocessor):
-    """The nbgrader converter running this preprocessor (preprocessor -> exporter -> converter)."""
-    exporter = getattr(preprocessor, "parent", None)
-    return getattr(exporter, "parent", None)
-
-
-def submitted_path(preprocessor, resources) -> Path:
-    """The submitted notebook nbgrader is working on (resources name student, assignment, notebook)."""
-    info = resources["nbgrader"]
-    coursedir = getattr(_converter(preprocessor), "coursedir", None)
-    if coursedir is not None:
-        folder = coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"])
-    else:
-        folder = os.path.join("submitted", info["student"], info["assignment"])
-    return Path(os.path.abspath(os.path.join(folder, f"{info['notebook']}.ipynb")))
-
-
-def nbgrader_student(path: Path) -> str:
-    """The student nbgrader submitted this notebook for: its path is nbgrader's own
-    submitted/<student>/<assignment>/<notebook>.ipynb (submitted_path, CourseDirectory)."""
-    return Path(path).parent.parent.name
-
-
-def notebooks_to_grade(preprocessor) -> list[Path]:
-    """Every submitted notebook this autograde run will process (nbgrader lists them before it
-    converts the first one)."""
-    converter = _converter(preprocessor)
-    found = getattr(converter, "assignments", None)
-    if isinstance(found, dict):
-        return [Path(p) for paths in found.values() for p in paths]
-    return [Path(p) for p in glob.glob(os.path.join("submitted", "*", "*", "*.ipynb"))]
+RUN_HELP = "The run this preprocessor shares (None: its nbgrader command's, made by the first to ask)."
 
 
 class SnapshotSubmissions(NbGraderPreprocessor):
     """Sanitize pass, first: snapshot every submission's code and start the warm sandbox, once."""
 
+    run = Instance(AutogradeRun, allow_none=True, help=RUN_HELP)
+
     def preprocess(self, nb, resources):
-        if not RUN.started:
-            RUN.start(notebooks_to_grade(self))
-        RUN.remember(submitted_path(self, resources))
+        shared_run(self).remember(submitted_path(self, resources))
         return nb, resources
 
 
 class GradeInSandbox(NbGraderPreprocessor):
     """Autograde pass, right after ExecuteWhereNeeded: the kit's report and score into its test cells."""
 
+    run = Instance(AutogradeRun, allow_none=True, help=RUN_HELP)
+
     def preprocess(self, nb, resources):
         from autograder.nbgrader.cells import notebook_reports
         from autograder.nbgrader.execute import kit_test_cells
 
-        if not RUN.started:      # not configured with SnapshotSubmissions: snapshot now, late but safe
-            RUN.start(notebooks_to_grade(self))
+        # not configured with SnapshotSubmissions: the snapshot is made now, late but safe
+        run = shared_run(self)
         stem = resources["nbgrader"]["notebook"]
-        course = RUN.course
+        course = run.course
         cells = kit_test_cells(course, stem)
         targets = [c for c in nb.cells if c.cell_type == "code" and _grade_id(c) in cells]
         if not targets:
             return nb, resources
         path = submitted_path(self, resources)
         try:
-            result = RUN.grade(path)
+            result = run.grade(path)
             by_id = {c.check_id: c for c in result.checks}
         except Exception as err:  # the kit failed, not the student: say so in the cell, score 0, go on
             log.error("attnkit could not grade %s: %s: %s", path, type(err).__name__, err)

@@ -18,7 +18,7 @@ import re
 import shutil
 from pathlib import Path
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.intake.load import KIT_CELL_ROLES
 
 VARIANT_MODULE = "attnkit_variant"          # released beside the notebooks

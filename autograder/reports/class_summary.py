@@ -15,8 +15,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from autograder.config import CourseConfig, course_data
-from autograder.contract import MISCONCEPTIONS
+from autograder.config.course import CourseConfig, course_data
+from autograder.checks.contract import MISCONCEPTIONS
 from autograder.reports.grades_csv import ordered, scored, submitted
 from autograder.reports.status import EXCUSED, GRADED, GRADER_ERROR, status_of
 from autograder.reports.trouble import trouble

@@ -25,7 +25,7 @@ import io
 from collections.abc import Sequence
 from enum import Enum
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.intake.gradebook_column import Target, scaled
 from autograder.intake.roster import Enrolment
 from autograder.reports.class_summary import StudentRow, student_row

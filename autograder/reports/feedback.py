@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.reports.status import GRADED, NOTHING_GRADABLE, status_of
 from autograder.reports.causes import causes
 from autograder.reports.maths import readable

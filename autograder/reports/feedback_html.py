@@ -11,7 +11,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.reports.feedback import feedback_sections
 from autograder.reports.pictures import render
 from autograder.reports.templating import render as render_page

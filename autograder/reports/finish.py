@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Enrolment
-from autograder.config import CourseConfig, course_json
+from autograder.config.course import CourseConfig, course_json
 from autograder.integrity.hand_answers import integrity_flags
 from autograder.reports.class_summary import SummaryTally
 from autograder.reports.exports import ExportFormat, export_rows

@@ -20,7 +20,7 @@ import io
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.results import SubmissionResult
 
 COLUMNS = ("student", "check", "points", "reason", "who")

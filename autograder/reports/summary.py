@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.reports.class_summary import class_summary
 from autograder.reports.status import STATUSES, scores_over
 from autograder.results import SubmissionResult

@@ -55,7 +55,7 @@ class Sandbox:
         self.blocked = tuple(blocked)
         self.hide = tuple(hide)
         if stems is None:   # the exercises' stems: importing one not provided is refused by name
-            from autograder.contract import STEMS as stems
+            from autograder.checks.contract import STEMS as stems
         self.stems = tuple(stems)
         # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
         # sooner, at some core time (alongside.py, grading.prefetch_expected).

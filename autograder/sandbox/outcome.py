@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from autograder.constraints import Constraints
+from autograder.config.constraints import Constraints
 
 STATUSES = ("ok", "missing", "raised", "timeout", "crashed", "bad_return", "not_run")
 

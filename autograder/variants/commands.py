@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from autograder.config import CourseConfig
+    from autograder.config.course import CourseConfig
 
     from autograder.intake.roster import Person
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 
 Matrix = tuple[tuple[float, ...], ...]
 

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from autograder.config import CourseConfig
+from autograder.config.course import CourseConfig
 from autograder.variants import variant_for
 from autograder.variants.draw import Variant
 

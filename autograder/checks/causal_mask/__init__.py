@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from autograder.checks.base import Check, compare_arrays, compare_property
 from autograder.diagnosis import observations
-from autograder.exercise import PAIR, Exercise, WrittenQuestion
+from autograder.checks.exercise import PAIR, Exercise, WrittenQuestion
 
 
 def _qkv(rng, batch: tuple[int, ...], seq: int, d: int):

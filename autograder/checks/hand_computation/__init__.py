@@ -12,9 +12,9 @@ from typing import Annotated
 import numpy as np
 
 from autograder.checks.base import Check, Context, array_problem
-from autograder.constraints import Constraints
+from autograder.config.constraints import Constraints
 from autograder.diagnosis import observations
-from autograder.exercise import Exercise
+from autograder.checks.exercise import Exercise
 
 
 def _hand_compare(name: str):
@@ -81,7 +81,7 @@ EXERCISE = Exercise(
     # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
     tolerances={"hand": (Annotated[float, Constraints(gt=0, lt=1)], 0.006)},
     hooks=("hand_answers",),
-    together=lambda found, record, expected_of: _chain().explain_together(found, record, expected_of),
+    together=lambda found, record, expected_of: _chain().explain_together(found, record, expected_of, KEY_NAMES),
 )
 
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checks.hand_computation import KEY_NAMES
 from autograder.checks.hand_computation.recognisers import IMPRECISE_TIMES, half_unit
 from autograder.diagnosis.explain import Diagnosis, candidates
 from reference.attention import softmax
@@ -40,11 +39,12 @@ STEPS = {
 FALLBACK = ("hand_slip_carried", "hand_imprecise")    # the per-check guesses the chain decides instead
 
 
-def explain_together(found: dict[str, Diagnosis | None], record, expected_of) -> dict[str, Diagnosis | None]:
+def explain_together(found: dict[str, Diagnosis | None], record, expected_of,
+                     key_names: dict[str, str]) -> dict[str, Diagnosis | None]:
     """The diagnosis of each failed hand check, weighed with the student's other answers
-    (`record`: explain.Record; `expected_of(check)` -> (inputs, expected, ctx)). Checks it has no
-    better word for keep theirs (found)."""
-    by_name = {KEY_NAMES[c.id]: c for c in record.graded if c.id in KEY_NAMES}
+    (`record`: explain.Record; `expected_of(check)` -> (inputs, expected, ctx); `key_names`: check
+    id -> the contract name it grades). Checks it has no better word for keep theirs (found)."""
+    by_name = {key_names[c.id]: c for c in record.graded if c.id in key_names}
     if not by_name:
         return {}
     passed = {c.id for c in record.passed}

@@ -12,7 +12,7 @@ import numpy as np
 from autograder.checks.base import Check, compare_arrays, compare_property
 from autograder.checks.masks import padding_mask, random_mask
 from autograder.diagnosis import observations
-from autograder.exercise import PAIR, Exercise
+from autograder.checks.exercise import PAIR, Exercise
 
 
 def _position_coded(batch: int, seq: int, d_model: int) -> np.ndarray:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from autograder.checks.base import Check, Context, compare_property
-from autograder.constraints import Constraints
+from autograder.config.constraints import Constraints
 from autograder.handout import figure_reading
 from autograder.checks.scaling.precise import precise_run
-from autograder.exercise import Exercise, WrittenQuestion
+from autograder.checks.exercise import Exercise, WrittenQuestion
 # The comparisons are shared with the handout's check.py: one verdict on the student's laptop and here.
 from autograder.handout.check_properties import Reseeded
 

@@ -1,6 +1,6 @@
 """Constraints on a course setting's value (`Annotated[float, Constraints(gt=0, le=3600)]`).
 
-The course's settings are plain frozen dataclasses (autograder/config.py, the sandbox's Limits, an
+The course's settings are plain frozen dataclasses (course.py, the sandbox's Limits, an
 exercise's own tolerances), so that a cold `attnkit check`, which reads a course validated before,
 imports neither pydantic nor annotated_types. pydantic reads these constraints where a course file
 is validated: it asks each Annotated metadata object for its core schema, and this one adds its

@@ -1,51 +1,24 @@
-"""course.yml: the course's settings as frozen dataclasses; load, validate, say where a mistake is.
+"""The course's settings as frozen dataclasses, their data, and pydantic's validation of them.
 
-The settings are plain dataclasses, their bounds written as `Constraints` (autograder/constraints.py):
-pydantic validates them where a course file is read for the first time (`_validated`), and a cold
-`attnkit check`, which reads a course validated before (autograder/course_cache.py), imports
-neither pydantic nor PyYAML.
+The bounds are written as `Constraints` (constraints.py), so that reading a course validated
+before (course_cache.py) imports neither pydantic nor PyYAML. The tolerances' type is made from the
+exercises' descriptors, which may declare their own: the exercises' checks name these types only
+in annotations.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from autograder.constraints import Constraints
+from autograder.config.constraints import Constraints
 from autograder.sandbox.outcome import Limits
-from autograder.speedups import on
 
-if TYPE_CHECKING:
-    import yaml
-
-    from pydantic import ValidationError
-
-KIT_ROOT = Path(__file__).resolve().parent.parent
-# The course, solutions/ and exercises/: the checkout's own, or, installed from a wheel, the
-# copies that ship inside the package (autograder/data links to the checkout's in a clone).
-KIT_DATA = KIT_ROOT if (KIT_ROOT / "course.yml").is_file() else Path(__file__).resolve().parent / "data"
-DEFAULT_COURSE = KIT_DATA / "course.yml"
 FORBID_EXTRA = {"extra": "forbid"}     # pydantic's config of each type: a misspelt key is an error
-
-
-def cache_dir(part: str) -> Path:
-    """Where the kit keeps what it computed once (`part`: reference, course, preflight):
-    $ATTNKIT_CACHE_DIR/part, else $XDG_CACHE_HOME/attnkit/part, else ~/.cache/attnkit/part."""
-    explicit = os.environ.get("ATTNKIT_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / part
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "attnkit" / part
-
-
-class ConfigError(Exception):
-    """A course.yml that cannot be used; the message names the key and line."""
 
 
 @dataclass(frozen=True)
@@ -213,125 +186,9 @@ def course_types_namespace() -> dict[str, type]:
     return {"CourseTolerances": course_tolerances()}
 
 
-def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
-    """Follow a pydantic error location through the YAML node tree to a 1-based line."""
-    import yaml
-
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next(((k, v) for k, v in node.value if k.value == str(key)), None)
-            if match is None:
-                break
-            node = match[1]
-            line = match[0].start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
-def _repeated_keys(node: yaml.Node | None, prefix: str = "", seen: set | None = None):
-    """(key path, first line, repeated line) for each key written twice in one mapping."""
-    import yaml
-
-    seen = set() if seen is None else seen
-    if node is None or id(node) in seen:      # an alias met again: walked already
-        return
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        lines: dict[str, int] = {}
-        for key, value in node.value:
-            name = f"{prefix}.{key.value}" if prefix else str(key.value)
-            line = key.start_mark.line + 1
-            if isinstance(key, yaml.ScalarNode) and key.value in lines:
-                yield name, lines[key.value], line
-            elif isinstance(key, yaml.ScalarNode):
-                lines[key.value] = line
-            yield from _repeated_keys(value, name, seen)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            yield from _repeated_keys(item, f"{prefix}[{index}]", seen)
-
-
-def _parsed(text: str) -> tuple[yaml.Node | None, object]:
-    """(the node tree, the data) of a YAML text: with libyaml's loader where PyYAML has it (a
-    tenth of the time: `attnkit check` reads the course on every run), else PyYAML's own. A
-    text libyaml refuses is read again by PyYAML's own, whose error the messages are made from."""
-    import yaml
-
-    fast = getattr(yaml, "CSafeLoader", None)
-    if fast is not None:
-        try:
-            return yaml.compose(text, Loader=fast), yaml.load(text, Loader=fast)
-        except yaml.YAMLError:
-            pass
-    return yaml.compose(text, Loader=yaml.SafeLoader), yaml.load(text, Loader=yaml.SafeLoader)
-
-
-def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[str]] | None = None) -> CourseConfig:
-    """Read and validate course.yml. `known_checks` ({stem: [check ids]}) lets the loader
-    reject ids that no check implements and report checks that have no points."""
-    from autograder import course_cache
-
-    path = Path(path) if path is not None else DEFAULT_COURSE
-    try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: cannot read the course file ({err})") from None
-    course = course_cache.remembered(raw) if on("course_cache") else None
-    if course is None:
-        course, root = _validated(path, text)
-        course_cache.remember(raw, course)
-    else:
-        root = None     # parsed only if a check id is wrong (the message names its line)
-    if known_checks is not None:
-        _check_ids_match(course, known_checks, path, root, text)
-    return course
-
-
-def _validated(path: Path, text: str) -> tuple[CourseConfig, "yaml.Node | None"]:
-    """The course file parsed and validated (the ConfigError names the line of each mistake)."""
-    import yaml
-
-    try:
-        root, data = _parsed(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}:1: expected a mapping of settings (course, seed, exercises, ...)")
-    twice = [f"{path}:{first} and {path}:{again}: {key} appears twice" for key, first, again in _repeated_keys(root)]
-    if twice:   # YAML's loaders keep the last silently: the first would be ignored without a word
-        raise ConfigError("invalid course file\n  " + "\n  ".join(twice))
-    from pydantic import ValidationError
-
-    try:
-        course = course_from_data(data)
-    except ValidationError as err:
-        raise _located(err, path, root) from None
-    return course, root
-
-
-def _located(err: ValidationError, path: Path, root) -> ConfigError:
-    """pydantic's errors as `file:line: key.path: message`, one per line."""
-    lines = []
-    for e in err.errors():
-        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
-        key = ".".join(str(p) for p in loc) or "(top level)"
-        lines.append(f"{path}:{_line_of(root, loc)}: {key}: {e['msg']}")
-    return ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines)))
-
-
 def exercise_tolerances() -> dict[str, tuple[Any, Any]]:
     """Every exercise's own tolerance settings (name -> (type, default)), from the descriptors."""
-    from autograder.checks import EXERCISES    # the checks import this module: read when a course loads
+    from autograder.checks import EXERCISES    # read once, where the course's types are first made
 
     base = {f.name for f in dataclasses.fields(Tolerances)}
     declared: dict[str, tuple] = {}
@@ -352,27 +209,3 @@ def course_tolerances() -> type[Tolerances]:
     return dataclasses.make_dataclass("CourseTolerances", own, bases=(Tolerances,), frozen=True,
                                       namespace={"__module__": __name__, "__pydantic_config__": FORBID_EXTRA,
                                                  "__doc__": "Tolerances, and each exercise's own."})
-
-
-def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root, text: str) -> None:
-    ok = all(stem in known and set(ex.checks) == set(known[stem]) for stem, ex in course.exercises.items())
-    if ok:
-        return
-    if root is None:
-        root, _ = _parsed(text)
-    problems = []
-    for stem, ex in course.exercises.items():
-        if stem not in known:
-            problems.append(f"{path}:{_line_of(root, ('exercises', stem))}: exercises.{stem}: "
-                            f"no such exercise (known: {', '.join(known)})")
-            continue
-        for cid in ex.checks:
-            if cid not in known[stem]:
-                problems.append(f"{path}:{_line_of(root, ('exercises', stem, 'checks', cid))}: "
-                                f"exercises.{stem}.checks.{cid}: no such check")
-        for cid in known[stem]:
-            if cid not in ex.checks:
-                problems.append(f"{path}:{_line_of(root, ('exercises', stem, 'checks'))}: "
-                                f"exercises.{stem}.checks: no points given for {cid} (give it 0 to drop it)")
-    if problems:
-        raise ConfigError("invalid course file\n  " + "\n  ".join(problems))

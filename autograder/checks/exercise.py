@@ -9,7 +9,7 @@ each graded function's wrong answers (autograder/diagnosis/observations.py), the
 checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
 `CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem: its own
 `misconceptions.py`, beside its `mutants.py` and `recognisers.py`), and its manually graded
-written questions, and the course.yml tolerances only it reads. The contract (autograder/contract.py), the list of stems, the
+written questions, and the course.yml tolerances only it reads. The contract (contract.py), the list of stems, the
 pytest items, diagnosis, the nbgrader course and the course's check ids all derive from these
 descriptors; adding an exercise is writing its reference, its solution, its checks module (or
 package) and its course.yml entry.
@@ -20,12 +20,10 @@ Return kinds: "array" (float64 ndarray), ("tuple", k1, k2, ...), "float_dict_dic
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-if TYPE_CHECKING:        # not imported at run time: autograder.checks imports this module
-    from autograder.checks.base import Check
+from autograder.checks.base import Check
 
 PAIR = ("tuple", "array", "array")        # (output, weights)
 
@@ -58,8 +56,8 @@ class Exercise:
     # output by what the check compares; "scaling"; "figure")
     pictures: dict[str, str] = field(default_factory=dict)
     # course.yml's `tolerances.<name>` settings only this exercise reads: name -> (type, default), the
-    # type's bounds as Constraints (autograder/constraints.py); validated with the course file
-    # (autograder/config.py), read by its checks from ctx.course
+    # type's bounds as Constraints (autograder/config/constraints.py); validated with the course file
+    # (autograder/config), read by its checks from ctx.course
     tolerances: dict[str, tuple] = field(default_factory=dict)
     # Names of the reference besides the graded ones that a mutant may replace: functions of a check's
     # inputs (the hand computation's `hand_answers`, which gives its answers for a student's variant).
@@ -90,24 +88,3 @@ class Exercise:
         object.__setattr__(self, "written", tuple(
             q if q.stem == self.stem else WrittenQuestion(q.grade_id, q.points, q.question, q.answer, self.stem)
             for q in self.written))
-
-
-def discover() -> dict[str, Exercise]:
-    """Every `EXERCISE` of the modules and packages in autograder/checks, in assignment order."""
-    import autograder.checks as package
-
-    found = []
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        exercise = getattr(module, "EXERCISE", None)
-        if isinstance(exercise, Exercise):
-            found.append(exercise)
-    found.sort(key=lambda e: (e.order, e.stem))
-    return {e.stem: e for e in found}
-
-
-def all_misconceptions() -> list:
-    """Every exercise's catalogue entries, in assignment order (`attnkit misconceptions`, diagnosis)."""
-    from autograder.checks import EXERCISES
-
-    return [m for exercise in EXERCISES.values() for m in exercise.misconceptions]

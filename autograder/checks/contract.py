@@ -1,5 +1,5 @@
 """The exercise contract (docs/contract.md) as data, derived from the exercise descriptors
-(autograder/exercise.py): the stems, what each graded name returns, what each stem may import.
+(autograder/checks/exercise.py): the stems, what each graded name returns, what each stem may import.
 
 The return kind tells the sandbox how to turn a submission's value into plain data:
 "array" (float64 ndarray), ("tuple", k1, k2, ...), "float_dict_dict", "figure".
@@ -89,7 +89,7 @@ MISCONCEPTIONS: dict[str, str] = {
 
 # How docs/contract.md says each return kind; a new kind must be named here (tests/test_contract.py).
 KIND_WORDS = {"array": "array", "float_dict_dict": "dict[int, dict[str, float]]", "figure": "matplotlib Figure"}
-TABLES_BEGIN = "<!-- tables: made from the exercise descriptors by `python -m autograder.contract`; do not edit -->"
+TABLES_BEGIN = "<!-- tables: made from the exercise descriptors by `python -m autograder.checks.contract`; do not edit -->"
 TABLES_END = "<!-- end of tables -->"
 
 
@@ -128,7 +128,7 @@ def write_tables(path) -> bool:
     return new != text
 
 
-if __name__ == "__main__":      # python -m autograder.contract: rewrite docs/contract.md's tables
+if __name__ == "__main__":      # python -m autograder.checks.contract: rewrite docs/contract.md's tables
     from autograder.config import KIT_ROOT
 
     print("docs/contract.md:", "tables rewritten" if write_tables(KIT_ROOT / "docs" / "contract.md") else "up to date")
