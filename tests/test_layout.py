@@ -91,15 +91,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# Circles others are taking apart (the handout's and intake's engine, the diagnosis, the sandbox's
-# speed-ups), tolerated until their work is merged: remove each as it goes.
-KNOWN_CIRCLES = [
-    {"autograder.diagnosis.explain", "autograder.diagnosis.torch_raised"},
-    {"autograder.grading.submission", "autograder.intake.candidates"},
-    {"autograder.sandbox.template_process", "autograder.sandbox.zygote_process"},
-]
-
-
 def _import_graph() -> dict[str, set[str]]:
     """Each kit module -> the kit modules it imports, at its top or inside its functions."""
     modules = _kit_modules()
@@ -109,8 +100,7 @@ def _import_graph() -> dict[str, set[str]]:
 
 def test_no_import_circles():
     """Counting imports inside functions: one run later is still an import of the other module."""
-    circles = [set(c) for c in _cycles(_import_graph())]
-    assert [sorted(c) for c in circles if c not in KNOWN_CIRCLES] == []
+    assert [sorted(c) for c in _cycles(_import_graph())] == []
 
 
 def test_imports_inside_functions_are_counted(tmp_path):

@@ -15,7 +15,6 @@ hint, if there is one. An error the student's code raised is explained by `diagn
 from __future__ import annotations
 
 import hashlib
-import linecache
 import re
 import warnings
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
+from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
 from autograder.diagnosis.misconceptions import Misconception
 from autograder.diagnosis.misconceptions.recognisers import low_precision_dtype
@@ -195,23 +195,6 @@ def _raised_by(check: Check, overrides: dict, inputs: dict) -> tuple[str, str] |
     return None if raised is None else raised[:2]
 
 
-def _raised_at(check: Check, overrides: dict, inputs: dict) -> tuple[str, str, str] | None:
-    """(type, message, the source line that raised) for a mutant on these inputs, or None."""
-    make = check.expected_run or check.run
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            make(ReferenceImplementation(check.exercise, overrides), inputs)
-    except Exception as err:
-        tb, line = err.__traceback__, ""
-        while tb is not None:          # the innermost frame with source: the mutant's own line
-            text = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
-            line = text or line
-            tb = tb.tb_next
-        return type(err).__name__, str(err), line
-    return None
-
-
 # A product of arrays (a matrix product, einsum, dot) versus any other operation: torch words a
 # broadcasting failure of `q @ k` and of `e / e.sum(-1)` the same, so the words alone do not say
 # which operation failed; the line that raised does.
@@ -270,7 +253,7 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
 def _torch_raised(check: Check, mis: Misconception, inputs: dict) -> list[tuple[str, str, str] | None]:
     """What `mis`'s torch-written mutants raise on these inputs (as `_raised_at`), kept on disk and
     made once on a machine, in a process of its own (torch_raised.py): torch is never imported in
-    the grader for it (about 3 core-s under its GIL, +300 MB to the end of the run)."""
+    the grader for it (seconds of CPU under its GIL, and its memory to the end of the run)."""
     def make():      # here: only if that process could not say
         return [_raised_at(check, alt(), inputs) for alt in mis.torch_alternatives]
 
@@ -291,8 +274,12 @@ def _torch_raised(check: Check, mis: Misconception, inputs: dict) -> list[tuple[
 
 @lru_cache(maxsize=None)
 def _explain_digest() -> str:
-    """This module's code: how a raised error is described (`_raised_at`) is part of what is kept."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    """This module's code and mutant_raised's: how a raised error is described is part of what is kept."""
+    from autograder.diagnosis import mutant_raised
+
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(Path(mutant_raised.__file__).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:

@@ -1,11 +1,11 @@
 """What a misconception's torch-written mutants raise, made in a process of the kit's own.
 
 A torch error in a student's code is explained by running the torch-written mutants on the check's
-inputs (explain.diagnose_error). Making that imports torch: about 2-3 core-s under the grader's GIL,
-which stalls every lane of a class run, and some 300 MB the grader then holds to the end of the
+inputs (explain.diagnose_error). Making that imports torch: seconds of CPU under the grader's GIL,
+which stall every lane of a class run, and memory the grader would then hold to the end of the
 run. The answers are kept on disk (reference_cache.stored_json), so this happens once on a
 machine -- the first class an instructor grades there, or the first after an upgrade. So the
-grader asks a helper process instead: `python -m autograder.diagnosis.torch_raised`, started on
+grader asks a helper process instead: `python -m autograder.diagnosis.torch_raised_server`, started on
 the first such question and kept for the next ones (torch imported once per grader, not once per
 question), which runs the kit's mutants (trusted code, no student's) and exits with the grader.
 The inputs cross as the sandbox protocol's frame (JSON and .npy, never pickle); each answer comes
@@ -37,7 +37,7 @@ class _Helper:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(KIT_ROOT), os.environ.get("PYTHONPATH")])))
         self.sock, theirs = socket.socketpair()
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "autograder.diagnosis.torch_raised"], stdin=theirs,
+            self.proc = subprocess.Popen([sys.executable, "-m", "autograder.diagnosis.torch_raised_server"], stdin=theirs,
                                          stdout=theirs, stderr=subprocess.DEVNULL, env=env, cwd=str(KIT_ROOT))
         finally:
             theirs.close()
@@ -106,33 +106,3 @@ def close_helper() -> None:
         if _HELPER is not None:
             _HELPER.close()
             _HELPER = None
-
-
-def _answer(request: dict, inputs: dict) -> list[list[str] | None] | str:
-    from autograder.checks import CHECKS, EXERCISES
-    from autograder.diagnosis.explain import _raised_at
-
-    check = next((c for c in CHECKS.get(request.get("exercise"), ()) if c.id == request.get("check")), None)
-    mis = next((m for m in getattr(EXERCISES.get(request.get("stem")), "misconceptions", ())
-                if m.id == request.get("misconception")), None)
-    if check is None or mis is None:
-        return "unknown check or misconception"
-    return [None if r is None else list(r) for r in (_raised_at(check, alt(), inputs) for alt in mis.torch_alternatives)]
-
-
-def main() -> int:
-    """The helper: one frame in, one line of JSON out, until the grader closes its end."""
-    from autograder.sandbox.inside import protocol
-
-    with socket.socket(fileno=os.dup(0)) as sock:
-        while True:
-            try:
-                header, blobs = protocol.recv_frame(sock)
-            except (protocol.PeerClosed, ConnectionError):
-                return 0
-            inputs = protocol.decode(header.pop("inputs"), blobs, make_tensor=protocol.TensorArg)
-            sock.sendall(json.dumps(_answer(header, inputs)).encode("utf-8") + b"\n")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
 from autograder.grading.alongside import open_beside, send_ahead
-from autograder.intake.candidates import ambiguous, grade_the_better
+from autograder.intake.candidates import ambiguous, candidate_sources, the_better
 from autograder.intake.cells import open_session, session_source
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
@@ -136,7 +136,9 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     graded = _grade_form(stem, loaded, course, sandbox, only, variant)
     first = replace(_flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
-        return grade_the_better(first, folder, course, sandbox, only, student=student)
+        each = [grade_exercise(first.stem, source, course, sandbox, only=only, student=student)
+                for source in candidate_sources(folder, first.stem)]
+        return the_better(first, each)
     if isinstance(loaded, LoadError) and loaded.reason == "refused":
         first = replace(first, checks=tuple(replace(c, reason="refused") if c.reason == "load_error" else c
                                             for c in first.checks))

@@ -2,17 +2,16 @@
 browser's copy beside the student's renamed version): each is graded and the better counts,
 as with the two forms of one exercise, and the exercise's note says so.
 
-Intake marks such a stem AMBIGUOUS and grades none; `grade_the_better` grades every candidate
-(at most intake.candidates' limit, so a folder of twenty copies costs no more than four).
+Intake marks such a stem AMBIGUOUS and grades none; the grader (grading/submission.py) grades each
+of `candidate_sources` (at most intake.files' limit, so a folder of twenty copies costs no more than
+four) and `the_better` keeps the best.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Collection
 
-from autograder.config.course import CourseConfig
 from autograder.intake.files import Flag, candidates
 from autograder.results import ExerciseResult
 
@@ -21,21 +20,24 @@ def ambiguous(exercise: ExerciseResult) -> bool:
     return Flag.AMBIGUOUS.value in exercise.flags
 
 
-def grade_the_better(exercise: ExerciseResult, folder: Path, course: CourseConfig, sandbox,
-                     only: Collection[str] | None = None, *, student: str | None = None) -> ExerciseResult:
-    """`exercise` (graded as ambiguous: nothing) replaced by the best of its candidates, graded
-    (against `student`'s variant, when the course has variants)."""
-    from autograder.grading.submission import grade_exercise
+def candidate_sources(folder: Path, stem: str) -> list:
+    """Each file that could be `stem`'s, read (a SourceFile, or a LoadError saying why not), to be
+    graded by the caller (at most intake.files' limit of them)."""
     from autograder.intake.load import LoadError, SourceFile, source_from_bytes
 
-    graded = []
-    for found in candidates(folder, exercise.stem):
-        source = source_from_bytes(found.data, found.relpath, found.suffix, exercise.stem)
+    found_sources = []
+    for found in candidates(folder, stem):
+        source = source_from_bytes(found.data, found.relpath, found.suffix, stem)
         if isinstance(source, LoadError):
-            source = LoadError(exercise.stem, found.relpath, source.message)
+            found_sources.append(LoadError(stem, found.relpath, source.message))
         else:
-            source = SourceFile(exercise.stem, found.relpath, source, found.note)
-        graded.append(grade_exercise(exercise.stem, source, course, sandbox, only=only, student=student))
+            found_sources.append(SourceFile(stem, found.relpath, source, found.note))
+    return found_sources
+
+
+def the_better(exercise: ExerciseResult, graded: list[ExerciseResult]) -> ExerciseResult:
+    """`exercise` (graded as ambiguous: nothing) replaced by the best of its candidates, `graded`,
+    with a note that says so."""
     if len(graded) < 2:
         return exercise
     best = max(graded, key=lambda e: e.score)      # the first in name order on a tie
