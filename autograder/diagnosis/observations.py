@@ -4,7 +4,7 @@ diagonal, values taken from the wrong place of the input...), not from any mutan
 diagnosis puts it before the mistake it names, or gives it alone when no mistake fits.
 
 Which observer looks at which answer is said by each exercise's descriptor
-(``Exercise.observe``: graded name -> observer, autograder/exercise.py), with the observers
+(``Exercise.observe``: graded name -> observer, autograder/checks/exercise.py), with the observers
 made here: ``attention(causal=..., heads=...)``, ``probabilities(name)``, ``mask_entries()``,
 ``provenance(name)``, ``hand_values(prefix)``. An observer is
 ``(check, inputs, answer, expected, ctx) -> str | None`` (ctx: the comparison's Context, or None).
