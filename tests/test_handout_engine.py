@@ -139,6 +139,20 @@ def _notebook(cells: list[str], crlf: bool = False) -> str:
     return json.dumps(body, indent=1).replace("\n", nl)
 
 
+def _rounded_early(source: str) -> str:
+    """Part B's scores rounded to one decimal, its weights and output carried on from them (4 decimals)."""
+    scores = np.array([[1.9, 1.1, 1.1], [1.1, 1.1, 0.6], [1.1, 0.6, 1.0]])
+    x = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
+    e = np.exp(scores / 2 - (scores / 2).max(axis=1, keepdims=True))
+    weights = e / e.sum(axis=1, keepdims=True)
+    for name, value in (("CSM_SCORES", scores), ("CSM_WEIGHTS", weights), ("CSM_OUTPUT", weights @ x)):
+        start = source.index(f"{name} = [")
+        end = source.index("\n]", start) + 2
+        rows = "\n".join("    [" + ", ".join(f"{v:.4f}" for v in row) + "]," for row in value)
+        source = source[:start] + f"{name} = [\n{rows}\n]" + source[end:]
+    return source
+
+
 def _cases() -> dict[str, dict[str, str]]:
     """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
     solution = {stem: (SOLUTIONS / f"{stem}.py").read_text() for stem in COURSE.exercises}
@@ -155,6 +169,7 @@ def _cases() -> dict[str, dict[str, str]]:
         "notebook with display, time and a raising cell": {
             "causal_mask.ipynb": _notebook([*DISPLAY_TIME_SCRATCH, solution["causal_mask"]]),
             "scaling.ipynb": _notebook(["%%time\n" + solution["scaling"], DISPLAY_TIME_SCRATCH[2]])},
+        "hand answers rounded early": {"hand_computation.py": _rounded_early(solution["hand_computation"])},
         "crlf": {"attention.py": attention.replace("\n", "\r\n"),
                  "causal_mask.ipynb": _notebook([solution["causal_mask"]], crlf=True)},
     }
@@ -197,7 +212,9 @@ def _check_py_verdicts(python, folder: Path) -> tuple[dict[str, dict], str]:
             for stem, e in written.items()}, done.stdout
 
 
-@pytest.mark.parametrize("case", list(_cases()))
+# Hand values are graded after hand-in: check.py checks that they follow from one another, and
+# says when they were rounded early (its own test below), so that case is not a code check.
+@pytest.mark.parametrize("case", [c for c in _cases() if c != "hand answers rounded early"])
 def test_check_py_and_the_grader_agree_on_every_visible_check(case, folders, kit_free_python):
     folder = folders[case]
     mine, printed = _check_py_verdicts(kit_free_python, folder)
@@ -233,3 +250,22 @@ def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folder
     assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
     assert "scaling (scaling.ipynb): 7/7 visible checks passed" in printed, printed
     assert "note: cell 4 ('undefined_name + 1" in printed and "NameError" in printed, printed
+
+
+def test_hand_answers_rounded_early_are_said_to_lose_points(folders, kit_free_python):
+    """Consistent with one another, so every self-check passes; but the values follow from rounded
+    scores, which the grader marks down after hand-in (hand_imprecise): check.py says so."""
+    printed = _run(kit_free_python, folders["hand answers rounded early"], "hand_computation").stdout
+    assert "7/7 visible checks passed" in printed, printed
+    assert "your later answers follow from rounded values" in printed and "will lose points" in printed, printed
+    graded = {c.check_id: c for e in _grader_results(folders["hand answers rounded early"]) for c in e.checks}
+    assert graded["hand_computation.part_b.scores"].status != "passed"
+    assert "hand_imprecise" in graded["hand_computation.part_b.scores"].misconceptions
+    assert "rounded values" not in _run(kit_free_python, folders["solutions"], "hand_computation").stdout
+
+
+def _grader_results(folder: Path):
+    from autograder.grading.course_session import GradingSession
+
+    with GradingSession(COURSE) as session:
+        return session.grade(folder).exercises

@@ -224,9 +224,57 @@ def hint_for(check: dict, answer, arrays: dict) -> tuple[str, tuple[str, ...]]:
     return (hints[0] if hints else ""), ids
 
 
-def judge_hand(check: dict, got, *earlier) -> Outcome:
+IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand tolerance ...
+# A number typed with no decimal (1 for 0.96) is not read as rounded: one decimal is the
+# roughest rounding allowed for.
+ROUGHEST_HALF_UNIT = 0.05
+ROUNDED_EARLY = ("your later answers follow from rounded values; the values are graded after hand-in and "
+                 "will lose points: carry 4 or 5 decimals through every step and round only the final answer")
+
+
+def half_unit(values: np.ndarray) -> np.ndarray:
+    """Half a unit of the last decimal each number was typed with (0.67: 0.005; 0.7: 0.05); 0 for a
+    number carried with more than 6 decimals (computed, not typed)."""
+    half = np.zeros(values.shape)
+    for k in range(6, -1, -1):           # the fewest decimals that write the number wins
+        scaled = values * 10.0 ** k
+        typed = np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))
+        half = np.where(typed, 0.5 * 10.0 ** -k, half)
+    return half
+
+
+def off_by_more_than_rounding(answer: np.ndarray, target: np.ndarray, tol: float, times: float = 1.0) -> np.ndarray:
+    """The entries of `answer` further from `target` than the tolerance (times `times`) and half a
+    unit of the decimal each was typed with."""
+    return np.abs(answer - target) > times * tol + np.minimum(half_unit(answer), ROUGHEST_HALF_UNIT) + 1e-12
+
+
+def rounded_early(answer: np.ndarray, exact: np.ndarray, tol: float) -> bool:
+    """Off `exact` by more than the tolerance, by rounding alone (the grader's `hand_imprecise`)."""
+    if answer.shape != exact.shape or not np.isfinite(exact).all():
+        return False
+    return bool((np.abs(answer - exact) > tol).any()) and not off_by_more_than_rounding(
+        answer, exact, tol, IMPRECISE_TIMES).any()
+
+
+def _step_value(step: str, mine: list[np.ndarray]) -> np.ndarray:
+    """What a step makes of the values it follows from (the exact value, carried)."""
+    if step == "matmul":
+        return mine[0] @ mine[1]
+    if step == "matmul_transposed":
+        return mine[0] @ mine[1].T
+    if step == "divided_by_sqrt":
+        return mine[0] / math.sqrt(float(mine[1]))
+    scores = mine[0] / math.sqrt(float(mine[1])) if step == "softmax_of_divided_by_sqrt" else mine[0]
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def judge_hand(check: dict, got, *earlier, carried: dict | None = None) -> Outcome:
     """A hand answer: its shape, rows of weights summing to 1, and the step following from your own
-    previous ones (`earlier`, as check["hand"]["from"] names them). Its values are graded after you hand in."""
+    previous ones (`earlier`, as check["hand"]["from"] names them). Its values are graded after you
+    hand in; only whether they were rounded early is said: `carried` (one dict for a file's hand
+    checks, in their order) holds each step's exact value from your first inputs."""
     rule, name = check["hand"], check["names"][0]
     got = np.asarray(got, dtype=np.float64)
     if got.shape != tuple(rule["shape"]):
@@ -236,10 +284,12 @@ def judge_hand(check: dict, got, *earlier) -> Outcome:
     problem = weights_problem(name, got) if rule["rows_sum_to_one"] else None
     if problem:
         return Outcome(check, "failed", problem)
-    if rule["from"]:
-        step, names = rule["from"][0], rule["from"][1:]
-        try:
-            mine = [np.asarray(e, dtype=np.float64) for e in earlier]
+    carried = {} if carried is None else carried
+    follows = rule["from"] or rule.get("rounding_from") or []
+    step, names = (follows[0], follows[1:]) if follows else ("", [])
+    try:
+        mine = [np.asarray(e, dtype=np.float64) for e in earlier]
+        if rule["from"]:
             if step == "matmul":
                 problem = array_problem(name, got, mine[0] @ mine[1], None, atol=check["hand_atol"])
             elif step == "divided_by_sqrt":
@@ -247,11 +297,19 @@ def judge_hand(check: dict, got, *earlier) -> Outcome:
             else:         # "softmax" of your scores ("softmax_of_divided_by_sqrt": of your scores / sqrt(d_k))
                 scores = mine[0] / math.sqrt(float(mine[1])) if step == "softmax_of_divided_by_sqrt" else mine[0]
                 problem = softmax_problem(name, got, scores, check["hand_atol"])
-        except ValueError as err:
-            return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
-        if problem:
-            return Outcome(check, "failed", f"{name} does not follow from your {' and '.join(names)}: {problem}")
-    return Outcome(check, "passed")
+    except ValueError as err:
+        return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
+    if problem:
+        return Outcome(check, "failed", f"{name} does not follow from your {' and '.join(names)}: {problem}")
+    if not step:
+        return Outcome(check, "passed")
+    try:
+        with np.errstate(all="ignore"):
+            exact = _step_value(step, [carried.get(n, m) for n, m in zip(names, mine)])
+    except (ValueError, TypeError):
+        return Outcome(check, "passed")
+    carried[name] = exact
+    return Outcome(check, "passed", ROUNDED_EARLY if rounded_early(got, exact, check["hand_atol"]) else "")
 
 
 def softmax_problem(name: str, weights, scores, atol: float) -> str | None:

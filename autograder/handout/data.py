@@ -27,7 +27,7 @@ import numpy as np
 
 from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
-from autograder.checks.hand_computation import ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
+from autograder.checks.hand_computation import ROUNDING_STEPS, ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
@@ -191,11 +191,13 @@ def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig)
     """No answer: the shape, whether rows sum to 1, and which earlier step this one follows from."""
     name = recorder.calls[0]["name"]
     step = SELF_CHECK_STEPS.get(name)
-    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}} for n in (name, *(step[1:] if step else ()))]
+    first = ROUNDING_STEPS.get(name) if step is None else None
+    follows = step or first
+    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}} for n in (name, *(follows[1:] if follows else ()))]
     return {"kind": "hand", "calls": calls, "answer": {"tuple": [{"call": n, "item": None} for n in range(len(calls))]},
             "names": [name], "hand_atol": course.tolerances.hand,
             "hand": {"shape": list(np.shape(expected)), "rows_sum_to_one": name in ROWS_SUM_TO_ONE,
-                     "from": list(step) if step else []}}
+                     "from": list(step) if step else [], "rounding_from": list(first) if first else []}}
 
 
 def _as_arrays(answer):

@@ -77,8 +77,9 @@ def comparisons_ahead() -> None:
         pass
 
 
-def judge(check: dict, event: dict, arrays: dict, out_dir: Path):
-    """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer."""
+def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None = None):
+    """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer.
+    `carried`: one dict for a file's hand checks (check_answers.judge_hand)."""
     answers, properties = comparisons()
     Outcome, decode = answers.Outcome, answers.decode
     if event["status"] != "answered":
@@ -87,7 +88,7 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path):
     parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
-        return answers.judge_hand(check, *answer)
+        return answers.judge_hand(check, *answer, carried=carried)
     if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
         return Outcome(check, "failed", "; ".join(problems)) if problems else Outcome(check, "passed")
@@ -170,7 +171,8 @@ def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list,
                            meanwhile=None if yielding else comparisons_ahead)
         notes = events.pop("notes", {}).get("notes", [])
         try:
-            outcomes = [judge(c, events[c["id"]], arrays, Path(tmp)) for c in spec["checks"]]
+            carried: dict = {}
+            outcomes = [judge(c, events[c["id"]], arrays, Path(tmp), carried) for c in spec["checks"]]
         except ImportError as err:
             outcomes = every_check_fails(spec, f"{err.name or 'a package'} is not installed: {INSTALL}")
     arrays.close()
@@ -217,6 +219,8 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
                                        for o in failed), advice=(answers.GENERIC_ERROR_HINT,))
         for line in grouping.plain_lines(found, lambda f: MARK[f.status], lambda f: f"{f.id} ({f.title})"):
             print(line)
+    for note in dict.fromkeys(o.message for o in outcomes if o.status == "passed" and o.message):
+        print(f"  note: {note}")
     if spec["hand_values_later"] and not failed:
         print("  your answers are consistent; their values are graded after you hand in")
     if spec["hidden"]:

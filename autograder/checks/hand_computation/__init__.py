@@ -52,6 +52,12 @@ SELF_CHECK_STEPS = {
     "CSM_WEIGHTS": ("softmax_of_divided_by_sqrt", "CSM_SCORES", "CSM_D_K"),
     "CSM_OUTPUT": ("matmul", "CSM_WEIGHTS", "X"),
 }
+# The first steps, from the given inputs: check.py says only whether they were rounded early
+# (their values are graded after hand-in).
+ROUNDING_STEPS = {
+    "SCORES": ("matmul_transposed", "Q", "K"),
+    "CSM_SCORES": ("matmul_transposed", "X", "X"),
+}
 ROWS_SUM_TO_ONE = ("WEIGHTS", "CSM_WEIGHTS")
 
 PART_A_SCORES = _hand_check("part_a", "SCORES", "Part A: SCORES = Q @ K^T")

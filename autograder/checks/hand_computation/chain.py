@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checks.hand_computation.recognisers import IMPRECISE_TIMES, half_unit
+from autograder.handout.check_answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
 from autograder.diagnosis.explain import Diagnosis, candidates
 from reference.attention import softmax
 
@@ -120,17 +120,6 @@ def _step(name: str, answers: dict, given: dict, scale: float | None = None) -> 
         if how == "scaled_softmax":
             return softmax(previous / scale, axis=-1)
         return previous @ V
-
-
-# A number typed with no decimal (1 for 0.7071) is not read as rounded: one decimal is the
-# roughest rounding allowed for.
-ROUGHEST_HALF_UNIT = 0.05
-
-
-def _off(answer: np.ndarray, target: np.ndarray, tol: float, times: float = 1.0) -> np.ndarray:
-    """The entries of `answer` further from `target` than the tolerance (times `times`) and half a
-    unit of the decimal each was typed with."""
-    return np.abs(answer - target) > times * tol + np.minimum(half_unit(answer), ROUGHEST_HALF_UNIT) + 1e-12
 
 
 def _fits(answer: np.ndarray, target: np.ndarray, tol: float) -> bool:

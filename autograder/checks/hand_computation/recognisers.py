@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.handout.check_answers import IMPRECISE_TIMES, half_unit  # noqa: F401 - shared with check.py
+
 
 def _hand_errors(answer, expected, ctx):
     got, exp = np.asarray(answer, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -19,18 +21,6 @@ def _hand_errors(answer, expected, ctx):
 
 
 HAND_CLOSE = 0.06      # an error below this is not a slip (a wrong product): hand_slip ignores it
-IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand tolerance ...
-
-
-def half_unit(values: np.ndarray) -> np.ndarray:
-    """Half a unit of the last decimal each number was typed with (0.67: 0.005; 0.7: 0.05); 0 for a
-    number carried with more than 6 decimals (computed, not typed)."""
-    half = np.zeros(values.shape)
-    for k in range(6, -1, -1):           # the fewest decimals that write the number wins
-        scaled = values * 10.0 ** k
-        typed = np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))
-        half = np.where(typed, 0.5 * 10.0 ** -k, half)
-    return half
 
 
 def hand_imprecise(answer, expected, ctx, check) -> bool:
