@@ -269,3 +269,30 @@ def _grader_results(folder: Path):
 
     with GradingSession(COURSE) as session:
         return session.grade(folder).exercises
+
+
+@pytest.fixture(scope="module")
+def python_without_torch(tmp_path_factory) -> Path:
+    """A venv without the kit and without torch: numpy alone on its path."""
+    root = tmp_path_factory.mktemp("no torch")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "env")], check=True)
+    python = root / "env" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    numpy_only = root / "numpy-only"
+    numpy_only.mkdir()
+    installed = Path(np.__file__).resolve().parents[1]
+    for name in ("numpy", "numpy.libs"):
+        if (installed / name).exists():
+            (numpy_only / name).symlink_to(installed / name)
+    Path(site, "numpy_only.pth").write_text(str(numpy_only) + "\n")
+    assert subprocess.run([str(python), "-c", "import torch"], capture_output=True).returncode != 0
+    return python
+
+
+def test_without_torch_the_numpy_checks_still_run_and_torch_is_one_sentence(folders, python_without_torch):
+    printed = _run(python_without_torch, folders["solutions"], "multihead").stdout
+    assert "multihead (multihead.py): 8/11 visible checks passed" in printed, printed
+    assert printed.count("torch is not installed: pip install torch --index-url "
+                         "https://download.pytorch.org/whl/cpu") == 1, printed
+    assert "Traceback" not in printed
