@@ -8,7 +8,7 @@ Builds a synthetic class in a temporary folder: mostly correct submissions (the 
 correct files of tests/corpus/, the demo class's ada, notebooks made from the solutions),
 some buggy ones (tests/corpus/<stem>/buggy/), some with files missing, a few untouched stubs,
 and a few that hang (an infinite loop in a function, one at import). It grades them with
-`autograder.grading.student.grade_class` (what `attnkit grade` runs) under the kit's course.yml with
+`autograder.grading.local_grading.grade_class` (what `attnkit grade` runs) under the kit's course.yml with
 smaller time limits (`--call-timeout`, `--import-timeout`: a hang costs its timeout, and the
 kit's default of 10 s would measure the timeout, not the grader), and prints the time per
 submission, the throughput and the peak memory of the grader and all its sandbox processes.
@@ -48,7 +48,7 @@ from benchmarks import record  # noqa: E402
 from autograder.checks import check_ids  # noqa: E402
 from autograder.checks.reference_cache import cache_folder  # noqa: E402
 from autograder.grading.local_grading import lanes_for  # noqa: E402
-from autograder.grading.student import grade_class  # noqa: E402
+from autograder.grading.local_grading import grade_class  # noqa: E402
 from autograder.config import load_course  # noqa: E402
 from autograder.contract import STEMS  # noqa: E402
 from benchmarks.plain_nbgrader import (ONE_NOTEBOOK, SIBLING_IMPORT, solution_notebook,  # noqa: E402
