@@ -6,11 +6,10 @@ Copies the solutions to a temporary folder, grades them once in a GradingSession
 `attnkit check --watch` does before it starts watching), then for each exercise changes its
 file (a comment appended, so the code is new) and times `Watcher.regrade`: loading the file
 and grading it in the warm sandbox, the report included. The file watcher's own latency
-(watchfiles, 50 ms debounce) comes on top. Between saves the watcher forks the next re-grade's
-children (`Watcher.idle`, as `watch` does while the student edits) and waits `--pause` (the
-student's edit), not timed. Target: under 0.1 s. Besides the wall time, each save's CPU time
+(watchfiles, 50 ms debounce) comes on top. Between saves it waits `--pause` (the student's
+edit), not timed. Target: under 0.1 s. Besides the wall time, each save's CPU time
 (user + system) of the whole process tree: this process, its sandbox processes and theirs, from
-one save to the next (the re-grade, the idle work and whatever ran in the background between).
+one save to the next (the re-grade and whatever ran in the background between).
 Writes the figures to benchmarks/results/watch.json. This is a benchmark, not a test: nothing is
 asserted.
 """
@@ -82,7 +81,6 @@ def main(argv=None) -> int:
             first = session.grade(folder)
             watcher = Watcher(session, folder, tuple(course.exercises), Console(file=io.StringIO()))
             watcher.first(first.exercises)
-            watcher.idle()
             time.sleep(args.pause)
             for stem in course.exercises:
                 times, cpu = [], []
@@ -93,7 +91,6 @@ def main(argv=None) -> int:
                     started = time.monotonic()
                     watcher.regrade(stem)
                     times.append(time.monotonic() - started)
-                    watcher.idle()      # as `watch` does while the student edits: not timed
                     time.sleep(args.pause)
                     cpu.append(tree_cpu() - cpu_before)
                 print(f"  {stem:18s} re-grade after a save: median {statistics.median(times):.3f} s, "
