@@ -107,7 +107,8 @@ def measure(cmds: dict[str, list[str]], names: list[str], rounds: int, work: Pat
     labels = {path: ["all on", "all off"] for path in cmds}
     for name in names:
         for path in TARGET[name]:
-            labels[path].append(f"-{name}")
+            if path in labels:
+                labels[path].append(f"-{name}")
     labels = {path: ls for path, ls in labels.items() if len(ls) > 2 or not names}
     runs = {path: {label: {"wall_s": [], "cpu_s": []} for label in ls} for path, ls in labels.items()}
     watch_results = work / "watch-results"
