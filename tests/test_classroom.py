@@ -737,8 +737,8 @@ def test_grades_csv_is_written_when_writing_one_student_fails(course_at, tmp_pat
 def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, monkeypatch, capsys):
     """No user namespaces (a locked-down kernel, macOS): `attnkit grade` says why and grades
     nothing, unless the instructor passes --no-isolation."""
-    from autograder import cli  # the class loop makes the sandboxes
-    from autograder.grading import class_run as classroom
+    from autograder import cli
+    from autograder.grading import grade as one_setup     # grading_sandbox makes every sandbox
     from autograder.sandbox import SandboxError
 
     seen = []
@@ -751,7 +751,7 @@ def test_grade_refuses_untrusted_code_where_the_jail_does_not_hold(tmp_path, mon
                                    "Pass --no-isolation to grade anyway (only for code you trust).")
             raise RuntimeError("graded without a jail")
 
-    monkeypatch.setattr(classroom, "Sandbox", NoJail)
+    monkeypatch.setattr(one_setup, "Sandbox", NoJail)
     student = tmp_path / "class" / "ada"
     student.mkdir(parents=True)
     (student / "attention.py").write_text("x = 1\n")
