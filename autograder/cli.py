@@ -304,18 +304,6 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser().parse_args(argv)
 
 
-def _start_zygotes_early(args) -> None:
-    """`attnkit check`: start the zygotes the submission's files need now, before the grader
-    imports itself, so that their warm-up runs beside those imports (the Sandbox adopts them)."""
-    from autograder.sandbox import early
-    from autograder.sandbox.outcome import Limits
-
-    folder = Path(args.submission) if args.submission else Path("exercises")
-    # A course's limits do not change a zygote's settings: the defaults are the Sandbox's.
-    stems = tuple(dict.fromkeys(stem_of(name) for name in args.exercise)) if args.exercise else None
-    early.start_for_folder(folder, stems, Limits(), lean=not args.watch)   # a watcher forks again at each save
-
-
 def make_console() -> Console:
     """A terminal gets rich's layout at its width. A pipe, a file or a CI log gets each line whole:
     no hard wrap in mid-phrase (soft wrap), tables as wide as their content (or $COLUMNS)."""
@@ -351,8 +339,6 @@ def dispatch(args: argparse.Namespace) -> int:
         return 2
 
     one_blas_thread()
-    if args.command == "check" and on("early_zygotes"):
-        _start_zygotes_early(args)
     from autograder.config import DEFAULT_COURSE, ConfigError
 
     args.course = args.course if args.course is not None else DEFAULT_COURSE
@@ -366,11 +352,6 @@ def dispatch(args: argparse.Namespace) -> int:
         print("attnkit: interrupted; results written so far are kept (run the same command to resume)",
               file=sys.stderr)
         return 130
-    finally:
-        if args.command == "check":    # a check that stopped early (a bad course) adopted none of them
-            from autograder.sandbox import early
-
-            early.close_unadopted()
 
 
 def run() -> None:

@@ -58,10 +58,6 @@ class Peaks(TreeMemory):
             tree = _tree(me)
             parents = {pid: _parent(pid) for pid in tree}
             direct = {pid for pid in tree if parents[pid] == me}
-            # A class run's torch and matplotlib zygotes are forked by a template, itself a zygote's
-            # imports (sandbox/template_process.py): the templates and what they forked count here
-            templates = {pid for pid in direct if _is_template(pid)}
-            direct |= {pid for pid in tree if parents[pid] in templates}
             kb = {pid: _statm_rss(pid) * self._page_kb for pid in tree}
             below = [p for p in kb if p != me and p not in direct]
             self.grader = max(self.grader, kb.get(me, 0))
@@ -72,13 +68,6 @@ class Peaks(TreeMemory):
                                         sum(_kb(f"/proc/{p}/smaps_rollup", "Pss:") for p in below))
             n += 1
             self._stop.wait(self.interval)
-
-
-def _is_template(pid: int) -> bool:
-    try:
-        return b'"template": true' in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
 
 
 def _parent(pid: int) -> int:

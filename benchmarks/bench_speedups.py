@@ -1,25 +1,34 @@
 """What each optional speed-up earns on the path it is for, measured on and off in the same run.
 
-    python benchmarks/bench_speedups.py [--rounds 3] [--students 40] [--only templates,...]
+    python benchmarks/bench_speedups.py [--rounds 5] [--students 40] [--saves 3] [--only NAME,...]
 
-Two paths, each a command in a fresh process, as a user runs it:
+Three paths, each a command in a fresh process, as a user runs it:
   - "check": `attnkit check --submission solutions` (all five exercises, cold: what a student or
     an instructor waits for);
   - "class": `attnkit grade CLASS --out OUT --regrade --no-preflight` on a class built by
-    bench_class.build_class (honest styles, bugs, notebooks, two that hang).
-For each speed-up, its path runs with every speed-up on and with that one off (ATTNKIT_FAST=-name),
+    bench_class.build_class (honest styles, bugs, notebooks, two that hang);
+  - "watch": benchmarks/bench_watch.py, a warm session re-grading each exercise after a save; its
+    figure is the sum over the five exercises of the median re-grade, wall and CPU.
+For each speed-up, its paths run with every speed-up on and with that one off (ATTNKIT_FAST=-name),
 interleaved round by round so that a change of the machine's load hurts both alike; and each path
-once more with every speed-up off (ATTNKIT_FAST=0), the plain path. Prints the median wall times and
-the ratio off/on (a speed-up that earns under 10% there is a candidate for removal), and writes the
-figures to benchmarks/results/speedups.json (machine, date, commit).
+once more with every speed-up off (ATTNKIT_FAST=0), the plain path.
+
+Two figures per run: the wall time, and the CPU time (user + system) of the whole process tree.
+The CPU time is taken from getrusage(RUSAGE_CHILDREN) around each command; this process is made
+a child subreaper, so a descendant left behind when the command exits (a zygote still shutting
+down) is reparented here and waited for, and its CPU counted too. Wall time on a shared machine
+moves with the others' load; CPU time moves much less, and shows work moved rather than saved.
+Prints the medians and the ratios off/on (a speed-up that earns under 10% on its path by both is
+a candidate for removal), and writes benchmarks/results/speedups.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
-import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,26 +41,56 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import record  # noqa: E402
 from autograder.speedups import SPEEDUPS, SWITCH  # noqa: E402
 
-# Where each speed-up claims its gain.
-TARGET = {"bare_start": "check", "early_zygotes": "check", "open_ahead": "check", "calls_ahead": "check",
-          "alongside": "check", "course_cache": "check", "leave_now": "check", "fork_ahead": "class",
-          "templates": "class", "lend_cores": "class", "huge_pages": "class", "clone": "class"}
-RESULTS = ROOT / "benchmarks" / "results"
+# The paths where each speed-up claims its gain.
+TARGET = {"course_cache": ("check",), "leave_now": ("check",)}
+PR_SET_CHILD_SUBREAPER = 36
+GAIN = 1.10
 
 
-def timed(cmd: list[str], fast: str, cwd: Path) -> float:
-    env = dict(os.environ, **{SWITCH: fast}, MPLBACKEND="Agg")
+def become_subreaper() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        print("note: not a child subreaper; a descendant left behind is not counted", file=sys.stderr)
+
+
+def reap_all() -> None:
+    """Waits for every descendant reparented here: their CPU time lands in RUSAGE_CHILDREN."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def run(cmd: list[str], fast: str, env_extra: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds until the command exits, CPU seconds of its whole process tree)."""
+    env = dict(os.environ, **{SWITCH: fast}, MPLBACKEND="Agg", **env_extra)
+    cpu_before = children_cpu()
     started = time.perf_counter()
-    run = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     took = time.perf_counter() - started
-    if run.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd)} (ATTNKIT_FAST={fast}) failed: {run.stderr[-1500:]}")
-    return took
+    reap_all()
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} ({SWITCH}={fast}) failed: {done.stderr[-1500:]}")
+    return took, children_cpu() - cpu_before
 
 
-def commands(work: Path, students: int) -> dict[str, list[str]]:
+def watch_figures(folder: Path) -> tuple[float, float]:
+    """The watch path's own figure: the five exercises' median re-grades, summed (wall, CPU)."""
+    saved = json.loads((folder / "watch.json").read_text(encoding="utf-8"))
+    exercises = saved["exercises"].values()
+    return sum(e["median_s"] for e in exercises), sum(e["median_cpu_s"] for e in exercises)
+
+
+def commands(work: Path, students: int, saves: int) -> dict[str, list[str]]:
     from bench_class import bench_course, build_class
 
     class_dir = work / "class"
@@ -60,51 +99,103 @@ def commands(work: Path, students: int) -> dict[str, list[str]]:
     python = [sys.executable, "-m", "autograder.cli"]
     return {"check": [*python, "check", "--submission", str(ROOT / "solutions")],
             "class": [*python, "--course", str(work / "course.yml"), "grade", str(class_dir), "--out",
-                      str(work / "out"), "--regrade", "--no-preflight"]}
+                      str(work / "out"), "--regrade", "--no-preflight"],
+            "watch": [sys.executable, str(ROOT / "benchmarks" / "bench_watch.py"), "--saves", str(saves)]}
+
+
+def measure(cmds: dict[str, list[str]], names: list[str], rounds: int, work: Path) -> dict:
+    labels = {path: ["all on", "all off"] for path in cmds}
+    for name in names:
+        for path in TARGET[name]:
+            if path in labels:
+                labels[path].append(f"-{name}")
+    labels = {path: ls for path, ls in labels.items() if len(ls) > 2 or not names}
+    runs = {path: {label: {"wall_s": [], "cpu_s": []} for label in ls} for path, ls in labels.items()}
+    watch_results = work / "watch-results"
+    env_extra = {"ATTNKIT_BENCH_RESULTS": str(watch_results)}
+    for path in runs:
+        run(cmds[path], "1", env_extra)       # warm: bytecode, caches, the preflight marker
+    for _ in range(rounds):
+        for path, by_label in runs.items():
+            for label, figures in by_label.items():
+                fast = {"all on": "1", "all off": "0"}.get(label, label)
+                wall, cpu = run(cmds[path], fast, env_extra)
+                if path == "watch":
+                    wall, cpu = watch_figures(watch_results)
+                figures["wall_s"].append(wall)
+                figures["cpu_s"].append(cpu)
+    return runs
+
+
+def rows_of(runs: dict) -> list[dict]:
+    rows = []
+    for path, by_label in runs.items():
+        on_wall = statistics.median(by_label["all on"]["wall_s"])
+        on_cpu = statistics.median(by_label["all on"]["cpu_s"])
+        for label, figures in by_label.items():
+            wall, cpu = statistics.median(figures["wall_s"]), statistics.median(figures["cpu_s"])
+            rows.append({"path": path, "off": label, "wall_s": wall, "cpu_s": cpu,
+                         "wall_off_on": wall / on_wall, "cpu_off_on": cpu / on_cpu,
+                         "wall_runs": figures["wall_s"], "cpu_runs": figures["cpu_s"]})
+    return rows
+
+
+def verdicts(rows: list[dict]) -> dict[str, dict]:
+    """Per speed-up: kept when it earns at least 10% on one of its paths, by wall or by CPU."""
+    found: dict[str, dict] = {}
+    for row in rows:
+        if not row["off"].startswith("-"):
+            continue
+        name = row["off"][1:]
+        entry = found.setdefault(name, {"paths": {}, "earns_10_percent": False})
+        entry["paths"][row["path"]] = {"wall_off_on": row["wall_off_on"], "cpu_off_on": row["cpu_off_on"]}
+        if row["wall_off_on"] >= GAIN or row["cpu_off_on"] >= GAIN:
+            entry["earns_10_percent"] = True
+    return found
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--students", type=int, default=40)
+    p.add_argument("--saves", type=int, default=3, help="saves per exercise on the watch path")
     p.add_argument("--only", default="", help="these speed-ups only (comma-separated)")
+    p.add_argument("--paths", default="check,class,watch", help="these paths only (comma-separated)")
     args = p.parse_args(argv)
     names = [n for n in (args.only.split(",") if args.only else SPEEDUPS) if n]
+    paths = [p for p in args.paths.split(",") if p]
+    become_subreaper()
     work = Path(tempfile.mkdtemp(prefix="bench-speedups-"))
     try:
-        cmds = commands(work, args.students)
-        load_before = os.getloadavg()
-        times: dict[str, dict[str, list[float]]] = {path: {"all on": [], "all off": []} for path in cmds}
-        for name in names:
-            times[TARGET[name]][f"-{name}"] = []
-        for path, cmd in cmds.items():
-            timed(cmd, "1", ROOT)              # warm: bytecode, caches, the preflight marker
-            for _ in range(args.rounds):
-                for label in times[path]:
-                    fast = {"all on": "1", "all off": "0"}.get(label, label)
-                    times[path][label].append(timed(cmd, fast, ROOT))
-        load_after = os.getloadavg()
+        cmds = {path: cmd for path, cmd in commands(work, args.students, args.saves).items() if path in paths}
+        runs = measure(cmds, [n for n in names if set(TARGET[n]) & set(cmds)], args.rounds, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    rows = []
-    for path, by_label in times.items():
-        on = statistics.median(by_label["all on"])
-        for label, values in by_label.items():
-            median = statistics.median(values)
-            rows.append({"path": path, "off": label, "median_s": round(median, 3), "runs": [round(v, 3) for v in values],
-                         "ratio_off_on": round(median / on, 3)})
+    rows = rows_of(runs)
     for row in rows:
-        gain = "" if row["off"] == "all on" else f"  off/on {row['ratio_off_on']:.2f}x" + \
-            ("  (under 10%)" if row["off"].startswith("-") and row["ratio_off_on"] < 1.10 else "")
-        print(f"{row['path']:6} {row['off']:16} {row['median_s']:7.2f} s{gain}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    record = {"benchmark": "speedups", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "commit": commit,
-              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform(),
-                          "load_before": load_before, "load_after": load_after},
-              "rounds": args.rounds, "students": args.students, "rows": rows}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "speedups.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f}; wrote {RESULTS / 'speedups.json'}")
+        gain = "" if row["off"] == "all on" else f"  off/on wall {row['wall_off_on']:.2f}x cpu {row['cpu_off_on']:.2f}x"
+        if row["off"].startswith("-") and max(row["wall_off_on"], row["cpu_off_on"]) < GAIN:
+            gain += "  (under 10%)"
+        print(f"{row['path']:6} {row['off']:16} wall {row['wall_s']:7.3f} s  cpu {row['cpu_s']:7.3f} s{gain}")
+    print("\nper speed-up, on its target path (on: every speed-up on; off: that one off):")
+    for row in rows:
+        if row["off"].startswith("-"):
+            on_wall = row["wall_s"] / row["wall_off_on"]
+            verdict = "keep" if max(row["wall_off_on"], row["cpu_off_on"]) >= GAIN else "remove (under 10%)"
+            print(f"  {row['off'][1:]:14} {row['path']:6} on {on_wall:6.3f} s  off {row['wall_s']:6.3f} s  "
+                  f"off/on wall {row['wall_off_on']:.2f}x cpu {row['cpu_off_on']:.2f}x  {verdict}")
+    headline = [record.figure(f"`{row['path']}` with {row['off'][1:]} off ({SWITCH}={row['off']}), wall"
+                              if row["off"].startswith("-") else
+                              f"`{row['path']}` with every speed-up off ({SWITCH}=0), wall", row["wall_s"], "s",
+                              anchor="every speed-up on", anchor_value=row["wall_s"] / row["wall_off_on"],
+                              ratio=row["wall_off_on"], ratio_is="value / anchor",
+                              target="at least 1.10x on its target path, or the speed-up goes"
+                              if row["off"].startswith("-") else None)
+                for row in rows if row["off"] != "all on"]
+    record.write("speedups", {"rounds": args.rounds, "students": args.students, "saves": args.saves,
+                              "speedups": verdicts(rows), "rows": rows}, headline=headline)
+    load = os.getloadavg()
+    print(f"load average {record.LOAD_AT_START[0]:.2f} -> {load[0]:.2f}")
     return 0
 
 

@@ -140,8 +140,6 @@ def main(argv=None) -> int:
                    default=KIT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis.py",
                    help="a buggy attention.py, graded to show what diagnosis and pictures cost")
     p.add_argument("--repeat", type=int, default=20)
-    p.add_argument("--small-pages", action="store_true",
-                   help="zygotes without huge pages (as before a class run collapsed them), to compare")
     args = p.parse_args(argv)
     os.environ.setdefault("ATTNKIT_CACHE_DIR", tempfile.mkdtemp(prefix="attnkit-profile-cache-"))
 
@@ -162,10 +160,9 @@ def main(argv=None) -> int:
     imports = fresh_imports(3)
     print(f"\nonce per grader process: python + the grader's imports {imports:.2f} core-s "
           f"(a fresh interpreter, median of 3)")
-    figures: dict = {"repeat": n, "small_pages": args.small_pages, "imports_core_s": imports}
+    figures: dict = {"repeat": n, "imports_core_s": imports}
 
     sandbox = grading_sandbox(course.limits, many=True)       # as `attnkit grade`'s lanes have it
-    sandbox.zygotes.huge_pages = not args.small_pages
     with sandbox:
         meter = Meter(sandbox)
         counted = meter.counts_children

@@ -47,10 +47,10 @@ def test_a_speedups_record_shows_each_speedup_against_all_on(results):
     results.mkdir()
     (results / "speedups.json").write_text(json.dumps({
         "benchmark": "speedups", "date": "2026-01-01T00:00:00+0000", "commit": "abc1234", "machine": {"cpus": 2},
-        "rows": [{"path": "class", "off": "all on", "median_s": 10.0, "ratio_off_on": 1.0},
-                 {"path": "class", "off": "-templates", "median_s": 12.5, "ratio_off_on": 1.25}]}))
+        "rows": [{"path": "check", "off": "all on", "median_s": 10.0, "ratio_off_on": 1.0},
+                 {"path": "check", "off": "-course_cache", "median_s": 12.5, "ratio_off_on": 1.25}]}))
     shown = measurements.render(measurements.load(results))
-    assert "| `class` with templates off | 12.5 s | every speed-up on | 1.25x the anchor |" in shown
+    assert "| `check` with course_cache off | 12.5 s | every speed-up on | 1.25x the anchor |" in shown
     assert "all on" not in shown.split("Each record")[0]
 
 

@@ -2,7 +2,7 @@
 (Session.call_each): the scaling checks' many small runs; the outcomes are those of the calls
 made one after another, up to the first that does not answer; a child's malformed answer is
 refused. Several calls sent in one write and answered in turn (Session.call_many): the first
-calls of an exercise's checks, asked before the checks run (grading/alongside.answered_ahead);
+calls of an exercise's checks, asked before the checks run (grading/first_calls.answered_ahead);
 each answer is what the call made alone gives, within its own time limit; the calls after one
 that hangs or crashes are left for their checks to make; a provided function's answer reaches
 the child behind the calls queued before it; the hidden checks' calls are asked only once the

@@ -3,7 +3,6 @@ student's files, the worker that graded them is already grading the next student
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 
 from autograder.grading import class_run, local_grading
@@ -40,129 +39,6 @@ def test_a_worker_grades_the_next_student_while_the_last_ones_files_are_written(
     assert sorted(started) == ["ada", "bob", "cyd"]
 
 
-SLEEPS_AT_IMPORT = "import time\nwhile True:\n    time.sleep(0.01)\n"
-BUSY_AT_IMPORT = "while True:\n    pass\n"
-
-
-def _two_students(tmp_path, first_source: str) -> None:
-    from autograder.config import KIT_ROOT
-
-    for name, source in (("ada", first_source), ("bob", (KIT_ROOT / "solutions" / "attention.py").read_text())):
-        (tmp_path / "class" / name).mkdir(parents=True)
-        (tmp_path / "class" / name / "attention.py").write_text(source, encoding="utf-8")
-
-
-def _graded_order(tmp_path, course, import_timeout: float, **limits) -> tuple[list, LocalGrading]:
-    """The results in the order they came, on one core."""
-    limits = dataclasses.replace(course.limits, import_timeout=import_timeout, **limits)
-    course = dataclasses.replace(course, limits=limits)
-    results: list = []
-    grading = LocalGrading(course, jobs=1, isolation=False, preflight=False)
-    ClassRun(tmp_path / "class", tmp_path / "out", course,
-             on_result=lambda result, reused: results.append(result)).run(grading)
-    return results, grading
-
-
-def test_a_submission_that_sleeps_lends_its_core_and_the_next_student_is_graded_meanwhile(tmp_path, course):
-    # One core: ada's file sleeps at import until its 5 s run out; bob is graded in the meantime,
-    # on a second sandbox, and his result comes first.
-    _two_students(tmp_path, SLEEPS_AT_IMPORT)
-    results, grading = _graded_order(tmp_path, course, import_timeout=5.0)
-    assert [r.student for r in results] == ["bob", "ada"]
-    assert grading.cores.lent >= 1
-
-
-def test_a_submission_that_computes_keeps_its_core(tmp_path, course):
-    # A busy loop uses its core: nothing is lent, bob waits for ada's CPU limit.
-    _two_students(tmp_path, BUSY_AT_IMPORT)
-    results, grading = _graded_order(tmp_path, course, import_timeout=1.0)
-    assert [r.student for r in results] == ["ada", "bob"]
-    assert grading.cores.lent == 0
-
-
-def test_the_time_a_lane_waits_for_its_core_back_is_not_taken_from_its_submissions_budget(tmp_path, course):
-    # ada's hand computation sleeps at import; her core goes to bob, whose three files each compute
-    # at import until their CPU limit (4.5 s in all). ada's sleep times out long before, and she
-    # waits for the core until bob is done: that wait is bob's time, not hers. Her budget (4 s)
-    # covers her own time, not the wait too: without giving it back her attention and causal mask
-    # would time out as "budget used up"; with it, they pass.
-    from autograder.config import KIT_ROOT
-
-    for stem in ("attention", "causal_mask"):
-        (tmp_path / "class" / "ada").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "class" / "ada" / f"{stem}.py").write_text((KIT_ROOT / "solutions" / f"{stem}.py").read_text())
-    (tmp_path / "class" / "ada" / "hand_computation.py").write_text(SLEEPS_AT_IMPORT, encoding="utf-8")
-    (tmp_path / "class" / "bob").mkdir(parents=True)
-    for stem in ("hand_computation", "attention", "causal_mask"):
-        (tmp_path / "class" / "bob" / f"{stem}.py").write_text(BUSY_AT_IMPORT, encoding="utf-8")
-    results, grading = _graded_order(tmp_path, course, import_timeout=1.5, submission_timeout=4.0)
-    assert [r.student for r in results] == ["bob", "ada"] and grading.cores.lent >= 1
-    ada = results[1]
-    assert ada.exercise("hand_computation").checks[0].reason == "timeout"     # her own sleep
-    for stem in ("attention", "causal_mask"):
-        assert all(c.passed for c in ada.exercise(stem).checks), [(c.check_id, c.message) for c in ada.exercise(stem).checks]
-
-
-class _QuietChild:
-    """A child that has used no CPU: asleep, or starved (runnable, waiting for a core)."""
-
-    def __init__(self, runnable: bool):
-        self._runnable = runnable
-
-    def cpu_seconds(self) -> float:
-        return 0.0
-
-    def runnable(self) -> bool:
-        return self._runnable
-
-
-def _waited(child, cores):
-    from autograder.sandbox.exchange import Deadline
-    from autograder.sandbox.outcome import Limits
-
-    deadline = Deadline(child, 10.0, Limits(), None, cores)
-    deadline.start -= 1.0      # it has waited a second with no CPU
-    deadline.lend_if_idle()
-    return deadline
-
-
-def test_a_child_starved_of_cpu_keeps_its_lanes_core_and_a_sleeping_one_lends_it():
-    from autograder.sandbox.cores import Cores
-
-    cores = Cores(1)
-    cores.take()
-    assert not _waited(_QuietChild(runnable=True), cores).lent and cores.lent == 0
-    sleeping = _waited(_QuietChild(runnable=False), cores)
-    assert sleeping.lent and cores.lent == 1
-    assert sleeping.take_back() >= 0.0 and not sleeping.lent
-
-
-def test_a_childs_state_is_read_from_its_threads(tmp_path):
-    import subprocess
-    import sys
-    import time
-    from autograder.sandbox.exchange import Child
-
-    def child_of(code: str) -> tuple[subprocess.Popen, Child]:
-        proc = subprocess.Popen([sys.executable, "-c", code])
-        return proc, Child(proc.pid, None, -1, None, None, None)
-
-    # A busy thread beside a sleeping main thread counts; a process whose threads all sleep does not.
-    busy, busy_child = child_of("import threading, time\n"
-                                "def spin():\n    while True:\n        pass\n"
-                                "threading.Thread(target=spin, daemon=True).start()\n"
-                                "time.sleep(30)\n")
-    asleep, asleep_child = child_of("import time\ntime.sleep(30)\n")
-    try:
-        time.sleep(1.0)      # both started; a wait for a state, not a timing
-        assert any(busy_child.runnable() for _ in range(20))
-        assert not asleep_child.runnable()
-    finally:
-        for proc in (busy, asleep):
-            proc.kill()
-            proc.wait()
-
-
 def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
     """Without --jobs: one lane per core, and one more from SPARE_LANE_FROM students to grade (it
     fills the moments a lane waits; its sandbox's start is paid back from about that size). --jobs
@@ -175,7 +51,7 @@ def test_an_automatic_run_adds_a_lane_for_a_large_class(monkeypatch, course):
     grading = LocalGrading(course, jobs=None, isolation=False, preflight=False)
     for to_grade, lanes in ((3, 2), (local_grading.SPARE_LANE_FROM, 3)):
         grading.start((), to_grade)
-        assert (grading.jobs, grading.in_flight, grading.cores.n) == (lanes, 2 * lanes, lanes)
+        assert (grading.jobs, grading.in_flight) == (lanes, 2 * lanes)
         grading.close()
 
 

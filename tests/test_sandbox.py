@@ -479,8 +479,8 @@ def test_exits_and_base_exceptions_are_raised_not_fatal(sandbox):
         assert s.restarts == 0
 
 
-def test_a_zygote_without_site_keeps_sites_builtins_and_isolations_path(course, tmp_path, monkeypatch):
-    """The zygote starts without `site` (-S) and takes the grader's import path: a student's exit()
+def test_a_zygote_keeps_sites_builtins_and_isolations_path(course, tmp_path, monkeypatch):
+    """The zygote takes the grader's import path: a student's exit()
     still raises SystemExit as `site`'s builtin does, and what isolation (-I) leaves out of the
     path -- a folder the grader has on its own path, its current folder -- stays out: a numpy
     there is not the one the zygote imports."""
@@ -1160,56 +1160,6 @@ def test_notebook_cells_run_in_order_and_a_raising_cell_is_skipped(sandbox):
         out = s.call("later", [1.0], returns="float")
     assert (out.error.cell, out.error.line, out.error.function) == (6, 3, "later")
     assert "attention.ipynb, cell 6, line 3, in later" in out.message
-
-
-def _anon_huge_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("AnonHugePages:"))
-
-
-def _huge_pages_collapse_here() -> bool:
-    """Whether this kernel backs a range with huge pages on request (MADV_COLLAPSE, Linux 6.1)."""
-    import ctypes
-    import mmap
-
-    from autograder.sandbox.inside.kernel import _HUGE, MADV_COLLAPSE
-
-    size = 3 * _HUGE
-    area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    area.write(b"x" * size)
-    start = ctypes.addressof(ctypes.c_char.from_buffer(area))
-    aligned = -(-start // _HUGE) * _HUGE
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return libc.madvise(aligned, _HUGE, MADV_COLLAPSE) == 0
-
-
-@pytest.mark.speedup("huge_pages")
-def test_a_class_runs_zygotes_are_backed_by_huge_pages_a_checks_are_not(course):
-    """A class run forks each zygote hundreds of times: the dense part of its memory is collapsed
-    into 2 MiB pages first, so that a fork copies (and a child's exit frees) one page-table entry
-    per 2 MiB, not per 4 KiB. A single check's zygote forks a few children: the collapse costs more
-    than they save."""
-    from autograder.grading.grade import grading_sandbox
-    from autograder.sandbox import Sandbox
-
-    if not _huge_pages_collapse_here():
-        pytest.skip("this kernel does not collapse memory into huge pages on request (MADV_COLLAPSE, Linux 6.1)")
-    with grading_sandbox(course.limits, many=True) as box:
-        with box.session("multihead", "import torch\nx = 1\n", "multihead.py") as s:
-            assert s.attribute("x", returns="array").status == "ok"
-        torch_zygote = box.zygotes.by_needs[(True, True)]
-        assert torch_zygote.config.get("huge_pages") is True
-        assert torch_zygote.huge_pages_mb >= 32      # as it reported: a part of its anonymous memory
-        try:     # the kernel's own count, where we may read it (root: the zygote is not dumpable)
-            assert _anon_huge_kb(torch_zygote.pid) >= 32 * 1024
-        except PermissionError:
-            pass
-    with Sandbox(course.limits) as box:
-        with box.session("attention", "import os\nx = 1\n", "attention.py") as s:     # run (x = 1 is read)
-            assert s.attribute("x", returns="array").status == "ok"
-        numpy_zygote = box.zygotes.by_needs[(False, False)]
-        assert "huge_pages" not in numpy_zygote.config and numpy_zygote.huge_pages_mb == 0
 
 
 def test_the_zygote_is_single_threaded_once_its_import_watcher_is_stopped():

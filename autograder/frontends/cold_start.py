@@ -1,6 +1,5 @@
 """How the `attnkit` command starts cold (autograder/cli.py): what it does so that a student's first answer
-comes about when a bare `import numpy` would (issue 23.4), besides starting its zygotes before the
-grader imports itself (autograder/sandbox/early.py)."""
+comes about when a bare `import numpy` would."""
 
 from __future__ import annotations
 

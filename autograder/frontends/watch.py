@@ -121,10 +121,6 @@ class Watcher:
         self.results[stem], self._sources[stem] = result, source
         return result
 
-    def idle(self) -> None:
-        """While the student edits: the children of the next re-grade are forked now, not after the save."""
-        self.session.sandbox.fork_ahead_when_idle()
-
     def total(self) -> str:
         score = sum(ex.score for ex in self.results.values())
         best = sum(ex.max_score for ex in self.results.values())
@@ -138,7 +134,6 @@ def watch(watcher: Watcher, *, stop: threading.Event | None = None,
 
     watcher.console.print(f"\n[dim]watching {watcher.folder} for saves of "
                           f"{', '.join(s + '.py/.ipynb' for s in watcher.stems)}; Ctrl-C stops[/]")
-    watcher.idle()
     for batch in watchfiles.watch(watcher.folder, debounce=DEBOUNCE_MS, step=DEBOUNCE_MS, stop_event=stop,
                                   raise_interrupt=False, recursive=False, rust_timeout=500,
                                   yield_on_timeout=stop is not None):
@@ -149,7 +144,6 @@ def watch(watcher: Watcher, *, stop: threading.Event | None = None,
                 watcher.console.print(f"[dim]{watcher.total()}[/]", highlight=False)
             if on_graded is not None:
                 on_graded(stem, result)
-        watcher.idle()
 
 
 def _last_saved(paths: list[str], stem: str) -> str | None:

@@ -27,7 +27,6 @@ from autograder.intake import lms
 from autograder.intake.students import Student, open_confined
 from autograder.results import SubmissionResult
 from autograder.sandbox import Sandbox
-from autograder.speedups import on
 
 
 def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolation: bool = False,
@@ -40,7 +39,6 @@ def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolat
     box = Sandbox(limits, hide=tuple(str(p) for p in hide), require_isolation=require_isolation)
     if many:
         box.zygotes.torch_with_matplotlib = True
-        box.zygotes.huge_pages = on("huge_pages")
     box.interactive = interactive and len(os.sched_getaffinity(0)) > 1
     return box
 

@@ -20,9 +20,6 @@ from autograder.intake import lms
 from autograder.intake.roster import Person
 from autograder.results import SubmissionResult
 from autograder.sandbox import Sandbox
-from autograder.sandbox.cores import Cores
-from autograder.speedups import on
-from autograder.sandbox.template_process import ZygoteTemplates
 
 
 SPARE_LANE_FROM = 150    # students to grade from which an automatic run adds a lane (LocalGrading says why)
@@ -39,11 +36,8 @@ def lanes_for(jobs: int | None, to_grade: int) -> int:
 class LocalGrading:
     """`jobs` lanes grading at once on this machine, each on a warm sandbox.
 
-    A lane holds one of `jobs` cores (sandbox/cores.py) while it grades. A lane waiting on a child
-    that sleeps lends its core: a thread queued behind takes it and grades the next student, on a
-    free sandbox or on one started then (the sleeping submission's sandbox is busy until its
-    timeout). Sandboxes are not tied to threads: a lane takes a free one for each student. Their
-    torch and matplotlib zygotes are forked from the run's templates (sandbox/template_process.py).
+    A lane holds one of `jobs` cores while it grades. Sandboxes are not tied to threads: a lane
+    takes a free one for each student.
 
     `jobs=None`: one lane per core, and one more for a class of SPARE_LANE_FROM students or more
     to grade: it fills the moments a lane waits for the interpreter or a child for its lane
@@ -59,16 +53,14 @@ class LocalGrading:
         self._lock = threading.Lock()
         self._pool: cf.ThreadPoolExecutor | None = None
         self.hide: tuple[str, ...] = ()
-        # The sandboxes' torch and matplotlib zygotes forked from one that did the imports, once
-        self.templates = ZygoteTemplates()
 
     def _lanes(self, jobs: int) -> None:
         self.jobs = jobs
         # One student queued behind each one being graded: a lane that finishes starts the next at
         # once, not after the main thread has written the last one's files (issue 23.1: both cores
-        # busy). The queued ones wait as threads, to take at once a core a sleeping submission lends.
+        # busy).
         self.in_flight = 2 * jobs
-        self.cores = Cores(jobs)
+        self.cores = threading.Semaphore(jobs)
 
     def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight | cf.Future:
         self.hide = hide
@@ -92,14 +84,14 @@ class LocalGrading:
         """The solutions graded on the first sandbox, on a core of its own, while the lanes grade
         the first students on the others (ClassRun holds their results until it passes): the first
         run after the kit changed no longer grades it with the other core idle (issue 23.2)."""
-        self.cores.take()
+        self.cores.acquire()
         try:
             checked = grade_preflight(self.course, first)
             with self._lock:
                 self._free.append(first)    # before the core is given back: the lane waiting for it takes this
             return checked
         finally:
-            self.cores.give()
+            self.cores.release()
 
     def _warm_lanes(self, first: Sandbox, to_grade: int) -> None:
         """Every lane's sandbox starts its zygotes now, without waiting, the first's beside the
@@ -115,8 +107,6 @@ class LocalGrading:
 
     def _new(self, require_isolation: bool = False) -> Sandbox:
         box = grading_sandbox(self.course.limits, hide=self.hide, require_isolation=require_isolation, many=True)
-        box.cores = self.cores if on("lend_cores") else None
-        box.zygotes.templates = self.templates if on("templates") else None
         with self._lock:
             self._all.append(box)
         return box
@@ -126,7 +116,7 @@ class LocalGrading:
 
     def _grade(self, student: Student) -> tuple[SubmissionResult, bool]:
         """A grader failure is retried once on a fresh sandbox."""
-        self.cores.take()
+        self.cores.acquire()
         try:
             for attempt in (1, 2):
                 with self._lock:
@@ -143,7 +133,7 @@ class LocalGrading:
                     self._free.append(box)
                 return graded
         finally:
-            self.cores.give()
+            self.cores.release()
         raise AssertionError("unreachable")
 
     def receive(self, future: cf.Future, student: Student) -> tuple[SubmissionResult, bool]:
@@ -170,8 +160,6 @@ class LocalGrading:
             boxes, self._all = self._all, []
         for box in boxes:
             self._discard(box)
-        self.templates.close()
-        self.templates = ZygoteTemplates()     # a start() again (tests) starts them again
 
 
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int | None = 1, regrade: bool = False,

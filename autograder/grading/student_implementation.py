@@ -1,5 +1,5 @@
 """The submission's functions as the checks call them (`StudentImplementation`): through the
-sandbox's session of one file, an answer asked ahead taken first (alongside.answered_ahead),
+sandbox's session of one file, an answer asked ahead taken first (first_calls.answered_ahead),
 plain data back or a StudentCallError that says what the call did."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.checks.base import Check, RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
-from autograder.grading.alongside import answered_ahead
+from autograder.grading.first_calls import answered_ahead
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason
 
@@ -23,19 +23,15 @@ class StudentImplementation:
     raises StudentCallError (a function that hung is not called again: the sandbox answers at once)."""
 
     def __init__(self, session, stem: str, filename: str, defined_in_skipped: dict[str, int] | None = None,
-                 beside=None, source: str = ""):
+                 source: str = ""):
         self._session, self._stem, self._filename = session, stem, filename
         self._source = source      # read for stubs only when a call returns None
-        self._beside = beside      # a second session holding a call sent ahead (alongside.py), or None
         self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
     def ask_ahead(self, checks: list[Check], inputs_of) -> None:
-        """The first calls of these checks asked now, in one request (alongside.answered_ahead),
-        but those of checks run beside the others in a second child."""
-        if self._beside is not None:
-            checks = [c for c in checks if not c.alongside]
+        """The first calls of these checks asked now, in one request (first_calls.answered_ahead)."""
         answered_ahead(self._session, checks, inputs_of)
 
     def __getattr__(self, name: str):
@@ -63,8 +59,6 @@ class StudentImplementation:
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
         outcome = self._session.collect(name, list(args), kwargs)      # asked ahead (ask_ahead)
-        if outcome is None and self._beside is not None:
-            outcome = self._beside.collect(name, list(args), kwargs)
         if outcome is None:
             outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
         if key is not None:

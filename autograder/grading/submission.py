@@ -16,9 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
-from autograder.grading.alongside import open_beside, send_ahead
 from autograder.intake.candidates import ambiguous, candidate_sources, the_better
-from autograder.intake.cells import open_session, session_source
+from autograder.intake.cells import open_session
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
 from autograder.checks.base import (Check, Context, ReferenceImplementation, StudentCallError,
@@ -32,7 +31,6 @@ from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
 from autograder.variants import variant_for
-from autograder.speedups import on
 
 if TYPE_CHECKING:
     from autograder.diagnosis.explain import Diagnosis
@@ -69,7 +67,7 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     # One budget for the whole submission: a slow one cannot hold the class.
     with sandbox.budget(course.limits.submission_timeout) as budget:
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only,
-                                         student=identity) for stem in _opened_ahead(stems, sources, sandbox))
+                                         student=identity) for stem in stems)
     exercises = _stalls_are_the_graders(exercises, budget)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
                             seed=variant.seed if variant is not None else course.seed,
@@ -96,29 +94,6 @@ def _flag_published(graded: ExerciseResult, course: CourseConfig) -> ExerciseRes
     from autograder.integrity.hand_answers import flag_published
 
     return flag_published(graded, course)
-
-
-def _opened_ahead(stems: tuple[str, ...], sources: dict, sandbox: Sandbox):
-    """The stems in turn; before each is graded, the next one's file starts importing in a child of
-    its own (Sandbox.open_ahead), so that its import runs while the grader checks this one rather
-    than after it (issue 23.1: the cores stay busy). The sessions nobody asked for are closed."""
-    open_ahead = getattr(sandbox, "open_ahead", None)
-    if open_ahead is None or not on("open_ahead"):
-        yield from stems
-        return
-
-    def opened(upcoming: tuple[str, ...]) -> None:
-        for stem in upcoming:
-            loaded = sources[stem]
-            if isinstance(loaded, SourceFile):
-                open_ahead(stem, session_source(loaded), loaded.filename, _provided(stem))
-    try:
-        opened(stems[:1])
-        for i, stem in enumerate(stems):
-            opened(stems[i + 1:i + 2])      # each stem opened once, one ahead of the one graded
-            yield stem
-    finally:
-        sandbox.drop_ahead()
 
 
 def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
@@ -171,16 +146,13 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
                               graded_file=loaded.filename)
     with ExitStack() as stack:
-        beside = open_beside(stack, sandbox, stem, session_source(loaded), loaded.filename, _provided(stem), checks)
         session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
-            send_ahead(beside, checks, lambda check: _expected(check, course.seed, variant)[0],
-                       lambda check: course.check(check.id).hidden)
-            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped, beside,
+            student = StudentImplementation(session, stem, loaded.filename, defined_in_skipped,
                                             source=loaded.source)
             found: dict[str, Diagnosis | None] = {}
             answers: dict[str, tuple[Any, Context]] = {}

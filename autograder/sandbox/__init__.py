@@ -4,7 +4,7 @@ See docs/architecture.md ("The sandbox protocol") and docs/security.md. Two side
 
 In the grader (this package): client (Sandbox), zygotes (the warm zygotes it forks from), session
 (Session: one stem in one child), answers (what a child's answer or end comes to), outcome (the types), exchange (one request/answer with a child), zygote_process (the zygote as a process),
-early (zygotes started before the grader's imports), cgroups (a child's processes as one unit,
+cgroups (a child's processes as one unit,
 killing), validate (values and figures from a child), provided (answering a child's calls of the
 reference's functions).
 
@@ -12,8 +12,7 @@ Inside the jail (`inside/`, loaded by file path in the zygote, nothing of the ki
 zygote, jail, kernel, monitor, child, guard, errors, convert, ipython_shell, figure_cost, warm_up; and
 protocol, the framing both sides speak (the grader imports it from there).
 
-The names below are loaded on first use, so that `autograder.sandbox.early` can start a zygote
-before numpy is imported.
+The names below are loaded on first use: importing the package imports nothing else.
 """
 
 import importlib

@@ -27,16 +27,13 @@ from autograder.sandbox.exchange import (Child, Deadline, Expired, Sent, capture
 from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
-from autograder.sandbox.ahead import CallsAhead, ForkedAhead, SessionsAhead
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
-from autograder.sandbox.cores import Cores
 from autograder.intake.literals import inert_values
 from autograder.sandbox.inert import InertSession
 from autograder.sandbox.answers import clean, end_text, import_outcome, not_started
 from autograder.sandbox.session import Session
 from autograder.sandbox.zygote_process import _Zygote, _ZygoteDied
 from autograder.sandbox.zygotes import Zygotes, needs as needs_of_source
-from autograder.speedups import on
 
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,15 +57,11 @@ class Sandbox:
         # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
         # sooner, at some core time (alongside.py, grading.prefetch_expected).
         self.interactive = False
-        self.cores: Cores | None = None      # a class run's lanes: a sleeping child lends its core (cores.py)
         self._closed = False
         self.zygotes = Zygotes(self.limits, startup_timeout)   # numpy-only, and torch / matplotlib when needed
         self._budget: Budget | None = None
         self._root: str | None = None       # children's folders, only when there is no jail
         self.cgroups, self._cgroup_why = Cgroups.detect()
-        self._ahead = ForkedAhead()     # per zygote, its next child forked while the last one works
-        self._sessions_ahead = SessionsAhead()   # a submission's next stem, importing meanwhile
-        self.calls_ahead = CallsAhead()        # sessions' calls sent ahead: read while another child is awaited
         if warm or require_isolation:
             self.zygotes.start((False, False))    # numpy only is cheap; torch and matplotlib start when needed
         if require_isolation:
@@ -159,8 +152,6 @@ class Sandbox:
                            blocked=self.blocked, nproc=self.cgroups is None)
         sent = self.send(child, frame, timeout)
         sent.again = (stem, source, filename, provided, needs, timeout)
-        if not self._closed and on("fork_ahead"):
-            self._ahead.fork(child.zygote, self._fork_now)      # while this child imports
         return sent
 
     def finish_spawn(self, sent: Sent, filename: str, provided: dict) -> tuple[Child, CallOutcome]:
@@ -178,13 +169,9 @@ class Sandbox:
         return sent.child, import_outcome(sent.child, reply, filename, sent.timeout)
 
     def _fork(self, z: _Zygote) -> Child:
-        """A child of `z`: the one forked ahead if it is still waiting, else one forked now."""
-        return self._ahead.take(z, self.discard, self._usable) or self._fork_now(z)
-
-    def _fork_now(self, z: _Zygote) -> Child:
         """Asks `z` for a child and returns at once: the zygote forks it, puts it in its cgroup and
         lets it start, while this lane goes on (the move into a cgroup is mostly the kernel's wait,
-        5-12 ms on cgroup v1, which held the lane when the grader made it). `_settle` reads the answer."""
+        which held the lane when the grader made it). `_settle` reads the answer."""
         import socket
 
         tmpdir, uid = None, None
@@ -244,13 +231,6 @@ class Sandbox:
             z.go(child.pid)
         return True
 
-    def _usable(self, child: Child) -> bool:
-        """A child forked ahead may still be taken: alive as far as the zygote has said (one whose
-        fork was not answered yet is taken; a failed fork shows when its answer is read)."""
-        if not self._settle(child, wait=False):
-            return True
-        return child.alive and child.pid in child.zygote.live
-
     def roundtrip(self, child: Child, frame: bytes, timeout: float, provided: dict):
         """One request and its answer: (header, blobs, output) or a failed CallOutcome (timeout,
         crashed, bad_return). A failure leaves the child dead."""
@@ -277,16 +257,13 @@ class Sandbox:
         if restart_clock:
             sent.deadline = self._deadline(child, sent.timeout)
         try:
-            header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided,
-                                           lambda: self.calls_ahead.others(child))
+            header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided)
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader
             return self._failed(sent, err)
-        finally:
-            sent.deadline.take_back()    # waiting for the core back: another lane's time, not charged
         return header, blobs, child.output_since(sent.start)
 
     def _deadline(self, child: Child, timeout: float) -> Deadline:
-        return Deadline(child, timeout, self.limits, self._budget, self.cores)
+        return Deadline(child, timeout, self.limits, self._budget)
 
     def _failed(self, sent: Sent, err: Exception) -> CallOutcome:
         """What an exchange that raised means: the child is dead afterwards."""
@@ -365,66 +342,37 @@ class Sandbox:
     @contextlib.contextmanager
     def session(self, stem: str, source: str | list, filename: str | None = None,
                 provided: dict[str, dict[str, Any]] | None = None, torch: bool | None = None,
-                matplotlib: bool | None = None, deferred: bool = False) -> Iterator[Session]:
+                matplotlib: bool | None = None) -> Iterator[Session]:
         """`provided`: stem -> {name: grader-side callable or plain value}. `torch`, `matplotlib`:
         whether the stem needs them warm (default: whether its source mentions them; a child
-        can still import either, only slower). `deferred`: the import goes on while the caller
-        does; the session's first use waits for it."""
+        can still import either, only slower)."""
         needs = needs_of_source(source, torch, matplotlib)
         filename, provided = filename or f"{stem}.py", session_provided(provided or {})
         values = inert_values(source, self.blocked)
         if values is not None:     # only literals: read here; a child only for what they do not answer
             s = InertSession(self, values, lambda: Session(self, stem, source, filename, provided, needs))
         else:
-            s = self._sessions_ahead.adopt(stem, source, filename, provided, needs) or \
-                Session(self, stem, source, filename, provided, needs, deferred=deferred)
+            s = Session(self, stem, source, filename, provided, needs)
         try:
             yield s
         finally:
             s.close()
-
-    def open_ahead(self, stem: str, source: str | list, filename: str, provided: dict[str, dict[str, Any]]) -> None:
-        """Imports `source` in a child from now, for a later `session()` of that file (ahead.py).
-        Not while its zygote still warms: forking would wait for it, and the stems before this
-        one would be checked after that wait instead of during it; `session()` opens it then."""
-        if inert_values(source, self.blocked) is not None or not on("open_ahead"):
-            return                 # session() reads it without a child, or imports it then
-        needs = needs_of_source(source)
-        if not self._closed and not self._sessions_ahead.holds(stem) and self.zygotes.warm(needs):
-            self._sessions_ahead.keep(stem, Session(self, stem, source, filename, session_provided(provided),
-                                                    needs, deferred=True))
-
-    def fork_ahead_when_idle(self) -> None:
-        """Between gradings (a watcher waiting for a save): the children the next grading will
-        likely take are forked now, and none while it runs (ahead.py)."""
-        if not self._closed and on("fork_ahead"):
-            self._ahead.top_up(self._fork_now)
-            for children in self._ahead.waiting.values():     # nobody waits now: ready before the save
-                for child in children:
-                    self._settle(child)
-
-    def drop_ahead(self) -> None:
-        """Closes the sessions opened ahead that nobody asked for (the submission is done)."""
-        self._sessions_ahead.drop()
-        self._ahead.end_round()
 
     def close(self) -> None:
         self._shut(leaving=False)
 
     def leave(self) -> None:
         """`close` for a grader that exits next (`attnkit check`): the zygotes are asked to exit
-        and not waited for (15-20 ms of a cold check, issue 23.4); the children's cgroups they
+        and not waited for; the children's cgroups they
         leave are removed by a detached process once they are gone."""
         self._shut(leaving=True)
 
     def _shut(self, *, leaving: bool) -> None:
         if self._closed:
             return
-        self._sessions_ahead.drop()
         self._closed = True
         if leaving and self.cgroups is not None:
             self.cgroups.close_later()      # first: spawned while a core is free
-        self._ahead.close(self.discard)
         self.zygotes.ask_to_exit() if leaving else self.zygotes.close()
         if not leaving and self.cgroups is not None:
             self.cgroups.close()

@@ -24,7 +24,6 @@ from autograder.sandbox.outcome import Budget, Limits, Reason
 from autograder.sandbox.inside.protocol import FrameTimeout
 from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.cgroups import ChildCgroup, process_cpu_seconds
-from autograder.sandbox.cores import LEND_AFTER, LEND_BELOW, Cores
 
 OUTPUT_TAIL = 2048
 IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
@@ -83,23 +82,6 @@ class Child:
                 pass
         return pids
 
-    def runnable(self) -> bool:
-        """Whether a thread of the child is running or waiting for a core (state R in /proc): a
-        child with little CPU may be starved by the other lanes rather than asleep."""
-        for pid in (self.cgroup.pids() if self.cgroup is not None else []) or self.processes():
-            try:
-                threads = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
-            for tid in threads:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                        if f.read().rsplit(b")", 1)[1].split(None, 1)[0] == b"R":
-                            return True
-                except (OSError, IndexError):
-                    continue
-        return False
-
     def output_size(self) -> int:
         try:
             return os.fstat(self.cap_fd).st_size
@@ -127,8 +109,7 @@ class Deadline:
     itself stood still: a wait that came back later than the grader asked (its interpreter held
     by another thread, the process stopped) gives that time back to the request's clocks."""
 
-    def __init__(self, child: Child, limit: float, limits: Limits, budget: Budget | None,
-                 cores: Cores | None = None):
+    def __init__(self, child: Child, limit: float, limits: Limits, budget: Budget | None):
         self.child, self.limit = child, limit
         self.start = time.monotonic()
         self.cpu0 = child.cpu_seconds()
@@ -136,8 +117,6 @@ class Deadline:
         self.budget = budget
         self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
         self.answering = 0.0     # s the grader spent computing the child's provided calls: counted as its CPU
-        self.cores = cores       # a class run's: lent while the child sleeps (cores.py)
-        self.lent = False
 
     def next_check(self) -> float:
         """Seconds to wait for the answer before looking at the clocks again."""
@@ -168,8 +147,8 @@ class Deadline:
     def expired(self, answered: bool = False) -> str | None:
         """Why the request is over its time, or None. `answered`: its answer is waiting to be
         read, so only its CPU limit counts: the wall-clock rules (no progress, the backstop, the
-        budget) are about waiting for an answer, and a request read late (sent ahead, or while
-        its lane waited for a core) must not be judged by when the grader came to read it."""
+        budget) are about waiting for an answer, and a request read late (the calls after the
+        first of a `call_many`) must not be judged by when the grader came to read it."""
         now = time.monotonic()
         if self.budget is not None and self.budget.used >= self.budget.seconds and not answered:
             return Reason.BUDGET
@@ -190,41 +169,10 @@ class Deadline:
                     return Reason.WALL
         return None
 
-    def aside(self, work: Callable[[], None]) -> None:
-        """Runs `work` (reading another child's answer, which may wait for the rest of it) without
-        its wall time counting against this request; its child's CPU time still counts."""
-        started = time.monotonic()
-        try:
-            work()
-        finally:
-            self._given_back(time.monotonic() - started)
-
     def _given_back(self, away: float) -> None:
         self.start += away
         self.backstop += away
         self.window = (self.window[0] + away, self.window[1])
-
-    def lend_if_idle(self) -> None:
-        """Lends this lane's core once the child has waited long with almost no CPU of its own
-        because it sleeps: a child starved by the other lanes keeps it (lending would start one
-        more lane on cores already short)."""
-        if self.cores is None or self.lent:
-            return
-        waited = time.monotonic() - self.start
-        if waited >= LEND_AFTER and self.child_cpu() < LEND_BELOW * waited and not self.child.runnable():
-            self.cores.lend()
-            self.lent = True
-
-    def take_back(self) -> float:
-        """The core lent, taken back (waiting for one) before the lane computes again; returns the
-        seconds waited for it."""
-        if not self.lent:
-            return 0.0
-        self.lent = False
-        started = time.monotonic()
-        self.cores.take()
-        return time.monotonic() - started
-
 
 @dataclass
 class Sent:
@@ -270,14 +218,11 @@ def send_request(child: Child, frame: bytes, deadline: Deadline) -> None:
 
 
 def receive_answer(child: Child, deadline: Deadline, max_frame: int,
-                   provided: dict[str, dict[str, Callable]],
-                   beside: Callable[[], dict] | None = None) -> tuple[dict, list]:
+                   provided: dict[str, dict[str, Callable]]) -> tuple[dict, list]:
     """The answer to the request sent last, the child's own requests answered meanwhile. A child
-    answers its requests in order, so several may be sent before the first answer is read.
-    `beside()`: {socket: read} of other children working on a call sent ahead; one that answers
-    while this child is waited for is read then (`read()`), so that it can be sent its next call."""
+    answers its requests in order, so several may be sent before the first answer is read."""
     while True:
-        header, blobs = _recv(child, deadline, max_frame, beside)
+        header, blobs = _recv(child, deadline, max_frame)
         if header.get("op") == "provided":
             if child.outbox:
                 raise ProvidedRefused("it called a kit-provided function again without reading the answer "
@@ -333,8 +278,7 @@ def _send(sock: socket.socket, frame: bytes, deadline: Deadline) -> None:
             deadline.waited(asked, time.monotonic() - waited_from)
 
 
-def _recv(child: Child, deadline: Deadline, max_frame: int, beside: Callable[[], dict] | None = None) \
-        -> tuple[dict, list]:
+def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]:
     sock = child.sock
     while True:
         readable, _, _ = select.select([sock], [], [], 0)
@@ -342,21 +286,15 @@ def _recv(child: Child, deadline: Deadline, max_frame: int, beside: Callable[[],
         if why:
             raise _Expired(why)
         if not readable or child.outbox:
-            others = beside() if beside is not None else {}
             asked, waited_from = deadline.next_check(), time.monotonic()
-            readable, writable, _ = select.select([sock, *others], [sock] if child.outbox else [], [], asked)
+            readable, writable, _ = select.select([sock], [sock] if child.outbox else [], [], asked)
             deadline.waited(asked, time.monotonic() - waited_from)
             if writable:
                 _flush(child)
-            for other in readable:
-                if other is not sock:
-                    deadline.aside(others[other])
-            readable = sock in readable
         if readable:
             # A frame has begun: read it whole, within the backstop (a child that sends half a frame
             # and stops is not making progress that CPU time could count).
             return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop), max_frame)
-        deadline.lend_if_idle()
 
 
 class _Expired(Exception):

@@ -84,7 +84,7 @@ class InertSession:
         return self._child_session
 
     def __getattr__(self, name: str):
-        """call, call_module, call_ahead, collect, poll_ahead, layers...: a child's."""
+        """call, call_module, collect, layers...: a child's."""
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._session(), name)

@@ -1,5 +1,5 @@
 """Grader side: what the sandbox's interpreter must see of this one, worked out here, where `site`
-ran. A zygote starts isolated (-I) and may skip `site` (-S); in a virtual environment, a
+ran. A zygote starts isolated (-I); in a virtual environment, a
 `--user` install or a distribution's layout, only the grader's own `site` knows where the
 packages are, so the grader hands its answer over instead of the zygote guessing it.
 """

@@ -40,7 +40,7 @@ class SandboxError(RuntimeError):
 class Limits:
     """What one submission may use: course.yml's `limits:` (validated where the course is read,
     autograder.config, through the constraints below) handed to the sandbox as is -- the one
-    type, with one set of defaults, on every path (check, grade, the early zygotes, Dask)."""
+    type, with one set of defaults, on every path (check, grade, Dask)."""
 
     __pydantic_config__ = {"extra": "forbid"}     # a misspelt key in course.yml is an error
 

@@ -8,8 +8,6 @@ refused, is not called again.
 
 from __future__ import annotations
 
-import select
-import time
 from typing import Any
 
 import numpy as np
@@ -19,16 +17,12 @@ from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import CallOutcome, Limits, Reason
 from autograder.sandbox.inside.protocol import TensorArg
 from autograder.sandbox.validate import check_kind
-from autograder.speedups import on
 
 MANY_BYTES = 64 * 1024      # call_many's frames together: well inside a socket's buffer
 
 
 class Session:
-    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool],
-                 *, deferred: bool = False):
-        """`deferred`: the child imports the file while the caller goes on; the first use of the
-        session (or of `import_outcome`) waits for it."""
+    def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool]):
         self.sandbox, self.stem, self.source, self.filename = sandbox, stem, source, filename
         self.provided = provided
         self.needs = needs               # (torch, matplotlib) warm in its zygote
@@ -38,31 +32,11 @@ class Session:
         self._closed = False
         self._failure: CallOutcome | None = None   # what killed the last child
         self._not_again: dict[str, CallOutcome] = {}   # functions that hung or were refused: not called again
-        self._ahead: tuple | None = None           # (function, key, seq, kind, child, Sent) of a call sent ahead
-        self._queued: list[tuple] = []             # (key, function, args, kwargs, returns, timeout): sent after it
-        self._answered: dict[bytes, CallOutcome] = {}   # answers to calls ahead, read before they were asked for
-        self._started = time.monotonic()
-        self._child, self._import_outcome = None, None
-        self._starting = sandbox.begin_spawn(stem, source, filename, provided, needs, self.limits.import_timeout)
-        if not deferred:
-            self._finish_import()
-
-    def _finish_import(self) -> None:
-        starting, self._starting = self._starting, None
-        if isinstance(starting, CallOutcome):
-            self._child, self._import_outcome = None, starting
-        else:
-            self._child, self._import_outcome = self.sandbox.finish_spawn(starting, self.filename, self.provided)
-        self.import_seconds = time.monotonic() - self._started
-        if self._import_outcome.status != "ok" and self._child is not None:
+        self._answered: dict[bytes, CallOutcome] = {}   # call_many's answers, read before they were asked for
+        self._child, self.import_outcome = self._spawn()
+        if self.import_outcome.status != "ok" and self._child is not None:
             self.sandbox.discard(self._child)
             self._child = None
-
-    @property
-    def import_outcome(self) -> CallOutcome:
-        if self._starting is not None:
-            self._finish_import()
-        return self._import_outcome
 
     def _spawn(self):
         return self.sandbox._spawn(self.stem, self.source, self.filename, self.provided, self.needs,
@@ -114,7 +88,7 @@ class Session:
         its caller makes itself: every call after one that hung, crashed or broke its child, all
         of them when one is refused before anything is sent, or frames too large to send at once
         (a child reading one while the grader still writes the next must not wait on its answer).
-        Each answer is also kept for `collect`, as a call sent ahead's is."""
+        Each answer is also kept for `collect`."""
         if not calls or any(self._refusal(function) is not None for function, *_ in calls):
             return [None] * len(calls)
         frames, asked = [], []
@@ -206,69 +180,11 @@ class Session:
                                output=output)
         return self._outcome(head, blobs, output, kind, child, name)
 
-    # -------------------------------------------------------------- calls sent ahead
-
-    def call_ahead(self, function: str, args=(), kwargs: dict | None = None, returns: Any = "array",
-                   timeout: float | None = None) -> bool:
-        """Sends a call now and lets its child work on it while the caller does other things;
-        `collect` with the same arguments reads the answer. A child answers in order and holds one
-        call at a time: a call made while another is ahead is sent once that one's answer is read
-        (by `collect` or `poll_ahead`), so a child is never sent a call before it has answered
-        the ones before. False when the call is refused (nothing sent; the caller makes it)."""
-        if not on("calls_ahead"):
-            return False
-        if self._ahead is not None:
-            self._queued.append((_call_key(function, _call_payload(args, kwargs)), function, args, kwargs,
-                                 returns, timeout))
-            return True
-        return self._send_ahead(function, args, kwargs, returns, timeout)
-
-    def _send_ahead(self, function: str, args, kwargs: dict | None, returns: Any, timeout: float | None) -> bool:
-        payload = _call_payload(args, kwargs)
-        kind = check_kind(returns)
-        seq, frame = self._frame({"op": "call", "function": function}, payload, kind)
-        if self._refusal(function) is not None:
-            return False
-        limit = self.limits.call_timeout if timeout is None else timeout
-        key = _call_key(function, payload)
-        self._ahead = (function, key, seq, kind, self._child, self.sandbox.send(self._child, frame, limit))
-        self.sandbox.calls_ahead.keep(self)    # read as it comes, while another child is awaited
-        return True
-
     def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
-        """The answer to the call sent ahead with these arguments (call_ahead: waiting for it and for
-        the calls before it; call_many: answered already), or None when none was."""
-        if not self._answered and self._ahead is None:     # nothing ahead: no key to make
+        """The answer `call_many` read already for a call with these arguments, or None."""
+        if not self._answered:     # nothing asked ahead: no key to make
             return None
-        key = _call_key(function, _call_payload(args, kwargs))
-        while key not in self._answered and self._holds(key):
-            self._read_ahead()
-        return self._answered.pop(key, None)
-
-    def ahead_child(self):
-        """The live child working on a call sent ahead, or None."""
-        return self._ahead[4] if self._ahead is not None and self._ahead[4].alive else None
-
-    def poll_ahead(self) -> None:
-        """Reads the answer to the call ahead if it has arrived (without waiting), and sends the
-        next one queued behind it."""
-        ahead = self._ahead
-        if ahead is not None and ahead[4].alive and select.select([ahead[4].sock], [], [], 0)[0]:
-            self._read_ahead()
-
-    def _holds(self, key: bytes) -> bool:
-        return (self._ahead is not None and self._ahead[1] == key) or any(q[0] == key for q in self._queued)
-
-    def _read_ahead(self) -> None:
-        name, key, seq, kind, child, sent = self._ahead
-        self._ahead = None
-        reply = self.sandbox.receive(sent, self.provided, restart_clock=True)
-        self._answered[key] = self._answer(name, seq, kind, child, reply)
-        if not child.alive:
-            self._queued.clear()      # not restarted for calls ahead: their callers make them themselves
-        while self._queued and self._ahead is None:
-            _key, function, args, kwargs, returns, timeout = self._queued.pop(0)
-            self._send_ahead(function, args, kwargs, returns, timeout)    # refused: the caller makes it itself
+        return self._answered.pop(_call_key(function, _call_payload(args, kwargs)), None)
 
     def _outcome(self, head: dict, blobs: list, output: str, kind: Any, child, name: str) -> CallOutcome:
         outcome = read_answer(head, blobs, output, kind)
@@ -309,9 +225,6 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        starting, self._starting = self._starting, None
-        if starting is not None and not isinstance(starting, CallOutcome):
-            self.sandbox.discard(starting.child)          # a deferred import never waited for
         if self._child is not None:
             self.sandbox.discard(self._child)
             self._child = None

@@ -13,17 +13,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from autograder.sandbox.cgroups import kill_tree
 from autograder.sandbox.interpreter import MissingModule, for_zygote
 from autograder.sandbox.outcome import SandboxError
-from autograder.speedups import on
-
-if TYPE_CHECKING:
-    from autograder.sandbox.template_process import ZygoteTemplates
-
-EXIT_UNKNOWN = -1000      # a zygote a template forked: its exit code is its parent's, not ours
 
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 # glibc's malloc takes blocks this large or larger straight from the kernel (mmap), and gives back
@@ -45,7 +39,7 @@ def next_private_uid() -> int:
 
 
 def wait_or_kill(proc, grace: float = 2.0) -> None:
-    """A process asked to exit (a zygote, a template): waited for `grace` seconds, then killed."""
+    """A process asked to exit (a zygote): waited for `grace` seconds, then killed."""
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
@@ -55,14 +49,12 @@ def wait_or_kill(proc, grace: float = 2.0) -> None:
 
 def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess.Popen:
     """inside/zygote.py in a clean interpreter, with `config` and its end of the control socket:
-    a zygote, or (config "template") a template that forks them."""
+    a zygote."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
     env.update(MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD), MALLOC_TRIM_THRESHOLD_=str(4 * MMAP_THRESHOLD))
     return subprocess.Popen(
-        # -S: the zygote takes the grader's view of its interpreter (interpreter.for_zygote), whose
-        # .pth files were read once here, instead of running `site` again at every start.
-        [sys.executable, "-I", *(["-S"] if on("bare_start") else []), ZYGOTE_PATH, str(ctrl.fileno()),
+        [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
          json.dumps({**config, **for_zygote()})],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
@@ -86,20 +78,17 @@ class _ZygoteDied(Exception):
 class _Zygote:
     """One zygote process and its control socket. Events are read synchronously."""
 
-    def __init__(self, config: dict, templates: ZygoteTemplates | None = None) -> None:
-        """`templates`: a class run's, which fork this zygote from one that did its imports."""
+    def __init__(self, config: dict) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = tempfile.TemporaryFile()
         try:
-            spawned = templates.spawn(config, theirs, self.stderr) if templates is not None else None
-            self.proc = spawned or start_zygote_script(config, theirs, self.stderr)
+            self.proc = start_zygote_script(config, theirs, self.stderr)
         finally:
             theirs.close()
         self.sock = ours
         self.config = config
         self.ready = False
         self.layers: dict = {}
-        self.huge_pages_mb = 0              # of its memory in huge pages, as it reported when ready
         self.modules: dict = {}             # name -> [version, file], as it imported them
         self.missing: dict | None = None    # the module it could not import, and why
         self.torch = bool(config.get("torch", True))
@@ -139,16 +128,14 @@ class _Zygote:
                 self.dead = self.dead or not self.ready
                 if self.dead:
                     code = self.proc.returncode
-                    raise self._start_failed(f"exited with code {code}" if code != EXIT_UNKNOWN else "exited")
+                    raise self._start_failed(f"exited with code {code}")
 
     def _start_failed(self, how: str) -> SandboxError:
-        # A template's zygote may be seen gone (its socket closed) before its template's last
-        # words are read: reading them now says which module, if that is why.
         try:
             self.proc.wait(timeout=1.0)
         except (subprocess.TimeoutExpired, OSError):
             pass
-        missing = self.missing or getattr(self.proc, "missing", None)     # its own, or its template's
+        missing = self.missing
         if missing:
             return MissingModule(str(missing.get("module")), str(missing.get("error")))
         return SandboxError(f"the sandbox server {how}: {self.stderr_tail() or 'no message'}")
@@ -183,8 +170,6 @@ class _Zygote:
         if event == "ready":
             self.ready = True
             self.layers = msg.get("layers") if isinstance(msg.get("layers"), dict) else {}
-            huge = msg.get("huge_pages_mb")
-            self.huge_pages_mb = huge if isinstance(huge, int) else 0
             self.modules = msg.get("modules") if isinstance(msg.get("modules"), dict) else {}
         elif event == "missing":
             self.missing = msg

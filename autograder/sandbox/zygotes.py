@@ -2,25 +2,39 @@
 
 A numpy-only zygote serves the sources that import neither torch nor matplotlib; a zygote that
 imported torch, matplotlib or both starts only when a source needs it (`needs`: read from its
-import lines), and one with both serves torch-only sources too. A zygote `attnkit check` started
-before the grader's imports (early.py) is adopted rather than started again. As root, all the
-zygotes of one Sandbox run as its private uid.
+import lines), and one with both serves torch-only sources too. As root, all the zygotes of one
+Sandbox run as its private uid.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
+
+import os
 
 from autograder.intake.literals import source_texts
-from autograder.sandbox import early
-from autograder.sandbox.early import needs_of, private_uid_wanted, zygote_config
 from autograder.sandbox.outcome import Limits, SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 
-if TYPE_CHECKING:
-    from autograder.sandbox.template_process import ZygoteTemplates
-
 Needs = tuple[bool, bool]      # (torch, matplotlib)
+
+
+def needs_of(texts: list[str]) -> Needs:
+    """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
+    from autograder.intake.syntax import imports_among
+
+    imported = set().union(*(imports_among(text, ("torch", "matplotlib")) for text in texts))
+    return "torch" in imported, "matplotlib" in imported
+
+
+def private_uid_wanted(limits: Limits) -> bool:
+    """As root (unless told not to drop privileges): zygotes and children run as a private uid."""
+    return limits.drop_privileges and os.geteuid() == 0
+
+
+def zygote_config(needs: Needs, uid: int | None, limits: Limits) -> dict:
+    return {"torch": needs[0], "matplotlib": needs[1], "uid": uid,
+            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb}
 
 
 def needs(source: Any, torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
@@ -36,9 +50,6 @@ class Zygotes:
         self.by_needs: dict[Needs, _Zygote] = {}
         self.private_uid: int | None = None
         self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
-        self.huge_pages = False              # set by a class run: its zygotes fork hundreds of children
-        self.monitors = False                # a monitor per child instead of a cloned init (the fallback, tested)
-        self.templates: ZygoteTemplates | None = None   # a class run's: its zygotes' imports done once
         self.restarts = 0                     # zygotes started again after one died
         self.closed = False
 
@@ -51,17 +62,7 @@ class Zygotes:
         return self.private_uid
 
     def start(self, needs: Needs) -> _Zygote:
-        config = zygote_config(needs, self.private_uid, self.limits)
-        if self.huge_pages:
-            config["huge_pages"] = True      # never adopts an early zygote (a check's, which has none)
-        if self.monitors:
-            config["monitors"] = True
-        # A zygote `attnkit check` started before our imports, if there is one like it.
-        z = early.adopt(config, any_uid=private_uid_wanted(self.limits) and self.private_uid is None)
-        if z is not None:
-            self.private_uid = z.config["uid"]
-        else:
-            z = _Zygote({**config, "uid": self.uid()}, self.templates)
+        z = _Zygote(zygote_config(needs, self.uid(), self.limits))
         self.by_needs[needs] = z
         return z
 

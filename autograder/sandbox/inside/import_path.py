@@ -24,11 +24,7 @@ def _inside(path: str, root: str) -> bool:
 def take_grader_path(config: dict) -> None:
     """The grader's view of its interpreter (sandbox/interpreter.py), taken as `site` would have
     made it: its import path (.pth files read, a venv's or the user's site-packages included,
-    without the current folder or $PYTHONPATH), its prefixes (a venv's, which `site` sets and
-    -S leaves at the base interpreter's), and `site`'s builtins (exit, quit, help, copyright)
-    for the student code that calls them."""
-    import site
-
+    without the current folder or $PYTHONPATH) and its prefixes (a venv's)."""
     global _GRADER_ROOTS
     grader_path = [e for e in config.get("import_path") or [] if isinstance(e, str) and e]
     if grader_path:
@@ -38,10 +34,6 @@ def take_grader_path(config: dict) -> None:
     prefixes = [p for p in config.get("prefixes") or [] if isinstance(p, str) and p]
     _GRADER_ROOTS = {os.path.realpath(p) for p in [*prefixes, *(config.get("site_dirs") or [])]
                      if isinstance(p, str) and p}
-    if sys.flags.no_site:
-        site.setquit()
-        site.setcopyright()
-        site.sethelper()
 
 
 _GRADER_ROOTS: set = set()

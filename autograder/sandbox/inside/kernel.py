@@ -1,6 +1,5 @@
-"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, clone, mount, pivot_root,
-prctl, capset), and the zygote's madvise. Each raises OSError with the call's name and errno when it
-fails, except the madvise, which only saves time.
+"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, mount, pivot_root, prctl,
+capset). Each raises OSError with the call's name and errno when it fails.
 
 Loaded inside the zygote from its file path (see zygote.py), so it imports only the standard
 library. On a system without these calls (macOS) `available()` is False and nothing is called.
@@ -38,7 +37,6 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SECUREBITS_LOCKED = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
-_SYS_CLONE = {"x86_64": 56, "aarch64": 220, "arm64": 220}
 _CAP_VERSION_3 = 0x20080522
 
 _libc = None
@@ -90,47 +88,6 @@ def pivot_root(new_root: str, put_old: str) -> None:
     _check(_lib().syscall(number, new_root.encode(), put_old.encode()), "pivot_root")
 
 
-def clone(flags: int) -> int:
-    """fork() into new namespaces (`flags`: CLONE_NEW*): 0 in the child, its pid in the parent;
-    OSError where the kernel refuses (the caller forks as before). The child is pid 1 of its PID
-    namespace at once, with no process between it and the caller (what unshare needs: a process
-    that unshares, then forks). Python's fork hooks run around it as around os.fork (its locks
-    and threads set again in the child, `random` reseeded there). Only for a single-threaded
-    caller (`single_threaded`): glibc's own fork takes its locks first, a raw clone does not."""
-    number = _SYS_CLONE.get(platform.machine())
-    if number is None:
-        raise OSError(errno.ENOSYS, f"clone: unknown system call number on {platform.machine()}")
-    api = _python_api()
-    api.PyOS_BeforeFork()
-    pid = api.syscall(number, flags | signal.SIGCHLD, None, None, None, 0)
-    if pid == 0:
-        api.PyOS_AfterFork_Child()
-        return 0
-    err = ctypes.get_errno()
-    api.PyOS_AfterFork_Parent()
-    if pid < 0:
-        raise OSError(err, f"clone: {os.strerror(err)}")
-    return pid
-
-
-_api = None
-
-
-def _python_api():
-    """The interpreter's own symbols, called with the GIL held (a PyDLL): the fork hooks, and
-    syscall, so that the cloned child does not start by taking back a released GIL."""
-    global _api
-    if _api is None:
-        api = ctypes.PyDLL(None, use_errno=True)
-        api.syscall.restype = ctypes.c_long
-        api.syscall.argtypes = [ctypes.c_long, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_ulong]
-        for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Parent", "PyOS_AfterFork_Child"):
-            getattr(api, name).restype = None
-        _api = api
-    return _api
-
-
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 
@@ -179,14 +136,6 @@ def reaped() -> Iterator[tuple[int, int]]:
         yield pid, status
 
 
-def single_threaded() -> bool:
-    """Whether this process has one thread (False where /proc cannot tell)."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
-
-
 def prctl(option: int, arg2: int = 0, arg3: int = 0) -> None:
     _check(_lib().prctl(option, arg2, arg3, 0, 0), f"prctl {option}")
 
@@ -227,41 +176,3 @@ def write_id_maps(uid_outside: int, gid_outside: int) -> None:
         f.write(f"0 {uid_outside} 1\n")
     with open("/proc/self/gid_map", "w") as f:
         f.write(f"0 {gid_outside} 1\n")
-
-
-MADV_COLLAPSE = 25          # Linux 6.1: back a range with huge pages now, whatever the THP settings
-_HUGE = 2 << 20
-_DENSE = 0.9                # of a 2 MiB range already in memory: collapsing a sparse one costs memory, saves little
-
-
-def collapse_to_huge_pages() -> int:
-    """Backs this process's private anonymous memory (heap and mmap'd) with 2 MiB pages, in each
-    2 MiB range nine tenths of whose pages are in memory already; returns the bytes collapsed (0
-    where the kernel cannot: before 6.1, or no THP)."""
-    lib = _lib()
-    if lib is None:
-        return 0
-    lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    lib.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-    page = os.sysconf("SC_PAGE_SIZE")
-    pages = _HUGE // page
-    resident = ctypes.create_string_buffer(pages)
-    done = 0
-    try:
-        with open("/proc/self/maps") as f:
-            regions = f.read().splitlines()
-    except OSError:
-        return 0
-    for line in regions:
-        fields = line.split()
-        name = fields[5] if len(fields) > 5 else ""
-        if name not in ("", "[heap]") or not fields[1].startswith("rw"):
-            continue
-        start, end = (int(x, 16) for x in fields[0].split("-"))
-        for chunk in range(-(-start // _HUGE) * _HUGE, end // _HUGE * _HUGE, _HUGE):
-            if lib.mincore(chunk, _HUGE, resident) != 0:
-                continue
-            in_memory = sum(b & 1 for b in resident.raw)
-            if in_memory >= _DENSE * pages and lib.madvise(chunk, _HUGE, MADV_COLLAPSE) == 0:
-                done += _HUGE
-    return done

@@ -1,19 +1,13 @@
 """Child side: how a child starts and ends, made by the zygote.
 
-    zygote --clone(PID, mount, IPC)--> init (pid 1) --fork--> worker          (init_child)
-    zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init --fork--> worker   (monitor)
+    zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init --fork--> worker
 
-The zygote clones the *init* straight into its namespaces (kernel.clone): it waits on its gate
-until it is in its cgroup, tells the grader its pid, builds the private folders (jail.py), forks
-the worker (child.py) and reaps; when it exits, the kernel kills every process left in the
-namespace, and the zygote reports its exit
-(a signal n that killed the worker as code 128 + n: pid 1 cannot die of its own signal).
-Where the zygote cannot clone (another architecture, a thread beside it, a kernel that says no),
-it forks a *monitor*, which does the same waiting, unshares, forks the init, and then only waits
-for it and exits the same way (code or signal). A monitor whose unshare fails, or a zygote
-without a jail, runs the worker itself: no init. One process fewer per child saves a copy of the
-zygote's page tables, its exit and its copied pages (1.4 / 2.3 / 3.7 ms of a numpy / matplotlib /
-torch child, measured).
+The zygote forks a *monitor*: it waits on its gate until it is in its cgroup, unshares, forks the
+*init* (pid 1 of the new namespaces), which builds the private folders (jail.py), forks the worker
+(child.py) and reaps; when the init exits, the kernel kills every process left in the namespace.
+The monitor waits for the init and exits the same way (code or signal: a signal n that killed the
+worker, which pid 1 reports as code 128 + n, as that signal). A monitor whose unshare fails, or a
+zygote without a jail, runs the worker itself: no init.
 
 The gate: a new child waits on a pipe from the zygote before it does anything. The zygote writes
 the child's pid into the cgroup.procs files the grader opened and handed it (`place`), then writes
@@ -42,19 +36,6 @@ M = types.SimpleNamespace()   # sibling modules and zygote facts, set by the zyg
 
 def configure(**kwargs) -> None:
     vars(M).update(kwargs)
-
-
-def init_child(sess_fd: int, cap_fd: int, gate_fd: int) -> None:
-    """In the process the zygote cloned into new PID, mount and IPC namespaces: pid 1 there. Its
-    pid outside (the grader's name for it) comes from the zygote on its gate. Never returns."""
-    _detach_from_zygote()
-    pid = _through_gate(gate_fd)
-    sock = _descriptors(sess_fd, cap_fd)
-    try:
-        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": pid, "init": True}))
-    except OSError:
-        os._exit(0)
-    _init(sock, {"pid": True})
 
 
 def monitor(sess_fd: int, cap_fd: int, zygote_pid: int, gate_fd: int) -> None:

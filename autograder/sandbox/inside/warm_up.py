@@ -14,14 +14,13 @@ def quietly(step) -> None:
         pass
 
 
-def numpy_first_use(generator: bool = True) -> None:
-    """What numpy sets up on first use (the matmul and ufunc loops; with `generator`, numpy.random's
-    import and a generator: 20 ms, left to the child whose code draws numbers by a zygote that forks
-    one child, early.py's lean ones), done once here rather than in every child. Single-threaded
-    (the zygote set the thread variables)."""
+def numpy_first_use() -> None:
+    """What numpy sets up on first use (the matmul and ufunc loops, numpy.random's import and a
+    generator), done once here rather than in every child. Single-threaded (the zygote set the
+    thread variables)."""
     import numpy as np
 
-    x = np.random.default_rng(0).standard_normal((2, 3, 4)) if generator else np.linspace(-2, 2, 24).reshape(2, 3, 4)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
     s = x @ np.swapaxes(x, -1, -2)
     w = np.exp(s - s.max(axis=-1, keepdims=True))
     w /= w.sum(axis=-1, keepdims=True)

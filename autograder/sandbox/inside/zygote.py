@@ -63,16 +63,12 @@ class Zygote:
         self.children: dict = {}   # pid -> request id
         self.pid = os.getpid()
         self.layers: dict = {}
-        self.huge_pages_mb = 0     # of its memory collapsed into huge pages (a class run's zygote)
         self.modules: dict = {}    # name -> [version, file] of what it imported for the children
-        self.clone = False         # children cloned into their namespaces (set when the jail holds)
-        self.inits: set[int] = set()   # children that are pid 1 of their namespace (cloned)
         self.gates: dict[int, int] = {}  # pid -> its gate's write end, until the grader says "go"
 
     def serve(self) -> None:
         wake_r, wake_w = self.wake = KERNEL.wake_on_child_exit()
-        self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers, "huge_pages_mb": self.huge_pages_mb,
-                   "modules": self.modules})
+        self.send({"event": "ready", "pid": os.getpid(), "layers": self.layers, "modules": self.modules})
         while True:
             readable, _, _ = select.select([self.ctrl, wake_r], [], [])
             if wake_r in readable:
@@ -115,9 +111,6 @@ class Zygote:
                     os.close(gate)
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
                 sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-                if pid in self.inits and code is not None and 128 < code < 128 + 65:
-                    code, sig = None, code - 128     # the worker's signal, as pid 1 reports it (monitor.py)
-                self.inits.discard(pid)
                 self.send({"event": "exit", "pid": pid, "code": code, "signal": sig})
             # anything else is an orphan of a child, reparented to us (we are a subreaper)
 
@@ -131,9 +124,7 @@ class Zygote:
         sess_fd, cap_fd, procs = fds[0], fds[1], fds[2:]
         gate_r, gate_w = os.pipe()
         try:
-            pid = self._cloned(sess_fd, cap_fd, (gate_r, gate_w)) if self.clone else None
-            if pid is None:
-                pid = os.fork()
+            pid = os.fork()
         except OSError as err:
             for fd in (sess_fd, cap_fd, gate_r, gate_w, *procs):
                 os.close(fd)
@@ -169,23 +160,6 @@ class Zygote:
             except OSError:
                 pass
             os.close(gate)
-
-    def _cloned(self, sess_fd: int, cap_fd: int, gate: tuple[int, int]) -> int | None:
-        """A child cloned as pid 1 of its own namespaces (monitor.init_child): its pid, or None
-        where the kernel refuses (then a monitor, forked, tries unshare itself, from now on)."""
-        try:
-            pid = KERNEL.clone(KERNEL.CLONE_NEWPID | KERNEL.CLONE_NEWNS | KERNEL.CLONE_NEWIPC)
-        except OSError:
-            self.clone = False
-            return None
-        if pid == 0:
-            def init() -> None:
-                os.close(gate[1])
-                self.ctrl.detach()
-                CHILD.init_child(sess_fd, cap_fd, gate[0])
-            _run_child("init", init)
-        self.inits.add(pid)
-        return pid
 
     def shutdown(self) -> None:
         """The grader is gone (or asked us to go): kill every child, its session, and every
@@ -353,7 +327,7 @@ def main() -> None:
 
         warm.quietly(_load_private("figure_cost").install)   # a failure leaves matplotlib's own layout and measure
         warm.quietly(warm.matplotlib_figure)
-    warm.quietly(lambda: warm.numpy_first_use(generator=not config.get("lean")))
+    warm.quietly(warm.numpy_first_use)
     import math  # noqa: F401
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
@@ -369,16 +343,12 @@ def main() -> None:
                     ipython=ipython, worker=worker,
                     modules={name: [str(getattr(m, "__version__", "")), str(getattr(m, "__file__", ""))]
                              for name, m in modules.items()})
-    if config.get("template"):     # forks a zygote per sandbox (template.py): its imports done once
-        # Left dumpable: a zygote it forks writes its own /proc/self/uid_map as a normal user,
-        # which a process made not dumpable may not (the jail makes each zygote so, last)
-        _load_private("template").serve(ctrl_fd, lambda fd, own: _become_zygote(fd, own, **prepared), KERNEL)
     _become_zygote(ctrl_fd, config, **prepared)
 
 
 def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, guard, errors, ipython,
                    worker, modules) -> NoReturn:
-    """After the imports: the jail, then serve. In this process, or in one a template forked."""
+    """After the imports: the jail, then serve."""
     layers = _enter_jail(config)
     layers["seccomp"] = seccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
@@ -393,16 +363,6 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
     zygote.modules = modules
-    # A raw clone takes none of glibc's locks first (fork does): only a zygote alone in its process
-    zygote.clone = (bool(layers["jailed"]) and not config.get("monitors") and not config.get("fork_only")
-                    and KERNEL.single_threaded())
-    if config.get("huge_pages"):
-        # A class run forks this image hundreds of times: each fork copies, and each child's exit
-        # frees, one page-table entry per 4 KiB page of it, or one per 2 MiB once collapsed.
-        try:
-            zygote.huge_pages_mb = KERNEL.collapse_to_huge_pages() >> 20
-        except Exception:  # noqa: BLE001 - it only saves time
-            pass
     zygote.serve()
     os._exit(0)
 
