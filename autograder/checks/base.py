@@ -45,10 +45,6 @@ class Check:
     match: Callable[[Any, Any, "Context"], list[str]] | None = None
     # What to try when this check is hidden and fails: names the kind of input, never its values.
     advice: str = ""
-    # Slow, and independent of the other checks' calls (a student's figure): where a student waits
-    # for the answer, its first call runs in a second child of the same file, beside the others
-    # (after the visible checks' calls there when the check is hidden: grading/alongside.py).
-    alongside: bool = False
     # The inputs of a student's variant (autograder/variants), for a check whose numbers vary with
     # it other than by the seed (the hand computation). None: only the seed varies.
     variant_inputs: Callable[[Any], Inputs] | None = None

@@ -12,10 +12,9 @@ its names' values are `ast.literal_eval`'s (Python's own evaluator of literals: 
 called, looked up or imported), and executing the file would bind exactly these values and do
 nothing else. The import lines only bind modules already warm in every zygote, and only those
 the course does not block. The sandbox answers for such a file without a child
-(autograder/sandbox/inert.py), and `attnkit check` starts no zygote for it (sandbox/early.py).
+(autograder/sandbox/inert.py), and `attnkit check` starts no zygote for it.
 
-Imports nothing of the kit but intake/syntax.py (its one parse lock), and not numpy:
-sandbox/early.py reads it before anything else.
+Imports nothing of the kit but intake/syntax.py (its one parse lock), and not numpy.
 """
 
 from __future__ import annotations

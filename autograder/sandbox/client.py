@@ -54,8 +54,8 @@ class Sandbox:
         if stems is None:   # the exercises' stems: importing one not provided is refused by name
             from autograder.checks.contract import STEMS as stems
         self.stems = tuple(stems)
-        # Set where a student waits (check, watch, pytest): work is spread over the cores to answer
-        # sooner, at some core time (alongside.py, grading.prefetch_expected).
+        # Set where a student waits (check, watch, pytest): the expected answers are made on the
+        # other core meanwhile (grading.prefetch_expected).
         self.interactive = False
         self._closed = False
         self.zygotes = Zygotes(self.limits, startup_timeout)   # numpy-only, and torch / matplotlib when needed

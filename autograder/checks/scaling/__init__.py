@@ -134,7 +134,7 @@ EXPERIMENT_MAX_WEIGHT = Check(
 EXPERIMENT_OTHER_DIMS = Check(
     "scaling.scaling_experiment.other_dims", "other dims, seq_len and seed: dims=(8, 32, 128), seq_len=6",
     inputs=lambda rng: {}, run=_experiment(OTHER), compare=_compare_experiment(OTHER, "other"), random=False,
-    expected_run=_precise_expected(OTHER), alongside=True,
+    expected_run=_precise_expected(OTHER),
     advice="call scaling_experiment with other dims, seq_len and seed than the defaults and check every "
            "key and every statistic follows them")
 EXPERIMENT_SEED = Check(
@@ -150,7 +150,7 @@ EXPERIMENT_N_TRIALS = Check(
 FIGURE = Check(
     "scaling.plot_scaling.figure", "plot_scaling draws labelled series against d, with the values passed in",
     inputs=_figure_inputs, run=lambda impl, i: impl.plot_scaling(i["results"]),
-    compare=_compare_figure, random=False, expected_run=lambda impl, i: None, alongside=True)
+    compare=_compare_figure, random=False, expected_run=lambda impl, i: None)
 
 
 # The checks of each task, in the order they are graded (the catalogue names them by these).
