@@ -14,11 +14,10 @@ Gradescope        on Gradescope, its runner reads submission_metadata.json's `cr
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.intake.student_csv import joined, student_rows
 from autograder.intake.students import Student
 
 WORKSHEET_TIME = "lastmodifiedsubmission"
@@ -39,30 +38,17 @@ def parse_time(text: str, zone) -> datetime | None:
 
 
 def read_times(path: Path, zone, students: set[str]) -> dict[str, datetime]:
-    path = Path(path)
-    try:
-        text = path.read_bytes()[: 4 * 2**20].decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise TimesError(f"{path}: {err}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip().lower() for h in next(reader, [])]
-    if "student" not in header or "submitted_at" not in header:
-        raise TimesError(f"{path} line 1: expected the header student,submitted_at")
     out, problems = {}, []
-    for row in reader:
-        if not any(c.strip() for c in row):
-            continue
-        cells = {h: (row[i].strip() if i < len(row) else "") for i, h in enumerate(header)}
-        where = f"{path} line {reader.line_num}"
-        when = parse_time(cells["submitted_at"], zone)
-        if cells["student"] not in students:
-            problems.append(f"{where}: no student {cells['student']!r} in this class")
+    for where, student, text in student_rows(path, "submitted_at", TimesError):
+        when = parse_time(text, zone)
+        if student not in students:
+            problems.append(f"{where}: no student {student!r} in this class")
         elif when is None:
-            problems.append(f"{where}: {cells['submitted_at']!r} is not a date and time")
+            problems.append(f"{where}: {text!r} is not a date and time")
         else:
-            out[cells["student"]] = when
+            out[student] = when
     if problems:
-        raise TimesError("; ".join(problems[:10]))
+        raise TimesError(joined(problems))
     return out
 
 

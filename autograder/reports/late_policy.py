@@ -9,12 +9,12 @@ as on time: it gets no penalty and its status says it.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from autograder.intake.student_csv import joined, student_rows
 
 
 class LateError(ValueError):
@@ -47,30 +47,17 @@ def _zone(name: str):
 
 def read_extensions(path: Path, zone: str | None, students: set[str]) -> dict[str, datetime]:
     """student -> their own due date, from a CSV `student,due`; every bad row named by its line."""
-    path = Path(path)
-    try:
-        text = path.read_bytes()[: 4 * 2**20].decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise LateError(f"{path}: {err}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip().lower() for h in next(reader, [])]
-    if "student" not in header or "due" not in header:
-        raise LateError(f"{path} line 1: expected the header student,due (found {','.join(header) or 'nothing'})")
     out, problems = {}, []
-    for row in reader:
-        if not any(c.strip() for c in row):
-            continue
-        cells = {h: (row[i].strip() if i < len(row) else "") for i, h in enumerate(header)}
-        where = f"{path} line {reader.line_num}"
-        if cells["student"] not in students:
-            problems.append(f"{where}: no student {cells['student']!r} in this class or its roster")
+    for where, student, due in student_rows(path, "due", LateError):
+        if student not in students:
+            problems.append(f"{where}: no student {student!r} in this class or its roster")
             continue
         try:
-            out[cells["student"]] = parse_due(cells["due"], zone)
+            out[student] = parse_due(due, zone)
         except ValueError as err:
             problems.append(f"{where}: {err}")
     if problems:
-        raise LateError("; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""))
+        raise LateError(joined(problems))
     return out
 
 
