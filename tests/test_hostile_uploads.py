@@ -35,7 +35,7 @@ import yaml
 
 from autograder.config import KIT_ROOT
 from autograder.results import SubmissionResult
-from tests.memory_capped import memory_cap, run_capped
+from tests.memory_capped import run_capped
 
 SOLUTIONS = KIT_ROOT / "solutions"
 CAP_MB = 2048
@@ -231,9 +231,8 @@ def test_the_client_sends_an_archive_as_it_is_for_the_worker_to_open(tmp_path):
 def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
     """The archive and the notebook attacks in one class graded on a worker under the memory cap."""
     pytest.importorskip("distributed")
-    from distributed import Client
-
-    from tests.test_distributed import _env, _free_port
+    from tests.dask_capped import capped_worker
+    from tests.test_distributed import _env
 
     class_dir = build_class(tmp_path, {"attention.tar.gz": pax_digits_tgz(), "causal_mask.tar.gz": gnu_long_name_tgz()})
     notebook = class_dir / "notebook"
@@ -241,30 +240,16 @@ def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
     (notebook / "hand_computation.py").write_bytes((SOLUTIONS / "hand_computation.py").read_bytes())
     (notebook / "attention.ipynb").write_bytes(escaped_notebook())
     (tmp_path / "tmp").mkdir()      # where the worker stages the uploads it unpacks
-    env, address = _env() | {"TMPDIR": str(tmp_path / "tmp")}, f"tcp://127.0.0.1:{_free_port()}"
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0", "--no-show"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    try:
-        with memory_cap(CAP_MB) as (cap, enter):
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2", "--nworkers", "1",
-                 "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(tmp_path / "worker")],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter))
-            with Client(address, timeout=60) as client:
-                client.wait_for_workers(1, timeout=120)
-            out, course = tmp_path / "out", course_file(tmp_path)
-            try:
-                run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
-                                      str(class_dir), "--out", str(out), "--scheduler", address],
-                                     capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=str(tmp_path))
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
-            out_of_memory = cap.out_of_memory()
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
+    env = _env() | {"TMPDIR": str(tmp_path / "tmp")}
+    with capped_worker(tmp_path, env, CAP_MB, nthreads=2) as (address, cap, _procs):
+        out, course = tmp_path / "out", course_file(tmp_path)
+        try:
+            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
+                                  str(class_dir), "--out", str(out), "--scheduler", address],
+                                 capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=str(tmp_path))
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
+        out_of_memory = cap.out_of_memory()
     assert run.returncode == 0 and not out_of_memory, (run.returncode, run.stderr[-3000:])
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     for name in HONEST:

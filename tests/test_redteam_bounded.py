@@ -24,7 +24,7 @@ from autograder.checks import CHECKS
 from autograder.checks.base import rng_for
 from autograder.config import KIT_ROOT
 from autograder.results import CheckResult, SubmissionResult
-from tests.memory_capped import memory_cap, run_capped
+from tests.memory_capped import run_capped
 from tests.test_classroom import DEMO, SOLUTIONS, _hostile, _student, small_course
 
 CAP_MB = 2048
@@ -221,34 +221,19 @@ def test_on_a_dask_worker_under_the_cap_the_run_finishes_and_honest_students_kee
     """The worker (which answers the provided calls) runs under the memory cap; the scheduler
     and `attnkit grade --scheduler` beside it."""
     pytest.importorskip("distributed")
-    from distributed import Client
-
-    from tests.test_distributed import _env, _free_port
+    from tests.dask_capped import capped_worker
+    from tests.test_distributed import _env
 
     cases = {c: CASES[c] for c in ("provided_bomb", "provided_unread", "provided_float_size")}
     class_dir, out, course_path, _seed = build_class(tmp_path, cases)
-    env, address = _env(), f"tcp://127.0.0.1:{_free_port()}"
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0", "--no-show"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    try:
-        with memory_cap(CAP_MB) as (cap, enter):
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--nworkers", "1",
-                 "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(tmp_path / "worker")],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter))
-            with Client(address, timeout=60) as client:
-                client.wait_for_workers(1, timeout=120)
-            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course_path), "grade",
-                                  str(class_dir), "--out", str(out), "--scheduler", address],
-                                 env=env, capture_output=True, text=True, timeout=900, cwd=str(tmp_path))
-            assert run.returncode == 0 and not cap.out_of_memory(), (cap.capped_by, run.stdout[-2000:],
-                                                                     run.stderr[-3000:])
-            assert procs[-1].poll() is None            # the worker is alive after the class
-    finally:
-        for p in reversed(procs):
-            p.kill()
-            p.wait(30)
+    env = _env()
+    with capped_worker(tmp_path, env, CAP_MB) as (address, cap, procs):
+        run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course_path), "grade",
+                              str(class_dir), "--out", str(out), "--scheduler", address],
+                             env=env, capture_output=True, text=True, timeout=900, cwd=str(tmp_path))
+        assert run.returncode == 0 and not cap.out_of_memory(), (cap.capped_by, run.stdout[-2000:],
+                                                                 run.stderr[-3000:])
+        assert procs[-1].poll() is None            # the worker is alive after the class
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
     assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 53
     results = {r: SubmissionResult.from_dict(json.loads((out / "results" / f"{r}.json").read_text())
