@@ -27,6 +27,7 @@ import numpy as np
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
+from autograder.handout.check_answers import hint_text, raised_lead
 from autograder.diagnosis.misconceptions import Misconception
 from autograder.diagnosis.misconceptions.recognisers import low_precision_dtype
 
@@ -40,15 +41,9 @@ class Diagnosis:
 
     @property
     def hint(self) -> str:
-        """What a student is shown for a visible check: the observation, then the mistake(s)."""
-        head = " ".join(t for t in (f"{_capitalised(self.observation)}." if self.observation else "", self.lead) if t)
-        if not self.hints:
-            return head
-        if len(self.hints) == 1:
-            return f"{head} {self.hints[0]}".strip()
-        many = (f"{len(self.hints)} explanations fit your answer equally well (this check cannot tell them "
-                "apart):\n" + "\n".join(f"- {h}" for h in self.hints))
-        return f"{head} {many}".strip()
+        """What a student is shown for a visible check: the observation, then the mistake(s) (check.py
+        says it with the same function)."""
+        return hint_text(self.observation, self.hints, self.lead)
 
 
 def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
@@ -179,12 +174,6 @@ def diagnose(check: Check, inputs: dict[str, Any], answer: Any, ctx: Context,
     return Diagnosis(tuple(m.id for m in matched), seen or "", tuple(_hint_of(m, ctx, answer) for m in matched))
 
 
-def _capitalised(text: str) -> str:
-    """A sentence's first letter in upper case, unless it starts with a name from the code (split[0, 1])."""
-    first = text.split(" ", 1)[0]
-    return text if any(c in first for c in "_([") else text[0].upper() + text[1:]
-
-
 
 # ---------------------------------------------------------------- errors
 
@@ -283,9 +272,7 @@ def _explain_digest() -> str:
 
 
 def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:
-    where = (f" in cell {error.cell}, line {error.line}" if error.cell else f" on line {error.line}") if error.line else ""
-    lead = (f"Your code raised {error.type}{where} on inputs where a correct implementation returns; "
-            f"the same error comes from {'this mistake' if len(matched) == 1 else 'each of these mistakes'}:")
+    lead = raised_lead(error.type, error.line, error.cell, len(matched))
     return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)
 
 

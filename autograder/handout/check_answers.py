@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -173,10 +174,14 @@ def error_hint(check: dict, event: dict) -> str:
     same = [m["hint"] for m in check.get("mistakes", []) if [kind, text] in m.get("raises", [])]
     if not same:
         return GENERIC_ERROR_HINT
-    where = f" on line {event['line']}" if event.get("line") else ""
-    lead = (f"Your code raised {kind}{where} on inputs where a correct implementation returns; the same error "
-            f"comes from {'this mistake' if len(same) == 1 else 'each of these mistakes'}:")
-    return " ".join([lead, *same]) if len(same) == 1 else lead + "\n" + "\n".join(f"- {h}" for h in same)
+    return hint_text("", same, raised_lead(kind, event.get("line"), event.get("cell"), len(same)))
+
+
+def raised_lead(kind: str, line: int | None, cell: int | None, mistakes: int) -> str:
+    """What is said before the mistakes that raise the error your code raised (the grader's words too)."""
+    where = (f" in cell {cell}, line {line}" if cell else f" on line {line}") if line else ""
+    return (f"Your code raised {kind}{where} on inputs where a correct implementation returns; "
+            f"the same error comes from {'this mistake' if mistakes == 1 else 'each of these mistakes'}:")
 
 
 GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
@@ -208,20 +213,54 @@ def compare(check: dict, answer, expected, arrays: dict, values_only: bool = Fal
     return problems
 
 
-def hint_for(check: dict, answer, arrays: dict) -> tuple[str, tuple[str, ...]]:
-    """The hints of the known mistakes whose answer on these inputs is yours, and their ids."""
+def hint_for(check: dict, answer, arrays: dict, seen: str = "", inputs: dict | None = None,
+             expected=None, recognisers: dict | None = None) -> tuple[str, tuple[str, ...]]:
+    """The hint of a wrong answer, and the ids of the known mistakes that explain it: `seen` (what
+    was seen in the answer, check_observations.py), then their hints. A mistake explains it when
+    its recogniser (by name in `recognisers`, check_recognisers.py) says so, given the check's
+    `inputs` and `expected` answer, or else when its answer on these inputs is yours."""
     found = []
     for fallback in (False, True):
         for mistake in (m for m in check["mistakes"] if m["fallback"] == fallback):
-            if any(not compare(check, answer, decode(a, arrays), arrays, values_only=True) for a in mistake["answers"]):
+            if _explains(mistake, check, answer, arrays, inputs, expected, recognisers or {}):
                 found.append(mistake)
         if found:
             break
-    hints, ids = [m["hint"] for m in found], tuple(m["id"] for m in found)
-    if len(hints) > 1:
-        return (f"{len(hints)} explanations fit your answer equally well (this check cannot tell them apart):\n"
-                + "\n".join(f"- {h}" for h in hints)), ids
-    return (hints[0] if hints else ""), ids
+    return hint_text(seen, [m["hint"] for m in found]), tuple(m["id"] for m in found)
+
+
+def _explains(mistake: dict, check: dict, answer, arrays: dict, inputs, expected, recognisers: dict) -> bool:
+    recognise = recognisers.get(mistake.get("recogniser"))
+    if recognise is not None:
+        try:
+            with np.errstate(all="ignore"):
+                verdict = recognise(answer, expected, SimpleNamespace(inputs=inputs or {}), None)
+        except Exception:  # noqa: BLE001 - a strange answer is explained by nothing, as in the grader
+            verdict = False
+        if verdict is not None:
+            return bool(verdict)
+    return any(not compare(check, answer, decode(a, arrays), arrays, values_only=True) for a in mistake["answers"])
+
+
+def hint_text(seen: str, hints, lead: str = "") -> str:
+    """What a student is shown for a failed visible check, by the grader and by check.py: what was
+    seen in the answer (`seen`, a sentence's words) and the `lead` (what was raised), then the
+    mistake(s) that explain it; several mistakes are listed."""
+    hints = list(hints)
+    head = " ".join(t for t in (f"{capitalised(seen)}." if seen else "", lead) if t)
+    if not hints:
+        return head
+    if len(hints) == 1:
+        return f"{head} {hints[0]}".strip()
+    many = (f"{len(hints)} explanations fit your answer equally well (this check cannot tell them "
+            "apart):\n" + "\n".join(f"- {h}" for h in hints))
+    return f"{head} {many}".strip()
+
+
+def capitalised(text: str) -> str:
+    """A sentence's first letter in upper case, unless it starts with a name from the code (split[0, 1])."""
+    first = text.split(" ", 1)[0]
+    return text if any(c in first for c in "_([") else text[0].upper() + text[1:]
 
 
 IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand tolerance ...

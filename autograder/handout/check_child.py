@@ -270,7 +270,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
                 continue
             info = check_errors.error_info(err, files)
             tell(status="error", check=check_id, message=describe(err, path, files),
-                 raised=[type(err).__name__, str(err)], line=info["line"])
+                 raised=[type(err).__name__, str(err)], line=info["line"], cell=info["cell"])
             continue
         finally:
             watchdog.watch(None)

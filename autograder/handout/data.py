@@ -31,6 +31,8 @@ from autograder.checks.hand_computation import ROUNDING_STEPS, ROWS_SUM_TO_ONE, 
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
+from autograder.handout.check_observations import Observer
+from autograder.handout.check_recognisers import RECOGNISERS
 from autograder.handout.check_runner import FORMAT
 from autograder.variants.draw import Variant
 
@@ -112,6 +114,7 @@ class Arrays:
 
     def __init__(self):
         self.arrays: dict[str, np.ndarray] = {}
+        self._keys: dict[int, str] = {}     # id of an array stored -> its key: an input and a call's argument once
 
     def encode(self, value: Any):
         try:
@@ -122,7 +125,9 @@ class Arrays:
     def _store(self, array: np.ndarray) -> str:
         if array.dtype == object:
             raise NotReplayable("an array of objects")
-        key = f"a{len(self.arrays)}"
+        if id(array) in self._keys:
+            return self._keys[id(array)]
+        key = self._keys[id(array)] = f"a{len(self.arrays)}"
         self.arrays[key] = array
         return key
 
@@ -184,7 +189,17 @@ def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Var
     float32_inputs = any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in inputs.values())
     return {"kind": "arrays", "calls": calls, "answer": answer, "names": list(names), "weights": list(weights),
             "expected": arrays.encode(_as_arrays(expected)), "tolerances": tolerances,
-            "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays)}
+            "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays),
+            **_observer_data(check, inputs, arrays)}
+
+
+def _observer_data(check: Check, inputs: dict, arrays: Arrays) -> dict:
+    """The check's inputs and the observer the descriptor names for its function (its kind and
+    arguments), for check.py to see in a wrong answer what the grader sees, and to apply the
+    recognisers of its mistakes."""
+    observer = EXERCISES[check.exercise].observe.get(check.function)
+    return {"inputs": arrays.encode(dict(inputs))} | (
+        {"observer": observer.spec} if isinstance(observer, Observer) else {})
 
 
 def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig) -> dict:
@@ -208,14 +223,15 @@ def _as_arrays(answer):
 
 def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> list[dict]:
     """The mutants' answers on these inputs that differ from the right one, with their hints.
-    Entries recognised by a property of the answer (the exercise's recognisers.py) are code, not data:
-    the grader names those after hand-in."""
+    An entry recognised by a property of the answer is named by its recogniser, which check.py
+    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in."""
     from autograder.diagnosis.explain import _agrees, _hint_of, _raised_by, candidates, mutant_answers
 
     ctx = Context(course=course, inputs=inputs)
+    named = {function: name for name, function in RECOGNISERS.items()}
     out = []
     for mis in candidates(check):
-        if mis.matches is not None:
+        if mis.matches is not None and mis.matches not in named:
             continue
         wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
         raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants(errors=True)) if raised})
@@ -223,9 +239,10 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
             encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
         except NotReplayable:
             continue
-        if encoded or raises:
+        recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}
+        if encoded or raises or recogniser:
             out.append({"id": mis.id, "hint": _hint_of(mis, None), "fallback": bool(mis.fallback),
-                        "answers": encoded, "raises": [list(r) for r in raises]})
+                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser)
     return out
 
 

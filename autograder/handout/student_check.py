@@ -92,11 +92,27 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict |
     if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
         return Outcome(check, "failed", "; ".join(problems)) if problems else Outcome(check, "passed")
-    problems = answers.compare(check, answer, decode(check["expected"], arrays), arrays)
+    expected = decode(check["expected"], arrays)
+    problems = answers.compare(check, answer, expected, arrays)
     if not problems:
         return Outcome(check, "passed")
-    hint, mistakes = answers.hint_for(check, answer, arrays)
+    inputs = decode(check.get("inputs", {"dict": {}}), arrays)
+    observations, recognisers = diagnosis()
+    observer = observations.observer_from(check.get("observer"))
+    seen = (observer.see(check["id"], inputs, answer, expected) or "") if observer is not None else ""
+    hint, mistakes = answers.hint_for(check, answer, arrays, seen, inputs, expected, recognisers.RECOGNISERS)
     return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
+
+
+def diagnosis():
+    """check_observations and check_recognisers: what the grader sees in a wrong answer, and the
+    mistakes it tells by a property of the answer."""
+    if __package__:
+        from . import check_observations, check_recognisers
+    else:
+        import check_observations
+        import check_recognisers
+    return check_observations, check_recognisers
 
 
 # ---------------------------------------------------------------- which file, one exercise, all of them

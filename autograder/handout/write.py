@@ -20,8 +20,8 @@ from autograder.variants.handout import VARIED_FILES, with_numbers
 CHECKER = "check.py"
 # check.py's modules, beside it: the grader's own code, copied byte for byte (tests/test_handout_engine.py):
 # reading a file or notebook as Jupyter runs it, which form counts, running the checks in a child,
-# the comparisons and properties, the failed checks grouped by cause, and the sandbox's reading of
-# a returned dict or figure and of an error.
+# the comparisons and properties, what is seen in a wrong answer and the mistakes told by it, the
+# failed checks grouped by cause, and the sandbox's reading of a returned dict or figure and of an error.
 INSIDE = HANDOUT_CODE.parent / "sandbox" / "inside"
 MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
            "check_child.py": HANDOUT_CODE / "check_child.py",
@@ -30,6 +30,8 @@ MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
            "check_answers.py": HANDOUT_CODE / "check_answers.py",
            "check_properties.py": HANDOUT_CODE / "check_properties.py",
            "check_causes.py": HANDOUT_CODE / "check_causes.py",
+           "check_observations.py": HANDOUT_CODE / "check_observations.py",
+           "check_recognisers.py": HANDOUT_CODE / "check_recognisers.py",
            "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
            "check_convert.py": INSIDE / "convert.py",
            "check_ipython_shell.py": INSIDE / "ipython_shell.py",
