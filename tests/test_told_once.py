@@ -211,7 +211,7 @@ def test_check_py_tells_each_cause_once(graded, tmp_path):
                           timeout=600)
     hint = next(m.hint for m in EXERCISES["attention"].misconceptions if m.id == "softmax_wrong_axis")
     assert _plain(done.stdout).count(_plain(hint.split(". ")[0])) == 1, done.stdout
-    assert re.search(r"1 cause -> \d+ checks", done.stdout), done.stdout
+    assert re.search(r"1 mistake -> \d+ checks", done.stdout), done.stdout
 
 
 def test_the_grouping_keeps_what_is_each_checks_own():
