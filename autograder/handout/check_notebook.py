@@ -60,8 +60,10 @@ NBGRADER_STUB_ANSWER = "pass  # nbgrader's stub: not answered yet"
 KIT_CELL_ROLES = ("numbers", "practice")      # metadata.attnkit.role of the cells is_kit_cell names
 
 
-def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
-    """The code cells of a notebook; or (message,) when it is not a usable notebook."""
+def notebook_cells(text: str, name: str, kit_roles_run: tuple[str, ...] = ()) -> list[Cell] | tuple[str]:
+    """The code cells of a notebook; or (message,) when it is not a usable notebook. The kit's own
+    cells are left out, but those of `kit_roles_run` (check.py runs the student's numbers cell, as
+    their Jupyter does; the grader gives each student's numbers itself)."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
@@ -82,7 +84,9 @@ def notebook_cells(text: str, name: str) -> list[Cell] | tuple[str]:
             return (f"{name} is not a valid nbformat notebook: {str(err).splitlines()[0][:200]}",)
     cells = []
     for number, cell in enumerate(cells_read, start=1):
-        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell) or is_kit_cell(cell):
+        if cell.get("cell_type") != "code" or is_nbgrader_test_cell(cell):
+            continue
+        if is_kit_cell(cell) and cell["metadata"]["attnkit"].get("role") not in kit_roles_run:
             continue
         source = cell.get("source", "")
         if isinstance(source, list):

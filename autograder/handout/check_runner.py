@@ -97,7 +97,7 @@ def read_exercise(path: Path) -> Exercise:
                                       f"save it as UTF-8")
     if path.suffix.lower() != ".ipynb":
         return Exercise(path, text, problem=check_notebook.compile_problem(text, name))
-    cells = check_notebook.notebook_cells(text, name)
+    cells = check_notebook.notebook_cells(text, name, kit_roles_run=("numbers",))
     if isinstance(cells, tuple):
         return Exercise(path, problem=cells[0])
     kept, notes, _ = check_notebook.compiled_cells(cells, name)
