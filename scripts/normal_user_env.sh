@@ -77,4 +77,4 @@ exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UT
     "$venv/bin/attnkit" doctor
     exec "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py \
         tests/test_redteam_provided.py tests/test_redteam_bounded.py tests/test_hostile_uploads.py \
-        tests/test_interpreter_locations.py tests/test_zygote_templates.py "$@"' normal_user_env "$@"
+        tests/test_interpreter_locations.py "$@"' normal_user_env "$@"
