@@ -195,18 +195,21 @@ def test_a_python_file_that_is_costly_to_compile_costs_its_author_alone(tmp_path
     assert all(c.reason == "load_error" for c in result.exercise("attention").checks)
 
 
-def test_the_grader_compiles_no_python_file_itself(monkeypatch):
-    """A .py's code is compiled in the bounded child; the grader only reads the answer."""
+def test_the_grader_compiles_no_large_python_file_itself(monkeypatch):
+    """A .py past the in-process size is compiled in the bounded child; the grader only reads the
+    answer (a file of exercises, a few KB, is compiled in the grader: its cost is bounded by its size)."""
     from autograder.intake import load
 
     def not_here(*args, **kwargs):
-        raise AssertionError("the grader compiled a student's file in its own process")
+        raise AssertionError("the grader compiled a large student file in its own process")
 
+    padding = "#" * (load.IN_PROCESS_BYTES + 1) + "\n"
     monkeypatch.setattr(load, "_compile_problem", not_here)
-    broken = load.source_from_bytes(b"def softmax(x:\n    return x\n", "attention.py", ".py", "attention")
-    assert isinstance(broken, load.LoadError) and "syntax error at line 1" in broken.message
-    assert load.source_from_bytes(b"def softmax(x):\n    return x\n", "attention.py", ".py", "attention") \
-        == "def softmax(x):\n    return x\n"
+    broken = load.source_from_bytes(f"{padding}def softmax(x:\n    return x\n".encode(), "attention.py", ".py",
+                                    "attention")
+    assert isinstance(broken, load.LoadError) and "syntax error at line 2" in broken.message
+    fine = f"{padding}def softmax(x):\n    return x\n"
+    assert load.source_from_bytes(fine.encode(), "attention.py", ".py", "attention") == fine
     big = load.source_from_bytes(python_of_definitions(20_000), "attention.py", ".py", "attention")
     assert isinstance(big, load.LoadError) and "too large to grade" in big.message
 

@@ -164,10 +164,17 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
     return LoadError(stem, name, problem) if problem else text
 
 
+# Compiling takes time and memory in proportion to the code's size: up to this size, a file is
+# compiled in the grader (a hand-written exercise file is a few KB); past it, in a bounded child.
+IN_PROCESS_BYTES = 64 * 1024
+
+
 def _python_problem(text: str, name: str) -> str | None:
-    """What is wrong with a .py file's code, found by compiling it in a bounded child: a crafted
-    file can make the compiler work for seconds and hundreds of MB, which in the grader would
-    hold every lane. Remembered, so a file read again is not sent again."""
+    """What is wrong with a .py file's code. A crafted large file can make the compiler work for
+    seconds and hundreds of MB, which in the grader would hold every lane: past IN_PROCESS_BYTES
+    it is compiled in a bounded child. Remembered, so a file read again is not sent again."""
+    if len(text) <= IN_PROCESS_BYTES:
+        return syntax_problem(text, name)
     return _CHECKED.get(text, lambda: _python_problem_in_child(text, name), name)
 
 
