@@ -11,7 +11,7 @@ import threading
 def one_blas_thread() -> None:
     """The grader's own arithmetic is on small arrays: one BLAS thread, as in the sandbox's children
     (unless the environment says otherwise). Set before numpy is imported: its OpenBLAS otherwise
-    starts a thread per core, which spin about 0.1 s after the import on the core the zygote is
+    starts a thread per core, which spin for a while after the import on the core the zygote is
     starting on (a cold `attnkit check` of attention 0.03 s slower)."""
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")

@@ -52,7 +52,7 @@ def import_student(path: Path, files: dict):
     module.__file__ = str(path)
     sys.modules[path.stem] = module
     # No garbage collection while your file runs its imports: torch's import makes hundreds of
-    # thousands of objects and few cycles, and the collections it sets off cost it about 0.1 s.
+    # thousands of objects and few cycles, and the collections it sets off slow it down noticeably.
     # What exists then is frozen (never collected: this process is short-lived), else turning
     # collection back on would scan it all at once.
     gc.disable()

@@ -75,7 +75,7 @@ def notebook_cells(text: str, name: str, kit_roles_run: tuple[str, ...] = ()) ->
         cells_read = raw["cells"]
     else:
         try:
-            import nbformat  # only for other versions and odd files: importing it costs 1.3 core-s
+            import nbformat  # only for other versions and odd files: importing it is slow
         except ImportError:
             return (f"{name} is not a plain notebook of format 4; open it in Jupyter and save it again",)
         try:
@@ -99,7 +99,7 @@ def notebook_cells(text: str, name: str, kit_roles_run: tuple[str, ...] = ()) ->
 
 def plain_v4(raw: dict) -> bool:
     """A notebook of format 4 whose cells nbformat would hand over as they are: read directly,
-    without importing nbformat (its schema validator imports a grammar library: 1.3 core-s per
+    without importing nbformat (its schema validator imports a grammar library: slow, once per
     process, more than grading a submission). Anything else goes through nbformat."""
     if raw.get("nbformat") != 4 or type(raw.get("nbformat_minor")) is not int or not isinstance(raw.get("metadata"), dict):
         return False

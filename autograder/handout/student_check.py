@@ -285,7 +285,7 @@ def parse_args(argv: list[str], exercises: list[str]) -> tuple[list[str], dict] 
 
 def main(argv: list[str]) -> int:
     # One BLAS thread here and in the children, as in the grader's sandbox: the checks' arrays are
-    # small, and after numpy's import an idle OpenBLAS thread spins for about 0.1 s of the other
+    # small, and after numpy's import an idle OpenBLAS thread spins for a while on the other
     # core, which the child (or this process) is using then.
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     for stream in (sys.stdout, sys.stderr):    # a Windows console's code page cannot print every character
