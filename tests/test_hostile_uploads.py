@@ -275,46 +275,23 @@ def test_under_nbgrader_autograde_a_notebook_of_escaped_lines_costs_its_author_a
     student keeps full marks, the attacker's test cells say the notebook was not read."""
     import nbformat
 
-    from autograder.checks import check_ids
-    from autograder.config import load_course
-    from autograder.nbgrader.course import write_course
-    from tests.test_redteam_bounded import _this_interpreter_for_nbgrader
+    from tests.nbgrader_capped import CappedNbgraderCourse
 
     path = course_file(tmp_path, ("attention",))
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    root = tmp_path / "course"
-    write_course(root, KIT_ROOT, load_course(path, known_checks=check_ids()), course_file=path)
-    env = _this_interpreter_for_nbgrader(tmp_path, kit_env())
-
-    def nbgrader(*args: str):
-        try:
-            return run_capped([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}"],
-                              memory_mb=CAP_MB, timeout=RUN_TIMEOUT, env=env, cwd=str(root))
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"`nbgrader {args[0]}` did not finish within {RUN_TIMEOUT} s")
-
-    run = nbgrader("generate_assignment", "self_attention", "--force")
-    assert run.returncode == 0, run.stderr[-3000:]
-    source = root / "source" / "self_attention" / "attention.ipynb"
+    course = CappedNbgraderCourse(tmp_path, path, kit_env(), CAP_MB, RUN_TIMEOUT)
+    course.release()
     for student in ("honest", "attacker"):
-        nb = nbformat.read(source, as_version=4)
+        nb = course.released("attention")
         if student == "attacker":      # long cells of `!` lines after the student's own work
             long_cells = nbformat.reads(escaped_notebook().decode(), as_version=4).cells
             nb.cells.extend(nbformat.v4.new_code_cell(c.source) for c in long_cells)
-        target = root / "submitted" / student / "self_attention"
-        target.mkdir(parents=True)
-        nbformat.write(nb, target / "attention.ipynb")
-    run = nbgrader("autograde", "self_attention", "--force")
-    assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.stdout[-2000:], run.stderr[-3000:])
-    run = nbgrader("export")
-    assert run.returncode == 0, run.stderr[-3000:]
-    rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO((root / "grades.csv").read_text()))}
+        course.submit(student, "attention", nb)
+    rows = course.autograde_and_export()
     assert rows["honest"] == sum(float(v if not isinstance(v, dict) else v["points"])
                                  for v in data["exercises"]["attention"]["checks"].values()), rows
     assert rows["attacker"] == 0, rows
-    graded = nbformat.read(root / "autograded" / "attacker" / "self_attention" / "attention.ipynb", as_version=4)
-    told = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
-                   for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    told = course.told("attacker", "attention")
     assert re.search("attention.ipynb " + NOTEBOOK_REFUSED, told), told[-2000:]
 
 

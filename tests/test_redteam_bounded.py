@@ -147,71 +147,34 @@ def test_the_report_names_who_hit_a_bound_and_why(graded):
 def test_under_nbgrader_autograde_the_run_finishes_and_the_honest_student_keeps_full_marks(tmp_path):
     """The same attacks as cells of a submitted notebook: `nbgrader autograde` (the kit grading in
     nbgrader's own process) runs under the memory cap and finishes; each attack costs its checks."""
-    import nbformat
-
-    from autograder.checks import check_ids
-    from autograder.config import DEFAULT_COURSE, load_course
-    from autograder.nbgrader.course import write_course
+    from autograder.config import DEFAULT_COURSE
+    from tests.nbgrader_capped import CappedNbgraderCourse
 
     data = yaml.safe_load(DEFAULT_COURSE.read_text(encoding="utf-8"))
     data["exercises"] = {"causal_mask": data["exercises"]["causal_mask"]}
     data["limits"].update(call_timeout=2, import_timeout=3, memory_mb=1024)
     course_file = tmp_path / "course.yml"
     course_file.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    root = tmp_path / "course"
-    write_course(root, KIT_ROOT, load_course(course_file, known_checks=check_ids()), course_file=course_file)
-    env = _this_interpreter_for_nbgrader(tmp_path, _kit_env())
-
-    def nbgrader(*args: str):
-        return run_capped([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={root}"],
-                          memory_mb=CAP_MB, timeout=900, env=env, cwd=str(root))
-
-    run = nbgrader("generate_assignment", "self_attention", "--force")
-    assert run.returncode == 0, run.stderr[-3000:]
-    source = root / "source" / "self_attention" / "causal_mask.ipynb"
+    course = CappedNbgraderCourse(tmp_path, course_file, _kit_env(), CAP_MB, 900)
+    course.release()
     for student, case in (("honest", None), ("provided_bomb", "provided_bomb"), ("provided_unread", "provided_unread")):
-        nb = nbformat.read(source, as_version=4)
+        nb = course.released("causal_mask")
         if case is not None:     # the solution cell of create_causal_mask becomes the attack
             cell = next(c for c in nb.cells if c.source.startswith("def create_causal_mask"))
             cell.source = _hostile(case, "causal_mask", {})
-        target = root / "submitted" / student / "self_attention"
-        target.mkdir(parents=True)
-        nbformat.write(nb, target / "causal_mask.ipynb")
-    run = nbgrader("autograde", "self_attention", "--force")
-    assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.stdout[-2000:], run.stderr[-3000:])
-    run = nbgrader("export")
-    assert run.returncode == 0, run.stderr[-3000:]
-    rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO((root / "grades.csv").read_text()))}
+        course.submit(student, "causal_mask", nb)
+    rows = course.autograde_and_export()
     assert rows["honest"] == sum(float(v if not isinstance(v, dict) else v["points"])
                                  for v in data["exercises"]["causal_mask"]["checks"].values()), rows
     # the solution's causal_attention calls the student's own create_causal_mask: every check does
     assert rows["provided_bomb"] == rows["provided_unread"] == 0, rows
     for case, words in (("provided_bomb", "for scores of shape (40000, 40000, 1, 1)"),
                         ("provided_unread", "without reading the answer")):
-        graded = nbformat.read(root / "autograded" / case / "self_attention" / "causal_mask.ipynb", as_version=4)
-        # a stream, or the kit's report (plain text beside its HTML) in a test cell's display
-        told = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
-                       for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
+        told = course.told(case, "causal_mask")
         # the stop, and its cause told once for every check it cost
         assert "create_causal_mask was stopped" in told
         assert f"it {'asked' if case == 'provided_bomb' else 'called'}" in told
         assert words in told, told[-2000:]
-
-
-def _this_interpreter_for_nbgrader(folder: Path, env: dict) -> dict:
-    """nbgrader runs `alembic` by name and a Jupyter kernel by its installed kernel spec: make both
-    this interpreter, whatever the installed files' first lines say (a normal user may not enter
-    the folder of an interpreter made visible to it elsewhere: scripts/normal_user_env.sh)."""
-    shims, kernel = folder / "bin", folder / "jupyter" / "kernels" / "python3"
-    shims.mkdir()
-    kernel.mkdir(parents=True)
-    (shims / "alembic").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m alembic "$@"\n')
-    (shims / "alembic").chmod(0o755)
-    (kernel / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3", "language": "python"}))
-    return dict(env, PATH=os.pathsep.join([str(shims), env.get("PATH", "")]),
-                JUPYTER_PATH=os.pathsep.join(filter(None, [str(folder / "jupyter"), env.get("JUPYTER_PATH")])))
 
 
 # ---------------------------------------------------------------------- on a Dask worker

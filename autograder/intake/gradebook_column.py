@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.intake.roster import MAX_BYTES, RosterError, _norm, is_canvas
+from autograder.intake.student_csv import csv_text
 
 # The columns of Canvas's gradebook export that say who a row is (kept in the export: Canvas's
 # import needs them); every other column is an assignment or a total.
@@ -49,10 +50,7 @@ def read_target(path: Path, wanted: str | None, course_assignment: str, *, missi
     """The column `wanted` names in the roster at `path` (RosterError naming the file and line
     when none or several match); without `wanted`, a new column named `course_assignment`."""
     path = Path(path)
-    try:
-        text = path.read_bytes()[:MAX_BYTES].decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise RosterError(f"{path}: {err}") from None
+    text = csv_text(path, RosterError, "the LMS's gradebook export", MAX_BYTES)
     rows = csv.reader(io.StringIO(text, newline=""))
     header = tuple(next(rows, None) or ())
     normal = [_norm(h) for h in header]

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.intake.student_csv import csv_text
+
 MAX_BYTES = 16 * 1024 * 1024
 
 # normalised header name -> field, per field in order of preference
@@ -106,17 +108,7 @@ def _norm(header: str) -> str:
 
 def read_roster(path: Path) -> list[Person]:
     path = Path(path)
-    try:
-        raw = path.read_bytes()[: MAX_BYTES + 1]
-    except OSError as err:
-        raise RosterError(f"{path}: {err.strerror or err}") from None
-    if len(raw) > MAX_BYTES:
-        raise RosterError(f"{path}: larger than {MAX_BYTES // 2**20} MB; is it the roster?")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise RosterError(f"{path}: not UTF-8 (byte {err.start}); save it as \"CSV UTF-8\"") from None
-    return parse_roster(text, str(path))
+    return parse_roster(csv_text(path, RosterError, "the roster", MAX_BYTES), str(path))
 
 
 def is_canvas(normal: list[str]) -> bool:

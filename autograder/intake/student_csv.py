@@ -1,5 +1,6 @@
-"""A small CSV of the instructor's keyed by student (`student,<column>`: submission times,
-extensions): read under a size cap, its header checked, each row with where it is for messages."""
+"""The instructor's CSV files (rosters, gradebook exports, overrides, submission times,
+extensions): read under a size cap with a message that says what is wrong; a small one keyed by
+student (`student,<column>`) row by row, its header checked, each row with where it is."""
 
 from __future__ import annotations
 
@@ -11,14 +12,28 @@ from pathlib import Path
 MAX_BYTES = 4 * 2**20
 
 
+def csv_text(path: Path, error: type[Exception], what: str, max_bytes: int = MAX_BYTES) -> str:
+    """The text of the CSV at `path` (a byte-order mark dropped); `error` naming the file when it
+    cannot be read, is larger than `max_bytes` (`what` says which file was expected) or is not UTF-8."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)      # never more than the cap in memory
+    except OSError as err:
+        raise error(f"{path}: {err.strerror or err}") from None
+    if len(raw) > max_bytes:
+        raise error(f"{path}: larger than {max_bytes // 2**20} MB; is it {what}?")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not UTF-8 (byte {err.start}); save it as \"CSV UTF-8\"") from None
+
+
 def student_rows(path: Path, column: str, error: type[Exception]) -> Iterator[tuple[str, str, str]]:
     """(where: "FILE line N", student, the row's `column`) for each non-empty row; raises `error`
     when the file cannot be read or its header lacks `student` or `column`."""
     path = Path(path)
-    try:
-        text = path.read_bytes()[:MAX_BYTES].decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise error(f"{path}: {err}") from None
+    text = csv_text(path, error, f"a CSV of student,{column}")
     reader = csv.reader(io.StringIO(text, newline=""))
     header = [h.strip().lower() for h in next(reader, [])]
     if "student" not in header or column not in header:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder.config.course import CourseConfig
+from autograder.intake.student_csv import csv_text
 from autograder.results import SubmissionResult
 
 COLUMNS = ("student", "check", "points", "reason", "who")
@@ -96,15 +97,7 @@ def read_overrides(path: Path, course: CourseConfig, students: set[str]) -> Over
     students: any row that names an unknown student or check, or points out of range, is an
     OverrideError naming its line (all of them, before anything is written)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()[: MAX_BYTES + 1]
-        text = raw.decode("utf-8-sig")
-    except OSError as err:
-        raise OverrideError(f"{path}: {err.strerror or err}") from None
-    except UnicodeDecodeError as err:
-        raise OverrideError(f"{path}: not UTF-8 (byte {err.start}); save it as \"CSV UTF-8\"") from None
-    if len(raw) > MAX_BYTES:
-        raise OverrideError(f"{path}: larger than {MAX_BYTES // 2**20} MB; is it the overrides file?")
+    text = csv_text(path, OverrideError, "the overrides file", MAX_BYTES)
     reader = csv.reader(io.StringIO(text, newline=""))
     header = [h.strip().lower() for h in next(reader, [])]
     missing = [c for c in COLUMNS[:3] if c not in header]
