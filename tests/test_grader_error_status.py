@@ -59,3 +59,36 @@ def test_a_grader_error_is_its_own_status_everywhere(tmp_path, monkeypatch):
     assert "**grader error**, no score" in feedback
     export = list(csv.DictReader(io.StringIO((out / "export-gradescope-csv.csv").read_text(encoding="utf-8"))))
     assert {r["Name"]: r["Total Score"] for r in export} == {"ada": "7", "cleo": ""}     # no 0 sent to the LMS
+
+
+def test_a_grader_error_the_instructor_scores_by_hand_is_graded(tmp_path, monkeypatch):
+    """The instructor grades cleo's work by hand (overrides.csv): her status is graded, her total
+    the points given, and the LMS gets them."""
+    import autograder.grading.local_grading as local_grading
+
+    real_grade = local_grading.grade
+
+    def failing_for_cleo(student, course, sandbox, *args, **kwargs):
+        if student.name == "cleo":
+            raise RuntimeError("the sandbox went away")
+        return real_grade(student, course, sandbox, *args, **kwargs)
+
+    monkeypatch.setattr(local_grading, "grade", failing_for_cleo)
+    course = _course(tmp_path)
+    cls = tmp_path / "class"
+    for name in ("ada", "cleo"):
+        (cls / name).mkdir(parents=True)
+        (cls / name / f"{HAND}.py").write_bytes(RIGHT)
+    overrides = tmp_path / "overrides.csv"
+    overrides.write_text(f"student,check,points,reason,who\ncleo,{HAND},6,graded by hand,TA Kim\n", encoding="utf-8")
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--course", str(course), "grade", str(cls), "--out", str(out), "--jobs", "1",
+                     "--overrides", str(overrides), "--export", "gradescope-csv"]) == 0
+
+    grades = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
+    assert (grades["cleo"]["status"], grades["cleo"]["total"]) == ("graded", "6")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["statuses"] == {"graded": 2}
+    export = list(csv.DictReader(io.StringIO((out / "export-gradescope-csv.csv").read_text(encoding="utf-8"))))
+    assert {r["Name"]: r["Total Score"] for r in export} == {"ada": "7", "cleo": "6"}

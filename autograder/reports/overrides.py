@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder.config.course import CourseConfig
 from autograder.intake.student_csv import csv_text
-from autograder.results import SubmissionResult
+from autograder.results import SubmissionResult, Why
 
 COLUMNS = ("student", "check", "points", "reason", "who")
 EXCUSED_WORDS = ("excused", "ex")
@@ -69,13 +69,13 @@ class Overrides:
                     for c in ex.checks:
                         given = min(c.max_score, left)
                         left -= given
-                        checks.append(replace(c, score=given))
+                        checks.append(_given(c, given))
                     audit.append(_audit(o, ex.score, o.points))
                     ex = replace(ex, checks=tuple(checks))
                 elif any(c.check_id == o.target for c in ex.checks):
                     original = next(c.score for c in ex.checks if c.check_id == o.target)
                     audit.append(_audit(o, original, o.points))
-                    ex = replace(ex, checks=tuple(replace(c, score=o.points) if c.check_id == o.target else c
+                    ex = replace(ex, checks=tuple(_given(c, o.points) if c.check_id == o.target else c
                                                   for c in ex.checks))
                 exercises.append(ex)
             result = replace(result, exercises=tuple(exercises))
@@ -84,6 +84,12 @@ class Overrides:
     def audit_absent(self, student: str) -> list[dict]:
         """The trail of a roster student with no submission (only `excused` applies)."""
         return [_audit(o, None, None) for o in self.by_student.get(student, ()) if o.points is None]
+
+
+def _given(check, points: float):
+    """`check` scored by the instructor: a check the grader failed on is graded now (its student's
+    status follows), whatever else the grader found stays for the feedback."""
+    return replace(check, score=points, reason=Why.none if check.reason == Why.grader_error else check.reason)
 
 
 def _audit(o: Override, original: float | None, overridden: float | None) -> dict:
