@@ -555,6 +555,40 @@ def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
     assert scores == {"ada": 53.0, "ben": 0.0}
 
 
+def test_a_grader_error_goes_to_formgraders_manual_grading_not_as_a_zero(tmp_path, capsys, monkeypatch):
+    """The grader failed on ben's work: the gradebook holds no score of his (nbgrader's export
+    would say 0, the student's doing), his tasks need manual grading, and the command says so."""
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    import autograder.grading.local_grading as local_grading
+    from autograder.cli import main
+    from autograder.config import KIT_ROOT
+
+    real_grade = local_grading.grade
+
+    def failing_for_ben(student, *args, **kwargs):
+        if student.name == "ben":
+            raise RuntimeError("the sandbox went away")
+        return real_grade(student, *args, **kwargs)
+
+    monkeypatch.setattr(local_grading, "grade", failing_for_ben)
+    klass = tmp_path / "class" / "submitted"
+    for student in ("ada", "ben"):
+        shutil.copytree(KIT_ROOT / "demo" / "class" / "ada", klass / student / "self_attention")
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    assert main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--jobs", "1",
+                 "--gradebook", url]) == 0
+    assert "a grader error left 1 to grade by hand in formgrader (ben)" in capsys.readouterr().out
+    with Gradebook(url) as gb:
+        grades = {s.student.id: [g for nb in s.notebooks for g in nb.grades]
+                  for s in gb.assignment_submissions("self_attention")}
+        assert grades["ben"] and all(g.auto_score is None and g.needs_manual_grade for g in grades["ben"])
+        assert all(g.auto_score is not None and not g.needs_manual_grade for g in grades["ada"])
+        assert sum(g.score for g in grades["ada"]) == 53.0
+
+
 # --------------------------------------------------------------------------- a hostile kernel changes nothing
 
 UNMARK = 'import os\nos.environ.pop("ATTNKIT_AUTOGRADE", None)   # make the test cells run their grader here\n'

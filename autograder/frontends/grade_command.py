@@ -152,7 +152,10 @@ def cmd_grade(args, console: Console, course) -> int:
         except GradebookError as err:
             console.print(f"[red]--gradebook {args.gradebook}: {err}[/]", markup=False)
             return 2
-        console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}")
+        by_hand = sorted(s for s, total in written.items() if total is None)
+        console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}"
+                      + (f"; a grader error left {len(by_hand)} to grade by hand in formgrader ({', '.join(by_hand[:10])}"
+                         f"{' ...' if len(by_hand) > 10 else ''})" if by_hand else ""), markup=False, highlight=False)
     return 0
 
 

@@ -22,16 +22,17 @@ import warnings
 from collections.abc import Iterable
 
 from autograder.config.course import CourseConfig
-from autograder.results import SubmissionResult
+from autograder.results import SubmissionResult, Why
 
 
 class GradebookError(Exception):
     """The gradebook does not fit the course (e.g. a grade cell with other points)."""
 
 
-def write_gradebook(results: Iterable[SubmissionResult], db_url: str, course: CourseConfig) -> dict[str, float]:
+def write_gradebook(results: Iterable[SubmissionResult], db_url: str, course: CourseConfig) -> dict[str, float | None]:
     """Write each result's score per task into the gradebook at ``db_url``; return
-    {student: the total written}. Students, the assignment, its notebooks, grade cells and
+    {student: the total written, None where a grader error left tasks to grade by hand (no
+    score written there, marked for manual grading in formgrader)}. Students, the assignment, its notebooks, grade cells and
     submissions are created when missing. Raises GradebookError when the gradebook already
     holds a kit grade cell with other points than course.yml gives it."""
     results = list(results)
@@ -41,7 +42,7 @@ def write_gradebook(results: Iterable[SubmissionResult], db_url: str, course: Co
         return _write(results, db_url, course)
 
 
-def _write(results: list[SubmissionResult], db_url: str, course: CourseConfig) -> dict[str, float]:
+def _write(results: list[SubmissionResult], db_url: str, course: CourseConfig) -> dict[str, float | None]:
     from nbgrader.api import Gradebook, MissingEntry
 
     from autograder.nbgrader.course import task_points, tasks, task_grade_id
@@ -59,21 +60,27 @@ def _write(results: list[SubmissionResult], db_url: str, course: CourseConfig) -
                 gb.find_submission(assignment, result.student)
             except MissingEntry:
                 gb.add_submission(assignment, result.student)
-            total = 0.0
+            total: float | None = 0.0
             for exercise in result.exercises:
                 if exercise.stem not in course.exercises:
                     continue
                 submitted_nb = gb.find_submission_notebook(exercise.stem, assignment, result.student)
                 scores = {c.check_id: c.score for c in exercise.checks}
+                failed = {c.check_id for c in exercise.checks if c.reason == Why.grader_error}
                 for task, ids in tasks(course, exercise.stem).items():
                     if task_points(course, ids) <= 0:
                         continue
-                    score = float(sum(scores.get(cid, 0.0) for cid in ids))
                     grade = _find_or_add_grade(gb, cells[(exercise.stem, task)], submitted_nb, task_grade_id(task),
                                                exercise.stem, result.student)
+                    if failed & set(ids):
+                        # Not the student's 0: left for the instructor, as formgrader's manual grading.
+                        grade.auto_score, grade.needs_manual_grade = None, grade.manual_score is None
+                        total = None
+                        continue
+                    score = float(sum(scores.get(cid, 0.0) for cid in ids))
                     grade.auto_score = score
                     grade.needs_manual_grade = grade.manual_score is not None
-                    total += score
+                    total = None if total is None else total + score
             gb.db.commit()
             written[result.student] = total
     return written
