@@ -45,9 +45,10 @@ def cmd_check(args, console: Console | None) -> int:
     with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
         # what the grading needs after its first wait for the child (the inputs' generator), and
         # the report after it; the diagnosis is imported where a check failed (grading/submission.py)
-        beside = import_beside("numpy.random", "autograder.reports.table")
+        beside = import_beside("numpy.random", "autograder.reports.table") if on("import_beside") else None
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
-        beside.join()
+        if beside is not None:
+            beside.join()
         from autograder.reports.table import print_report
 
         console = make_console()
@@ -358,12 +359,11 @@ def run() -> None:
     """The program (`attnkit`, `python -m autograder.cli`): main(), then out; a check at once,
     without the interpreter's teardown (autograder/frontends/leave.py)."""
     args = parse(sys.argv[1:])
-    if args.command == "check" and not args.watch:
+    if args.command == "check" and not args.watch and on("check_without_gc"):
         import gc
 
-        # One short process: the collector's passes over what the imports make (about 60 of them,
-        # 15-20 ms of a cold check, issue 23.4) would free next to nothing before it exits. A
-        # watcher, which lives on, keeps it.
+        # One short process: the collector's passes over what the imports make would free next to
+        # nothing before it exits. A watcher, which lives on, keeps it.
         gc.disable()
     code = dispatch(args)
     if args.command == "check" and on("leave_now"):

@@ -2,9 +2,11 @@
 
     python benchmarks/bench_speedups.py [--rounds 5] [--students 40] [--saves 3] [--only NAME,...]
 
-Three paths, each a command in a fresh process, as a user runs it:
+Four paths, each a command in a fresh process, as a user runs it:
   - "check": `attnkit check --submission solutions` (all five exercises, cold: what a student or
     an instructor waits for);
+  - "first-check": the same with an empty cache folder each run (ATTNKIT_CACHE_DIR): the first
+    check on a machine, the reference's answers not on disk yet;
   - "class": `attnkit grade CLASS --out OUT --regrade --no-preflight` on a class built by
     bench_class.build_class (honest styles, bugs, notebooks, two that hang);
   - "watch": benchmarks/bench_watch.py, a warm session re-grading each exercise after a save; its
@@ -45,7 +47,9 @@ from benchmarks import record  # noqa: E402
 from autograder.speedups import SPEEDUPS, SWITCH  # noqa: E402
 
 # The paths where each speed-up claims its gain.
-TARGET = {"course_cache": ("check",), "leave_now": ("check",)}
+TARGET = {"course_cache": ("check",), "leave_now": ("check",), "prefetch_expected": ("first-check",),
+          "first_calls": ("check", "class"), "import_beside": ("check",), "check_without_gc": ("check",),
+          "zygote_imports_without_gc": ("check",), "malloc_thresholds": ("check", "class")}
 PR_SET_CHILD_SUBREAPER = 36
 GAIN = 1.10
 
@@ -97,7 +101,8 @@ def commands(work: Path, students: int, saves: int) -> dict[str, list[str]]:
     build_class(class_dir, students)
     bench_course(work, 2.0, 3.0)
     python = [sys.executable, "-m", "autograder.cli"]
-    return {"check": [*python, "check", "--submission", str(ROOT / "solutions")],
+    check = [*python, "check", "--submission", str(ROOT / "solutions")]
+    return {"check": check, "first-check": check,
             "class": [*python, "--course", str(work / "course.yml"), "grade", str(class_dir), "--out",
                       str(work / "out"), "--regrade", "--no-preflight"],
             "watch": [sys.executable, str(ROOT / "benchmarks" / "bench_watch.py"), "--saves", str(saves)]}
@@ -113,13 +118,18 @@ def measure(cmds: dict[str, list[str]], names: list[str], rounds: int, work: Pat
     runs = {path: {label: {"wall_s": [], "cpu_s": []} for label in ls} for path, ls in labels.items()}
     watch_results = work / "watch-results"
     env_extra = {"ATTNKIT_BENCH_RESULTS": str(watch_results)}
+    fresh_caches = (work / f"cache-{n}" for n in range(1_000_000))
+
+    def env_for(path: str) -> dict[str, str]:
+        return {**env_extra, "ATTNKIT_CACHE_DIR": str(next(fresh_caches))} if path == "first-check" else env_extra
+
     for path in runs:
-        run(cmds[path], "1", env_extra)       # warm: bytecode, caches, the preflight marker
+        run(cmds[path], "1", env_for(path))       # warm: bytecode, caches, the preflight marker
     for _ in range(rounds):
         for path, by_label in runs.items():
             for label, figures in by_label.items():
                 fast = {"all on": "1", "all off": "0"}.get(label, label)
-                wall, cpu = run(cmds[path], fast, env_extra)
+                wall, cpu = run(cmds[path], fast, env_for(path))
                 if path == "watch":
                     wall, cpu = watch_figures(watch_results)
                 figures["wall_s"].append(wall)
@@ -160,7 +170,7 @@ def main(argv=None) -> int:
     p.add_argument("--students", type=int, default=40)
     p.add_argument("--saves", type=int, default=3, help="saves per exercise on the watch path")
     p.add_argument("--only", default="", help="these speed-ups only (comma-separated)")
-    p.add_argument("--paths", default="check,class,watch", help="these paths only (comma-separated)")
+    p.add_argument("--paths", default="check,first-check,class,watch", help="these paths only (comma-separated)")
     args = p.parse_args(argv)
     names = [n for n in (args.only.split(",") if args.only else SPEEDUPS) if n]
     paths = [p for p in args.paths.split(",") if p]

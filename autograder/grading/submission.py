@@ -30,6 +30,7 @@ from autograder.grading.student_implementation import StudentImplementation
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.sandbox import Sandbox
 from autograder.sandbox.outcome import Reason
+from autograder.speedups import on
 from autograder.variants import variant_for
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     sources = load_submission(Path(folder), tuple(s for s in stems if s not in given))
     sources.update((stem, given[stem]) for stem in stems if stem in given)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
-    if getattr(sandbox, "interactive", False):
+    if getattr(sandbox, "interactive", False) and on("prefetch_expected"):
         prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed,
                           variant)
     # One budget for the whole submission: a slow one cannot hold the class.
@@ -156,10 +157,11 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
                                             source=loaded.source)
             found: dict[str, Diagnosis | None] = {}
             answers: dict[str, tuple[Any, Context]] = {}
+            ahead = (lambda group: student.ask_ahead(group, lambda c: _expected(c, course.seed, variant)[0])) \
+                if on("first_calls") else None
             results = _without_ruled_out(
                 _visible_first(checks, course,
-                               lambda check: run_check(check, student, course, found, answers, variant),
-                               lambda group: student.ask_ahead(group, lambda c: _expected(c, course.seed, variant)[0])),
+                               lambda check: run_check(check, student, course, found, answers, variant), ahead),
                 checks, found, answers, course, variant)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
