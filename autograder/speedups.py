@@ -21,12 +21,7 @@ SWITCH = "ATTNKIT_FAST"
 SPEEDUPS = {
     "course_cache": "a course validated before is read without pydantic",
     "leave_now": "`attnkit check` exits without the interpreter's teardown",
-    "prefetch_expected": "`attnkit check` makes the reference's slow answers in a thread while children run",
-    "first_calls": "an exercise's first calls asked of its child in one request before its checks run",
-    "import_beside": "`attnkit check` imports the report's modules in a thread while it waits for answers",
-    "check_without_gc": "`attnkit check` (one short process) runs with the garbage collector off",
     "zygote_imports_without_gc": "a zygote imports numpy and torch with the garbage collector off",
-    "malloc_thresholds": "a child's large arrays come from malloc's heap, not fresh pages from the kernel",
 }
 
 
