@@ -22,8 +22,8 @@ def _course(args):
 
 
 def cmd_check(args, console: Console | None) -> int:
-    """`console` is None: made when the first line is printed, so that rich's import (about 20 ms
-    of a cold check, issue 23.4) runs while the grading waits for the child's answers."""
+    """`console` is None: made when the first line is printed (rich is imported then, not before
+    the grading has started)."""
     course = _course(args)
     from autograder.grading.course_session import GradingSession
 
@@ -38,16 +38,11 @@ def cmd_check(args, console: Console | None) -> int:
     except SelectionError as err:
         make_console().print(str(err), style="red", markup=False)
         return 2
-    from autograder.frontends.cold_start import import_beside
     from autograder.variants.identity import recorded_identity
 
     identity = args.student or recorded_identity(folder)     # whose numbers (course.yml variants:)
-    with GradingSession(course, only=only, identity=identity).start() as session:   # warms up while reports import
-        # what the grading needs after its first wait for the child (the inputs' generator), and
-        # the report after it; the diagnosis is imported where a check failed (grading/submission.py)
-        beside = import_beside("numpy.random", "autograder.reports.table")
+    with GradingSession(course, only=only, identity=identity).start() as session:
         result = session.grade(folder, stems=stems, student=args.name or folder.resolve().name)
-        beside.join()
         from autograder.reports.table import print_report
 
         console = make_console()
@@ -358,13 +353,6 @@ def run() -> None:
     """The program (`attnkit`, `python -m autograder.cli`): main(), then out; a check at once,
     without the interpreter's teardown (autograder/frontends/leave.py)."""
     args = parse(sys.argv[1:])
-    if args.command == "check" and not args.watch:
-        import gc
-
-        # One short process: the collector's passes over what the imports make (about 60 of them,
-        # 15-20 ms of a cold check, issue 23.4) would free next to nothing before it exits. A
-        # watcher, which lives on, keeps it.
-        gc.disable()
     code = dispatch(args)
     if args.command == "check" and on("leave_now"):
         from autograder.frontends.leave import leave_now

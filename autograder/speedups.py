@@ -21,6 +21,7 @@ SWITCH = "ATTNKIT_FAST"
 SPEEDUPS = {
     "course_cache": "a course validated before is read without pydantic",
     "leave_now": "`attnkit check` exits without the interpreter's teardown",
+    "zygote_imports_without_gc": "a zygote imports numpy and torch with the garbage collector off",
 }
 
 

@@ -1,23 +1,17 @@
 """Calls made together. One function called anew with several arguments in one request
 (Session.call_each): the scaling checks' many small runs; the outcomes are those of the calls
 made one after another, up to the first that does not answer; a child's malformed answer is
-refused. Several calls sent in one write and answered in turn (Session.call_many): the first
-calls of an exercise's checks, asked before the checks run (grading/first_calls.answered_ahead);
-each answer is what the call made alone gives, within its own time limit; the calls after one
-that hangs or crashes are left for their checks to make; a provided function's answer reaches
-the child behind the calls queued before it; the hidden checks' calls are asked only once the
-visible ones are graded."""
+refused."""
 
 from __future__ import annotations
 
 import textwrap
 
-import numpy as np
 import pytest
 
-from autograder.sandbox import Limits, Reason, Sandbox
+from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.session import MANY_BYTES, _one_answer_each
+from autograder.sandbox.session import _one_answer_each
 
 # The wall backstop far off: a hang starved by a loaded machine still meets its CPU limit first.
 LIMITS = Limits(call_timeout=1.0, import_timeout=5.0, memory_mb=512, cpu_seconds=20, max_processes=64,
@@ -131,85 +125,3 @@ def test_a_forged_answer_is_refused_and_its_child_killed(sandbox):
         (refused,) = _each(s, [1, 2])
         assert refused.status == "bad_return" and "not one answer per call" in refused.message
         assert not s._child.alive
-
-
-def _asked(*pairs):
-    return [(name, [], {"x": x}, "array") for name, x in pairs]
-
-
-def test_each_answer_is_the_call_made_alone_in_the_order_asked(sandbox):
-    with sandbox.session("attention", COUNTING, "attention.py") as s:
-        together = s.call_many(_asked(("twice", 1), ("half", 4), ("twice", 3), ("twice", 2)))
-        apart = [s.call(name, [], {"x": x}, returns="array") for name, x in (("twice", 1), ("half", 4),
-                                                                              ("twice", 3), ("twice", 2))]
-        assert [o.status for o in together] == [o.status for o in apart] == ["ok", "ok", "raised", "ok"]
-        assert [o.value.tolist() for o in together if o.status == "ok"] == [[2.0], [2.0], [4.0]]
-        assert "three is not allowed" in together[2].message and together[2].error.type == "ValueError"
-        assert s.call("calls_made", [], {}, returns="array").value.tolist() == [1, -4, 3, 2] * 2
-
-
-def test_a_call_that_hangs_has_its_own_limit_and_leaves_the_rest_to_their_checks(sandbox):
-    with sandbox.session("attention", COUNTING, "attention.py") as s:
-        outcomes = s.call_many(_asked(("twice", 1), ("twice", 5), ("half", 2), ("twice", 2)))
-        assert [o.status if o is not None else None for o in outcomes] == ["ok", "timeout", None, None]
-        hung = outcomes[1]     # stopped by one call's CPU limit, not the four calls'
-        assert (hung.reason, hung.message) == (Reason.CPU, "stopped after 1 s"), hung
-        again = s.call("twice", [], {"x": 2}, returns="array")
-        assert again.status == "timeout" and "not run again" in again.message
-        assert s.call("half", [], {"x": 2}, returns="array").value.tolist() == [1.0]    # a fresh child
-        assert s.call("calls_made", [], {}, returns="array").value.tolist() == [-2]
-
-
-def test_a_crash_leaves_the_calls_after_it_unanswered(sandbox):
-    with sandbox.session("attention", COUNTING, "attention.py") as s:
-        outcomes = s.call_many(_asked(("half", 2), ("twice", 6), ("twice", 1)))
-        assert [o.status if o is not None else None for o in outcomes] == ["ok", "crashed", None]
-        assert s.call("twice", [], {"x": 1}, returns="array").value.tolist() == [2.0]
-
-
-def test_frames_too_large_for_one_write_are_not_sent_together(sandbox):
-    with sandbox.session("attention", COUNTING, "attention.py") as s:
-        big = np.zeros(MANY_BYTES // 8 + 1)
-        assert s.call_many([("half", [], {"x": big}, "array"), ("half", [], {"x": 1.0}, "array")]) == [None, None]
-        assert s.call("calls_made", [], {}, returns="array").value.tolist() == []
-
-
-MASKED = textwrap.dedent("""
-    import numpy as np
-    from attention import softmax
-
-    def masked(x):
-        return softmax(np.where(np.tril(np.ones_like(x)) > 0, x, -np.inf), axis=-1)
-""")
-
-
-def test_a_provided_function_answers_behind_the_calls_queued_before_it(sandbox):
-    from autograder.grading.submission import _provided
-
-    x = np.arange(9.0).reshape(3, 3)
-    with sandbox.session("causal_mask", MASKED, "causal_mask.py", provided=_provided("causal_mask")) as s:
-        outcomes = s.call_many([("masked", [], {"x": x * k}, "array") for k in (1, 2, 3)])
-        assert [o.status for o in outcomes] == ["ok"] * 3
-        for k, o in zip((1, 2, 3), outcomes):
-            assert o.value.tolist() == s.call("masked", [], {"x": x * k}, returns="array").value.tolist()
-        assert np.allclose(outcomes[0].value.sum(axis=-1), 1.0)
-
-
-def test_the_hidden_checks_calls_are_asked_once_every_visible_check_is_graded(course):
-    from autograder.checks import CHECKS
-    from autograder.grading.submission import _visible_first
-
-    checks = list(CHECKS["attention"])
-    hidden = {c.id for c in checks if course.check(c.id).hidden}
-    assert hidden and len(hidden) < len(checks)
-    events = []
-    results = _visible_first(checks, course, lambda c: events.append(("graded", c.id)) or c.id,
-                             lambda group: events.append(("asked", tuple(c.id for c in group))))
-    assert results == tuple(c.id for c in checks)          # in the checks' order
-    asked = [i for i, e in enumerate(events) if e[0] == "asked"]
-    assert len(asked) == 2
-    first, second = events[asked[0]][1], events[asked[1]][1]
-    assert set(first) == {c.id for c in checks} - hidden and set(second) == hidden
-    graded_visible = [i for i, e in enumerate(events) if e[0] == "graded" and e[1] not in hidden]
-    graded_hidden = [i for i, e in enumerate(events) if e[0] == "graded" and e[1] in hidden]
-    assert asked[0] < min(graded_visible) and max(graded_visible) < asked[1] < min(graded_hidden)

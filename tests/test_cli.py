@@ -132,23 +132,6 @@ def test_a_pipe_gets_whole_lines(tmp_path):
         assert any(mis.hint in line for line in lines), mis.id
 
 
-def test_a_module_imported_beside_is_there_after_join_and_its_failure_is_left_to_the_caller():
-    """`attnkit check` imports the terminal report (rich) in a thread while it grades: joined, the
-    module is imported; a module that fails to import raises nothing in the thread, and the main
-    thread's own import says what is wrong."""
-    import importlib
-    import sys
-
-    from autograder.frontends.cold_start import import_beside
-
-    sys.modules.pop("autograder.reports.table", None)
-    import_beside("autograder.reports.table").join()
-    assert "autograder.reports.table" in sys.modules
-    import_beside("autograder.no_such_module_here").join()
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("autograder.no_such_module_here")
-
-
 def _children_of(pid: int) -> set[int]:
     found = set()
     for entry in Path("/proc").iterdir():

@@ -358,3 +358,19 @@ def test_the_hint_is_decided_once_and_hidden_checks_reveal_no_inputs(course, san
     assert "mask_after_softmax" in hidden.misconceptions
     observation = visible.hint.split(". ", 1)[0]         # what was seen: rows, positions, numbers
     assert observation not in hidden.hint and "row" not in hidden.hint.split(":")[0]
+
+
+def test_the_hidden_checks_are_graded_once_every_visible_check_is(course):
+    """The child may remember what it was given: the visible checks run first, the results stay in
+    the checks' order."""
+    from autograder.checks import CHECKS
+    from autograder.grading.submission import _visible_first
+
+    checks = list(CHECKS["attention"])
+    hidden = {c.id for c in checks if course.check(c.id).hidden}
+    assert hidden and len(hidden) < len(checks)
+    graded = []
+    results = _visible_first(checks, course, lambda c: graded.append(c.id) or c.id)
+    assert results == tuple(c.id for c in checks)
+    first_hidden = min(i for i, name in enumerate(graded) if name in hidden)
+    assert not hidden & set(graded[:first_hidden]) and not set(graded[first_hidden:]) - hidden

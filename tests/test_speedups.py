@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,23 @@ def test_a_class_grades_the_same_with_every_speedup_off(tmp_path):
         grades[fast + "-results"] = results
     assert grades["1"] == grades["0"]
     assert grades["1-results"] == grades["0-results"]
+
+
+def test_a_zygote_started_with_its_speedup_off_is_told_so():
+    """zygote_imports_without_gc reaches the zygote in its configuration (the switch is not in its
+    environment): off, it imports with the collector on."""
+    from autograder.sandbox import zygote_process
+
+    told = {}
+
+    def popen(cmd, **kwargs):
+        told[os.environ[SWITCH]] = json.loads(cmd[-1])["imports_without_gc"]
+        raise OSError("not started: the test only reads how")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(zygote_process.subprocess, "Popen", popen)
+        for fast in ("1", "0", "-zygote_imports_without_gc", "-leave_now"):
+            patch.setenv(SWITCH, fast)
+            with pytest.raises(OSError, match="not started"), socket.socket() as ctrl:
+                zygote_process.start_zygote_script({}, ctrl, None)
+    assert told == {"1": True, "0": False, "-zygote_imports_without_gc": False, "-leave_now": True}

@@ -30,8 +30,8 @@ _LOCKS: dict[tuple, threading.Lock] = {}
 
 
 def lock_for(key: tuple) -> threading.Lock:
-    """One lock per answer being made: the grader's threads (grading.prefetch_expected) make
-    each reference answer once, and wait for one another rather than make it twice."""
+    """One lock per answer being made: the grader's threads (a class's lanes) make each
+    reference answer once, and wait for one another rather than make it twice."""
     with _LOCKS_GUARD:
         return _LOCKS.setdefault(key, threading.Lock())
 

@@ -29,7 +29,7 @@ class GradingSession:
         if self._sandbox is None:
             from autograder.grading.grade import grading_sandbox
 
-            self._sandbox = grading_sandbox(self.course.limits, interactive=True)     # a student waits
+            self._sandbox = grading_sandbox(self.course.limits)
         return self
 
     @property

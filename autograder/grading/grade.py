@@ -30,16 +30,14 @@ from autograder.sandbox import Sandbox
 
 
 def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolation: bool = False,
-                    many: bool = False, interactive: bool = False) -> Sandbox:
+                    many: bool = False) -> Sandbox:
     """The sandbox every path grades in, with the course's limits. `hide`: folders the submission's
     code must not read (the upload, the course, other students). `many`: it grades many
     submissions (a class's lane, a Dask worker): some file will want torch and matplotlib together,
-    so its torch zygote has both (one torch start, not one per kind). `interactive`: a student waits
-    (check, watch), so its work may spread over the cores."""
+    so its torch zygote has both (one torch start, not one per kind)."""
     box = Sandbox(limits, hide=tuple(str(p) for p in hide), require_isolation=require_isolation)
     if many:
         box.zygotes.torch_with_matplotlib = True
-    box.interactive = interactive and len(os.sched_getaffinity(0)) > 1
     return box
 
 

@@ -1,14 +1,12 @@
 """The submission's functions as the checks call them (`StudentImplementation`): through the
-sandbox's session of one file, an answer asked ahead taken first (first_calls.answered_ahead),
-plain data back or a StudentCallError that says what the call did."""
+sandbox's session of one file, plain data back or a StudentCallError that says what the call did."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from autograder.checks.base import Check, RaisedError, StudentCallError
+from autograder.checks.base import RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
-from autograder.grading.first_calls import answered_ahead
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason
 
@@ -29,10 +27,6 @@ class StudentImplementation:
         self._defined_in_skipped = defined_in_skipped or {}   # name -> a skipped cell that defines it
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
-
-    def ask_ahead(self, checks: list[Check], inputs_of) -> None:
-        """The first calls of these checks asked now, in one request (first_calls.answered_ahead)."""
-        answered_ahead(self._session, checks, inputs_of)
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in RETURNS[self._stem]:
@@ -58,9 +52,7 @@ class StudentImplementation:
         key = _cache_key(name, args, kwargs) if cached else None
         if key is not None and key in self._cache:
             return self._unwrap(name, self._cache[key])
-        outcome = self._session.collect(name, list(args), kwargs)      # asked ahead (ask_ahead)
-        if outcome is None:
-            outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
+        outcome = self._session.call(name, list(args), kwargs, returns=RETURNS[self._stem][name])
         if key is not None:
             self._cache[key] = outcome
         return self._unwrap(name, outcome)

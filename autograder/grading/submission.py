@@ -8,7 +8,6 @@ so no path can skip it.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 from contextlib import ExitStack
@@ -61,9 +60,6 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     sources = load_submission(Path(folder), tuple(s for s in stems if s not in given))
     sources.update((stem, given[stem]) for stem in stems if stem in given)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
-    if getattr(sandbox, "interactive", False):
-        prefetch_expected([c for stem in stems for c in CHECKS[stem] if only is None or c.id in only], course.seed,
-                          variant)
     # One budget for the whole submission: a slow one cannot hold the class.
     with sandbox.budget(course.limits.submission_timeout) as budget:
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only,
@@ -158,8 +154,7 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
             answers: dict[str, tuple[Any, Context]] = {}
             results = _without_ruled_out(
                 _visible_first(checks, course,
-                               lambda check: run_check(check, student, course, found, answers, variant),
-                               lambda group: student.ask_ahead(group, lambda c: _expected(c, course.seed, variant)[0])),
+                               lambda check: run_check(check, student, course, found, answers, variant)),
                 checks, found, answers, course, variant)
     note = "; ".join(n for n in (loaded.note, *skipped) if n)
     return ExerciseResult(stem, title, results, graded_file=loaded.filename, note=note)
@@ -172,16 +167,12 @@ def _provided(stem: str) -> dict[str, dict[str, Any]]:
     return provided_for(stem)
 
 
-def _visible_first(checks: list[Check], course: CourseConfig, grade, ahead=None) -> tuple[CheckResult, ...]:
+def _visible_first(checks: list[Check], course: CourseConfig, grade) -> tuple[CheckResult, ...]:
     """Grades the visible checks before the hidden ones (results in the checks' order): the child
-    may remember what it was given, and after the first hidden check nothing it says is shown.
-    `ahead(group)`: called with each group before it is graded (the hidden checks' calls are
-    asked once every visible check is done)."""
+    may remember what it was given, and after the first hidden check nothing it says is shown."""
     graded: dict[int, CheckResult] = {}
     for hidden in (False, True):
         group = [i for i in range(len(checks)) if course.check(checks[i].id).hidden == hidden]
-        if group and ahead is not None:
-            ahead([checks[i] for i in group])
         graded.update((i, grade(checks[i])) for i in group)
     return tuple(graded[i] for i in range(len(checks)))
 
@@ -200,7 +191,7 @@ def _import_reason(outcome) -> str:
 
 def _expected(check: Check, seed: int, variant: Variant | None = None) -> tuple[dict[str, Any], Any]:
     """Inputs and the reference's answer: the same for every student without variants, so made
-    once per run (and once only when `prefetch_expected`'s thread is making it too). With a
+    once per run (and once only when several grading threads ask at once). With a
     variant: a random check's inputs come from the variant's seed, the hand computation's from its
     numbers; a check that depends on neither is the same for everyone still."""
     seed, varied = _made_for(check, seed, variant)
@@ -221,25 +212,6 @@ def _made_for(check: Check, seed: int, variant: Variant | None) -> tuple[int, Va
 def expected_answer(check: Check, seed: int, variant: Variant | None = None) -> tuple[dict[str, Any], Any]:
     """A check's inputs and the reference's answer for them (the handout ships the visible ones)."""
     return _expected(check, seed, variant)
-
-
-def prefetch_expected(checks: Collection[Check], seed: int, variant: Variant | None = None) -> None:
-    """Starts making, in a thread, the reference answers that cost the most when they are not on
-    disk yet (a first run on a machine): the scaling expectations (0.1 s each) and multihead's.
-    The grader meanwhile waits for the children of the first exercises, so the work fills an
-    idle core instead of coming after them. Answers already kept are only read."""
-    slow = [c for c in checks if needs_torch(c.exercise) or c.expected_run is not None]
-    if slow:
-        threading.Thread(target=_make_quietly, args=(slow, seed, variant), daemon=True,
-                         name="attnkit-reference").start()
-
-
-def _make_quietly(checks: list[Check], seed: int, variant: Variant | None = None) -> None:
-    for check in checks:
-        try:
-            _expected(check, seed, variant)
-        except Exception:  # noqa: BLE001 - the grading thread makes it again and says what went wrong
-            pass
 
 
 @lru_cache(maxsize=256)

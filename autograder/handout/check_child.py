@@ -9,7 +9,6 @@ Kept apart from check.py so that check.py starts this child before it imports nu
 
 from __future__ import annotations
 
-import gc
 import importlib.machinery
 import importlib.util
 import json
@@ -51,21 +50,12 @@ def import_student(path: Path, files: dict):
     module = types.ModuleType(path.stem)
     module.__file__ = str(path)
     sys.modules[path.stem] = module
-    # No garbage collection while your file runs its imports: torch's import makes hundreds of
-    # thousands of objects and few cycles, and the collections it sets off slow it down noticeably.
-    # What exists then is frozen (never collected: this process is short-lived), else turning
-    # collection back on would scan it all at once.
-    gc.disable()
-    try:
-        if read.cells is None:
-            files[str(path)] = None
-            exec(compile(read.source, str(path), "exec", dont_inherit=True), module.__dict__)   # noqa: S102
-            skipped = []
-        else:
-            skipped = run_cells(read.cells, module.__dict__, str(path), files, check_errors.error_info)
-    finally:
-        gc.freeze()
-        gc.enable()
+    if read.cells is None:
+        files[str(path)] = None
+        exec(compile(read.source, str(path), "exec", dont_inherit=True), module.__dict__)   # noqa: S102
+        skipped = []
+    else:
+        skipped = run_cells(read.cells, module.__dict__, str(path), files, check_errors.error_info)
     return module, read.notes + [skipped_note(s) for s in skipped]
 
 

@@ -54,9 +54,6 @@ class Sandbox:
         if stems is None:   # the exercises' stems: importing one not provided is refused by name
             from autograder.checks.contract import STEMS as stems
         self.stems = tuple(stems)
-        # Set where a student waits (check, watch, pytest): the expected answers are made on the
-        # other core meanwhile (grading.prefetch_expected).
-        self.interactive = False
         self._closed = False
         self.zygotes = Zygotes(self.limits, startup_timeout)   # numpy-only, and torch / matplotlib when needed
         self._budget: Budget | None = None
@@ -245,17 +242,14 @@ class Sandbox:
             sent.failed = self._failed(sent, err)
         return sent
 
-    def receive(self, sent: Sent, provided: dict, *, restart_clock: bool = False):
-        """The answer to a `send`, as `roundtrip` gives it. `restart_clock`: the request's limits
-        count from now (a request sent ahead and read later; the child's CPU limit bounds the rest)."""
+    def receive(self, sent: Sent, provided: dict):
+        """The answer to a `send`, as `roundtrip` gives it."""
         if sent.failed is not None:
             return sent.failed
         child = sent.child
         self._settle(child)
         if child.unborn:
             return not_started("crashed", child.unborn)
-        if restart_clock:
-            sent.deadline = self._deadline(child, sent.timeout)
         try:
             header, blobs = receive_answer(child, sent.deadline, self.limits.max_frame_bytes, provided)
         except Exception as err:  # noqa: BLE001 - never let a child's bytes raise in the grader

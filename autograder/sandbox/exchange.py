@@ -147,8 +147,8 @@ class Deadline:
     def expired(self, answered: bool = False) -> str | None:
         """Why the request is over its time, or None. `answered`: its answer is waiting to be
         read, so only its CPU limit counts: the wall-clock rules (no progress, the backstop, the
-        budget) are about waiting for an answer, and a request read late (the calls after the
-        first of a `call_many`) must not be judged by when the grader came to read it."""
+        budget) are about waiting for an answer, and a request read late must not be judged by
+        when the grader came to read it."""
         now = time.monotonic()
         if self.budget is not None and self.budget.used >= self.budget.seconds and not answered:
             return Reason.BUDGET

@@ -68,16 +68,6 @@ class InertSession:
             return None
         return read_answer(head, blobs, "", kind)
 
-    @staticmethod
-    def call_many(calls: list, timeout: float | None = None) -> list:
-        """None each: asked ahead, a file of values would open its child for calls that only find
-        nothing to call; each is made when its check asks (`__getattr__`)."""
-        return [None] * len(calls)
-
-    def collect(self, function: str, args=(), kwargs: dict | None = None) -> None:
-        """Nothing asked ahead (`call_many`): opens no child; the child's, once it is open."""
-        return self._child_session.collect(function, args, kwargs) if self._child_session is not None else None
-
     def _session(self):
         if self._child_session is None:
             self._child_session = self._open_child()

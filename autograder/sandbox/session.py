@@ -18,8 +18,6 @@ from autograder.sandbox.outcome import CallOutcome, Limits, Reason
 from autograder.sandbox.inside.protocol import TensorArg
 from autograder.sandbox.validate import check_kind
 
-MANY_BYTES = 64 * 1024      # call_many's frames together: well inside a socket's buffer
-
 
 class Session:
     def __init__(self, sandbox, stem: str, source: Any, filename: str, provided: dict, needs: tuple[bool, bool]):
@@ -32,7 +30,6 @@ class Session:
         self._closed = False
         self._failure: CallOutcome | None = None   # what killed the last child
         self._not_again: dict[str, CallOutcome] = {}   # functions that hung or were refused: not called again
-        self._answered: dict[bytes, CallOutcome] = {}   # call_many's answers, read before they were asked for
         self._child, self.import_outcome = self._spawn()
         if self.import_outcome.status != "ok" and self._child is not None:
             self.sandbox.discard(self._child)
@@ -79,38 +76,6 @@ class Session:
         last = len(answers) - 1      # what the calls printed goes with the last (the one that failed, if one did)
         return [self._outcome(dict(answer, value=value), blobs, output if i == last else "", kind, child, function)
                 for i, (answer, value) in enumerate(zip(answers, values))]
-
-    def call_many(self, calls: list[tuple[str, list, dict, Any]], timeout: float | None = None) \
-            -> list[CallOutcome | None]:
-        """(function, args, kwargs, returns) each, sent in one write and answered in turn, as if
-        called one after another: each answer within its own time limit (`timeout`, else
-        call_timeout), counted from the answer before it. None for a call left unanswered, which
-        its caller makes itself: every call after one that hung, crashed or broke its child, all
-        of them when one is refused before anything is sent, or frames too large to send at once
-        (a child reading one while the grader still writes the next must not wait on its answer).
-        Each answer is also kept for `collect`."""
-        if not calls or any(self._refusal(function) is not None for function, *_ in calls):
-            return [None] * len(calls)
-        frames, asked = [], []
-        for function, args, kwargs, returns in calls:
-            kind, payload = check_kind(returns), _call_payload(args, kwargs)
-            seq, frame = self._frame({"op": "call", "function": function}, payload, kind)
-            frames.append(frame)
-            asked.append((function, seq, kind, _call_key(function, payload)))
-        if sum(map(len, frames)) > MANY_BYTES:
-            return [None] * len(calls)
-        child = self._child
-        sent = self.sandbox.send(child, b"".join(frames), self.limits.call_timeout if timeout is None else timeout)
-        outcomes: list[CallOutcome | None] = []
-        for function, seq, kind, key in asked:
-            if outcomes:     # the next answer's clocks (and its output) start at the one before
-                sent.start = child.output_size()
-            reply = self.sandbox.receive(sent, self.provided, restart_clock=bool(outcomes))
-            outcome = self._answered[key] = self._answer(function, seq, kind, child, reply)   # for `collect`
-            outcomes.append(outcome)
-            if isinstance(reply, CallOutcome) or not child.alive:
-                break
-        return outcomes + [None] * (len(calls) - len(outcomes))
 
     def attribute(self, name: str, returns: Any = "array", timeout: float | None = None) -> CallOutcome:
         return self._request(name, {"op": "attribute", "name": name}, {}, returns, timeout)
@@ -180,12 +145,6 @@ class Session:
                                output=output)
         return self._outcome(head, blobs, output, kind, child, name)
 
-    def collect(self, function: str, args=(), kwargs: dict | None = None) -> CallOutcome | None:
-        """The answer `call_many` read already for a call with these arguments, or None."""
-        if not self._answered:     # nothing asked ahead: no key to make
-            return None
-        return self._answered.pop(_call_key(function, _call_payload(args, kwargs)), None)
-
     def _outcome(self, head: dict, blobs: list, output: str, kind: Any, child, name: str) -> CallOutcome:
         outcome = read_answer(head, blobs, output, kind)
         if outcome.reason in (Reason.MEMORY, Reason.SANDBOX) or head.get("status") not in ANSWERED:
@@ -250,16 +209,6 @@ def _one_answer_each(head: dict, answers: Any, values: Any, asked: int) -> bool:
 
 def _call_payload(args, kwargs: dict | None) -> dict:
     return {"args": list(args), "kwargs": dict(kwargs or {})}
-
-
-def _call_key(function: str, payload: dict) -> bytes:
-    """The same function with the same arguments: the bytes the child would be sent."""
-    return protocol.message({"function": function}, payload)
-
-
-def call_key(function: str, args=(), kwargs: dict | None = None) -> bytes:
-    """A call's key (`_call_key`), from its arguments."""
-    return _call_key(function, _call_payload(args, kwargs))
 
 
 def _as_tensor(value: Any) -> Any:

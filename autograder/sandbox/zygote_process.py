@@ -18,13 +18,9 @@ from typing import Any
 from autograder.sandbox.cgroups import kill_tree
 from autograder.sandbox.interpreter import MissingModule, for_zygote
 from autograder.sandbox.outcome import SandboxError
+from autograder.speedups import on
 
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
-# glibc's malloc takes blocks this large or larger straight from the kernel (mmap), and gives back
-# the top of its heap past four times it. A child's arrays (the scaling experiment's, 4 MB each)
-# come from the heap, reused from one run to the next, instead of fresh pages the kernel fills with
-# zeros each time: the scaling child 96 -> 92-93 core-ms. Its memory limit is unchanged (RLIMIT_AS).
-MMAP_THRESHOLD = 32 << 20
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
 
 
@@ -52,10 +48,9 @@ def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess
     a zygote."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
-    env.update(MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD), MALLOC_TRIM_THRESHOLD_=str(4 * MMAP_THRESHOLD))
     return subprocess.Popen(
         [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
-         json.dumps({**config, **for_zygote()})],
+         json.dumps({**config, **for_zygote(), "imports_without_gc": on("zygote_imports_without_gc")})],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
 
