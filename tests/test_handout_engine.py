@@ -66,6 +66,10 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     assert cells.raised_note is check_notebook.raised_note
     assert stubs.check_forms is check_forms
     assert "choose(forms)" in Path(load.__file__).read_text()
+    # the sandbox's child runs a notebook's cells with check_notebook's loop, which its zygote loads
+    inside = KIT_ROOT / "autograder" / "sandbox" / "inside"
+    assert "NOTEBOOK.run_cells(" in (inside / "child.py").read_text()
+    assert '_load_handout_module("check_notebook"' in (inside / "zygote.py").read_text()
 
 
 def test_the_handouts_code_imports_nothing_of_the_kit_and_never_forks(handout):
@@ -129,6 +133,26 @@ DISPLAY_TIME_SCRATCH = [
 ]
 
 
+# Every way a notebook's run differs from a .py file's, in one notebook: IPython's names and
+# magics, and cells that raise (named by their number as Jupyter shows it, markdown counted).
+JUPYTER_RUN = [
+    "%matplotlib inline\nimport numpy as np\n",
+    "@solution",                                                        # cell 3: `%%time` over the work
+    "display(softmax(np.ones(3)))\nundefined_name + 1\n",              # cell 4: NameError on its line 2
+    "x = %time 5\nassert x == 6, 'my own check'\n",                    # cell 5: the student's own assert
+    "!pip install nothing\nshell = get_ipython()\n",
+    "raise SystemExit('stop here')\n",                                 # cell 7: Jupyter goes on even so
+    "after_the_exit = softmax(np.zeros(2))\n",
+]
+JUPYTER_RUN_NOTES = [
+    "cell 4 ('display(softmax(np.ones(3)))') raised NameError: name 'undefined_name' is not defined (line 2) "
+    "and was skipped",
+    "cell 5 ('x = %time 5') raised AssertionError: my own check (line 2) and was skipped",
+    "cell 7 (\"raise SystemExit('stop here')\") raised SystemExit: stop here (the module called sys.exit) "
+    "(line 1) and was skipped",
+]
+
+
 def _notebook(cells: list[str], crlf: bool = False) -> str:
     """A plain format-4 notebook of code cells, the solution's code split over two of them."""
     nl = "\r\n" if crlf else "\n"
@@ -169,6 +193,8 @@ def _cases() -> dict[str, dict[str, str]]:
         "notebook with display, time and a raising cell": {
             "causal_mask.ipynb": _notebook([*DISPLAY_TIME_SCRATCH, solution["causal_mask"]]),
             "scaling.ipynb": _notebook(["%%time\n" + solution["scaling"], DISPLAY_TIME_SCRATCH[2]])},
+        "notebook run as jupyter runs it": {"attention.ipynb": _notebook(
+            [("%%time\n" + attention) if cell == "@solution" else cell for cell in JUPYTER_RUN])},
         "hand answers rounded early": {"hand_computation.py": _rounded_early(solution["hand_computation"])},
         "crlf": {"attention.py": attention.replace("\n", "\r\n"),
                  "causal_mask.ipynb": _notebook([solution["causal_mask"]], crlf=True)},
@@ -255,6 +281,19 @@ def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folder
     assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
     assert "scaling (scaling.ipynb): 7/7 visible checks passed" in printed, printed
     assert "note: cell 4 ('undefined_name + 1" in printed and "NameError" in printed, printed
+
+
+def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_python):
+    """One loop runs a notebook's cells on both sides (check_notebook.run_cells): the same cells
+    skipped, named and explained alike, as Jupyter's Run All goes past them, and full marks."""
+    folder = folders["notebook run as jupyter runs it"]
+    printed = _run(kit_free_python, folder, "attention").stdout
+    assert "attention (attention.ipynb): 9/9 visible checks passed" in printed, printed
+    check_py = [line.strip()[len("note: "):] for line in printed.splitlines() if line.strip().startswith("note: cell")]
+    (graded,) = [e for e in _grader_results(folder) if e.stem == "attention"]
+    assert graded.score == graded.max_score and graded.graded_file == "attention.ipynb"
+    grader = [note for note in graded.note.split("; ") if note.startswith("cell ")]
+    assert check_py == grader == JUPYTER_RUN_NOTES, (check_py, grader)
 
 
 def test_hand_answers_rounded_early_are_said_to_lose_points(folders, kit_free_python):

@@ -1164,6 +1164,26 @@ def test_notebook_cells_run_in_order_and_a_raising_cell_is_skipped(sandbox):
     assert "attention.ipynb, cell 6, line 3, in later" in out.message
 
 
+def test_a_cell_that_runs_out_of_memory_ends_the_run_in_the_grader_and_in_check_py(sandbox, tmp_path):
+    """Both run a notebook's cells with one loop (check_notebook.run_cells): memory running out, as
+    torch says it, is not a scratch cell's error to run past, in the grader's child or check.py's."""
+    from autograder.handout import check_notebook
+
+    torch_says = ("raise RuntimeError(\"[enforce fail at alloc_cpu.cpp:117] . DefaultCPUAllocator: can't allocate "
+                  "memory: you tried to allocate 800000000000 bytes.\")\n")
+    cells = [{"index": 1, "source": "import numpy as np\n", "solution": False},
+             {"index": 2, "source": torch_says, "solution": False},
+             {"index": 4, "source": "after = 1\n", "solution": False}]
+    with sandbox.session("attention", cells, "attention.ipynb") as s:
+        o = s.import_outcome
+    assert (o.status, o.reason) == ("not_run", "memory"), o
+    assert "exceeded the memory limit of 512 MB" in o.message and "cell 2, line 1" in o.message, o.message
+    namespace: dict = {}
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        check_notebook.run_cells(cells, namespace, str(tmp_path / "attention.ipynb"), {})
+    assert "np" in namespace and "after" not in namespace
+
+
 def test_the_zygote_is_single_threaded_once_its_import_watcher_is_stopped():
     # The zygote watches the grader from a thread during its imports, then unshares a user
     # namespace, which the kernel refuses (EINVAL) to a process of more than one thread. The

@@ -55,7 +55,7 @@ def import_student(path: Path, files: dict):
         exec(compile(read.source, str(path), "exec", dont_inherit=True), module.__dict__)   # noqa: S102
         skipped = []
     else:
-        skipped = run_cells(read.cells, module.__dict__, str(path), files, check_errors.error_info)
+        skipped = run_cells(read.cells, module.__dict__, str(path), files)
     return module, read.notes + [skipped_note(s) for s in skipped]
 
 

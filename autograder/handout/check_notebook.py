@@ -6,8 +6,9 @@ module, so a cell means the same on both sides: a code cell is numbered as Jupyt
 is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`, `np.exp?`) becomes what IPython
 runs (`get_ipython().run_cell_magic('time', '', body)`), answered by the stand-ins of
 ipython_shell.py; a scratch cell that does not compile even so is left out with a note, a solution
-cell that does not is the file's error. The cells that raise when run are skipped by the runner
-(`run_cells`), as Jupyter runs past them, and named by their number.
+cell that does not is the file's error. The cells are run by `run_cells`, in the grader's sandbox
+child and in check.py's child alike; a cell that raises is skipped, as Jupyter runs past it, and
+named by its number.
 
 Kit-free: the standard library only (IPython's transformer when a cell needs it, nbformat for a
 notebook that is not plain format 4). The handout ships this file as check_notebook.py.
@@ -23,9 +24,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+# The sandbox's stand-ins for IPython and its reading of an error: the grader's in the kit; beside
+# check.py in the handout (as check_*.py), which is also how the sandbox's zygote gives them.
 if __package__:              # the grader's
-    from autograder.sandbox.inside import ipython_shell
-else:                        # the handout's, beside check.py
+    from autograder.sandbox.inside import errors, ipython_shell
+else:                        # the handout's, beside check.py; the sandbox zygote's
+    import check_errors as errors
     import check_ipython_shell as ipython_shell
 
 _BODY_RUNS = ipython_shell.CELL_MAGICS_IN_NAMESPACE | ipython_shell.CELL_MAGICS_IN_FUNCTION
@@ -292,12 +296,14 @@ def _transformer_module():
 
 # ---------------------------------------------------------------- running the cells
 
-def run_cells(cells: list[dict], namespace: dict, path: str, files: dict, error_info) -> list[dict]:
+def run_cells(cells: list[dict], namespace: dict, path: str, files: dict) -> list[dict]:
     """Each cell ({"source", "index", "solution", "text"}: Cell.as_dict) run in order in
-    `namespace`, compiled under its own name (`path::cellN`, recorded in `files` with its number,
-    its text put in linecache for tracebacks); a cell that raises is skipped, as Jupyter's Run All
-    goes past it: the skipped cells' {"index", "first_line", "solution", "error":
-    error_info(err, files)}. A MemoryError is raised, not skipped: the run is over."""
+    `namespace`, as Jupyter's Run All runs it, by the grader's sandbox child and by check.py's
+    child alike: IPython's names defined first (`display`, `get_ipython`), each cell compiled
+    under its own name (`path::cellN`, recorded in `files` with its number, its text put in
+    linecache for tracebacks); a cell that raises is skipped, as Run All goes past it: the skipped
+    cells' {"index", "first_line", "solution", "error": errors.error_info}. An error that says
+    memory ran out is raised, not skipped: the run is over (errors.is_memory_error)."""
     import os
 
     namespace.update(ipython_shell.user_names(namespace, os.path.dirname(path)))
@@ -310,12 +316,12 @@ def run_cells(cells: list[dict], namespace: dict, path: str, files: dict, error_
         linecache.cache[name] = (len(written), None, written.splitlines(True), name)
         try:
             exec(compile(text, name, "exec", dont_inherit=True), namespace)   # noqa: S102 - the student's cell
-        except MemoryError:
-            raise
         except BaseException as err:  # noqa: BLE001 - whatever a cell raises, Jupyter goes on
+            if errors.is_memory_error(err):
+                raise
             first = next((ln.strip() for ln in written.splitlines() if ln.strip()), "")[:200]
             skipped.append({"index": index, "first_line": first, "solution": bool(cell.get("solution")),
-                            "error": error_info(err, files, at_import=True)})
+                            "error": errors.error_info(err, files, at_import=True)})
     return skipped
 
 

@@ -11,7 +11,6 @@ lazily, torch only.
 from __future__ import annotations
 
 import io
-import linecache
 import os
 import resource
 import signal
@@ -198,25 +197,13 @@ class Worker:
         return {"status": "ok"}
 
     def import_cells(self, cells: list) -> dict:
-        """Each cell in order in one namespace, compiled under its own name; a cell that raises
-        is skipped (and reported), as it would be in a notebook run top to bottom."""
+        """The notebook's cells run as Jupyter's Run All runs them, by the loop check.py's child
+        runs too (check_notebook.run_cells): a cell that raises is skipped (and reported)."""
         self._module()
-        self.module.__dict__.update(M.IPYTHON.user_names(self.module.__dict__, os.path.dirname(self.path)))
-        skipped = []
-        for cell in cells:
-            index, text = int(cell["index"]), str(cell["source"])
-            written = str(cell.get("text", text))     # tracebacks show the cell as written (`%%time` and all)
-            name = f"{self.path}::cell{index}"
-            self.files[name] = index
-            linecache.cache[name] = (len(written), None, written.splitlines(True), name)
-            try:
-                exec(compile(text, name, "exec", dont_inherit=True), self.module.__dict__)
-            except BaseException as err:  # noqa: BLE001
-                if M.ERRORS.is_memory_error(err):
-                    return self._failed(err, "memory")
-                first = next((ln.strip() for ln in written.splitlines() if ln.strip()), "")[:200]
-                skipped.append({"index": index, "first_line": first, "solution": bool(cell.get("solution")),
-                                "error": M.ERRORS.error_info(err, self.files, at_import=True)})
+        try:
+            skipped = M.NOTEBOOK.run_cells(cells, self.module.__dict__, self.path, self.files)
+        except BaseException as err:  # noqa: BLE001 - only memory running out ends the run
+            return self._failed(err, "memory")
         sys.modules[self.stem] = self.module
         return {"status": "ok", "skipped": skipped}
 

@@ -46,12 +46,23 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 os.environ["MPLBACKEND"] = "Agg"
 
 
-def _load_private(name: str):
-    spec = importlib.util.spec_from_file_location(f"{PRIVATE_PREFIX}_{name}", os.path.join(HERE, f"{name}.py"))
+def _load_private(name: str, folder: str = HERE):
+    spec = importlib.util.spec_from_file_location(f"{PRIVATE_PREFIX}_{name}", os.path.join(folder, f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _load_handout_module(name: str, **siblings):
+    """A module the handout ships beside check.py (autograder/handout/), which imports its
+    siblings by their handout names (check_errors, ...): given the modules loaded here."""
+    sys.modules.update(siblings)
+    try:
+        return _load_private(name, os.path.join(os.path.dirname(os.path.dirname(HERE)), "handout"))
+    finally:
+        for sibling in siblings:
+            sys.modules.pop(sibling, None)
 
 
 # ====================================================================== the zygote
@@ -312,6 +323,8 @@ def main() -> None:
     errors = _load_private("errors")
     ipython = _load_private("ipython_shell")
     worker = _load_private("child")
+    # A notebook's cells are run by the loop check.py's child runs too.
+    worker.configure(NOTEBOOK=_load_handout_module("check_notebook", check_errors=errors, check_ipython_shell=ipython))
     CHILD = _load_private("monitor")
     warm = _load_private("warm_up")
 
