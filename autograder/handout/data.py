@@ -32,6 +32,8 @@ from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
 from autograder.handout.check_observations import Observer
+from autograder.handout.check_raised import RECOGNISERS as RAISED_RECOGNISERS
+from autograder.handout.check_raised import operation_kind
 from autograder.handout.check_recognisers import RECOGNISERS
 from autograder.handout.check_runner import FORMAT
 from autograder.variants.draw import Variant
@@ -224,25 +226,36 @@ def _as_arrays(answer):
 def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> list[dict]:
     """The mutants' answers on these inputs that differ from the right one, with their hints.
     An entry recognised by a property of the answer is named by its recogniser, which check.py
-    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in."""
-    from autograder.diagnosis.explain import _agrees, _hint_of, _raised_by, candidates, mutant_answers
+    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in.
+    What its mutants raise on these inputs is shipped as (type, message, the kind of operation
+    that raised, torch-written or not), and the recogniser of an error's words by its name
+    (check_raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
+    names from the answer as the grader does."""
+    from autograder.diagnosis.explain import _agrees, candidates, mutant_answers
+    from autograder.diagnosis.mutant_raised import raised_at
 
     ctx = Context(course=course, inputs=inputs)
     named = {function: name for name, function in RECOGNISERS.items()}
+    raised_named = {function: name for name, function in RAISED_RECOGNISERS.items()}
     out = []
     for mis in candidates(check):
         if mis.matches is not None and mis.matches not in named:
             continue
         wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
-        raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants(errors=True)) if raised})
+        numpy_written = len(mis.variants())
+        raised = [(raised_at(check, overrides, inputs), n >= numpy_written)
+                  for n, overrides in enumerate(mis.variants(errors=True))] if mis.matches is None else []
+        raises = sorted({(kind, text, operation_kind(line), by_torch) for found, by_torch in raised if found
+                         for kind, text, line in [found]})
         try:
             encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
         except NotReplayable:
             continue
         recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}
-        if encoded or raises or recogniser:
-            out.append({"id": mis.id, "hint": _hint_of(mis, None), "fallback": bool(mis.fallback),
-                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser)
+        by_words = {"raised_recogniser": raised_named[mis.raises]} if mis.raises in raised_named else {}
+        if encoded or raises or recogniser or by_words:
+            out.append({"id": mis.id, "hint": mis.hint, "fallback": bool(mis.fallback),
+                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words)
     return out
 
 

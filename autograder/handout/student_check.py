@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 # numpy is imported only once a child has started (comparisons_ahead()): a child that imports torch,
 # the longest to start, does not wait the tenth of a second numpy takes here first.
@@ -83,8 +84,9 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict |
     answers, properties = comparisons()
     Outcome, decode = answers.Outcome, answers.decode
     if event["status"] != "answered":
-        hint = answers.error_hint(check, event) if event.get("raised") else ""
-        return Outcome(check, event["status"], event.get("message", ""), hint)
+        raised = event.get("raised")
+        hint, mistakes = answers.error_hint(check, event, diagnosis()[2].RECOGNISERS) if raised else ("", ())
+        return Outcome(check, event["status"], event.get("message", ""), hint, mistakes)
     parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
@@ -97,22 +99,25 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict |
     if not problems:
         return Outcome(check, "passed")
     inputs = decode(check.get("inputs", {"dict": {}}), arrays)
-    observations, recognisers = diagnosis()
+    observations, recognisers, _ = diagnosis()
     observer = observations.observer_from(check.get("observer"))
     seen = (observer.see(check["id"], inputs, answer, expected) or "") if observer is not None else ""
-    hint, mistakes = answers.hint_for(check, answer, arrays, seen, inputs, expected, recognisers.RECOGNISERS)
+    returned = SimpleNamespace(inputs=inputs, dtypes=tuple(event.get("dtypes", ())))   # as the grader's Context
+    hint, mistakes = answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
+                                      recognisers.low_precision_dtype(returned, answer))
     return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
 
 
 def diagnosis():
-    """check_observations and check_recognisers: what the grader sees in a wrong answer, and the
-    mistakes it tells by a property of the answer."""
+    """check_observations, check_recognisers and check_raised: what the grader sees in a wrong
+    answer, and the mistakes it tells by a property of the answer or by the words of an error."""
     if __package__:
-        from . import check_observations, check_recognisers
+        from . import check_observations, check_raised, check_recognisers
     else:
         import check_observations
+        import check_raised
         import check_recognisers
-    return check_observations, check_recognisers
+    return check_observations, check_recognisers, check_raised
 
 
 # ---------------------------------------------------------------- which file, one exercise, all of them
@@ -245,12 +250,14 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
 
 
 def results_json(checked: dict[str, tuple[list, dict]]) -> dict:
-    """What --json writes: each exercise's file and each visible check's id, status and score."""
+    """What --json writes: each exercise's file and each visible check's id, status and score, its
+    message and hint, and the ids of the known mistakes the hint names."""
     return {"format": 1, "exercises": {stem: {
         "file": spec.get("checked_file", "-"),
         "checks": [{"id": o.check["id"], "status": o.status,
                     "score": o.check["points"] if o.status == "passed" else 0, "max_score": o.check["points"],
-                    "message": o.message, "hint": o.hint} for o in outcomes]}
+                    "message": o.message, "hint": o.hint, "mistakes": list(getattr(o, "mistakes", ()))}
+                   for o in outcomes]}
         for stem, (outcomes, spec) in checked.items()}}
 
 
