@@ -202,6 +202,12 @@ def _cases() -> dict[str, dict[str, str]]:
         # the 16-bit float named in the hint: numpy's float16, torch's bfloat16
         "float16": {"attention.py": (CORPUS / "attention/buggy/low_precision_dtype.py").read_text()},
         "bfloat16 tensors": {"attention.py": _bfloat16_torch()},
+        # property checks (no future seen, the module's structure), their mistakes named as the grader
+        # names them by comparing arrays: a wrong answer, and an error
+        "mask after the softmax": {"causal_mask.py": (CORPUS / "causal_mask/buggy/mask_after_softmax.py").read_text()},
+        "heads not split": {"multihead.py": (CORPUS / "multihead/buggy/heads_not_split.py").read_text()},
+        "multihead keys not transposed": {
+            "multihead.py": (CORPUS / "multihead/buggy/keys_not_transposed.py").read_text()},
         # two explanations fit one check; the grader rules one out with the student's other results
         "softmax over axis -2": {"attention.py": (CORPUS / "attention/buggy/softmax_wrong_axis__neg2.py").read_text()},
         "crlf": {"attention.py": attention.replace("\n", "\r\n"),

@@ -7,7 +7,8 @@ calls may take as an argument (merge_heads(split_heads(x))) and the check may un
 keep (the scaling experiment's runs). A check compared with an answer ships the right answer and
 the answers of the known mistakes; a check that tests a property with code (no_future, the scaling
 experiment, the figure, the module's structure) ships the property's name and its parameters, which
-check.py applies with check_properties.py, the grader's own code for them.
+check.py applies with check_properties.py, the grader's own code for them; where the grader names
+its mistakes by comparing arrays (`Check.match`), what that comparison needs as well ("match").
 
 What is written is only what a student may see: nothing of a hidden check, no reference code, and
 for the hand computation no answer at all (its self-check compares the student's steps with one
@@ -180,16 +181,26 @@ def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Var
     prop = getattr(check.compare, "property", None)
     if prop is not None:
         params = check.compare.params(Context(course=course, inputs=inputs), expected)
+        # A property check that the grader diagnoses by comparing arrays (`Check.match`) ships what
+        # that needs, under "match"; check.py names its mistakes as it does an array check's.
+        match = getattr(check.match, "names", None) and _arrays_data(check, check.match, inputs, expected, course,
+                                                                     arrays)
         return {"kind": "property", "calls": calls, "answer": answer, "property": prop,
-                "params": arrays.encode(params)}
-    names, weights = getattr(check.compare, "names", None), getattr(check.compare, "weights", ())
-    if names is None or check.expected_run is not None:
+                "params": arrays.encode(params)} | ({"match": match} if match else {})
+    if getattr(check.compare, "names", None) is None or check.expected_run is not None:
         raise NotReplayable(f"{check.id} cannot be judged by check.py: its compare is neither compare_arrays "
                             f"nor compare_property")
+    return {"kind": "arrays", "calls": calls, "answer": answer,
+            **_arrays_data(check, check.compare, inputs, expected, course, arrays)}
+
+
+def _arrays_data(check: Check, compare, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> dict:
+    """How check.py compares an answer with the right one and the known mistakes' (`compare`: a
+    compare_arrays), and sees what is wrong in it."""
     tolerances = {name: {"rtol": tol.rtol, "atol": tol.atol}
                   for name, tol in (("float64", course.tolerances.float64), ("float32", course.tolerances.float32))}
     float32_inputs = any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in inputs.values())
-    return {"kind": "arrays", "calls": calls, "answer": answer, "names": list(names), "weights": list(weights),
+    return {"names": list(compare.names), "weights": list(compare.weights),
             "expected": arrays.encode(_as_arrays(expected)), "tolerances": tolerances,
             "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays),
             **_observer_data(check, inputs, arrays)}

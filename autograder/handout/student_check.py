@@ -84,8 +84,9 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict |
     answers, properties = comparisons()
     Outcome, decode = answers.Outcome, answers.decode
     if event["status"] != "answered":
+        diagnosable = check | check.get("match", {})          # a property check's mistakes are under "match"
         raised = event.get("raised")
-        hint, mistakes = answers.error_hint(check, event, diagnosis()[2].RECOGNISERS) if raised else ("", ())
+        hint, mistakes = answers.error_hint(diagnosable, event, diagnosis()[2].RECOGNISERS) if raised else ("", ())
         return Outcome(check, event["status"], event.get("message", ""), hint, mistakes)
     parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
@@ -93,19 +94,29 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict |
         return answers.judge_hand(check, *answer, carried=carried)
     if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
-        return Outcome(check, "failed", "; ".join(problems)) if problems else Outcome(check, "passed")
-    expected = decode(check["expected"], arrays)
-    problems = answers.compare(check, answer, expected, arrays)
+        if not problems:
+            return Outcome(check, "passed")
+        hint, mistakes = diagnosed(check | check["match"], answer, arrays, event) if "match" in check else ("", ())
+        return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
+    problems = answers.compare(check, answer, decode(check["expected"], arrays), arrays)
     if not problems:
         return Outcome(check, "passed")
-    inputs = decode(check.get("inputs", {"dict": {}}), arrays)
+    return Outcome(check, "failed", "; ".join(problems), *diagnosed(check, answer, arrays, event))
+
+
+def diagnosed(check: dict, answer, arrays: dict, event: dict) -> tuple[str, tuple[str, ...]]:
+    """A wrong answer's hint and the known mistakes it names, as the grader's: what is seen in it,
+    then the mistakes whose recogniser or answer on these inputs fits (`check`: a check compared
+    with arrays, or a property check's "match", how the grader compares it with the mistakes')."""
+    answers = comparisons()[0]
+    expected = answers.decode(check["expected"], arrays)
+    inputs = answers.decode(check.get("inputs", {"dict": {}}), arrays)
     observations, recognisers, _ = diagnosis()
     observer = observations.observer_from(check.get("observer"))
     seen = (observer.see(check["id"], inputs, answer, expected) or "") if observer is not None else ""
     returned = SimpleNamespace(inputs=inputs, dtypes=tuple(event.get("dtypes", ())))   # as the grader's Context
-    hint, mistakes = answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
-                                      recognisers.low_precision_dtype(returned, answer))
-    return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
+    return answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
+                            recognisers.low_precision_dtype(returned, answer))
 
 
 def diagnosis():
