@@ -27,6 +27,7 @@ from autograder.checks.base import Context, RaisedError, rng_for
 from autograder.config import load_course
 from autograder.checks import all_misconceptions
 from autograder.diagnosis.misconceptions import Misconception
+from autograder.handout.check_raised import operation_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "course.yml")
@@ -388,7 +389,7 @@ def test_an_error_raised_at_a_product_is_not_explained_by_a_mutant_failing_elsew
                 continue
             for overrides in mis.variants():
                 raised = dg._raised_at(check, overrides, inputs)
-                if raised is None or dg._operation_kind(raised[2]) != "other":
+                if raised is None or operation_kind(raised[2]) != "other":
                     continue
                 seen += 1
                 found = dg.diagnose_error(check, inputs, RaisedError(raised[0], raised[1],

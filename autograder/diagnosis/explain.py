@@ -15,7 +15,6 @@ hint, if there is one. An error the student's code raised is explained by `diagn
 from __future__ import annotations
 
 import hashlib
-import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,9 +26,10 @@ import numpy as np
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
-from autograder.handout.check_answers import hint_text, raised_lead
+from autograder.handout.check_answers import hint_text, raised_lead, with_dtype
+from autograder.handout.check_raised import explaining, operation_kind
+from autograder.handout.check_recognisers import low_precision_dtype
 from autograder.diagnosis.misconceptions import Misconception
-from autograder.diagnosis.misconceptions.recognisers import low_precision_dtype
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,8 @@ class Diagnosis:
 
 
 def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
-    """The entry's hint, with the dtype named where the hint speaks of it."""
-    if "{dtype}" not in mis.hint:
-        return mis.hint
-    return mis.hint.replace("{dtype}", (ctx is not None and low_precision_dtype(ctx, answer))
-                            or "half precision (float16 or bfloat16) somewhere along the way")
+    """The entry's hint, with the dtype named where the hint speaks of it (check.py names it so too)."""
+    return with_dtype(mis.hint, low_precision_dtype(ctx, answer) if ctx is not None else None)
 
 
 def candidates(check: Check) -> list[Misconception]:
@@ -184,27 +181,6 @@ def _raised_by(check: Check, overrides: dict, inputs: dict) -> tuple[str, str] |
     return None if raised is None else raised[:2]
 
 
-# A product of arrays (a matrix product, einsum, dot) versus any other operation: torch words a
-# broadcasting failure of `q @ k` and of `e / e.sum(-1)` the same, so the words alone do not say
-# which operation failed; the line that raised does.
-_PRODUCT = re.compile(r"@|\b(matmul|bmm|einsum|dot|tensordot|inner|mm)\b")
-
-
-def _operation_kind(line: str) -> str:
-    return "" if not line else ("product" if _PRODUCT.search(line) else "other")
-
-
-def _same_operation(student: str, mutant: str) -> bool:
-    """Whether two raising lines do the same kind of operation (unknown on either side: yes)."""
-    a, b = _operation_kind(student), _operation_kind(mutant)
-    return not a or not b or a == b
-
-
-def _shape_of(text: str) -> str:
-    """A message with its numbers masked: "(size 5 is different from 4)" -> "(size # is different from #)"."""
-    return re.sub(r"\d+", "#", " ".join(text.split()))
-
-
 def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> Diagnosis | None:
     """The student's code raised `error` where the reference returns: which mistake raises it?
 
@@ -214,28 +190,18 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     the student's code reported), in the same kind of operation (a product, or another: torch
     words a failed broadcast the same in both). The same type alone proves nothing: `.T` on a
     batch and a softmax without keepdims raise ValueError too. A message that matches only with its numbers
-    masked counts when exactly one entry fits that way. Nothing fits: None (a generic hint)."""
-    pool = candidates(check)
-    by_text = [m for m in pool if m.raises is not None and _safe(m.raises, error)]
-    if by_text:     # the error's own words (or the line that raised) say which: the most specific evidence
-        return _error_diagnosis(error, by_text)
-    exact, shaped = [], []
-    # The torch-written mutants only add torch's words for a failed product or broadcast, and torch
-    # says those with a RuntimeError: another error (an ImportError, numpy's ValueError) is explained
-    # without importing torch in the grader.
-    torch_words = error.type == "RuntimeError"
-    for mis in (m for m in pool if m.matches is None):
+    masked counts when exactly one entry fits that way (check_raised.explaining: check.py decides
+    with it too). Nothing fits: None (a generic hint)."""
+    def raised_by(mis: Misconception, torch: bool):
+        if mis.matches is not None:          # told by its answer: no raised error explains it
+            return None
         raised = [_raised_at(check, o, inputs) for o in mis.variants()]
-        if torch_words and mis.torch_alternatives:
+        if torch and mis.torch_alternatives:
             raised += _torch_raised(check, mis, inputs)
-        raised = [r for r in raised if r is not None]
-        same_type = [text for kind, text, line in raised
-                     if kind == error.type and _same_operation(error.operation, line)]
-        if any(" ".join(text.split()) == " ".join(error.text.split()) for text in same_type):
-            exact.append(mis)
-        elif any(_shape_of(text) == _shape_of(error.text) for text in same_type):
-            shaped.append(mis)
-    matched = exact or (shaped if len(shaped) == 1 else [])
+        return [(kind, text, operation_kind(line)) for kind, text, line in filter(None, raised)]
+
+    matched = explaining(error, candidates(check), lambda mis, err: mis.raises is not None and mis.raises(err),
+                         raised_by)
     return _error_diagnosis(error, matched) if matched else None
 
 
@@ -274,13 +240,6 @@ def _explain_digest() -> str:
 def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:
     lead = raised_lead(error.type, error.line, error.cell, len(matched))
     return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)
-
-
-def _safe(predicate, error) -> bool:
-    try:
-        return bool(predicate(error))
-    except Exception:
-        return False
 
 
 # ---------------------------------------------------------------- explanations the student's own checks rule out

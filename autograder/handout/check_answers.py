@@ -12,6 +12,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+if __package__:              # the grader's
+    from .check_raised import explaining
+else:                        # the handout's, beside check_raised.py
+    from check_raised import explaining
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -168,13 +173,29 @@ class Outcome:
     mistakes: tuple = ()      # the known mistakes (their ids) whose answer is yours: the grader names them too
 
 
-def error_hint(check: dict, event: dict) -> str:
-    """A known mistake raises this very error on these inputs: name it; else the generic advice."""
+def error_hint(check: dict, event: dict, recognisers: dict) -> tuple[str, tuple[str, ...]]:
+    """The hint of the error your code raised and the ids of the known mistakes that explain it, as
+    the grader decides it (check_raised.explaining): by the error's words (`recognisers`:
+    check_raised.RECOGNISERS), or by what their mutants raised on these inputs; else the generic
+    advice."""
     kind, text = event["raised"]
-    same = [m["hint"] for m in check.get("mistakes", []) if [kind, text] in m.get("raises", [])]
-    if not same:
-        return GENERIC_ERROR_HINT
-    return hint_text("", same, raised_lead(kind, event.get("line"), event.get("cell"), len(same)))
+    error = SimpleNamespace(type=kind, text=text, operation=event.get("operation", ""))
+
+    def recognises(mistake: dict, raised) -> bool:
+        recognise = recognisers.get(mistake.get("raised_recogniser"))
+        return recognise is not None and recognise(raised)
+
+    def raised_by(mistake: dict, torch: bool):
+        if "recogniser" in mistake:          # told by its answer, as in the grader
+            return None
+        return [(t, words, operation) for t, words, operation, by_torch in mistake.get("raises", [])
+                if torch or not by_torch]
+
+    found = explaining(error, check.get("mistakes", []), recognises, raised_by)
+    if not found:
+        return GENERIC_ERROR_HINT, ()
+    return hint_text("", [with_dtype(m["hint"], None) for m in found],
+                     raised_lead(kind, event.get("line"), event.get("cell"), len(found))), tuple(m["id"] for m in found)
 
 
 def raised_lead(kind: str, line: int | None, cell: int | None, mistakes: int) -> str:
@@ -213,28 +234,38 @@ def compare(check: dict, answer, expected, arrays: dict, values_only: bool = Fal
     return problems
 
 
-def hint_for(check: dict, answer, arrays: dict, seen: str = "", inputs: dict | None = None,
-             expected=None, recognisers: dict | None = None) -> tuple[str, tuple[str, ...]]:
+def hint_for(check: dict, answer, arrays: dict, seen: str = "", ctx=None,
+             expected=None, recognisers: dict | None = None, dtype: str | None = None) -> tuple[str, tuple[str, ...]]:
     """The hint of a wrong answer, and the ids of the known mistakes that explain it: `seen` (what
     was seen in the answer, check_observations.py), then their hints. A mistake explains it when
-    its recogniser (by name in `recognisers`, check_recognisers.py) says so, given the check's
-    `inputs` and `expected` answer, or else when its answer on these inputs is yours."""
+    its recogniser (by name in `recognisers`, check_recognisers.py) says so, given `ctx` (the check's
+    `inputs`, the `dtypes` your answers came in) and the `expected` answer, or else when its answer
+    on these inputs is yours. `dtype`: the 16-bit float the answer came in, named where a hint
+    speaks of it (`with_dtype`)."""
     found = []
     for fallback in (False, True):
         for mistake in (m for m in check["mistakes"] if m["fallback"] == fallback):
-            if _explains(mistake, check, answer, arrays, inputs, expected, recognisers or {}):
+            if _explains(mistake, check, answer, arrays, ctx, expected, recognisers or {}):
                 found.append(mistake)
         if found:
             break
-    return hint_text(seen, [m["hint"] for m in found]), tuple(m["id"] for m in found)
+    return hint_text(seen, [with_dtype(m["hint"], dtype) for m in found]), tuple(m["id"] for m in found)
 
 
-def _explains(mistake: dict, check: dict, answer, arrays: dict, inputs, expected, recognisers: dict) -> bool:
+GENERIC_DTYPE = "half precision (float16 or bfloat16) somewhere along the way"
+
+
+def with_dtype(hint: str, dtype: str | None) -> str:
+    """A hint that speaks of "{dtype}" with the 16-bit float named (the answer's, else in general)."""
+    return hint.replace("{dtype}", dtype or GENERIC_DTYPE) if "{dtype}" in hint else hint
+
+
+def _explains(mistake: dict, check: dict, answer, arrays: dict, ctx, expected, recognisers: dict) -> bool:
     recognise = recognisers.get(mistake.get("recogniser"))
     if recognise is not None:
         try:
             with np.errstate(all="ignore"):
-                verdict = recognise(answer, expected, SimpleNamespace(inputs=inputs or {}), None)
+                verdict = recognise(answer, expected, ctx or SimpleNamespace(inputs={}, dtypes=()), None)
         except Exception:  # noqa: BLE001 - a strange answer is explained by nothing, as in the grader
             verdict = False
         if verdict is not None:

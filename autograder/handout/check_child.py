@@ -134,13 +134,20 @@ class BadReturn(Exception):
     """What a function returned cannot be read as arrays."""
 
 
+# A check's answers that came as bfloat16 tensors, which numpy cannot hold: said with the answer,
+# for a hint to name that dtype as the grader's does.
+BFLOAT16_RETURNED: set = set()
+
+
 def to_plain(value):
     """Your answer as numpy arrays (tensors are detached and copied), tuples kept as tuples."""
     if isinstance(value, tuple):
         return tuple(to_plain(v) for v in value)
     if hasattr(value, "detach"):
         value = value.detach().cpu()
-        value = value.float() if str(value.dtype) == "torch.bfloat16" else value
+        if str(value.dtype) == "torch.bfloat16":
+            BFLOAT16_RETURNED.add("bfloat16")
+            value = value.float()
         return value.numpy()
     try:
         array = np.asarray(value)
@@ -232,6 +239,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
     made: dict = {}                 # answers of calls with only scalar arguments, made once as in the grader
     for n, check_id in enumerate(check_ids):
         tell(status="started", check=check_id)
+        BFLOAT16_RETURNED.clear()
         watchdog.watch(check_id, call_limit(spec, check_id), checks[check_id]["calls"])
         results: list = []
         try:
@@ -260,12 +268,13 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
                 continue
             info = check_errors.error_info(err, files)
             tell(status="error", check=check_id, message=describe(err, path, files),
-                 raised=[type(err).__name__, str(err)], line=info["line"], cell=info["cell"])
+                 raised=[info["type"], info["text"]], operation=info["operation"], line=info["line"],
+                 cell=info["cell"])
             continue
         finally:
             watchdog.watch(None)
         save(answer, out_dir / str(n))
-        tell(status="answered", check=check_id, file=str(n))
+        tell(status="answered", check=check_id, file=str(n), dtypes=sorted(BFLOAT16_RETURNED))
 
 
 def save(answer, where: Path) -> None:

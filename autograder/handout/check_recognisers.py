@@ -1,10 +1,12 @@
-"""Mistakes told by a property of the answer (the rows that went non-finite) rather than by one
-exact wrong answer: a softmax's overflow and underflow. The grader's catalogue names these
-(autograder/checks/attention/recognisers.py re-exports them) and check.py applies the same ones,
-by the names its check data gives (`RECOGNISERS`). Needs numpy.
+"""Mistakes told by a property of the answer (the rows that went non-finite, a 16-bit float)
+rather than by one exact wrong answer: a softmax's overflow and underflow, numbers computed in
+low precision. The grader's catalogue names these (autograder/checks/attention/recognisers.py and
+autograder/diagnosis/misconceptions/recognisers.py re-export them) and check.py applies the same
+ones, by the names its check data gives (`RECOGNISERS`). Needs numpy.
 
 A recogniser is (answer, expected, ctx, check) -> bool | None (None: compare with the entry's
-mutants instead); of ctx only `ctx.inputs` is read, of check nothing.
+mutants instead); of ctx only `ctx.inputs` and `ctx.dtypes` (the dtypes the answers came in, where
+known) are read, of check nothing.
 """
 
 from __future__ import annotations
@@ -44,5 +46,40 @@ def softmax_underflows(answer, expected, ctx, check) -> bool:
     return found is not None and not softmax_overflows(answer, expected, ctx, check)
 
 
+LOW_PRECISION = ("float16", "bfloat16")
+
+
+def low_precision_dtype(ctx, answer=None) -> str | None:
+    """The 16-bit float dtype the answer came in (the student's dtypes, or the array's own)."""
+    found = [d for d in LOW_PRECISION if d in getattr(ctx, "dtypes", ())]
+    dtypes = [str(getattr(a, "dtype", "")) for a in (answer if isinstance(answer, (tuple, list)) else (answer,))]
+    found += [d for d in LOW_PRECISION if d in dtypes]
+    return found[0] if found else None
+
+
+HALF_ROUNDING = 4e-3     # a few float16 epsilons (9.8e-4), relative to the array's scale: 16-bit rounding
+
+
+def low_precision(answer, expected, ctx, check) -> bool:
+    """Computed in a 16-bit float. Named whenever the answer came in one: with about 3 significant
+    digits, inputs and sums are rounded before any other mistake could be seen. An answer cast back
+    to float32 or float64 is recognised by its errors: spread over most entries, none larger than
+    16-bit rounding (a mistake in the arithmetic moves some entries by far more)."""
+    if low_precision_dtype(ctx, answer) is not None:
+        return True
+    pairs = list(zip(answer, expected)) if isinstance(expected, tuple) and isinstance(answer, (tuple, list)) \
+        else [(answer, expected)]
+    worst, spread = 0.0, False
+    for got, exp in pairs:
+        got, exp = np.asarray(got, dtype=np.float64), np.asarray(exp, dtype=np.float64)
+        if got.shape != exp.shape or not np.isfinite(got).all() or not np.isfinite(exp).all() or not exp.size:
+            return False
+        err = np.abs(got - exp) / max(float(np.abs(exp).max()), 1.0)
+        worst = max(worst, float(err.max()))
+        spread = spread or bool((err > 1e-5).mean() > 0.25)
+    return spread and 0.0 < worst <= HALF_ROUNDING
+
+
 # The names the check data gives them by.
-RECOGNISERS = {"softmax_overflows": softmax_overflows, "softmax_underflows": softmax_underflows}
+RECOGNISERS = {"softmax_overflows": softmax_overflows, "softmax_underflows": softmax_underflows,
+               "low_precision": low_precision}

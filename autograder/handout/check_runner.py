@@ -25,7 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "check_data"
-FORMAT = 3                    # of check_data/*.json; a checker reads only the format it was written for
+FORMAT = 4                    # of check_data/*.json; a checker reads only the format it was written for
 EVENT = "@@check "            # the child's lines to the checker start with this; your prints go to stderr
 GRACE = 3.0                   # s after a limit before the child is stopped from here (its own timer failed)
 

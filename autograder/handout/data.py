@@ -7,7 +7,8 @@ calls may take as an argument (merge_heads(split_heads(x))) and the check may un
 keep (the scaling experiment's runs). A check compared with an answer ships the right answer and
 the answers of the known mistakes; a check that tests a property with code (no_future, the scaling
 experiment, the figure, the module's structure) ships the property's name and its parameters, which
-check.py applies with check_properties.py, the grader's own code for them.
+check.py applies with check_properties.py, the grader's own code for them; where the grader names
+its mistakes by comparing arrays (`Check.match`), what that comparison needs as well ("match").
 
 What is written is only what a student may see: nothing of a hidden check, no reference code, and
 for the hand computation no answer at all (its self-check compares the student's steps with one
@@ -32,6 +33,8 @@ from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
 from autograder.handout.check_observations import Observer
+from autograder.handout.check_raised import RECOGNISERS as RAISED_RECOGNISERS
+from autograder.handout.check_raised import operation_kind
 from autograder.handout.check_recognisers import RECOGNISERS
 from autograder.handout.check_runner import FORMAT
 from autograder.variants.draw import Variant
@@ -178,16 +181,26 @@ def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Var
     prop = getattr(check.compare, "property", None)
     if prop is not None:
         params = check.compare.params(Context(course=course, inputs=inputs), expected)
+        # A property check that the grader diagnoses by comparing arrays (`Check.match`) ships what
+        # that needs, under "match"; check.py names its mistakes as it does an array check's.
+        match = getattr(check.match, "names", None) and _arrays_data(check, check.match, inputs, expected, course,
+                                                                     arrays)
         return {"kind": "property", "calls": calls, "answer": answer, "property": prop,
-                "params": arrays.encode(params)}
-    names, weights = getattr(check.compare, "names", None), getattr(check.compare, "weights", ())
-    if names is None or check.expected_run is not None:
+                "params": arrays.encode(params)} | ({"match": match} if match else {})
+    if getattr(check.compare, "names", None) is None or check.expected_run is not None:
         raise NotReplayable(f"{check.id} cannot be judged by check.py: its compare is neither compare_arrays "
                             f"nor compare_property")
+    return {"kind": "arrays", "calls": calls, "answer": answer,
+            **_arrays_data(check, check.compare, inputs, expected, course, arrays)}
+
+
+def _arrays_data(check: Check, compare, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> dict:
+    """How check.py compares an answer with the right one and the known mistakes' (`compare`: a
+    compare_arrays), and sees what is wrong in it."""
     tolerances = {name: {"rtol": tol.rtol, "atol": tol.atol}
                   for name, tol in (("float64", course.tolerances.float64), ("float32", course.tolerances.float32))}
     float32_inputs = any(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in inputs.values())
-    return {"kind": "arrays", "calls": calls, "answer": answer, "names": list(names), "weights": list(weights),
+    return {"names": list(compare.names), "weights": list(compare.weights),
             "expected": arrays.encode(_as_arrays(expected)), "tolerances": tolerances,
             "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays),
             **_observer_data(check, inputs, arrays)}
@@ -224,25 +237,36 @@ def _as_arrays(answer):
 def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> list[dict]:
     """The mutants' answers on these inputs that differ from the right one, with their hints.
     An entry recognised by a property of the answer is named by its recogniser, which check.py
-    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in."""
-    from autograder.diagnosis.explain import _agrees, _hint_of, _raised_by, candidates, mutant_answers
+    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in.
+    What its mutants raise on these inputs is shipped as (type, message, the kind of operation
+    that raised, torch-written or not), and the recogniser of an error's words by its name
+    (check_raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
+    names from the answer as the grader does."""
+    from autograder.diagnosis.explain import _agrees, candidates, mutant_answers
+    from autograder.diagnosis.mutant_raised import raised_at
 
     ctx = Context(course=course, inputs=inputs)
     named = {function: name for name, function in RECOGNISERS.items()}
+    raised_named = {function: name for name, function in RAISED_RECOGNISERS.items()}
     out = []
     for mis in candidates(check):
         if mis.matches is not None and mis.matches not in named:
             continue
         wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
-        raises = sorted({raised for raised in (_raised_by(check, o, inputs) for o in mis.variants(errors=True)) if raised})
+        numpy_written = len(mis.variants())
+        raised = [(raised_at(check, overrides, inputs), n >= numpy_written)
+                  for n, overrides in enumerate(mis.variants(errors=True))] if mis.matches is None else []
+        raises = sorted({(kind, text, operation_kind(line), by_torch) for found, by_torch in raised if found
+                         for kind, text, line in [found]})
         try:
             encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
         except NotReplayable:
             continue
         recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}
-        if encoded or raises or recogniser:
-            out.append({"id": mis.id, "hint": _hint_of(mis, None), "fallback": bool(mis.fallback),
-                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser)
+        by_words = {"raised_recogniser": raised_named[mis.raises]} if mis.raises in raised_named else {}
+        if encoded or raises or recogniser or by_words:
+            out.append({"id": mis.id, "hint": mis.hint, "fallback": bool(mis.fallback),
+                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words)
     return out
 
 

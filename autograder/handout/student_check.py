@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 # numpy is imported only once a child has started (comparisons_ahead()): a child that imports torch,
 # the longest to start, does not wait the tenth of a second numpy takes here first.
@@ -83,36 +84,51 @@ def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict |
     answers, properties = comparisons()
     Outcome, decode = answers.Outcome, answers.decode
     if event["status"] != "answered":
-        hint = answers.error_hint(check, event) if event.get("raised") else ""
-        return Outcome(check, event["status"], event.get("message", ""), hint)
+        diagnosable = check | check.get("match", {})          # a property check's mistakes are under "match"
+        raised = event.get("raised")
+        hint, mistakes = answers.error_hint(diagnosable, event, diagnosis()[2].RECOGNISERS) if raised else ("", ())
+        return Outcome(check, event["status"], event.get("message", ""), hint, mistakes)
     parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
         return answers.judge_hand(check, *answer, carried=carried)
     if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
-        return Outcome(check, "failed", "; ".join(problems)) if problems else Outcome(check, "passed")
-    expected = decode(check["expected"], arrays)
-    problems = answers.compare(check, answer, expected, arrays)
+        if not problems:
+            return Outcome(check, "passed")
+        hint, mistakes = diagnosed(check | check["match"], answer, arrays, event) if "match" in check else ("", ())
+        return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
+    problems = answers.compare(check, answer, decode(check["expected"], arrays), arrays)
     if not problems:
         return Outcome(check, "passed")
-    inputs = decode(check.get("inputs", {"dict": {}}), arrays)
-    observations, recognisers = diagnosis()
+    return Outcome(check, "failed", "; ".join(problems), *diagnosed(check, answer, arrays, event))
+
+
+def diagnosed(check: dict, answer, arrays: dict, event: dict) -> tuple[str, tuple[str, ...]]:
+    """A wrong answer's hint and the known mistakes it names, as the grader's: what is seen in it,
+    then the mistakes whose recogniser or answer on these inputs fits (`check`: a check compared
+    with arrays, or a property check's "match", how the grader compares it with the mistakes')."""
+    answers = comparisons()[0]
+    expected = answers.decode(check["expected"], arrays)
+    inputs = answers.decode(check.get("inputs", {"dict": {}}), arrays)
+    observations, recognisers, _ = diagnosis()
     observer = observations.observer_from(check.get("observer"))
     seen = (observer.see(check["id"], inputs, answer, expected) or "") if observer is not None else ""
-    hint, mistakes = answers.hint_for(check, answer, arrays, seen, inputs, expected, recognisers.RECOGNISERS)
-    return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
+    returned = SimpleNamespace(inputs=inputs, dtypes=tuple(event.get("dtypes", ())))   # as the grader's Context
+    return answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
+                            recognisers.low_precision_dtype(returned, answer))
 
 
 def diagnosis():
-    """check_observations and check_recognisers: what the grader sees in a wrong answer, and the
-    mistakes it tells by a property of the answer."""
+    """check_observations, check_recognisers and check_raised: what the grader sees in a wrong
+    answer, and the mistakes it tells by a property of the answer or by the words of an error."""
     if __package__:
-        from . import check_observations, check_recognisers
+        from . import check_observations, check_raised, check_recognisers
     else:
         import check_observations
+        import check_raised
         import check_recognisers
-    return check_observations, check_recognisers
+    return check_observations, check_recognisers, check_raised
 
 
 # ---------------------------------------------------------------- which file, one exercise, all of them
@@ -245,12 +261,14 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
 
 
 def results_json(checked: dict[str, tuple[list, dict]]) -> dict:
-    """What --json writes: each exercise's file and each visible check's id, status and score."""
+    """What --json writes: each exercise's file and each visible check's id, status and score, its
+    message and hint, and the ids of the known mistakes the hint names."""
     return {"format": 1, "exercises": {stem: {
         "file": spec.get("checked_file", "-"),
         "checks": [{"id": o.check["id"], "status": o.status,
                     "score": o.check["points"] if o.status == "passed" else 0, "max_score": o.check["points"],
-                    "message": o.message, "hint": o.hint} for o in outcomes]}
+                    "message": o.message, "hint": o.hint, "mistakes": list(getattr(o, "mistakes", ()))}
+                   for o in outcomes]}
         for stem, (outcomes, spec) in checked.items()}}
 
 
