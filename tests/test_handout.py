@@ -264,6 +264,33 @@ def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tm
     assert "attention (attention.py): 0/9 visible checks passed" in done.stdout
 
 
+SLOW_BUT_WORKING = """
+import time
+
+for _ in range(30):             # a slow, busy computer: 7 s of wall time, well under 1 s of CPU
+    spent = time.process_time()
+    while time.process_time() - spent < 0.01:
+        pass
+    time.sleep(0.23)
+"""
+
+
+def test_the_limits_count_cpu_time_as_the_graders_do(tmp_path):
+    """An import that takes longer than its limit in wall time but not in CPU time (a busy or slow
+    computer) is not stopped; a call that sleeps makes no progress and is stopped after its limit,
+    as the grader's sandbox stops it (check_clock)."""
+    limits = dataclasses.replace(COURSE.limits, import_timeout=1.0, call_timeout=1.0, wall_factor=20.0)
+    out = tmp_path / "handout"
+    write_handout(out, dataclasses.replace(COURSE, limits=limits))
+    sleeps = "\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    time.sleep(600)\n"
+    (out / "attention.py").write_text(SLOW_BUT_WORKING + (KIT_ROOT / "solutions" / "attention.py").read_text()
+                                      + sleeps)
+    done = _run(sys.executable, out, "attention")
+    assert "importing attention.py did not end" not in done.stdout, done.stdout
+    assert "scaled_dot_product_attention did not return within 1 s (an endless loop?)" in done.stdout, done.stdout
+    assert "attention (attention.py): 3/9 visible checks passed" in done.stdout, done.stdout
+
+
 def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
     folder = _student_copy(handout, tmp_path)
     (folder / "attention.py").write_text("import numpy as np\n\ndef softmax(x:\n    pass\n")

@@ -31,8 +31,9 @@ except ImportError:
 
 import check_errors  # noqa: E402 - the grader's sandbox says an error this way (its errors.py)
 from check_answers import decode, encode  # noqa: E402
+from check_clock import CallClock  # noqa: E402
 from check_notebook import run_cells  # noqa: E402
-from check_runner import EVENT, call_limit, load_arrays, load_spec, read_exercise  # noqa: E402
+from check_runner import EVENT, WALL_FACTOR, call_limit, load_arrays, load_spec, read_exercise  # noqa: E402
 
 INSTALL = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu (or: conda install "
                     "pytorch cpuonly -c pytorch)",
@@ -226,15 +227,18 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
         matplotlib.use("Agg")                         # as in the grader: figures are read, never shown
     files: dict = {}
     stand_in_for_absent()
+    watchdog = Watchdog(tell, files, spec["limits"].get("wall_factor", WALL_FACTOR))
+    watchdog.watch(None, spec["limits"]["import_timeout"])
     try:
         module, notes = import_student(path, files)
     except BaseException as err:  # noqa: BLE001 - what your file raised is what the checker reports
         tell(status="error", message=missing_package(err) or
              f"{path.name} could not be run: {describe(err, path, files, at_import=True)}")
         return
+    finally:
+        watchdog.stop()
     if notes:
         tell(status="notes", notes=notes)
-    watchdog = Watchdog(tell, files)
     checks = {c["id"]: c for c in spec["checks"]}
     made: dict = {}                 # answers of calls with only scalar arguments, made once as in the grader
     for n, check_id in enumerate(check_ids):
@@ -272,7 +276,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
                  cell=info["cell"])
             continue
         finally:
-            watchdog.watch(None)
+            watchdog.stop()
         save(answer, out_dir / str(n))
         tell(status="answered", check=check_id, file=str(n), dtypes=sorted(BFLOAT16_RETURNED))
 
@@ -296,26 +300,40 @@ def describe(err: BaseException, path: Path, files: dict, at_import: bool = Fals
 
 
 class Watchdog:
-    """Stops this process when a check's calls outlive their limit, after telling which of your
-    functions was running then (the innermost frame of your file) and the check's own function."""
+    """Stops this process when your file's import or a check's calls outlive their limit, by the
+    grader's clock (check_clock: CPU time, no progress, the wall backstop), after telling which of
+    your functions was running then (the innermost frame of your file) and the check's own function."""
 
-    def __init__(self, tell, files: dict):
+    POLL = 0.05      # s between two looks at the clocks
+
+    def __init__(self, tell, files: dict, wall_factor: float):
         import threading
 
-        self.tell, self.files, self.timer, self.main = tell, files, None, threading.main_thread().ident
+        self.tell, self.files, self.wall_factor = tell, files, wall_factor
+        self.main = threading.main_thread().ident
+        self.current = None          # (check id or None for the import, limit, calls, its clock)
+        threading.Thread(target=self.look, daemon=True).start()
 
-    def watch(self, check_id: str | None, limit: float = 0.0, calls: list = ()) -> None:
-        import threading
+    def watch(self, check_id: str | None, limit: float, calls: list = ()) -> None:
+        """From now on: `check_id`'s calls (None: the import of your file) against `limit`."""
+        import time
 
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if check_id is not None:
-            self.timer = threading.Timer(limit, self.expired, (check_id, limit, calls))
-            self.timer.daemon = True
-            self.timer.start()
+        self.current = (check_id, limit, calls, CallClock(limit, self.wall_factor, time.monotonic(),
+                                                          time.process_time()))
 
-    def expired(self, check_id: str, limit: float, calls: list) -> None:
+    def stop(self) -> None:
+        self.current = None
+
+    def look(self) -> None:
+        import time
+
+        while True:
+            time.sleep(self.POLL)
+            current = self.current
+            if current is not None and current[3].over(time.monotonic(), time.process_time()):
+                self.expired(*current[:3])
+
+    def expired(self, check_id: str | None, limit: float, calls: list) -> None:
         frame = sys._current_frames().get(self.main)
         running = None
         while frame is not None:

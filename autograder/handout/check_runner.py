@@ -7,7 +7,9 @@
 
 The child is a plain `subprocess` (no fork: the same on Linux, macOS and Windows); it stops itself
 when a call outlives its limit, after saying which of your functions was running, and this side
-stops it anyway a little later (a loop in C code that never lets the child's own timer run).
+stops it anyway a little after the wall backstop (a loop in C code that never lets the child's
+own watchdog run). The limits are the grader's, by its clock (check_clock.py): CPU time, so that
+a slow or busy computer costs a correct file nothing.
 The standard library only.
 """
 
@@ -27,12 +29,15 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "check_data"
 FORMAT = 4                    # of check_data/*.json; a checker reads only the format it was written for
 EVENT = "@@check "            # the child's lines to the checker start with this; your prints go to stderr
-GRACE = 3.0                   # s after a limit before the child is stopped from here (its own timer failed)
+GRACE = 3.0                   # s after the wall backstop before the child is stopped from here (its watchdog failed)
+WALL_FACTOR = 5.0             # the grader's default (course.yml limits.wall_factor), for data without it
 
 if __package__:
     from . import check_notebook
+    from .check_clock import backstop
 else:
     import check_notebook
+    from check_clock import backstop
 
 
 def load_spec(stem: str) -> dict:
@@ -142,7 +147,8 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
             threading.Thread(target=meanwhile, daemon=True).start()
             meanwhile = None
         running, limit = None, spec["limits"]["import_timeout"]        # None: your file is being imported
-        deadline = time.monotonic() + limit + GRACE
+        wall_factor = spec["limits"].get("wall_factor", WALL_FACTOR)
+        deadline = time.monotonic() + backstop(limit, wall_factor) + GRACE
         while True:
             try:
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -168,7 +174,7 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
                 events.update({c: event for c in todo})
             elif event["status"] == "started":
                 running, limit = event["check"], call_limit(spec, event["check"])
-                deadline = time.monotonic() + limit + GRACE
+                deadline = time.monotonic() + backstop(limit, wall_factor) + GRACE
             else:
                 events[event["check"]] = event
             if all(c in events for c in todo):        # every answer is in: not waiting for its exit

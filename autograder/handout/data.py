@@ -153,7 +153,8 @@ def exercise_data(stem: str, course: CourseConfig, variant: Variant | None = Non
             checks.append(_check_data(check, course, arrays, variant) | {"id": check.id, "title": check.title,
                                                                           "points": cfg.points})
     hidden = sum(course.check(c.id).hidden for c in CHECKS[stem])
-    limits = {"call_timeout": course.limits.call_timeout, "import_timeout": course.limits.import_timeout}
+    limits = {"call_timeout": course.limits.call_timeout, "import_timeout": course.limits.import_timeout,
+              "wall_factor": course.limits.wall_factor}
     return ({"format": FORMAT, "variant": variant.student if variant else VARIANT,
              "seed": variant.seed if variant else course.seed, "exercise": stem,
              "title": course.exercises[stem].title, "limits": limits, "checks": checks,

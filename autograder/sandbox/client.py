@@ -267,10 +267,10 @@ class Sandbox:
             if err.reason == Reason.BUDGET:
                 self._budget.spent = True
                 message = f"stopped: this submission used up its time budget of {self._budget.seconds:g} s"
-            elif time.monotonic() < deadline.backstop:
+            elif time.monotonic() < deadline.clock.backstop:
                 message = f"stopped after {timeout:g} s"      # of CPU time, or of no progress at all
             else:
-                message = (f"stopped after {time.monotonic() - deadline.start:.0f} s of wall time "
+                message = (f"stopped after {time.monotonic() - deadline.clock.start:.0f} s of wall time "
                            f"(limit {timeout:g} s of CPU time)")
             return CallOutcome("timeout", reason=err.reason, message=message, output=child.output_since(start))
         if isinstance(err, ProvidedRefused):

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from autograder.handout.check_clock import CPU, CallClock
 from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import Budget, Limits, Reason
 from autograder.sandbox.inside.protocol import FrameTimeout
@@ -26,7 +27,6 @@ from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.cgroups import ChildCgroup, process_cpu_seconds
 
 OUTPUT_TAIL = 2048
-IDLE_CPU = 0.02          # s of CPU per s of wall below which a child counts as making no progress
 STALL_SLACK = 0.5        # s a wait may come back late before the lateness counts as the grader's stall
 
 
@@ -111,16 +111,14 @@ class Deadline:
 
     def __init__(self, child: Child, limit: float, limits: Limits, budget: Budget | None):
         self.child, self.limit = child, limit
-        self.start = time.monotonic()
         self.cpu0 = child.cpu_seconds()
-        self.backstop = self.start + max(limit * limits.wall_factor, limit + 2.0)
+        self.clock = CallClock(limit, limits.wall_factor, time.monotonic(), 0.0)   # on child_cpu()'s scale
         self.budget = budget
-        self.window = (self.start, self.cpu0)      # (wall, cpu) when progress was last measured
         self.answering = 0.0     # s the grader spent computing the child's provided calls: counted as its CPU
 
     def next_check(self) -> float:
         """Seconds to wait for the answer before looking at the clocks again."""
-        end = self.backstop - time.monotonic()
+        end = self.clock.backstop - time.monotonic()
         if self.budget is not None:
             end = min(end, self.budget.seconds - self.budget.used)
         return min(0.25, max(0.01, end))
@@ -149,30 +147,13 @@ class Deadline:
         read, so only its CPU limit counts: the wall-clock rules (no progress, the backstop, the
         budget) are about waiting for an answer, and a request read late must not be judged by
         when the grader came to read it."""
-        now = time.monotonic()
         if self.budget is not None and self.budget.used >= self.budget.seconds and not answered:
             return Reason.BUDGET
-        cpu = self.child_cpu()
-        if cpu >= self.limit:
-            return Reason.CPU
-        if answered:
-            return None
-        if now >= self.backstop:
-            return Reason.WALL
-        wall = now - self.start
-        if wall >= self.limit:
-            w0, c0 = self.window
-            if now - w0 >= 0.5:
-                progressing = (cpu + self.cpu0 - c0) / (now - w0) >= IDLE_CPU
-                self.window = (now, cpu + self.cpu0)
-                if not progressing:
-                    return Reason.WALL
-        return None
+        over = self.clock.over(time.monotonic(), self.child_cpu(), waiting=not answered)
+        return None if over is None else Reason.CPU if over == CPU else Reason.WALL
 
     def _given_back(self, away: float) -> None:
-        self.start += away
-        self.backstop += away
-        self.window = (self.window[0] + away, self.window[1])
+        self.clock.shift(away)
 
 @dataclass
 class Sent:
@@ -294,7 +275,7 @@ def _recv(child: Child, deadline: Deadline, max_frame: int) -> tuple[dict, list]
         if readable:
             # A frame has begun: read it whole, within the backstop (a child that sends half a frame
             # and stops is not making progress that CPU time could count).
-            return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.backstop), max_frame)
+            return protocol.recv_frame(sock, max(time.monotonic() + 1.0, deadline.clock.backstop), max_frame)
 
 
 class _Expired(Exception):
