@@ -200,6 +200,9 @@ def _rounded_early(source: str) -> str:
     return source
 
 
+SYNTAX_ERROR = "\n\ndef unfinished(x:\n"
+
+
 def _cases() -> dict[str, dict[str, str]]:
     """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
     solution = {stem: (SOLUTIONS / f"{stem}.py").read_text() for stem in COURSE.exercises}
@@ -213,6 +216,8 @@ def _cases() -> dict[str, dict[str, str]]:
         "bare reshape": {"multihead.py": (CORPUS / "multihead/buggy/reshape_without_transpose.py").read_text()},
         # work in the .py, Jupyter's autosave of the untouched notebook saved after it
         "py and autosaved notebook": {"attention.py": attention, "attention.ipynb": "@stub"},
+        # the student's .py does not compile, the notebook is the handout's untouched stub
+        "py with a syntax error": {"attention.py": attention + SYNTAX_ERROR},
         "notebook with display, time and a raising cell": {
             "causal_mask.ipynb": _notebook([*DISPLAY_TIME_SCRATCH, solution["causal_mask"]]),
             "scaling.ipynb": _notebook(["%%time\n" + solution["scaling"], DISPLAY_TIME_SCRATCH[2]])},
@@ -335,6 +340,20 @@ def test_which_file_counts_is_said(folders, kit_free_python):
     assert "checked from attention.py: attention.ipynb is an untouched stub; graded attention.py" in printed
     readme = (folders["stubs"] / "README.md").read_text()
     assert "Hand in the exercise files you worked in" in readme and "untouched" in readme
+
+
+def test_a_py_that_does_not_compile_is_checked_not_the_untouched_notebook(folders, kit_free_python, tmp_path):
+    folder = folders["py with a syntax error"]
+    mine, printed = _check_py_verdicts(kit_free_python, folder)
+    assert "checked from attention.py: attention.ipynb is an untouched stub; graded attention.py" in printed, printed
+    assert "attention.py" in printed and "line" in printed.split("checked from attention.py", 1)[1], printed
+    # handed in alone, as a student hands in the file they worked in: the grader's verdict is the same
+    alone = tmp_path / "handed in"
+    alone.mkdir()
+    shutil.copy(folder / "attention.py", alone / "attention.py")
+    graders = _grader_verdicts(alone)["attention"]
+    assert mine["attention"]["file"] == graders["file"] == _grader_verdicts(folder)["attention"]["file"] == "attention.py"
+    assert mine["attention"]["checks"] == graders["checks"] and not any(p for p, _ in graders["checks"].values())
 
 
 def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folders, kit_free_python):

@@ -132,6 +132,32 @@ def test_an_untouched_stub_is_never_preferred_to_work(tmp_path):
     assert "untouched stub" in loaded.note and Flag.STUB_SKIPPED.value in loaded.flags
 
 
+def test_a_file_that_does_not_compile_is_graded_over_an_untouched_stub(tmp_path):
+    broken = (SOLUTIONS / "attention.py").read_text() + "\n\ndef unfinished(x:\n"
+    _write(tmp_path / "attention.py", broken)
+    _write(tmp_path / "attention.ipynb", (EXERCISES / "attention.ipynb").read_text())
+    loaded = load_stem(tmp_path, "attention")
+    # the student's own file, its syntax error named, and the stub passed over said so
+    assert isinstance(loaded, LoadError) and loaded.filename == "attention.py", loaded
+    assert "attention.py" in loaded.message and "line" in loaded.message, loaded.message
+    assert "attention.ipynb is an untouched stub" in loaded.note and Flag.STUB_SKIPPED.value in loaded.flags
+
+
+def test_a_broken_notebook_is_graded_over_an_untouched_py_stub(tmp_path):
+    _write(tmp_path / "attention.py", (EXERCISES / "attention.py").read_text())
+    _write(tmp_path / "attention.ipynb", '{"cells": [')
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, LoadError) and loaded.filename == "attention.ipynb", loaded
+
+
+def test_a_broken_file_beside_work_is_passed_over(tmp_path):
+    _write(tmp_path / "attention.py", "def softmax(x, axis=-1)\n")
+    _write(tmp_path / "attention.ipynb", _notebook((SOLUTIONS / "attention.py").read_text()))
+    loaded = load_stem(tmp_path, "attention")
+    assert isinstance(loaded, SourceFile) and loaded.filename == "attention.ipynb"
+    assert "attention.py could not be read" in loaded.note
+
+
 def test_both_forms_with_work_carry_the_other_as_an_alternative(tmp_path):
     _write(tmp_path / "attention.py", (SOLUTIONS / "attention.py").read_text())
     _write(tmp_path / "attention.ipynb", _notebook((SOLUTIONS / "attention.py").read_text()))
@@ -295,3 +321,17 @@ def test_a_folder_named_like_the_file_is_not_taken_for_it(tmp_path):
     _write(tmp_path / "Attention (1).py", "x = 1\n")
     loaded = load_stem(tmp_path, "attention")
     assert isinstance(loaded, SourceFile) and loaded.filename == "Attention (1).py"
+
+
+def test_of_several_copies_an_untouched_stub_never_beats_a_broken_one():
+    from autograder.intake.candidates import the_better
+    from autograder.results import CheckResult, ExerciseResult
+
+    def copy(filename: str, status: str) -> ExerciseResult:
+        checks = tuple(CheckResult(f"attention.{i}", "attention", "t", status, 0.0, 1.0, "why") for i in range(3))
+        return ExerciseResult("attention", "Attention", checks, graded_file=filename)
+
+    asked = ExerciseResult("attention", "Attention", (), flags=(Flag.AMBIGUOUS.value,))
+    # the stub comes first in name order, the student's broken copy second
+    best = the_better(asked, [copy("Attention-v2.py", "not_implemented"), copy("attention (1).py", "error")])
+    assert best.graded_file == "attention (1).py" and "Attention-v2.py 0/3" in best.note

@@ -140,7 +140,7 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
         status, reason = ("missing", "missing") if loaded.missing else ("error", "load_error")
         return ExerciseResult(stem, title,
                               tuple(_unanswered(c, course, status, loaded.message, reason) for c in checks),
-                              graded_file=loaded.filename)
+                              graded_file=loaded.filename, note=loaded.note)
     with ExitStack() as stack:
         session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":

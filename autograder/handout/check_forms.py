@@ -4,7 +4,9 @@ the handout's check.py's.
 An untouched stub never wins over work: a graded function whose body does nothing (a docstring,
 `pass`, `...`, `return` or `return None`, `raise NotImplementedError`) is a stub, and so is a graded
 constant still None. With one form holding work, that form is graded; with both holding work,
-both are graded and the better counts; with neither, the .py. Which file was saved last plays no
+both are graded and the better counts; with neither, the .py. A file that cannot be read (it does
+not compile, is not a notebook, ...) is not the stub either: beside an untouched stub it is graded,
+its error named; beside work it is passed over with a note. Which file was saved last plays no
 part (Jupyter's autosave would decide it).
 
 Kit-free (the standard library only): the grader's intake (autograder/intake/load.py, stubs.py)
@@ -115,8 +117,11 @@ def choose(forms: list[Form]) -> Choice:
     if not good:
         return Choice(forms[0])
     if len(good) == 1:
-        other = next(f for f in forms if f is not good[0])
-        return Choice(good[0], note=f"{other.filename} could not be read ({other.problem}); graded {good[0].filename}")
+        read, other = good[0], next(f for f in forms if f is not good[0])
+        if read.work:
+            return Choice(read, note=f"{other.filename} could not be read ({other.problem}); graded {read.filename}")
+        # the stub reads; the student's file, broken as it is, is their work, graded with its error named
+        return Choice(other, note=f"{read.filename} is an untouched stub; graded {other.filename}", flag=STUB_SKIPPED)
     py, nb = good
     if py.work and nb.work:
         return Choice(py, nb, f"both {py.filename} and {nb.filename} hold work", BOTH_FORMS)

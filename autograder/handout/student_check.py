@@ -5,15 +5,15 @@
     python check.py --watch             # check an exercise again each time you save its file
     python check.py --json results.json # also write each check's result (id, status, score) to a file
 
-Each exercise is checked from the file the grader grades: the .py or the .ipynb that holds your
-work (an untouched stub never counts over work; with work in both, both are checked and the better
-counts; with work in neither, the .py). Which one was saved last plays no part. A notebook is run
-as Jupyter's Run All runs it: IPython's magics and `display` work, a cell that raises is skipped
-and named. Your code runs in a separate Python process, stopped after a time limit. The reading
-of your file, the comparisons, the grouping of failed checks by cause and the hints are the
-grader's own code, in the check_*.py files beside this one. Hidden checks and the values of your
-hand computation are graded after you hand in. Needs numpy (and torch, matplotlib where an
-exercise uses them); nothing else.
+Each exercise is checked from the file the grader grades: the .py or the .ipynb that holds your work
+(an untouched stub never counts over work, even work that does not compile yet; with work in both,
+both are checked and the better counts; with work in neither, the .py). Which one was saved last
+plays no part. A notebook is run as Jupyter's Run All runs it: IPython's magics and `display` work,
+a cell that raises is skipped and named. Your code runs in a separate Python process, stopped after
+a time limit. The reading of your file, the comparisons, the grouping of failed checks by cause and
+the hints are the grader's own code, in the check_*.py files beside this one. Hidden checks and the
+values of your hand computation are graded after you hand in. Needs numpy (and torch, matplotlib
+where an exercise uses them); nothing else.
 """
 
 from __future__ import annotations

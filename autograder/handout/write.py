@@ -118,8 +118,9 @@ Hidden checks, and the values of your hand computation, are graded after you han
 
 Each exercise is graded from the file that holds your work: if you work in `attention.ipynb`, the
 untouched `attention.py` beside it does not count against you, and the other way round. Which was
-saved last plays no part. If both hold work, both are graded and the better counts. `check.py`
-says, above each exercise's checks, which file it checked and why.
+saved last plays no part. If both hold work, both are graded and the better counts. A file of yours
+that does not compile still counts over an untouched stub: its error is what you get back, so fix
+it before you hand in. `check.py` says, above each exercise's checks, which file it checked and why.
 
 Hand in the exercise files you worked in ({files}), under their own names; `check.py` and
 `check_data/` need not be handed in.

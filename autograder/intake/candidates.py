@@ -40,9 +40,15 @@ def the_better(exercise: ExerciseResult, graded: list[ExerciseResult]) -> Exerci
     with a note that says so."""
     if len(graded) < 2:
         return exercise
-    best = max(graded, key=lambda e: e.score)      # the first in name order on a tie
+    # on a tie, a file whose every check is unanswered (an untouched stub) never beats one that
+    # answered or broke (the student's work, its error named); then the first in name order
+    best = max(graded, key=lambda e: (e.score, not _untouched(e)))
     scores = ", ".join(f"{e.graded_file} {e.score:g}/{e.max_score:g}" for e in graded)
     note = (f"several files could be {exercise.stem}'s: all were graded ({scores}); the better, "
             f"{best.graded_file}, counts; keep one and name it {exercise.stem}.py or {exercise.stem}.ipynb")
     return replace(best, note="; ".join(filter(None, (best.note, note))),
                    flags=tuple(f for f in exercise.flags if f != Flag.AMBIGUOUS.value) + (Flag.CANDIDATES.value,))
+
+
+def _untouched(exercise: ExerciseResult) -> bool:
+    return all(c.status == "not_implemented" for c in exercise.checks)

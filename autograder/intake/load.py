@@ -66,6 +66,7 @@ class LoadError:
     message: str
     reason: str = "load_error"               # "refused": a link out of the folder, a special file
     flags: tuple[str, ...] = ()
+    note: str = ""       # why this file was chosen over another (the other one an untouched stub)
 
     @property
     def missing(self) -> bool:
@@ -89,8 +90,9 @@ def load_stem(folder: Path, stem: str) -> SourceFile | LoadError:
 
 
 def _choose(files) -> SourceFile | LoadError:
-    """One SourceFile from intake's files for a stem: the form that holds work; with both holding
-    work, the .py, carrying the notebook as its alternative."""
+    """One SourceFile from intake's files for a stem: the form that holds work (one that cannot be
+    read, beside an untouched stub, is the LoadError naming its error); with both holding work,
+    the .py, carrying the notebook as its alternative."""
     from autograder.intake.files import Flag
     from autograder.intake.stubs import has_work
 
@@ -120,11 +122,13 @@ def _choose(files) -> SourceFile | LoadError:
     return _noted(keep, chosen.note, chosen.flag, alternative=other)
 
 
-def _noted(source: SourceFile, note: str, flag: str = "", alternative: SourceFile | None = None) -> SourceFile:
+def _noted(source: SourceFile | LoadError, note: str, flag: str = "",
+           alternative: SourceFile | None = None) -> SourceFile | LoadError:
     from dataclasses import replace
 
-    return replace(source, note="; ".join(filter(None, (source.note, note))),
-                   flags=source.flags + ((flag,) if flag else ()), alternative=alternative)
+    noted = replace(source, note="; ".join(filter(None, (source.note, note))),
+                    flags=source.flags + ((flag,) if flag else ()))
+    return replace(noted, alternative=alternative) if isinstance(noted, SourceFile) else noted
 
 
 def read_source(path: Path, stem: str) -> str | LoadError:
