@@ -1,6 +1,7 @@
 """The handout's check.py is the grader's engine, shipped kit-free: its modules are the grader's
 files byte for byte, and on a student's folder it gives the grader's verdict on every visible
-check (pass or fail, score), the same hint once per cause, and checks the file the grader grades.
+check (its status: passed, failed, error or not implemented; its score), the same hint once per
+cause, and checks the file the grader grades.
 Run as a student runs it: a Python that sees numpy, torch and matplotlib but not the kit."""
 
 from __future__ import annotations
@@ -60,9 +61,12 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     import autograder.intake.cells as cells
     import autograder.intake.load as load
     import autograder.intake.stubs as stubs
-    from autograder.handout import check_forms, check_notebook
+    import autograder.grading.student_implementation as student_implementation
+    import autograder.grading.submission as submission
+    from autograder.handout import check_calls, check_forms, check_notebook
 
     assert load.notebook_cells is check_notebook.notebook_cells and load.Cell is check_notebook.Cell
+    assert submission.check_calls is student_implementation.check_calls is check_calls
     assert cells.raised_note is check_notebook.raised_note
     assert stubs.check_forms is check_forms
     assert "choose(forms)" in Path(load.__file__).read_text()
@@ -202,6 +206,60 @@ def _rounded_early(source: str) -> str:
 
 SYNTAX_ERROR = "\n\ndef unfinished(x:\n"
 
+# split_heads never returns; the checks after it run in a new child, and each must be judged on
+# its own answer (merge_heads right, MultiHeadAttention right, multi_head_attention hangs in split_heads)
+SPLIT_HEADS_HANGS = """import math
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def split_heads(x, num_heads):
+    while True:
+        pass
+
+
+def merge_heads(x):
+    b, h, t, dh = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(b, t, h * dh)
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
+    q = split_heads(X @ W_q, num_heads)
+    return q, q
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h, self.dh = num_heads, d_model // num_heads
+        self.W_q, self.W_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.W_v, self.W_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        q, k, v = (w(x).view(B, T, self.h, self.dh).transpose(1, 2) for w in (self.W_q, self.W_k, self.W_v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.dh)
+        if mask is not None:
+            scores = scores.masked_fill(torch.as_tensor(mask) == 0, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return self.W_o((weights @ v).transpose(1, 2).reshape(B, T, D)), weights
+"""
+
+# a plot that shows its figure and returns nothing (a function with work: it fails, not "not
+# implemented"); scaling_experiment is not defined at all
+PLOT_RETURNS_NONE = """import matplotlib.pyplot as plt
+
+
+def plot_scaling(results):
+    ds = list(results)
+    plt.plot(ds, [results[d]["std_unscaled"] for d in ds], label="unscaled")
+    plt.plot(ds, [results[d]["std_scaled"] for d in ds], label="scaled")
+    plt.xlabel("d"); plt.ylabel("std"); plt.legend()
+    plt.show()
+"""
+
 
 def _cases() -> dict[str, dict[str, str]]:
     """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
@@ -243,6 +301,12 @@ def _cases() -> dict[str, dict[str, str]]:
         "softmax over axis -2": {"attention.py": (CORPUS / "attention/buggy/softmax_wrong_axis__neg2.py").read_text()},
         "crlf": {"attention.py": attention.replace("\n", "\r\n"),
                  "causal_mask.ipynb": _notebook([solution["causal_mask"]], crlf=True)},
+        "a function hangs, a new child goes on": {"multihead.py": SPLIT_HEADS_HANGS},
+        # a body of only `pass` returns None: not implemented yet; the other names are not defined
+        "pass body and names missing": {"multihead.py": "def merge_heads(x):\n    pass\n"},
+        "plot returns none": {"scaling.py": PLOT_RETURNS_NONE},
+        # two arrays of different shapes where one is expected: failed with a sentence, never a traceback
+        "an answer that cannot be compared": {"multihead.py": "def merge_heads(x):\n    return x, x[0]\n"},
     }
 
 
@@ -268,7 +332,7 @@ def _grader_verdicts(folder: Path) -> dict[str, dict]:
     with GradingSession(COURSE) as session:
         result = session.grade(folder)
     return {e.stem: {"file": e.graded_file,
-                     "checks": {c.check_id: (c.status == "passed", c.score) for c in e.checks if not c.hidden},
+                     "checks": {c.check_id: (c.status, c.score) for c in e.checks if not c.hidden},
                      "hints": {c.check_id: (c.hint or "", tuple(c.misconceptions)) for c in e.checks
                                if not c.hidden and c.status != "passed"}}
             for e in result.exercises}
@@ -279,7 +343,7 @@ def _check_py_verdicts(python, folder: Path) -> tuple[dict[str, dict], str]:
     assert done.returncode in (0, 1), done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
     written = json.loads((folder / "results.json").read_text())["exercises"]
-    return {stem: {"file": e["file"], "checks": {c["id"]: (c["status"] == "passed", c["score"]) for c in e["checks"]},
+    return {stem: {"file": e["file"], "checks": {c["id"]: (c["status"], c["score"]) for c in e["checks"]},
                    "hints": {c["id"]: (c["hint"], tuple(c["mistakes"])) for c in e["checks"] if c["status"] != "passed"}}
             for stem, e in written.items()}, done.stdout
 

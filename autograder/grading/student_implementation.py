@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.checks.base import RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
+from autograder.handout import check_calls
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason
 
@@ -79,18 +80,17 @@ class StudentImplementation:
         message = outcome.message or outcome.status
         if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
-        if outcome.status == "bad_return" and outcome.dtype == "NoneType" and name in stubs(self._source, self._stem):
-            raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} does nothing yet "
-                                                            f"(its body is only pass, ..., a docstring or return None)")
+        if outcome.status == "bad_return" and outcome.dtype == "NoneType":
+            stub = check_calls.stub_returned_none(name, outcome.dtype, stubs(self._source, self._stem))
+            if stub is not None:
+                raise StudentCallError(name, "not_implemented", stub)
         if outcome.reason == Reason.REFUSED:
             raise StudentCallError(name, "refused", f"{name} was {message}")
         if outcome.reason == Reason.SANDBOX:      # the sandbox failed, not the student: graded again next run
             raise StudentCallError(name, "grader_error", f"the grader could not run {name} ({message}); "
                                                          f"it is graded again on the next run")
         text = {
-            "missing": f"{self._filename} defines no {name}" + (
-                f": cell {self._defined_in_skipped[name]}, which defines it, was skipped (see the note)"
-                if name in self._defined_in_skipped else ""),
+            "missing": check_calls.missing(self._filename, name, self._defined_in_skipped.get(name)),
             "raised": f"{name} raised {message}",
             "timeout": f"{name} did not return within the time limit ({message})",
             "crashed": f"{name} crashed the process: {message}",

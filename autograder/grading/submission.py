@@ -23,6 +23,7 @@ from autograder.checks.base import (Check, Context, ReferenceImplementation, Stu
                                     rng_for)
 from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
+from autograder.handout import check_calls
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.grading.student_implementation import StudentImplementation
@@ -249,8 +250,7 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     try:
         answer = check.run(student, inputs)
     except StudentCallError as err:
-        status = {"not_implemented": "not_implemented", "bad_return": "failed", "missing": "failed"}.get(
-            err.status, "error")
+        status = check_calls.check_status(err.status)
         found = None
         if err.error is not None and course.hints != "off":
             from autograder.diagnosis.explain import diagnose_error
@@ -263,8 +263,8 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     ctx = Context(course=course, inputs=inputs, dtypes=set(student.dtypes))
     try:
         problems = check.compare(answer, expected, ctx)
-    except (TypeError, ValueError, KeyError, IndexError) as err:
-        problems = [f"the returned value could not be compared: {type(err).__name__}: {err}"]
+    except check_calls.COMPARISON_ERRORS as err:
+        problems = [check_calls.not_comparable(err)]
     if not problems:
         return result("passed")
     if answers is not None:

@@ -2,7 +2,8 @@
 
     python check_child.py [--nice] OUT_DIR PATH CHECK_ID...      (check.py starts it; you need not)
 
-Each answer goes to OUT_DIR as <n>.json and <n>.npz (no pickle on either side); what happened is
+Each answer goes to OUT_DIR as <n>.json and <n>.npz, n the check's place in check_data (no pickle
+on either side: a child started after one that hung writes beside it, never over it); what happened is
 told on stdout in lines that start with check.py's EVENT, and your own prints go to stderr.
 Kept apart from check.py so that check.py starts this child before it imports numpy itself.
 """
@@ -29,9 +30,11 @@ except ImportError:
           '(or: conda install numpy matplotlib)"}')
     sys.exit(0)
 
+import check_calls  # noqa: E402 - a call that gave no answer: the check's status, as the grader decides it
 import check_errors  # noqa: E402 - the grader's sandbox says an error this way (its errors.py)
 from check_answers import decode, encode  # noqa: E402
 from check_clock import CallClock  # noqa: E402
+from check_forms import stub_names  # noqa: E402
 from check_notebook import run_cells  # noqa: E402
 from check_runner import EVENT, WALL_FACTOR, call_limit, load_arrays, load_spec, read_exercise  # noqa: E402
 
@@ -43,8 +46,8 @@ INSTALL = {"torch": "pip install torch --index-url https://download.pytorch.org/
 
 def import_student(path: Path, files: dict):
     """Your file run as a module, as the grader runs it: a .py file at once, a notebook cell by
-    cell (a cell that raises is skipped and named, as in Jupyter's Run All). The module and the
-    notes on skipped cells."""
+    cell (a cell that raises is skipped and named, as in Jupyter's Run All). The module, the notes
+    on skipped cells, and the source run (a stub in it that returns None is not implemented yet)."""
 
     read = read_exercise(path)
     sys.path.insert(0, str(path.parent))       # `from attention import ...` finds your attention.py
@@ -57,7 +60,7 @@ def import_student(path: Path, files: dict):
         skipped = []
     else:
         skipped = run_cells(read.cells, module.__dict__, str(path), files)
-    return module, read.notes + [skipped_note(s) for s in skipped]
+    return module, read.notes + [skipped_note(s) for s in skipped], read.source
 
 
 class _AbsentMeta(type):
@@ -132,7 +135,10 @@ class Missing(Exception):
 
 
 class BadReturn(Exception):
-    """What a function returned cannot be read as arrays."""
+    """What a function returned cannot be read as arrays (`name`: the function, `returned`: the
+    type it returned), set by call()."""
+
+    name, returned = "", ""
 
 
 # A check's answers that came as bfloat16 tensors, which numpy cannot hold: said with the answer,
@@ -185,11 +191,22 @@ def call(module, step: dict, arrays: dict, results: list):
     args = decode(step.get("args", []), arrays, results)
     kwargs = decode({"dict": step.get("kwargs", {})}, arrays, results)
     if step["op"] == "call":
-        return as_data(getattr(module, step["name"])(*args, **kwargs), step.get("returns"))
-    import torch                              # a module's forward, built as the grader builds it
+        returned = getattr(module, step["name"])(*args, **kwargs)
+    else:
+        returned = forward(getattr(module, step["name"]), args, kwargs)
+    try:
+        return as_data(returned, step.get("returns")) if step["op"] == "call" else to_plain(returned)
+    except BadReturn as err:        # the grader's rule needs which function returned what (check_calls)
+        err.name, err.returned = step["name"], type(returned).__name__
+        raise
+
+
+def forward(cls, args: list, kwargs: dict):
+    """A module's forward on the check's input, the module built as the grader builds it."""
+    import torch
 
     torch.manual_seed(0)
-    layer = getattr(module, step["name"])(*args)
+    layer = cls(*args)
     with torch.no_grad():
         for name, array in kwargs["state"].items():
             part, param = name.split(".")
@@ -197,7 +214,7 @@ def call(module, step: dict, arrays: dict, results: list):
         mask = kwargs.get("mask")
         out = layer(torch.from_numpy(np.array(kwargs["x"])),
                     **({} if mask is None else {"mask": torch.from_numpy(np.array(mask))}))
-    return to_plain(out)
+    return out
 
 
 def once_key(step: dict) -> str | None:
@@ -230,7 +247,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
     watchdog = Watchdog(tell, files, spec["limits"].get("wall_factor", WALL_FACTOR))
     watchdog.watch(None, spec["limits"]["import_timeout"])
     try:
-        module, notes = import_student(path, files)
+        module, notes, source = import_student(path, files)
     except BaseException as err:  # noqa: BLE001 - what your file raised is what the checker reports
         tell(status="error", message=missing_package(err) or
              f"{path.name} could not be run: {describe(err, path, files, at_import=True)}")
@@ -241,7 +258,8 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
         tell(status="notes", notes=notes)
     checks = {c["id"]: c for c in spec["checks"]}
     made: dict = {}                 # answers of calls with only scalar arguments, made once as in the grader
-    for n, check_id in enumerate(check_ids):
+    place = {c["id"]: n for n, c in enumerate(spec["checks"])}
+    for check_id in check_ids:
         tell(status="started", check=check_id)
         BFLOAT16_RETURNED.clear()
         watchdog.watch(check_id, call_limit(spec, check_id), checks[check_id]["calls"])
@@ -255,7 +273,8 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
                 results.append(answer)
             answer = decode(checks[check_id]["answer"], {}, results)
         except Missing as err:
-            tell(status="error", check=check_id, message=f"{path.name} defines no {err}")
+            tell(status=check_calls.check_status("missing"), check=check_id,
+                 message=check_calls.missing(path.name, str(err)))
             continue
         except NotImplementedError:
             name = checks[check_id]["calls"][0]["name"]
@@ -263,7 +282,12 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
             tell(status="not_implemented", check=check_id, message=f"not implemented yet: {name} {still}")
             continue
         except BadReturn as err:
-            tell(status="error", check=check_id, message=f"{checks[check_id]['calls'][-1]['name']} {err}")
+            name = err.name or checks[check_id]["calls"][-1]["name"]
+            stub = check_calls.stub_returned_none(name, err.returned, stub_names(source, spec.get("graded", ())))
+            if stub is not None:
+                tell(status="not_implemented", check=check_id, message=stub)
+            else:
+                tell(status=check_calls.check_status("bad_return"), check=check_id, message=f"{name} {err}")
             continue
         except Exception as err:  # noqa: BLE001
             missing = missing_package(err)
@@ -277,8 +301,8 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
             continue
         finally:
             watchdog.stop()
-        save(answer, out_dir / str(n))
-        tell(status="answered", check=check_id, file=str(n), dtypes=sorted(BFLOAT16_RETURNED))
+        save(answer, out_dir / str(place[check_id]))
+        tell(status="answered", check=check_id, file=str(place[check_id]), dtypes=sorted(BFLOAT16_RETURNED))
 
 
 def save(answer, where: Path) -> None:

@@ -31,10 +31,11 @@ from types import SimpleNamespace
 HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
+    import check_calls
     import check_forms
     import check_runner
 else:
-    from . import check_forms, check_runner
+    from . import check_calls, check_forms, check_runner
 FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
 
 USAGE = __doc__.split("\n\n")[1]
@@ -80,7 +81,15 @@ def comparisons_ahead() -> None:
 
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None = None):
     """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer.
-    `carried`: one dict for a file's hand checks (check_answers.judge_hand)."""
+    `carried`: one dict for a file's hand checks (check_answers.judge_hand). An answer the
+    comparison cannot take apart fails with a sentence, as in the grader (check_calls)."""
+    try:
+        return judge_answer(check, event, arrays, out_dir, carried)
+    except check_calls.COMPARISON_ERRORS as err:
+        return comparisons()[0].Outcome(check, "failed", check_calls.not_comparable(err))
+
+
+def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None):
     answers, properties = comparisons()
     Outcome, decode = answers.Outcome, answers.decode
     if event["status"] != "answered":
