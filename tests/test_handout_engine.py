@@ -414,6 +414,29 @@ def test_hand_answers_rounded_at_every_step_are_judged_as_the_grader_judges_roun
     assert not [i for i, c in mine.items() if c["status"] != "passed" and graded[i].status == "passed"], printed
 
 
+def test_a_slip_in_the_scores_does_not_fail_the_right_weights_after_it(handout, kit_free_python, tmp_path):
+    """One dot product mistyped in CSM_SCORES, the weights and output computed from the right ones:
+    the grader passes the weights, so check.py does not fail them for not following the scores."""
+    folder = tmp_path / "student"
+    shutil.copytree(handout, folder)
+    source = (SOLUTIONS / "hand_computation.py").read_text()
+    x = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
+    scores = x @ x.T
+    weights = _softmax_rows(scores / 2)
+    slipped = scores.copy()
+    slipped[0, 1] = slipped[1, 0] = scores[0, 1] + 0.1
+    (folder / "hand_computation.py").write_text(_written(
+        source, {"CSM_SCORES": slipped, "CSM_WEIGHTS": weights, "CSM_OUTPUT": weights @ x}, 4))
+    written = tmp_path / "results.json"
+    printed = _run(kit_free_python, folder, "hand_computation", "--json", str(written)).stdout
+    mine = {c["id"]: c for c in json.loads(written.read_text())["exercises"]["hand_computation"]["checks"]}
+    graded = {c.check_id: c for e in _grader_results(folder) for c in e.checks}
+    assert graded["hand_computation.part_b.weights"].status == "passed"
+    assert mine["hand_computation.part_b.weights"]["status"] == "passed", printed
+    assert "recheck CSM_SCORES" in printed and "your answers are consistent" not in printed, printed
+    assert not [i for i, c in mine.items() if c["status"] != "passed" and graded[i].status == "passed"], printed
+
+
 def _grader_results(folder: Path):
     from autograder.grading.course_session import GradingSession
 

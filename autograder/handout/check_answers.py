@@ -392,6 +392,9 @@ def judge_hand(check: dict, got, *earlier, carried: dict | None = None) -> Outco
                 problem = softmax_problem(name, got, scores, atol)
     except ValueError as err:
         return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
+    if problem and _within_tolerance(got, exact, atol):
+        # right for the given inputs, which the grader passes: the answer it follows from is the slip
+        return Outcome(check, "passed", f"{name} does not follow from your {' and '.join(names)}: recheck {names[0]}")
     if problem:
         return Outcome(check, "failed", f"{name} does not follow from your {' and '.join(names)}: {problem}")
     if exact is None or not rounded_early(got, np.asarray(exact), atol):
@@ -400,6 +403,11 @@ def judge_hand(check: dict, got, *earlier, carried: dict | None = None) -> Outco
     mistake = rule["rounded_early"]
     return Outcome(check, "failed", f"{name} is off by rounding: {ROUNDED_VALUES}", mistake["hint"],
                    (mistake["id"],))
+
+
+def _within_tolerance(got: np.ndarray, exact, atol: float) -> bool:
+    """Every entry within the hand tolerance of the exact value carried from the given inputs."""
+    return exact is not None and np.shape(exact) == got.shape and array_problem("", got, exact, None, atol=atol) is None
 
 
 def _not_following(name: str, got: np.ndarray, own: np.ndarray, atol: float) -> str | None:
