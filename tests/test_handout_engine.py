@@ -194,12 +194,16 @@ def _rounded_early(source: str) -> str:
     """Part B's scores rounded to one decimal, its weights and output carried on from them (4 decimals)."""
     scores = np.array([[1.9, 1.1, 1.1], [1.1, 1.1, 0.6], [1.1, 0.6, 1.0]])
     x = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
-    e = np.exp(scores / 2 - (scores / 2).max(axis=1, keepdims=True))
-    weights = e / e.sum(axis=1, keepdims=True)
-    for name, value in (("CSM_SCORES", scores), ("CSM_WEIGHTS", weights), ("CSM_OUTPUT", weights @ x)):
+    weights = _softmax_rows(scores / 2)
+    return _written(source, {"CSM_SCORES": scores, "CSM_WEIGHTS": weights, "CSM_OUTPUT": weights @ x}, 4)
+
+
+def _written(source: str, values: dict[str, np.ndarray], decimals: int) -> str:
+    """`source` with each named answer replaced by `values`' (written with `decimals` decimals)."""
+    for name, value in values.items():
         start = source.index(f"{name} = [")
         end = source.index("\n]", start) + 2
-        rows = "\n".join("    [" + ", ".join(f"{v:.4f}" for v in row) + "]," for row in value)
+        rows = "\n".join("    [" + ", ".join(f"{v:.{decimals}f}" for v in row) + "]," for row in value)
         source = source[:start] + f"{name} = [\n{rows}\n]" + source[end:]
     return source
 
@@ -261,6 +265,28 @@ def plot_scaling(results):
 """
 
 
+def _softmax_rows(m: np.ndarray) -> np.ndarray:
+    e = np.exp(m - m.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _rounded_every_step(source: str) -> str:
+    """Every answer rounded to 2 decimals and the next step computed from the rounded one: a row of
+    CSM_WEIGHTS sums to 0.99 (each weight still within the tolerance, which the grader accepts),
+    and CSM_OUTPUT, carried from the rounded weights, is off the exact output by more than it."""
+    q, k = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 1.0], [1.0, 0.0]])
+    v = np.array([[2.0, 1.0], [1.0, 2.0]])
+    x = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
+    scores = np.round(q @ k.T, 2)
+    scaled = np.round(scores / np.sqrt(2), 2)
+    weights = np.round(_softmax_rows(scaled), 2)
+    csm_scores = np.round(x @ x.T, 2)
+    csm_weights = np.round(_softmax_rows(csm_scores / 2), 2)
+    return _written(source, {"SCORES": scores, "SCALED_SCORES": scaled, "WEIGHTS": weights,
+                             "OUTPUT": np.round(weights @ v, 2), "CSM_SCORES": csm_scores,
+                             "CSM_WEIGHTS": csm_weights, "CSM_OUTPUT": np.round(csm_weights @ x, 2)}, 2)
+
+
 def _cases() -> dict[str, dict[str, str]]:
     """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
     solution = {stem: (SOLUTIONS / f"{stem}.py").read_text() for stem in COURSE.exercises}
@@ -282,6 +308,8 @@ def _cases() -> dict[str, dict[str, str]]:
         "notebook run as jupyter runs it": {"attention.ipynb": _notebook(
             [("%%time\n" + attention) if cell == "@solution" else cell for cell in JUPYTER_RUN])},
         "hand answers rounded early": {"hand_computation.py": _rounded_early(solution["hand_computation"])},
+        "hand answers rounded to 2 decimals at every step": {
+            "hand_computation.py": _rounded_every_step(solution["hand_computation"])},
         # an error explained by its words: .T on a batch; torch's .transpose(1, 2) on a 2-D K
         "K.T on a batch": {"attention.py": (CORPUS / "attention/buggy/transpose_all_axes.py").read_text()},
         "torch axes counted from the front": {
@@ -365,9 +393,7 @@ def _narrowed_by_the_grader(mine: tuple[str, tuple], graders: tuple[str, tuple],
     return bool(seen) and grader_hint == hint_text("", [hints[i] for i in ids if i in grader_ids], seen)
 
 
-# Hand values are graded after hand-in: check.py checks that they follow from one another, and
-# says when they were rounded early (its own test below), so that case is not a code check.
-@pytest.mark.parametrize("case", [c for c in _cases() if c != "hand answers rounded early"])
+@pytest.mark.parametrize("case", list(_cases()))
 def test_check_py_and_the_grader_agree_on_every_visible_check(case, folders, kit_free_python):
     folder = folders[case]
     mine, printed = _check_py_verdicts(kit_free_python, folder)
@@ -443,15 +469,56 @@ def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_p
 
 
 def test_hand_answers_rounded_early_are_said_to_lose_points(folders, kit_free_python):
-    """Consistent with one another, so every self-check passes; but the values follow from rounded
-    scores, which the grader marks down after hand-in (hand_imprecise): check.py says so."""
+    """Consistent with one another; but the values follow from rounded scores, which the grader
+    marks down (hand_imprecise): check.py says so, and fails the scores as the grader does."""
     printed = _run(kit_free_python, folders["hand answers rounded early"], "hand_computation").stdout
-    assert "7/7 visible checks passed" in printed, printed
+    assert "6/7 visible checks passed" in printed and "wrong hand_computation.part_b.scores" in printed, printed
     assert "your later answers follow from rounded values" in printed and "will lose points" in printed, printed
     graded = {c.check_id: c for e in _grader_results(folders["hand answers rounded early"]) for c in e.checks}
     assert graded["hand_computation.part_b.scores"].status != "passed"
     assert "hand_imprecise" in graded["hand_computation.part_b.scores"].misconceptions
     assert "rounded values" not in _run(kit_free_python, folders["solutions"], "hand_computation").stdout
+
+
+def test_hand_answers_rounded_at_every_step_are_judged_as_the_grader_judges_rounding(folders, kit_free_python,
+                                                                                      tmp_path):
+    """A weights row summing to 0.99 after rounding is a row the grader accepts (each weight within
+    its tolerance): check.py does not fail it, and says that the output, carried from the rounded
+    weights, follows from rounded values, which the grader marks down."""
+    folder = folders["hand answers rounded to 2 decimals at every step"]
+    written = tmp_path / "results.json"
+    printed = _run(kit_free_python, folder, "hand_computation", "--json", str(written)).stdout
+    mine = {c["id"]: c for c in json.loads(written.read_text())["exercises"]["hand_computation"]["checks"]}
+    graded = {c.check_id: c for e in _grader_results(folder) for c in e.checks}
+    assert graded["hand_computation.part_b.weights"].status == "passed"
+    assert mine["hand_computation.part_b.weights"]["status"] == "passed", printed
+    assert tuple(graded["hand_computation.part_b.output"].misconceptions) == ("hand_imprecise",)
+    assert "your later answers follow from rounded values" in printed and "will lose points" in printed, printed
+    # no hand check check.py fails is one the grader passes
+    assert not [i for i, c in mine.items() if c["status"] != "passed" and graded[i].status == "passed"], printed
+
+
+def test_a_slip_in_the_scores_does_not_fail_the_right_weights_after_it(handout, kit_free_python, tmp_path):
+    """One dot product mistyped in CSM_SCORES, the weights and output computed from the right ones:
+    the grader passes the weights, so check.py does not fail them for not following the scores."""
+    folder = tmp_path / "student"
+    shutil.copytree(handout, folder)
+    source = (SOLUTIONS / "hand_computation.py").read_text()
+    x = np.array([[1.0, 0.5, 0.2, 0.8], [0.3, 0.9, 0.1, 0.4], [0.6, 0.2, 0.7, 0.3]])
+    scores = x @ x.T
+    weights = _softmax_rows(scores / 2)
+    slipped = scores.copy()
+    slipped[0, 1] = slipped[1, 0] = scores[0, 1] + 0.1
+    (folder / "hand_computation.py").write_text(_written(
+        source, {"CSM_SCORES": slipped, "CSM_WEIGHTS": weights, "CSM_OUTPUT": weights @ x}, 4))
+    written = tmp_path / "results.json"
+    printed = _run(kit_free_python, folder, "hand_computation", "--json", str(written)).stdout
+    mine = {c["id"]: c for c in json.loads(written.read_text())["exercises"]["hand_computation"]["checks"]}
+    graded = {c.check_id: c for e in _grader_results(folder) for c in e.checks}
+    assert graded["hand_computation.part_b.weights"].status == "passed"
+    assert mine["hand_computation.part_b.weights"]["status"] == "passed", printed
+    assert "recheck CSM_SCORES" in printed and "your answers are consistent" not in printed, printed
+    assert not [i for i, c in mine.items() if c["status"] != "passed" and graded[i].status == "passed"], printed
 
 
 def _grader_results(folder: Path):

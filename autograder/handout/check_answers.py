@@ -87,13 +87,14 @@ def near_one(x: float) -> str:
     return repr(float(x))
 
 
-def weights_problem(name: str, got) -> str | None:
-    """Properties every attention-weight array has, checked before the values: they say more."""
+def weights_problem(name: str, got, row_atol: float = 1e-4) -> str | None:
+    """Properties every attention-weight array has, checked before the values: they say more.
+    `row_atol`: how far from 1 a row's sum may be."""
     got = np.asarray(got, dtype=np.float64)
     if got.ndim == 0 or not np.isfinite(got).all():
         return None
     sums = got.sum(axis=-1)
-    off = ~np.isclose(sums, 1.0, atol=1e-4)
+    off = ~np.isclose(sums, 1.0, atol=row_atol)
     if off.any():
         idx = tuple(int(i) for i in np.argwhere(off)[0])
         where = f"row {idx[-1]}" + (f" of batch index {idx[:-1]}" if len(idx) > 1 else "")
@@ -298,8 +299,8 @@ IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand 
 # A number typed with no decimal (1 for 0.96) is not read as rounded: one decimal is the
 # roughest rounding allowed for.
 ROUGHEST_HALF_UNIT = 0.05
-ROUNDED_EARLY = ("your later answers follow from rounded values; the values are graded after hand-in and "
-                 "will lose points: carry 4 or 5 decimals through every step and round only the final answer")
+ROUNDED_VALUES = ("your later answers follow from rounded values; the values are graded after hand-in and "
+                  "will lose points")
 
 
 def half_unit(values: np.ndarray) -> np.ndarray:
@@ -317,6 +318,13 @@ def off_by_more_than_rounding(answer: np.ndarray, target: np.ndarray, tol: float
     """The entries of `answer` further from `target` than the tolerance (times `times`) and half a
     unit of the decimal each was typed with."""
     return np.abs(answer - target) > times * tol + np.minimum(half_unit(answer), ROUGHEST_HALF_UNIT) + 1e-12
+
+
+def hand_row_atol(weights: np.ndarray, atol: float) -> float:
+    """How far from 1 a row of hand-typed weights may sum: the grader accepts each entry within
+    `atol` of the exact weights, whose rows sum to 1, so a row it accepts sums to 1 within its
+    length times `atol` (0.99 for three weights rounded to 2 decimals is such a row)."""
+    return weights.shape[-1] * atol + 1e-9
 
 
 def rounded_early(answer: np.ndarray, exact: np.ndarray, tol: float) -> bool:
@@ -341,45 +349,73 @@ def _step_value(step: str, mine: list[np.ndarray]) -> np.ndarray:
 
 
 def judge_hand(check: dict, got, *earlier, carried: dict | None = None) -> Outcome:
-    """A hand answer: its shape, rows of weights summing to 1, and the step following from your own
-    previous ones (`earlier`, as check["hand"]["from"] names them). Its values are graded after you
-    hand in; only whether they were rounded early is said: `carried` (one dict for a file's hand
-    checks, in their order) holds each step's exact value from your first inputs."""
+    """A hand answer: its shape, rows of weights summing to 1 (as closely as the grader's tolerance
+    lets them), and the step following from your own previous ones (`earlier`, as
+    check["hand"]["from"] names them). Its values are graded after you hand in; only whether they
+    were rounded early is said, and failed as the grader fails it: `carried` (one dict for a file's
+    hand checks, in their order) holds each step's exact value from your first inputs."""
     rule, name = check["hand"], check["names"][0]
     got = np.asarray(got, dtype=np.float64)
     if got.shape != tuple(rule["shape"]):
         return Outcome(check, "failed", f"{name} has shape {got.shape}, expected {tuple(rule['shape'])}")
     if not np.isfinite(got).all():
         return Outcome(check, "failed", f"{name} has entries that are not finite numbers")
-    problem = weights_problem(name, got) if rule["rows_sum_to_one"] else None
-    if problem:
-        return Outcome(check, "failed", problem)
+    atol = check["hand_atol"]
     carried = {} if carried is None else carried
     follows = rule["from"] or rule.get("rounding_from") or []
     step, names = (follows[0], follows[1:]) if follows else ("", [])
     try:
         mine = [np.asarray(e, dtype=np.float64) for e in earlier]
+    except (ValueError, TypeError) as err:
+        return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
+    # the exact value is carried from the first inputs whatever this answer is: a later step that
+    # follows from rounded values is still told so when this one fails
+    exact = None
+    if step:
+        try:
+            with np.errstate(all="ignore"):
+                exact = _step_value(step, [carried.get(n, m) for n, m in zip(names, mine)])
+            carried[name] = exact
+        except (ValueError, TypeError):
+            pass
+    problem = weights_problem(name, got, hand_row_atol(got, atol)) if rule["rows_sum_to_one"] else None
+    if problem:
+        return Outcome(check, "failed", problem)
+    try:
         if rule["from"]:
             if step == "matmul":
-                problem = array_problem(name, got, mine[0] @ mine[1], None, atol=check["hand_atol"])
+                problem = _not_following(name, got, mine[0] @ mine[1], atol)
             elif step == "divided_by_sqrt":
-                problem = array_problem(name, got, mine[0] / math.sqrt(float(mine[1])), None, atol=check["hand_atol"])
+                problem = _not_following(name, got, mine[0] / math.sqrt(float(mine[1])), atol)
             else:         # "softmax" of your scores ("softmax_of_divided_by_sqrt": of your scores / sqrt(d_k))
                 scores = mine[0] / math.sqrt(float(mine[1])) if step == "softmax_of_divided_by_sqrt" else mine[0]
-                problem = softmax_problem(name, got, scores, check["hand_atol"])
+                problem = softmax_problem(name, got, scores, atol)
     except ValueError as err:
         return Outcome(check, "failed", f"{name} cannot be checked against your {' and '.join(names)}: {err}")
+    if problem and _within_tolerance(got, exact, atol):
+        # right for the given inputs, which the grader passes: the answer it follows from is the slip
+        return Outcome(check, "passed", f"{name} does not follow from your {' and '.join(names)}: recheck {names[0]}")
     if problem:
         return Outcome(check, "failed", f"{name} does not follow from your {' and '.join(names)}: {problem}")
-    if not step:
+    if exact is None or not rounded_early(got, np.asarray(exact), atol):
         return Outcome(check, "passed")
-    try:
-        with np.errstate(all="ignore"):
-            exact = _step_value(step, [carried.get(n, m) for n, m in zip(names, mine)])
-    except (ValueError, TypeError):
-        return Outcome(check, "passed")
-    carried[name] = exact
-    return Outcome(check, "passed", ROUNDED_EARLY if rounded_early(got, exact, check["hand_atol"]) else "")
+    # off its exact value by more than the tolerance, by rounding alone: the grader fails it so
+    mistake = rule["rounded_early"]
+    return Outcome(check, "failed", f"{name} is off by rounding: {ROUNDED_VALUES}", mistake["hint"],
+                   (mistake["id"],))
+
+
+def _within_tolerance(got: np.ndarray, exact, atol: float) -> bool:
+    """Every entry within the hand tolerance of the exact value carried from the given inputs."""
+    return exact is not None and np.shape(exact) == got.shape and array_problem("", got, exact, None, atol=atol) is None
+
+
+def _not_following(name: str, got: np.ndarray, own: np.ndarray, atol: float) -> str | None:
+    """What the grader's chain says of a step (chain.py): it follows from your own previous answer
+    when each entry is within the tolerance and half a unit of the decimal it was typed with."""
+    if got.shape == own.shape and not off_by_more_than_rounding(got, own, atol).any():
+        return None
+    return array_problem(name, got, own, None, atol=atol)
 
 
 def softmax_problem(name: str, weights, scores, atol: float) -> str | None:

@@ -28,7 +28,8 @@ import numpy as np
 
 from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
-from autograder.checks.hand_computation import ROUNDING_STEPS, ROWS_SUM_TO_ONE, SELF_CHECK_STEPS
+from autograder.checks.hand_computation import (ROUNDED_EARLY_MISTAKE, ROUNDING_STEPS, ROWS_SUM_TO_ONE,
+                                                 SELF_CHECK_STEPS)
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
@@ -217,7 +218,10 @@ def _observer_data(check: Check, inputs: dict, arrays: Arrays) -> dict:
 
 
 def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig) -> dict:
-    """No answer: the shape, whether rows sum to 1, and which earlier step this one follows from."""
+    """No answer: the shape, whether rows sum to 1, which earlier step this one follows from, and
+    the grader's hint for an answer rounded early."""
+    from autograder.diagnosis.explain import candidates
+
     name = recorder.calls[0]["name"]
     step = SELF_CHECK_STEPS.get(name)
     first = ROUNDING_STEPS.get(name) if step is None else None
@@ -226,7 +230,9 @@ def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig)
     return {"kind": "hand", "calls": calls, "answer": {"tuple": [{"call": n, "item": None} for n in range(len(calls))]},
             "names": [name], "hand_atol": course.tolerances.hand,
             "hand": {"shape": list(np.shape(expected)), "rows_sum_to_one": name in ROWS_SUM_TO_ONE,
-                     "from": list(step) if step else [], "rounding_from": list(first) if first else []}}
+                     "from": list(step) if step else [], "rounding_from": list(first) if first else [],
+                     "rounded_early": {"id": ROUNDED_EARLY_MISTAKE, "hint": next(
+                         m.hint for m in candidates(check) if m.id == ROUNDED_EARLY_MISTAKE)}}}
 
 
 def _as_arrays(answer):

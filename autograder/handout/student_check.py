@@ -260,9 +260,10 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
                                        for o in failed), advice=(answers.GENERIC_ERROR_HINT,))
         for line in grouping.plain_lines(found, lambda f: MARK[f.status], lambda f: f"{f.id} ({f.title})"):
             print(line)
-    for note in dict.fromkeys(o.message for o in outcomes if o.status == "passed" and o.message):
+    notes = dict.fromkeys(o.message for o in outcomes if o.status == "passed" and o.message)
+    for note in notes:
         print(f"  note: {note}")
-    if spec["hand_values_later"] and not failed:
+    if spec["hand_values_later"] and not failed and not notes:
         print("  your answers are consistent; their values are graded after you hand in")
     if spec["hidden"]:
         print(f"  and {spec['hidden']} hidden check(s)")

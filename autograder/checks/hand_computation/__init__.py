@@ -59,6 +59,9 @@ ROUNDING_STEPS = {
     "CSM_SCORES": ("matmul_transposed", "X", "X"),
 }
 ROWS_SUM_TO_ONE = ("WEIGHTS", "CSM_WEIGHTS")
+# The mistake of an answer off by rounding alone: check.py fails such an answer with its hint, as
+# the grader does.
+ROUNDED_EARLY_MISTAKE = "hand_imprecise"
 
 PART_A_SCORES = _hand_check("part_a", "SCORES", "Part A: SCORES = Q @ K^T")
 PART_A_SCALED_SCORES = _hand_check("part_a", "SCALED_SCORES", "Part A: SCALED_SCORES = SCORES / sqrt(2)")
