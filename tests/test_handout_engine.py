@@ -287,6 +287,13 @@ def _rounded_every_step(source: str) -> str:
                              "CSM_WEIGHTS": csm_weights, "CSM_OUTPUT": np.round(csm_weights @ x, 2)}, 2)
 
 
+def _softmax_from_attention(causal_mask: str) -> str:
+    """causal_attention with the softmax imported from the student's own attention exercise."""
+    inline = causal_mask[causal_mask.index("    scores = scores - scores.max("):
+                         causal_mask.index("    output = weights @ V")]
+    return "from attention import softmax\n\n" + causal_mask.replace(inline, "    weights = softmax(scores, axis=-1)\n")
+
+
 def _cases() -> dict[str, dict[str, str]]:
     """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
     solution = {stem: (SOLUTIONS / f"{stem}.py").read_text() for stem in COURSE.exercises}
@@ -307,6 +314,11 @@ def _cases() -> dict[str, dict[str, str]]:
             "scaling.ipynb": _notebook(["%%time\n" + solution["scaling"], DISPLAY_TIME_SCRATCH[2]])},
         "notebook run as jupyter runs it": {"attention.ipynb": _notebook(
             [("%%time\n" + attention) if cell == "@solution" else cell for cell in JUPYTER_RUN])},
+        # work in the notebooks, the .py files the handout's stubs: causal_mask imports attention,
+        # which Python alone would find in the stub attention.py
+        "notebooks importing one another": {"attention.ipynb": _notebook([attention]),
+                                            "causal_mask.ipynb": _notebook([_softmax_from_attention(
+                                                solution["causal_mask"])])},
         "hand answers rounded early": {"hand_computation.py": _rounded_early(solution["hand_computation"])},
         "hand answers rounded to 2 decimals at every step": {
             "hand_computation.py": _rounded_every_step(solution["hand_computation"])},
@@ -445,6 +457,13 @@ def test_a_py_that_does_not_compile_is_checked_not_the_untouched_notebook(folder
     assert mine["attention"]["file"] == graders["file"] == _grader_verdicts(folder)["attention"]["file"] == "attention.py"
     assert mine["attention"]["checks"] == graders["checks"]
     assert all(status == "error" for status, _ in graders["checks"].values()), graders["checks"]
+
+
+def test_an_exercise_imports_the_other_exercise_as_it_counts(folders, kit_free_python):
+    """`from attention import softmax` in causal_mask.ipynb: check.py gives it the student's
+    attention.ipynb (the form that counts), not the untouched attention.py stub beside it."""
+    printed = _run(kit_free_python, folders["notebooks importing one another"], "causal_mask").stdout
+    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
 
 
 def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folders, kit_free_python):

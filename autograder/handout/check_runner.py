@@ -2,6 +2,7 @@
 
     read_exercise(path)        the file's Python, or a notebook's cells as Jupyter's Run All runs
                                them (check_notebook.py, the grader's own reading)
+    counted_files(stem, ...)   the form(s) of an exercise the grader grades (check_forms.choose)
     run_child(path, spec, ...) each check's event from the child (check_child.py), a new child after
                                one whose function hung; the function that hung is the one blamed
 
@@ -33,9 +34,10 @@ GRACE = 3.0                   # s after the wall backstop before the child is st
 WALL_FACTOR = 5.0             # the grader's default (course.yml limits.wall_factor), for data without it
 
 if __package__:
-    from . import check_notebook
+    from . import check_forms, check_notebook
     from .check_clock import backstop
 else:
+    import check_forms
     import check_notebook
     from check_clock import backstop
 
@@ -109,6 +111,23 @@ def read_exercise(path: Path) -> Exercise:
     if kept is None:
         return Exercise(path, problem=notes)
     return Exercise(path, "\n\n".join(c.source for c in kept) + "\n", [c.as_dict() for c in kept], list(notes))
+
+
+def counted_files(stem: str, folder: Path, graded: list[str]) -> tuple[list[Path], str]:
+    """The file(s) of `stem` in `folder` the grader grades (check_forms.choose: the form holding
+    work; both when both do, the better counting) and why, in words."""
+    forms, paths = [], {}
+    for path in (folder / f"{stem}.py", folder / f"{stem}.ipynb"):
+        if path.is_file():
+            read = read_exercise(path)
+            forms.append(check_forms.Form(path.name, read.problem,
+                                          read.problem is None and check_forms.has_work(read.source, graded)))
+            paths[path.name] = path
+    if not forms:
+        return [], ""
+    chosen = check_forms.choose(forms)
+    why = chosen.note or ("the only one here" if len(forms) == 1 else "")
+    return [paths[f.filename] for f in (chosen.graded, chosen.alternative) if f is not None], why
 
 
 def calls_of(spec: dict, check_id: str) -> list:

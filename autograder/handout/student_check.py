@@ -32,10 +32,9 @@ HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
     import check_calls
-    import check_forms
     import check_runner
 else:
-    from . import check_calls, check_forms, check_runner
+    from . import check_calls, check_runner
 FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
 
 USAGE = __doc__.split("\n\n")[1]
@@ -143,20 +142,7 @@ def diagnosis():
 # ---------------------------------------------------------------- which file, one exercise, all of them
 
 def your_files(stem: str, folder: Path, graded: list[str]) -> tuple[list[Path], str]:
-    """The file(s) of `stem` the grader grades (check_forms.choose: the form holding work; both when
-    both do, the better counting) and why, in words."""
-    forms, paths = [], {}
-    for path in (folder / f"{stem}.py", folder / f"{stem}.ipynb"):
-        if path.is_file():
-            read = read_exercise(path)
-            forms.append(check_forms.Form(path.name, read.problem,
-                                          read.problem is None and check_forms.has_work(read.source, graded)))
-            paths[path.name] = path
-    if not forms:
-        return [], ""
-    chosen = check_forms.choose(forms)
-    why = chosen.note or ("the only one here" if len(forms) == 1 else "")
-    return [paths[f.filename] for f in (chosen.graded, chosen.alternative) if f is not None], why
+    return check_runner.counted_files(stem, folder, graded)
 
 
 def read_exercise(path: Path):
