@@ -14,7 +14,8 @@ from tests.lms_downloads import HAND, RIGHT
 from tests.test_lms_roundtrip import _course
 
 
-def test_a_grader_error_is_its_own_status_everywhere(tmp_path, monkeypatch):
+def _class_where_the_grader_fails_on_cleo(tmp_path, monkeypatch):
+    """(course file, class folder): ada and cleo hand in the same right answers; grading cleo raises."""
     import autograder.grading.local_grading as local_grading
 
     real_grade = local_grading.grade
@@ -25,11 +26,15 @@ def test_a_grader_error_is_its_own_status_everywhere(tmp_path, monkeypatch):
         return real_grade(student, course, sandbox, *args, **kwargs)
 
     monkeypatch.setattr(local_grading, "grade", failing_for_cleo)
-    course = _course(tmp_path)
     cls = tmp_path / "class"
     for name in ("ada", "cleo"):
         (cls / name).mkdir(parents=True)
         (cls / name / f"{HAND}.py").write_bytes(RIGHT)
+    return _course(tmp_path), cls
+
+
+def test_a_grader_error_is_its_own_status_everywhere(tmp_path, monkeypatch):
+    course, cls = _class_where_the_grader_fails_on_cleo(tmp_path, monkeypatch)
     out = tmp_path / "out"
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -64,21 +69,7 @@ def test_a_grader_error_is_its_own_status_everywhere(tmp_path, monkeypatch):
 def test_a_grader_error_the_instructor_scores_by_hand_is_graded(tmp_path, monkeypatch):
     """The instructor grades cleo's work by hand (overrides.csv): her status is graded, her total
     the points given, and the LMS gets them."""
-    import autograder.grading.local_grading as local_grading
-
-    real_grade = local_grading.grade
-
-    def failing_for_cleo(student, course, sandbox, *args, **kwargs):
-        if student.name == "cleo":
-            raise RuntimeError("the sandbox went away")
-        return real_grade(student, course, sandbox, *args, **kwargs)
-
-    monkeypatch.setattr(local_grading, "grade", failing_for_cleo)
-    course = _course(tmp_path)
-    cls = tmp_path / "class"
-    for name in ("ada", "cleo"):
-        (cls / name).mkdir(parents=True)
-        (cls / name / f"{HAND}.py").write_bytes(RIGHT)
+    course, cls = _class_where_the_grader_fails_on_cleo(tmp_path, monkeypatch)
     overrides = tmp_path / "overrides.csv"
     overrides.write_text(f"student,check,points,reason,who\ncleo,{HAND},6,graded by hand,TA Kim\n", encoding="utf-8")
     out = tmp_path / "out"

@@ -499,16 +499,21 @@ def test_hand_answers_rounded_early_are_said_to_lose_points(folders, kit_free_py
     assert "rounded values" not in _run(kit_free_python, folders["solutions"], "hand_computation").stdout
 
 
+def _hand_checks_both_ways(python, folder: Path, tmp_path: Path) -> tuple[str, dict, dict]:
+    """What check.py printed, its hand checks by id (--json), and the grader's."""
+    written = tmp_path / "results.json"
+    printed = _run(python, folder, "hand_computation", "--json", str(written)).stdout
+    mine = {c["id"]: c for c in json.loads(written.read_text())["exercises"]["hand_computation"]["checks"]}
+    return printed, mine, {c.check_id: c for e in _grader_results(folder) for c in e.checks}
+
+
 def test_hand_answers_rounded_at_every_step_are_judged_as_the_grader_judges_rounding(folders, kit_free_python,
                                                                                       tmp_path):
     """A weights row summing to 0.99 after rounding is a row the grader accepts (each weight within
     its tolerance): check.py does not fail it, and says that the output, carried from the rounded
     weights, follows from rounded values, which the grader marks down."""
     folder = folders["hand answers rounded to 2 decimals at every step"]
-    written = tmp_path / "results.json"
-    printed = _run(kit_free_python, folder, "hand_computation", "--json", str(written)).stdout
-    mine = {c["id"]: c for c in json.loads(written.read_text())["exercises"]["hand_computation"]["checks"]}
-    graded = {c.check_id: c for e in _grader_results(folder) for c in e.checks}
+    printed, mine, graded = _hand_checks_both_ways(kit_free_python, folder, tmp_path)
     assert graded["hand_computation.part_b.weights"].status == "passed"
     assert mine["hand_computation.part_b.weights"]["status"] == "passed", printed
     assert tuple(graded["hand_computation.part_b.output"].misconceptions) == ("hand_imprecise",)
@@ -530,10 +535,7 @@ def test_a_slip_in_the_scores_does_not_fail_the_right_weights_after_it(handout, 
     slipped[0, 1] = slipped[1, 0] = scores[0, 1] + 0.1
     (folder / "hand_computation.py").write_text(_written(
         source, {"CSM_SCORES": slipped, "CSM_WEIGHTS": weights, "CSM_OUTPUT": weights @ x}, 4))
-    written = tmp_path / "results.json"
-    printed = _run(kit_free_python, folder, "hand_computation", "--json", str(written)).stdout
-    mine = {c["id"]: c for c in json.loads(written.read_text())["exercises"]["hand_computation"]["checks"]}
-    graded = {c.check_id: c for e in _grader_results(folder) for c in e.checks}
+    printed, mine, graded = _hand_checks_both_ways(kit_free_python, folder, tmp_path)
     assert graded["hand_computation.part_b.weights"].status == "passed"
     assert mine["hand_computation.part_b.weights"]["status"] == "passed", printed
     assert "recheck CSM_SCORES" in printed and "your answers are consistent" not in printed, printed
