@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.frontends.selection import SelectionError, select, stem_of
-from autograder.speedups import on
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
     from rich.console import Console
@@ -60,7 +59,7 @@ def cmd_check(args, console: Console | None) -> int:
             watcher.first(result.exercises)
             watch(watcher)
             return 0
-        session.leave()     # the command ends here (run: leave_now)
+        session.leave()     # the command ends here: the zygotes are not waited for
     return 0 if result.score == result.max_score else 1
 
 
@@ -350,15 +349,8 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def run() -> None:
-    """The program (`attnkit`, `python -m autograder.cli`): main(), then out; a check at once,
-    without the interpreter's teardown (autograder/frontends/leave.py)."""
-    args = parse(sys.argv[1:])
-    code = dispatch(args)
-    if args.command == "check" and on("leave_now"):
-        from autograder.frontends.leave import leave_now
-
-        leave_now(code)
-    sys.exit(code)
+    """The program (`attnkit`, `python -m autograder.cli`): main(), then out."""
+    sys.exit(dispatch(parse(sys.argv[1:])))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ below only makes it faster, and the whole suite passes with every one of them of
 
     ATTNKIT_FAST=0                      every speed-up off (the plain path)
     ATTNKIT_FAST=1 (or unset)           every speed-up on
-    ATTNKIT_FAST=-leave_now            all on but these (a name without "-": only those on)
+    ATTNKIT_FAST=-course_cache         all on but these (a name without "-": only those on)
 
 `attnkit --no-fast ...` sets ATTNKIT_FAST=0 for the run (and the processes it starts).
 benchmarks/bench_speedups.py measures what each one earns on its target path, on and off in the
@@ -20,7 +20,6 @@ SWITCH = "ATTNKIT_FAST"
 
 SPEEDUPS = {
     "course_cache": "a course validated before is read without pydantic",
-    "leave_now": "`attnkit check` exits without the interpreter's teardown",
     "zygote_imports_without_gc": "a zygote imports numpy and torch with the garbage collector off",
 }
 

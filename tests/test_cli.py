@@ -192,26 +192,6 @@ def test_the_check_program_leaves_at_once_with_its_report_whole_and_nothing_behi
         libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
-@pytest.mark.parametrize("with_thread", [False, True])
-def test_leaving_at_once_runs_the_exit_handlers_and_waits_for_a_working_thread(tmp_path, with_thread):
-    program = ("import atexit, sys, threading, time\n"
-               "from pathlib import Path\n"
-               "from autograder.frontends.leave import leave_now\n"
-               f"out = Path({str(tmp_path)!r})\n"
-               "atexit.register(lambda: (out / 'handler').write_text('ran'))\n"
-               "def work():\n"
-               "    time.sleep(0.3)\n"
-               "    (out / 'thread').write_text('done')\n"
-               f"if {with_thread}:\n"
-               "    threading.Thread(target=work).start()\n"
-               "print('the last line', end='')\n"
-               "leave_now(3)\n")
-    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
-    assert (run.returncode, run.stdout) == (3, "the last line"), run.stderr
-    assert (tmp_path / "handler").read_text() == "ran"
-    assert (tmp_path / "thread").exists() == with_thread
-
-
 def test_the_grader_asks_numpy_for_one_blas_thread_unless_told_otherwise():
     """Set in a new process before numpy's import (as `attnkit` does): numpy starts no BLAS thread
     of its own (the process has one thread: on two cores it otherwise has two); a value the

@@ -23,7 +23,7 @@ BUGGY = KIT / "tests" / "corpus" / "attention" / "buggy" / "no_scaling.py"
 
 @pytest.mark.parametrize("value, expected", [
     ("", set(SPEEDUPS)), ("1", set(SPEEDUPS)), ("0", set()), ("off", set()),
-    ("-leave_now", set(SPEEDUPS) - {"leave_now"}),
+    ("-course_cache", set(SPEEDUPS) - {"course_cache"}),
     ("course_cache", {"course_cache"}),
 ])
 def test_the_switch_reads_all_none_or_named_speedups(value, expected):
@@ -31,8 +31,8 @@ def test_the_switch_reads_all_none_or_named_speedups(value, expected):
 
 
 def test_a_misspelt_speedup_is_one_sentence_naming_the_choices():
-    with pytest.raises(UnknownSpeedup, match="no speed-up 'leave_soon'.*leave_now"):
-        _parse("-leave_soon")
+    with pytest.raises(UnknownSpeedup, match="no speed-up 'course_cash'.*course_cache"):
+        _parse("-course_cash")
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "check"], env=dict(os.environ, **{SWITCH: "x"}),
                          capture_output=True, text=True, timeout=120, cwd=KIT)
     assert run.returncode == 2 and "no speed-up 'x'" in run.stderr and "Traceback" not in run.stderr
@@ -91,8 +91,8 @@ def test_a_zygote_started_with_its_speedup_off_is_told_so():
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(zygote_process.subprocess, "Popen", popen)
-        for fast in ("1", "0", "-zygote_imports_without_gc", "-leave_now"):
+        for fast in ("1", "0", "-zygote_imports_without_gc", "-course_cache"):
             patch.setenv(SWITCH, fast)
             with pytest.raises(OSError, match="not started"), socket.socket() as ctrl:
                 zygote_process.start_zygote_script({}, ctrl, None)
-    assert told == {"1": True, "0": False, "-zygote_imports_without_gc": False, "-leave_now": True}
+    assert told == {"1": True, "0": False, "-zygote_imports_without_gc": False, "-course_cache": True}
