@@ -56,13 +56,18 @@ def import_student(path: Path, files: dict):
     module = types.ModuleType(path.stem)
     module.__file__ = str(path)
     sys.modules[path.stem] = module
+    skipped = run_exercise(read, path, module, files)
+    return module, read.notes + [skipped_note(s) for s in skipped], read.source
+
+
+def run_exercise(read, path: Path, module, files: dict) -> list:
+    """`read` (read_exercise of `path`) run in `module`: a .py file at once, a notebook's cells as
+    Jupyter's Run All runs them; the cells skipped."""
     if read.cells is None:
         files[str(path)] = None
         exec(compile(read.source, str(path), "exec", dont_inherit=True), module.__dict__)   # noqa: S102
-        skipped = []
-    else:
-        skipped = run_cells(read.cells, module.__dict__, str(path), files)
-    return module, read.notes + [skipped_note(s) for s in skipped], read.source
+        return []
+    return run_cells(read.cells, module.__dict__, str(path), files)
 
 
 class CountedSiblings:
@@ -92,10 +97,10 @@ class _NotebookLoader:
 
     def exec_module(self, module) -> None:
         read = read_exercise(self.path)
-        if read.cells is None:
+        if read.problem is not None:
             raise ImportError(f"{self.path.name} could not be read: {read.problem}", name=module.__name__)
         module.__file__ = str(self.path)
-        run_cells(read.cells, module.__dict__, str(self.path), self.files)
+        run_exercise(read, self.path, module, self.files)
 
 
 class _AbsentMeta(type):
