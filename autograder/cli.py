@@ -59,7 +59,6 @@ def cmd_check(args, console: Console | None) -> int:
             watcher.first(result.exercises)
             watch(watcher)
             return 0
-        session.leave()     # the command ends here: the zygotes are not waited for
     return 0 if result.score == result.max_score else 1
 
 
@@ -152,8 +151,6 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     a cold check before its zygotes start (issue 23.4)."""
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
     p.add_argument("--course", type=Path, default=None, metavar="FILE", help=COURSE_HELP)
-    p.add_argument("--no-fast", action="store_true",
-                   help="turn every optional speed-up off: the plain path (the same as ATTNKIT_FAST=0)")
     # --course is also taken after the subcommand (`attnkit check --course c.yml`); SUPPRESS
     # leaves the value given before it in place when it is not repeated there.
     common = argparse.ArgumentParser(add_help=False)
@@ -272,9 +269,6 @@ def command_named(argv: list[str]) -> str | None:
         if not token.startswith("-"):
             return token
         name = token.split("=", 1)[0]
-        if token == "--no-fast":
-            i += 1
-            continue
         if len(name) < 3 or not "--course".startswith(name):
             return None
         i += 1 if "=" in token else 2
@@ -320,17 +314,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    import os
-
     from autograder.frontends.cold_start import one_blas_thread
-    from autograder.speedups import SWITCH, check_switch
-
-    if getattr(args, "no_fast", False):
-        os.environ[SWITCH] = "0"      # for this process and the ones it starts (a Dask worker's own)
-    wrong = check_switch()
-    if wrong:
-        print(f"attnkit: {wrong}", file=sys.stderr)
-        return 2
 
     one_blas_thread()
     from autograder.config import DEFAULT_COURSE, ConfigError

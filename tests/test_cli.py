@@ -164,12 +164,10 @@ def _winding_down(grader: int, before: set[int], within_s: float) -> tuple[set[i
         time.sleep(0.05)
 
 
-def test_the_check_program_leaves_at_once_with_its_report_whole_and_nothing_behind(tmp_path):
-    # `attnkit check` ends with os._exit (the interpreter's teardown is a noticeable part of a cold check) and
-    # does not wait for its zygotes' exit (Sandbox.leave): what it printed into a pipe is all there,
-    # its exit code is the check's, and its zygotes, their children and the detached process that
-    # removes the children's cgroups all end on their own within seconds, leaving no cgroup folder
-    # (this process is made their subreaper, so one left behind stays its child).
+def test_the_check_program_exits_with_its_report_whole_and_nothing_behind(tmp_path):
+    # `attnkit check` closes its sandbox before it exits: what it printed into a pipe is all there,
+    # its exit code is the check's, and its zygotes and their children are gone, leaving no cgroup
+    # folder (this process is made their subreaper, so one left behind stays its child).
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)

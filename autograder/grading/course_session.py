@@ -55,12 +55,6 @@ class GradingSession:
             self._sandbox.close()
             self._sandbox = None
 
-    def leave(self) -> None:
-        """`close` for a process that exits next: the sandbox winds down without it (Sandbox.leave)."""
-        if self._sandbox is not None:
-            self._sandbox.leave()
-            self._sandbox = None
-
     def __enter__(self) -> "GradingSession":
         return self
 

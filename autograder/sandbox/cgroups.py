@@ -8,11 +8,9 @@ the rest. Without one (no user namespaces), `kill_tree` hunts the child's proces
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 V1_ROOT = "/sys/fs/cgroup"
@@ -224,20 +222,6 @@ class Cgroups:
         for base in self.bases.values():
             _rmdir(base)
 
-    def close_later(self) -> None:
-        """`close` in a detached process (this file run by path), for a grader that exits now: a
-        child's group is removable only once the zygote, exiting too, has reaped its processes.
-        Started before the children and zygotes are told to die, while a core is free: the
-        grader's fork waits for the new process's exec (7-9 ms when both cores are busy)."""
-        spec = {"version": self.version, "bases": self.bases}
-        self.leftovers, self.bases = [], {}
-        try:
-            subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), json.dumps(spec)],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
-        except OSError:
-            pass     # a later sandbox's sweep_stale removes them
-
 
 _SWEPT: set[str] = set()
 STALE_AFTER_S = 3600
@@ -370,29 +354,3 @@ def remove_in_background(path: str) -> None:
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         pass
-
-
-def _close_detached(spec: dict) -> None:
-    """What `Cgroups.close_later` hands over: every child group under the sandbox's folders killed
-    and removed, each given longer than `close` gives it (a zygote's shutdown reaps its children
-    within its one-second alarm), then the folders."""
-    bases: dict[str, str] = spec["bases"]
-    names = set()
-    for base in bases.values():
-        try:
-            names.update(n for n in os.listdir(base) if n.startswith("child-"))
-        except OSError:
-            pass
-    for name in sorted(names):
-        group = ChildCgroup(spec["version"], {c: os.path.join(base, name) for c, base in bases.items()
-                                              if os.path.isdir(os.path.join(base, name))})
-        group.kill()
-        group.remove(DETACHED_WAIT_S)
-    for base in bases.values():
-        _rmdir(base)
-
-
-DETACHED_WAIT_S = 5.0
-
-if __name__ == "__main__":     # `python -I -S cgroups.py SPEC` (Cgroups.close_later): standard library only
-    _close_detached(json.loads(sys.argv[1]))

@@ -353,22 +353,11 @@ class Sandbox:
             s.close()
 
     def close(self) -> None:
-        self._shut(leaving=False)
-
-    def leave(self) -> None:
-        """`close` for a grader that exits next (`attnkit check`): the zygotes are asked to exit
-        and not waited for; the children's cgroups they
-        leave are removed by a detached process once they are gone."""
-        self._shut(leaving=True)
-
-    def _shut(self, *, leaving: bool) -> None:
         if self._closed:
             return
         self._closed = True
-        if leaving and self.cgroups is not None:
-            self.cgroups.close_later()      # first: spawned while a core is free
-        self.zygotes.ask_to_exit() if leaving else self.zygotes.close()
-        if not leaving and self.cgroups is not None:
+        self.zygotes.close()
+        if self.cgroups is not None:
             self.cgroups.close()
         if self._root is not None:
             remove_in_background(self._root)

@@ -18,7 +18,6 @@ from typing import Any
 from autograder.sandbox.cgroups import kill_tree
 from autograder.sandbox.interpreter import MissingModule, for_zygote
 from autograder.sandbox.outcome import SandboxError
-from autograder.speedups import on
 
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
@@ -50,7 +49,7 @@ def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
     return subprocess.Popen(
         [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
-         json.dumps({**config, **for_zygote(), "imports_without_gc": on("zygote_imports_without_gc")})],
+         json.dumps({**config, **for_zygote()})],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
 

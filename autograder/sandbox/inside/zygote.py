@@ -300,14 +300,6 @@ def main() -> None:
     global PROTOCOL, KERNEL, JAIL, CHILD
     ctrl_fd = int(sys.argv[1])
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    # Speed-up `zygote_imports_without_gc`: no collection while the zygote imports numpy and torch.
-    # Torch's import makes many objects and few cycles, and the collections it sets off cost it
-    # time. Frozen then, they are not scanned again by the collections matplotlib's import sets off,
-    # nor in a child. Matplotlib's import does make cycles: it runs with collection on, so that its
-    # garbage is freed and its holes filled as it goes, not left for the children to fill (and copy).
-    quiet_imports = config.get("imports_without_gc", True)
-    if quiet_imports:
-        gc.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stop_watching = _watch_grader(ctrl_fd)
     paths = _load_private("import_path")
@@ -332,9 +324,6 @@ def main() -> None:
         torch = _import_or_say(ctrl_fd, "torch")
         torch.set_num_threads(1)
         modules["torch"] = torch
-    if quiet_imports:
-        gc.freeze()      # what numpy's and torch's imports made (little of it garbage): never scanned again
-        gc.enable()      # matplotlib's import makes cycles: freed as it goes (scanning its own objects only)
     if config.get("matplotlib", True):
         matplotlib = modules["matplotlib"] = _import_or_say(ctrl_fd, "matplotlib")
         matplotlib.use("Agg")
@@ -374,7 +363,7 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     worker.configure(**facts)
     CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
-    gc.collect()     # what the warm-ups left (the laid-out figure's cycles); numpy's and torch's are frozen
+    gc.collect()     # what the imports and warm-ups left (the laid-out figure's cycles)
     gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
