@@ -147,8 +147,8 @@ def cmd_doctor(args, console: Console) -> int:
 def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The program's arguments; `only="check"`: the program's parser with only that subcommand,
     which reads a check's arguments as the whole parser does (`command_named` says when): the
-    other commands' options (`variants` and `practice` imported for theirs) cost about 10 ms of
-    a cold check before its zygotes start (issue 23.4)."""
+    other commands' options (`variants` and `practice` imported for theirs) would slow a cold
+    check before its zygotes start."""
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
     p.add_argument("--course", type=Path, default=None, metavar="FILE", help=COURSE_HELP)
     # --course is also taken after the subcommand (`attnkit check --course c.yml`); SUPPRESS

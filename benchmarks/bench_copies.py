@@ -2,7 +2,7 @@
 
     python benchmarks/bench_copies.py                   # 30 and 150 copies, lanes as `attnkit grade` picks
     python benchmarks/bench_copies.py --jobs 2          # the same number of lanes at both sizes
-    python benchmarks/bench_copies.py --against ../kit-f77c26c --rounds 2
+    python benchmarks/bench_copies.py --against ../kit-old --rounds 2
                                                         # this kit against a checkout of another commit
 
 `attnkit grade` (the command an instructor runs, in a new process) on a class of N copies of the

@@ -73,7 +73,7 @@ def expected_statistics(dims, seq_len: int, rows: int = 40_000, seed: int = 1234
     independent N(0, I_d)), and |q_i|^2 ~ chi^2(d). So a row is drawn as |q| * z with
     |q| = sqrt(chi^2(d)) and z ~ N(0, I_n): the same expectations as the experiment's rows,
     at a cost that does not grow with d: 40 000 independent rows, as many as 10 000 trials of
-    4 rows have (which share their keys), in a tenth of the time. Same keys and statistics
+    4 rows have (which share their keys), in far less time. Same keys and statistics
     as :func:`scaling_experiment`.
     """
     rng = np.random.default_rng(seed)

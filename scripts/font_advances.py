@@ -5,7 +5,7 @@ copy of it: autograder/reports/fonts/dejavu_sans_advances.json.
 
 The pictures size their margins to their labels (autograder/reports/svg_text.py). Measuring a
 label with Pillow loaded Pillow and FreeType into the grader the first time a student's plot had
-a legend: 5 MB of a class run's memory (issue 23.3), for numbers that are the font's own. This
+a legend, memory held for the rest of a class run, for numbers that are the font's own. This
 reads them once, with fontTools (a matplotlib dependency), as runs of consecutive code points.
 tests/test_svg_text.py checks the file against the font; run this again when matplotlib's copy of
 the font changes.

@@ -44,7 +44,7 @@ UNNAMED = "unnamed"   # the label of a mistake no misconception names: "diagnose
 TARGET_ACCURACY = 0.98
 KINDS = ("correct", "buggy", "degenerate")
 
-# The classes of issue 9, by the label of a buggy file; every other label is "other".
+# The classes of mistake counted apart, by the label of a buggy file; every other label is "other".
 CLASSES = {
     "masks": {"mask_ignored", "mask_inverted", "mask_after_softmax", "mask_fill_zero", "mask_additive",
               "mask_always_causal", "mask_rank_ignored", "mask_upper_triangular", "mask_excludes_diagonal",

@@ -2,7 +2,7 @@
 
 The answers of a stem whose reference imports torch (multihead) are kept as .npz (arrays only,
 read without pickle), keyed by the check, the seed, and a hash of the reference, the checks and
-the versions of numpy and torch: the grader then never imports torch (about 3 s per process) to
+the versions of numpy and torch: the grader then never imports torch (seconds per process) to
 grade a submission whose answers are right. Files live under the user's cache folder
 (`cache_folder`), written atomically (`temporary_beside`); an exercise's own caches use the same
 (the scaling experiment's large reference run: autograder/checks/scaling/precise.py).
@@ -40,7 +40,7 @@ def lock_for(key: tuple) -> threading.Lock:
 def needs_torch(stem: str) -> bool:
     """Whether the reference of `stem` imports torch (its answers are then worth keeping on disk).
     Asked twice for every check of every submission: the kit's reference files, read once a process
-    (reading them each time was 12-16 ms of a cold check of attention, issue 23.4)."""
+    (reading them each time slowed a cold check)."""
     import reference
 
     if stem not in reference.STEMS:
@@ -85,7 +85,8 @@ def stored_json(kind: str, key: list, make: Callable[[], Any]) -> Any:
 @lru_cache(maxsize=None)
 def _code_digest() -> str:
     """The code an answer depends on: the reference, the checks (inputs and runs), numpy and torch."""
-    from importlib import metadata      # here: 6 ms of a cold check that reads no stored answer (issue 23.4)
+    # imported here: at the top, it would slow a cold check that reads no stored answer
+    from importlib import metadata
 
     import reference
 

@@ -33,8 +33,8 @@ class ClusterError(RuntimeError):
 
 
 # dask's connection to the scheduler keeps its last messages for developers (1,000 by default):
-# each task's message holds a student's packed files, so a class's client held about 25 MB of them
-# after a thousand students. The connection is made with none kept.
+# each task's message holds a student's packed files, so a class's client grew with every student
+# graded. The connection is made with none kept.
 MESSAGES_KEPT = {"distributed.admin.low-level-log-length": 0}
 
 

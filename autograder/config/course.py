@@ -143,8 +143,8 @@ _COURSE_JSON: tuple[weakref.ref, str] | None = None
 
 def course_json(course: CourseConfig) -> str:
     """`json.dumps(course_data(course))`, made once for a course (the last one asked for): a class
-    run asks for it for every student, for the result's fingerprint and the feedback page's stamp
-    (2,000 students: 6,000 times, about 1.5 ms each). A course is frozen; one made anew with
+    run asks for it several times for every student, for the result's fingerprint and the
+    feedback page's stamp, and making it is not cheap. A course is frozen; one made anew with
     `dataclasses.replace` is another object and gets its own text."""
     global _COURSE_JSON
     held = _COURSE_JSON

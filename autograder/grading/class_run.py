@@ -260,8 +260,8 @@ class ClassRun:
         return class_list.shown(student) if class_list is not None else student
 
     def _read_code(self, student: Student, result: SubmissionResult) -> None:
-        """The student's graded code, fingerprinted now, while the lanes' children run (issue
-        23.1); whatever fails here is read again at the end."""
+        """The student's graded code, fingerprinted now, while the lanes' children run; whatever
+        fails here is read again at the end."""
         code = getattr(self, "code", None)     # None before a run, or when the code is not compared
         if code is not None and not student.refused:
             try:
@@ -306,11 +306,11 @@ SWITCH_INTERVAL = 0.0005     # s: how long a thread may keep the interpreter whi
 @contextlib.contextmanager
 def _held_for_the_run() -> Iterator[None]:
     """While the class is graded: what the grader holds for the whole run (its imports, the course,
-    the sandboxes) is left out of the collector's scans (a full collection scanned it about every
-    20 students, 40 ms each time, with the lanes waiting for the interpreter), and the interpreter
-    changes hands every 0.5 ms instead of 5: a lane whose child has answered waits less for the main
-    thread's recording or the other lane's checks, while its child, with nothing to do, holds a core
-    idle (1.84-1.86 -> 1.87-1.88 cores busy, benchmarks/bench_copies.py, alternating; issue 23.1)."""
+    the sandboxes) is left out of the collector's scans (a full collection scanned all of it again
+    and again, with the lanes waiting for the interpreter), and the interpreter changes hands every
+    0.5 ms instead of Python's 5: a lane whose child has answered waits less for the main thread's
+    recording or the other lane's checks, while its child, with nothing to do, holds a core idle
+    (benchmarks/bench_copies.py measures the cores kept busy)."""
     gc.collect()        # no garbage is kept for good
     gc.freeze()
     interval = sys.getswitchinterval()
@@ -323,13 +323,13 @@ def _held_for_the_run() -> Iterator[None]:
 
 
 # Results between two returns of freed memory while the class is graded: a student's grading frees
-# its checks' arrays and texts among what the run keeps, and the heap, left alone, rose by 4-5 MB
-# over 2,000 students (about 1 ms a return).
+# its checks' arrays and texts among what the run keeps, and the heap, left alone, grew with the
+# class; a return is cheap beside the grading of GIVE_BACK_EVERY students.
 GIVE_BACK_EVERY = 50
 
 
 def _give_back_freed_memory() -> None:
-    """The memory the run's last phase freed, given back to the system before the next (issue 23.3).
+    """The memory the run's last phase freed, given back to the system before the next.
     glibc's malloc keeps freed heap memory for the process to reuse, and a phase's freed blocks,
     scattered among what stays, were never reused whole by the next: the grader's resident memory
     rose by what each of grading, the similarity and the report had used at their peaks.

@@ -57,8 +57,7 @@ class LocalGrading:
     def _lanes(self, jobs: int) -> None:
         self.jobs = jobs
         # One student queued behind each one being graded: a lane that finishes starts the next at
-        # once, not after the main thread has written the last one's files (issue 23.1: both cores
-        # busy).
+        # once, not after the main thread has written the last one's files: both cores stay busy.
         self.in_flight = 2 * jobs
         self.cores = threading.Semaphore(jobs)
 
@@ -83,7 +82,7 @@ class LocalGrading:
     def _preflight(self, first: Sandbox) -> Preflight:
         """The solutions graded on the first sandbox, on a core of its own, while the lanes grade
         the first students on the others (ClassRun holds their results until it passes): the first
-        run after the kit changed no longer grades it with the other core idle (issue 23.2)."""
+        run after the kit changed does not grade it with the other core idle."""
         self.cores.acquire()
         try:
             checked = grade_preflight(self.course, first)
@@ -95,8 +94,8 @@ class LocalGrading:
 
     def _warm_lanes(self, first: Sandbox, to_grade: int) -> None:
         """Every lane's sandbox starts its zygotes now, without waiting, the first's beside the
-        others': the preflight waits for the first's (about 3 s) with the other core idle, and each
-        lane's first student waited for its own (issue 23.2). None more than students to grade."""
+        others': otherwise the preflight would wait for the first's with the other core idle, and
+        each lane's first student for its own. None more than students to grade."""
         sources = solution_sources(self.course)
         first.prepare(sources)
         for _ in range(min(self.jobs, to_grade) - 1):

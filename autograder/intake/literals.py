@@ -39,9 +39,9 @@ _RUNS = re.compile(r"^(?:(?:async|def|class|for|while|with|try|del|global|assert
                    re.MULTILINE)
 
 
-# The grader's own memory bounds what it reads: Python's AST of a 2 MB list of numbers takes about
-# 1 GB (and 2 s). A hand computation is a few KB; a 32 KB file of literals takes about 15 MB and
-# 20 ms to read; a larger one runs in a child, under the child's limits.
+# The grader's own memory bounds what it reads: Python's AST of a list of numbers takes hundreds
+# of times the memory of its text. A hand computation is a few KB; a file of literals larger
+# than MAX_READ_CHARS runs in a child, under the child's limits.
 MAX_READ_CHARS = 32 * 1024
 
 

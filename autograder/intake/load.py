@@ -261,8 +261,8 @@ def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | 
 
 # What compile() said of a text under a name: a class run reads a student's graded files again
 # as it records them (the similarity signal, integrity/class_code.py), and compiling is most of
-# reading a file (0.8 ms for 15 KB). The students in flight are enough: remembering a whole
-# class's texts grew the grader with the class (issue 23.3).
+# reading a file. The students in flight are enough: remembering a whole class's texts grew the
+# grader with the class.
 _COMPILED = TextMemo(1024)
 
 

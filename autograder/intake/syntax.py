@@ -66,7 +66,7 @@ def imported_modules(text: str) -> set[str]:
     never runs. A comment that mentions torch does not count.
 
     Remembered: the sandbox asks once per session which zygote a source needs, several times per
-    submission (issue 23.1)."""
+    submission."""
     return set(_IMPORTS_SEEN.get(text, lambda: frozenset(_parsed_imports(text))))
 
 
@@ -76,8 +76,8 @@ _IMPORTS_SEEN = TextMemo(512)      # a submission's texts, asked several times; 
 def imports_among(text: str, wanted: tuple[str, ...]) -> set[str]:
     """Which of the modules `wanted` a source imports (as `imported_modules` says), read from its
     lines where they settle it and parsed where they do not. Asked for every file of every
-    submission to choose its zygote, where parsing was the grader's largest cost after compiling
-    (issue 23.1); the kit's own header names torch and matplotlib in every file, in a comment.
+    submission to choose its zygote, where parsing would be the grader's largest cost after
+    compiling; the kit's own header names torch and matplotlib in every file, in a comment.
 
     Lines settle it when each wanted name that a line of code (not a comment line) outside the
     `if __name__ == "__main__":` blocks mentions is imported by a line at the left margin: such a

@@ -67,8 +67,7 @@ class ChildCgroup:
 
     def _read_cpu(self) -> str:
         """The counter read again from its open file (pread at 0 makes the kernel write it anew):
-        opening and closing a cgroup file for each read cost the grader about 0.15 ms a time, a
-        few times per call."""
+        opening and closing a cgroup file for each read, a few times per call, slowed the grader."""
         controller, name = ("cpuacct", "cpuacct.usage") if self.version == "v1" else ("unified", "cpu.stat")
         try:
             if self._cpu_fd is None:

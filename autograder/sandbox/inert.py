@@ -1,9 +1,9 @@
 """Grader side: a file that only binds literal values is read, not run (`InertSession`).
 
 Attention by hand (hand_computation.py) is numbers typed as nested lists. Running such a file
-in a child costs a fork of the zygote, a jail and an exit (about 15 core-ms of a submission's
-200, issue 23.1) to learn what the file already says. Which files qualify, and how their values
-are read without running anything: autograder/intake/literals.py (`inert_values`).
+in a child costs a fork of the zygote, a jail and an exit to learn what the file already says.
+Which files qualify, and how their values are read without running anything:
+autograder/intake/literals.py (`inert_values`).
 
 `InertSession` answers a request for such a value the way a child would: the same conversion
 (`inside/convert.reply`), the same frame bytes read back by the same reader (`protocol`), the

@@ -6,7 +6,7 @@ priced from its arguments' shapes before anything is allocated (`Provided.cost`)
 would make an array larger than `MAX_ELEMENTS` or do more than `MAX_WORK` multiply-adds is
 refused: the child loses the call it was in (`ProvidedRefused`), nothing is computed. The time
 the grader spends answering counts against the call's limits and the submission's budget
-(children.py). `session_provided` checks what a session is given to provide.
+(exchange.py). `session_provided` checks what a session is given to provide.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from autograder.sandbox.inside.protocol import ProtocolError, TensorArg
 
 MAX_INPUT_ELEMENTS = 1 << 22   # a provided call's inputs, all arrays together
 MAX_ELEMENTS = 1 << 20         # the largest array one call may make, intermediates included (8 MB of float64)
-MAX_WORK = 1 << 27             # multiply-adds of one call (about a tenth of a second)
+MAX_WORK = 1 << 27             # multiply-adds of one call (a fraction of a second)
 
 
 @dataclass(frozen=True)

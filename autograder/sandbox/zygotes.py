@@ -68,8 +68,9 @@ class Zygotes:
 
     def serving(self, needs: Needs) -> Needs:
         """A torch zygote that has matplotlib too serves torch-only sources: one torch start
-        (about 3 core-seconds) instead of two, when files need both kinds. `torch_with_matplotlib`
-        (a class: some file will) makes every torch zygote one with matplotlib (+0.5 s once)."""
+        (torch's import is the slowest part of a zygote's start) instead of two, when files need
+        both kinds. `torch_with_matplotlib` (a class: some file will) makes every torch zygote one
+        with matplotlib (its import paid once)."""
         if needs == (True, False):
             z = self.by_needs.get((True, True))
             if self.torch_with_matplotlib or (z is not None and z.alive()):

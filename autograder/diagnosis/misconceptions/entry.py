@@ -38,7 +38,7 @@ class Misconception:
     alternatives: tuple[Overrides, ...] = ()   # the same mistake made another way (other mutants)
     # The same mistake written with torch: its answers are those of a mutant above (torch broadcasts
     # as numpy does), only its errors are torch's words. Run only where a raised error is diagnosed,
-    # so explaining a wrong answer never imports torch in the grader (2 core-s, once per process).
+    # so explaining a wrong answer never imports torch in the grader (seconds of CPU, once per process).
     torch_alternatives: tuple[Overrides, ...] = ()
     # (answer, expected, ctx, check) -> True/False, or None to compare with the mutants instead.
     # `expected` is the reference's answer; the mutants (overrides) stay the example used by tests.

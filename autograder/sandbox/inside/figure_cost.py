@@ -1,13 +1,13 @@
 """Child side: a student's figure costs only what the grader reads of it.
 
 The grader reads the figure's artists (data, labels, scales, legend texts;
-`convert.describe_figure`), never where they sit on the canvas or their pixels (issue 23.1).
+`convert.describe_figure`), never where they sit on the canvas or their pixels.
 Two things matplotlib would otherwise do in every child are left out:
 
 - `Figure.tight_layout()` (and `plt.tight_layout()`, which calls it) returns without laying
-  the axes out. A student's 3-panel `plot_scaling` spends two thirds of its time there: every
-  tick of every axis is made and measured (about 0.08 s of 0.12 s on the kit's machine). Only
-  the subplot positions change under it, and no check reads them.
+  the axes out. A student's 3-panel `plot_scaling` spends most of its time there: every tick
+  of every axis is made and measured. Only the subplot positions change under it, and no check
+  reads them.
 - Text is measured by an estimate instead of laying out its glyphs: FreeType lays out each
   string, and a mathtext label (`$QK^\\top/\\sqrt{d}$`) is parsed by pyparsing first. A figure
   the student draws themselves (`savefig` to a buffer, `canvas.draw()`, a legend placed

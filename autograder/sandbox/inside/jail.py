@@ -360,7 +360,7 @@ class _NoSoname(LookupError):
 def import_pyseccomp():
     """Step 11's library, in the zygote: pyseccomp, imported without the `ldconfig -p` process its
     import runs for each library it looks up (ctypes.util.find_library, which also imports
-    subprocess): about 15 ms of every zygote's start, 30 ms on a busy machine (issue 23.4). Its
+    subprocess): a process started for each lookup would slow every zygote's start. Its
     lookups are answered by the loader (dlopen of the soname) instead; where one cannot be, or the
     import fails in any way with the stand-in, it is imported again as it comes."""
     import ctypes
@@ -398,7 +398,7 @@ def import_pyseccomp():
 def seccomp_program(seccomp) -> bytes | None:
     """Step 11, made once in the zygote: the filter's BPF program, as libseccomp compiles the rules
     below (`seccomp`: the pyseccomp module, imported before the jail), or None without it. Each
-    child only loads it (`install_seccomp`): compiling it cost every child about 1.1 ms."""
+    child only loads it (`install_seccomp`): compiling it in each child would slow every child."""
     if seccomp is None:
         return None
     import errno

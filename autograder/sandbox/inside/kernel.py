@@ -50,8 +50,8 @@ def _lib():
     global _libc
     if _libc is None:
         try:
-            # The process's own symbols, libc's among them: find_library("c") would run ldconfig
-            # (a process, 3 ms of every zygote's start) to name the library already loaded.
+            # The process's own symbols, libc's among them: find_library("c") would start a
+            # process (ldconfig) in every zygote's start to name the library already loaded.
             _libc = ctypes.CDLL(None, use_errno=True)
         except OSError:
             return None

@@ -11,8 +11,8 @@ zygote without a jail, runs the worker itself: no init.
 
 The gate: a new child waits on a pipe from the zygote before it does anything. The zygote writes
 the child's pid into the cgroup.procs files the grader opened and handed it (`place`), then writes
-the pid and "go". The move into a cgroup is mostly a wait (the kernel's RCU grace period, 5-12 ms
-on cgroup v1): waited in the zygote, it no longer holds the grader's lane, which goes on answering
+the pid and "go". The move into a cgroup is mostly a wait (the kernel's RCU grace period, on
+cgroup v1): waited in the zygote, it does not hold the grader's lane, which goes on answering
 the child before. The kernel checks the move against the credentials of the grader that opened the
 files (Linux 5.16 on); where it refuses anyway, the gate says "wait" and opens only once the grader
 has placed the child itself and told the zygote "go".

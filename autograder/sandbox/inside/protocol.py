@@ -171,8 +171,8 @@ def pack(header: dict, blobs: list | None = None) -> bytes:
 
 def npy_bytes(arr: np.ndarray) -> bytes:
     """What np.save writes for a plain array (kinds b, i, u, f, as encode allows): a version 1.0
-    header padded to 64 bytes, then the data in the array's own order. numpy's writer took 6 us an
-    array, a few hundred arrays a submission, both ways."""
+    header padded to 64 bytes, then the data in the array's own order. numpy's writer is slow for
+    small arrays, and a submission sends a few hundred of them, both ways."""
     fortran = arr.flags.f_contiguous and not arr.flags.c_contiguous
     header = "{'descr': %r, 'fortran_order': %s, 'shape': %r, }" % (arr.dtype.str, fortran, arr.shape)
     header += " " * (-(len(_NPY_MAGIC) + 4 + len(header) + 1) % 64) + "\n"
