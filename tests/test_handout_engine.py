@@ -294,6 +294,10 @@ def _softmax_from_attention(causal_mask: str) -> str:
     return "from attention import softmax\n\n" + causal_mask.replace(inline, "    weights = softmax(scores, axis=-1)\n")
 
 
+SCALING_MISTAKES = {"scaling std holds the variance": "variance_not_std", "scaling seed fixed": "seed_ignored__fixed",
+                    "scaling entropy in bits": "entropy_log2"}
+
+
 def _cases() -> dict[str, dict[str, str]]:
     """Folder name -> the files written over a fresh handout (stem.py / stem.ipynb -> text)."""
     solution = {stem: (SOLUTIONS / f"{stem}.py").read_text() for stem in COURSE.exercises}
@@ -345,6 +349,10 @@ def _cases() -> dict[str, dict[str, str]]:
         # a body of only `pass` returns None: not implemented yet; the other names are not defined
         "pass body and names missing": {"multihead.py": "def merge_heads(x):\n    pass\n"},
         "plot returns none": {"scaling.py": PLOT_RETURNS_NONE},
+        # the scaling experiment's mistakes, told by properties of its random runs (the variance, a
+        # seed that decides nothing) or by the statistics of a large run of the mistake (bits)
+        **{name: {"scaling.py": (CORPUS / f"scaling/buggy/{mistake}.py").read_text()}
+           for name, mistake in SCALING_MISTAKES.items()},
         # two arrays of different shapes where one is expected: failed with a sentence, never a traceback
         "an answer that cannot be compared": {"multihead.py": "def merge_heads(x):\n    return x, x[0]\n"},
     }
@@ -434,6 +442,22 @@ def test_check_py_and_the_grader_agree_on_every_visible_check(case, folders, kit
 def test_a_mistake_behind_several_checks_is_said_once_as_the_grader_says_it(folders, kit_free_python):
     printed = _run(kit_free_python, folders["softmax wrong axis"], "attention.py").stdout
     assert "1 mistake -> " in printed and "1 cause" not in printed, printed
+
+
+@pytest.mark.parametrize("case, named", [
+    ("scaling std holds the variance", {"scaling.scaling_experiment.std": ("variance_not_std",)}),
+    ("scaling seed fixed", {"scaling.scaling_experiment.seed": ("seed_ignored",),
+                            "scaling.scaling_experiment.n_trials": ("seed_ignored",)}),
+    ("scaling entropy in bits", {"scaling.scaling_experiment.entropy": ("entropy_log2",)})])
+def test_the_scaling_experiments_mistakes_are_named_by_check_py(case, named, folders, kit_free_python):
+    """Named without the reference: by the answer's own statistics and runs, or by the shipped
+    statistics of a large run of the mistake; a mistake behind two checks said once."""
+    mine, printed = _check_py_verdicts(kit_free_python, folders[case])
+    hints = mine["scaling"]["hints"]
+    assert {check_id: hints[check_id][1] for check_id in named} == named, hints
+    said = {hints[check_id][0] for check_id in named}
+    assert len(said) == 1 and all(printed.count(hint) == 1 for hint in said), printed
+    assert len(named) < 2 or f"1 mistake -> {len(named)} checks" in printed, printed
 
 
 def test_which_file_counts_is_said(folders, kit_free_python):

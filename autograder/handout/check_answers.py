@@ -236,17 +236,18 @@ def compare(check: dict, answer, expected, arrays: dict, values_only: bool = Fal
 
 
 def hint_for(check: dict, answer, arrays: dict, seen: str = "", ctx=None,
-             expected=None, recognisers: dict | None = None, dtype: str | None = None) -> tuple[str, tuple[str, ...]]:
+             expected=None, recognisers: dict | None = None, dtype: str | None = None,
+             agrees=None) -> tuple[str, tuple[str, ...]]:
     """The hint of a wrong answer, and the ids of the known mistakes that explain it: `seen` (what
     was seen in the answer, check_observations.py), then their hints. A mistake explains it when
     its recogniser (by name in `recognisers`, check_recognisers.py) says so, given `ctx` (the check's
     `inputs`, the `dtypes` your answers came in) and the `expected` answer, or else when its answer
-    on these inputs is yours. `dtype`: the 16-bit float the answer came in, named where a hint
-    speaks of it (`with_dtype`)."""
+    on these inputs is yours (`agrees(answer, theirs)`; by default compared as arrays). `dtype`:
+    the 16-bit float the answer came in, named where a hint speaks of it (`with_dtype`)."""
     found = []
     for fallback in (False, True):
         for mistake in (m for m in check["mistakes"] if m["fallback"] == fallback):
-            if _explains(mistake, check, answer, arrays, ctx, expected, recognisers or {}):
+            if _explains(mistake, check, answer, arrays, ctx, expected, recognisers or {}, agrees):
                 found.append(mistake)
         if found:
             break
@@ -261,17 +262,30 @@ def with_dtype(hint: str, dtype: str | None) -> str:
     return hint.replace("{dtype}", dtype or GENERIC_DTYPE) if "{dtype}" in hint else hint
 
 
-def _explains(mistake: dict, check: dict, answer, arrays: dict, ctx, expected, recognisers: dict) -> bool:
+def _explains(mistake: dict, check: dict, answer, arrays: dict, ctx, expected, recognisers: dict,
+              agrees=None) -> bool:
     recognise = recognisers.get(mistake.get("recogniser"))
     if recognise is not None:
         try:
-            with np.errstate(all="ignore"):
-                verdict = recognise(answer, expected, ctx or SimpleNamespace(inputs={}, dtypes=()), None)
+            with np.errstate(all="ignore"):     # of the check, a recogniser reads its id (as the grader's Check)
+                verdict = recognise(answer, expected, ctx or SimpleNamespace(inputs={}, dtypes=()),
+                                    SimpleNamespace(id=check["id"]))
         except Exception:  # noqa: BLE001 - a strange answer is explained by nothing, as in the grader
             verdict = False
         if verdict is not None:
             return bool(verdict)
-    return any(not compare(check, answer, decode(a, arrays), arrays, values_only=True) for a in mistake["answers"])
+    if agrees is None:
+        def agrees(mine, theirs):
+            return not compare(check, mine, theirs, arrays, values_only=True)
+    return any(_safely(agrees, answer, decode(a, arrays)) for a in mistake["answers"])
+
+
+def _safely(agrees, answer, theirs) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            return bool(agrees(answer, theirs))
+    except Exception:  # noqa: BLE001 - an answer the comparison cannot read agrees with nothing, as in the grader
+        return False
 
 
 def hint_text(seen: str, hints, lead: str = "") -> str:

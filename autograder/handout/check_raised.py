@@ -71,9 +71,20 @@ def low_precision_error(error) -> bool:
     return any(word in error.text for word in ("Half", "float16", "BFloat16", "bfloat16"))
 
 
+# What numpy, torch and Python say when asked to stack, average or index no trial at all
+EMPTY_WORDS = ("division by zero", "need at least one array", "zero-size array", "empty sequence", "with size 0",
+               "mean of empty", "of 0 elements", "non-empty list of Tensors", "empty tensor")
+
+
+def no_trial_error(error) -> bool:
+    """An error about nothing to work on (a division by zero, an empty stack, mean or index), as when
+    the scaling experiment's number of trials, one short, is 0 for n_trials=1."""
+    return error.type == "ZeroDivisionError" or any(words in error.text for words in EMPTY_WORDS)
+
+
 # The names the check data gives them by.
 RECOGNISERS = {f.__name__: f for f in (truth_value_of_array, transpose_all_axes, transpose_fixed_axes,
-                                        boolean_index_error, invert_error, low_precision_error)}
+                                        boolean_index_error, invert_error, low_precision_error, no_trial_error)}
 
 
 # ---------------------------------------------------------------- the same error as a mutant's

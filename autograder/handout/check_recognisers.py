@@ -1,15 +1,19 @@
-"""Mistakes told by a property of the answer (the rows that went non-finite, a 16-bit float)
-rather than by one exact wrong answer: a softmax's overflow and underflow, numbers computed in
-low precision. The grader's catalogue names these (autograder/checks/attention/recognisers.py and
+"""Mistakes told by a property of the answer (the rows that went non-finite, a 16-bit float, a
+statistic that grows like d, runs that do not follow their seed) rather than by one exact wrong
+answer: a softmax's overflow and underflow, numbers computed in low precision, the scaling
+experiment's mistakes (a random experiment's runs are never equal to a mutant's). The grader's
+catalogues name these (autograder/checks/{attention,scaling}/recognisers.py and
 autograder/diagnosis/misconceptions/recognisers.py re-export them) and check.py applies the same
 ones, by the names its check data gives (`RECOGNISERS`). Needs numpy.
 
 A recogniser is (answer, expected, ctx, check) -> bool | None (None: compare with the entry's
-mutants instead); of ctx only `ctx.inputs` and `ctx.dtypes` (the dtypes the answers came in, where
-known) are read, of check nothing.
+mutants instead); of ctx only `ctx.inputs`, `ctx.dtypes` (the dtypes the answers came in, where
+known) and the scaling tolerance (`std_rel`) are read, of check only its `id`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -80,6 +84,121 @@ def low_precision(answer, expected, ctx, check) -> bool:
     return spread and 0.0 < worst <= HALF_ROUNDING
 
 
+# ---------------------------------------------------------------- the scaling experiment
+
+def std_rel(ctx) -> float:
+    """How far a std may be from sqrt(d) or 1 (course.yml's tolerances.scaling.std_rel): the grader's
+    Context holds the course, check.py's the check's parameters, which hold the same number."""
+    course = getattr(ctx, "course", None)
+    return course.tolerances.scaling.std_rel if course is not None else float(ctx.params["std_rel"])
+
+
+def _std_close(answer, key: str, target, rel: float) -> bool:
+    try:
+        return all(abs(float(answer[d][key]) - target(d)) <= rel * target(d) for d in sorted(answer))
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def std_pattern(key: str, target):
+    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant,
+    unless the answer's own `key` says otherwise (every check's answer holds all six statistics: a
+    max_weight_scaled copied from the unscaled one is not "never scaled" when std_scaled is about 1)."""
+    def matches(answer, expected, ctx, check):
+        if not isinstance(answer, dict) or not answer:
+            return False
+        fits = _std_close(answer, key, target, std_rel(ctx))
+        if not check.id.endswith((".std", ".other_dims")):
+            return None if fits else False
+        return fits
+    return matches
+
+
+# std_scaled grows like sqrt(d); shrinks like 1/sqrt(d); std_unscaled grows like d (the variance)
+never_scaled = std_pattern("std_scaled", math.sqrt)
+scaled_by_d = std_pattern("std_scaled", lambda d: 1 / math.sqrt(d))
+variance_reported = std_pattern("std_unscaled", float)
+
+
+def _stats_equal(a, b) -> bool:
+    try:
+        return all(np.allclose(list(a[d].values()), list(b[d].values()), rtol=1e-12, atol=0) for d in a) and \
+            sorted(a) == sorted(b)
+    except (TypeError, KeyError, AttributeError, ValueError):
+        return False
+
+
+def n_trials_off_by_one(answer, expected, ctx, check) -> bool:
+    """On the n_trials check: the single-trial run (the last) gives no numbers (nan, or zeros where
+    a statistic cannot be 0) while the runs of 2 and more trials are plausible."""
+    try:
+        single = next(iter(answer[2][0].values()))
+        several = next(iter(answer[0][0].values()))
+        stats = np.array([float(single[k]) for k in ("std_unscaled", "entropy_unscaled", "max_weight_unscaled")])
+        fine = np.array([float(several[k]) for k in ("std_unscaled", "entropy_unscaled", "max_weight_unscaled")])
+    except (TypeError, ValueError, KeyError, IndexError, StopIteration, AttributeError):
+        return False
+    return bool(np.isfinite(fine).all() and (fine > 0).all() and (~np.isfinite(stats) | (stats == 0)).any())
+
+
+def _few_trials_spread(answer) -> tuple[float, float] | None:
+    """On the n_trials check (many seeds with few trials, a few with many): the spreads of
+    std_unscaled across the seeds, (few, many), relative to their size (0.0: all the same)."""
+    try:
+        few, many = (np.array([float(next(iter(r.values()))["std_unscaled"]) for r in runs]) for runs in answer[:2])
+    except (TypeError, ValueError, KeyError, StopIteration, AttributeError):
+        return None
+    scale = max(float(np.abs(few).mean()), 1e-300)
+    spreads = tuple(float(np.std(v)) / scale for v in (few, many))
+    return tuple(0.0 if s <= 1e-12 else s for s in spreads)
+
+
+def seed_ignored(answer, expected, ctx, check) -> bool:
+    """On the seed check (one seed twice, then another): the two same-seed runs differ, or the
+    two seeds agree. On the n_trials check: all the seeds give the same numbers."""
+    if check.id.endswith(".n_trials"):
+        spreads = _few_trials_spread(answer)
+        return spreads is not None and spreads[0] == 0.0
+    try:
+        first, again, other = answer
+    except (TypeError, ValueError):
+        return False
+    return not _stats_equal(first, again) or _stats_equal(first, other)
+
+
+def n_trials_ignored(answer, expected, ctx, check) -> bool:
+    """On the n_trials check: the spread across seeds does not narrow with more trials (and the
+    seeds do make a difference, or nothing about trials could be seen)."""
+    spreads = _few_trials_spread(answer)
+    return spreads is not None and spreads[0] > 0.0 and not spreads[1] < spreads[0] / 4
+
+
+def _result_dicts(answer) -> list[dict]:
+    """Every {d: {statistic: value}} result inside a scaling check's answer (one, or tuples of them)."""
+    if isinstance(answer, dict):
+        return [answer]
+    if isinstance(answer, (list, tuple)):
+        return [r for item in answer for r in _result_dicts(item)]
+    return []
+
+
+def dims_ignored(answer, expected, ctx, check) -> bool:
+    """The results hold numeric keys, but not the dims asked for (the defaults, typically), in
+    every result of the answer where the reference holds the dims asked for."""
+    got, wanted = _result_dicts(answer), _result_dicts(expected)
+    if not got or len(got) != len(wanted):
+        return False
+    try:
+        keys = [sorted(float(k) for k in r) for r in got]
+        asked = [sorted(float(k) for k in r) for r in wanted]
+    except (TypeError, ValueError):
+        return False                  # keys that are not numbers: another mistake
+    return any(k != a for k, a in zip(keys, asked))
+
+
 # The names the check data gives them by.
 RECOGNISERS = {"softmax_overflows": softmax_overflows, "softmax_underflows": softmax_underflows,
-               "low_precision": low_precision}
+               "low_precision": low_precision, "never_scaled": never_scaled, "scaled_by_d": scaled_by_d,
+               "variance_reported": variance_reported, "seed_ignored": seed_ignored,
+               "n_trials_ignored": n_trials_ignored, "n_trials_off_by_one": n_trials_off_by_one,
+               "dims_ignored": dims_ignored}

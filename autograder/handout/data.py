@@ -185,8 +185,9 @@ def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Var
         params = check.compare.params(Context(course=course, inputs=inputs), expected)
         # A property check that the grader diagnoses by comparing arrays (`Check.match`) ships what
         # that needs, under "match"; check.py names its mistakes as it does an array check's.
-        match = getattr(check.match, "names", None) and _arrays_data(check, check.match, inputs, expected, course,
-                                                                     arrays)
+        # Otherwise its mistakes are named by their recognisers or by the property itself.
+        match = _arrays_data(check, check.match, inputs, expected, course, arrays) \
+            if getattr(check.match, "names", None) else _property_data(check, inputs, expected, params, course, arrays)
         return {"kind": "property", "calls": calls, "answer": answer, "property": prop,
                 "params": arrays.encode(params)} | ({"match": match} if match else {})
     if getattr(check.compare, "names", None) is None or check.expected_run is not None:
@@ -206,6 +207,25 @@ def _arrays_data(check: Check, compare, inputs: dict, expected, course: CourseCo
             "expected": arrays.encode(_as_arrays(expected)), "tolerances": tolerances,
             "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays),
             **_observer_data(check, inputs, arrays)}
+
+
+def _property_data(check: Check, inputs: dict, expected, params: dict, course: CourseConfig,
+                   arrays: Arrays) -> dict | None:
+    """How check.py names the mistakes of a property check the grader compares with its mutants by
+    the property itself (no `Check.match` of arrays): by their recognisers, and each mutant's
+    answer as the check's parameters made with it (an answer is the mutant's when the property
+    finds nothing wrong with it against those). A check whose parameters do not hold the answer
+    compared with (a std band), or with a `match` of its own that compares nothing (`scaling`'s
+    seed and n_trials), ships recognisers only. The expected answer is shipped only where the
+    parameters hold it already (the statistics of a large run, not a reference's run of the
+    experiment). None: no mistake to name."""
+    ctx = Context(course=course, inputs=inputs)
+    compared = check.match is None and check.compare.params(ctx, expected) != check.compare.params(ctx, None)
+    mistakes = _mistakes(check, inputs, expected, course, arrays, lambda a: check.compare.params(ctx, a), compared)
+    if not mistakes:
+        return None
+    return {"agree": "property", "expected": arrays.encode(params.get("expected")),
+            "inputs": arrays.encode(dict(inputs)), "mistakes": mistakes}
 
 
 def _observer_data(check: Check, inputs: dict, arrays: Arrays) -> dict:
@@ -241,8 +261,11 @@ def _as_arrays(answer):
     return np.asarray(answer)
 
 
-def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays) -> list[dict]:
-    """The mutants' answers on these inputs that differ from the right one, with their hints.
+def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays,
+              as_data=_as_arrays, compared: bool = True) -> list[dict]:
+    """The mutants' answers on these inputs that differ from the right one, with their hints
+    (each written as `as_data` makes it; none when the check compares no answer with a mutant's,
+    `compared` False).
     An entry recognised by a property of the answer is named by its recogniser, which check.py
     applies with check_recognisers.py; one whose recogniser is not there is named after hand-in.
     What its mutants raise on these inputs is shipped as (type, message, the kind of operation
@@ -259,14 +282,15 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     for mis in candidates(check):
         if mis.matches is not None and mis.matches not in named:
             continue
-        wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)]
+        wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)] \
+            if compared else []
         numpy_written = len(mis.variants())
         raised = [(raised_at(check, overrides, inputs), n >= numpy_written)
                   for n, overrides in enumerate(mis.variants(errors=True))] if mis.matches is None else []
         raises = sorted({(kind, text, operation_kind(line), by_torch) for found, by_torch in raised if found
                          for kind, text, line in [found]})
         try:
-            encoded = [arrays.encode(_as_arrays(a)) for a in wrong]
+            encoded = [arrays.encode(as_data(a)) for a in wrong]
         except NotReplayable:
             continue
         recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}

@@ -122,9 +122,16 @@ def diagnosed(check: dict, answer, arrays: dict, event: dict) -> tuple[str, tupl
     observations, recognisers, _ = diagnosis()
     observer = observations.observer_from(check.get("observer"))
     seen = (observer.see(check["id"], inputs, answer, expected) or "") if observer is not None else ""
-    returned = SimpleNamespace(inputs=inputs, dtypes=tuple(event.get("dtypes", ())))   # as the grader's Context
+    params = answers.decode(check["params"], arrays) if "params" in check else {}
+    # as the grader's Context: the inputs, the dtypes the answers came in, the course's tolerances
+    # (a property check's parameters hold those it is judged with)
+    returned = SimpleNamespace(inputs=inputs, dtypes=tuple(event.get("dtypes", ())), params=params)
+    agrees = None
+    if check.get("agree") == "property":     # a mutant's answer is shipped as the parameters made with it
+        def agrees(mine, theirs):
+            return not comparisons()[1].PROPERTIES[check["property"]](mine, theirs)
     return answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
-                            recognisers.low_precision_dtype(returned, answer))
+                            recognisers.low_precision_dtype(returned, answer), agrees)
 
 
 def diagnosis():
