@@ -74,6 +74,10 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     inside = KIT_ROOT / "autograder" / "sandbox" / "inside"
     assert "NOTEBOOK.run_cells(" in (inside / "child.py").read_text()
     assert '_load_handout_module("check_notebook"' in (inside / "zygote.py").read_text()
+    # and builds a student's torch module, and loads the check's weights into it, with check_module
+    assert "MODULE.forward(" in (inside / "child.py").read_text()
+    assert '_load_handout_module("check_module"' in (inside / "zygote.py").read_text()
+    assert "check_notebook.skipped_definitions(" in Path(cells.__file__).read_text()
 
 
 def test_the_handouts_code_imports_nothing_of_the_kit_and_never_forks(handout):
@@ -287,6 +291,11 @@ def _rounded_every_step(source: str) -> str:
                              "CSM_WEIGHTS": csm_weights, "CSM_OUTPUT": np.round(csm_weights @ x, 2)}, 2)
 
 
+def _without_bias(multihead: str) -> str:
+    assert multihead.count("nn.Linear(d_model, d_model)\n") == 4
+    return multihead.replace("nn.Linear(d_model, d_model)\n", "nn.Linear(d_model, d_model, bias=False)\n")
+
+
 def _softmax_from_attention(causal_mask: str) -> str:
     """causal_attention with the softmax imported from the student's own attention exercise."""
     inline = causal_mask[causal_mask.index("    scores = scores - scores.max("):
@@ -316,6 +325,9 @@ def _cases() -> dict[str, dict[str, str]]:
         "notebook with display, time and a raising cell": {
             "causal_mask.ipynb": _notebook([*DISPLAY_TIME_SCRATCH, solution["causal_mask"]]),
             "scaling.ipynb": _notebook(["%%time\n" + solution["scaling"], DISPLAY_TIME_SCRATCH[2]])},
+        # the cell holding the work raised before its definitions ran: the names it defines are missing
+        "notebook whose defining cell raised": {"attention.ipynb": _notebook(
+            ["import numpy as np\n", "undefined_name + 1\n" + attention])},
         "notebook run as jupyter runs it": {"attention.ipynb": _notebook(
             [("%%time\n" + attention) if cell == "@solution" else cell for cell in JUPYTER_RUN])},
         # work in the notebooks, the .py files the handout's stubs: causal_mask imports attention,
@@ -346,6 +358,8 @@ def _cases() -> dict[str, dict[str, str]]:
         "crlf": {"attention.py": attention.replace("\n", "\r\n"),
                  "causal_mask.ipynb": _notebook([solution["causal_mask"]], crlf=True)},
         "a function hangs, a new child goes on": {"multihead.py": SPLIT_HEADS_HANGS},
+        # layers without a bias: the check's weights cannot be loaded into the module
+        "linear layers without bias": {"multihead.py": _without_bias(solution["multihead"])},
         # a body of only `pass` returns None: not implemented yet; the other names are not defined
         "pass body and names missing": {"multihead.py": "def merge_heads(x):\n    pass\n"},
         "plot returns none": {"scaling.py": PLOT_RETURNS_NONE},
@@ -509,6 +523,39 @@ def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_p
     assert graded.score == graded.max_score and graded.graded_file == "attention.ipynb"
     grader = [note for note in graded.note.split("; ") if note.startswith("cell ")]
     assert check_py == grader == JUPYTER_RUN_NOTES, (check_py, grader)
+
+
+def _messages_both_ways(python, folder: Path, stem: str) -> tuple[dict, dict]:
+    """Each visible check of `stem`: (status, message), from check.py's --json and from the grader."""
+    done = _run(python, folder, stem, "--json", "results.json")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    written = json.loads((folder / "results.json").read_text())["exercises"][stem]["checks"]
+    mine = {c["id"]: (c["status"], c["message"]) for c in written}
+    graded = {c.check_id: (c.status, c.message) for e in _grader_results(folder) if e.stem == stem
+              for c in e.checks if not c.hidden}
+    return mine, graded
+
+
+def test_a_module_that_cannot_take_the_checks_weights_fails_as_in_the_grader(folders, kit_free_python):
+    """nn.Linear(..., bias=False): there is no W_q.bias to load the check's weights into. Both sides
+    build the module with check_module: the module's checks fail (not an error of the student's
+    code), with the grader's sentence."""
+    mine, graded = _messages_both_ways(kit_free_python, folders["linear layers without bias"], "multihead")
+    module_checks = sorted(i for i in graded if ".MultiHeadAttention." in i)
+    assert module_checks, graded
+    for check_id in module_checks:
+        assert mine[check_id] == graded[check_id], (check_id, mine[check_id], graded[check_id])
+        status, message = graded[check_id]
+        assert status == "failed" and "without the parameter W_q.bias" in message, graded[check_id]
+
+
+def test_a_name_missing_because_its_cell_raised_names_that_cell(folders, kit_free_python):
+    """The cell that defines softmax raised on its first line and was skipped: check.py says, as
+    the grader does, that this cell (number 3: the markdown cell counts) defines it."""
+    mine, graded = _messages_both_ways(kit_free_python, folders["notebook whose defining cell raised"], "attention")
+    assert mine == graded, {i: (mine[i], graded.get(i)) for i in mine if mine[i] != graded.get(i)}
+    assert mine["attention.softmax.rows"] == ("failed", "attention.ipynb defines no softmax: cell 3, which "
+                                                        "defines it, was skipped (see the note)"), mine
 
 
 def test_hand_answers_rounded_early_are_said_to_lose_points(folders, kit_free_python):

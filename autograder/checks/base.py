@@ -21,6 +21,8 @@ import numpy as np
 from autograder.handout.check_answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
 # And so is what a check that tests a property with code finds wrong (check_properties.py).
 from autograder.handout.check_properties import PROPERTIES
+# A torch module is built and loaded as the grader builds a student's (check_module.py).
+from autograder.handout import check_module
 
 if TYPE_CHECKING:   # the course's types are made from the exercises, whose checks these are
     from autograder.config.course import CourseConfig, Tolerance
@@ -159,15 +161,10 @@ class ReferenceImplementation:
         import torch
 
         cls = self.__getattr__(class_name)
-        torch.manual_seed(0)
-        module = cls(*init_args)
-        with torch.no_grad():
-            for name, arr in state.items():
-                layer, param = name.split(".")
-                getattr(getattr(module, layer), param).copy_(torch.from_numpy(np.asarray(arr)))
-            t_mask = None if mask is None else torch.from_numpy(np.asarray(mask))
-            out, weights = module(torch.from_numpy(np.asarray(x)), mask=t_mask)
-        return out.double().numpy(), weights.double().numpy()
+        forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.asarray(mask))}
+        out, weights = check_module.forward(cls, class_name, list(init_args), {}, state,
+                                            [torch.from_numpy(np.asarray(x))], forward_kwargs)
+        return out.detach().double().numpy(), weights.detach().double().numpy()
 
 
 # ---------------------------------------------------------------- comparisons

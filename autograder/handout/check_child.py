@@ -32,6 +32,7 @@ except ImportError:
 
 import check_calls  # noqa: E402 - a call that gave no answer: the check's status, as the grader decides it
 import check_errors  # noqa: E402 - the grader's sandbox says an error this way (its errors.py)
+import check_module  # noqa: E402 - a torch module built and its weights loaded as the grader does
 from check_answers import decode, encode  # noqa: E402
 from check_clock import CallClock  # noqa: E402
 from check_forms import stub_names  # noqa: E402
@@ -48,7 +49,8 @@ INSTALL = {"torch": "pip install torch --index-url https://download.pytorch.org/
 def import_student(path: Path, files: dict):
     """Your file run as a module, as the grader runs it: a .py file at once, a notebook cell by
     cell (a cell that raises is skipped and named, as in Jupyter's Run All). The module, the notes
-    on skipped cells, and the source run (a stub in it that returns None is not implemented yet)."""
+    on skipped cells, the source run (a stub in it that returns None is not implemented yet), and
+    name -> the skipped cell that would have defined it."""
 
     read = read_exercise(path)
     sys.path.insert(0, str(path.parent))       # `from attention import ...` finds your attention.py
@@ -57,7 +59,8 @@ def import_student(path: Path, files: dict):
     module.__file__ = str(path)
     sys.modules[path.stem] = module
     skipped = run_exercise(read, path, module, files)
-    return module, read.notes + [skipped_note(s) for s in skipped], read.source
+    return (module, read.notes + [skipped_note(s) for s in skipped], read.source,
+            read.skipped_definitions([s["index"] for s in skipped]))
 
 
 def run_exercise(read, path: Path, module, files: dict) -> list:
@@ -233,7 +236,7 @@ def call(module, step: dict, arrays: dict, results: list):
     if step["op"] == "call":
         returned = getattr(module, step["name"])(*args, **kwargs)
     else:
-        returned = forward(getattr(module, step["name"]), args, kwargs)
+        returned = forward(getattr(module, step["name"]), step["name"], args, kwargs)
     try:
         return as_data(returned, step.get("returns")) if step["op"] == "call" else to_plain(returned)
     except BadReturn as err:        # the grader's rule needs which function returned what (check_calls)
@@ -241,20 +244,19 @@ def call(module, step: dict, arrays: dict, results: list):
         raise
 
 
-def forward(cls, args: list, kwargs: dict):
-    """A module's forward on the check's input, the module built as the grader builds it."""
+def forward(cls, name: str, args: list, kwargs: dict):
+    """A module's forward on the check's input, the module built as the grader builds it (check_module)."""
     import torch
 
-    torch.manual_seed(0)
-    layer = cls(*args)
-    with torch.no_grad():
-        for name, array in kwargs["state"].items():
-            part, param = name.split(".")
-            getattr(getattr(layer, part), param).copy_(torch.from_numpy(np.array(array)))
-        mask = kwargs.get("mask")
-        out = layer(torch.from_numpy(np.array(kwargs["x"])),
-                    **({} if mask is None else {"mask": torch.from_numpy(np.array(mask))}))
-    return out
+    mask = kwargs.get("mask")
+    forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.array(mask))}
+    try:
+        return check_module.forward(cls, name, args, {}, kwargs["state"], [torch.from_numpy(np.array(kwargs["x"]))],
+                                    forward_kwargs)
+    except check_module.CannotLoad as err:
+        bad = BadReturn(err.message)
+        bad.name = name
+        raise bad from None
 
 
 def once_key(step: dict) -> str | None:
@@ -287,7 +289,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
     watchdog = Watchdog(tell, files, spec["limits"].get("wall_factor", WALL_FACTOR))
     watchdog.watch(None, spec["limits"]["import_timeout"])
     try:
-        module, notes, source = import_student(path, files)
+        module, notes, source, defined_in_skipped = import_student(path, files)
     except BaseException as err:  # noqa: BLE001 - what your file raised is what the checker reports
         tell(status="error", message=missing_package(err) or
              f"{path.name} could not be run: {describe(err, path, files, at_import=True)}")
@@ -314,7 +316,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
             answer = decode(checks[check_id]["answer"], {}, results)
         except Missing as err:
             tell(status=check_calls.check_status("missing"), check=check_id,
-                 message=check_calls.missing(path.name, str(err)))
+                 message=check_calls.missing(path.name, str(err), defined_in_skipped.get(str(err))))
             continue
         except NotImplementedError:
             name = checks[check_id]["calls"][0]["name"]

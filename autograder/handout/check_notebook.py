@@ -20,6 +20,7 @@ import ast
 import importlib.util
 import json
 import linecache
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,6 +324,22 @@ def run_cells(cells: list[dict], namespace: dict, path: str, files: dict) -> lis
             skipped.append({"index": index, "first_line": first, "solution": bool(cell.get("solution")),
                             "error": errors.error_info(err, files, at_import=True)})
     return skipped
+
+
+def skipped_definitions(cells: list[Cell], left_out: list[Cell], raised: list[int]) -> dict[str, int]:
+    """name -> the number of a skipped cell that would have defined it: of `left_out` (cells that do
+    not compile, compiled_cells) and of `cells` those numbered in `raised` (run_cells skipped them);
+    a name defined at the left margin (def, class, an assignment). A check of a name the file does
+    not define says this cell (check_calls.missing), on both sides."""
+    by_index = {c.index: c for c in cells}
+    found: dict[str, int] = {}
+    for cell in [*left_out, *(by_index[i] for i in raised if i in by_index)]:
+        for match in _DEFINITION.finditer(cell.source):
+            found.setdefault(match.group(1) or match.group(2), cell.index)
+    return found
+
+
+_DEFINITION = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def raised_note(index: int, first_line: str, solution: bool, error_type: str | None, error_text: str = "",

@@ -79,12 +79,20 @@ def load_arrays(stem: str) -> ArraysOnDemand:
 @dataclass
 class Exercise:
     """An exercise file as it will be run: its Python (a notebook's cells joined), the notebook's
-    cells (Cell.as_dict; None for a .py file), notes on cells left out; or `problem`: why it cannot run."""
+    cells (Cell.as_dict; None for a .py file), notes on cells left out; or `problem`: why it cannot run.
+    `read_cells`, `left_out`: a notebook's cells as read (check_notebook.Cell), kept and left out."""
     path: Path
     source: str = ""
     cells: list | None = None
     notes: list = field(default_factory=list)
     problem: str | None = None
+    read_cells: list = field(default_factory=list)
+    left_out: list = field(default_factory=list)
+
+    def skipped_definitions(self, raised: list[int]) -> dict[str, int]:
+        """name -> the skipped cell that would have defined it, the cells numbered `raised` having
+        raised when run (check_notebook.skipped_definitions, as the grader finds them)."""
+        return check_notebook.skipped_definitions(self.read_cells, self.left_out, raised)
 
 
 def read_exercise(path: Path) -> Exercise:
@@ -107,10 +115,11 @@ def read_exercise(path: Path) -> Exercise:
     cells = check_notebook.notebook_cells(text, name, kit_roles_run=("numbers",))
     if isinstance(cells, tuple):
         return Exercise(path, problem=cells[0])
-    kept, notes, _ = check_notebook.compiled_cells(cells, name)
+    kept, notes, left_out = check_notebook.compiled_cells(cells, name)
     if kept is None:
         return Exercise(path, problem=notes)
-    return Exercise(path, "\n\n".join(c.source for c in kept) + "\n", [c.as_dict() for c in kept], list(notes))
+    return Exercise(path, "\n\n".join(c.source for c in kept) + "\n", [c.as_dict() for c in kept], list(notes),
+                    read_cells=kept, left_out=list(left_out))
 
 
 def counted_files(stem: str, folder: Path, graded: list[str]) -> tuple[list[Path], str]:

@@ -20,15 +20,16 @@ from autograder.variants.handout import VARIED_FILES, with_numbers
 CHECKER = "check.py"
 # check.py's modules, beside it: the grader's own code, copied byte for byte (tests/test_handout_engine.py):
 # reading a file or notebook as Jupyter runs it, which form counts, running the checks in a child,
-# a check's status when a call gave no answer, the comparisons and properties, what is seen in a
-# wrong answer and the mistakes told by it, the failed checks grouped by cause, and the sandbox's
-# reading of a returned dict or figure and of an error.
+# a check's status when a call gave no answer, a torch module built with the check's weights, the
+# comparisons and properties, what is seen in a wrong answer and the mistakes told by it, the failed
+# checks grouped by cause, and the sandbox's reading of a returned dict or figure and of an error.
 INSIDE = HANDOUT_CODE.parent / "sandbox" / "inside"
 MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
            "check_child.py": HANDOUT_CODE / "check_child.py",
            "check_notebook.py": HANDOUT_CODE / "check_notebook.py",
            "check_forms.py": HANDOUT_CODE / "check_forms.py",
            "check_calls.py": HANDOUT_CODE / "check_calls.py",
+           "check_module.py": HANDOUT_CODE / "check_module.py",
            "check_answers.py": HANDOUT_CODE / "check_answers.py",
            "check_properties.py": HANDOUT_CODE / "check_properties.py",
            "check_causes.py": HANDOUT_CODE / "check_causes.py",

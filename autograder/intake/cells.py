@@ -10,10 +10,10 @@ before the error stays, as in the notebook), and the note says it was the soluti
 
 from __future__ import annotations
 
-import re
 from contextlib import ExitStack
 
 from autograder.intake.load import SourceFile
+from autograder.handout import check_notebook
 from autograder.handout.check_notebook import raised_note
 
 
@@ -33,18 +33,9 @@ def session_source(loaded: SourceFile):
 
 def skipped_definitions(loaded: SourceFile, skipped) -> dict[str, int]:
     """name -> the skipped cell (its number) that would have defined it: the loader's cells that
-    do not compile, and the cells that raised before their definitions ran."""
-    by_index = {c.index: c for c in loaded.cells}
-    cells = list(getattr(loaded.source, "skipped_cells", ()))
-    cells += [by_index[s.index] for s in skipped if s.index in by_index]
-    found: dict[str, int] = {}
-    for cell in cells:
-        for match in _DEFINITION.finditer(cell.source):
-            found.setdefault(match.group(1) or match.group(2), cell.index)
-    return found
-
-
-_DEFINITION = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+    do not compile, and the cells that raised before their definitions ran (check.py finds them alike)."""
+    return check_notebook.skipped_definitions(list(loaded.cells), list(getattr(loaded.source, "skipped_cells", ())),
+                                              [s.index for s in skipped])
 
 
 def skipped_note(cell) -> str:

@@ -315,8 +315,9 @@ def main() -> None:
     errors = _load_private("errors")
     ipython = _load_private("ipython_shell")
     worker = _load_private("child")
-    # A notebook's cells are run by the loop check.py's child runs too.
-    worker.configure(NOTEBOOK=_load_handout_module("check_notebook", check_errors=errors, check_ipython_shell=ipython))
+    # check.py's child runs a notebook's cells with this loop too, and builds a torch module with this code.
+    worker.configure(NOTEBOOK=_load_handout_module("check_notebook", check_errors=errors, check_ipython_shell=ipython),
+                     MODULE=_load_handout_module("check_module", check_convert=convert))
     CHILD = _load_private("monitor")
     warm = _load_private("warm_up")
 
