@@ -5,7 +5,11 @@ has numpy, matplotlib and torch but not the kit, runs the handout's `python chec
 folder as a student would (the folder's files copied into a fresh copy of the handout), grades the
 same folders with `attnkit grade`, and prints every visible check whose status, score or hint
 differs. The hand computation's checks are listed apart: check.py sees only whether the answers are
-consistent, the grader grades their values, so they are not a code check.
+consistent, the grader grades their values, so they are not a code check. So are the checks check.py
+says wait on another exercise (status "blocked": they called the student's own attention, say,
+which does not pass its checks, where the grader gives a correct one): such a check is an explained
+difference only when check.py, run again with the kit's solution in place of that exercise, gives
+the grader's verdict on it; else it is a code-check difference.
 
 Exit status: 0 when no visible code check differs, 1 when one does, 2 when the run itself failed.
 """
@@ -24,6 +28,7 @@ from pathlib import Path
 EXERCISE_SUFFIXES = (".py", ".ipynb")
 HAND_EXERCISE = "hand_computation"
 COMPARED_FIELDS = ("status", "score", "hint")
+BLOCKED = "blocked"          # check.py: the check waits on another exercise of the student's (check_siblings.py)
 # The kit this interpreter imports, not whichever `attnkit` comes first on PATH.
 ATTNKIT = [sys.executable, "-m", "autograder.cli"]
 
@@ -88,14 +93,21 @@ def handed_in_stems(folder: Path) -> set[str]:
     return {f.stem for f in folder.iterdir() if f.suffix in EXERCISE_SUFFIXES and not f.name.startswith("check")}
 
 
-def check_py_results(handout: Path, folder: Path, copy: Path, python: Path, timeout: float) -> dict:
-    """check.py's per-check results for one folder: {check id: check}, as the student sees them."""
+def check_py_results(handout: Path, folder: Path, copy: Path, python: Path, timeout: float,
+                     correct: dict[str, Path] | None = None, stems: list[str] = ()) -> dict:
+    """check.py's per-check results for one folder: {check id: check}, as the student sees them.
+    `correct`: exercises whose files are replaced by these correct ones (stem -> a .py file);
+    `stems`: check only these exercises."""
     shutil.copytree(handout, copy)
     for item in folder.iterdir():
         if item.is_file():
             shutil.copy2(item, copy / item.name)
+    for stem, solution in (correct or {}).items():
+        for suffix in EXERCISE_SUFFIXES:
+            (copy / f"{stem}{suffix}").unlink(missing_ok=True)
+        shutil.copyfile(solution, copy / f"{stem}.py")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    done = run([str(python), "check.py", "--json", "check-results.json"], cwd=copy, timeout=timeout, env=env)
+    done = run([str(python), "check.py", *stems, "--json", "check-results.json"], cwd=copy, timeout=timeout, env=env)
     out = copy / "check-results.json"
     if not out.exists():
         last_lines = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -146,6 +158,35 @@ def differences(from_check_py: dict, from_grader: dict, stems: set[str]) -> tupl
     return len(ids), found
 
 
+def explained_waits(from_check_py: dict, with_correct_siblings: dict, from_grader: dict) -> dict[str, str]:
+    """check.py's blocked checks whose verdict, with the kit's solution in place of the exercise they
+    wait on, is the grader's: {check id: check.py's reason}."""
+    explained = {}
+    for check_id, mine in from_check_py.items():
+        fixed, theirs = with_correct_siblings.get(check_id), from_grader.get(check_id)
+        if mine["status"] == BLOCKED and fixed is not None and theirs is not None and fixed["status"] != BLOCKED \
+                and all(same(f, fixed.get(f), theirs.get(f)) for f in COMPARED_FIELDS):
+            explained[check_id] = mine.get("message", "")
+    return explained
+
+
+def correct_siblings_results(handout: Path, folder: Path, work: Path, python: Path, timeout: float,
+                             mine: dict) -> dict:
+    """check.py's results on the exercises that have blocked checks, with the exercises they wait on
+    replaced by the kit's solutions ({} when none waits)."""
+    from autograder.config.paths import KIT_ROOT
+
+    blocked = [c for c in mine.values() if c["status"] == BLOCKED]
+    if not blocked:
+        return {}
+    correct = {c["waiting_on"]: KIT_ROOT / "solutions" / f"{c['waiting_on']}.py" for c in blocked}
+    missing = [str(p) for p in correct.values() if not p.is_file()]
+    if missing:
+        raise RunFailed(f"no solution to put in place of the exercise a check waits on: {', '.join(missing)}")
+    return check_py_results(handout, folder, work / "checked-correct-siblings" / folder.name, python, timeout,
+                            correct, sorted({c["exercise"] for c in blocked}))
+
+
 def compare(args: argparse.Namespace, work: Path) -> int:
     handout = work / "handout"
     made = run([*ATTNKIT, "handout", str(handout)])
@@ -155,7 +196,7 @@ def compare(args: argparse.Namespace, work: Path) -> int:
     folders = [f.resolve() for f in args.folders]
     print(f"grading {len(folders)} folder(s) with attnkit grade ...", flush=True)
     graded = grader_results(folders, work)
-    compared = code_differences = hand_differences = 0
+    compared = code_differences = hand_differences = waits = 0
     for folder in folders:
         stems = handed_in_stems(folder)
         try:
@@ -165,7 +206,15 @@ def compare(args: argparse.Namespace, work: Path) -> int:
             code_differences += 1
             print(f"{folder.name}: DIFFERS check.py gave no results, the grader did: {err}")
             continue
-        count, found = differences(mine, graded[folder.name], stems)
+        try:
+            correct = correct_siblings_results(handout, folder, work, python, args.timeout, mine)
+        except RunFailed as err:
+            print(f"{folder.name}: check.py with correct siblings gave no results: {err}")
+            correct = {}
+        explained = explained_waits(mine, correct, graded[folder.name])
+        count, found = differences({k: v for k, v in mine.items() if k not in explained},
+                                   {k: v for k, v in graded[folder.name].items() if k not in explained}, stems)
+        count += len(explained)
         compared += count
         code = [d for d in found if not d[0].startswith(HAND_EXERCISE + ".")]
         hand = [d for d in found if d[0].startswith(HAND_EXERCISE + ".")]
@@ -177,8 +226,12 @@ def compare(args: argparse.Namespace, work: Path) -> int:
             print(f"  DIFFERS {check_id} {field}: {said}")
         for check_id, field, said in hand:
             print(f"  hand computation (values graded after hand-in) {check_id} {field}: {said}")
+        for check_id, reason in sorted(explained.items()):
+            print(f"  waits on another exercise (with its correct version, the grader's verdict) {check_id}: {reason}")
+        waits += len(explained)
     print(f"summary: {len(folders)} folders, {compared} visible checks compared, "
-          f"{code_differences} code-check differences, {hand_differences} hand-computation differences")
+          f"{code_differences} code-check differences, {hand_differences} hand-computation differences, "
+          f"{waits} checks waiting on another exercise (explained)")
     return 1 if code_differences else 0
 
 

@@ -31,6 +31,7 @@ except ImportError:
     sys.exit(0)
 
 import check_calls  # noqa: E402 - a call that gave no answer: the check's status, as the grader decides it
+import check_siblings as siblings  # noqa: E402 - another exercise of yours that a check calls
 import check_errors  # noqa: E402 - the grader's sandbox says an error this way (its errors.py)
 import check_module  # noqa: E402 - a torch module built and its weights loaded as the grader does
 from check_answers import decode, encode  # noqa: E402
@@ -76,7 +77,10 @@ def run_exercise(read, path: Path, module, files: dict) -> list:
 class CountedSiblings:
     """`from attention import softmax` in another exercise's file gets your attention as the grader
     counts it (counted_files): the notebook that holds your work where attention.py beside it is
-    the untouched stub, which Python's own import would find. Any other case: Python's import."""
+    the untouched stub, which Python's own import would find. Its functions are recorded when a
+    check calls them, and one that cannot be imported (missing, a syntax error, an error while it
+    runs) is a stand-in whose functions raise: the grader gives a correct one there, so only the
+    checks that call it wait on it (check_siblings.py)."""
 
     def __init__(self, folder: Path, own: str, files: dict):
         self.folder, self.own, self.files = folder, own, files
@@ -85,25 +89,37 @@ class CountedSiblings:
         if path is not None or name == self.own or not (DATA / f"{name}.json").is_file():
             return None
         counted, _ = counted_files(name, self.folder, load_spec(name).get("graded", []))
-        if not counted or counted[0].suffix != ".ipynb":
-            return None
-        return importlib.util.spec_from_loader(name, _NotebookLoader(counted[0], self.files),
-                                               origin=str(counted[0]))
+        return importlib.util.spec_from_loader(name, _SiblingLoader(name, counted[0] if counted else None,
+                                                                    self.folder, self.files),
+                                               origin=str(counted[0]) if counted else None)
 
 
-class _NotebookLoader:
-    def __init__(self, path: Path, files: dict):
-        self.path, self.files = path, files
+class _SiblingLoader:
+    def __init__(self, stem: str, path: Path | None, folder: Path, files: dict):
+        self.stem, self.path, self.folder, self.files = stem, path, folder, files
 
     def create_module(self, spec):
         return None
 
     def exec_module(self, module) -> None:
+        graded = load_spec(self.stem).get("graded", [])
+        if self.path is None:
+            siblings.stand_in(module, self.stem, f"{self.stem}.py", graded,
+                              f"there is no {self.stem}.py or {self.stem}.ipynb in {self.folder.name}")
+            return
         read = read_exercise(self.path)
         if read.problem is not None:
-            raise ImportError(f"{self.path.name} could not be read: {read.problem}", name=module.__name__)
+            siblings.stand_in(module, self.stem, self.path.name, graded, read.problem)
+            return
         module.__file__ = str(self.path)
-        run_exercise(read, self.path, module, self.files)
+        try:
+            run_exercise(read, self.path, module, self.files)
+        except Exception as err:  # noqa: BLE001 - the checks that call it wait on it; the others run
+            siblings.stand_in(module, self.stem, self.path.name, graded,
+                              f"{self.path.name} could not be run: {describe(err, self.path, self.files, True)}")
+            return
+        siblings.watch(module, self.stem, self.path.name, graded,
+                       lambda name: check_calls.missing(self.path.name, name))
 
 
 class _AbsentMeta(type):
@@ -273,6 +289,8 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
     channel, sys.stdout = sys.stdout, sys.stderr      # your prints go to the terminal, not the checker
 
     def tell(**event):
+        if event.get("check") and event["status"] != "started" and siblings.CALLS.called:
+            event["siblings"] = siblings.CALLS.snapshot()      # whose code this check ran besides yours
         channel.write(EVENT + json.dumps(event) + "\n")
         channel.flush()
 
@@ -302,6 +320,7 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
     made: dict = {}                 # answers of calls with only scalar arguments, made once as in the grader
     place = {c["id"]: n for n, c in enumerate(spec["checks"])}
     for check_id in check_ids:
+        siblings.CALLS.clear()
         tell(status="started", check=check_id)
         BFLOAT16_RETURNED.clear()
         watchdog.watch(check_id, call_limit(spec, check_id), checks[check_id]["calls"])
@@ -309,9 +328,13 @@ def child(out_dir: Path, path: Path, check_ids: list[str]) -> None:
         try:
             for step in checks[check_id]["calls"]:
                 key = once_key(step)
-                answer = made[key] if key in made else call(module, step, arrays, results)
+                if key in made:
+                    answer, called = made[key]
+                    siblings.CALLS.merge(called)
+                else:
+                    answer = call(module, step, arrays, results)
                 if key is not None:
-                    made[key] = answer
+                    made[key] = answer, siblings.CALLS.snapshot()
                 results.append(answer)
             answer = decode(checks[check_id]["answer"], {}, results)
         except Missing as err:

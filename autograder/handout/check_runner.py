@@ -155,14 +155,14 @@ def run_child(path: Path, spec: dict, todo: list[str], out_dir: Path, yielding: 
     the checks after it. `yielding`: the child runs at a lower priority (where the system has nice).
     `meanwhile`: called in a thread of its own once the first child has started."""
     events: dict[str, dict] = {}
-    hung: dict[str, str] = {}        # a function that hung: why the checks that call it are not run
+    hung: dict[str, dict] = {}       # a function that hung: why the checks that call it are not run
     child = HERE / "check_child.py"
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     while todo:
         for check_id in todo:
             said = not_run_for_a_hang(spec, check_id, hung)
             if said is not None:
-                events[check_id] = {"status": "error", "message": said}
+                events[check_id] = said
         todo = [c for c in todo if c not in events]
         if not todo:
             break
@@ -225,15 +225,18 @@ def hang_said(event: dict, path: Path, spec: dict, todo: list, events: dict, hun
     caller = event.get("called_by")
     what = f"{name} did not return" if name else "your code did not return"
     via = f" (called by {caller})" if caller and caller != name else ""
-    events[check] = {"status": "error", "message": f"{what} within {limit:g} s{via} (an endless loop?)"}
+    # "siblings": another exercise of yours the check called (check_siblings.py), kept with the hang
+    siblings = {"siblings": event["siblings"]} if event.get("siblings") else {}
+    events[check] = {"status": "error", "message": f"{what} within {limit:g} s{via} (an endless loop?)", **siblings}
     if name:
-        said = f"not run: {name} did not return within {limit:g} s in an earlier check"
+        said = {"status": "error", "message": f"not run: {name} did not return within {limit:g} s in an earlier check",
+                **siblings}
         for function in {name, caller} - {None}:
             hung.setdefault(function, said)
 
 
-def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, str]) -> str | None:
-    """Why a check is not run: it calls a function that hung (hang_said); else None."""
+def not_run_for_a_hang(spec: dict, check_id: str, hung: dict[str, dict]) -> dict | None:
+    """The event of a check that is not run: it calls a function that hung (hang_said); else None."""
     return next((hung[c["name"]] for c in calls_of(spec, check_id) if c["name"] in hung), None)
 
 

@@ -12,7 +12,9 @@ plays no part. A notebook is run as Jupyter's Run All runs it: IPython's magics 
 a cell that raises is skipped and named. Your code runs in a separate Python process, stopped after
 a time limit. The reading of your file, the comparisons, the grouping of failed checks by cause and
 the hints are the grader's own code, in the check_*.py files beside this one. Hidden checks and the
-values of your hand computation are graded after you hand in. Needs numpy (and torch, matplotlib
+values of your hand computation are graded after you hand in. A check that fails while it calls
+another exercise of yours (`from attention import ...`) that does not pass its own checks waits on
+it, undecided: the grader gives that check a correct one. Needs numpy (and torch, matplotlib
 where an exercise uses them); nothing else.
 """
 
@@ -33,8 +35,9 @@ if not __package__:          # run as check.py: its modules lie beside it (put o
     sys.path.insert(0, str(HERE))
     import check_calls
     import check_runner
+    import check_siblings
 else:
-    from . import check_calls, check_runner
+    from . import check_calls, check_runner, check_siblings
 FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
 
 USAGE = __doc__.split("\n\n")[1]
@@ -181,21 +184,22 @@ def check_exercise(stem: str, folder: Path, path: Path | None = None, only: list
         return every_check_fails(spec, f"no {stem}.py or {stem}.ipynb in {folder}"), spec
     checked = [check_file(p, stem, spec, yielding) for p in paths]
     if len(checked) == 2:          # both hold work: both checked, the better counts (the grader's rule)
-        scores = [sum(o.check["points"] for o in outcomes if o.status == "passed") for outcomes, _ in checked]
+        scores = [sum(o.check["points"] for o in outcomes if o.status == "passed") for outcomes, _, _ in checked]
         keep = 1 if scores[1] > scores[0] else 0
         why += (f": both were checked, {paths[0].name} {scores[0]:g} and {paths[1].name} {scores[1]:g} points; "
                 f"the better, {paths[keep].name}, counts")
         checked, paths = [checked[keep]], [paths[keep]]
-    outcomes, notes = checked[0]
-    spec.update(checked_file=paths[0].name, why=why, notes=notes)
+    outcomes, notes, called = checked[0]
+    spec.update(checked_file=paths[0].name, why=why, notes=notes, called=called)
     return outcomes, spec
 
 
-def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list, list]:
-    """The Outcomes of `spec`'s checks on one file, and the notes on its cells that were skipped."""
+def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list, list, dict]:
+    """The Outcomes of `spec`'s checks on one file, the notes on its cells that were skipped, and
+    per check the other exercises of yours it called (check_siblings.py)."""
     read = read_exercise(path)
     if read.problem is not None:
-        return every_check_fails(spec, read.problem), []
+        return every_check_fails(spec, read.problem), [], {}
     # While the child starts and runs, this process imports numpy and the comparisons on the other
     # core, rather than after it. Not beside a yielding child: the first one may import torch, and it
     # starts before numpy is imported here (check_in_pairs()).
@@ -204,13 +208,14 @@ def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list,
         events = check_runner.run_child(path, spec, [c["id"] for c in spec["checks"]], Path(tmp), yielding,
                            meanwhile=None if yielding else comparisons_ahead)
         notes = events.pop("notes", {}).get("notes", [])
+        called = {check_id: event["siblings"] for check_id, event in events.items() if event.get("siblings")}
         try:
             carried: dict = {}
             outcomes = [judge(c, events[c["id"]], arrays, Path(tmp), carried) for c in spec["checks"]]
         except ImportError as err:
             outcomes = every_check_fails(spec, f"{err.name or 'a package'} is not installed: {INSTALL}")
     arrays.close()
-    return outcomes, [*read.notes, *notes]
+    return outcomes, [*read.notes, *notes], called
 
 
 def every_check_fails(spec: dict, message: str) -> list:
@@ -225,22 +230,35 @@ def every_check_fails(spec: dict, message: str) -> list:
 
 
 MARK = {"passed": "ok", "failed": "wrong", "error": "error", "not_implemented": "todo"}
+BLOCKED = check_siblings.BLOCKED
+
+
+def with_siblings_settled(checked: dict[str, tuple[list, dict]], folder: Path) -> dict[str, tuple[list, dict]]:
+    """`checked` with the checks that wait on another exercise of yours BLOCKED (check_siblings.py);
+    an exercise they call that was not checked here is checked for that."""
+    return check_siblings.wait_on_siblings(checked, lambda sibling: check_exercise(sibling, folder))
 
 
 def report(stem: str, outcomes: list, spec: dict) -> bool:
     points = sum(o.check["points"] for o in outcomes if o.status == "passed")
+    waiting = [o for o in outcomes if o.status == BLOCKED]
     total = sum(o.check["points"] for o in outcomes)
     passed = sum(o.status == "passed" for o in outcomes)
     if outcomes:
+        undecided = (f"; {len(waiting)} wait on {', '.join(dict.fromkeys(o.waiting_on for o in waiting))} "
+                     f"({sum(o.check['points'] for o in waiting):g} points not decided)") if waiting else ""
         print(f"\n{stem} ({spec.get('checked_file', '-')}): {passed}/{len(outcomes)} visible checks passed, "
-              f"{points:g}/{total:g} points")
+              f"{points:g}/{total:g} points{undecided}")
     else:
         print(f"\n{stem}: no visible check chosen")
     if spec.get("why"):
         print(f"  checked from {spec['checked_file']}: {spec['why']}")
     for note in spec.get("notes", []):
         print(f"  note: {note}")
-    failed = [o for o in outcomes if o.status != "passed"]
+    for reason in dict.fromkeys(o.message for o in waiting):          # each cause once, then its checks
+        ids = [o.check["id"] for o in waiting if o.message == reason]
+        print(f"  waits: {reason}\n    not decided: {', '.join(ids)}")
+    failed = [o for o in outcomes if o.status not in ("passed", BLOCKED)]
     unanswered = len(failed) == len(outcomes) and not any(o.hint for o in failed)
     if failed and unanswered and (len({o.message for o in failed}) == 1 or
                                   all(o.status == "not_implemented" for o in failed)):
@@ -260,17 +278,20 @@ def report(stem: str, outcomes: list, spec: dict) -> bool:
         print("  your answers are consistent; their values are graded after you hand in")
     if spec["hidden"]:
         print(f"  and {spec['hidden']} hidden check(s)")
-    return not failed
+    return not failed and not waiting
 
 
 def results_json(checked: dict[str, tuple[list, dict]]) -> dict:
     """What --json writes: each exercise's file and each visible check's id, status and score, its
-    message and hint, and the ids of the known mistakes the hint names."""
+    message and hint, and the ids of the known mistakes the hint names. A check that waits on
+    another exercise of yours has status "blocked", score null and "waiting_on" that exercise."""
     return {"format": 1, "exercises": {stem: {
         "file": spec.get("checked_file", "-"),
         "checks": [{"id": o.check["id"], "status": o.status,
-                    "score": o.check["points"] if o.status == "passed" else 0, "max_score": o.check["points"],
-                    "message": o.message, "hint": o.hint, "mistakes": list(getattr(o, "mistakes", ()))}
+                    "score": o.check["points"] if o.status == "passed" else None if o.status == BLOCKED else 0,
+                    "max_score": o.check["points"], "message": o.message, "hint": o.hint,
+                    "mistakes": list(getattr(o, "mistakes", ())),
+                    **({"waiting_on": o.waiting_on} if o.status == BLOCKED else {})}
                    for o in outcomes]}
         for stem, (outcomes, spec) in checked.items()}}
 
@@ -324,8 +345,11 @@ def main(argv: list[str]) -> int:
         checked = {stems[0]: check_exercise(stems[0], folder)}
     else:
         checked = check_in_pairs(stems, folder)
+    checked = with_siblings_settled(checked, folder)
     ok = [report(stem, *checked[stem]) for stem in stems]
-    print("\nall visible checks passed" if all(ok) else "\nsome visible checks failed")
+    some_failed = any(o.status not in ("passed", BLOCKED) for outcomes, _ in checked.values() for o in outcomes)
+    print("\nall visible checks passed" if all(ok) else "\nsome visible checks failed" if some_failed else
+          "\nsome visible checks wait on another exercise (see above)")
     if options["json"]:
         Path(options["json"]).write_text(json.dumps(results_json(checked), indent=1) + "\n", encoding="utf-8")
     if not options["watch"]:
@@ -351,7 +375,8 @@ def notebook_cell(stem: str, only: list[str]) -> int:
     import contextlib
     import io
 
-    outcomes, spec = check_exercise(stem, HERE, path=HERE / f"{stem}.ipynb", only=only)
+    outcomes, spec = with_siblings_settled({stem: check_exercise(stem, HERE, path=HERE / f"{stem}.ipynb",
+                                                                 only=only)}, HERE)[stem]
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         report(stem, outcomes, spec)
@@ -374,7 +399,7 @@ def watch_folder(folder: Path, stems: list[str]) -> int:
             time.sleep(0.5)
             now = stamps()
             for stem in [s for s in stems if now[s] != seen[s]]:
-                outcomes, spec = check_exercise(stem, folder)
+                outcomes, spec = with_siblings_settled({stem: check_exercise(stem, folder)}, folder)[stem]
                 print(f"\n--- {time.strftime('%H:%M:%S')}: {stem}, checked from {spec.get('checked_file', '-')}")
                 report(stem, outcomes, spec)
             seen = now

@@ -26,6 +26,7 @@ CHECKER = "check.py"
 INSIDE = HANDOUT_CODE.parent / "sandbox" / "inside"
 MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
            "check_child.py": HANDOUT_CODE / "check_child.py",
+           "check_siblings.py": HANDOUT_CODE / "check_siblings.py",
            "check_notebook.py": HANDOUT_CODE / "check_notebook.py",
            "check_forms.py": HANDOUT_CODE / "check_forms.py",
            "check_calls.py": HANDOUT_CODE / "check_calls.py",
@@ -116,6 +117,11 @@ python check.py --help
 file or notebook (a notebook runs as Jupyter's Run All: magics and `display` work, a cell that
 raises is skipped and named), the same comparisons, the same hints, each said once per cause.
 Hidden checks, and the values of your hand computation, are graded after you hand in.
+
+An exercise may use another (`from attention import softmax` in the causal mask): the grader gives
+it a correct `attention`, so a mistake there is not charged twice. `check.py` has only yours: a
+check that fails while it calls your `attention`, which does not pass its own checks yet, "waits
+on attention" and is not decided until that exercise passes.
 
 ## Which file counts, and what to hand in
 

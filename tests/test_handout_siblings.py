@@ -1,0 +1,232 @@
+"""An exercise that imports another of the student's (`from attention import ...` in causal_mask):
+the grader gives it a correct attention, check.py can only run the student's. A check that does not
+pass and called a sibling that does not pass its own checks waits on it ("blocked", no score), said
+once; the checks that do not need it are judged as the grader judges them.
+Run as a student runs it: a Python that sees numpy, torch and matplotlib but not the kit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.checks import check_ids
+from autograder.config import KIT_ROOT, load_course
+from autograder.handout import check_siblings
+from autograder.handout.write import write_handout
+from scripts.handout_agreement import explained_waits
+
+COURSE = load_course(known_checks=check_ids())
+SOLUTIONS = KIT_ROOT / "solutions"
+CORPUS = KIT_ROOT / "tests" / "corpus"
+
+CALLS_ATTENTION = '''
+
+from attention import scaled_dot_product_attention
+
+
+def causal_attention(Q, K, V):
+    return scaled_dot_product_attention(Q, K, V, mask=create_causal_mask(Q.shape[-2]))
+'''
+
+CALLS_SOFTMAX = '''
+
+def causal_attention(Q, K, V):
+    from attention import softmax
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = softmax(np.where(create_causal_mask(Q.shape[-2]), scores, -np.inf))
+    return weights @ V, weights
+'''
+
+# its own mistake (the future allowed, the diagonal blocked), through a correct attention
+CALLS_ATTENTION_WITH_WRONG_MASK = '''
+
+from attention import scaled_dot_product_attention
+
+
+def causal_attention(Q, K, V):
+    return scaled_dot_product_attention(Q, K, V, mask=np.triu(np.ones((Q.shape[-2],) * 2)))
+'''
+
+
+def _cases() -> dict[str, dict[str, str]]:
+    attention, causal = (SOLUTIONS / "attention.py").read_text(), (SOLUTIONS / "causal_mask.py").read_text()
+    return {
+        "attention does not compile": {"attention.py": attention + "\n\ndef unfinished(x:\n",
+                                       "causal_mask.py": causal + CALLS_ATTENTION},
+        "attention is the stub": {"causal_mask.py": causal + CALLS_SOFTMAX},
+        "attention wrong, not called": {
+            "attention.py": (CORPUS / "attention/buggy/softmax_wrong_axis.py").read_text(),
+            "causal_mask.py": (CORPUS / "causal_mask/buggy/mask_after_softmax.py").read_text()},
+        "attention right, called": {"attention.py": attention, "causal_mask.py": causal + CALLS_ATTENTION_WITH_WRONG_MASK},
+    }
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, Path]:
+    handout = tmp_path_factory.mktemp("handout") / "handout"
+    write_handout(handout, COURSE)
+    made = {}
+    for name, files in _cases().items():
+        folder = tmp_path_factory.mktemp("students") / name
+        shutil.copytree(handout, folder)
+        for filename, text in files.items():
+            (folder / filename).write_text(text, encoding="utf-8")
+        made[name] = folder
+    return made
+
+
+@pytest.fixture(scope="module")
+def kit_free_python(tmp_path_factory) -> Path:
+    """A venv without the kit whose path holds numpy's site-packages (torch and matplotlib there too)."""
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "numpy_torch_only.pth").write_text(str(Path(np.__file__).resolve().parents[1]) + "\n")
+    return python
+
+
+def _check_py(python, folder: Path) -> tuple[dict, str]:
+    """causal_mask's checks from `python check.py causal_mask --json` ({id: check}), and what it printed."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(python), "check.py", "causal_mask", "--json", "results.json"], cwd=folder,
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    checks = json.loads((folder / "results.json").read_text())["exercises"]["causal_mask"]["checks"]
+    return {c["id"]: c for c in checks}, done.stdout
+
+
+def _grader(folder: Path) -> dict[str, tuple[str, float]]:
+    from autograder.grading.course_session import GradingSession
+
+    with GradingSession(COURSE) as session:
+        result = session.grade(folder)
+    return {c.check_id: (c.status, c.score) for e in result.exercises if e.stem == "causal_mask"
+            for c in e.checks if not c.hidden}
+
+
+def _split(mine: dict) -> tuple[set, set]:
+    waiting = {i for i, c in mine.items() if c["status"] == "blocked"}
+    return waiting, set(mine) - waiting
+
+
+def test_checks_that_call_an_attention_that_does_not_compile_wait_on_it(folders, kit_free_python):
+    folder = folders["attention does not compile"]
+    mine, printed = _check_py(kit_free_python, folder)
+    graders = _grader(folder)
+    waiting, judged = _split(mine)
+    assert waiting == {i for i in mine if i.startswith("causal_mask.causal_attention.")} != set(), mine
+    assert all(mine[i]["score"] is None and mine[i]["waiting_on"] == "attention" for i in waiting)
+    assert all(graders[i][0] == "passed" for i in waiting), graders        # the grader's attention is correct
+    # the module-level import no longer stops the mask's own checks: judged as the grader judges them
+    assert {i: (mine[i]["status"], mine[i]["score"]) for i in judged} == {i: graders[i] for i in judged}
+    assert all(mine[i]["status"] == "passed" for i in judged), mine
+    reason = mine[next(iter(waiting))]["message"]
+    assert "attention.py" in reason and "syntax error at line" in reason and "fix attention.py first" in reason
+    assert printed.count(reason) == 1, printed                               # said once, not per check
+    assert "points not decided" in printed, printed
+
+
+def test_checks_that_call_the_untouched_attention_stub_wait_on_it(folders, kit_free_python):
+    folder = folders["attention is the stub"]
+    mine, printed = _check_py(kit_free_python, folder)
+    graders = _grader(folder)
+    waiting, judged = _split(mine)
+    assert waiting == {i for i in mine if i.startswith("causal_mask.causal_attention.")} != set(), mine
+    assert all(graders[i][0] == "passed" for i in waiting), graders
+    assert {i: (mine[i]["status"], mine[i]["score"]) for i in judged} == {i: graders[i] for i in judged}
+    reason = mine[next(iter(waiting))]["message"]
+    assert "causal_attention calls your attention.py's softmax" in reason and "not implemented yet" in reason, reason
+
+
+@pytest.mark.parametrize("case", ["attention wrong, not called", "attention right, called"])
+def test_a_mistake_of_the_exercise_itself_is_judged_as_the_grader_judges_it(case, folders, kit_free_python):
+    """Not waiting: the failing checks did not call attention, or attention passes its checks."""
+    folder = folders[case]
+    mine, _ = _check_py(kit_free_python, folder)
+    graders = _grader(folder)
+    assert {i: (c["status"], c["score"]) for i, c in mine.items()} == graders
+    assert any(status == "failed" for status, _ in graders.values()), graders
+
+
+# ---------------------------------------------------------------- the rule, without a child
+
+def _outcome(check_id: str, status: str, function: str = "causal_attention"):
+    from autograder.handout.check_answers import Outcome
+
+    return Outcome({"id": check_id, "points": 1, "calls": [{"name": function}]}, status, "its own message", "a hint")
+
+
+def _called(problem=None) -> dict:
+    return {"attention": {"file": "attention.py", "functions": ["scaled_dot_product_attention"], "problem": problem}}
+
+
+def test_a_sibling_that_passes_its_checks_is_trusted_and_checked_once():
+    asked = []
+
+    def check_sibling(stem):
+        asked.append(stem)
+        return [_outcome("attention.softmax.rows", "passed")], {}
+
+    checked = {"causal_mask": ([_outcome("causal_mask.causal_attention.weights", "failed"),
+                                _outcome("causal_mask.causal_attention.output", "error")],
+                               {"called": {"causal_mask.causal_attention.weights": _called(),
+                                           "causal_mask.causal_attention.output": _called()}})}
+    settled = check_siblings.wait_on_siblings(checked, check_sibling)
+    assert [o.status for o in settled["causal_mask"][0]] == ["failed", "error"]
+    assert asked == ["attention"]
+
+
+def test_only_the_checks_that_called_a_failing_sibling_wait():
+    checked = {
+        "attention": ([_outcome("attention.softmax.rows", "failed", "softmax"),
+                       _outcome("attention.softmax.axis", "passed", "softmax")], {}),
+        "causal_mask": ([_outcome("causal_mask.causal_attention.weights", "failed"),
+                         _outcome("causal_mask.causal_attention.output", "passed"),
+                         _outcome("causal_mask.create_causal_mask.values", "failed", "create_causal_mask")],
+                        {"called": {"causal_mask.causal_attention.weights": _called(),
+                                    "causal_mask.causal_attention.output": _called()}})}
+    settled = check_siblings.wait_on_siblings(checked, lambda stem: pytest.fail("checked already"))
+    weights, output, mask = settled["causal_mask"][0]
+    assert (weights.status, weights.hint, weights.waiting_on) == ("blocked", "", "attention")
+    assert weights.message == ("causal_attention calls your attention.py's scaled_dot_product_attention, which "
+                               "does not pass attention's own checks yet (1 of its 2 visible checks does not pass); "
+                               "the grader checks causal_mask with a correct attention: fix attention.py first")
+    assert (output.status, mask.status) == ("passed", "failed")
+
+
+def test_a_sibling_that_cannot_be_imported_is_named_with_its_problem():
+    checked = {"causal_mask": ([_outcome("causal_mask.causal_attention.weights", "error")],
+                               {"called": {"causal_mask.causal_attention.weights": _called(
+                                   "attention.py has a syntax error at line 12 (invalid syntax)")}})}
+    settled = check_siblings.wait_on_siblings(checked, lambda stem: pytest.fail("no need to check it"))
+    (waiting,), _ = settled["causal_mask"]
+    assert waiting.status == "blocked"
+    assert "which cannot be used yet: attention.py has a syntax error at line 12" in waiting.message
+
+
+# ---------------------------------------------------------------- the agreement tool
+
+def _json_check(status, score, hint="", **more):
+    return {"status": status, "score": score, "hint": hint, **more}
+
+
+def test_a_wait_is_explained_only_where_a_correct_sibling_gives_the_graders_verdict():
+    mine = {"causal_mask.causal_attention.weights": _json_check("blocked", None, message="waits", waiting_on="attention"),
+            "causal_mask.causal_attention.output": _json_check("blocked", None, message="waits", waiting_on="attention"),
+            "causal_mask.create_causal_mask.values": _json_check("passed", 1.0)}
+    with_correct = {"causal_mask.causal_attention.weights": _json_check("failed", 0, "the diagonal"),
+                    "causal_mask.causal_attention.output": _json_check("passed", 1.0)}
+    grader = {"causal_mask.causal_attention.weights": _json_check("failed", 0, "the diagonal"),
+              "causal_mask.causal_attention.output": _json_check("failed", 0, "the diagonal"),
+              "causal_mask.create_causal_mask.values": _json_check("passed", 1.0)}
+    assert explained_waits(mine, with_correct, grader) == {"causal_mask.causal_attention.weights": "waits"}
+    assert explained_waits(mine, {}, grader) == {}
