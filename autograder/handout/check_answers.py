@@ -72,7 +72,7 @@ def arrays_agree(got, expected, tol) -> bool:
 def _isclose(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     """np.isclose(got, expected, rtol, atol, equal_nan=True), in one expression where every value
     is finite (where it is the same test: |got - expected| <= atol + rtol * |expected|): numpy's
-    own costs about 25 us a call on the small arrays the checks compare, a few times per check."""
+    own is slow on the small arrays the checks compare, a few times per check."""
     if np.isfinite(got).all() and np.isfinite(expected).all():
         return np.abs(got - expected) <= atol + rtol * np.abs(expected)
     return np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)

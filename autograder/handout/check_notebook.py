@@ -211,7 +211,7 @@ class CellCode:
 
 def transformed(text: str) -> CellCode:
     """The cell as IPython runs it; every line keeps its number (errors name the cell's own lines).
-    IPython's package costs 0.25-0.4 s to import; its transformer module needs only the standard
+    IPython's package is slow to import; its transformer module needs only the standard
     library, so it is loaded from its file alone, and only for the first cell that needs it."""
     runnable = _transform(text)
     call = _cell_magic_call(runnable)

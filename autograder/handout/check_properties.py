@@ -173,7 +173,7 @@ def figure_problems(answer, results: dict) -> list[str]:
         drawn = ", ".join(sorted(shown)) or "none of them"
         problems.append(f"the plotted values must be the statistics in `results` (the argument), a scaled one and "
                         f"an unscaled one; the lines drawn against d show {drawn}")
-    # Each labelled line plots what its label names (issue 22.4): a swapped legend is a wrong plot.
+    # Each labelled line plots what its label names: a swapped legend is a wrong plot.
     problems += figure_reading.label_problems(series)
     has_x = answer.get("supxlabel") or any(ax.get("xlabel") for ax in axes)
     has_y = answer.get("supylabel") or any(ax.get("ylabel") for ax in axes)

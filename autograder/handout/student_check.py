@@ -341,7 +341,7 @@ def main(argv: list[str]) -> int:
         return parsed
     stems, options = parsed
     folder = HERE
-    if len(stems) == 1:        # no pool: importing concurrent.futures (and logging) takes ~10 ms
+    if len(stems) == 1:        # no pool: importing concurrent.futures (and logging) would slow a lone exercise
         checked = {stems[0]: check_exercise(stems[0], folder)}
     else:
         checked = check_in_pairs(stems, folder)

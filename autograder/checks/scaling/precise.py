@@ -2,8 +2,8 @@
 
 The entropy, max_weight and other_dims checks compare a student's statistics with what the
 experiment lands near with many trials: the reference's `expected_statistics` (40 000 rows
-drawn from the rows' own distribution; 0.1 s, where a 10 000-trial run of the experiment took
-about a second per grader process), the same for every student, every run and every worker.
+drawn from the rows' own distribution, far quicker than a many-trial run of the experiment),
+the same for every student, every run and every worker.
 It is made once per (dims, seq_len) in a process, and kept as JSON (never pickle) under the
 user's cache folder (autograder/checks/reference_cache.py), keyed by a hash of the reference's
 source, numpy's version (its generator's stream) and the arguments, so a changed reference or
