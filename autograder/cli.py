@@ -151,6 +151,8 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     check before its zygotes start."""
     p = argparse.ArgumentParser(prog="attnkit", description=__doc__)
     p.add_argument("--course", type=Path, default=None, metavar="FILE", help=COURSE_HELP)
+    p.add_argument("--no-fast", action="store_true",
+                   help="turn every optional speed-up off: the plain path (the same as ATTNKIT_FAST=0)")
     # --course is also taken after the subcommand (`attnkit check --course c.yml`); SUPPRESS
     # leaves the value given before it in place when it is not repeated there.
     common = argparse.ArgumentParser(add_help=False)
@@ -269,6 +271,9 @@ def command_named(argv: list[str]) -> str | None:
         if not token.startswith("-"):
             return token
         name = token.split("=", 1)[0]
+        if token == "--no-fast":
+            i += 1
+            continue
         if len(name) < 3 or not "--course".startswith(name):
             return None
         i += 1 if "=" in token else 2
@@ -314,7 +319,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
+    import os
+
     from autograder.frontends.cold_start import one_blas_thread
+    from autograder.speedups import SWITCH, check_switch
+
+    if getattr(args, "no_fast", False):
+        os.environ[SWITCH] = "0"      # for this process and the ones it starts (a Dask worker's own)
+    wrong = check_switch()
+    if wrong:
+        print(f"attnkit: {wrong}", file=sys.stderr)
+        return 2
 
     one_blas_thread()
     from autograder.config import DEFAULT_COURSE, ConfigError

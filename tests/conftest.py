@@ -52,8 +52,20 @@ QUICK_MODULES = frozenset({
 })
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "speedup(name): tests one optional speed-up (autograder/speedups.py); "
+                                       "skipped where ATTNKIT_FAST turns it off")
+
+
 def pytest_collection_modifyitems(items):
+    from autograder.speedups import enabled
+
+    on = enabled()
     for item in items:
+        for mark in item.iter_markers("speedup"):
+            off = [name for name in mark.args if name not in on]
+            if off:
+                item.add_marker(pytest.mark.skip(reason=f"the {off[0]} speed-up is off (ATTNKIT_FAST)"))
         module = getattr(item, "module", None)
         if module is not None and module.__name__.rpartition(".")[2] in QUICK_MODULES \
                 and item.get_closest_marker("slow") is None:

@@ -43,6 +43,17 @@ def test_the_page_shows_each_headline_figure_with_its_anchor_and_ratio(results):
     assert "python benchmarks/bench_watch.py --saves 3" in shown
 
 
+def test_a_speedups_record_shows_each_speedup_against_all_on(results):
+    results.mkdir()
+    (results / "speedups.json").write_text(json.dumps({
+        "benchmark": "speedups", "date": "2026-01-01T00:00:00+0000", "commit": "abc1234", "machine": {"cpus": 2},
+        "rows": [{"path": "check", "off": "all on", "median_s": 10.0, "ratio_off_on": 1.0},
+                 {"path": "check", "off": "-course_cache", "median_s": 12.5, "ratio_off_on": 1.25}]}))
+    shown = measurements.render(measurements.load(results))
+    assert "| `check` with course_cache off | 12.5 s | every speed-up on | 1.25x the anchor |" in shown
+    assert "all on" not in shown.split("Each record")[0]
+
+
 def test_only_the_part_between_the_markers_is_rewritten_and_check_says_when_it_is_stale(results, tmp_path):
     page = tmp_path / "measurements.md"
     page.write_text(f"# Measurements\n\nprose kept\n\n{measurements.BEGIN}\nold figures\n{measurements.END}\n"

@@ -1,7 +1,8 @@
 """course.yml: load it, validate it, say where a mistake is.
 
-The settings' types are in course.py; the bounds of a setting are Constraints (constraints.py);
-where the kit's files and caches are, paths.py (its names are also here).
+The settings' types are in course.py; a course validated before is read back without YAML or
+pydantic (course_cache.py); the bounds of a setting are Constraints (constraints.py); where the
+kit's files and caches are, paths.py (its names are also here).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.config.paths import DEFAULT_COURSE, KIT_DATA, KIT_ROOT, cache_dir  # noqa: F401
+from autograder.speedups import on
 
 if TYPE_CHECKING:
     import yaml
@@ -92,7 +94,18 @@ def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[
         raise ConfigError(f"{path}: cannot read the course file ({err.strerror or err})") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: cannot read the course file ({err})") from None
-    course, root = _validated(path, text)
+    cache = None
+    if on("course_cache"):
+        # Imported here, not above: the sandbox's Limits, one of the course's types, takes its
+        # bounds from constraints.py in this package, and importing that runs this file first.
+        from autograder.config import course_cache as cache
+    course = cache.remembered(raw) if cache is not None else None
+    if course is None:
+        course, root = _validated(path, text)
+        if cache is not None:
+            cache.remember(raw, course)
+    else:
+        root = None     # parsed only if a check id is wrong (the message names its line)
     if known_checks is not None:
         _check_ids_match(course, known_checks, path, root, text)
     return course

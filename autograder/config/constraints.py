@@ -1,8 +1,8 @@
 """Constraints on a course setting's value (`Annotated[float, Constraints(gt=0, le=3600)]`).
 
 The course's settings are plain frozen dataclasses (course.py, the sandbox's Limits, an
-exercise's own tolerances), so that the modules that declare them do not import pydantic or
-annotated_types (the sandbox's and the exercises' among them). pydantic reads these constraints where a course file
+exercise's own tolerances), so that a cold `attnkit check`, which reads a course validated before,
+imports neither pydantic nor annotated_types. pydantic reads these constraints where a course file
 is validated: it asks each Annotated metadata object for its core schema, and this one adds its
 bounds to the number's (or its pattern to the string's), so the messages are pydantic's own
 ("Input should be greater than 0").

@@ -1,7 +1,7 @@
 """The course's settings as frozen dataclasses, their data, and pydantic's validation of them.
 
-The bounds are written as `Constraints` (constraints.py), read by pydantic where a course file is
-validated. The tolerances' type is made from the
+The bounds are written as `Constraints` (constraints.py), so that reading a course validated
+before (course_cache.py) imports neither pydantic nor PyYAML. The tolerances' type is made from the
 exercises' descriptors, which may declare their own: the exercises' checks name these types only
 in annotations.
 """
