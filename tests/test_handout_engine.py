@@ -453,6 +453,16 @@ def test_check_py_and_the_grader_agree_on_every_visible_check(case, folders, kit
         assert printed.count(told) == 1, (hint, printed)
 
 
+def test_check_py_rules_out_what_the_visible_results_rule_out_as_the_grader_does(folders, kit_free_python):
+    # softmax over axis -2: on a 3-D check, a softmax axis fixed at 1 gives the same answer, but on
+    # the visible 4-D check (batched) it does not give the student's: both name one mistake only
+    folder = folders["softmax over axis -2"]
+    mine, graders = _check_py_verdicts(kit_free_python, folder)[0]["attention"], _grader_verdicts(folder)["attention"]
+    check_id = "attention.scaled_dot_product_attention.float32"
+    assert mine["hints"][check_id][1] == ("softmax_wrong_axis",), mine["hints"][check_id]
+    assert mine["hints"] == graders["hints"]
+
+
 def test_a_mistake_behind_several_checks_is_said_once_as_the_grader_says_it(folders, kit_free_python):
     printed = _run(kit_free_python, folders["softmax wrong axis"], "attention.py").stdout
     assert "1 mistake -> " in printed and "1 cause" not in printed, printed

@@ -27,6 +27,7 @@ from autograder.checks.base import Check, Context, RaisedError, ReferenceImpleme
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
 from autograder.handout.check_answers import hint_text, raised_lead, with_dtype
+from autograder.handout.check_narrowing import kept, right_functions, variant_ruled_out
 from autograder.handout.check_raised import explaining, operation_kind
 from autograder.handout.check_recognisers import low_precision_dtype
 from autograder.diagnosis.misconceptions import Misconception
@@ -256,15 +257,7 @@ class Record:
     def right_functions(self) -> frozenset[str]:
         """The graded names (`softmax`, `MultiHeadAttention`) every check of which passed."""
         passed_ids = {c.id for c in self.passed}
-        by_function: dict[str, list[bool]] = {}
-        for c in self.graded:
-            by_function.setdefault(_function_of(c), []).append(c.id in passed_ids)
-        return frozenset(name for name, verdicts in by_function.items() if all(verdicts))
-
-
-def _function_of(check: Check) -> str:
-    """A check id is <stem>.<function>.<case>: the graded name it checks."""
-    return check.id.split(".")[1]
+        return right_functions((c.id, c.id in passed_ids) for c in self.graded)
 
 
 def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of) -> Diagnosis | None:
@@ -283,9 +276,8 @@ def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of)
         return found
     pool = {m.id: m for m in candidates(check)}
     right = record.right_functions()
-    keep = [n for n, mis_id in enumerate(found.ids)
-            if not _ruled_out(pool.get(mis_id), check, record, right, expected_of)]
-    if not keep or len(keep) == len(found.ids):
+    keep = kept(found.ids, lambda mis_id: _ruled_out(pool.get(mis_id), check, record, right, expected_of))
+    if len(keep) == len(found.ids):
         return found
     return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
                      tuple(found.hints[n] for n in keep), found.lead)
@@ -319,32 +311,41 @@ def _ruled_out(mis: Misconception | None, explained: Check, record: Record, righ
                expected_of) -> bool:
     if mis is None or mis.matches is not None:
         return False
-    return all(_variant_ruled_out(mis, n, overrides, explained, record, right, expected_of)
+    passed = [p.id for p in record.passed if mis.applies_to(p.id)]
+    failed = [f for f in record.failed if mis.applies_to(f)]
+    return all(variant_ruled_out(tuple(overrides), right, explained.id, passed, failed,
+                                 _MutantEvidence(mis, n, overrides, record, expected_of))
                for n, overrides in enumerate(mis.variants()))
 
 
-def _variant_ruled_out(mis: Misconception, n: int, overrides: dict, explained: Check, record: Record,
-                       right: frozenset[str], expected_of) -> bool:
-    kept = {name: wrong for name, wrong in overrides.items() if name not in right}
-    if not kept:                      # its whole mistake is in functions the student got right
-        return True
-    key = ("mutant", mis.id, mis.stem, n, "without", tuple(sorted(set(overrides) - set(kept))))
-    for passed in (p for p in record.passed if mis.applies_to(p.id)):
-        inputs, expected, ctx = expected_of(passed)
-        if _fails(passed, _run(passed, key, kept, inputs), expected, ctx):
-            return True
-    for failed_id, (failed, answer, ctx) in record.failed.items():
-        if not mis.applies_to(failed_id):
-            continue
-        inputs, expected, _ = expected_of(failed)
-        mutant = _run(failed, key, kept, inputs)
-        if mutant is _FAILED:
-            return True
-        if failed_id != explained.id and _agrees(failed, mutant, expected, ctx):
-            continue                  # it leaves this check right: the student failed it another way
-        if not _agrees(failed, answer, mutant, ctx):
-            return True               # it changes this answer, but not into the student's
-    return False
+class _MutantEvidence:
+    """What one variant of a mistake does on the student's checks, its functions `set_aside` left
+    right (check_narrowing.Evidence): the grader runs it."""
+
+    def __init__(self, mis: Misconception, n: int, overrides: dict, record: Record, expected_of):
+        self.mis, self.n, self.overrides, self.record, self.expected_of = mis, n, overrides, record, expected_of
+        self.checks = {c.id: c for c in record.graded}
+
+    def answer(self, check: Check, aside: tuple[str, ...]):
+        kept_overrides = {name: wrong for name, wrong in self.overrides.items() if name not in aside}
+        key = ("mutant", self.mis.id, self.mis.stem, self.n, "without", aside)
+        return _run(check, key, kept_overrides, self.expected_of(check)[0])
+
+    def fails(self, check_id, aside):
+        check = self.checks[check_id]
+        _, expected, ctx = self.expected_of(check)
+        return _fails(check, self.answer(check, aside), expected, ctx)
+
+    def raised(self, check_id, aside):
+        return self.answer(self.record.failed[check_id][0], aside) is _FAILED
+
+    def right(self, check_id, aside):
+        check, _, ctx = self.record.failed[check_id]
+        return _agrees(check, self.answer(check, aside), self.expected_of(check)[1], ctx)
+
+    def yours(self, check_id, aside):
+        check, answer, ctx = self.record.failed[check_id]
+        return _agrees(check, answer, self.answer(check, aside), ctx)
 
 
 def _fails(check: Check, answer, expected, ctx: Context) -> bool:

@@ -172,6 +172,8 @@ class Outcome:
     message: str = ""
     hint: str = ""
     mistakes: tuple = ()      # the known mistakes (their ids) whose answer is yours: the grader names them too
+    answer: Any = None        # a wrong answer, weighed against the mistakes named on other checks
+    told: tuple = ()          # (seen, lead, the hint of each mistake named): its hint said again with fewer
 
 
 def error_hint(check: dict, event: dict, recognisers: dict) -> tuple[str, tuple[str, ...]]:

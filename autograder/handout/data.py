@@ -33,6 +33,7 @@ from autograder.checks.hand_computation import (ROUNDED_EARLY_MISTAKE, ROUNDING_
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.handout.check_answers import encode
+from autograder.handout.check_narrowing import SHIPPED
 from autograder.handout.check_observations import Observer
 from autograder.handout.check_raised import RECOGNISERS as RAISED_RECOGNISERS
 from autograder.handout.check_raised import operation_kind
@@ -206,6 +207,7 @@ def _arrays_data(check: Check, compare, inputs: dict, expected, course: CourseCo
     return {"names": list(compare.names), "weights": list(compare.weights),
             "expected": arrays.encode(_as_arrays(expected)), "tolerances": tolerances,
             "float32_inputs": float32_inputs, "mistakes": _mistakes(check, inputs, expected, course, arrays),
+            SHIPPED: _narrowing(check, inputs, expected, course, arrays),
             **_observer_data(check, inputs, arrays)}
 
 
@@ -224,8 +226,10 @@ def _property_data(check: Check, inputs: dict, expected, params: dict, course: C
     mistakes = _mistakes(check, inputs, expected, course, arrays, lambda a: check.compare.params(ctx, a), compared)
     if not mistakes:
         return None
+    narrowing = _narrowing(check, inputs, expected, course, arrays, lambda a: check.compare.params(ctx, a)) \
+        if compared else {}
     return {"agree": "property", "expected": arrays.encode(params.get("expected")),
-            "inputs": arrays.encode(dict(inputs)), "mistakes": mistakes}
+            "inputs": arrays.encode(dict(inputs)), "mistakes": mistakes, SHIPPED: narrowing}
 
 
 def _observer_data(check: Check, inputs: dict, arrays: Arrays) -> dict:
@@ -299,6 +303,50 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
             out.append({"id": mis.id, "hint": mis.hint, "fallback": bool(mis.fallback),
                         "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words)
     return out
+
+
+def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays,
+               as_data=_as_arrays) -> dict:
+    """What each known mistake's variants do on this check, with the functions the student may get
+    right set aside (check_narrowing.py: check.py rules out explanations with it, as the grader
+    does): per mistake id its variants' functions done wrong, and per set of functions set aside
+    ("," joined) whether the variant fails the check, raises, or its answer (written as `as_data`)
+    when that is not the right one. Nothing is said where it leaves the check right."""
+    from autograder.diagnosis.explain import _FAILED, _agrees, _fails, _run, candidates
+
+    ctx = Context(course=course, inputs=inputs)
+    graded = {c.function for c in CHECKS[check.exercise]}
+    out = {}
+    for mis in candidates(check):
+        if mis.matches is not None:
+            continue
+        variants = []
+        for n, overrides in enumerate(mis.variants()):
+            outcomes = {}
+            for aside in _subsets(sorted(set(overrides) & graded)):
+                if len(aside) == len(overrides):
+                    continue
+                kept = {name: wrong for name, wrong in overrides.items() if name not in aside}
+                answer = _run(check, ("mutant", mis.id, mis.stem, n, "without", aside), kept, inputs)
+                outcome = {"fails": True, "raised": True} if answer is _FAILED else \
+                    {"fails": _fails(check, answer, expected, ctx)}
+                if answer is not _FAILED and not _agrees(check, answer, expected, ctx):
+                    try:
+                        outcome["answer"] = arrays.encode(as_data(answer))
+                    except NotReplayable:
+                        outcome["raised"] = True      # unreadable by check.py: like the grader's, it fits nothing
+                if outcome.get("fails") or len(outcome) > 1:
+                    outcomes[",".join(aside)] = outcome
+            variants.append({"overridden": sorted(overrides), "outcomes": outcomes})
+        out[mis.id] = {"variants": variants}
+    return out
+
+
+def _subsets(names: list[str]) -> list[tuple[str, ...]]:
+    subsets: list[tuple[str, ...]] = [()]
+    for name in names:
+        subsets += [(*subset, name) for subset in subsets]
+    return [tuple(sorted(s)) for s in subsets]
 
 
 def write_check_data(folder: Path, course: CourseConfig, variant: Variant | None = None) -> list[Path]:

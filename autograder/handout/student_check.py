@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -98,7 +99,9 @@ def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried:
         diagnosable = check | check.get("match", {})          # a property check's mistakes are under "match"
         raised = event.get("raised")
         hint, mistakes = answers.error_hint(diagnosable, event, diagnosis()[2].RECOGNISERS) if raised else ("", ())
-        return Outcome(check, event["status"], event.get("message", ""), hint, mistakes)
+        told = ("", answers.raised_lead(raised[0], event.get("line"), event.get("cell"), len(mistakes)),
+                _hints_of(diagnosable, mistakes, None)) if len(mistakes) > 1 else ()
+        return Outcome(check, event["status"], event.get("message", ""), hint, mistakes, told=told)
     parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
@@ -107,16 +110,19 @@ def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried:
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
         if not problems:
             return Outcome(check, "passed")
-        hint, mistakes = diagnosed(check | check["match"], answer, arrays, event) if "match" in check else ("", ())
-        return Outcome(check, "failed", "; ".join(problems), hint, mistakes)
+        hint, mistakes, told = diagnosed(check | check["match"], answer, arrays, event) if "match" in check \
+            else ("", (), ())
+        return Outcome(check, "failed", "; ".join(problems), hint, mistakes, answer, told)
     problems = answers.compare(check, answer, decode(check["expected"], arrays), arrays)
     if not problems:
         return Outcome(check, "passed")
-    return Outcome(check, "failed", "; ".join(problems), *diagnosed(check, answer, arrays, event))
+    hint, mistakes, told = diagnosed(check, answer, arrays, event)
+    return Outcome(check, "failed", "; ".join(problems), hint, mistakes, answer, told)
 
 
-def diagnosed(check: dict, answer, arrays: dict, event: dict) -> tuple[str, tuple[str, ...]]:
-    """A wrong answer's hint and the known mistakes it names, as the grader's: what is seen in it,
+def diagnosed(check: dict, answer, arrays: dict, event: dict) -> tuple[str, tuple[str, ...], tuple]:
+    """A wrong answer's hint and the known mistakes it names, and what the hint is made of (Outcome.told)
+    when they are several, as the grader's: what is seen in it,
     then the mistakes whose recogniser or answer on these inputs fits (`check`: a check compared
     with arrays, or a property check's "match", how the grader compares it with the mistakes')."""
     answers = comparisons()[0]
@@ -129,12 +135,54 @@ def diagnosed(check: dict, answer, arrays: dict, event: dict) -> tuple[str, tupl
     # as the grader's Context: the inputs, the dtypes the answers came in, the course's tolerances
     # (a property check's parameters hold those it is judged with)
     returned = SimpleNamespace(inputs=inputs, dtypes=tuple(event.get("dtypes", ())), params=params)
-    agrees = None
+    dtype = recognisers.low_precision_dtype(returned, answer)
+    hint, mistakes = answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
+                                      dtype, agreement(check, arrays))
+    return hint, mistakes, (seen, "", _hints_of(check, mistakes, dtype)) if len(mistakes) > 1 else ()
+
+
+def _hints_of(check: dict, mistakes: tuple[str, ...], dtype: str | None) -> dict[str, str]:
+    return {m["id"]: comparisons()[0].with_dtype(m["hint"], dtype) for m in check.get("mistakes", ())
+            if m["id"] in mistakes}
+
+
+def agreement(check: dict, arrays: dict):
+    """agrees(yours, a mistake's shipped answer) for this check, as the grader compares them."""
+    answers, properties = comparisons()
     if check.get("agree") == "property":     # a mutant's answer is shipped as the parameters made with it
-        def agrees(mine, theirs):
-            return not comparisons()[1].PROPERTIES[check["property"]](mine, theirs)
-    return answers.hint_for(check, answer, arrays, seen, returned, expected, recognisers.RECOGNISERS,
-                            recognisers.low_precision_dtype(returned, answer), agrees)
+        return lambda mine, theirs: not properties.PROPERTIES[check["property"]](mine, theirs)
+    return lambda mine, theirs: not answers.compare(check, mine, theirs, arrays, values_only=True)
+
+
+def without_ruled_out(outcomes: list, arrays: dict) -> list:
+    """The outcomes whose hint names several mistakes, without those your other visible results rule
+    out (check_narrowing.py: the grader's rule)."""
+    if not any(len(o.mistakes) > 1 for o in outcomes):
+        return outcomes
+    narrowing, answers = narrowing_module(), comparisons()[0]
+    checks = {}
+    for o in outcomes:
+        data = o.check | o.check.get("match", {})
+        checks[o.check["id"]] = (data, o.answer, agreement(data, arrays))
+    verdicts = {o.check["id"]: o.status for o in outcomes}
+    out = []
+    for o in outcomes:
+        if len(o.mistakes) > 1 and o.told:
+            kept = narrowing.narrowed_ids(o.check["id"], o.mistakes, checks, verdicts,
+                                          lambda value: answers.decode(value, arrays))
+            if kept != tuple(o.mistakes):
+                seen, lead, hints = o.told
+                o = replace(o, mistakes=kept, hint=answers.hint_text(seen, [hints[m] for m in kept], lead))
+        out.append(o)
+    return out
+
+
+def narrowing_module():
+    if __package__:
+        from . import check_narrowing
+    else:
+        import check_narrowing
+    return check_narrowing
 
 
 def diagnosis():
@@ -212,6 +260,7 @@ def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list,
         try:
             carried: dict = {}
             outcomes = [judge(c, events[c["id"]], arrays, Path(tmp), carried) for c in spec["checks"]]
+            outcomes = without_ruled_out(outcomes, arrays)
         except ImportError as err:
             outcomes = every_check_fails(spec, f"{err.name or 'a package'} is not installed: {INSTALL}")
     arrays.close()
