@@ -52,6 +52,25 @@ QUICK_MODULES = frozenset({
 })
 
 
+@pytest.fixture(scope="session")
+def kit_free_python(tmp_path_factory) -> Path:
+    """A venv that sees numpy, torch and matplotlib but not the kit: their site-packages folder is
+    on its path without its .pth files being run (the kit's editable install is one of those)."""
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "numpy_torch_only.pth").write_text(str(Path(np.__file__).resolve().parents[1]) + "\n")
+    return python
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "speedup(name): tests one optional speed-up (autograder/speedups.py); "
                                        "skipped where ATTNKIT_FAST turns it off")

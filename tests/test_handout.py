@@ -33,20 +33,6 @@ def handout(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def kit_free_python(tmp_path_factory) -> Path:
-    """A venv that sees numpy, torch and matplotlib but not the kit: their site-packages folder is
-    on its path without its .pth files being run (the kit's editable install is one of those)."""
-    venv = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    numpy_site = str(Path(np.__file__).resolve().parents[1])
-    Path(site, "numpy_torch_only.pth").write_text(numpy_site + "\n")
-    return python
-
-
 def _copy_in(folder: Path, files: dict[str, Path]) -> Path:
     for name, source in files.items():
         shutil.copyfile(source, folder / name)

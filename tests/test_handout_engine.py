@@ -33,18 +33,6 @@ def handout(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def kit_free_python(tmp_path_factory) -> Path:
-    """A venv without the kit whose path holds numpy's site-packages (torch and matplotlib there too)."""
-    venv = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    Path(site, "numpy_torch_only.pth").write_text(str(Path(np.__file__).resolve().parents[1]) + "\n")
-    return python
-
-
 def _run(python, folder: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run([str(python), "check.py", *args], cwd=folder, capture_output=True, text=True,

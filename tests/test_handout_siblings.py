@@ -10,10 +10,8 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from autograder.checks import check_ids
@@ -80,18 +78,6 @@ def folders(tmp_path_factory) -> dict[str, Path]:
             (folder / filename).write_text(text, encoding="utf-8")
         made[name] = folder
     return made
-
-
-@pytest.fixture(scope="module")
-def kit_free_python(tmp_path_factory) -> Path:
-    """A venv without the kit whose path holds numpy's site-packages (torch and matplotlib there too)."""
-    venv = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    Path(site, "numpy_torch_only.pth").write_text(str(Path(np.__file__).resolve().parents[1]) + "\n")
-    return python
 
 
 def _check_py(python, folder: Path) -> tuple[dict, str]:
