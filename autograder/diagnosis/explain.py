@@ -291,10 +291,13 @@ def weighs_together(checks) -> bool:
     return any(EXERCISES[c.exercise].together is not None for c in checks if c.exercise in EXERCISES)
 
 
-def weighed(found: dict[str, Diagnosis | None], record: Record, expected_of) -> dict[str, Diagnosis | None]:
+def weighed(found: dict[str, Diagnosis | None], record: Record, expected_of,
+            visible: frozenset[str] | None = None) -> dict[str, Diagnosis | None]:
     """Each failed check's diagnosis weighed with the student's other results: first by its
     exercise's own reading of them together (`Exercise.together`: a hand computation's mistake told
-    where it started), then without the explanations the results rule out (`narrowed`)."""
+    where it started), then without the explanations the results rule out (`narrowed`).
+    `visible`: the ids of the checks students see; a visible check's explanations are ruled out by
+    visible results only, as the handout's check.py rules them out, so both say the same."""
     from autograder.checks import EXERCISES
 
     weighed_found = dict(found)
@@ -303,8 +306,16 @@ def weighed(found: dict[str, Diagnosis | None], record: Record, expected_of) -> 
         if together is not None:
             weighed_found.update(together(found, record, expected_of))
     by_id = {c.id: c for c in record.graded}
-    return {cid: narrowed(d, by_id[cid], record, expected_of) if cid in by_id else d
-            for cid, d in weighed_found.items()}
+    seen = record if visible is None else _only(record, visible)
+    return {cid: narrowed(d, by_id[cid], seen if visible is not None and cid in visible else record, expected_of)
+            if cid in by_id else d for cid, d in weighed_found.items()}
+
+
+def _only(record: Record, ids: frozenset[str]) -> Record:
+    """`record` as if only the checks `ids` had been graded."""
+    return Record(passed=tuple(c for c in record.passed if c.id in ids),
+                  failed={cid: got for cid, got in record.failed.items() if cid in ids},
+                  graded=tuple(c for c in record.graded if c.id in ids))
 
 
 def _ruled_out(mis: Misconception | None, explained: Check, record: Record, right: frozenset[str],

@@ -303,7 +303,8 @@ def _without_ruled_out(results: tuple[CheckResult, ...], checks: list[Check], fo
         inputs, expected = _expected(check, course.seed, variant)
         return inputs, expected, Context(course=course, inputs=inputs)
 
-    told = weighed(found, record, expected_of)
+    visible = frozenset(c.id for c in checks if not course.check(c.id).hidden)
+    told = weighed(found, record, expected_of, visible)
     out = []
     for check, r in zip(checks, results):
         before = found.get(check.id)
