@@ -292,7 +292,7 @@ def _softmax_from_attention(causal_mask: str) -> str:
 
 
 SCALING_MISTAKES = {"scaling std holds the variance": "variance_not_std", "scaling seed fixed": "seed_ignored__fixed",
-                    "scaling entropy in bits": "entropy_log2"}
+                    "scaling entropy in bits": "entropy_log2", "scaling dims ignored": "dims_ignored__ho_default_dims"}
 
 
 def _cases() -> dict[str, dict[str, str]]:
@@ -439,7 +439,10 @@ def test_a_mistake_behind_several_checks_is_said_once_as_the_grader_says_it(fold
     ("scaling std holds the variance", {"scaling.scaling_experiment.std": ("variance_not_std",)}),
     ("scaling seed fixed", {"scaling.scaling_experiment.seed": ("seed_ignored",),
                             "scaling.scaling_experiment.n_trials": ("seed_ignored",)}),
-    ("scaling entropy in bits", {"scaling.scaling_experiment.entropy": ("entropy_log2",)})])
+    ("scaling entropy in bits", {"scaling.scaling_experiment.entropy": ("entropy_log2",)}),
+    # told by the dims each check asks for, which its shipped parameters hold
+    ("scaling dims ignored", {"scaling.scaling_experiment.seed": ("dims_ignored",),
+                              "scaling.scaling_experiment.n_trials": ("dims_ignored",)})])
 def test_the_scaling_experiments_mistakes_are_named_by_check_py(case, named, folders, kit_free_python):
     """Named without the reference: by the answer's own statistics and runs, or by the shipped
     statistics of a large run of the mistake; a mistake behind two checks said once."""
