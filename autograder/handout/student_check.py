@@ -54,23 +54,23 @@ def read_npz(path: Path) -> dict:
         return {key: arrays[key] for key in arrays.files}
 
 
+def shipped(*names: str):
+    """The check_*.py modules beside this file, imported when first needed (numpy comes with them)."""
+    import importlib
+
+    found = tuple(importlib.import_module(f".{n}", __package__) if __package__ else importlib.import_module(n)
+                  for n in names)
+    return found[0] if len(found) == 1 else found
+
+
 def comparisons():
     """check_answers and check_properties (the comparisons with answers, the properties tested with code)."""
-    if __package__:
-        from . import check_answers, check_properties
-    else:
-        import check_answers
-        import check_properties
-    return check_answers, check_properties
+    return shipped("check_answers", "check_properties")
 
 
 def causes_module():
     """check_causes: the failed checks grouped by cause, as the grader's pages group them."""
-    if __package__:
-        from . import check_causes
-    else:
-        import check_causes
-    return check_causes
+    return shipped("check_causes")
 
 
 def comparisons_ahead() -> None:
@@ -159,7 +159,7 @@ def without_ruled_out(outcomes: list, arrays: dict) -> list:
     out (check_narrowing.py: the grader's rule)."""
     if not any(len(o.mistakes) > 1 for o in outcomes):
         return outcomes
-    narrowing, answers = narrowing_module(), comparisons()[0]
+    narrowing, answers = shipped("check_narrowing"), comparisons()[0]
     checks = {}
     for o in outcomes:
         data = o.check | o.check.get("match", {})
@@ -177,24 +177,10 @@ def without_ruled_out(outcomes: list, arrays: dict) -> list:
     return out
 
 
-def narrowing_module():
-    if __package__:
-        from . import check_narrowing
-    else:
-        import check_narrowing
-    return check_narrowing
-
-
 def diagnosis():
     """check_observations, check_recognisers and check_raised: what the grader sees in a wrong
     answer, and the mistakes it tells by a property of the answer or by the words of an error."""
-    if __package__:
-        from . import check_observations, check_raised, check_recognisers
-    else:
-        import check_observations
-        import check_raised
-        import check_recognisers
-    return check_observations, check_recognisers, check_raised
+    return shipped("check_observations", "check_recognisers", "check_raised")
 
 
 # ---------------------------------------------------------------- which file, one exercise, all of them
