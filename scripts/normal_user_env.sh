@@ -64,6 +64,7 @@ pins=""
 # user's; the normal user's pip is given them too, or it would fetch what the caller need not.
 links="$("$PYTHON" -m pip config get global.find-links 2>/dev/null || true)"
 [ -n "$links" ] && pins="$pins PIP_FIND_LINKS=$links"
+[ -n "${PIP_NO_CACHE_DIR:-}" ] && pins="$pins PIP_NO_CACHE_DIR=$PIP_NO_CACHE_DIR"
 # shellcheck disable=SC2086
 exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
     $pins PIP_RETRIES="${PIP_RETRIES:-5}" PIP_DISABLE_PIP_VERSION_CHECK=1 \

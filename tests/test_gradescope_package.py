@@ -300,8 +300,9 @@ def test_setup_sh_installs_for_real_then_grades_every_kind_of_upload(tmp_path, a
         os.chmod(root / "source" / script, 0o755)
     shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
     venv = tmp_path / "opt" / "venv"
+    # uv's cache in tmp_path goes with it: under HOME, every run would add a copy of torch.
     env = _clean_env(Path.home(), ATTNKIT_GRADESCOPE_ROOT=str(root), ATTNKIT_VENV=str(venv),
-                     ATTNKIT_WHEELS=str(_torch_wheels(tmp_path / "wheels")))
+                     ATTNKIT_WHEELS=str(_torch_wheels(tmp_path / "wheels")), UV_CACHE_DIR=str(tmp_path / "uv-cache"))
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
                            capture_output=True, text=True, timeout=1500)
     if setup.returncode != 0 and "uv" in setup.stderr and "No matching distribution" in setup.stderr:

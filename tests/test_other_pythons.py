@@ -22,6 +22,8 @@ import pytest
 KIT = Path(__file__).resolve().parents[1]
 VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 NUMPY_EXERCISES = ("hand_computation", "attention", "causal_mask", "scaling")
+# What one venv of the kit's dependencies (torch aside) takes while pip installs it, with margin.
+VENV_ROOM = 1200 << 20
 
 
 def _pyenv_python(version: str) -> str | None:
@@ -62,12 +64,24 @@ def test_a_standard_venv_on_each_python(version, tmp_path):
     python = PYTHONS.get(version)
     if python is None:
         pytest.skip(f"no Python {version} here (pyenv, or $ATTNKIT_TEST_PYTHONS)")
+    free = shutil.disk_usage(tmp_path).free
+    if free < VENV_ROOM:
+        pytest.skip(f"{free >> 20} MB free under {tmp_path}; a venv of the kit's dependencies for Python {version} "
+                    f"needs about {VENV_ROOM >> 20} MB while pip installs it")
     venv = tmp_path / f"venv {version}"
+    try:
+        _check_in_a_venv(python, venv, tmp_path)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)     # one venv at a time on the disk, not one per Python
+
+
+def _check_in_a_venv(python: str, venv: Path, tmp_path: Path) -> None:
     subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True)
     bin_python = venv / "bin" / "python"
     deps = [d for d in _dependencies() if not d.startswith("torch")]
     # pyproject.toml's ranges, as a user's pip resolves them for this Python (CI's pins are for its own)
     env = {k: v for k, v in os.environ.items() if k != "PIP_CONSTRAINT"}
+    env["PIP_NO_CACHE_DIR"] = "1"     # a copy of every wheel in pip's cache would double what this takes
     install = subprocess.run([str(bin_python), "-m", "pip", "install", "-q", *deps], capture_output=True, text=True,
                              timeout=1500, env=env)
     assert install.returncode == 0, install.stderr[-3000:]
