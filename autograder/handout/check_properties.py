@@ -53,16 +53,24 @@ def shape_problems(answer, dims) -> list[str]:
 
 
 def std_problems(answer, dims, rel: float) -> list[str]:
+    """Each statistic that is off at some d, said once with every d where it is off."""
+    off_unscaled = [d for d in dims if abs(answer[d]["std_unscaled"] - math.sqrt(d)) > rel * math.sqrt(d)]
+    off_scaled = [d for d in dims if abs(answer[d]["std_scaled"] - 1.0) > rel]
     problems = []
-    for d in dims:
-        got_u, got_s = answer[d]["std_unscaled"], answer[d]["std_scaled"]
-        if abs(got_u - math.sqrt(d)) > rel * math.sqrt(d):
-            problems.append(f"std_unscaled at d={d} is {got_u:.4g}; the std of a dot product of two "
-                            f"N(0, 1) vectors of length d is sqrt(d) = {math.sqrt(d):.4g}")
-        if abs(got_s - 1.0) > rel:
-            problems.append(f"std_scaled at d={d} is {got_s:.4g}; after dividing by sqrt(d) it should be "
-                            f"close to 1")
-    return problems[:2]
+    if off_unscaled:
+        problems.append(f"std_unscaled is {_at_each({d: answer[d]['std_unscaled'] for d in off_unscaled})}; the std "
+                        f"of a dot product of two N(0, 1) vectors of length d is sqrt(d) "
+                        f"({_at_each({d: math.sqrt(d) for d in off_unscaled})})")
+    if off_scaled:
+        problems.append(f"std_scaled is {_at_each({d: answer[d]['std_scaled'] for d in off_scaled})}; after dividing "
+                        f"by sqrt(d) it should be close to 1")
+    return problems
+
+
+def _at_each(values: dict) -> str:
+    """{4: 1.983, 16: 3.979} -> "1.983 at d=4 and 3.979 at d=16"."""
+    said = [f"{value:.4g} at d={d}" for d, value in values.items()]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
 
 
 def plausible_problems(answer, dims, seq_len: int) -> list[str]:

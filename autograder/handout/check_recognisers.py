@@ -101,15 +101,33 @@ def _std_close(answer, key: str, target, rel: float) -> bool:
         return False
 
 
+def _judged_result(answer, check):
+    """The result whose std a scaling check judges: the answer itself, the seed check's first run,
+    the n_trials check's first run with many trials (check_properties: seed_problems, spread_problems)."""
+    try:
+        if check.id.endswith(".seed"):
+            return answer[0]
+        if check.id.endswith(".n_trials"):
+            return answer[1][0]
+    except (TypeError, IndexError, KeyError):
+        return None
+    return answer
+
+
+STD_JUDGED = (".std", ".other_dims", ".seed", ".n_trials")   # checks that fail on a std that is off
+
+
 def std_pattern(key: str, target):
-    """On the std checks: `key` is close to target(d) for every d. Elsewhere: compare with the mutant,
-    unless the answer's own `key` says otherwise (every check's answer holds all six statistics: a
-    max_weight_scaled copied from the unscaled one is not "never scaled" when std_scaled is about 1)."""
+    """On the checks that judge the std: `key` is close to target(d) for every d. Elsewhere:
+    compare with the mutant, unless the answer's own `key` says otherwise (every check's answer
+    holds all six statistics: a max_weight_scaled copied from the unscaled one is not "never
+    scaled" when std_scaled is about 1)."""
     def matches(answer, expected, ctx, check):
-        if not isinstance(answer, dict) or not answer:
+        result = _judged_result(answer, check)
+        if not isinstance(result, dict) or not result:
             return False
-        fits = _std_close(answer, key, target, std_rel(ctx))
-        if not check.id.endswith((".std", ".other_dims")):
+        fits = _std_close(result, key, target, std_rel(ctx))
+        if not check.id.endswith(STD_JUDGED):
             return None if fits else False
         return fits
     return matches

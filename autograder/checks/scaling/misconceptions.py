@@ -19,6 +19,8 @@ from autograder.checks.scaling import recognisers as rc
 from autograder.diagnosis.misconceptions import Misconception, Overrides
 
 STATISTICS = (EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MAX_WEIGHT, EXPERIMENT_OTHER_DIMS)
+# The seed and n_trials checks end by judging the std of one run: a wrong std fails them too.
+STD_CHECKS = (EXPERIMENT_SEED, EXPERIMENT_N_TRIALS)
 
 
 def _scaling(**options) -> Overrides:
@@ -31,17 +33,18 @@ CATALOGUE: list[Misconception] = [
         "Your 'scaled' statistics are the unscaled ones: the scores were never divided by sqrt(d) before the "
         "scaled std, entropy and max weight were taken, so std_scaled grows like sqrt(d) instead of staying "
         "near 1.",
-        _scaling(scale="none"), STATISTICS, matches=rc.never_scaled),
+        _scaling(scale="none"), STATISTICS + STD_CHECKS, matches=rc.never_scaled),
     Misconception(
         "scaled_by_dk", "scaling",
         "The scaled scores were divided by d instead of sqrt(d): std_scaled shrinks like 1/sqrt(d) instead of "
         "staying near 1. A sum of d products of unit-variance numbers has variance d and std sqrt(d).",
-        _scaling(scale="dk"), STATISTICS, matches=rc.scaled_by_d),
+        _scaling(scale="dk"), STATISTICS + STD_CHECKS, matches=rc.scaled_by_d),
     Misconception(
         "variance_not_std", "scaling",
         "The 'std' entries hold the variance: std_unscaled grows like d, not sqrt(d). Report the standard "
         "deviation (the square root of the variance).",
-        _scaling(variance=True), (EXPERIMENT_STD, EXPERIMENT_OTHER_DIMS), matches=rc.variance_reported),
+        _scaling(variance=True), (EXPERIMENT_STD, EXPERIMENT_OTHER_DIMS) + STD_CHECKS,
+        matches=rc.variance_reported),
     Misconception(
         "entropy_log2", "scaling",
         "The entropies are in bits (log base 2), about 1.44 times too large; the contract asks for the natural "
