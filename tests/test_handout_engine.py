@@ -651,3 +651,16 @@ def test_a_visible_checks_explanations_are_not_ruled_out_by_hidden_results(tmp_p
     float32 = "attention.scaled_dot_product_attention.float32"
     assert named["visible"][float32] == ("softmax_wrong_axis",), named["visible"]
     assert set(named["hidden"][float32]) > {"softmax_wrong_axis"}, named["hidden"]
+
+
+def test_an_errors_lead_counts_the_mistakes_narrowing_kept():
+    """An error two mistakes raise alike is led in for both; once the student's other results rule
+    one out, the lead speaks of the one left (hint_text: the grader's and check.py's words)."""
+    from autograder.handout.check_answers import hint_text, raised_lead
+
+    lead = raised_lead("ValueError", 12, None, 2)
+    both = hint_text("", ["First mistake.", "Second mistake."], lead)
+    kept = hint_text("", ["Second mistake."], lead)
+    assert "each of these mistakes:" in both and "2 explanations fit" in both
+    assert kept == ("Your code raised ValueError on line 12 on inputs where a correct implementation returns; "
+                    "the same error comes from this mistake: Second mistake.")

@@ -205,7 +205,10 @@ def raised_lead(kind: str, line: int | None, cell: int | None, mistakes: int) ->
     """What is said before the mistakes that raise the error your code raised (the grader's words too)."""
     where = (f" in cell {cell}, line {line}" if cell else f" on line {line}") if line else ""
     return (f"Your code raised {kind}{where} on inputs where a correct implementation returns; "
-            f"the same error comes from {'this mistake' if mistakes == 1 else 'each of these mistakes'}:")
+            f"the same error comes from {ONE_MISTAKE if mistakes == 1 else SEVERAL_MISTAKES}:")
+
+
+ONE_MISTAKE, SEVERAL_MISTAKES = "this mistake", "each of these mistakes"
 
 
 GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
@@ -295,6 +298,8 @@ def hint_text(seen: str, hints, lead: str = "") -> str:
     seen in the answer (`seen`, a sentence's words) and the `lead` (what was raised), then the
     mistake(s) that explain it; several mistakes are listed."""
     hints = list(hints)
+    if len(hints) == 1:             # a lead written for several mistakes, of which narrowing left one
+        lead = lead.replace(f"{SEVERAL_MISTAKES}:", f"{ONE_MISTAKE}:")
     head = " ".join(t for t in (f"{capitalised(seen)}." if seen else "", lead) if t)
     if not hints:
         return head
