@@ -244,6 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.work and work.exists() and any(work.iterdir()):
         print(f"error: --work {work} is not empty; give a new or empty folder", file=sys.stderr)
         return 2
+    around = [str(f) for f in args.folders if work.is_relative_to(f.resolve())]
+    if around:
+        print(f"error: {', '.join(around)} holds the work folder {work}: copying it there would never end; "
+              f"give student folders, or --work elsewhere", file=sys.stderr)
+        if not args.work:
+            work.rmdir()
+        return 2
     work.mkdir(parents=True, exist_ok=True)
     try:
         return compare(args, work)
