@@ -217,3 +217,45 @@ def test_a_wait_is_explained_only_where_a_correct_sibling_gives_the_graders_verd
               "causal_mask.create_causal_mask.values": _json_check("passed", 1.0)}
     assert explained_waits(mine, with_correct, grader) == {"causal_mask.causal_attention.weights": "waits"}
     assert explained_waits(mine, {}, grader) == {}
+
+
+def test_watch_checks_the_exercise_that_calls_a_saved_one_again(folders, kit_free_python, tmp_path):
+    """`check.py --watch`: saving a fixed attention.py checks attention again, and causal_mask too,
+    whose checks waited on it; each run says its time and the file it checked."""
+    import queue
+    import re
+    import threading
+
+    folder = tmp_path / "student"
+    shutil.copytree(folders["attention is the stub"], folder)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen([str(kit_free_python), "check.py", "attention", "causal_mask", "--watch"], cwd=folder,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    printed: list[str] = []
+
+    def until(pattern: str) -> None:
+        """Read on until a line matches `pattern`, after the lines an earlier call matched."""
+        start = len(printed)
+        while not any(re.search(pattern, line) for line in printed[start:]):
+            try:
+                printed.append(lines.get(timeout=120))
+            except queue.Empty:
+                pytest.fail(f"no {pattern!r} in:\n" + "".join(printed))
+
+    try:
+        until(r"^watching ")
+        assert any("wait on attention" in line for line in printed), "".join(printed)
+        (folder / "attention.py").write_text((SOLUTIONS / "attention.py").read_text(), encoding="utf-8")
+        until(r"^--- \d\d:\d\d:\d\d: causal_mask, checked from causal_mask\.py \(it calls attention, saved\)")
+        until(r"^causal_mask \(causal_mask\.py\): ")
+    finally:
+        proc.kill()
+        proc.wait()
+    after = "".join(printed).split("\nwatching ", 1)[1]
+    assert re.search(r"--- \d\d:\d\d:\d\d: attention, checked from attention\.py\n", after), after
+    assert re.search(r"attention \(attention\.py\): 9/9 visible checks passed", after), after
+    mask = after.split(": causal_mask, checked from", 1)[1]
+    assert re.search(r"causal_mask \(causal_mask\.py\): (\d+)/\1 visible checks passed", mask), mask
+    assert "wait on" not in mask, mask

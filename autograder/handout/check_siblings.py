@@ -102,6 +102,11 @@ def _stand_in_function(name: str, stem: str, filename: str, problem: str):
 
 # ---------------------------------------------------------------- check.py: the checks that wait
 
+def called_by(spec: dict) -> set[str]:
+    """The other exercises of yours that an exercise's checks called (its spec["called"])."""
+    return {sibling for called in spec.get("called", {}).values() for sibling in called}
+
+
 def why_not_trusted(sibling: str, entry: dict, outcomes_of) -> str | None:
     """Why another exercise of yours cannot stand in for the grader's correct one (None: it passes
     its own visible checks). `outcomes_of(stem)`: that exercise's Outcomes, checked if need be."""

@@ -2,7 +2,7 @@
 
     python check.py                     # every exercise
     python check.py attention           # one exercise (or several; attention.py or attention.ipynb too)
-    python check.py --watch             # check an exercise again each time you save its file
+    python check.py --watch             # check an exercise again each time you save it (and those calling it)
     python check.py --json results.json # also write each check's result (id, status, score) to a file
 
 Each exercise is checked from the file the grader grades: the .py or the .ipynb that holds your work
@@ -389,7 +389,7 @@ def main(argv: list[str]) -> int:
         Path(options["json"]).write_text(json.dumps(results_json(checked), indent=1) + "\n", encoding="utf-8")
     if not options["watch"]:
         return 0 if all(ok) else 1
-    return watch_folder(folder, stems)
+    return watch_folder(folder, stems, checked)
 
 
 def check_in_pairs(stems: list[str], folder: Path) -> dict[str, tuple[list, dict]]:
@@ -421,21 +421,27 @@ def notebook_cell(stem: str, only: list[str]) -> int:
     return 0
 
 
-def watch_folder(folder: Path, stems: list[str]) -> int:
-    """Check an exercise again when its file changes (polled twice a second: works everywhere)."""
+def watch_folder(folder: Path, stems: list[str], checked: dict[str, tuple[list, dict]]) -> int:
+    """Check an exercise again when its file changes (polled twice a second: works everywhere), and
+    those whose checks call it (causal_mask after attention.py). `checked`: the first run's results."""
     def stamps():
         return {s: tuple(p.stat().st_mtime_ns for p in (folder / f"{s}.py", folder / f"{s}.ipynb") if p.exists())
                 for s in stems}
 
+    calls = {stem: check_siblings.called_by(spec) for stem, (_, spec) in checked.items()}
     print(f"\nwatching {folder} for saves; Ctrl-C stops")
     seen = stamps()
     try:
         while True:
             time.sleep(0.5)
             now = stamps()
-            for stem in [s for s in stems if now[s] != seen[s]]:
+            saved = [s for s in stems if now[s] != seen[s]]
+            callers = {s: [c for c in saved if c in calls.get(s, ())] for s in stems if s not in saved}
+            for stem in saved + [s for s, called in callers.items() if called]:
                 outcomes, spec = with_siblings_settled({stem: check_exercise(stem, folder)}, folder)[stem]
-                print(f"\n--- {time.strftime('%H:%M:%S')}: {stem}, checked from {spec.get('checked_file', '-')}")
+                calls[stem] = check_siblings.called_by(spec)
+                why = f" (it calls {' and '.join(callers[stem])}, saved)" if stem not in saved else ""
+                print(f"\n--- {time.strftime('%H:%M:%S')}: {stem}, checked from {spec.get('checked_file', '-')}{why}")
                 report(stem, outcomes, spec)
             seen = now
     except KeyboardInterrupt:

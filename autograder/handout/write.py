@@ -109,7 +109,7 @@ Fill in each exercise where it says `TODO(<task id>)`, in the `.py` file (any ed
 ```bash
 python check.py                      # every exercise
 python check.py attention            # one exercise (attention.py or attention.ipynb work too)
-python check.py --watch              # check an exercise again each time you save it (Ctrl-C stops)
+python check.py --watch              # check an exercise again each time you save it, and those that call it (Ctrl-C stops)
 python check.py --json results.json  # also write each check's result to a file
 python check.py --help
 ```
