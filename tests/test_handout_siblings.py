@@ -100,8 +100,8 @@ def _check_py(python, folder: Path) -> tuple[dict, str]:
 def _grader(folder: Path) -> dict[str, tuple[str, float]]:
     from autograder.grading.course_session import GradingSession
 
-    with GradingSession(COURSE) as session:
-        result = session.grade(folder)
+    with GradingSession(COURSE) as session:      # causal_mask alone: it is given a correct attention
+        result = session.grade(folder, stems=("causal_mask",))
     return {c.check_id: (c.status, c.score) for e in result.exercises if e.stem == "causal_mask"
             for c in e.checks if not c.hidden}
 
