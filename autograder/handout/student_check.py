@@ -376,6 +376,7 @@ def main(argv: list[str]) -> int:
         return parsed
     stems, options = parsed
     folder = HERE
+    before = saved_times(folder, stems)          # a save while the first run checks is checked again
     if len(stems) == 1:        # no pool: importing concurrent.futures (and logging) would slow a lone exercise
         checked = {stems[0]: check_exercise(stems[0], folder)}
     else:
@@ -389,7 +390,7 @@ def main(argv: list[str]) -> int:
         Path(options["json"]).write_text(json.dumps(results_json(checked), indent=1) + "\n", encoding="utf-8")
     if not options["watch"]:
         return 0 if all(ok) else 1
-    return watch_folder(folder, stems, checked)
+    return watch_folder(folder, stems, checked, before)
 
 
 def check_in_pairs(stems: list[str], folder: Path) -> dict[str, tuple[list, dict]]:
@@ -421,20 +422,21 @@ def notebook_cell(stem: str, only: list[str]) -> int:
     return 0
 
 
-def watch_folder(folder: Path, stems: list[str], checked: dict[str, tuple[list, dict]]) -> int:
-    """Check an exercise again when its file changes (polled twice a second: works everywhere), and
-    those whose checks call it (causal_mask after attention.py). `checked`: the first run's results."""
-    def stamps():
-        return {s: tuple(p.stat().st_mtime_ns for p in (folder / f"{s}.py", folder / f"{s}.ipynb") if p.exists())
-                for s in stems}
+def saved_times(folder: Path, stems: list[str]) -> dict[str, tuple]:
+    return {s: tuple(p.stat().st_mtime_ns for p in (folder / f"{s}.py", folder / f"{s}.ipynb") if p.exists())
+            for s in stems}
 
+
+def watch_folder(folder: Path, stems: list[str], checked: dict[str, tuple[list, dict]], seen: dict) -> int:
+    """Check an exercise again when its file changes (polled twice a second: works everywhere), and
+    those whose checks call it (causal_mask after attention.py). `checked`: the first run's results,
+    `seen`: the files' times before it."""
     calls = {stem: check_siblings.called_by(spec) for stem, (_, spec) in checked.items()}
     print(f"\nwatching {folder} for saves; Ctrl-C stops")
-    seen = stamps()
     try:
         while True:
             time.sleep(0.5)
-            now = stamps()
+            now = saved_times(folder, stems)
             saved = [s for s in stems if now[s] != seen[s]]
             callers = {s: [c for c in saved if c in calls.get(s, ())] for s in stems if s not in saved}
             for stem in saved + [s for s, called in callers.items() if called]:
