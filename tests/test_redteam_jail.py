@@ -192,19 +192,25 @@ def alive(pids: list[int]) -> list[int]:
     return out
 
 
+HOST_TEMP = ("/dev/shm", "/var/tmp", "/run/lock", "/tmp")
+LITTER_KEY = 0x5EED
+
+
 def _host_leftovers() -> tuple:
-    def listing(folder):
+    """What the host's shared temp folders and SysV shared memory hold of a child's litter (the
+    file and the segment LITTER makes), not what other tests running meanwhile put there."""
+    def ours(folder):
         try:
-            return sorted(os.listdir(folder))
+            return sorted(n for n in os.listdir(folder) if n == "redteam-left-behind")
         except OSError:
             return []
 
     try:
         with open("/proc/sysvipc/shm") as f:
-            shm = sorted(line.split()[1] for line in f.readlines()[1:])
+            shm = sorted(line.split()[1] for line in f.readlines()[1:] if int(line.split()[0]) == LITTER_KEY)
     except OSError:
         shm = []
-    return listing("/dev/shm"), listing("/var/tmp"), listing("/run/lock"), listing("/tmp"), shm
+    return tuple(ours(folder) for folder in HOST_TEMP), shm
 
 
 LITTER = """
@@ -221,7 +227,7 @@ def litter():
         except OSError:
             pass
     libc = ctypes.CDLL(None, use_errno=True)
-    shmid = libc.shmget(0x5EED, 1 << 20, 0o1666)      # IPC_CREAT | 0666
+    shmid = libc.shmget(0x5EED, 1 << 20, 0o1666)      # IPC_CREAT | 0666; LITTER_KEY
     return [made, float(shmid >= 0)]
 
 def read_shared():
