@@ -658,7 +658,7 @@ def test_an_errors_lead_counts_the_mistakes_narrowing_kept():
     one out, the lead speaks of the one left (hint_text: the grader's and check.py's words)."""
     from autograder.handout.check_answers import hint_text, raised_lead
 
-    lead = raised_lead("ValueError", 12, None, 2)
+    lead = raised_lead("ValueError", 12, None)
     both = hint_text("", ["First mistake.", "Second mistake."], lead)
     kept = hint_text("", ["Second mistake."], lead)
     assert "each of these mistakes:" in both and "2 explanations fit" in both

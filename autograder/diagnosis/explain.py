@@ -239,7 +239,7 @@ def _explain_digest() -> str:
 
 
 def _error_diagnosis(error: RaisedError, matched: list[Misconception]) -> Diagnosis:
-    lead = raised_lead(error.type, error.line, error.cell, len(matched))
+    lead = raised_lead(error.type, error.line, error.cell)
     return Diagnosis(tuple(m.id for m in matched), "", tuple(_hint_of(m, None) for m in matched), lead=lead)
 
 

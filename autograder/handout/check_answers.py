@@ -198,17 +198,14 @@ def error_hint(check: dict, event: dict, recognisers: dict) -> tuple[str, tuple[
     if not found:
         return GENERIC_ERROR_HINT, ()
     return hint_text("", [with_dtype(m["hint"], None) for m in found],
-                     raised_lead(kind, event.get("line"), event.get("cell"), len(found))), tuple(m["id"] for m in found)
+                     raised_lead(kind, event.get("line"), event.get("cell"))), tuple(m["id"] for m in found)
 
 
-def raised_lead(kind: str, line: int | None, cell: int | None, mistakes: int) -> str:
-    """What is said before the mistakes that raise the error your code raised (the grader's words too)."""
+def raised_lead(kind: str, line: int | None, cell: int | None) -> str:
+    """What is said before the mistakes that raise the error your code raised (the grader's words
+    too); hint_text ends it with the mistakes that are left."""
     where = (f" in cell {cell}, line {line}" if cell else f" on line {line}") if line else ""
-    return (f"Your code raised {kind}{where} on inputs where a correct implementation returns; "
-            f"the same error comes from {ONE_MISTAKE if mistakes == 1 else SEVERAL_MISTAKES}:")
-
-
-ONE_MISTAKE, SEVERAL_MISTAKES = "this mistake", "each of these mistakes"
+    return f"Your code raised {kind}{where} on inputs where a correct implementation returns; the same error comes from"
 
 
 GENERIC_ERROR_HINT = ("Your code raised an error on inputs a correct implementation handles. Read the line the "
@@ -298,8 +295,8 @@ def hint_text(seen: str, hints, lead: str = "") -> str:
     seen in the answer (`seen`, a sentence's words) and the `lead` (what was raised), then the
     mistake(s) that explain it; several mistakes are listed."""
     hints = list(hints)
-    if len(hints) == 1:             # a lead written for several mistakes, of which narrowing left one
-        lead = lead.replace(f"{SEVERAL_MISTAKES}:", f"{ONE_MISTAKE}:")
+    if lead and hints:              # counted here: narrowing may leave fewer mistakes than the lead's error had
+        lead += " this mistake:" if len(hints) == 1 else " each of these mistakes:"
     head = " ".join(t for t in (f"{capitalised(seen)}." if seen else "", lead) if t)
     if not hints:
         return head

@@ -99,7 +99,7 @@ def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried:
         diagnosable = check | check.get("match", {})          # a property check's mistakes are under "match"
         raised = event.get("raised")
         hint, mistakes = answers.error_hint(diagnosable, event, diagnosis()[2].RECOGNISERS) if raised else ("", ())
-        told = ("", answers.raised_lead(raised[0], event.get("line"), event.get("cell"), len(mistakes)),
+        told = ("", answers.raised_lead(raised[0], event.get("line"), event.get("cell")),
                 _hints_of(diagnosable, mistakes, None)) if len(mistakes) > 1 else ()
         return Outcome(check, event["status"], event.get("message", ""), hint, mistakes, told=told)
     parts = read_npz(out_dir / f"{event['file']}.npz")
@@ -376,7 +376,7 @@ def main(argv: list[str]) -> int:
         return parsed
     stems, options = parsed
     folder = HERE
-    before = saved_times(folder, stems)          # a save while the first run checks is checked again
+    before = saved_times(folder, stems) if options["watch"] else {}   # a save during the first run counts
     if len(stems) == 1:        # no pool: importing concurrent.futures (and logging) would slow a lone exercise
         checked = {stems[0]: check_exercise(stems[0], folder)}
     else:
