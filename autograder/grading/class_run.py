@@ -97,7 +97,7 @@ class ClassRun:
         found = lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,), layout=self.layout)
         if self.roster is None and found.people is not None:     # the download names its students
             self.roster = list(found.people)
-        self.class_list = identify(found.students, self.roster)
+        self.class_list = identify(found.students, self.roster, not_read=found.not_read())
         refuse_unknown(self.class_list, self.course.variants.enabled, self.roster is not None)
         students = self.class_list.students
         _prepare(self.out)
@@ -149,7 +149,7 @@ class ClassRun:
                            regraded=self.only, lateness=self.lateness)
                 for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
                     write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
-                                                       and (name := entry_name(fmt, s))})
+                                                       and not s.claim_of and (name := entry_name(fmt, s))})
                 bounded.stop()     # the parsers' helper: nothing of the run is left running
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
@@ -226,7 +226,7 @@ class ClassRun:
         return checked
 
     def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
-        result = flag_classmates(result, self.course, student.name, getattr(self, "classmates", ()))
+        result = flag_classmates(result, self.course, student.claim_of or student.name, getattr(self, "classmates", ()))
         if from_the_grader(result):      # stored without its fingerprint: the next run grades it again
             fp = ""
         try:

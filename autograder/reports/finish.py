@@ -97,6 +97,11 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
                              "not_submitted_ids": [p.key for p in absent],
                              "not_on_roster": list(enrolment.unmatched),
                              "missing_as_zero": target is not None and target.missing_as_zero}
+    if enrolment is not None and (enrolment.claims or enrolment.not_students or enrolment.not_read):
+        # Whose work is in doubt, and what was graded for nobody: said to the instructor, never graded.
+        summary["identity"] = {"claims": [c.to_dict() for c in enrolment.claims],
+                               "not_students": [{"who": who, "why": why} for who, why in enrolment.not_students],
+                               "not_read": [{"name": name, "why": why} for name, why in enrolment.not_read]}
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
         summary["similarity_compared"] = similarity["compared"]
