@@ -233,7 +233,7 @@ def _read_moodle(entries: list[os.DirEntry]) -> tuple[list[_Submission], list[st
             strays.append(entry.name)
         elif is_folder:
             folders.setdefault(m["id"], []).append((m, entry.name))
-        elif (other := MOODLE_MARK.search(m["name"])) is not None:
+        elif (other := MOODLE_MARK.search("_" + m["name"])) is not None:
             set_aside.append((entry.name, f"names participants {m['id']} and {other['id']}: Moodle writes no `_` "
                                           f"in a full name, so this is participant {m['id']}'s upload of a file "
                                           f"named like another's; whose it is cannot be told; not graded"))
