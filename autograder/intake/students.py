@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.intake.files import DIR_FLAGS, descend, ignored
@@ -32,7 +32,8 @@ class Student:
     # when `name` is the student's identity from the roster instead (autograder.intake.identify).
     given_as: str = ""
     lms_late: bool = False  # the LMS's download marks it late (Canvas's `LATE_`), without saying when
-    source: str = ""        # what of the class folder it was read from, as the instructor finds it there
+    # What of the class folder it was read from, as the instructor finds it there (said, not compared).
+    source: str = field(default="", compare=False)
     # One of several submissions that claim one student (autograder.intake.identify): whose
     # (their id); this one is graded apart under its own key, on that student's numbers.
     claim_of: str = ""
