@@ -158,4 +158,18 @@ def answered(handout: Path, key: dict) -> bytes:
     return text.encode()
 
 
+def own_answers(course: Path, roster: Path, handouts: Path, ids: list[str]) -> dict[str, bytes]:
+    """With variants on: `attnkit handout --roster` into `handouts`, and each of `ids`' handout
+    with its own numbers' hand answers typed in (computed in the tests, not by the kit)."""
+    from autograder.checks import check_ids
+    from autograder.cli import main
+    from autograder.config import load_course
+    from autograder.variants import variant_for
+    from tests.test_variants import _independent_key
+
+    assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
+    loaded = load_course(course, known_checks=check_ids())
+    return {i: answered(handouts / i / f"{HAND}.py", _independent_key(variant_for(loaded, i))) for i in ids}
+
+
 RIGHT = (KIT_ROOT / "solutions" / f"{HAND}.py").read_bytes()

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from autograder.cli import main
-from tests.lms_downloads import (HAND, ONLINE_TEXT, RIGHT, Enrolled, answered, canvas_file, canvas_gradebook,
-                                 canvas_text_entry, moodle_flat, moodle_folder, moodle_worksheet)
-from tests.test_lms_roundtrip import WRONG, _course, _grades, _keys
+from tests.lms_downloads import (HAND, ONLINE_TEXT, RIGHT, Enrolled, canvas_file, canvas_gradebook, canvas_text_entry,
+                                 moodle_flat, moodle_folder, moodle_worksheet, own_answers)
+from tests.test_lms_roundtrip import WRONG, _course, _grades
 
 ADA = Enrolled("Ada", "Lovelace", "106221", "S106221", "alovelace")
 GRACE = Enrolled("Grace", "Hopper", "106222", "S106222", "ghopper")
@@ -117,10 +117,7 @@ def variants_class(tmp_path_factory):
     course = _course(root, variants={"enabled": True})
     roster = root / "worksheet.csv"
     roster.write_text(moodle_worksheet([VICTIM, MALLORY, ADA]), encoding="utf-8")
-    handouts = root / "handouts"
-    assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
-    keys = _keys(course, [p.email for p in (VICTIM, MALLORY, ADA)])
-    own = {p.email: answered(handouts / p.email / f"{HAND}.py", keys[p.email]) for p in (VICTIM, MALLORY, ADA)}
+    own = own_answers(course, roster, root / "handouts", [p.email for p in (VICTIM, MALLORY, ADA)])
     return root, course, roster, own
 
 
@@ -172,12 +169,10 @@ def test_canvas_test_student_never_stops_a_run_with_variants_on(tmp_path):
     course = _course(tmp_path, variants={"enabled": True})
     roster = tmp_path / "gradebook.csv"
     roster.write_text(canvas_gradebook([ADA, GRACE]), encoding="utf-8")
-    handouts = tmp_path / "handouts"
-    assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
-    assert sorted(p.name for p in handouts.iterdir() if p.is_dir()) == [ADA.login, GRACE.login]   # none for it
-    keys = _keys(course, [ADA.login])
+    own = own_answers(course, roster, tmp_path / "handouts", [ADA.login])
+    assert sorted(p.name for p in (tmp_path / "handouts").iterdir() if p.is_dir()) == [ADA.login, GRACE.login]
     cls = tmp_path / "download"
-    canvas_file(cls, ADA, 5550001, f"{HAND}.py", answered(handouts / ADA.login / f"{HAND}.py", keys[ADA.login]))
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", own[ADA.login])
     canvas_file(cls, TEST_STUDENT, 5550002, f"{HAND}.py", RIGHT)         # the instructor tried Student View
     out = tmp_path / "out"
     code, said, err = _run(course, cls, out, "--roster", str(roster), "--export", "canvas")
