@@ -267,3 +267,24 @@ def test_an_lms_submission_is_matched_by_its_lms_id_only(tmp_path):
     assert student.name == "alovelacex_999"
     listed = identify([student], parse_roster("id,first_name,last_name,email\nalovelacex_999,A,L,a@x\n"))
     assert listed.enrolment.unmatched == ("alovelacex_999",)
+
+
+# ---------------------------------------------------------------- Gradescope
+
+def test_two_gradescope_submissions_of_one_student_are_both_kept(tmp_path):
+    """Identity comes from submission_metadata.yml: a student first submitter of two submissions
+    (two exports unzipped together) has both graded, each under Gradescope's folder name."""
+    from tests.test_gradescope_export import METADATA, ROSTER, _export
+
+    again = "submission_204:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '106221'\n    :email: ada@uni.edu\n" \
+            "  :created_at: 2026-03-03 09:00:00.000000000 -05:00\n"
+    root = _export(tmp_path, METADATA + again)
+    (root / "assignment_881245_export" / "submission_204").mkdir()
+    found = read_class(root, "self_attention")
+    assert sorted((s.name, s.claim_of) for s in found.students) == [
+        ("106223", ""), ("grace@uni.edu", ""), ("submission_201", "ada@uni.edu"), ("submission_204", "ada@uni.edu")]
+    for roster in (list(found.people), parse_roster(ROSTER)):
+        listed = identify(found.students, roster)
+        (claim,) = listed.claims
+        assert (claim.student, claim.keys) == ("ada@uni.edu", ("submission_201", "submission_204"))
+        assert "ada@uni.edu" not in {p.email for p in listed.enrolment.absent}

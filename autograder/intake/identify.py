@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from autograder.intake.roster import Claim, Enrolment, Person, roster_index, rows_of, SAID
+from autograder.intake.roster import SAID, Claim, Enrolment, Person, as_named, roster_index, rows_of
 from autograder.intake.students import Student
 
 # An id names files in OUT (results/<id>.json, feedback/<id>.html): nothing that leads out of it.
@@ -87,7 +87,7 @@ def identify(students: list[Student], roster: list[Person] | None, *,
         used.add(ident)
         if row is None and roster is not None:
             unmatched.append(ident)
-        people[ident] = row or _unnamed(s)
+        people[ident] = row or as_named(s)
         named.append(replace(s, name=ident, given_as=s.name) if ident != s.name else s)
     claims = []
     for group in sorted((sorted(g, key=lambda s: s.name) for g in groups.values() if len(g) > 1),
@@ -142,12 +142,6 @@ def _own(name: str, used: set[str]) -> str:
         ident = f"{name} ({n})"
     used.add(ident)
     return ident
-
-
-def _unnamed(student: Student) -> Person:
-    """Who a submission matching no row is: its folder's name is the login, unless the name came
-    from an LMS's download (then only the LMS id it carries is known)."""
-    return Person(name=student.name, login="" if student.lms_id else student.name, lms_id=student.lms_id)
 
 
 def refuse_unknown(class_list: ClassList, variants_on: bool, roster_given: bool) -> None:

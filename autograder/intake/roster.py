@@ -247,20 +247,20 @@ def enrol(students, roster: list[Person] | None) -> Enrolment:
     """Who each of `students` (roster.Student) is. Without a roster, each is their key, and the
     LMS id read from an LMS's file names (Canvas's user id) is kept."""
     if roster is None:
-        return Enrolment({s.name: _as_named(s) for s in students})
+        return Enrolment({s.name: as_named(s) for s in students})
     index = roster_index(roster)
     people, unmatched = {}, []
     for s in students:
         found = rows_of(s, index)
         if not found:
             unmatched.append(s.name)
-        people[s.name] = found[0][1] if found else _as_named(s)
+        people[s.name] = found[0][1] if found else as_named(s)
     matched = {p.line for p in people.values() if p.line}
     absent = tuple(p for p in roster if p.line not in matched and not p.not_a_student)
     return Enrolment(people, absent, tuple(unmatched), roster=True)
 
 
-def _as_named(student) -> Person:
+def as_named(student) -> Person:
     """Who a submission is without a roster row: its folder's name is the login, unless the name
     came from an LMS's download (then only the LMS id it carries is known)."""
     return Person(name=student.name, login="" if student.lms_id else student.name, lms_id=student.lms_id)
