@@ -310,7 +310,7 @@ def main() -> None:
     convert = _load_private("convert")
     KERNEL = _load_private("kernel")
     JAIL = _load_private("jail")
-    JAIL.K = KERNEL
+    JAIL.K, JAIL.VIEW = KERNEL, _load_private("view")
     guard = _load_private("guard")
     errors = _load_private("errors")
     ipython = _load_private("ipython_shell")
