@@ -506,7 +506,7 @@ def test_late_work_shows_raw_score_penalty_and_final(tmp_path):
     assert (alan["total"], alan["status"]) == ("7", "late") and "cannot be known" in alan["lateness"]
     assert {r[3]: r[5] for r in _canvas_export(out)[2:]}[GRACE.login] == "6.3"
     feedback = (out / "feedback" / f"{GRACE.login}.md").read_text(encoding="utf-8")
-    assert "10% off" in feedback and "**Your score after the late penalty: 6.3 / 7** (score 7 - 0.7 penalty)" in feedback
+    assert "10% off" in feedback and "Score 7 - 0.7 late penalty = **6.3 / 7**" in feedback
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["statuses"] == {"graded": 1, "late": 2, "not submitted": 1}
     assert summary["scores"]["mean"] == round((7 + 6.3 + 7) / 3, 3)
