@@ -125,7 +125,8 @@ class ClassRun:
                     self.on_preflight(checked)
             held.enter_context(_held_for_the_run())
             self._grade(grading, iter(todo))
-            checked = self._settle_preflight(wait=True) or checked
+            self._settle_preflight(wait=True)
+            checked = getattr(self, "_settled", None) or checked     # settled while grading, or now
             stored = StoredResults(self.out, [s.name for s in students], self.digests, self.unwritten)
             changed = set(stored.changed())      # a file rewritten by someone else: grade those again
             if changed:
@@ -218,7 +219,7 @@ class ClassRun:
             return None
         self._preflight = None
         held, self._held = self._held, []
-        checked = running.result()
+        checked = self._settled = running.result()
         if self.on_preflight:
             self.on_preflight(checked)
         for student, result, fp in held:
