@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from autograder.cli import main
-from autograder.config import DEFAULT_COURSE, KIT_ROOT
+from autograder.config import DEFAULT_COURSE, KIT_ROOT, ConfigError, load_course
 from tests.lms_downloads import (HAND, RIGHT, Enrolled, canvas_file, canvas_gradebook, moodle_folder,
                                  moodle_worksheet)
 
@@ -380,3 +380,39 @@ def test_the_report_counts_as_the_terminal_and_tells_same_name_students_apart(tm
     page = (out / "feedback" / "akim1.md").read_text(encoding="utf-8")     # the gradebook's grade, said
     assert "Score **5 / 7**" in page and "| your instructor's change | | | +1 |" in page
     assert "Your instructor changed your grade: hand_computation.part_a.scaled_scores: 0 -\\> 1" in page
+
+
+def test_a_worksheet_time_that_cannot_be_read_is_said_with_its_line_before_anything_is_written(tmp_path):
+    course = _course(tmp_path, "late:\n  due: 2026-03-02T23:59:00-05:00\n  penalty: 10\n")
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(moodle_worksheet([ADA, GRACE], submitted={GRACE.login: "the third of March"}),
+                         encoding="utf-8")
+    cls = tmp_path / "download"
+    moodle_folder(cls, ADA, {f"{HAND}.py": RIGHT})
+    moodle_folder(cls, GRACE, {f"{HAND}.py": RIGHT})
+    code, printed, said = _run(["--course", str(course), "grade", str(cls), "--out", str(tmp_path / "out"),
+                                "--roster", str(worksheet), "--jobs", "1"])
+    assert code == 2 and not (tmp_path / "out").exists()
+    message = f"{worksheet} line 3: 'Last modified (submission)' is 'the third of March', not a date and time"
+    assert (printed + said).count(message) == 1, said
+
+
+def test_the_documented_messages_are_the_kits(tmp_path):
+    """docs/report.md's error example and the worksheet's comment, as the kit writes them."""
+    from autograder.intake.gradebook_column import Target
+    from autograder.reports.class_summary import StudentRow
+    from autograder.reports.exports import _summary
+
+    error = re.search(r"`(course\.yml:\d+: late\.timezone: [^`]+)`", LATE_DOC).group(1)
+    wrong = re.search(r"no time zone '([^']+)'", error).group(1)
+    course = _course(tmp_path, _block("yaml", "# course.yml").replace("timezone: America/Toronto", f"timezone: {wrong}"))
+    with pytest.raises(ConfigError) as raised:
+        load_course(course)
+    said = str(raised.value).splitlines()[1].strip()
+    assert said.split(": ", 1)[1].startswith(error.split(": ", 1)[1])       # after the file and line, the same
+
+    exports = " ".join(_section(REPORT_MD, "Exports (`--export FORMAT`)").split())
+    comment = re.search(r'one line: "(attnkit: [^"]+)"', exports).group(1)
+    row = StudentRow("ada", 38.7, (), (), 0.0, "P" * 40 + "F" * 5, "late", 4.3, "handed in 1 day 2 h after ...")
+    kit_course = load_course()        # 53 points, as the page's example
+    assert _summary(row, kit_course, Target("Grade", 100.0)).startswith(comment.split("; handed in")[0])

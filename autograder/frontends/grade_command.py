@@ -92,7 +92,8 @@ def cmd_grade(args, console: Console, course) -> int:
         try:
             lateness, said = class_lateness(course, Path(args.course).parent, class_list,
                                             target.header if target is not None else (),
-                                            Path(args.submitted_at) if args.submitted_at else None, found.times)
+                                            Path(args.submitted_at) if args.submitted_at else None, found.times,
+                                            Path(args.roster) if args.roster else None)
         except (LateError, TimesError) as err:
             print(f"attnkit grade: {err}", file=sys.stderr)
             return 2

@@ -78,16 +78,22 @@ def layout_time(student: Student, cells: dict[str, str], zone, zoneless: list | 
         except OSError:
             pass
     worksheet = cells.get(WORKSHEET_TIME, "")
-    return parse_time(worksheet, zone, zoneless) if worksheet and worksheet != "-" else None
+    if not worksheet or worksheet == "-":      # Moodle's "-": nothing submitted, no time
+        return None
+    when = parse_time(worksheet, zone, zoneless)
+    if when is None:
+        raise ValueError(f"'Last modified (submission)' is {worksheet!r}, not a date and time")
+    return when
 
 
 def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...] = (),
-                   times_csv: Path | None = None, layout_times: dict[str, str] | None = None) -> tuple[dict, list[str]]:
+                   times_csv: Path | None = None, layout_times: dict[str, str] | None = None,
+                   roster: Path | None = None) -> tuple[dict, list[str]]:
     """(student id -> Lateness for every submission of `class_list`, what the run should say of
     the times' zone) with course.yml `late:` set: their due date (an extension's, else the
     course's), their time (see the module; `layout_times`: the download's own, by the key it gave
-    each student, lms.ClassFolder.times), the penalty. Raises LateError or TimesError naming the
-    file and line of a bad row."""
+    each student, lms.ClassFolder.times; `roster`: the file `header` and the rows' cells are from),
+    the penalty. Raises LateError or TimesError naming the file and line of a bad row."""
     from autograder.config.clock import course_zone
     from autograder.intake.roster import _norm
     from autograder.reports.late_policy import LateError, lateness, parse_due, read_extensions
@@ -103,7 +109,7 @@ def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...]
     extended = read_extensions(course_dir / late.extensions, zone.zone, ids) if late.extensions else {}
     given = read_times(times_csv, zone.zone, ids, zoneless) if times_csv else {}
     names = [_norm(h) for h in header]
-    out = {}
+    out, problems = {}, []
     for s in class_list.students:
         person = class_list.enrolment.people.get(s.name)
         cells = dict(zip(names, person.cells)) if person is not None and person.cells else {}
@@ -113,8 +119,14 @@ def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...]
         elif listed is not None:     # the download's own record: never a timestamp.txt the student uploaded
             when = parse_time(listed, zone.zone, zoneless) if listed else None
         else:
-            when = layout_time(s, cells, zone.zone, zoneless)
+            try:
+                when = layout_time(s, cells, zone.zone, zoneless)
+            except ValueError as err:      # a worksheet row whose time cannot be read: said, never "on time"
+                problems.append(f"{roster or 'the roster'} line {person.line}: {err}")
+                continue
         out[s.name] = lateness(late, extended.get(s.name, due), when, flagged_late=s.lms_late)
+    if problems:
+        raise TimesError(joined(problems))
     said = [f"late work: {len(zoneless)} submission times written without a zone (as {zoneless[0]!r}) were read "
             f"in {zone.said}"] if zoneless else []
     if late.timezone and zone.mismatch(due):
