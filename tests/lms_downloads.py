@@ -101,3 +101,14 @@ def answered(handout: Path, key: dict) -> bytes:
 
 
 RIGHT = (KIT_ROOT / "solutions" / f"{HAND}.py").read_bytes()
+
+
+def unzipped_handout(handouts: Path, student: str) -> Path:
+    """`attnkit handout --roster`'s OUT/<student>.zip unpacked as the student unpacks it, into
+    OUT/<student>/; the handout's folder in it."""
+    import zipfile
+
+    with zipfile.ZipFile(handouts / f"{student}.zip") as zf:
+        zf.extractall(handouts / student)
+        top = zf.namelist()[0].split("/", 1)[0]
+    return handouts / student / top
