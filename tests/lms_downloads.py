@@ -88,13 +88,21 @@ def canvas_gradebook(people: list[Enrolled], *, test_student: bool = True, lab_p
     return _csv(rows)
 
 
-def moodle_worksheet(people: list[Enrolled]) -> str:
-    """Moodle's "Download grading worksheet" for an assignment."""
+def moodle_worksheet(people: list[Enrolled], submitted: dict[str, str] | None = None,
+                     online_text: dict[str, str] | None = None) -> str:
+    """Moodle's "Download grading worksheet" for an assignment (mod/assign/gradingtable.php): its
+    times as userdate() writes them, in the downloading teacher's zone and without saying which;
+    "-" where there is none. `submitted`: login -> "Last modified (submission)" (default "Monday,
+    2 March 2026, 9:12 AM"); `online_text`: login -> the online text submission plugin's column,
+    the student's own words (the column is there when given)."""
     rows = [["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade", "Grade can be changed",
-             "Last modified (submission)", "Last modified (grade)", "Feedback comments"]]
+             "Last modified (submission)", *(["Online text"] if online_text is not None else []),
+             "Last modified (grade)", "Feedback comments"]]
     for p in people:
+        when = (submitted or {}).get(p.login, "Monday, 2 March 2026, 9:12 AM")
+        text = [(online_text or {}).get(p.login, "")] if online_text is not None else []
         rows.append([f"Participant {p.canvas_id}", f"{p.first} {p.last}", p.email, "Submitted for grading", "",
-                     "100.00", "Yes", "Monday, 2 March 2026, 9:12 AM", "-", ""])
+                     "100.00", "Yes", when, *text, "-", ""])
     return _csv(rows)
 
 
@@ -173,3 +181,14 @@ def own_answers(course: Path, roster: Path, handouts: Path, ids: list[str]) -> d
 
 
 RIGHT = (KIT_ROOT / "solutions" / f"{HAND}.py").read_bytes()
+
+
+def unzipped_handout(handouts: Path, student: str) -> Path:
+    """`attnkit handout --roster`'s OUT/<student>.zip unpacked as the student unpacks it, into
+    OUT/<student>/; the handout's folder in it."""
+    import zipfile
+
+    with zipfile.ZipFile(handouts / f"{student}.zip") as zf:
+        zf.extractall(handouts / student)
+        top = zf.namelist()[0].split("/", 1)[0]
+    return handouts / student / top

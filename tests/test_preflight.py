@@ -82,6 +82,17 @@ def test_a_pass_is_remembered_and_said_in_the_summary(course, tmp_path, cache):
     assert "preflight" in (out / "report.html").read_text()
 
 
+def test_the_report_says_the_preflight_the_terminal_says(course, tmp_path, cache):
+    """Graded beside the first students (nothing remembered), the preflight the terminal reports
+    is the one summary.json and report.html give, not "not needed"."""
+    seen = []
+    klass, out = one_student_class(tmp_path), tmp_path / "out"
+    grade_class(klass, out, course, jobs=1, on_preflight=seen.append)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [p.status for p in seen] == [PreflightStatus.PASSED]
+    assert summary["preflight"]["status"] == "passed" and summary["preflight"]["says"] == seen[0].describe()
+
+
 def test_no_preflight_is_never_silent(course_at, tmp_path, cache):
     course = course_at(course_file(tmp_path, submission_timeout=0.001))
     klass, out = one_student_class(tmp_path), tmp_path / "out"

@@ -27,7 +27,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from autograder.config import constraints
+from autograder.config import clock, constraints
 from autograder.config import course as course_types
 from autograder.config.course import CourseConfig, course_data, course_types_namespace
 from autograder.config.paths import cache_dir
@@ -41,7 +41,7 @@ def _key(raw: bytes) -> str:
     from autograder.sandbox import outcome
 
     h = hashlib.sha256(raw)
-    for module in (course_types, constraints, outcome):     # the types the data is built back into
+    for module in (course_types, clock, constraints, outcome):     # the types the data is built back into
         h.update(Path(module.__file__).read_bytes())
     # the types and defaults of the exercises' own tolerances, declared by their descriptors
     for descriptor in sorted((Path(course_types.__file__).parents[1] / "checks").glob("*/__init__.py")):

@@ -93,12 +93,15 @@ def cmd_grade(args, console: Console, course) -> int:
         from autograder.reports.late_policy import LateError
 
         try:
-            lateness = class_lateness(course, Path(args.course).parent, class_list,
-                                      target.header if target is not None else (),
-                                      Path(args.submitted_at) if args.submitted_at else None, found.times)
+            lateness, said = class_lateness(course, Path(args.course).parent, class_list,
+                                            target.header if target is not None else (),
+                                            Path(args.submitted_at) if args.submitted_at else None, found.times,
+                                            Path(args.roster) if args.roster else None)
         except (LateError, TimesError) as err:
             print(f"attnkit grade: {err}", file=sys.stderr)
             return 2
+        for line in said:      # which zone a time written without one was read in
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     elif args.submitted_at:
         console.print("[red]--submitted-at: course.yml has no `late:` (a due date and a late policy)[/]")
         return 2
