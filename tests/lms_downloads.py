@@ -177,7 +177,8 @@ def own_answers(course: Path, roster: Path, handouts: Path, ids: list[str]) -> d
 
     assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
     loaded = load_course(course, known_checks=check_ids())
-    return {i: answered(handouts / i / f"{HAND}.py", _independent_key(variant_for(loaded, i))) for i in ids}
+    return {i: answered(unzipped_handout(handouts, i) / f"{HAND}.py", _independent_key(variant_for(loaded, i)))
+            for i in ids}
 
 
 RIGHT = (KIT_ROOT / "solutions" / f"{HAND}.py").read_bytes()

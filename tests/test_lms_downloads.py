@@ -170,7 +170,7 @@ def test_canvas_test_student_never_stops_a_run_with_variants_on(tmp_path):
     roster = tmp_path / "gradebook.csv"
     roster.write_text(canvas_gradebook([ADA, GRACE]), encoding="utf-8")
     own = own_answers(course, roster, tmp_path / "handouts", [ADA.login])
-    assert sorted(p.name for p in (tmp_path / "handouts").iterdir() if p.is_dir()) == [ADA.login, GRACE.login]
+    assert sorted(p.stem for p in (tmp_path / "handouts").glob("*.zip")) == [ADA.login, GRACE.login]
     cls = tmp_path / "download"
     canvas_file(cls, ADA, 5550001, f"{HAND}.py", own[ADA.login])
     canvas_file(cls, TEST_STUDENT, 5550002, f"{HAND}.py", RIGHT)         # the instructor tried Student View
