@@ -20,7 +20,7 @@ def test_a_worker_grades_the_next_student_while_the_last_ones_files_are_written(
     started: list[str] = []
     next_started = threading.Event()
 
-    def grade_student(student, course, box):      # the grading itself does not matter here
+    def grade_student(student, course, box, **_):      # the grading itself does not matter here
         started.append(student.name)
         if len(started) >= 2:
             next_started.set()
@@ -83,7 +83,7 @@ def test_the_interpreter_changes_hands_more_often_while_a_class_is_graded(tmp_pa
     (tmp_path / "class" / "ada" / "attention.py").write_text("x = 1\n", encoding="utf-8")
     seen: list[float] = []
 
-    def grade_student(student, course, box):
+    def grade_student(student, course, box, **_):
         seen.append(sys.getswitchinterval())
         return unanswered(student, course, "stand-in", "refused")
 
@@ -112,7 +112,7 @@ def test_the_preflight_is_graded_beside_the_first_students_and_no_result_comes_b
     a_student_graded = threading.Event()
     events: list[str] = []
 
-    def grade_student(student, course, box):
+    def grade_student(student, course, box, **_):
         a_student_graded.set()
         return unanswered(student, course, "stand-in", "refused")
 
@@ -143,7 +143,7 @@ def test_a_preflight_that_fails_beside_the_first_students_writes_none_of_their_r
     _three_students(tmp_path)
     a_student_graded = threading.Event()
 
-    def grade_student(student, course, box):
+    def grade_student(student, course, box, **_):
         a_student_graded.set()
         return unanswered(student, course, "stand-in", "refused")
 

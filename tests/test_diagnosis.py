@@ -553,9 +553,9 @@ def test_a_torch_error_is_explained_without_importing_torch_in_the_grader(tmp_pa
 
 
 def test_the_torch_written_mutants_raise_the_same_in_their_own_process():
-    """The process of torch_raised.py says what the grader's own process says (explain._raised_at),
-    for every misconception with torch-written mutants, on a check where they raise; one process
-    answers them all (torch imported once), and it exits when the grader lets it go."""
+    """The torch helper's children (torch_raised.py) say what the grader's own process says
+    (explain._raised_at), for every misconception with torch-written mutants, on a check where they
+    raise; one helper answers them all (torch imported once), and it exits when the grader lets it go."""
     from autograder.checks import CHECKS
     from autograder.checks.base import rng_for
     from autograder.config import load_course
@@ -576,16 +576,16 @@ def test_the_torch_written_mutants_raise_the_same_in_their_own_process():
                 continue           # nothing raised on this check: try the next one
             assert torch_raised(check, mis, inputs) == here, (check.id, mis.id)
             compared.add((mis.stem, mis.id))
-            helpers.add(helper._HELPER.proc)
+            helpers.add(helper.HELPER._proc)
     assert {("attention", "keys_not_transposed"), ("attention", "softmax_no_keepdims"),
             ("multihead", "keys_not_transposed")} <= compared, compared
     (process,) = helpers
-    # End of input lets it go: it exits on its own (however long a loaded machine makes that take;
-    # close_helper kills one that is slow, which is not what is tested here).
-    helper._HELPER.sock.shutdown(socket.SHUT_WR)
+    # The end of its control socket lets it go: it exits on its own (however long a loaded machine
+    # makes that take; close_helper kills one that is slow, which is not what is tested here).
+    helper.HELPER._ctrl.close()
     assert process.wait(timeout=300) == 0
     helper.close_helper()
-    assert helper._HELPER is None
+    assert helper.HELPER._proc is None
 
 
 def test_inputs_the_protocol_cannot_carry_are_made_in_the_grader():

@@ -18,7 +18,7 @@ from autograder.config import KIT_ROOT
 from autograder.intake.files import Flag, discover, ignored, normal_stem
 from autograder.intake.students import find_students, open_confined
 from autograder.intake.stubs import has_work
-from autograder.intake.load import LoadError, SourceFile, load_stem, load_submission
+from autograder.intake.load import LoadError, SourceFile, load_stem, load_submission, loaded_here
 
 SOLUTIONS = KIT_ROOT / "solutions"
 EXERCISES = KIT_ROOT / "exercises"
@@ -236,7 +236,7 @@ def test_a_file_swapped_for_a_link_is_never_read_through_it(tmp_path, solutions,
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(intake.os, "open", swap)
-    loaded = load_stem(tmp_path, "attention")
+    loaded = loaded_here(tmp_path, ("attention",))["attention"]      # what the reading child runs, here
     assert calls == ["attention.py"] and target.is_symlink()
     assert isinstance(loaded, LoadError) and "symbolic link" in loaded.message and SECRET not in str(loaded)
 

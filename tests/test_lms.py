@@ -231,14 +231,15 @@ def folders_run(course_at, tmp_path_factory):
     (cls / "twice" / "Hand-Computation-v2.py").write_bytes(RIGHT)
     (cls / "nothing").mkdir()
     out = root / "out"
-    before = _staging_folders()
-    results = {r.student: r for r in grade_class(cls, out, course, jobs=1)}
-    assert _staging_folders() == before          # every private unpacking folder is removed
+    private = root / "tmp"          # the run's own temporary folder: another test's staging is elsewhere
+    private.mkdir()
+    saved, tempfile.tempdir = tempfile.tempdir, str(private)
+    try:
+        results = {r.student: r for r in grade_class(cls, out, course, jobs=1)}
+    finally:
+        tempfile.tempdir = saved
+    assert not list(private.glob("attnkit-upload-*"))         # every private unpacking folder is removed
     return results, out, course
-
-
-def _staging_folders() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("attnkit-upload-*")}
 
 
 def test_a_zip_or_tar_in_a_students_folder_is_graded_with_a_note(folders_run):

@@ -264,7 +264,7 @@ def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monke
         (class_dir / student / filename).write_text(text, encoding="utf-8")
     given: dict[str, SubmissionResult] = {}
 
-    def grade_student(student, course, box):      # a stand-in: the scores are arbitrary, and must stay
+    def grade_student(student, course, box, **_):      # a stand-in: the scores are arbitrary, and must stay
         filename = files[student.name][0]
         checks = (CheckResult("attention.x", "attention", "x", "failed", 0.0, 2.0),
                   CheckResult("attention.y", "attention", "y", "passed", 1.5, 1.5))
@@ -303,7 +303,7 @@ def test_the_better_of_two_copies_is_the_code_compared(tmp_path, course, monkeyp
     (class_dir / "cyd" / "attention.py").write_text(_code(INDEPENDENT[3]), encoding="utf-8")
     graded = {"ada": "attention.py", "ben": "attention (1).py", "cyd": "attention.py"}
 
-    def grade_student(student, course, box):
+    def grade_student(student, course, box, **_):
         checks = (CheckResult("attention.x", "attention", "x", "passed", 1.0, 1.0),)
         return SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
                                                               graded_file=graded[student.name]),), course.seed)
@@ -336,7 +336,7 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
     for student, text in files.items():
         hand_in(student, text)
 
-    def grade_student(student, course, box):
+    def grade_student(student, course, box, **_):
         checks = (CheckResult("attention.x", "attention", "x", "passed", 1.0, 1.0),)
         return SubmissionResult(student.name, (ExerciseResult("attention", "Attention", checks,
                                                               graded_file="attention.py"),), course.seed)
@@ -344,11 +344,11 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
     read_at_end: list[list[str]] = []
     real = class_code.graded_code
 
-    def graded_code(students, result_of, exercises, reading=None):
+    def graded_code(students, result_of, exercises, reading=None, *more):
         students = list(students)
         if len(students) != 1 or reading is None or reading.unread:
             read_at_end.append(sorted(s.name for s in students))
-        return real(students, result_of, exercises, reading)
+        return real(students, result_of, exercises, reading, *more)
 
     monkeypatch.setattr(local_grading, "grade", grade_student)
     monkeypatch.setattr(class_code, "graded_code", graded_code)

@@ -14,11 +14,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.intake import lms
+from autograder.intake import budget, lms, staging
+from autograder.cluster import packing
 from autograder.intake.roster import Person
 from autograder.grading.class_run import ClassRun
 from autograder.grading.student import Student, grader_failure, kit_fingerprint
-from autograder.cluster.transport import pack_submission
 from autograder.cluster.validate import BadAnswer, WorkerRefused, parse_answer
 from autograder.cluster.worker import PLUGIN_PREFIX, SandboxPlugin, grade_packed
 from autograder.config.course import CourseConfig, course_json
@@ -113,7 +113,8 @@ class ClusterGrading:
         self.stems = tuple(course.exercises)
         self.plugin_name = ""
         self.executor = None
-        self._staged: dict[str, tuple[tuple[str, ...], list[str]]] = {}
+        self._staged: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.accounts = budget.Accounts(course.limits.intake)
 
     def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight:
         # Each worker checks its jail at setup and runs the preflight before its first task.
@@ -124,16 +125,14 @@ class ClusterGrading:
         return Preflight(PreflightStatus.ON_EACH_WORKER if self.preflight else PreflightStatus.SKIPPED)
 
     def submit(self, student: Student):
-        # An LMS's flat upload is gathered here, so a worker sees only this student's files; their
-        # archives travel as they are, and the worker unpacks them (under its limits, not here).
-        # What the packing leaves out past the student's totals is said in their feedback, too.
-        with lms.gathered(student.folder, student) as (folder, notes):
-            packed = pack_submission(folder, self.stems)
-        notes += packed.notes
+        # Packed in a bounded child charged to the student (an LMS's flat upload gathered first, so
+        # a worker sees only this student's files); their archives travel as they are, and the
+        # worker unpacks them (under the student's limits there, not here).
+        with budget.charging(self.accounts.of(student.name)):
+            packed, notes, uploaded = packing.packed(student.folder, student, self.stems)
         if notes:
-            self._staged[student.name] = (notes, lms.uploaded_names(student.folder, student))
-        return self.executor.submit(self.task, student.name, packed.data, self.course_json, self.kit,
-                                    self.plugin_name)
+            self._staged[student.name] = (notes, uploaded)
+        return self.executor.submit(self.task, student.name, packed, self.course_json, self.kit, self.plugin_name)
 
     def receive(self, future, student: Student) -> tuple[SubmissionResult, bool]:
         try:
@@ -146,7 +145,7 @@ class ClusterGrading:
             return grader_failure(student, self.course, err), False
         if student.name in self._staged:
             notes, names = self._staged.pop(student.name)
-            result = lms.nothing_gradable(lms.with_notes(result, notes), names)
+            result = staging.nothing_gradable(staging.with_notes(result, notes), names)
         return result, True
 
     def close(self) -> None:

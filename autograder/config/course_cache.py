@@ -5,7 +5,7 @@ expressions) and validating it (pydantic's import and schema machinery) cost a c
 than the rest of the grader's start. The course's data (course.course_data), made after it was
 validated, is kept as JSON under the key of everything the result depends on: the file's bytes and
 the modules that define the course's types (course.py, constraints.py, the sandbox's Limits, the
-exercises' descriptors with their own tolerances). A file seen before gets the same
+intake's budget, the exercises' descriptors with their own tolerances). A file seen before gets the same
 CourseConfig back, its dataclasses built from that data field by field (no validation: the data
 is of a validated course). A cache that cannot be read, or does not fit the types, is a miss: the
 file is then read and validated as always.
@@ -38,10 +38,11 @@ def cache_folder() -> Path:
 
 
 def _key(raw: bytes) -> str:
+    from autograder.intake import budget
     from autograder.sandbox import outcome
 
     h = hashlib.sha256(raw)
-    for module in (course_types, clock, constraints, outcome):     # the types the data is built back into
+    for module in (course_types, clock, constraints, outcome, budget):     # the types the data is built back into
         h.update(Path(module.__file__).read_bytes())
     # the types and defaults of the exercises' own tolerances, declared by their descriptors
     for descriptor in sorted((Path(course_types.__file__).parents[1] / "checks").glob("*/__init__.py")):

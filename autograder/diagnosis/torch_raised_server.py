@@ -1,16 +1,12 @@
-"""The torch helper's process (torch_raised.py is the grader's side): one frame of a check, a
-misconception and its inputs in, one line of JSON out (what each torch-written mutant raises),
-until the grader closes its end. It runs the kit's mutants only, never a student's code."""
+"""The torch helper's operation (torch_raised.py is the grader's side; autograder/helper_process.py
+the mechanism): a check, a misconception and the check's inputs in, what each torch-written
+mutant raises out. The helper imports torch once; each question is a child forked from it. It
+runs the kit's mutants only, never a student's code."""
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import sys
 
-
-def _answer(request: dict, inputs: dict) -> list[list[str] | None] | str:
+def raised(request: dict, inputs: dict) -> list[list[str] | None] | str:
     from autograder.checks import CHECKS, EXERCISES
     from autograder.diagnosis.mutant_raised import raised_at
 
@@ -22,19 +18,14 @@ def _answer(request: dict, inputs: dict) -> list[list[str] | None] | str:
     return [None if r is None else list(r) for r in (raised_at(check, alt(), inputs) for alt in mis.torch_alternatives)]
 
 
-def main() -> int:
-    """The helper: one frame in, one line of JSON out, until the grader closes its end."""
-    from autograder.sandbox.inside import protocol
-
-    with socket.socket(fileno=os.dup(0)) as sock:
-        while True:
-            try:
-                header, blobs = protocol.recv_frame(sock)
-            except (protocol.PeerClosed, ConnectionError):
-                return 0
-            inputs = protocol.decode(header.pop("inputs"), blobs, make_tensor=protocol.TensorArg)
-            sock.sendall(json.dumps(_answer(header, inputs)).encode("utf-8") + b"\n")
+OPS = {"raised": raised}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def warm() -> None:
+    """torch and the kit's checks imported once, for every child; torch's threads are not started
+    here (a fork does not take them along), and a child's mutants run on one."""
+    import torch
+
+    torch.set_num_threads(1)
+    import autograder.checks  # noqa: F401
+    import autograder.diagnosis.mutant_raised  # noqa: F401

@@ -39,7 +39,7 @@ def find_submission(root: Path, stems: tuple[str, ...]) -> Found:
     best = max(folders, key=lambda f: (counts[f], -folders.index(f)))
     notes: list[str] = []
     if counts[best] == 0 and any(is_archive(n) for n in _entries(root)):
-        best = root         # an uploaded archive: unpacked and graded (autograder.intake.lms.staged), which says so
+        best = root         # an uploaded archive: unpacked and graded (autograder.intake.staging), which says so
     elif counts[best] == 0:
         wanted = ", ".join(f"{s}.py" for s in stems)
         notes.append(f"no exercise files were found in the upload (expected {wanted}, or the same names "

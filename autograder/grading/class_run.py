@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from autograder.intake import bounded, lms
+from autograder.intake import bounded, budget, lms
 from autograder.intake.identify import ClassList, identify, refuse_unknown
 from autograder.intake.gradebook_column import Target
 from autograder.intake.roster import Person
@@ -53,6 +53,7 @@ class Grading(Protocol):
     """Where one run's submissions are graded."""
 
     in_flight: int                       # submissions out at once
+    accounts: budget.Accounts            # what reading each student's bytes may still cost, for the run
 
     def start(self, hide: tuple[str, ...], to_grade: int) -> Preflight | cf.Future:
         """Start the workers (the jail checked) for `to_grade` students and run the preflight (or
@@ -110,7 +111,7 @@ class ClassRun:
         if self.on_start:
             self.on_start(len(students))
         todo = [item for item in self._reuse(students)]
-        self.code, self.why_not_compared = class_code(self.course)
+        self.code, self.why_not_compared = class_code(self.course, grading.accounts)
         checked = Preflight(PreflightStatus.NOT_NEEDED)
         similar = None
         held = contextlib.ExitStack()
@@ -151,7 +152,7 @@ class ClassRun:
                 for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
                     write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
                                                        and not s.claim_of and (name := entry_name(fmt, s))})
-                bounded.stop()     # the parsers' helper: nothing of the run is left running
+                bounded.stop()     # the helpers: nothing of the run is left running
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
@@ -273,15 +274,16 @@ class ClassRun:
                 pass
 
 
-def class_code(course: CourseConfig) -> tuple[ClassCode | None, str]:
-    """The class's code, fingerprinted as it is graded (integrity/class_code.py), and ""; or None
-    and why not, when the `integrity` extra (copydetect) is missing or the stubs cannot be read."""
+def class_code(course: CourseConfig, accounts: budget.Accounts | None = None) -> tuple[ClassCode | None, str]:
+    """The class's code, fingerprinted as it is graded (integrity/class_code.py, charged to each
+    student's account of `accounts`), and ""; or None and why not, when the `integrity` extra
+    (copydetect) is missing or the stubs cannot be read."""
     try:
         from autograder.integrity.class_code import ClassCode
     except ImportError as err:      # copydetect is the `integrity` extra
         return None, f"not compared: {err} (pip install 'attnkit[integrity]')"
     try:
-        return ClassCode(tuple(course.exercises)), ""
+        return ClassCode(tuple(course.exercises), accounts=accounts), ""
     except Exception as err:  # noqa: BLE001 - the grades never wait on the similarity signal
         return None, f"{type(err).__name__}: {str(err)[:300]}"
 

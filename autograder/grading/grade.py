@@ -6,8 +6,9 @@
 `attnkit check` and its watcher, the pytest plugin, nbgrader's preprocessor and test cells, `attnkit
 grade` (each student of a class, on this machine or a Dask worker) and the Gradescope runner all
 grade through it, so whatever decides a grade applies on every path:
-  - staging: the folder opened without following links (a class's student folder), its archives
-    unpacked under limits into a private folder, an LMS's flat uploads gathered (intake/lms.py);
+  - reading: the folder opened without following links (a class's student folder), its archives
+    unpacked into a private folder, an LMS's flat uploads gathered, every file read and parsed, in
+    bounded children charged to the student's own budget (intake/staging.py, intake/budget.py);
   - intake: which file of each exercise counts, both forms, several candidate names, flags;
   - the submission's time budget (course.yml `limits.submission_timeout`);
   - the subset: `stems` (exercises) and `only` (check ids: `check --exercise attention.softmax`).
@@ -23,7 +24,8 @@ from pathlib import Path
 from autograder.config.course import CourseConfig
 from autograder.grading.student import unanswered
 from autograder.grading.submission import OF_STUDENT, grade_submission
-from autograder.intake import lms
+from autograder.intake import budget, staging
+from autograder.intake.files import Flag
 from autograder.intake.students import Student, open_confined
 from autograder.results import SubmissionResult
 from autograder.sandbox import Sandbox
@@ -44,12 +46,14 @@ def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolat
 def grade(submission: Student | Path | str, course: CourseConfig, sandbox: Sandbox, *,
           identity: str | None = OF_STUDENT, stems: tuple[str, ...] | None = None,
           only: Collection[str] | None = None, sources: Mapping | None = None,
-          name: str | None = None) -> SubmissionResult:
+          name: str | None = None, account: budget.Account | None = None) -> SubmissionResult:
     """Grade one submission: a folder (or a class's Student, with its LMS uploads). `identity`: whose
     variant is graded (default: the student's name; None: the course's own numbers). `sources`:
     for some stems, the loaded file to grade instead of intake's choice (an nbgrader snapshot of
     the notebook being autograded; the file a watcher saw saved). `name`: the result's student name
-    for a folder (default: the folder's)."""
+    for a folder (default: the folder's). `account`: what reading this student's bytes may still
+    cost (a run keeps one per student, budget.Accounts; default: a fresh one, course.yml's
+    `limits.intake`)."""
     if isinstance(submission, Student):
         student = submission        # a class's: its folder's links were judged when the class was read
         if identity is OF_STUDENT and student.claim_of:     # one of several claiming a student: their numbers
@@ -65,12 +69,17 @@ def grade(submission: Student | Path | str, course: CourseConfig, sandbox: Sandb
         return unanswered(student, course, f"the submission folder {student.name} cannot be opened as a folder "
                                            f"of its own ({err.strerror or err}); nothing was graded from it",
                           "refused")
+    account = account if account is not None else budget.Account(course.limits.intake)
     try:
         # The open folder, not its path: nothing it is swapped for meanwhile is read.
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
-        with lms.staged(folder, student) as (graded, notes):     # archives unpacked, flat uploads gathered
-            result = grade_submission(graded, course, sandbox, student=student.name, stems=stems, only=only,
-                                      identity=identity, sources=sources)
-        return lms.nothing_gradable(lms.with_notes(result, notes), lms.uploaded_names(folder, student))
+        wanted = tuple(course.exercises) if stems is None else stems
+        with budget.charging(account), \
+                staging.read(folder, student, tuple(s for s in wanted if s not in (sources or {}))) as found:
+            result = grade_submission(found.folder, course, sandbox, student=student.name, stems=stems, only=only,
+                                      identity=identity, sources={**found.sources, **(sources or {})})
+        result = staging.with_notes(result, found.notes)
+        result = staging.with_notes(result, tuple(filter(None, [account.summary()])), Flag.LEFT_OUT)
+        return staging.nothing_gradable(result, found.uploaded)
     finally:
         os.close(fd)

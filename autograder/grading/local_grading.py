@@ -16,7 +16,7 @@ from autograder.grading.grade import grading_sandbox
 from autograder.grading.preflight import Preflight, PreflightStatus, grade_preflight, preflight_known, solution_sources
 from autograder.grading.grade import grade
 from autograder.grading.student import Student, default_jobs, grader_failure
-from autograder.intake import lms
+from autograder.intake import budget, lms
 from autograder.intake.roster import Person
 from autograder.results import SubmissionResult
 from autograder.sandbox import Sandbox
@@ -46,6 +46,9 @@ class LocalGrading:
     def __init__(self, course: CourseConfig, jobs: int | None = 1, *, isolation: bool = True,
                  preflight: bool = True):
         self.course, self.isolation, self.preflight = course, isolation, preflight
+        # What reading each student's bytes may still cost, for the run (grading, then the
+        # similarity pass: ClassRun reads these)
+        self.accounts = budget.Accounts(course.limits.intake)
         self.requested = jobs
         self._lanes(lanes_for(jobs, 0))
         self._free: list[Sandbox] = []       # warm sandboxes no lane holds; the last one freed first
@@ -122,7 +125,7 @@ class LocalGrading:
                     box = self._free.pop() if self._free else None
                 try:
                     box = box or self._new()
-                    graded = grade(student, self.course, box), True
+                    graded = grade(student, self.course, box, account=self.accounts.of(student.name)), True
                 except Exception as err:  # noqa: BLE001 - one student never stops the class
                     self._discard(box)
                     if attempt == 2:

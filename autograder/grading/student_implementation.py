@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.checks.base import RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
 from autograder.handout import check_calls
-from autograder.intake.stubs import stubs
+from autograder.intake.facts import stubs
 from autograder.sandbox.outcome import Reason
 
 if TYPE_CHECKING:

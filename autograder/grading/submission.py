@@ -58,7 +58,8 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
     variant = variant_for(course, identity)
     stems = tuple(course.exercises) if stems is None else stems
     given = dict(sources or {})
-    sources = load_submission(Path(folder), tuple(s for s in stems if s not in given))
+    wanted = tuple(s for s in stems if s not in given)
+    sources = load_submission(Path(folder), wanted) if wanted else {}
     sources.update((stem, given[stem]) for stem in stems if stem in given)
     sandbox.prepare(getattr(loaded, "source", None) for loaded in sources.values())   # warm zygotes in parallel
     # One budget for the whole submission: a slow one cannot hold the class.

@@ -58,9 +58,13 @@ def archive_stem(name: str) -> str:
 
 @dataclass
 class Budget:
-    """What one student's archives may still write, shared by an archive and those inside it."""
+    """What one student's archives may still write and look at, shared by an archive and those
+    inside it (a staging draws it from the student's account, autograder/intake/budget.py)."""
     bytes_left: int = MAX_TOTAL_BYTES
     notes: list[str] = field(default_factory=list)
+    files_left: int = MAX_MEMBERS
+    members_left: int = MAX_MEMBERS
+    held_to: str = f"the {MAX_TOTAL_BYTES // 2**20} MB a submission may hold"    # what bytes_left is, said
 
 
 def extract(path: str, shown: str, dest: str, budget: Budget) -> int:
@@ -73,15 +77,15 @@ def extract(path: str, shown: str, dest: str, budget: Budget) -> int:
 
     before = _entries(dest)
     try:
-        memo = bounded.digest(_file_digest(path), shown, str(budget.bytes_left))
-        answer = bounded.run("archive", [path, shown, dest, budget.bytes_left], memo=memo)
+        memo = bounded.digest("archive", _file_digest(path))      # the same bytes under any name
+        answer = bounded.run("archive", [path, shown, dest, _plain(budget)], memo=memo)
         if not isinstance(answer, dict):
             raise bounded.ParserUnavailable("the archive's reader gave no answer")
         if "refused" in answer:
             raise ArchiveRefused(str(answer["refused"]))
-        count, left, notes = answer["count"], answer["bytes_left"], answer["notes"]
-        if not (type(count) is int and type(left) is int and 0 <= left <= budget.bytes_left
-                and isinstance(notes, list)):
+        count, left, notes = answer["count"], answer["budget"], answer["notes"]
+        if not (type(count) is int and isinstance(left, dict) and isinstance(notes, list)
+                and all(type(left.get(k)) is int and 0 <= left[k] <= getattr(budget, k) for k in _LEFT)):
             raise bounded.ParserUnavailable("the archive's reader gave an answer that is not one")
     except bounded.OverLimit as err:
         _remove_new(dest, before)
@@ -90,19 +94,28 @@ def extract(path: str, shown: str, dest: str, budget: Budget) -> int:
     except BaseException:
         _remove_new(dest, before)
         raise
-    budget.bytes_left = left
+    for key in _LEFT:
+        setattr(budget, key, left[key])
     budget.notes.extend(str(n) for n in notes)
     return count
 
 
-def unpacked_here(path: str, shown: str, dest: str, bytes_left: int) -> dict:
-    """What `extract` runs in its bounded child: {"count", "bytes_left", "notes"} or {"refused"}."""
-    budget = Budget(bytes_left)
+_LEFT = ("bytes_left", "files_left", "members_left")
+
+
+def _plain(budget: Budget) -> dict:
+    return {"bytes_left": budget.bytes_left, "files_left": budget.files_left, "members_left": budget.members_left,
+            "held_to": budget.held_to}
+
+
+def unpacked_here(path: str, shown: str, dest: str, left: dict) -> dict:
+    """What `extract` runs in its bounded child: {"count", "budget", "notes"} or {"refused"}."""
+    budget = Budget(**left)
     try:
         count = _extract(path, shown, dest, budget)
     except ArchiveRefused as err:
         return {"refused": str(err)}
-    return {"count": count, "bytes_left": budget.bytes_left, "notes": budget.notes}
+    return {"count": count, "budget": {k: getattr(budget, k) for k in _LEFT}, "notes": budget.notes}
 
 
 def _extract(path: str, shown: str, dest: str, budget: Budget, depth: int = 0) -> int:
@@ -189,13 +202,14 @@ def _litter(parts: tuple[str, ...]) -> bool:
 def _extract_zip(path: str, shown: str, dest: str, budget: Budget, written: list[str]) -> None:
     with zipfile.ZipFile(path) as zf:
         infos = zf.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise ArchiveRefused(f"{shown} holds {len(infos)} members, more than the {MAX_MEMBERS} a submission "
-                                 f"may hold; it was not opened")
+        if len(infos) > min(MAX_MEMBERS, budget.members_left):
+            raise ArchiveRefused(f"{shown} holds {len(infos)} members, more than the "
+                                 f"{min(MAX_MEMBERS, budget.members_left)} a submission may hold; it was not opened")
+        budget.members_left -= len(infos)
         declared = sum(i.file_size for i in infos)
         if declared > budget.bytes_left:
-            raise ArchiveRefused(f"{shown} would unpack to {declared / 2**20:.0f} MB, more than the "
-                                 f"{MAX_TOTAL_BYTES // 2**20} MB a submission may hold; it was not opened")
+            raise ArchiveRefused(f"{shown} would unpack to {declared / 2**20:.0f} MB, more than "
+                                 f"{budget.held_to}; it was not opened")
         for info in infos:
             if info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(1, info.compress_size):
                 raise ArchiveRefused(f"{shown}: {info.filename} is compressed {info.file_size // max(1, info.compress_size)}"
@@ -210,13 +224,15 @@ def _extract_zip(path: str, shown: str, dest: str, budget: Budget, written: list
 
 def _extract_tar(path: str, shown: str, dest: str, budget: Budget, written: list[str]) -> None:
     with tarfile.open(path) as tf:
+        most = min(MAX_MEMBERS, budget.members_left)
         for count, member in enumerate(iter(tf.next, None)):
-            if count >= MAX_MEMBERS:
-                raise ArchiveRefused(f"{shown} holds more than the {MAX_MEMBERS} members a submission may hold; "
+            if count >= most:
+                raise ArchiveRefused(f"{shown} holds more than the {most} members a submission may hold; "
                                      f"it was not opened")
+            budget.members_left -= 1
             if member.size > budget.bytes_left:
-                raise ArchiveRefused(f"{shown}: {member.name} is {member.size / 2**20:.0f} MB, more than the "
-                                     f"{MAX_TOTAL_BYTES // 2**20} MB a submission may hold; it was not opened")
+                raise ArchiveRefused(f"{shown}: {member.name} is {member.size / 2**20:.0f} MB, more than "
+                                     f"{budget.held_to}; it was not opened")
             name = member.name      # judged as written (the filter would make an absolute path relative)
             try:
                 member = tar_filter.data_filter(member, dest)
@@ -255,6 +271,8 @@ def _take(name: str, kind: str, size: int, open_member, shown: str, dest: str, b
                 return
     if kind == "dir":
         return
+    if budget.files_left <= 0:
+        raise ArchiveRefused(f"{shown} holds more files than a submission may hold; the archive was not opened")
     target = os.path.join(folder, parts[-1])
     try:
         fd = os.open(target, _O_NEW, 0o600)
@@ -277,3 +295,4 @@ def _take(name: str, kind: str, size: int, open_member, shown: str, dest: str, b
         raise ArchiveRefused(f"{shown}: {name} is damaged (its content does not match the size and checksum the "
                              f"archive declares); the archive was not opened")
     budget.bytes_left -= total
+    budget.files_left -= 1

@@ -1,63 +1,44 @@
-"""Student bytes the grader must parse itself (an uploaded archive, a notebook's JSON and cells)
-are parsed in a child process under limits of its own: CPU time, memory, wall time and the size
-of its answer.
+"""Everything the grader does with a student's bytes -- listing and staging their folder,
+unpacking archives, reading notebooks, compiling and parsing their code, fingerprinting it -- is
+done in a child of the parse helper (autograder/helper_process.py, whose children run
+autograder/intake/parse_helper.py's operations), under the limits of one item and within what is
+left of that student's budget (autograder/intake/budget.py), and charged to it: the CPU time the
+child used, measured when it ends.
 
 The parsers are the standard library's and IPython's, and some are slow or greedy on crafted
 input whatever the interpreter's patch level (tarfile's pax headers in quadratic time, a GNU
 long-name header declaring gigabytes that tarfile reads whole, IPython's input transformer
 re-reading a whole cell for every `!` line). In the grader they would hold the interpreter and
-its memory, and every lane with them. In a child, they cost only the child: past its CPU time or
-memory it dies, and the upload is refused with a message that names it.
+its memory, and every lane with them. In a child, they cost only the child, and its student:
+past its CPU time or memory it dies, the upload is refused with a message that names it, and the
+refusal is remembered in the student's account by the digest of the bytes (the same bytes under
+another name are refused at once). The grader's process reads only the children's answers: JSON
+and .npy arrays.
 
-A helper process, started once per grader process on first use from a clean interpreter that
-imports only the parsers, forks one child per parse: a fork of a small single-threaded process
-(never of the grader, whose threads and libraries make forking slow and unsafe). Requests and
-answers are JSON; nothing a child says is more than data to the grader. This module is the
-grader's side; the helper and its children are parse_helper.py.
+A child that reads a whole submission forks a child of its own for each item (an archive, a
+notebook, a large .py file), so one hostile item costs that item, and the rest is read.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import json
 import os
-import signal
-import socket
+import re
 import struct
-import subprocess
-import sys
-import threading
-import time
-from collections import OrderedDict
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
-@dataclass(frozen=True)
-class ParseLimits:
-    """One parse's limits; an honest upload (an archive of 64 MB, a notebook of 2 MB) takes a small
-    part of them."""
-    cpu_seconds: int = 10
-    memory_mb: int = 256          # above what the helper maps; a lane each may be parsing at once
-    wall_seconds: float = 60.0    # a child starved by a busy machine, not one that works: see _exchange()
-    answer_bytes: int = 32 * 1024 * 1024
+from autograder import helper_process
+from autograder.intake import budget
 
-    def described(self, what: str = "") -> str:
-        cpu, memory = f"{self.cpu_seconds} s of CPU time", f"{self.memory_mb} MB of memory"
-        return {"memory": memory, "cpu": cpu}.get(what, f"{cpu} or {memory}")
-
-
-LIMITS = ParseLimits()
-HEADER = struct.Struct("!Q")       # the framing of a request or an answer: its length
-MAX_REQUEST = 64 * 1024 * 1024
-_REFUSALS_KEPT = 256
-_START_SECONDS = 60.0
-_BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-         "import autograder.intake.parse_helper as h; h.serve(int(sys.argv[2]))")
+ITEM_WALL_SECONDS = 60.0        # a child starved by a busy machine, not one that works: helper_process
+READING_WALL_SECONDS = 600.0    # a whole submission's reading, its items' children included
+ANSWER_BYTES = 32 * 1024 * 1024
+FILE_BYTES = 16 * 1024 * 1024 + (1 << 16)     # the largest file a child writes: an archive's member
+HEADER = struct.Struct("!Q")
+HELPER = helper_process.Helper("autograder.intake.parse_helper")
 
 
 class OverLimit(Exception):
-    """The bytes could not be parsed within the limits: the upload's doing (its message says which)."""
+    """The bytes could not be read within the limits: the upload's doing (its message says which)."""
 
 
 class ParserUnavailable(RuntimeError):
@@ -65,24 +46,56 @@ class ParserUnavailable(RuntimeError):
     run): the grader's failure, never held against the student."""
 
 
-def run(op: str, args: list, *, limits: ParseLimits = LIMITS, memo: str | None = None):
-    """The value of parse_helper.OPS[op](*args), computed in a bounded child. Raises OverLimit when the child
-    went past its limits (remembered under `memo`, a digest of the bytes: the same bytes are
-    refused again at once), ParserUnavailable when it could not run."""
-    with _REFUSED_LOCK:
-        refused = _refused.get(memo) if memo is not None else None
-    if refused is not None:
-        raise OverLimit(refused)
-    request = json.dumps({"op": op, "args": args, "limits": asdict(limits)}, ensure_ascii=False).encode()
+def run(op: str, args: list, *, memo: str | None = None, fds: tuple[int, ...] = (), item: bool = True,
+        helper: helper_process.Helper | None = None):
+    """The value of parse_helper.OPS[op](*args) (or of `helper`'s module, whose OPS hold
+    parse_helper's), computed in a bounded child, charged to the
+    account of the submission being read (budget.current()). `item`: the child reads one item
+    (an item's CPU limit); else it reads the whole submission (all that is left). Raises
+    OverLimit when the child went past its limits or nothing is left for it (remembered under
+    `memo`, a digest of the bytes: the same bytes are refused again at once), ParserUnavailable
+    when it could not run."""
+    account = budget.current()
+    if memo is not None and memo in account.refused:
+        raise OverLimit(account.refused[memo])
     try:
-        return _HELPER.ask(request, limits)
-    except OverLimit as err:
-        if memo is not None:
-            with _REFUSED_LOCK:
-                _refused[memo] = str(err)
-                while len(_refused) > _REFUSALS_KEPT:
-                    _refused.popitem(last=False)
-        raise
+        cpu = account.child_cpu(item)
+    except budget.Spent as err:
+        raise OverLimit(str(err)) from None
+    limits = helper_process.Limits(cpu_seconds=cpu, memory_mb=account.limits.memory_mb,
+                                   wall_seconds=ITEM_WALL_SECONDS if item else READING_WALL_SECONDS,
+                                   answer_bytes=ANSWER_BYTES, file_bytes=FILE_BYTES)
+    try:
+        done = (helper or HELPER).run(op, [account.state(), *args], limits, fds)
+    except helper_process.OverLimit as err:
+        account.charge_cpu(err.cpu_seconds)
+        why = _over(err.limit, limits, account)
+        account.remember(memo, why)
+        raise OverLimit(why) from None
+    except helper_process.Unavailable as err:
+        raise ParserUnavailable(f"the grader's parser failed: {err}") from None
+    account.charge_cpu(done.cpu_seconds)
+    answer = done.value
+    if not isinstance(answer, dict) or "value" not in answer or not isinstance(answer.get("account"), dict):
+        raise ParserUnavailable("the grader's parser gave an answer that is not one")
+    account.absorb(answer["account"])
+    return answer["value"]
+
+
+def _over(limit: str, limits: helper_process.Limits, account: budget.Account) -> str:
+    if limit == "cpu":
+        whole = account.limits.item_cpu_seconds
+        if limits.cpu_seconds < whole:       # cut short by the submission's budget
+            return (f"reading it needs more than the {limits.cpu_seconds} s of CPU time left of the "
+                    f"{account.limits.cpu_seconds:g} s the grader gives to reading one submission")
+        return f"reading it needs more than {limits.cpu_seconds} s of CPU time"
+    if limit == "wall":
+        return f"reading it took more than {limits.wall_seconds:g} s"
+    if limit == "answer":
+        return f"reading it makes more than {limits.answer_bytes // 2**20} MB of source"
+    if limit == "file":
+        return f"reading it writes a file of more than {limits.file_bytes // 2**20} MB"
+    return f"reading it needs more than {limits.memory_mb} MB of memory"
 
 
 def digest(*parts: bytes | str) -> str:
@@ -94,169 +107,26 @@ def digest(*parts: bytes | str) -> str:
     return h.hexdigest()
 
 
-_refused: OrderedDict[str, str] = OrderedDict()
-_REFUSED_LOCK = threading.Lock()
+_FD_PATH = re.compile(r"^/(?:proc/self/fd|dev/fd)/(\d+)$")
 
 
-# ---------------------------------------------------------------- the grader's side
+def folder_arg(folder) -> tuple[object, tuple[int, ...]]:
+    """(what names `folder` in a request, the descriptors to hand over): a folder this process
+    holds open (`/proc/self/fd/N`: a student's folder opened without following links) is handed
+    over as its descriptor, which the child reaches with `folder_of`."""
+    found = _FD_PATH.match(str(folder))
+    if found:
+        return {"fd": 0}, (int(found.group(1)),)
+    return os.fspath(folder), ()
 
 
-class _Helper:
-    """The helper process, started on first use and again if it died."""
-
-    def __init__(self):
-        self._lock = threading.RLock()
-        self._proc: subprocess.Popen | None = None
-        self._ctrl: socket.socket | None = None
-        self._owner = 0       # the pid that started it: a forked grader starts its own
-
-    def ask(self, request: bytes, limits: ParseLimits):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            with theirs:
-                self._hand_over(theirs)
-            return _exchange(ours, request, limits)
-        finally:
-            ours.close()
-
-    def _hand_over(self, conn: socket.socket) -> None:
-        with self._lock:
-            for attempt in (1, 2):
-                try:
-                    ctrl = self._running()
-                    socket.send_fds(ctrl, [b"p"], [conn.fileno()])
-                    return
-                except OSError as err:
-                    self.stop()
-                    if attempt == 2:
-                        raise ParserUnavailable(f"the grader's parser could not start ({err})") from None
-
-    def _running(self) -> socket.socket:
-        if self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None:
-            return self._ctrl
-        self.stop()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        path = [str(Path(__file__).resolve().parents[2])] + [p for p in sys.path if isinstance(p, str) and p]
-        try:
-            # -I -S: no environment, no current folder (it may be a class of submissions), no site:
-            # the grader's own import path is handed over, so the helper imports what the grader does.
-            self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(path), str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True)
-        finally:
-            theirs.close()
-        self._ctrl, self._owner = ours, os.getpid()
-        ours.settimeout(_START_SECONDS)
-        try:
-            ready = ours.recv(1)
-        except OSError:
-            ready = b""
-        ours.settimeout(None)
-        if ready != b"r":
-            raise OSError("it did not start (its error, if any, is on the grader's standard error)")
-        return ours
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._ctrl is not None:
-                self._ctrl.close()      # the helper reads the end of its control socket and leaves
-            if self._proc is not None and self._owner == os.getpid():
-                try:
-                    self._proc.wait(timeout=1.0)
-                except subprocess.TimeoutExpired:
-                    self._proc.kill()
-                    self._proc.wait()
-            self._proc = self._ctrl = None
-
-
-_HELPER = _Helper()
-atexit.register(_HELPER.stop)
+def folder_of(arg) -> str:
+    """In a child: the path of a folder named by `folder_arg`."""
+    if isinstance(arg, dict):
+        return helper_process.fd_path(helper_process.handed(int(arg["fd"])))
+    return str(arg)
 
 
 def stop() -> None:
-    """Ends the helper (a class run's end: nothing of it is left running); the next parse starts it again."""
-    _HELPER.stop()
-
-
-def _exchange(sock: socket.socket, request: bytes, limits: ParseLimits):
-    """Sends the request to the child on `sock` and reads its answer within the limits."""
-    deadline = time.monotonic() + limits.wall_seconds
-    pid = None
-    try:
-        # sent before the child says its pid (it does so first, without reading): one wait fewer
-        _send_all(sock, HEADER.pack(len(request)) + request, deadline)
-        pid = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))[0]
-        size = HEADER.unpack(_recv_exact(sock, HEADER.size, deadline))[0]
-        if size > limits.answer_bytes:
-            raise OverLimit(f"reading it makes more than {limits.answer_bytes // 2**20} MB of source")
-        answer = json.loads(_recv_exact(sock, size, deadline))
-    except TimeoutError:
-        # A child that worked for its wall time without using its CPU time was starved by a busy
-        # machine: the grader's doing. One that used most of it was working on these bytes.
-        used = _cpu_seconds(pid) if pid else None
-        _kill(pid)
-        if used is not None and used >= limits.cpu_seconds / 2:
-            raise OverLimit(f"reading it took more than {limits.wall_seconds:g} s") from None
-        raise ParserUnavailable(f"the grader's parser got no CPU time for {limits.wall_seconds:g} s "
-                                f"(the machine is too busy)") from None
-    except EOFError:
-        if pid is None:
-            raise ParserUnavailable("the grader's parser could not start a process") from None
-        # the child died without answering: past its CPU time (SIGXCPU) or its memory
-        raise OverLimit(f"reading it needs more than {limits.described()}") from None
-    except (OSError, ValueError) as err:
-        _kill(pid)
-        raise ParserUnavailable(f"the grader's parser failed ({type(err).__name__}: {err})") from None
-    if not isinstance(answer, dict):
-        raise ParserUnavailable("the grader's parser gave an answer that is not one")
-    if "over" in answer:
-        raise OverLimit(f"reading it needs more than {limits.described('memory')}")
-    if "failed" in answer:
-        raise ParserUnavailable(f"the grader's parser failed: {str(answer['failed'])[:300]}")
-    return answer.get("value")
-
-
-def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        sock.settimeout(max(0.0, deadline - time.monotonic()) or 1e-3)
-        try:
-            chunk = sock.recv(min(n - got, 1 << 20))
-        except socket.timeout:
-            raise TimeoutError from None
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def _send_all(sock: socket.socket, data: bytes, deadline: float) -> None:
-    view = memoryview(data)
-    while view:
-        sock.settimeout(max(0.0, deadline - time.monotonic()) or 1e-3)
-        try:
-            sent = sock.send(view[: 1 << 20])
-        except socket.timeout:
-            raise TimeoutError from None
-        except (BrokenPipeError, ConnectionResetError):
-            raise EOFError from None
-        view = view[sent:]
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _kill(pid: int | None) -> None:
-    if pid:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    """Ends the helpers (a class run's end: nothing of it is left running); the next parse starts them again."""
+    helper_process.stop_all()

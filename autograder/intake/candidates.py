@@ -22,7 +22,34 @@ def ambiguous(exercise: ExerciseResult) -> bool:
 
 def candidate_sources(folder: Path, stem: str) -> list:
     """Each file that could be `stem`'s, read (a SourceFile, or a LoadError saying why not), to be
-    graded by the caller (at most intake.files' limit of them)."""
+    graded by the caller (at most intake.files' limit of them); read in a bounded child charged
+    to the submission being read."""
+    from autograder import helper_process
+    from autograder.intake import bounded
+    from autograder.intake.load import LoadError, loaded_answer
+
+    if helper_process.in_child():
+        return _candidates_here(Path(folder), stem)
+    where, fds = bounded.folder_arg(folder)
+    try:
+        answer = bounded.run("candidates", [where, stem], fds=fds, item=False)
+    except bounded.OverLimit as err:
+        return [LoadError(stem, "", f"the other files that could be {stem}'s were not read: {err}")]
+    names = [f"{i}" for i in range(len(answer.get("loaded", {})))] if isinstance(answer, dict) else []
+    return list(loaded_answer(answer, tuple(names)).values())
+
+
+def candidates_here(where, stem: str) -> dict:
+    """What candidate_sources runs in its child: the candidates as a child's loaded answer, keyed
+    by their order."""
+    from autograder.intake import bounded
+    from autograder.intake.load import plain_answer
+
+    found = _candidates_here(Path(bounded.folder_of(where)), stem)
+    return plain_answer({f"{i}": source for i, source in enumerate(found)})
+
+
+def _candidates_here(folder: Path, stem: str) -> list:
     from autograder.intake.load import LoadError, SourceFile, source_from_bytes
 
     found_sources = []

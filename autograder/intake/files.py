@@ -49,6 +49,7 @@ class Flag(str, Enum):
     HARD_LINK = "hard_link"        # the file has other names on disk (graded; listed in the report)
     CANDIDATES = "candidates"      # several near-miss names were each graded, the better kept
     ARCHIVE = "archive"            # the files came out of an uploaded archive or an LMS's flat download
+    LEFT_OUT = "left_out"          # part of the submission went past what the grader reads of one (budget.py)
 
 
 @dataclass(frozen=True)
@@ -158,18 +159,27 @@ class Folder:
         self.close()
 
     def listdir(self, parts: tuple[str, ...]) -> tuple[list[str], bool]:
-        """(names, truncated) of the folder at `parts`, at most MAX_ENTRIES of them."""
+        """(names, truncated) of the folder at `parts`, at most MAX_ENTRIES of them, and no more than
+        the submission's account has left to look at (autograder/intake/budget.py)."""
+        from autograder.intake import budget
+
+        account = budget.current()
+        most = max(0, min(MAX_ENTRIES, account.left("entries")))
         fd = self._open_dir(parts)
         try:
-            names = []
+            names, truncated = [], False
             with os.scandir(fd) as it:
                 for entry in it:
-                    if len(names) >= MAX_ENTRIES:
-                        return sorted(names), True
+                    if len(names) >= most:
+                        truncated = True
+                        break
                     names.append(entry.name)
-            return sorted(names), False
         finally:
             os.close(fd)
+        account.take("entries", len(names))
+        if truncated and most < MAX_ENTRIES:
+            account.leave_out(account.over("entries"), "/".join(parts) or "your folder")
+        return sorted(names), truncated
 
     def kind(self, parts: tuple[str, ...]) -> str:
         """"file", "dir", "link" or "other" of the entry at `parts`, without following it."""
@@ -185,19 +195,9 @@ class Folder:
     def read(self, parts: tuple[str, ...], limit: int = MAX_BYTES) -> tuple[bytes, os.stat_result]:
         """The bytes of a regular file (at most limit + 1 of them), following links only while they
         stay inside the folder. Raises Refused with the reason otherwise."""
-        parts = self._resolve(parts)
-        dfd = self._open_dir(parts[:-1])
-        try:
-            st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):     # a FIFO or device is never opened (it could block)
-                raise Refused("/".join(parts), f"{'/'.join(parts)} is not a regular file")
-            fd = os.open(parts[-1], _O_FILE, dir_fd=dfd)
-        finally:
-            os.close(dfd)
+        fd = self.open_file(parts)
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise Refused("/".join(parts), f"{'/'.join(parts)} is not a regular file")
             chunks, size = [], 0
             while size <= limit:
                 chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -208,6 +208,23 @@ class Folder:
             return b"".join(chunks), st
         finally:
             os.close(fd)
+
+    def open_file(self, parts: tuple[str, ...]) -> int:
+        """A descriptor of a regular file, reached following links only while they stay inside the
+        folder. Raises Refused with the reason otherwise."""
+        parts = self._resolve(parts)
+        dfd = self._open_dir(parts[:-1])
+        try:
+            st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):     # a FIFO or device is never opened (it could block)
+                raise Refused("/".join(parts), f"{'/'.join(parts)} is not a regular file")
+            fd = os.open(parts[-1], _O_FILE, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise Refused("/".join(parts), f"{'/'.join(parts)} is not a regular file")
+        return fd
 
     def _open_dir(self, parts: tuple[str, ...]) -> int:
         return descend(os.dup(self.fd), parts)

@@ -107,3 +107,54 @@ def _binds_only_literals(node: ast.stmt, values: dict[str, Any], blocked: frozen
             values[target.id] = value
         return True
     return False
+
+
+# A literal's value as JSON-able data and back (a bounded child finds a file's values:
+# autograder/intake/facts.py), every type ast.literal_eval makes kept as it was.
+_TAGS = {tuple: "tuple", set: "set", dict: "dict", complex: "complex", bytes: "bytes"}
+
+
+def plain_literal(value: Any) -> Any:
+    """`value` (what literal_eval made) as JSON-able data; TypeError for anything else."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if type(value) is list:
+        return [plain_literal(v) for v in value]
+    if value is Ellipsis:
+        return {"ellipsis": None}
+    tag = _TAGS.get(type(value))
+    if tag is None:
+        raise TypeError(f"not a literal: {type(value).__name__}")
+    if tag == "dict":
+        return {tag: [[plain_literal(k), plain_literal(v)] for k, v in value.items()]}
+    if tag == "complex":
+        return {tag: [value.real, value.imag]}
+    if tag == "bytes":
+        return {tag: value.hex()}
+    return {tag: [plain_literal(v) for v in value]}
+
+
+def literal_from_plain(plain: Any, depth: int = 0) -> Any:
+    """The inverse of plain_literal; ValueError for data that is not one."""
+    if depth > 200:
+        raise ValueError("nested too deeply")
+    if plain is None or type(plain) in (bool, int, float, str):
+        return plain
+    if type(plain) is list:
+        return [literal_from_plain(v, depth + 1) for v in plain]
+    if not isinstance(plain, dict) or len(plain) != 1:
+        raise ValueError("not a literal's data")
+    (tag, items), = plain.items()
+    try:
+        if tag == "ellipsis":
+            return ...
+        if tag == "complex":
+            return complex(float(items[0]), float(items[1]))
+        if tag == "bytes":
+            return bytes.fromhex(items)
+        made = [literal_from_plain(v, depth + 1) for v in items]
+        if tag == "dict":
+            return {k: v for k, v in made}
+        return {"tuple": tuple, "set": set}[tag](made)
+    except (TypeError, ValueError, KeyError, IndexError) as err:
+        raise ValueError(f"not a literal's data ({err})") from None

@@ -35,26 +35,22 @@ folder that looks like a download (a name holds Moodle's `assignsubmission`, or 
 are among more files than folders) but of which fewer fit stops with the names that did not
 fit (LayoutUnclear), as does a `--layout` that no name fits. A student's upload that is an
 archive is unpacked (autograder.intake.archives) into a private temporary folder, never into the
-class folder, together with the student's loose files, and that folder is graded (`staged`).
+class folder, together with the student's loose files, and that folder is graded
+(autograder.intake.staging).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 import unicodedata
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from autograder.intake.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
-from autograder.intake.files import Flag, Folder, ignored
+from autograder.intake.files import ignored
 from autograder.intake.roster import Person
 from autograder.intake.students import Student, _listing, find_students
-from autograder.results import Why
 
 # Digits are ASCII: Python's \d also matches fullwidth and Arabic-Indic digits, which a student
 # can type into their name and no platform writes as an id.
@@ -68,7 +64,6 @@ MOODLE_FILE = re.compile(r"^(?P<who>[^_]+)_(?P<id>[0-9]+)_assign(?P<part>submiss
                          r"(?P<plugin>[a-z][a-z0-9]*)_(?P<name>.+)$", re.S)
 MOODLE_MARK = re.compile(r"_(?P<id>[0-9]+)_assign(?:submission|feedback)_[a-z][a-z0-9]*_")
 MOODLE_LOOK = re.compile(r"assign(?:submission|feedback)", re.I)
-NOTHING_GRADABLE = Why.nothing_gradable      # CheckResult.reason: files were there, none gradable
 
 
 class Layout(str, Enum):
@@ -380,139 +375,3 @@ def listing(student: Student) -> list[str]:
         except OSError:
             lines.append(f"{given}:{real}:missing")
     return lines
-
-
-@contextmanager
-def staged(folder: Path, student: Student):
-    """(the folder to grade, notes for the feedback): `folder` itself when it holds no archive
-    and the student has no flat uploads; else a private temporary folder with the student's
-    files and their archives unpacked, removed afterwards."""
-    with Folder(folder) as root:
-        if student.uploads:
-            entries = list(student.uploads)
-        else:
-            names, _ = root.listdir(())
-            visible = [n for n in names if not ignored(n) and _kind(root, n) == "file"]
-            if not any(is_archive(n) for n in visible):
-                yield folder, ()
-                return
-            entries = [(n, n) for n in visible]
-        tmp = tempfile.mkdtemp(prefix="attnkit-upload-")     # 0700, the grader's own
-        try:
-            yield Path(tmp, "files"), _unpack(root, entries, tmp)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _kind(root: Folder, name: str) -> str:
-    try:
-        return root.kind((name,))
-    except OSError:
-        return "other"
-
-
-def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str, ...]:
-    """The loose files copied first (they win a clash), then each archive unpacked beside them."""
-    files, archives = os.path.join(tmp, "files"), os.path.join(tmp, "archives")
-    os.mkdir(files, 0o700)
-    os.mkdir(archives, 0o700)
-    notes, budget = [], Budget()
-    loose = [e for e in entries if not is_archive(e[0])]
-    for given, real in loose + [e for e in entries if is_archive(e[0])]:
-        data = _read_upload(root, given, real, notes)
-        if data is None:
-            continue
-        if is_archive(given):
-            path = os.path.join(archives, str(len(os.listdir(archives))))
-            _write_new(path, data)
-            try:
-                count = extract(path, given, files, budget)
-                notes.append(f"your upload {given} was unpacked and its {count} files graded as your submission")
-            except ArchiveRefused as err:
-                notes.append(str(err))
-        elif not _write_new(os.path.join(files, given), data):
-            notes.append(f"{real} was not graded: another file of yours is also called {given}")
-    return tuple(notes + budget.notes)
-
-
-@contextmanager
-def gathered(folder: Path, student: Student):
-    """(the folder holding what the student handed in, notes), nothing of it opened: for a run
-    whose worker unpacks the archives itself (autograder/cluster/). `folder` itself, or for flat
-    uploads a private temporary folder with them under the names the student gave them."""
-    if not student.uploads:
-        yield folder, ()
-        return
-    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")
-    try:
-        notes: list[str] = []
-        with Folder(folder) as root:
-            for given, real in student.uploads:
-                data = _read_upload(root, given, real, notes)
-                if data is not None and not _write_new(os.path.join(tmp, given), data):
-                    notes.append(f"{real} was not graded: another file of yours is also called {given}")
-        yield Path(tmp), tuple(notes)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _read_upload(root: Folder, given: str, real: str, notes: list[str]) -> bytes | None:
-    """The bytes of one upload, or None (and why, in `notes`)."""
-    from autograder.intake.files import MAX_BYTES
-
-    if _kind(root, real) != "file":      # a link in the class folder could lead to anyone's file
-        notes.append(f"{real} is a symbolic link or special file, not a file; it was not graded")
-        return None
-    limit = MAX_ARCHIVE_BYTES if is_archive(given) else MAX_BYTES
-    data, _ = root.read((real,), limit=limit)
-    if is_archive(given) and len(data) > limit:
-        notes.append(f"your upload {given} is larger than {limit // 2**20} MB; it was not opened")
-        return None
-    return data
-
-
-def _write_new(path: str, data: bytes) -> bool:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    except FileExistsError:
-        return False
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    return True
-
-
-def with_notes(result, notes: tuple[str, ...]):
-    """The result with what staging did said on every exercise (and flagged for the report)."""
-    if not notes:
-        return result
-    said = "; ".join(notes)
-    exercises = tuple(replace(e, note="; ".join(filter(None, (said, e.note))), flags=(*e.flags, Flag.ARCHIVE.value))
-                      for e in result.exercises)
-    return replace(result, exercises=exercises)
-
-
-def uploaded_names(folder: Path, student: Student) -> list[str]:
-    """What the student handed in, by name (litter left out): their flat uploads or their folder's entries."""
-    if student.uploads:
-        return [given for given, _ in student.uploads if not ignored(given)]
-    with Folder(folder) as root:
-        names, _ = root.listdir(())
-    return [n for n in names if not ignored(n)]
-
-
-def nothing_gradable(result, found: list[str]):
-    """A submission with files but none gradable: every check keeps status "missing" (not handed
-    in: an empty cell) with the reason NOTHING_GRADABLE and a message naming what was there,
-    so the report and the terminal list it instead of a silent 0."""
-    from autograder.reports.grades_csv import submitted
-
-    if not found or any(submitted(e) for e in result.exercises):
-        return result
-    said = [e.note for e in result.exercises[:1] if e.note]
-    why = (f"the submission holds {', '.join(found[:5])}{' ...' if len(found) > 5 else ''} but no file the "
-           f"grader can grade (name each exercise's file as the contract does: "
-           f"{', '.join(e.stem + '.py' for e in result.exercises)}, or .ipynb)")
-    why = "; ".join([why, *said])
-    return replace(result, exercises=tuple(
-        replace(e, checks=tuple(replace(c, reason=NOTHING_GRADABLE, message=why) for c in e.checks))
-        for e in result.exercises))

@@ -9,17 +9,28 @@ solution cell that does not compile makes the file a LoadError naming cell and l
 is read in a bounded child (autograder/intake/bounded.py): JSON, nbformat and IPython's
 transformer are the student's to feed, and a notebook they cannot read within its limits is a
 LoadError that says so.
+
+All of it happens in a child of the parse helper, charged to the student (bounded.py): the
+grader's `load_submission`, `source_from_bytes` and `read_source` ask a child, which lists and
+reads the folder, decodes and parses here (`*_here`, a notebook or a large .py file in a child of
+its own), and answers the sources as data (`plain_loaded`), with what the grader needs to know of
+their code (autograder/intake/facts.py).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from autograder.handout.check_notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
                                                Cell, compile_problem, is_kit_cell, is_nbgrader_test_cell,
                                                is_solution_cell, notebook_cells, plain_v4, skip_note)
 from autograder.handout import check_notebook
+from autograder.intake import budget, facts
 from autograder.intake.syntax import TextMemo
 
 MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
@@ -75,13 +86,31 @@ class LoadError:
 
 def load_submission(folder: Path, stems: tuple[str, ...] | None = None) -> dict[str, SourceFile | LoadError]:
     """Each stem's source (default: the contract's stems), chosen and read by autograder.intake.files
-    (never outside `folder`)."""
-    from autograder.intake.files import discover
+    (never outside `folder`), in a bounded child charged to the submission being read."""
+    from autograder import helper_process
+    from autograder.intake import bounded
 
     if stems is None:
         from autograder.checks.contract import STEMS as stems   # the contract imports numpy: not in the parser's child
+    stems = tuple(stems)
+    if helper_process.in_child():
+        return loaded_here(Path(folder), stems)
+    where, fds = bounded.folder_arg(folder)
+    return loaded_answer(bounded.run("load", [where, list(stems)], fds=fds, item=False), stems)
 
-    found = discover(Path(folder), tuple(stems))
+
+def load_here(where, stems: list[str]) -> dict:
+    """What load_submission runs in its child: the sources as data, with their facts."""
+    from autograder.intake import bounded
+
+    return plain_answer(loaded_here(Path(bounded.folder_of(where)), tuple(stems)))
+
+
+def loaded_here(folder: Path, stems: tuple[str, ...]) -> dict[str, SourceFile | LoadError]:
+    """load_submission, in this process (a child)."""
+    from autograder.intake.files import discover
+
+    found = discover(folder, stems)
     return {stem: _choose(found[stem]) for stem in stems}
 
 
@@ -93,8 +122,8 @@ def _choose(files) -> SourceFile | LoadError:
     """One SourceFile from intake's files for a stem: the form that holds work (one that cannot be
     read, beside an untouched stub, is the LoadError naming its error); with both holding work,
     the .py, carrying the notebook as its alternative."""
+    from autograder.intake.facts import has_work
     from autograder.intake.files import Flag
-    from autograder.intake.stubs import has_work
 
     stem = files.stem
     if files.problem is not None:
@@ -132,15 +161,23 @@ def _noted(source: SourceFile | LoadError, note: str, flag: str = "",
 
 
 def read_source(path: Path, stem: str) -> str | LoadError:
+    """The source of one file (a watcher's saved file, nbgrader's submitted notebook), read and
+    parsed in a bounded child: the grader opens the file and hands it over."""
+    from autograder import helper_process
+    from autograder.intake import bounded
+
     name = path.name
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return LoadError(stem, name, _too_big(name, size))
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
         return LoadError(stem, name, f"{name} cannot be read: {err.strerror or err}")
-    return source_from_bytes(data, name, path.suffix, stem)
+    try:
+        if helper_process.in_child():
+            return source_here({"fd": fd}, name, path.suffix, stem, _here=True)
+        return _source_answer(bounded.run("source", [{"fd": 0}, name, path.suffix, stem], fds=(fd,), item=False),
+                              stem)
+    finally:
+        os.close(fd)
 
 
 def _too_big(name: str, size: int) -> str:
@@ -149,7 +186,51 @@ def _too_big(name: str, size: int) -> str:
 
 
 def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
-    """The Python source of a file's bytes (a notebook's code cells), or why there is none."""
+    """The Python source of a file's bytes (a notebook's code cells), or why there is none; in a
+    bounded child."""
+    from autograder import helper_process
+    from autograder.intake import bounded
+
+    if helper_process.in_child():
+        return _source_here(data, name, suffix, stem)
+    if len(data) > MAX_BYTES:
+        return LoadError(stem, name, _too_big(name, len(data)))
+    array = np.frombuffer(data, dtype=np.uint8)
+    return _source_answer(bounded.run("source", [array, name, suffix, stem], item=False), stem)
+
+
+def source_here(data, name: str, suffix: str, stem: str, _here: bool = False) -> dict:
+    """What source_from_bytes and read_source run in their child: the bytes (or a file handed
+    over, {"fd": i}) as data (plain_source), with their facts."""
+    from autograder import helper_process
+
+    if isinstance(data, dict):
+        fd = data["fd"] if _here else helper_process.handed(int(data["fd"]))
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return {"source": plain_loaded(LoadError(stem, name, f"{name} is not a regular file"))}
+            data = fh.read(MAX_BYTES + 1)
+    source = _source_here(bytes(data), name, suffix, stem)
+    if isinstance(source, LoadError):
+        return {"source": plain_loaded(source)}
+    return {"source": {"text": str(source), **plain_source(source)}, "facts": _facts_of([source], stem)}
+
+
+def _source_answer(answer, stem: str) -> str | LoadError:
+    from autograder.intake import bounded
+
+    try:
+        facts.remember_all(answer.get("facts", []))
+        plain = answer["source"]
+        if "message" in plain:
+            return loaded_from_plain(plain)
+        return source_from_plain(plain)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
+
+
+def _source_here(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
+    """source_from_bytes, in this process (a child)."""
     if len(data) > MAX_BYTES:
         return LoadError(stem, name, _too_big(name, len(data)))
     if not data.strip():
@@ -164,7 +245,7 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
                                      f"save it as UTF-8")
     if suffix.lower() == ".ipynb":
         return _notebook_source(text, name, stem)
-    problem = _python_problem(text, name)
+    problem = _python_problem(text, name, stem)
     return LoadError(stem, name, problem) if problem else text
 
 
@@ -173,24 +254,25 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
 IN_PROCESS_BYTES = 64 * 1024
 
 
-def _python_problem(text: str, name: str) -> str | None:
+def _python_problem(text: str, name: str, stem: str | None = None) -> str | None:
     """What is wrong with a .py file's code. A crafted large file can make the compiler work for
     seconds and hundreds of MB, which in the grader would hold every lane: past IN_PROCESS_BYTES
     it is compiled in a bounded child. Remembered, so a file read again is not sent again."""
     if len(text) <= IN_PROCESS_BYTES:
         return syntax_problem(text, name)
-    return _CHECKED.get(text, lambda: _python_problem_in_child(text, name), name)
+    return _CHECKED.get(text, lambda: _python_problem_in_child(text, name, stem), name)
 
 
-def _python_problem_in_child(text: str, name: str) -> str | None:
+def _python_problem_in_child(text: str, name: str, stem: str | None) -> str | None:
     from autograder.intake import bounded
 
     try:
-        answer = bounded.run("python", [text, name], memo=bounded.digest(text, name))
+        answer = bounded.run("python", [text, name, stem], memo=bounded.digest("python", text))
     except bounded.OverLimit as err:
         return f"{name} was not read: {err} (a file of exercises takes a small part of that); nothing of it was graded"
     problem = answer.get("problem", "") if isinstance(answer, dict) else ""
     if problem is None:
+        facts.remember_all(answer.get("facts", []))
         return None
     return str(problem)[:2000] if isinstance(problem, str) and problem else f"{name} could not be read"
 
@@ -198,9 +280,11 @@ def _python_problem_in_child(text: str, name: str) -> str | None:
 _CHECKED = TextMemo(1024)
 
 
-def python_here(text: str, name: str) -> dict:
-    """What _python_problem runs in its bounded child: {"problem": why the code cannot run, or None}."""
-    return {"problem": syntax_problem(text, name)}
+def python_here(text: str, name: str, stem: str | None = None) -> dict:
+    """What _python_problem runs in its bounded child: {"problem": why the code cannot run, or
+    None, and the facts of the code}."""
+    problem = syntax_problem(text, name)
+    return {"problem": problem, "facts": [] if problem is not None or stem is None else _facts_of([text], stem)}
 
 
 def _notebook_source(text: str, name: str, stem: str) -> NotebookSource | LoadError:
@@ -208,17 +292,24 @@ def _notebook_source(text: str, name: str, stem: str) -> NotebookSource | LoadEr
     from autograder.intake import bounded
 
     try:
-        answer = bounded.run("notebook", [text, name, stem], memo=bounded.digest(text, name, stem))
+        answer = bounded.run("notebook", [text, name, stem], memo=bounded.digest("notebook", text))
     except bounded.OverLimit as err:
         return LoadError(stem, name, f"{name} was not read: {err} (a notebook of exercises takes a small part "
                                      f"of that); nothing of it was graded")
     try:
         if "error" in answer:
             return LoadError(stem, name, str(answer["error"]))
-        cells, left_out = ([_cell_from(c) for c in answer[key]] for key in ("cells", "skipped_cells"))
-        return NotebookSource.join(cells, [str(n) for n in answer["skipped"]], left_out)
+        source = source_from_plain(answer)
+        facts.remember_all(answer.get("facts", []))
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise bounded.ParserUnavailable(f"the notebook reader gave an answer that is not one ({err})") from None
+    account = budget.current()
+    if not account.take("notebook_bytes", len(source.encode("utf-8", "surrogatepass"))):
+        why = account.over("notebook_bytes")
+        account.leave_out(why, name)
+        return LoadError(stem, name, f"{name} was not read: its code, its cells joined, is {len(source) // 1024} KB, "
+                                     f"{why}; nothing of it was graded")
+    return source
 
 
 def notebook_here(text: str, name: str, stem: str) -> dict:
@@ -232,11 +323,93 @@ def notebook_here(text: str, name: str, stem: str) -> dict:
     read = compiled_cells(cells, name, stem)
     if isinstance(read, LoadError):
         return {"error": read.message}
-    return {"cells": [_plain_cell(c) for c in read.cells], "skipped": list(read.skipped),
-            "skipped_cells": [_plain_cell(c) for c in read.skipped_cells]}
+    return {**plain_source(read), "facts": _facts_of([read], stem)}
 
 
 _CELL_FIELDS = {"index": int, "source": str, "solution": bool, "runnable": str, "written": str}
+
+
+def plain_source(source: NotebookSource | str) -> dict:
+    """A notebook's source as data (its cells; its text is theirs joined); {} for a file's text."""
+    if not isinstance(source, NotebookSource):
+        return {}
+    return {"cells": [_plain_cell(c) for c in source.cells], "skipped": list(source.skipped),
+            "skipped_cells": [_plain_cell(c) for c in source.skipped_cells]}
+
+
+def source_from_plain(plain: dict) -> NotebookSource | str:
+    """The inverse of plain_source (with the file's "text" for a .py file); ValueError for data
+    that is not one."""
+    if "cells" not in plain:
+        if not isinstance(plain.get("text"), str):
+            raise ValueError("a source without its text")
+        return plain["text"]
+    cells, left_out = ([_cell_from(c) for c in plain[key]] for key in ("cells", "skipped_cells"))
+    return NotebookSource.join(cells, [str(n) for n in plain["skipped"]], left_out)
+
+
+_LOADED_FIELDS = {"stem": str, "note": str, "flags": list}
+
+
+def plain_loaded(loaded: SourceFile | LoadError) -> dict:
+    """A loaded stem as data (loaded_from_plain reads it back)."""
+    if isinstance(loaded, LoadError):
+        return {"stem": loaded.stem, "filename": loaded.filename, "message": loaded.message,
+                "reason": loaded.reason, "flags": list(loaded.flags), "note": loaded.note}
+    return {"stem": loaded.stem, "filename": loaded.filename, "text": str(loaded.source),
+            **plain_source(loaded.source), "note": loaded.note, "flags": list(loaded.flags),
+            "alternative": plain_loaded(loaded.alternative) if loaded.alternative is not None else None}
+
+
+def loaded_from_plain(plain: dict) -> SourceFile | LoadError:
+    """A SourceFile or LoadError from a child's data, every field of its type (else ValueError)."""
+    if not isinstance(plain, dict) or any(type(plain.get(k)) is not t for k, t in _LOADED_FIELDS.items()):
+        raise ValueError("a loaded file that is not one")
+    flags = tuple(str(f) for f in plain["flags"])
+    if "message" in plain:
+        if not (plain["filename"] is None or isinstance(plain["filename"], str)) \
+                or not isinstance(plain["message"], str) or plain.get("reason") not in ("load_error", "refused"):
+            raise ValueError("a load error that is not one")
+        return LoadError(plain["stem"], plain["filename"], plain["message"], plain["reason"], flags, plain["note"])
+    if not isinstance(plain.get("filename"), str):
+        raise ValueError("a source without its file")
+    alternative = plain.get("alternative")
+    alternative = loaded_from_plain(alternative) if alternative is not None else None
+    if alternative is not None and not isinstance(alternative, SourceFile):
+        raise ValueError("an alternative that is not a source")
+    return SourceFile(plain["stem"], plain["filename"], source_from_plain(plain), plain["note"], flags, alternative)
+
+
+def plain_answer(loaded: dict[str, SourceFile | LoadError]) -> dict:
+    """A child's answer of loaded stems: each as data, and the facts of their code."""
+    sources = [f for x in loaded.values() if isinstance(x, SourceFile) for f in (x, x.alternative) if f is not None]
+    return {"loaded": {stem: plain_loaded(x) for stem, x in loaded.items()},
+            "facts": [fact for f in sources for fact in _facts_of([f.source], f.stem)]}
+
+
+def _facts_of(sources: list, stem: str) -> list:
+    """[texts, stem, facts] as the grader asks for them: the source's text (its stem's stubs and
+    work), and a notebook's cells as the sandbox runs them; found where the source was parsed
+    (a notebook's, a large file's: in the child that read it alone)."""
+    found = []
+    for source in sources:
+        found.append(facts.known([str(source)], stem))
+        cells = getattr(source, "cells", ())
+        if cells:
+            found.append(facts.known([c.runnable or c.source for c in cells], None))
+    return found
+
+
+def loaded_answer(answer, stems: tuple[str, ...]) -> dict[str, SourceFile | LoadError]:
+    """The loaded stems of a child's answer (plain_answer), its facts remembered."""
+    from autograder.intake import bounded
+
+    try:
+        facts.remember_all(answer["facts"])
+        loaded = {stem: loaded_from_plain(answer["loaded"][stem]) for stem in stems}
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
+    return loaded
 
 
 def _plain_cell(cell: Cell) -> dict:

@@ -4,22 +4,30 @@ similarity signal (integrity/similarity.py).
 The file is the one the stored result names (`ExerciseResult.graded_file`): the kept form when
 both a .py and a notebook held work, the better candidate when several names could be the
 exercise's. It is read the way grading read it: the folder opened without following links
-(intake.students.open_confined), uploads and archives staged (lms.staged), the kit's loader
-(autograder/intake/load.py) turning a notebook into its code cells. Nothing is executed.
+(intake.students.open_confined), uploads and archives staged (intake/staging.py), the kit's loader
+(autograder/intake/load.py) turning a notebook into its code cells. Nothing is executed, and the
+grader's process parses none of it: a student's files are read and fingerprinted in a bounded
+child charged to that student (intake/bounded.py; its operations: integrity/prints_helper.py),
+which answers the fingerprints as .npy arrays.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.intake import lms
-from autograder.integrity.similarity import Submitted
-from autograder.intake.load import LoadError, SourceFile, load_submission, source_from_bytes
+from autograder import helper_process
+from autograder.intake import bounded, budget, staging
+from autograder.integrity.similarity import Made, made_from, made_here
+from autograder.intake.load import LoadError, SourceFile, loaded_here, source_from_bytes
 from autograder.results import SubmissionResult
 from autograder.intake.students import Student, open_confined
+
+HELPER = helper_process.Helper("autograder.integrity.prints_helper")
 
 
 @dataclass
@@ -29,9 +37,13 @@ class Reading:
 
 
 def graded_code(students: Iterable[Student], result_of: Callable[[str], SubmissionResult | None],
-                exercises: Iterable[str], reading: Reading | None = None) -> Iterator[Submitted]:
-    """Each student's graded code for each of `exercises` that the result names a file for."""
+                exercises: Iterable[str], reading: Reading | None = None, stubs: dict[str, str] | None = None,
+                accounts: budget.Accounts | None = None) -> Iterator[Made]:
+    """Each student's graded code for each of `exercises` that the result names a file for,
+    fingerprinted against `stubs` (default: the kit's), read in a bounded child charged to the
+    student's account (`accounts`; default: a fresh one each)."""
     exercises = tuple(exercises)
+    stubs = kit_stubs(exercises) if stubs is None else stubs
     reading = reading if reading is not None else Reading()
     for student in students:
         if student.refused:
@@ -42,25 +54,45 @@ def graded_code(students: Iterable[Student], result_of: Callable[[str], Submissi
                 continue
             wanted = {e.stem: e.graded_file for e in result.exercises if e.graded_file and e.stem in exercises}
             if wanted:
-                yield from _read(student, wanted)
+                account = accounts.of(student.name) if accounts is not None else budget.Account()
+                yield from (made for made, _ in _read(student, wanted, stubs, account))
         except Exception:  # noqa: BLE001 - a folder changed or gone since grading: left out, said
             reading.unread.append(student.name)
 
 
-def _read(student: Student, wanted: dict[str, str]) -> list[Submitted]:
+def _read(student: Student, wanted: dict[str, str], stubs: dict[str, str], account: budget.Account,
+          details: bool = False) -> list:
+    """[(Made, details or None)] of `student`'s files `wanted` (stem -> graded file)."""
     fd = open_confined(student.folder)
+    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")
     try:
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
-        with lms.staged(folder, student) as (graded, _notes):
-            loaded = load_submission(graded, tuple(wanted))
-            found = []
-            for stem, filename in wanted.items():
-                source = _source(loaded[stem], filename, graded, stem)
-                if source is not None:
-                    found.append(Submitted(student.name, stem, filename, str(source)))
-            return found
+        where, fds = bounded.folder_arg(folder)
+        with budget.charging(account):
+            answer = bounded.run("prints", [where, [list(u) for u in student.uploads], tmp, student.name, wanted,
+                                            {stem: stubs.get(stem, "") for stem in wanted}, details],
+                                 fds=fds, item=False, helper=HELPER)
+        try:
+            return [made_from(plain) for plain in answer]
+        except (TypeError, ValueError, AttributeError) as err:
+            raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
         os.close(fd)
+
+
+def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, str], stubs: dict[str, str],
+                details: bool) -> list[dict]:
+    """What `_read` runs in its child: the files staged and read as grading read them, and each
+    wanted one fingerprinted (similarity.made_here)."""
+    folder, _notes, _uploaded = staging.stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp)
+    loaded = loaded_here(folder, tuple(wanted))
+    found = []
+    for stem, filename in wanted.items():
+        source = _source(loaded[stem], filename, folder, stem)
+        if source is not None:
+            found.append(made_here(student, stem, filename, str(source), stubs[stem], details))
+    return found
 
 
 def _source(loaded: SourceFile | LoadError, filename: str, folder: Path, stem: str) -> str | None:
@@ -100,15 +132,18 @@ class ClassCode:
     runs on one core). `compare` reads only the students `add` did not see: results reused from an
     earlier run, and any whose files could not be read then."""
 
-    def __init__(self, exercises: Iterable[str], stubs: dict[str, str] | None = None):
+    def __init__(self, exercises: Iterable[str], stubs: dict[str, str] | None = None,
+                 accounts: budget.Accounts | None = None):
         from autograder.checks.contract import RETURNS
         from autograder.integrity import similarity
 
         self.stubs = kit_stubs(exercises) if stubs is None else stubs
+        self.accounts = accounts
         self.compared = similarity.compared_exercises(self.stubs, RETURNS) if self.stubs else []
         # The class's files are not held: a listed pair's are read again for its excerpts. Held, even
         # compressed, a large class's files were a large part of the grader's peak memory.
-        self.prints = similarity.ClassPrints({e: self.stubs[e] for e in self.compared}, reread=self._reread)
+        self.prints = similarity.ClassPrints({e: self.stubs[e] for e in self.compared}, reread=self._reread,
+                                             details=self._details)
         self.seen: set[str] = set()      # students added (their code read, or nothing to read)
         self.read: set[str] = set()      # students whose code was read
         self.folders: dict[str, Student] = {}
@@ -120,7 +155,7 @@ class ClassCode:
         self.seen.discard(student.name)
         self.read.discard(student.name)
         reading = Reading()
-        code = list(graded_code([student], lambda name: result, self.compared, reading))
+        code = list(graded_code([student], lambda name: result, self.compared, reading, self.stubs, self.accounts))
         if reading.unread:       # left for the end, which says so if it cannot read them either
             return
         try:
@@ -141,7 +176,8 @@ class ClassCode:
         reading = Reading()
         unseen = [s for s in students if s.name not in self.seen]
         self.folders.update((s.name, s) for s in unseen)
-        code = (self.read.add(c.student) or c for c in graded_code(unseen, result_of, self.compared, reading))
+        code = (self.read.add(c.student) or c
+                for c in graded_code(unseen, result_of, self.compared, reading, self.stubs, self.accounts))
         stubs = {e: self.stubs[e] for e in self.compared}
         pairs, found = similarity.similar_pairs(code, stubs, limit=PAIRS_LISTED, made=self.prints)
         graded = {s.name for s in students}
@@ -154,15 +190,25 @@ class ClassCode:
 
     def _reread(self, p) -> str | None:
         """A listed side's file, read again as grading read it (None: it cannot be)."""
+        found = self._details(p)
+        return found[0] if found is not None else None
+
+    def _details(self, p):
+        """A listed side's (source, its tokens' lines, fingerprint), read again as grading read it
+        and fingerprinted in a bounded child (None: it cannot be read)."""
         student = self.folders.get(p.student)
+        if student is None:
+            return None
+        account = self.accounts.of(p.student) if self.accounts is not None else budget.Account()
         try:
-            found = _read(student, {p.exercise: p.file}) if student is not None else []
+            found = _read(student, {p.exercise: p.file}, self.stubs, account, details=True)
         except Exception:  # noqa: BLE001 - gone or changed since: the pair is listed without its excerpt
             return None
-        return found[0].source if found else None
+        return found[0][1] if found else None
 
 
 def compare_class(students: list[Student], result_of: Callable[[str], SubmissionResult | None],
-                  exercises: Iterable[str], stubs: dict[str, str] | None = None) -> dict:
+                  exercises: Iterable[str], stubs: dict[str, str] | None = None,
+                  accounts: budget.Accounts | None = None) -> dict:
     """The similarity section of summary.json, every student's code read now."""
-    return ClassCode(exercises, stubs).compare(students, result_of)
+    return ClassCode(exercises, stubs, accounts).compare(students, result_of)

@@ -55,6 +55,55 @@ class Submitted:
 
 
 @dataclass(frozen=True)
+class Made:
+    """One student's graded code for one exercise, fingerprinted where it was read (a bounded child
+    of the grader's: `made_here`): the digest of the exercise and the source (copies share it) and
+    the fingerprint's hashes (None: nothing to compare)."""
+    student: str
+    exercise: str
+    file: str
+    digest: bytes
+    hashes: np.ndarray | None
+
+
+def made_here(student: str, exercise: str, file: str, source: str, stub: str, details: bool = False) -> dict:
+    """What a child answers for one student's code (`Made` as data; with `details`, what an excerpt
+    is made of too: the source, each token's line and the whole fingerprint)."""
+    raw = source.encode("utf-8", "surrogatepass")
+    tokens = normalise(source, given_statements(stub))
+    fp = fingerprint(tokens, boilerplate([stub])) if tokens is not None else None
+    made = {"student": student, "exercise": exercise, "file": file,
+            "digest": hashlib.sha256(exercise.encode("utf-8", "surrogatepass") + b"\0" + raw).hexdigest(),
+            "hashes": None if fp is None or fp.empty else fp.hashes}
+    if details:
+        tokens = tokens or normalise("")
+        fp = fp or fingerprint(tokens, np.zeros(0, dtype=np.int64))
+        made["details"] = {"source": source, "lines": tokens.lines, "hashes": fp.hashes, "found": fp.found,
+                           "starts": fp.starts, "coverage": fp.coverage}
+    return made
+
+
+def made_from(plain: dict) -> tuple[Made, tuple[str, np.ndarray, Fingerprint] | None]:
+    """A child's `made_here` as (Made, its details or None); ValueError for data that is not one."""
+    def array(value) -> np.ndarray:
+        if not isinstance(value, np.ndarray) or value.ndim != 1 or value.dtype.kind not in "iu":
+            raise ValueError("an array that is not one")
+        return value.astype(np.int64)
+
+    if not all(isinstance(plain.get(k), str) for k in ("student", "exercise", "file", "digest")):
+        raise ValueError("a fingerprint that is not one")
+    hashes = None if plain.get("hashes") is None else np.unique(array(plain["hashes"]))
+    made = Made(plain["student"], plain["exercise"], plain["file"], bytes.fromhex(plain["digest"]), hashes)
+    found = plain.get("details")
+    if found is None:
+        return made, None
+    if not isinstance(found.get("source"), str) or type(found.get("coverage")) is not int:
+        raise ValueError("details that are not")
+    fp = Fingerprint(array(found["hashes"]), array(found["found"]), array(found["starts"]), found["coverage"])
+    return made, (found["source"], array(found["lines"]).astype(np.int32), fp)
+
+
+@dataclass(frozen=True)
 class Side:
     student: str
     file: str
@@ -160,10 +209,14 @@ class ClassPrints:
     compressed, or, with `reread`, not at all: the listed pairs' files are read again for their
     excerpts); a file handed in by several is fingerprinted once and held once. One thread adds."""
 
-    def __init__(self, stubs: dict[str, str], reread: Callable[[_Print], str | None] | None = None):
+    def __init__(self, stubs: dict[str, str], reread: Callable[[_Print], str | None] | None = None,
+                 details: Callable[[_Print], tuple[str, np.ndarray, Fingerprint] | None] | None = None):
         self.excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
         self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
         self.reread = reread
+        # A listed side's source, tokens' lines and fingerprint made again (None: in this process,
+        # from its source; a class run's, in a bounded child: integrity/class_code.py).
+        self.details = details
         # Held all run, per file handed in: keyed by one digest of exercise and text, the
         # hashes (None: nothing to compare), the text only without `reread`, file names interned;
         # one array per distinct fingerprint (copies differing in a comment or a name share it).
@@ -172,9 +225,9 @@ class ClassPrints:
         self._distinct: dict[bytes, np.ndarray] = {}
         self._by_student: dict[str, list[_Print]] = {}
 
-    def add(self, submitted: Iterable[Submitted]) -> None:
+    def add(self, submitted: Iterable[Submitted | Made]) -> None:
         for item in submitted:
-            found = self._print(item)
+            found = self._made(item) if isinstance(item, Made) else self._print(item)
             if found is not None:
                 self._by_student.setdefault(item.student, []).append(found)
 
@@ -211,6 +264,16 @@ class ClassPrints:
         if hashes is None:
             return None
         return _Print(item.student, item.exercise, sys.intern(item.file), key, self._held.get(key), hashes)
+
+    def _made(self, item: Made) -> _Print | None:
+        if item.exercise not in self.given:
+            return None
+        if item.digest not in self._copies:
+            self._copies[item.digest] = None if item.hashes is None or not len(item.hashes) else self._shared(item.hashes)
+        hashes = self._copies[item.digest]
+        if hashes is None:
+            return None
+        return _Print(item.student, item.exercise, sys.intern(item.file), item.digest, None, hashes)
 
     def _shared(self, hashes: np.ndarray) -> np.ndarray:
         return self._distinct.setdefault(hashlib.sha256(hashes.tobytes()).digest(), hashes)
@@ -254,9 +317,12 @@ class _Details:
         if key in self._made:
             self._made.move_to_end(key)
         else:
-            source = self.made.source(p)
-            tokens = normalise(source, self.made.given[p.exercise]) or normalise("")
-            self._made[key] = (source, tokens.lines, fingerprint(tokens, self.made.excluded[p.exercise]))
+            made = self.made.details(p) if self.made.details is not None else None
+            if made is None:
+                source = self.made.source(p) if self.made.details is None else ""
+                tokens = normalise(source, self.made.given[p.exercise]) or normalise("")
+                made = (source, tokens.lines, fingerprint(tokens, self.made.excluded[p.exercise]))
+            self._made[key] = made
             if len(self._made) > self.KEPT:
                 self._made.popitem(last=False)
         return self._made[key]

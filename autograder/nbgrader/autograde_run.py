@@ -33,6 +33,7 @@ class AutogradeRun:
     sandbox: object = None
     hide: tuple[Path, ...] = ()
     snapshot: dict[Path, object] = field(default_factory=dict)   # submitted notebook -> SourceFile | LoadError
+    accounts: object = None      # budget.Accounts: what reading each student's bytes may still cost
     started: bool = False
     _pool: ThreadPoolExecutor | None = None
     _futures: dict[Path, Future] = field(default_factory=dict)
@@ -45,8 +46,11 @@ class AutogradeRun:
         os.environ[MARKER_ENV] = "1"
         from autograder.nbgrader.cells import course_root, find_course_file, load_course_for_cell
 
+        from autograder.intake.budget import Accounts
+
         course_file = find_course_file()
         self.course = load_course_for_cell(course_file)
+        self.accounts = Accounts(self.course.limits.intake)
         self.hide = course_root(course_file)
         self._start_sandbox()
         paths = [_key(path) for path in notebooks]
@@ -67,11 +71,14 @@ class AutogradeRun:
         self.sandbox = start_sandbox(self.course, self.hide)
 
     def remember(self, path: Path) -> object:
+        from autograder.intake.budget import Account, charging
         from autograder.nbgrader.cells import load_notebook
 
         path = _key(path)
         if path not in self.snapshot:
-            self.snapshot[path] = load_notebook(path)
+            account = self.accounts.of(nbgrader_student(path)) if self.accounts is not None else Account()
+            with charging(account):      # read in a bounded child, charged to its student
+                self.snapshot[path] = load_notebook(path)
         return self.snapshot[path]
 
     def _submit(self, path: Path) -> Future:
@@ -95,7 +102,7 @@ class AutogradeRun:
 
         def graded():
             result = grade(path.parent, self.course, self.sandbox, stems=(path.stem,), identity=student,
-                           sources={path.stem: loaded})
+                           sources={path.stem: loaded}, account=self.accounts.of(student))
             return result.exercises[0]
         try:
             return graded()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from autograder.config.constraints import Constraints
+from autograder.intake.budget import IntakeLimits
 
 STATUSES = ("ok", "missing", "raised", "timeout", "crashed", "bad_return", "not_run")
 
@@ -57,6 +58,13 @@ class Limits:
     drop_privileges: bool = True      # as root: the zygote and its children run as a private unprivileged uid
     tmp_mb: Annotated[int, Constraints(ge=1)] = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
     wall_factor: Annotated[float, Constraints(ge=1)] = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
+    # What the grader may spend reading one submission before any of it runs (its own bytes parsed,
+    # listed, staged, unpacked): autograder/intake/budget.py.
+    intake: IntakeLimits = field(default_factory=IntakeLimits)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.intake, dict):       # as plain data travels (a Dask worker's plugin)
+            object.__setattr__(self, "intake", IntakeLimits(**self.intake))
 
     @property
     def output_bytes(self) -> int:

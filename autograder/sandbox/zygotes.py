@@ -12,18 +12,18 @@ from typing import Any, Iterable
 
 import os
 
-from autograder.intake.literals import source_texts
 from autograder.sandbox.outcome import Limits, SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 
 Needs = tuple[bool, bool]      # (torch, matplotlib)
 
 
-def needs_of(texts: list[str]) -> Needs:
-    """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
-    from autograder.intake.syntax import imports_among
+def needs_of(source: Any) -> Needs:
+    """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs, as its
+    import lines say (read in a bounded child: autograder/intake/facts.py)."""
+    from autograder.intake.facts import imports_among
 
-    imported = set().union(*(imports_among(text, ("torch", "matplotlib")) for text in texts))
+    imported = imports_among(source, ("torch", "matplotlib"))
     return "torch" in imported, "matplotlib" in imported
 
 
@@ -40,7 +40,7 @@ def zygote_config(needs: Needs, uid: int | None, limits: Limits) -> dict:
 def needs(source: Any, torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
     """Which zygote a source (a string, or a notebook's cells) needs; `torch` / `matplotlib` say so
     instead of its import lines."""
-    found = needs_of(list(source_texts(source)))
+    found = needs_of(source)
     return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
 
 

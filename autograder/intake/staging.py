@@ -1,0 +1,244 @@
+"""A student's upload made into one folder to grade: their loose files and their archives unpacked
+into a private temporary folder of the grader's (0700), never into the class folder; the loose
+files win a clash. An LMS's flat uploads (Canvas, Moodle) take the names the student gave them.
+
+Staging is reading a student's bytes, so it runs in a bounded child charged to the student
+(autograder/intake/bounded.py), within their account's totals (autograder/intake/budget.py): the
+bytes staged (a sparse file counts by its size), the files, the entries looked at, the archives
+opened. What does not fit is left out and said; the rest is staged. Only source files (.py,
+.ipynb) are copied with their bytes: any other loose file is staged empty (intake only lists it,
+for the notes that name what was handed in). The same child reads the staged folder
+(autograder/intake/load.py), so one fork reads a submission:
+
+    with read(folder, student, stems) as found:      # found.folder, .sources, .notes, .uploaded
+        ...grade found.sources...
+
+A Dask cluster's client gathers and packs a student's files the same way (autograder/cluster/packing.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+from autograder import helper_process
+from autograder.intake import SOURCE_SUFFIXES, bounded, budget
+from autograder.intake.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
+from autograder.intake.files import MAX_BYTES, Flag, Folder, ignored
+from autograder.intake.students import Student
+from autograder.results import Why
+
+NOTHING_GRADABLE = Why.nothing_gradable      # CheckResult.reason: files were there, none gradable
+
+
+@dataclass(frozen=True)
+class Read:
+    """A submission as read: the folder graded (the student's, or the staged copy), each stem's
+    source, what staging said, and the names the student handed in."""
+    folder: Path
+    sources: dict
+    notes: tuple[str, ...]
+    uploaded: tuple[str, ...]
+
+
+@contextmanager
+def read(folder: Path, student: Student, stems: tuple[str, ...]) -> Iterator[Read]:
+    """The submission in `folder` (the student's, opened without following links) staged and its
+    `stems` loaded, in one bounded child charged to the current account; the staged copy is
+    removed on leaving. Past the submission's limits as a whole (its CPU time spent before it was
+    read at all) every stem is a LoadError that says so."""
+    from autograder.intake.load import LoadError, loaded_answer
+
+    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")     # 0700, the grader's own
+    try:
+        where, fds = bounded.folder_arg(folder)
+        try:
+            answer = bounded.run("read", [where, [list(u) for u in student.uploads], tmp, list(stems)],
+                                 fds=fds, item=False)
+        except bounded.OverLimit as err:
+            why = f"your submission was not read: {err}; nothing of it was graded"
+            budget.current().leave_out(str(err), "your submission")
+            yield Read(folder, {stem: LoadError(stem, "", why) for stem in stems}, (), ())
+            return
+        try:
+            staged, notes, uploaded = bool(answer["staged"]), answer["notes"], answer["uploaded"]
+            if not (all(isinstance(n, str) for n in notes) and all(isinstance(n, str) for n in uploaded)):
+                raise TypeError("notes that are not text")
+        except (KeyError, TypeError) as err:
+            raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
+        yield Read(Path(tmp, "files") if staged else Path(folder), loaded_answer(answer, tuple(stems)),
+                   tuple(notes), tuple(uploaded))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def read_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
+    """What `read` runs in its child."""
+    from autograder.intake.load import loaded_here, plain_answer
+
+    folder, notes, uploaded = stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp)
+    answer = plain_answer(loaded_here(folder, tuple(stems)) if stems else {})
+    return {"staged": folder != Path(bounded.folder_of(where)), "notes": list(notes), "uploaded": uploaded, **answer}
+
+
+def stage(folder: Path, uploads: list[tuple[str, str]], tmp: str) -> tuple[Path, tuple[str, ...], list[str]]:
+    """(the folder to grade, notes, the names handed in), staged into `tmp` in this process (a
+    child): `folder` itself when it holds no archive and there are no flat uploads."""
+    with Folder(folder) as root:
+        if uploads:
+            entries = uploads
+            uploaded = [given for given, _ in uploads if not ignored(given)]
+        else:
+            names, _ = root.listdir(())
+            uploaded = [n for n in names if not ignored(n)]
+            visible = [n for n in uploaded if _kind(root, n) == "file"]
+            if not any(is_archive(n) for n in visible):
+                return folder, (), uploaded
+            entries = [(n, n) for n in visible]
+        return Path(tmp, "files"), _unpack(root, entries, tmp), uploaded
+
+
+def _kind(root: Folder, name: str) -> str:
+    try:
+        return root.kind((name,))
+    except OSError:
+        return "other"
+
+
+def source_first(entry: tuple[str, str]) -> int:
+    """Source files first, then the other loose files, then the archives: what is left out when
+    the totals are reached is the least likely to be graded."""
+    given = entry[0].lower()
+    return 2 if is_archive(given) else 0 if given.endswith(SOURCE_SUFFIXES) else 1
+
+
+def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str, ...]:
+    """The loose files copied first (they win a clash), then each archive unpacked beside them,
+    within the account's totals."""
+    files = os.path.join(tmp, "files")
+    os.mkdir(files, 0o700)
+    account = budget.current()
+    notes: list[str] = []
+    unpacked = Budget(held_to=f"the {account.limits.staged_mb} MB a submission may stage")
+    for given, real in sorted(entries, key=source_first):
+        if is_archive(given):
+            _unpack_archive(root, given, real, files, account, unpacked, notes)
+        else:
+            copy_loose(root, given, real, files, account, notes)
+    return tuple(notes + unpacked.notes)
+
+
+def copy_loose(root: Folder, given: str, real: str, files: str, account: budget.Account, notes: list[str]) -> None:
+    fd = open_upload(root, real, notes)
+    if fd is None:
+        return
+    try:
+        size = min(os.fstat(fd).st_size, MAX_BYTES + 1)
+        source = given.lower().endswith(SOURCE_SUFFIXES)
+        for what, amount in (("files", 1), ("staged_bytes", size if source else 0)):
+            if not account.take(what, amount):
+                account.leave_out(account.over(what), given)
+                return
+        data = read_at_most(fd, MAX_BYTES + 1) if source else b""   # another file: only its name is read
+    finally:
+        os.close(fd)
+    if not write_new(os.path.join(files, given), data):
+        notes.append(f"{real} was not graded: another file of yours is also called {given}")
+
+
+def _unpack_archive(root: Folder, given: str, real: str, files: str, account: budget.Account, unpacked: Budget,
+                    notes: list[str]) -> None:
+    if not account.take("archives"):
+        account.leave_out(account.over("archives"), given)
+        return
+    fd = open_upload(root, real, notes)
+    if fd is None:
+        return
+    try:
+        if os.fstat(fd).st_size > MAX_ARCHIVE_BYTES:
+            notes.append(f"your upload {given} is larger than {MAX_ARCHIVE_BYTES // 2**20} MB; it was not opened")
+            return
+        unpacked.bytes_left, unpacked.files_left = account.left("staged_bytes"), account.left("files")
+        unpacked.members_left = account.left("entries")
+        before = (unpacked.bytes_left, unpacked.files_left, unpacked.members_left)
+        try:
+            count = extract(helper_process.fd_path(fd), given, files, unpacked)
+            notes.append(f"your upload {given} was unpacked and its {count} files graded as your submission")
+        except ArchiveRefused as err:
+            notes.append(str(err))
+        for what, was, now in zip(("staged_bytes", "files", "entries"), before,
+                                  (unpacked.bytes_left, unpacked.files_left, unpacked.members_left)):
+            account.take(what, max(0, was - now))
+    finally:
+        os.close(fd)
+
+
+def open_upload(root: Folder, real: str, notes: list[str]) -> int | None:
+    """A descriptor of one upload (a regular file of the folder, never through a link: a link in
+    the class folder could lead to anyone's file), or None (and why, in `notes`)."""
+    if _kind(root, real) != "file":
+        notes.append(f"{real} is a symbolic link or special file, not a file; it was not graded")
+        return None
+    try:
+        return root.open_file((real,))
+    except OSError as err:
+        notes.append(f"{real} could not be read ({err.strerror or err}); it was not graded")
+        return None
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(fd, min(1 << 20, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def write_new(path: str, data: bytes) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return True
+
+
+# ---------------------------------------------------------------- what the feedback says
+
+
+def with_notes(result, notes: tuple[str, ...], flag: Flag = Flag.ARCHIVE):
+    """The result with what staging did (or, `flag` LEFT_OUT, what was not read) said on every
+    exercise, and flagged for the report."""
+    if not notes:
+        return result
+    said = "; ".join(notes)
+    exercises = tuple(replace(e, note="; ".join(filter(None, (said, e.note))), flags=(*e.flags, flag.value))
+                      for e in result.exercises)
+    return replace(result, exercises=exercises)
+
+
+def nothing_gradable(result, found: tuple[str, ...] | list[str]):
+    """A submission with files but none gradable: every check keeps status "missing" (not handed
+    in: an empty cell) with the reason NOTHING_GRADABLE and a message naming what was there,
+    so the report and the terminal list it instead of a silent 0."""
+    from autograder.reports.grades_csv import submitted
+
+    if not found or any(submitted(e) for e in result.exercises):
+        return result
+    said = [e.note for e in result.exercises[:1] if e.note]
+    why = (f"the submission holds {', '.join(found[:5])}{' ...' if len(found) > 5 else ''} but no file the "
+           f"grader can grade (name each exercise's file as the contract does: "
+           f"{', '.join(e.stem + '.py' for e in result.exercises)}, or .ipynb)")
+    why = "; ".join([why, *said])
+    return replace(result, exercises=tuple(
+        replace(e, checks=tuple(replace(c, reason=NOTHING_GRADABLE, message=why) for c in e.checks))
+        for e in result.exercises))
