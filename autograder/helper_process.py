@@ -17,8 +17,10 @@ how the child ended and the CPU time it used, its waited-for children's included
 caller can charge it to whoever the work was for. A caller that gives up asks the helper to kill
 the child (the helper knows whether it is still its child: no pid is killed after it was reaped).
 A child that itself asks its module for work forks it directly, under limits it gives, with the
-same frames and the same ending read by wait4. The helper leaves when its grader closes the
-control socket (or dies); a child left running ends at its alarm.
+same frames and the same ending read by wait4. Nothing inside a helper (its warm-up, its
+children, theirs) ever starts a helper: the helper does such work in its own process, a child
+forks it (`inside`). The helper leaves when its grader closes the control socket or is gone (its
+parent changes); a child dies with its parent (PR_SET_PDEATHSIG) and at its alarm.
 
     HELPER = Helper("autograder.intake.parse_helper")      # its OPS: op -> function, and warm()
     done = HELPER.run("notebook", [text, name, stem], Limits(cpu_seconds=10, memory_mb=256))
@@ -28,6 +30,7 @@ control socket (or dies); a child left running ends at its alarm.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import gc
 import importlib
 import json
@@ -50,8 +53,10 @@ from autograder.sandbox.inside import protocol
 MAX_REQUEST = 64 * 1024 * 1024
 START_SECONDS = 60.0        # the helper's start: its module's imports on a loaded machine
 ENDING_SECONDS = 10.0       # how long the helper may take to say how a child that answered ended
+PARENT_POLL_SECONDS = 0.5   # how often a helper looks whether its grader is still there
+INSIDE_ENV = "ATTNKIT_INSIDE_HELPER"   # set in a helper: whatever it starts knows it is inside one
 _BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-         "import autograder.helper_process as h; h.serve(sys.argv[2], int(sys.argv[3]))")
+         "import autograder.helper_process as h; h.serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))")
 
 
 @dataclass(frozen=True)
@@ -89,13 +94,14 @@ class Unavailable(RuntimeError):
 
 
 def in_child() -> bool:
-    """Whether this process is a helper's child (its work asks for more work by forking itself)."""
-    return _CHILD is not None
+    """Whether this process is a helper or one of its children: work asked for here is done here
+    (a helper's warm-up) or in a fork of this process (a child's), never by starting a helper."""
+    return _ROLE is not None
 
 
 def handed(i: int) -> int:
     """The i-th descriptor the caller handed this child with its request."""
-    return _CHILD.fds[i]
+    return _HANDED[i]
 
 
 def fd_path(fd: int) -> str:
@@ -121,12 +127,14 @@ class Helper:
     def run(self, op: str, args: list, limits: Limits, fds: tuple[int, ...] = ()) -> Done:
         """The value of the module's OPS[op](*args), computed in a child within `limits`, with `fds`
         handed over (the child finds them with `handed`). Raises OverLimit, or Unavailable."""
+        if _ROLE is not None and op not in _OPS:
+            raise Unavailable(f"a process of the helper {_MODULE} cannot do {op!r}")
+        if _ROLE == "helper":      # its warm-up, on the kit's own input: done here
+            return Done(_OPS[op](*args), 0.0)
         request = protocol.message({"op": op, "limits": asdict(limits)}, {"args": args})
         if len(request) > MAX_REQUEST:
             raise Unavailable(f"a request of {len(request) >> 20} MB is larger than a helper takes")
-        if in_child():       # a child forks the work itself: its module's operations hold it
-            if op not in _OPS:
-                raise Unavailable(f"a child of {_CHILD.module} cannot do {op!r}")
+        if _ROLE == "child":       # a child forks the work itself: its module's operations hold it
             return _fork_here(request, limits, fds)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         status, their_status = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -153,15 +161,21 @@ class Helper:
         if self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None:
             return self._ctrl
         self.stop()
+        if in_child() or os.environ.get(INSIDE_ENV):
+            # a process of a helper (or anything it started) never starts one: that is how helpers
+            # would multiply without end
+            raise OSError("a helper's own process never starts a helper")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        path = [str(Path(__file__).resolve().parents[1])] + [p for p in sys.path if isinstance(p, str) and p]
+        path = list(dict.fromkeys([str(Path(__file__).resolve().parents[1]),
+                                   *(p for p in sys.path if isinstance(p, str) and p)]))
         try:
             # -I -S: no environment, no current folder (it may be a class of submissions), no site:
             # the grader's own import path is handed over, so the helper imports what the grader does.
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(path), self.module, str(theirs.fileno())],
+                [sys.executable, "-I", "-S", "-c", _BOOT, json.dumps(path), self.module, str(theirs.fileno()),
+                 str(os.getpid())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True)
+                start_new_session=True, close_fds=True, env={**os.environ, INSIDE_ENV: "1"})
         finally:
             theirs.close()
         self._ctrl, self._owner = ours, os.getpid()
@@ -248,12 +262,12 @@ def _fork_here(request: bytes, limits: Limits, fds: tuple[int, ...]) -> Done:
     reaped = _Reaped()
     try:
         try:
-            pid = os.fork()
+            parent, pid = os.getpid(), os.fork()
         except OSError as err:
             raise Unavailable(f"no process could be started ({err})") from None
         if pid == 0:
             ours.close()
-            _child(theirs.detach(), list(fds), _CHILD.module)
+            _child(theirs.detach(), list(fds), _MODULE, parent)
         theirs.close()
         reaped.pid = pid
         return _exchange(ours, request, limits, reaped)
@@ -346,19 +360,23 @@ def _ended(status: int, usage) -> dict:
 # ---------------------------------------------------------------- the helper's side
 
 
-@dataclass
-class _Child:
-    module: str
-    fds: list[int]
-
-
-_CHILD: _Child | None = None
+_ROLE: str | None = None       # "helper" in a helper, "child" in a child of one (or of a child)
+_MODULE = ""
+_HANDED: list[int] = []        # the descriptors handed to this child with its request
 _OPS: dict = {}
+_PRCTL = None
 
 
-def serve(module: str, ctrl_fd: int) -> None:
-    """The helper: one child per request handed over on `ctrl_fd`, until the grader closes it."""
-    global _OPS
+def serve(module: str, ctrl_fd: int, grader: int) -> None:
+    """The helper: one child per request handed over on `ctrl_fd`, until the grader closes it or
+    is gone (`grader`, its pid, is no longer this process's parent)."""
+    global _OPS, _ROLE, _MODULE
+    global _PRCTL
+    _ROLE, _MODULE = "helper", module         # before anything is imported: nothing here starts a helper
+    os.environ[INSIDE_ENV] = "1"
+    _PRCTL = _prctl()
+    if os.getppid() != grader:
+        return
     loaded = importlib.import_module(module)
     _OPS = loaded.OPS
     warm = getattr(loaded, "warm", None)
@@ -377,8 +395,11 @@ def serve(module: str, ctrl_fd: int) -> None:
     ctrl.sendall(b"r")
     live: dict[int, socket.socket | None] = {}        # pid -> its caller's status socket (None: gone)
     while True:
+        if os.getppid() != grader:      # the grader is gone (killed): so are its requests
+            return
         try:
-            readable, _, _ = select.select([ctrl, wake_r, *filter(None, live.values())], [], [])
+            readable, _, _ = select.select([ctrl, wake_r, *filter(None, live.values())], [], [],
+                                           PARENT_POLL_SECONDS)
         except InterruptedError:
             continue
         if wake_r in readable:
@@ -417,7 +438,7 @@ def _accept(ctrl: socket.socket, live: dict, module: str, pipe: tuple[int, int])
         return True
     conn, status, extra = fds[0], socket.socket(fileno=fds[1]), fds[2:]
     try:
-        pid = os.fork()
+        parent, pid = os.getpid(), os.fork()
     except OSError:
         pid = -1          # the caller reads the connection's end and says so
     if pid == 0:
@@ -429,7 +450,7 @@ def _accept(ctrl: socket.socket, live: dict, module: str, pipe: tuple[int, int])
         for fd in pipe:
             os.close(fd)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _child(conn, extra, module)
+        _child(conn, extra, module, parent)
     os.close(conn)
     for fd in extra:
         os.close(fd)
@@ -458,12 +479,13 @@ def _reap(live: dict) -> None:
             sock.close()
 
 
-def _child(fd: int, fds: list[int], module: str) -> None:
-    """Reads one request, works within its limits, answers, and exits."""
-    global _CHILD
-    _CHILD = _Child(module, fds)
+def _child(fd: int, fds: list[int], module: str, parent: int) -> None:
+    """Reads one request, works within its limits, answers, and exits; dies with `parent`."""
+    global _ROLE, _HANDED
+    _ROLE, _HANDED = "child", fds
     status, sock = 0, None
     try:
+        _die_with_parent(parent)
         sock = socket.socket(fileno=fd)
         sock.sendall(protocol.pack({"pid": os.getpid()}))
         header, blobs = protocol.recv_frame(sock, max_bytes=MAX_REQUEST, max_header=MAX_REQUEST)
@@ -485,6 +507,25 @@ def _child(fd: int, fds: list[int], module: str) -> None:
             status = 4
     finally:
         os._exit(status)
+
+
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL when `parent`, the process that forked this one, ends (Linux; a helper and a child
+    are single threaded, so the parent's end is its process's, not one of its threads')."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL, 0, 0, 0)      # PR_SET_PDEATHSIG
+    if os.getppid() != parent:     # it ended before the signal was asked for
+        os._exit(5)
+
+
+def _prctl():
+    """libc's prctl, found once in the helper (a child only calls it), or None (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
 
 
 def _limit(limits: Limits) -> None:
