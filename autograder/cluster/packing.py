@@ -55,7 +55,7 @@ def packed_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
         if uploads:
             uploaded = [given for given, _ in uploads if not ignored(given)]
             account = budget.current()
-            for given, real in sorted((tuple(u) for u in uploads), key=staging.source_first):
+            for given, real in sorted((tuple(u) for u in uploads), key=staging.reading_order(tuple(stems))):
                 if is_archive(given):
                     _gather_archive(root, given, real, tmp, account, notes)
                 else:

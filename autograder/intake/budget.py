@@ -112,6 +112,16 @@ class Account:
             self.used[what] += amount
             return True
 
+    def take_all(self, amounts: dict[str, int]) -> str | None:
+        """Counts every one of `amounts` if all fit; else nothing, and the first that does not fit."""
+        with self._lock:
+            for what, amount in amounts.items():
+                if self.used[what] + amount > COUNTED[what][0](self.limits):
+                    return what
+            for what, amount in amounts.items():
+                self.used[what] += amount
+            return None
+
     def over(self, what: str) -> str:
         """Why something was left out for `what`: "more than the 8 archives opened a submission may use"."""
         return f"more than the {COUNTED[what][1](self.limits)} a submission may use"

@@ -291,6 +291,9 @@ def _notebook_source(text: str, name: str, stem: str) -> NotebookSource | LoadEr
     """A notebook's code, read in a bounded child (notebook_here)."""
     from autograder.intake import bounded
 
+    account = budget.current()
+    if account.left("notebook_bytes") <= 0:     # nothing of it could be kept: it is not read at all
+        return _left_out_notebook(account, stem, name, len(text) // 1024)
     try:
         answer = bounded.run("notebook", [text, name, stem], memo=bounded.digest("notebook", text))
     except bounded.OverLimit as err:
@@ -303,13 +306,16 @@ def _notebook_source(text: str, name: str, stem: str) -> NotebookSource | LoadEr
         facts.remember_all(answer.get("facts", []))
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise bounded.ParserUnavailable(f"the notebook reader gave an answer that is not one ({err})") from None
-    account = budget.current()
     if not account.take("notebook_bytes", len(source.encode("utf-8", "surrogatepass"))):
-        why = account.over("notebook_bytes")
-        account.leave_out(why, name)
-        return LoadError(stem, name, f"{name} was not read: its code, its cells joined, is {len(source) // 1024} KB, "
-                                     f"{why}; nothing of it was graded")
+        return _left_out_notebook(account, stem, name, len(source) // 1024)
     return source
+
+
+def _left_out_notebook(account, stem: str, name: str, kb: int) -> LoadError:
+    why = account.over("notebook_bytes")
+    account.leave_out(why, name)
+    return LoadError(stem, name, f"{name} was not read: its code ({kb} KB) with the notebook code read before it "
+                                 f"is {why}; nothing of it was graded")
 
 
 def notebook_here(text: str, name: str, stem: str) -> dict:

@@ -29,7 +29,7 @@ from typing import Iterator
 from autograder import helper_process
 from autograder.intake import SOURCE_SUFFIXES, bounded, budget
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
-from autograder.intake.files import MAX_BYTES, Flag, Folder, ignored
+from autograder.intake.files import MAX_BYTES, Flag, Folder, ignored, normal_stem
 from autograder.intake.students import Student
 from autograder.results import Why
 
@@ -81,14 +81,16 @@ def read_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
     """What `read` runs in its child."""
     from autograder.intake.load import loaded_here, plain_answer
 
-    folder, notes, uploaded = stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp)
+    folder, notes, uploaded = stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp, tuple(stems))
     answer = plain_answer(loaded_here(folder, tuple(stems)) if stems else {})
     return {"staged": folder != Path(bounded.folder_of(where)), "notes": list(notes), "uploaded": uploaded, **answer}
 
 
-def stage(folder: Path, uploads: list[tuple[str, str]], tmp: str) -> tuple[Path, tuple[str, ...], list[str]]:
+def stage(folder: Path, uploads: list[tuple[str, str]], tmp: str,
+          stems: tuple[str, ...] = ()) -> tuple[Path, tuple[str, ...], list[str]]:
     """(the folder to grade, notes, the names handed in), staged into `tmp` in this process (a
-    child): `folder` itself when it holds no archive and there are no flat uploads."""
+    child): `folder` itself when it holds no archive and there are no flat uploads. `stems`: the
+    exercises graded, whose files are staged first (reading_order)."""
     with Folder(folder) as root:
         if uploads:
             entries = uploads
@@ -100,7 +102,7 @@ def stage(folder: Path, uploads: list[tuple[str, str]], tmp: str) -> tuple[Path,
             if not any(is_archive(n) for n in visible):
                 return folder, (), uploaded
             entries = [(n, n) for n in visible]
-        return Path(tmp, "files"), _unpack(root, entries, tmp), uploaded
+        return Path(tmp, "files"), _unpack(root, entries, tmp, stems), uploaded
 
 
 def _kind(root: Folder, name: str) -> str:
@@ -110,14 +112,24 @@ def _kind(root: Folder, name: str) -> str:
         return "other"
 
 
-def source_first(entry: tuple[str, str]) -> int:
-    """Source files first, then the other loose files, then the archives: what is left out when
-    the totals are reached is the least likely to be graded."""
-    given = entry[0].lower()
-    return 2 if is_archive(given) else 0 if given.endswith(SOURCE_SUFFIXES) else 1
+def reading_order(stems: tuple[str, ...]):
+    """The key that sorts a student's uploads (given name, real name) in the order they are staged:
+    the source files named for an exercise of `stems`, then the archives, then the other source
+    files, then any other file. What is left out when a total is reached is the least likely to be
+    graded: a thousand scratch files never crowd out the archive that holds the work."""
+    wanted = set(stems)
+
+    def rank(entry: tuple[str, str]) -> int:
+        given = entry[0].lower()
+        if is_archive(given):
+            return 1
+        if given.endswith(SOURCE_SUFFIXES):
+            return 0 if normal_stem(given) in wanted else 2
+        return 3
+    return rank
 
 
-def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str, ...]:
+def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str, stems: tuple[str, ...]) -> tuple[str, ...]:
     """The loose files copied first (they win a clash), then each archive unpacked beside them,
     within the account's totals."""
     files = os.path.join(tmp, "files")
@@ -125,7 +137,7 @@ def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str
     account = budget.current()
     notes: list[str] = []
     unpacked = Budget(held_to=f"the {account.limits.staged_mb} MB a submission may stage")
-    for given, real in sorted(entries, key=source_first):
+    for given, real in sorted(entries, key=reading_order(stems)):
         if is_archive(given):
             _unpack_archive(root, given, real, files, account, unpacked, notes)
         else:
@@ -140,10 +152,10 @@ def copy_loose(root: Folder, given: str, real: str, files: str, account: budget.
     try:
         size = min(os.fstat(fd).st_size, MAX_BYTES + 1)
         source = given.lower().endswith(SOURCE_SUFFIXES)
-        for what, amount in (("files", 1), ("staged_bytes", size if source else 0)):
-            if not account.take(what, amount):
-                account.leave_out(account.over(what), given)
-                return
+        over = account.take_all({"files": 1, "staged_bytes": size if source else 0})
+        if over is not None:
+            account.leave_out(account.over(over), given)
+            return
         data = read_at_most(fd, MAX_BYTES + 1) if source else b""   # another file: only its name is read
     finally:
         os.close(fd)

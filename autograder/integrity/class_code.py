@@ -85,7 +85,8 @@ def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, 
                 details: bool) -> list[dict]:
     """What `_read` runs in its child: the files staged and read as grading read them, and each
     wanted one fingerprinted (similarity.made_here)."""
-    folder, _notes, _uploaded = staging.stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp)
+    folder, _notes, _uploaded = staging.stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp,
+                                               tuple(wanted))
     loaded = loaded_here(folder, tuple(wanted))
     found = []
     for stem, filename in wanted.items():
