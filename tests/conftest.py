@@ -48,7 +48,7 @@ def sandbox(request, course):
 QUICK_MODULES = frozenset({
     "test_config", "test_reference", "test_reference_cache", "test_checks", "test_descriptors", "test_syntax",
     "test_stubs", "test_load", "test_intake", "test_build", "test_cli", "test_grading", "test_sandbox",
-    "test_zygote_choice", "test_helper_process",
+    "test_zygote_choice", "test_helper_process", "test_intake_budget",
 })
 
 
