@@ -27,8 +27,8 @@ from autograder.checks import CHECKS
 from autograder.checks.base import Context, RaisedError, rng_for
 from autograder.config import load_course
 from autograder.checks import all_misconceptions
-from autograder.diagnosis.misconceptions import Misconception
-from autograder.handout.check_raised import operation_kind
+from autograder.checks.misconception import Misconception
+from autograder.judge.raised import operation_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "course.yml")

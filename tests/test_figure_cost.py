@@ -11,7 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
+from autograder.judge.convert import describe_figure  # noqa: E402
 from autograder.sandbox.inside.figure_cost import EM_ADVANCE, EM_DESCENT  # noqa: E402
 
 THREE_PANELS = """

@@ -51,7 +51,7 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     import autograder.intake.stubs as stubs
     import autograder.grading.student_implementation as student_implementation
     import autograder.grading.submission as submission
-    from autograder.handout import check_calls, check_forms, check_notebook
+    from autograder.judge import calls as check_calls, forms as check_forms, notebook as check_notebook
 
     assert load.notebook_cells is check_notebook.notebook_cells and load.Cell is check_notebook.Cell
     assert submission.check_calls is student_implementation.check_calls is check_calls
@@ -656,7 +656,7 @@ def test_a_visible_checks_explanations_are_not_ruled_out_by_hidden_results(tmp_p
 def test_an_errors_lead_counts_the_mistakes_narrowing_kept():
     """An error two mistakes raise alike is led in for both; once the student's other results rule
     one out, the lead speaks of the one left (hint_text: the grader's and check.py's words)."""
-    from autograder.handout.check_answers import hint_text, raised_lead
+    from autograder.judge.answers import hint_text, raised_lead
 
     lead = raised_lead("ValueError", 12, None)
     both = hint_text("", ["First mistake.", "Second mistake."], lead)

@@ -147,7 +147,7 @@ def test_a_mistake_of_the_exercise_itself_is_judged_as_the_grader_judges_it(case
 # ---------------------------------------------------------------- the rule, without a child
 
 def _outcome(check_id: str, status: str, function: str = "causal_attention"):
-    from autograder.handout.check_answers import Outcome
+    from autograder.judge.answers import Outcome
 
     return Outcome({"id": check_id, "points": 1, "calls": [{"name": function}]}, status, "its own message", "a hint")
 

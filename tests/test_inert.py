@@ -14,7 +14,7 @@ import pytest
 import autograder.sandbox.client as client
 from autograder.grading.submission import grade_exercise
 from autograder.intake.load import load_submission
-from autograder.intake.literals import inert_values
+from autograder.sandbox.literals import inert_values
 from autograder.sandbox.inert import InertSession
 
 KIT = Path(__file__).resolve().parent.parent

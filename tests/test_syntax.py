@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.intake import syntax
+from autograder.judge import syntax
 
 
 def _flaky(failures: int):

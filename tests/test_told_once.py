@@ -25,7 +25,7 @@ from rich.console import Console
 from autograder.checks import EXERCISES, check_ids
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
 from autograder.grading.course_session import GradingSession
-from autograder.handout.check_causes import Failure, group_causes
+from autograder.judge.causes import Failure, group_causes
 from autograder.handout.write import write_handout
 from autograder.nbgrader.cells import notebook_reports
 from autograder.nbgrader.course import tasks

@@ -51,7 +51,7 @@ import tokenize
 from pathlib import Path
 
 # The solution files' regions (re-exported: the build's vocabulary for its callers).
-from autograder.intake import syntax
+from autograder.judge import syntax
 from autograder.build.regions import (BEGIN, END, BuildError, Region, check_imports, parse_python,  # noqa: F401
                                 parse_regions)
 

@@ -18,11 +18,11 @@ import numpy as np
 
 # What differs and where is said by the student's own checker (the handout's check_answers.py): a
 # student reads the same sentence on their laptop as in the grader's feedback.
-from autograder.handout.check_answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
+from autograder.judge.answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
 # And so is what a check that tests a property with code finds wrong (check_properties.py).
-from autograder.handout.check_properties import PROPERTIES
+from autograder.judge.properties import PROPERTIES
 # A torch module is built and loaded as the grader builds a student's (check_module.py).
-from autograder.handout import check_module
+from autograder.judge import torch_module as check_module
 
 if TYPE_CHECKING:   # the course's types are made from the exercises, whose checks these are
     from autograder.config.course import CourseConfig, Tolerance

@@ -26,11 +26,11 @@ import numpy as np
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
-from autograder.handout.check_answers import hint_text, raised_lead, with_dtype
-from autograder.handout.check_narrowing import kept, right_functions, variant_ruled_out
-from autograder.handout.check_raised import explaining, operation_kind
-from autograder.handout.check_recognisers import low_precision_dtype
-from autograder.diagnosis.misconceptions import Misconception
+from autograder.judge.answers import hint_text, raised_lead, with_dtype
+from autograder.judge.narrowing import kept, right_functions, variant_ruled_out
+from autograder.judge.raised import explaining, operation_kind
+from autograder.judge.recognisers import low_precision_dtype
+from autograder.checks.misconception import Misconception
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from autograder.handout.check_observations import (  # noqa: F401 - the descriptors' observers
+from autograder.judge.observations import (  # noqa: F401 - the descriptors' observers
     Observer, attention, hand_values, mask_entries, probabilities, provenance)
 
 if TYPE_CHECKING:

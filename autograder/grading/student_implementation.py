@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.checks.base import RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
-from autograder.handout import check_calls
+from autograder.judge import calls as check_calls
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason
 

@@ -23,7 +23,7 @@ from autograder.checks.base import (Check, Context, ReferenceImplementation, Stu
                                     rng_for)
 from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
-from autograder.handout import check_calls
+from autograder.judge import calls as check_calls
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.grading.student_implementation import StudentImplementation

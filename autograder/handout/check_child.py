@@ -30,14 +30,14 @@ except ImportError:
           '(or: conda install numpy matplotlib)"}')
     sys.exit(0)
 
-import check_calls  # noqa: E402 - a call that gave no answer: the check's status, as the grader decides it
 import check_siblings as siblings  # noqa: E402 - another exercise of yours that a check calls
-import check_errors  # noqa: E402 - the grader's sandbox says an error this way (its errors.py)
-import check_module  # noqa: E402 - a torch module built and its weights loaded as the grader does
-from check_answers import decode, encode  # noqa: E402
-from check_clock import CallClock  # noqa: E402
-from check_forms import stub_names  # noqa: E402
-from check_notebook import run_cells  # noqa: E402
+from judge import calls as check_calls  # noqa: E402 - a call that gave no answer: the check's status
+from judge import errors as check_errors  # noqa: E402 - the grader's sandbox says an error this way
+from judge import torch_module as check_module  # noqa: E402 - a torch module built as the grader builds it
+from judge.answers import decode, encode  # noqa: E402
+from judge.clock import CallClock  # noqa: E402
+from judge.forms import stub_names  # noqa: E402
+from judge.notebook import run_cells  # noqa: E402
 from check_runner import (DATA, EVENT, WALL_FACTOR, call_limit, counted_files, load_arrays, load_spec,  # noqa: E402
                           read_exercise)
 
@@ -176,7 +176,7 @@ def stand_in_for_absent(packages=("torch",)) -> None:
 
 
 def skipped_note(cell: dict) -> str:
-    from check_notebook import raised_note
+    from judge.notebook import raised_note
 
     error = cell["error"]
     return raised_note(cell["index"], cell["first_line"], cell["solution"], error["type"], error["text"], error["line"])
@@ -229,7 +229,7 @@ def as_data(value, kind):
     statistics per d, a figure's description (series, labels, titles, legends), or arrays."""
     if kind not in ("float_dict_dict", "figure"):
         return to_plain(value)
-    import check_convert
+    from judge import convert as check_convert
 
     try:
         if kind == "figure":

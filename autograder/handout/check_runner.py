@@ -34,12 +34,11 @@ GRACE = 3.0                   # s after the wall backstop before the child is st
 WALL_FACTOR = 5.0             # the grader's default (course.yml limits.wall_factor), for data without it
 
 if __package__:
-    from . import check_forms, check_notebook
-    from .check_clock import backstop
+    from autograder.judge import forms as check_forms, notebook as check_notebook
+    from autograder.judge.clock import backstop
 else:
-    import check_forms
-    import check_notebook
-    from check_clock import backstop
+    from judge import forms as check_forms, notebook as check_notebook
+    from judge.clock import backstop
 
 
 def load_spec(stem: str) -> dict:

@@ -32,12 +32,12 @@ from autograder.checks.hand_computation import (ROUNDED_EARLY_MISTAKE, ROUNDING_
                                                  SELF_CHECK_STEPS)
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
-from autograder.handout.check_answers import encode
-from autograder.handout.check_narrowing import SHIPPED
-from autograder.handout.check_observations import Observer
-from autograder.handout.check_raised import RECOGNISERS as RAISED_RECOGNISERS
-from autograder.handout.check_raised import operation_kind
-from autograder.handout.check_recognisers import RECOGNISERS
+from autograder.judge.answers import encode
+from autograder.judge.narrowing import SHIPPED
+from autograder.judge.observations import Observer
+from autograder.judge.raised import RECOGNISERS as RAISED_RECOGNISERS
+from autograder.judge.raised import operation_kind
+from autograder.judge.recognisers import RECOGNISERS
 from autograder.handout.check_runner import FORMAT
 from autograder.variants.draw import Variant
 

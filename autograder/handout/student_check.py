@@ -34,11 +34,13 @@ from types import SimpleNamespace
 HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
-    import check_calls
     import check_runner
     import check_siblings
+    from judge import calls as check_calls
 else:
-    from . import check_calls, check_runner, check_siblings
+    from autograder.judge import calls as check_calls
+
+    from . import check_runner, check_siblings
 FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
 
 USAGE = __doc__.split("\n\n")[1]
@@ -55,22 +57,21 @@ def read_npz(path: Path) -> dict:
 
 
 def shipped(*names: str):
-    """The check_*.py modules beside this file, imported when first needed (numpy comes with them)."""
+    """The judge's modules (judge/ beside this file), imported when first needed (numpy comes with them)."""
     import importlib
 
-    found = tuple(importlib.import_module(f".{n}", __package__) if __package__ else importlib.import_module(n)
-                  for n in names)
+    found = tuple(importlib.import_module(f"{'autograder.' if __package__ else ''}judge.{n}") for n in names)
     return found[0] if len(found) == 1 else found
 
 
 def comparisons():
     """check_answers and check_properties (the comparisons with answers, the properties tested with code)."""
-    return shipped("check_answers", "check_properties")
+    return shipped("answers", "properties")
 
 
 def causes_module():
     """check_causes: the failed checks grouped by cause, as the grader's pages group them."""
-    return shipped("check_causes")
+    return shipped("causes")
 
 
 def comparisons_ahead() -> None:
@@ -159,7 +160,7 @@ def without_ruled_out(outcomes: list, arrays: dict) -> list:
     out (check_narrowing.py: the grader's rule)."""
     if not any(len(o.mistakes) > 1 for o in outcomes):
         return outcomes
-    narrowing, answers = shipped("check_narrowing"), comparisons()[0]
+    narrowing, answers = shipped("narrowing"), comparisons()[0]
     checks = {}
     for o in outcomes:
         data = o.check | o.check.get("match", {})
@@ -180,7 +181,7 @@ def without_ruled_out(outcomes: list, arrays: dict) -> list:
 def diagnosis():
     """check_observations, check_recognisers and check_raised: what the grader sees in a wrong
     answer, and the mistakes it tells by a property of the answer or by the words of an error."""
-    return shipped("check_observations", "check_recognisers", "check_raised")
+    return shipped("observations", "recognisers", "raised")
 
 
 # ---------------------------------------------------------------- which file, one exercise, all of them

@@ -18,31 +18,16 @@ from autograder.variants.draw import Variant
 from autograder.variants.handout import VARIED_FILES, with_numbers
 
 CHECKER = "check.py"
-# check.py's modules, beside it: the grader's own code, copied byte for byte (tests/test_handout_engine.py):
-# reading a file or notebook as Jupyter runs it, which form counts, running the checks in a child,
-# a check's status when a call gave no answer, a torch module built with the check's weights, the
-# comparisons and properties, what is seen in a wrong answer and the mistakes told by it, the failed
-# checks grouped by cause, and the sandbox's reading of a returned dict or figure and of an error.
-INSIDE = HANDOUT_CODE.parent / "sandbox" / "inside"
+# check.py's modules, beside it: its own (the file read and run in a child, another exercise of
+# yours that a check calls) and the judge package it decides with, the grader's own files byte for
+# byte (tests/test_handout_engine.py): reading a file or notebook as Jupyter runs it, which form
+# counts, a check's status when a call gave no answer, the comparisons and properties, what is seen
+# in a wrong answer and the mistakes told by it, the failed checks grouped by cause.
+JUDGE = HANDOUT_CODE.parent / "judge"
 MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
            "check_child.py": HANDOUT_CODE / "check_child.py",
            "check_siblings.py": HANDOUT_CODE / "check_siblings.py",
-           "check_notebook.py": HANDOUT_CODE / "check_notebook.py",
-           "check_forms.py": HANDOUT_CODE / "check_forms.py",
-           "check_calls.py": HANDOUT_CODE / "check_calls.py",
-           "check_module.py": HANDOUT_CODE / "check_module.py",
-           "check_answers.py": HANDOUT_CODE / "check_answers.py",
-           "check_properties.py": HANDOUT_CODE / "check_properties.py",
-           "check_causes.py": HANDOUT_CODE / "check_causes.py",
-           "check_narrowing.py": HANDOUT_CODE / "check_narrowing.py",
-           "check_observations.py": HANDOUT_CODE / "check_observations.py",
-           "check_recognisers.py": HANDOUT_CODE / "check_recognisers.py",
-           "check_raised.py": HANDOUT_CODE / "check_raised.py",
-           "check_clock.py": HANDOUT_CODE / "check_clock.py",
-           "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
-           "check_convert.py": INSIDE / "convert.py",
-           "check_ipython_shell.py": INSIDE / "ipython_shell.py",
-           "check_errors.py": INSIDE / "errors.py"}
+           **{f"judge/{path.name}": path for path in sorted(JUDGE.glob("*.py"))}}
 DATA_FOLDER = "check_data"
 
 
@@ -56,6 +41,7 @@ def write_checker(out: Path, course: CourseConfig, variant: Variant | None = Non
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HANDOUT_CODE / "student_check.py", out / CHECKER)
     for name, source in MODULES.items():
+        (out / name).parent.mkdir(exist_ok=True)
         shutil.copyfile(source, out / name)
     return [out / CHECKER, *(out / name for name in MODULES), *write_check_data(out / DATA_FOLDER, course, variant)]
 

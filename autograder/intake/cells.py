@@ -13,8 +13,8 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from autograder.intake.load import SourceFile
-from autograder.handout import check_notebook
-from autograder.handout.check_notebook import raised_note
+from autograder.judge import notebook as check_notebook
+from autograder.judge.notebook import raised_note
 
 
 def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.handout.check_notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
+from autograder.judge.notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
                                                Cell, compile_problem, is_kit_cell, is_nbgrader_test_cell,
                                                is_solution_cell, notebook_cells, plain_v4, skip_note)
-from autograder.handout import check_notebook
-from autograder.intake.syntax import TextMemo
+from autograder.judge import notebook as check_notebook
+from autograder.judge.syntax import TextMemo
 
 MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 
@@ -112,7 +112,7 @@ def _choose(files) -> SourceFile | LoadError:
             loaded.append(SourceFile(stem, found.relpath, source, found.note, flags))
     if len(loaded) == 1 or not any(isinstance(s, SourceFile) for s in loaded):
         return loaded[0]
-    from autograder.handout.check_forms import Form, choose
+    from autograder.judge.forms import Form, choose
 
     forms = [Form(s.filename, s.message if isinstance(s, LoadError) else None,
                   isinstance(s, SourceFile) and has_work(s.source, stem)) for s in loaded]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from autograder.checks.contract import RETURNS
-from autograder.handout import check_forms
-from autograder.intake import syntax
+from autograder.judge import forms as check_forms
+from autograder.judge import syntax
 
 
 def has_work(source: str, stem: str) -> bool:

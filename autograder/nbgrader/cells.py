@@ -126,7 +126,7 @@ def report_lines(results, course, points: float | None = None, earlier=()) -> li
     cause told there is referred to, not told again."""
     from dataclasses import replace
 
-    from autograder.handout.check_causes import plain_lines
+    from autograder.judge.causes import plain_lines
     from autograder.reports.causes import causes
     from autograder.reports.maths import readable
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from autograder.diagnosis.advice import GENERIC_HINT
-from autograder.handout.check_answers import GENERIC_ERROR_HINT
-from autograder.handout.check_causes import Cause, Failure, group_causes
+from autograder.judge.answers import GENERIC_ERROR_HINT
+from autograder.judge.causes import Cause, Failure, group_causes
 from autograder.results import CheckResult
 
 # Hints given whatever the mistake: several checks' messages are told under one of them.

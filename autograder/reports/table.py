@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.handout.check_causes import fits_headline, indented
+from autograder.judge.causes import fits_headline, indented
 from autograder.reports.causes import causes
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 

@@ -28,7 +28,7 @@ from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, R
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
-from autograder.intake.literals import inert_values
+from autograder.sandbox.literals import inert_values
 from autograder.sandbox.inert import InertSession
 from autograder.sandbox.answers import clean, end_text, import_outcome, not_started
 from autograder.sandbox.session import Session

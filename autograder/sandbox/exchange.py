@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from autograder.handout.check_clock import CPU, CallClock
+from autograder.judge.clock import CPU, CallClock
 from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import Budget, Limits, Reason
 from autograder.sandbox.inside.protocol import FrameTimeout

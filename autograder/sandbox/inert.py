@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.intake.literals import UNBOUND
-from autograder.sandbox.inside import convert, protocol
+from autograder.sandbox.literals import UNBOUND
+from autograder.judge import convert
+from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import CallOutcome
 from autograder.sandbox.answers import read_answer
 from autograder.sandbox.validate import check_kind

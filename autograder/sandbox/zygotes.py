@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import os
 
-from autograder.intake.literals import source_texts
+from autograder.sandbox.literals import source_texts
 from autograder.sandbox.outcome import Limits, SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 
@@ -21,7 +21,7 @@ Needs = tuple[bool, bool]      # (torch, matplotlib)
 
 def needs_of(texts: list[str]) -> Needs:
     """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs."""
-    from autograder.intake.syntax import imports_among
+    from autograder.judge.syntax import imports_among
 
     imported = set().union(*(imports_among(text, ("torch", "matplotlib")) for text in texts))
     return "torch" in imported, "matplotlib" in imported

@@ -17,9 +17,9 @@ from autograder.checks.attention import (
 )
 from autograder.checks.attention import mutants as mu
 from autograder.checks.attention import recognisers as own
-from autograder.diagnosis.misconceptions import Misconception, Overrides, low_precision
-from autograder.diagnosis.misconceptions import recognisers as rc
-from autograder.diagnosis.misconceptions.hints import (
+from autograder.checks.misconception import Misconception, Overrides, low_precision
+from autograder.judge import raised as rc
+from autograder.judge.hints import (
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, SCALED_BY_DK, SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, TRUTH_VALUE,

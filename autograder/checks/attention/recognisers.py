@@ -6,5 +6,5 @@ An answer predicate is (answer, expected, ctx, check) -> bool | None (None: comp
 entry's mutants instead); see autograder/diagnosis/misconceptions/entry.py.
 """
 
-from autograder.handout.check_recognisers import (  # noqa: F401 - the catalogue's recognisers
+from autograder.judge.recognisers import (  # noqa: F401 - the catalogue's recognisers
     EXP_OVERFLOW, EXP_UNDERFLOW, softmax_overflows, softmax_underflows)

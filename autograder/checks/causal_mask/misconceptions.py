@@ -12,9 +12,9 @@ import numpy as np
 from autograder.checks.attention import mutants as attention_mutants
 from autograder.checks.causal_mask import CAUSAL, CAUSAL_BATCHED, CAUSAL_OUTPUT, CAUSAL_WEIGHTS, CREATE
 from autograder.checks.causal_mask import mutants as mu
-from autograder.diagnosis.misconceptions import Misconception, Overrides, low_precision
-from autograder.diagnosis.misconceptions import recognisers as rc
-from autograder.diagnosis.misconceptions.hints import (
+from autograder.checks.misconception import Misconception, Overrides, low_precision
+from autograder.judge import raised as rc
+from autograder.judge.hints import (
     KEYS_NOT_TRANSPOSED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, NO_SCALING, RETURNS_SWAPPED, SCALED_BY_DK,
     SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, WRONG_AXIS,
 )

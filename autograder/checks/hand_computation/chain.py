@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.handout.check_answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
+from autograder.judge.answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
 from autograder.diagnosis.explain import Diagnosis, candidates
 from reference.attention import softmax
 

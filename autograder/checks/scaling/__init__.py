@@ -17,11 +17,11 @@ from typing import Annotated
 
 from autograder.checks.base import Check, Context, compare_property
 from autograder.config.constraints import Constraints
-from autograder.handout import figure_reading
+from autograder.judge import figure_reading
 from autograder.checks.scaling.precise import precise_run
 from autograder.checks.exercise import Exercise, WrittenQuestion
 # The comparisons are shared with the handout's check.py: one verdict on the student's laptop and here.
-from autograder.handout.check_properties import Reseeded
+from autograder.judge.properties import Reseeded
 
 # 500 trials keep every entropy / max weight at least 7 standard deviations of the experiment's own noise
 # inside STAT_ATOL of the large reference run (1000 were 9; the cost is the student's, per submission).

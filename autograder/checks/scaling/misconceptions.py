@@ -16,7 +16,7 @@ from autograder.checks.scaling import (
 )
 from autograder.checks.scaling import mutants as mu
 from autograder.checks.scaling import recognisers as rc
-from autograder.diagnosis.misconceptions import Misconception, Overrides
+from autograder.checks.misconception import Misconception, Overrides
 
 STATISTICS = (EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MAX_WEIGHT, EXPERIMENT_OTHER_DIMS)
 # The seed and n_trials checks end by judging the std of one run: a wrong std fails them too.

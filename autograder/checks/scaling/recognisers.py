@@ -9,7 +9,7 @@ entry's mutants instead). An error predicate is (RaisedError) -> bool. See
 autograder/diagnosis/misconceptions/entry.py.
 """
 
-from autograder.handout.check_raised import EMPTY_WORDS, no_trial_error  # noqa: F401 - the catalogue's
-from autograder.handout.check_recognisers import (  # noqa: F401 - the catalogue's recognisers
+from autograder.judge.raised import EMPTY_WORDS, no_trial_error  # noqa: F401 - the catalogue's
+from autograder.judge.recognisers import (  # noqa: F401 - the catalogue's recognisers
     dims_ignored, n_trials_ignored, n_trials_off_by_one, never_scaled, scaled_by_d, seed_ignored, std_pattern,
     variance_reported)

@@ -54,15 +54,19 @@ def _load_private(name: str, folder: str = HERE):
     return module
 
 
-def _load_handout_module(name: str, **siblings):
-    """A module the handout ships beside check.py (autograder/handout/), which imports its
-    siblings by their handout names (check_errors, ...): given the modules loaded here."""
-    sys.modules.update(siblings)
-    try:
-        return _load_private(name, os.path.join(os.path.dirname(os.path.dirname(HERE)), "handout"))
-    finally:
-        for sibling in siblings:
-            sys.modules.pop(sibling, None)
+def _load_judge(*names: str) -> list:
+    """Modules of the judge (autograder/judge/: kit-free, the grader's and check.py's), loaded from
+    its folder as a package of a private name, so that their imports of one another work and
+    nothing of the kit becomes importable. Loaded before the jail hides the folder."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(HERE)), "judge")
+    name = f"{PRIVATE_PREFIX}_judge"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+    return [importlib.import_module(f"{name}.{module}") for module in names]
 
 
 # ====================================================================== the zygote
@@ -307,17 +311,15 @@ def main() -> None:
     paths.strip_kit_from_imports()
     modules = {"numpy": _import_or_say(ctrl_fd, "numpy")}    # the protocol's framing needs it
     PROTOCOL = _load_private("protocol")
-    convert = _load_private("convert")
+    convert, errors, ipython, notebook, torch_module = _load_judge("convert", "errors", "ipython_shell", "notebook",
+                                                                   "torch_module")
     KERNEL = _load_private("kernel")
     JAIL = _load_private("jail")
     JAIL.K = KERNEL
     guard = _load_private("guard")
-    errors = _load_private("errors")
-    ipython = _load_private("ipython_shell")
     worker = _load_private("child")
     # check.py's child runs a notebook's cells with this loop too, and builds a torch module with this code.
-    worker.configure(NOTEBOOK=_load_handout_module("check_notebook", check_errors=errors, check_ipython_shell=ipython),
-                     MODULE=_load_handout_module("check_module", check_convert=convert))
+    worker.configure(NOTEBOOK=notebook, MODULE=torch_module)
     CHILD = _load_private("monitor")
     warm = _load_private("warm_up")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from autograder.diagnosis.misconceptions import hints, recognisers
+from autograder.judge import hints, raised, recognisers
 
 Overrides = Callable[[], dict]
 
@@ -64,4 +64,4 @@ class Misconception:
 def low_precision(stem: str, checks: tuple, overrides: Overrides) -> Misconception:
     """The entry "computed in a 16-bit float" of an exercise, on `checks`, with `overrides` its example."""
     return Misconception("low_precision_dtype", stem, hints.LOW_PRECISION_HINT, overrides, checks,
-                         matches=recognisers.low_precision, raises=recognisers.low_precision_error)
+                         matches=recognisers.low_precision, raises=raised.low_precision_error)

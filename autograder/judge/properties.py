@@ -14,12 +14,8 @@ import math
 
 import numpy as np
 
-if __package__:              # the grader's
-    from . import figure_reading
-    from .check_answers import Reseeded, weights_problem  # noqa: F401 - Reseeded: the scaling checks' answer
-else:                        # the handout's, beside check_answers.py
-    import figure_reading
-    from check_answers import Reseeded, weights_problem  # noqa: F401
+from . import figure_reading
+from .answers import Reseeded, weights_problem  # noqa: F401 - Reseeded: the scaling checks' answer
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")

@@ -26,7 +26,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from autograder.intake.syntax import is_main_guard, parse
+from autograder.judge.syntax import is_main_guard, parse
 
 # Modules every zygote has imported: importing one binds a name and runs nothing new.
 QUIET_MODULES = frozenset({"math", "numpy"})

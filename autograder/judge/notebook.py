@@ -27,11 +27,7 @@ from pathlib import Path
 
 # The sandbox's stand-ins for IPython and its reading of an error: the grader's in the kit; beside
 # check.py in the handout (as check_*.py), which is also how the sandbox's zygote gives them.
-if __package__:              # the grader's
-    from autograder.sandbox.inside import errors, ipython_shell
-else:                        # the handout's, beside check.py; the sandbox zygote's
-    import check_errors as errors
-    import check_ipython_shell as ipython_shell
+from . import errors, ipython_shell
 
 _BODY_RUNS = ipython_shell.CELL_MAGICS_IN_NAMESPACE | ipython_shell.CELL_MAGICS_IN_FUNCTION
 

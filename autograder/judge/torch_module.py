@@ -13,10 +13,7 @@ zygote gives it). The handout ships this file as check_module.py.
 
 from __future__ import annotations
 
-if __package__:              # the grader's
-    from autograder.sandbox.inside import convert
-else:                        # the handout's, beside check.py; the sandbox zygote's
-    import check_convert as convert
+from . import convert
 
 
 class CannotLoad(convert.BadReturn):

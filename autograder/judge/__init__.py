@@ -1,0 +1,1 @@
+"""The judge: the grader's own judgement, kit-free, the bottom floor of the kit."""
