@@ -38,7 +38,7 @@ from judge.answers import decode, encode  # noqa: E402
 from judge.clock import CallClock  # noqa: E402
 from judge.forms import stub_names  # noqa: E402
 from judge.notebook import run_cells  # noqa: E402
-from check_runner import (DATA, EVENT, WALL_FACTOR, call_limit, counted_files, load_arrays, load_spec,  # noqa: E402
+from unjailed import (DATA, EVENT, WALL_FACTOR, call_limit, counted_files, load_arrays, load_spec,  # noqa: E402
                           read_exercise)
 
 INSTALL = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu (or: conda install "

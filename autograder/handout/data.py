@@ -38,7 +38,7 @@ from autograder.judge.observations import Observer
 from autograder.judge.raised import RECOGNISERS as RAISED_RECOGNISERS
 from autograder.judge.raised import operation_kind
 from autograder.judge.recognisers import RECOGNISERS
-from autograder.handout.check_runner import FORMAT
+from autograder.handout.unjailed import FORMAT
 from autograder.variants.draw import Variant
 
 # The draw the data comes from: the course's own numbers, or a student's variant (their id).

@@ -34,13 +34,13 @@ from types import SimpleNamespace
 HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
-    import check_runner
+    import unjailed as check_runner
     import check_siblings
     from judge import calls as check_calls
 else:
     from autograder.judge import calls as check_calls
 
-    from . import check_runner, check_siblings
+    from . import check_siblings, unjailed as check_runner
 FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
 
 USAGE = __doc__.split("\n\n")[1]

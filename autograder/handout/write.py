@@ -24,7 +24,7 @@ CHECKER = "check.py"
 # counts, a check's status when a call gave no answer, the comparisons and properties, what is seen
 # in a wrong answer and the mistakes told by it, the failed checks grouped by cause.
 JUDGE = HANDOUT_CODE.parent / "judge"
-MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
+MODULES = {"unjailed.py": HANDOUT_CODE / "unjailed.py",
            "check_child.py": HANDOUT_CODE / "check_child.py",
            "check_siblings.py": HANDOUT_CODE / "check_siblings.py",
            **{f"judge/{path.name}": path for path in sorted(JUDGE.glob("*.py"))}}
