@@ -10,6 +10,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable, Iterator, Literal
 
+from autograder.judge import points
+
 # passed: full points. failed: the answer is wrong. error: the code raised, hung or crashed.
 # not_implemented: the stub is untouched. missing: no file for this exercise.
 Status = Literal["passed", "failed", "error", "not_implemented", "missing"]
@@ -117,7 +119,7 @@ class ExerciseResult:
 
     @property
     def score(self) -> float:
-        return sum(c.score for c in self.checks)
+        return points.added(c.score for c in self.checks)
 
     @property
     def max_score(self) -> float:

@@ -1158,9 +1158,9 @@ def test_notebook_cells_run_in_order_and_a_raising_cell_is_skipped(sandbox):
 
 
 def test_a_cell_that_runs_out_of_memory_ends_the_run_in_the_grader_and_in_check_py(sandbox, tmp_path):
-    """Both run a notebook's cells with one loop (check_notebook.run_cells): memory running out, as
+    """Both run a notebook's cells with one loop (notebook.run_cells): memory running out, as
     torch says it, is not a scratch cell's error to run past, in the grader's child or check.py's."""
-    from autograder.judge import notebook as check_notebook
+    from autograder.judge import notebook
 
     torch_says = ("raise RuntimeError(\"[enforce fail at alloc_cpu.cpp:117] . DefaultCPUAllocator: can't allocate "
                   "memory: you tried to allocate 800000000000 bytes.\")\n")
@@ -1173,7 +1173,7 @@ def test_a_cell_that_runs_out_of_memory_ends_the_run_in_the_grader_and_in_check_
     assert "exceeded the memory limit of 512 MB" in o.message and "cell 2, line 1" in o.message, o.message
     namespace: dict = {}
     with pytest.raises(RuntimeError, match="can't allocate memory"):
-        check_notebook.run_cells(cells, namespace, str(tmp_path / "attention.ipynb"), {})
+        notebook.run_cells(cells, namespace, str(tmp_path / "attention.ipynb"), {})
     assert "np" in namespace and "after" not in namespace
 
 

@@ -21,8 +21,8 @@ import numpy as np
 from autograder.judge.answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
 # And so is what a check that tests a property with code finds wrong (check_properties.py).
 from autograder.judge.properties import PROPERTIES
-# A torch module is built and loaded as the grader builds a student's (check_module.py).
-from autograder.judge import torch_module as check_module
+# A torch module is built and loaded as the grader builds a student's (torch_module.py).
+from autograder.judge import torch_module
 
 if TYPE_CHECKING:   # the course's types are made from the exercises, whose checks these are
     from autograder.config.course import CourseConfig, Tolerance
@@ -162,7 +162,7 @@ class ReferenceImplementation:
 
         cls = self.__getattr__(class_name)
         forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.asarray(mask))}
-        out, weights = check_module.forward(cls, class_name, list(init_args), {}, state,
+        out, weights = torch_module.forward(cls, class_name, list(init_args), {}, state,
                                             [torch.from_numpy(np.asarray(x))], forward_kwargs)
         return out.detach().double().numpy(), weights.detach().double().numpy()
 

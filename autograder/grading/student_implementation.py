@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.checks.base import RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
-from autograder.judge import calls as check_calls
+from autograder.judge import calls
 from autograder.intake.stubs import stubs
 from autograder.sandbox.outcome import Reason
 
@@ -81,7 +81,7 @@ class StudentImplementation:
         if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
         if outcome.status == "bad_return" and outcome.dtype == "NoneType":
-            stub = check_calls.stub_returned_none(name, outcome.dtype, stubs(self._source, self._stem))
+            stub = calls.stub_returned_none(name, outcome.dtype, stubs(self._source, self._stem))
             if stub is not None:
                 raise StudentCallError(name, "not_implemented", stub)
         if outcome.reason == Reason.REFUSED:
@@ -90,7 +90,7 @@ class StudentImplementation:
             raise StudentCallError(name, "grader_error", f"the grader could not run {name} ({message}); "
                                                          f"it is graded again on the next run")
         text = {
-            "missing": check_calls.missing(self._filename, name, self._defined_in_skipped.get(name)),
+            "missing": calls.missing(self._filename, name, self._defined_in_skipped.get(name)),
             "raised": f"{name} raised {message}",
             "timeout": f"{name} did not return within the time limit ({message})",
             "crashed": f"{name} crashed the process: {message}",

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
-from autograder.intake.candidates import ambiguous, candidate_sources, the_better
+from autograder.intake.candidates import ambiguous, as_graded, candidate_sources, the_better
 from autograder.intake.cells import open_session
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
@@ -23,7 +23,8 @@ from autograder.checks.base import (Check, Context, ReferenceImplementation, Stu
                                     rng_for)
 from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
-from autograder.judge import calls as check_calls
+from autograder.judge import calls
+from autograder.judge import forms, points
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.grading.student_implementation import StudentImplementation
@@ -117,19 +118,13 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     alternative = getattr(loaded, "alternative", None)
     if alternative is None:
         return first
-    if course.both_forms == "py":
-        return replace(first, note=f"{first.note}; the course grades the .py file")
-    if course.both_forms == "best" and first.score >= first.max_score:
-        return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
-                                   f"{alternative.filename} was not graded")
+    alone = forms.unless_both(course.both_forms, as_graded(first), alternative.filename)
+    if alone is not None:
+        return replace(first, note=alone)
     second = _grade_form(stem, alternative, course, sandbox, only, variant)
     second = replace(_flag_published(second, course) if variant is not None else second, flags=first.flags)
-    if course.both_forms == "ipynb":
-        return replace(second, note=f"{first.note}; the course grades the notebook")
-    keep = second if second.score > first.score else first
-    return replace(keep, note=(f"{first.note}: both were graded, {first.graded_file} {first.score:g}/"
-                               f"{first.max_score:g} and {second.graded_file} {second.score:g}/{second.max_score:g}; "
-                               f"the better, {keep.graded_file}, counts"))
+    keep, note = forms.of_both(course.both_forms, as_graded(first), as_graded(second))
+    return replace((first, second)[keep], note=note)
 
 
 def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
@@ -240,7 +235,7 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     def result(status, message="", found=None, reason=""):
         if diagnoses is not None:
             diagnoses[check.id] = found
-        score = cfg.points if status == "passed" else 0.0
+        score = points.earned(status, cfg.points)
         # the hint and the ids recorded come from one value: every hint shown is counted
         advice = decide_advice(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, advice.text,
@@ -250,7 +245,7 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     try:
         answer = check.run(student, inputs)
     except StudentCallError as err:
-        status = check_calls.check_status(err.status)
+        status = calls.check_status(err.status)
         found = None
         if err.error is not None and course.hints != "off":
             from autograder.diagnosis.explain import diagnose_error
@@ -263,8 +258,8 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     ctx = Context(course=course, inputs=inputs, dtypes=set(student.dtypes))
     try:
         problems = check.compare(answer, expected, ctx)
-    except check_calls.COMPARISON_ERRORS as err:
-        problems = [check_calls.not_comparable(err)]
+    except calls.COMPARISON_ERRORS as err:
+        problems = [calls.not_comparable(err)]
     if not problems:
         return result("passed")
     if answers is not None:

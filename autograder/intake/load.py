@@ -3,7 +3,7 @@
 Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
 notebook's cells, source, whether it is a solution cell) and the concatenation of those cells as
 the source. A cell that is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`,
-`np.exp?`) becomes what IPython runs (autograder/handout/check_notebook.py), as in Jupyter's Run All. A
+`np.exp?`) becomes what IPython runs (autograder/handout/notebook.py), as in Jupyter's Run All. A
 scratch cell (not a solution cell) that does not compile even so is left out with a note; a
 solution cell that does not compile makes the file a LoadError naming cell and line. A notebook
 is read in a bounded child (autograder/intake/bounded.py): JSON, nbformat and IPython's
@@ -19,10 +19,9 @@ from pathlib import Path
 from autograder.judge.notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
                                                Cell, compile_problem, is_kit_cell, is_nbgrader_test_cell,
                                                is_solution_cell, notebook_cells, plain_v4, skip_note)
-from autograder.judge import notebook as check_notebook
+from autograder.judge import notebook
+from autograder.judge.reading import MAX_BYTES, text_of, too_big
 from autograder.judge.syntax import TextMemo
-
-MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 
 
 class NotebookSource(str):
@@ -136,32 +135,18 @@ def read_source(path: Path, stem: str) -> str | LoadError:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            return LoadError(stem, name, _too_big(name, size))
+            return LoadError(stem, name, too_big(name, size))
         data = path.read_bytes()
     except OSError as err:
         return LoadError(stem, name, f"{name} cannot be read: {err.strerror or err}")
     return source_from_bytes(data, name, path.suffix, stem)
 
 
-def _too_big(name: str, size: int) -> str:
-    return (f"{name} is {size / 1e6:.1f} MB or more; the limit is {MAX_BYTES / 1e6:.0f} MB "
-            f"(clear the notebook's outputs and submit again)")
-
-
 def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
     """The Python source of a file's bytes (a notebook's code cells), or why there is none."""
-    if len(data) > MAX_BYTES:
-        return LoadError(stem, name, _too_big(name, len(data)))
-    if not data.strip():
-        return LoadError(stem, name, f"{name} is empty")
-    if b"\x00" in data:
-        return LoadError(stem, name, f"{name} is a binary file, not Python source or a notebook")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
-                                     f"save it as UTF-8")
+    text = text_of(data, name)
+    if isinstance(text, tuple):
+        return LoadError(stem, name, text[0])
     if suffix.lower() == ".ipynb":
         return _notebook_source(text, name, stem)
     problem = _python_problem(text, name)
@@ -252,8 +237,8 @@ def _cell_from(plain: dict) -> Cell:
 
 def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
     """The cells that compile, joined; a scratch cell that does not is left out with a note
-    (check_notebook.compiled_cells: the handout's check.py reads notebooks with it too)."""
-    kept, skipped, left_out = check_notebook.compiled_cells(cells, name, syntax_problem)
+    (notebook.compiled_cells: the handout's check.py reads notebooks with it too)."""
+    kept, skipped, left_out = notebook.compiled_cells(cells, name, syntax_problem)
     if kept is None:
         return LoadError(stem, name, skipped)
     return NotebookSource.join(kept, skipped, left_out)

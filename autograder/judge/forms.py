@@ -1,28 +1,38 @@
-"""Which file of an exercise counts, `attention.py` or `attention.ipynb`: the grader's rule, and
-the handout's check.py's.
+"""Which file of an exercise counts: the grader's rule and check.py's, decided here once, from
+names, sources and scores (the callers read the bytes; this module reads no file).
 
-An untouched stub never wins over work: a graded function whose body does nothing (a docstring,
-`pass`, `...`, `return` or `return None`, `raise NotImplementedError`) is a stub, and so is a graded
-constant still None. With one form holding work, that form is graded; with both holding work,
-both are graded and the better counts; with neither, the .py. A file that cannot be read (it does
-not compile, is not a notebook, ...) is not the stub either: beside an untouched stub it is graded,
-its error named; beside work it is passed over with a note. Which file was saved last plays no
-part (Jupyter's autosave would decide it).
+Names: `attention.py` and `attention.ipynb` are an exercise's forms; without the exact name, a
+near miss (`attention (1).py`, `Attention-v2.py`) is graded as it and said; several near misses
+of one form are each graded and the better counts (`named`, `candidates`, `the_better`). Hidden
+files, zip and editor litter are nobody's work (`ignored`).
 
-Kit-free (the standard library only): the grader's intake (autograder/intake/load.py, stubs.py)
-and the handout's check.py (as check_forms.py) decide with this one module.
+Forms: an untouched stub never wins over work. A graded function whose body does nothing (a
+docstring, `pass`, `...`, `return` or `return None`, `raise NotImplementedError`) is a stub, and so
+is a graded constant still None. With one form holding work, that form is graded; with both
+holding work, the course's `both_forms` says which counts: both graded and the better kept
+("best"), or always one form ("py", "ipynb") (`choose`, `unless_both`, `of_both`); with neither,
+the .py. A file that cannot be read (it does not compile, is not a notebook, ...) is not the stub
+either: beside an untouched stub it is graded, its error named; beside work it is passed over
+with a note. Which file was saved last plays no part (Jupyter's autosave would decide it).
+
+Kit-free (the standard library only): the grader's intake (autograder/intake/files.py, load.py,
+candidates.py) and grading (grading/submission.py), and the handout's check.py, decide with it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
-from typing import Callable, Collection
+from pathlib import PurePath
+from typing import Callable, Collection, Iterable, Sequence
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
+SUFFIXES = (".py", ".ipynb")     # an exercise's forms, <stem>.py or <stem>.ipynb, the .py first
 BOTH_FORMS = "both_forms"        # intake.Flag values: both forms hold work / the other form is a stub
 STUB_SKIPPED = "stub_skipped"
+CANDIDATES_GRADED = 4            # near misses graded at most, each: a folder of twenty copies costs no more
 
 
 def has_work(source: str, graded: Collection[str], parse: Callable[[str], ast.Module] = ast.parse) -> bool:
@@ -89,7 +99,7 @@ def _is_not_implemented(exc) -> bool:
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
-# ---------------------------------------------------------------- the rule
+# ---------------------------------------------------------------- which form
 
 @dataclass(frozen=True)
 class Form:
@@ -129,3 +139,130 @@ def choose(forms: list[Form]) -> Choice:
         return Choice(py, note=f"both {py.filename} and {nb.filename} are untouched stubs; graded {py.filename}")
     keep, stub = (nb, py) if nb.work else (py, nb)
     return Choice(keep, note=f"{stub.filename} is an untouched stub; graded {keep.filename}", flag=STUB_SKIPPED)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One file of an exercise as graded: its points of its maximum, its note, and whether every
+    check of it was unanswered (an untouched stub)."""
+    filename: str
+    score: float
+    max_score: float
+    note: str = ""
+    untouched: bool = False
+
+
+def unless_both(policy: str, first: Graded, other: str) -> str | None:
+    """Where both forms hold work and the first (the .py) is graded: its note when the other form,
+    `other`, is not graded too (the course grades the .py file, or, keeping the better, the first
+    has full marks); None when it is."""
+    if policy == "py":
+        return f"{first.note}; the course grades the .py file"
+    if policy == "best" and first.score >= first.max_score:
+        return f"{first.note}; {first.filename} has full marks, so {other} was not graded"
+    return None
+
+
+def of_both(policy: str, first: Graded, second: Graded) -> tuple[int, str]:
+    """Both forms graded: which counts (0 the .py, 1 the notebook) by the course's `both_forms`, and
+    the note that says so."""
+    if policy == "ipynb":
+        return 1, f"{first.note}; the course grades the notebook"
+    keep = 1 if second.score > first.score else 0
+    return keep, (f"{first.note}: both were graded, {first.filename} {first.score:g}/{first.max_score:g} and "
+                  f"{second.filename} {second.score:g}/{second.max_score:g}; the better, "
+                  f"{(first, second)[keep].filename}, counts")
+
+
+# ---------------------------------------------------------------- names
+
+IGNORED_NAMES = {"__MACOSX", "__pycache__", "Thumbs.db", "desktop.ini", "Icon\r"}
+BACKUP_SUFFIXES = (".bak", ".orig", ".swp", ".swo", ".tmp", ".pyc")
+
+
+def ignored(name: str) -> bool:
+    """Not part of anyone's work: hidden files, zip and OS litter, editor backups."""
+    return (name.startswith(".") or name in IGNORED_NAMES or name.endswith("~")
+            or (name.startswith("#") and name.endswith("#")) or name.lower().endswith(BACKUP_SUFFIXES))
+
+
+_COPY = re.compile(r"\s*\(\d+\)$")                                    # "attention (1)"
+_VERSION = re.compile(r"(?:[_\s]*(?:v|ver|version)?[_\s]*\d+|[_\s]+(?:final|copy|new|old))$")
+
+
+def normal_stem(filename: str) -> str:
+    """The stem a file name most likely meant: lower case, '-' and spaces as '_', no copy
+    counter or trailing version. `Attention-v2 (1).py` -> `attention`."""
+    suffix = PurePath(filename).suffix
+    base = filename[: -len(suffix)] if suffix else filename
+    base = _COPY.sub("", base.strip()).lower()
+    base = re.sub(r"[-\s]+", "_", base).strip("_")
+    for _ in range(3):          # "attention_v2_final"
+        shorter = _VERSION.sub("", base).strip("_")
+        if shorter == base or not shorter:
+            break
+        base = shorter
+    return base
+
+
+@dataclass(frozen=True)
+class Named:
+    """Which of a folder's names are an exercise's: per form found (the .py first) the name and
+    its note; or why none is (`problem`), with `ambiguous` the near misses of one form when several
+    could be meant (each is then graded, the better counting: `candidates`, `the_better`)."""
+    files: tuple[tuple[str, str], ...] = ()
+    problem: str = ""
+    ambiguous: tuple[str, ...] = ()
+
+
+def near_misses(stem: str, names: Iterable[str], suffix: str, folders: Collection[str] = ()) -> list[str]:
+    """The names that could mean `stem` + `suffix`. A folder named like a file is not one."""
+    return [n for n in names if n.lower().endswith(suffix) and normal_stem(n) == stem and n not in folders]
+
+
+def named(stem: str, names: Sequence[str], folders: Collection[str] = (), where: str = "",
+          listed_only: int | None = None, inside: str = "the submission") -> Named:
+    """The files of `names` (a folder's, none `ignored`; `folders`: those that are folders) that are
+    `stem`'s. `where`: the folder's path inside the submission ("" its top), which notes name;
+    `listed_only`: the folder held more entries than this, and only the first were listed;
+    `inside`: where a missing file is said to be missing from."""
+    prefix = f"{where}/" if where else ""
+    chosen: list[tuple[str, str]] = []
+    for suffix in SUFFIXES:
+        exact = f"{stem}{suffix}"
+        near = near_misses(stem, names, suffix, folders)
+        if exact in near:
+            chosen.append((exact, ""))
+        elif len(near) == 1:
+            chosen.append((near[0], f"no {exact} was found, so {prefix}{near[0]} was graded as {exact}; "
+                                    f"name it {exact} next time"))
+        elif len(near) > 1:
+            listed = ", ".join(prefix + n for n in near)
+            return Named(problem=f"no {exact}, and several files could be meant: {listed}; keep one and name it "
+                                 f"{exact}", ambiguous=tuple(near))
+    if chosen:
+        return Named(files=tuple(chosen))
+    others = [prefix + n for n in names if normal_stem(n) == stem or normal_stem(n).startswith(stem)]
+    why = f"no {stem}.py or {stem}.ipynb in {inside}"
+    if others:
+        why += f" (found {', '.join(others[:5])}: submit the .py or .ipynb file itself)"
+    elif listed_only is not None:
+        why += f" (the folder holds more than {listed_only} entries; only the first were looked at)"
+    return Named(problem=why)
+
+
+def candidates(stem: str, names: Sequence[str], folders: Collection[str] = ()) -> tuple[str, ...]:
+    """Every name that could be `stem`'s, where `named` found several (each is graded, the better
+    counts): () when more than CANDIDATES_GRADED (left ambiguous)."""
+    near = [n for suffix in SUFFIXES for n in near_misses(stem, names, suffix, folders)]
+    return () if len(near) > CANDIDATES_GRADED else tuple(near)
+
+
+def the_better(stem: str, graded: Sequence[Graded]) -> tuple[int, str]:
+    """Of the files that could each be `stem`'s, all graded: which counts (its index) and the note.
+    On a tie, a file whose every check is unanswered (an untouched stub) never beats one that
+    answered or broke (the student's work, its error named); then the first in name order."""
+    best = max(range(len(graded)), key=lambda i: (graded[i].score, not graded[i].untouched))
+    scores = ", ".join(f"{g.filename} {g.score:g}/{g.max_score:g}" for g in graded)
+    return best, (f"several files could be {stem}'s: all were graded ({scores}); the better, "
+                  f"{graded[best].filename}, counts; keep one and name it {stem}.py or {stem}.ipynb")
