@@ -375,7 +375,7 @@ def test_the_cli_writes_a_handout(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
-    assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.py")) == sorted(
         [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", *MODULES])
 
 

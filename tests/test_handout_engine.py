@@ -45,36 +45,36 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     assert (handout / "check.py").read_bytes() == (HANDOUT_CODE / "student_check.py").read_bytes()
     for name, source in MODULES.items():
         assert (handout / name).read_bytes() == source.read_bytes(), name
+    # the judge, whole, and nothing else of the kit
+    judge = KIT_ROOT / "autograder" / "judge"
+    assert sorted(p.name for p in (handout / "judge").glob("*.py")) == sorted(p.name for p in judge.glob("*.py"))
+    assert {p.name for p in handout.glob("*.py")} == {"check.py", "unjailed.py"} | {f"{s}.py" for s in COURSE.exercises}
     # and the grader decides with those very modules
+    import autograder.grading.student_implementation as student_implementation
+    import autograder.grading.submission as submission
     import autograder.intake.cells as cells
     import autograder.intake.load as load
     import autograder.intake.stubs as stubs
-    import autograder.grading.student_implementation as student_implementation
-    import autograder.grading.submission as submission
-    from autograder.judge import calls as check_calls, forms as check_forms, notebook as check_notebook
+    from autograder.judge import calls, forms, notebook
 
-    assert load.notebook_cells is check_notebook.notebook_cells and load.Cell is check_notebook.Cell
-    assert submission.check_calls is student_implementation.check_calls is check_calls
-    assert cells.raised_note is check_notebook.raised_note
-    assert stubs.check_forms is check_forms
-    assert "choose(forms)" in Path(load.__file__).read_text()
-    # the sandbox's child runs a notebook's cells with check_notebook's loop, which its zygote loads
+    assert load.notebook_cells is notebook.notebook_cells and load.Cell is notebook.Cell
+    assert submission.calls is student_implementation.calls is calls
+    assert cells.raised_note is notebook.raised_note and stubs.forms is forms and submission.forms is forms
+    # the sandbox's child runs a notebook's cells with the judge's loop, and builds a student's torch
+    # module with its code: its zygote loads the judge's own files
     inside = KIT_ROOT / "autograder" / "sandbox" / "inside"
     assert "NOTEBOOK.run_cells(" in (inside / "child.py").read_text()
-    assert '_load_handout_module("check_notebook"' in (inside / "zygote.py").read_text()
-    # and builds a student's torch module, and loads the check's weights into it, with check_module
     assert "MODULE.forward(" in (inside / "child.py").read_text()
-    assert '_load_handout_module("check_module"' in (inside / "zygote.py").read_text()
-    assert "check_notebook.skipped_definitions(" in Path(cells.__file__).read_text()
+    assert '"notebook",' in (inside / "zygote.py").read_text() and '"torch_module"' in (inside / "zygote.py").read_text()
 
 
 def test_the_handouts_code_imports_nothing_of_the_kit_and_never_forks(handout):
     """Kit-free (the standard library, numpy, torch, matplotlib, IPython's transformer, the
-    handout's own modules) and the same on Linux, macOS and Windows: children are subprocesses,
+    handout's own modules and its judge/) and the same on Linux, macOS and Windows: children are subprocesses,
     never fork or a multiprocessing start method that differs between systems."""
-    own = {p.stem for p in handout.glob("*.py")}
+    own = {p.stem for p in handout.glob("*.py")} | {"judge"}
     allowed = {"numpy", "torch", "matplotlib", "IPython", "nbformat", *own, *sys.stdlib_module_names}
-    for path in handout.glob("*.py"):
+    for path in handout.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else

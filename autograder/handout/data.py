@@ -160,7 +160,7 @@ def exercise_data(stem: str, course: CourseConfig, variant: Variant | None = Non
     return ({"format": FORMAT, "variant": variant.student if variant else VARIANT,
              "seed": variant.seed if variant else course.seed, "exercise": stem,
              "title": course.exercises[stem].title, "limits": limits, "checks": checks,
-             "hidden": hidden, "graded": list(RETURNS.get(stem, ())),
+             "hidden": hidden, "graded": list(RETURNS.get(stem, ())), "both_forms": course.both_forms,
              "hand_values_later": stem == "hand_computation"}, arrays.arrays)
 
 

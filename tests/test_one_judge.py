@@ -1,0 +1,196 @@
+"""One judge, two drivers: which file and form count, and the verdict on every visible check, are
+decided by autograder/judge/ alone; the grader (`attnkit grade`) and the handout's check.py both
+ask it. (a) its rules, as pure functions of names and scores; (b) both drivers, on the same
+folders, for courses that grade both forms and keep the better, always the .py, always the
+notebook, with near-miss names, and with per-student variants: check.py run as a student runs it
+(a Python that sees numpy, torch and matplotlib but not the kit), the grader as the instructor
+runs it (`attnkit grade`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.checks import check_ids
+from autograder.config import KIT_ROOT, load_course
+from autograder.handout.write import write_handout
+from autograder.judge import forms
+
+COURSE = load_course(known_checks=check_ids())
+SOLUTION = KIT_ROOT / "solutions" / "attention.py"
+BUGGY_PY = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "no_scaling.py"
+CORRECT_NB = KIT_ROOT / "tests" / "corpus" / "attention" / "correct" / "ho2_nb_magics.ipynb"
+BUGGY_NB = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "transpose_all_axes__ho_nb.ipynb"
+
+
+# ---------------------------------------------------------------- (a) the rules, once
+
+def test_a_near_miss_is_graded_as_the_exercise_and_said():
+    found = forms.named("attention", ["Attention-v2.py", "check.py", "notes.txt"])
+    assert found.files == (("Attention-v2.py", "no attention.py was found, so Attention-v2.py was graded as "
+                                               "attention.py; name it attention.py next time"),)
+    assert forms.named("attention", ["attention (1).py", "attention.py"]).files == (("attention.py", ""),)
+
+
+def test_several_near_misses_are_each_graded_and_the_better_counts():
+    names = ["Attention-v2.py", "attention (1).py", "attention.ipynb"]
+    found = forms.named("attention", names)
+    assert found.ambiguous == ("Attention-v2.py", "attention (1).py") and not found.files
+    assert forms.candidates("attention", names) == ("Attention-v2.py", "attention (1).py", "attention.ipynb")
+    assert forms.candidates("attention", [f"attention ({n}).py" for n in range(5)]) == ()     # past the limit
+    graded = [forms.Graded("Attention-v2.py", 3, 13), forms.Graded("attention (1).py", 13, 13)]
+    assert forms.the_better("attention", graded)[0] == 1
+    # a tie: an untouched stub never beats work, then the first in name order
+    tie = [forms.Graded("a.py", 0, 13, untouched=True), forms.Graded("b.py", 0, 13), forms.Graded("c.py", 0, 13)]
+    assert forms.the_better("attention", tie)[0] == 1
+
+
+def test_a_folder_is_not_a_file_and_a_missing_one_is_said_where():
+    assert forms.named("attention", ["attention.py"], folders={"attention.py"}).problem.startswith(
+        "no attention.py or attention.ipynb in the submission")
+    assert "in my folder (found attention.txt" in forms.named("attention", ["attention.txt"], inside="my folder").problem
+
+
+@pytest.mark.parametrize("policy, graded_too, counts", [("best", True, 1), ("py", False, 0), ("ipynb", True, 1)])
+def test_both_forms_by_the_courses_rule(policy, graded_too, counts):
+    py, nb = forms.Graded("attention.py", 3, 13, "both hold work"), forms.Graded("attention.ipynb", 13, 13)
+    alone = forms.unless_both(policy, py, nb.filename)
+    assert (alone is None) == graded_too
+    if graded_too:
+        assert forms.of_both(policy, py, nb)[0] == counts
+    # the better form with full marks: the other is not graded at all
+    assert forms.unless_both("best", dataclasses.replace(py, score=13), nb.filename).endswith(
+        "attention.py has full marks, so attention.ipynb was not graded")
+    assert forms.of_both("best", dataclasses.replace(nb, score=3), dataclasses.replace(py, score=3))[0] == 0
+
+
+# ---------------------------------------------------------------- (b) the grader and check.py, one judge
+
+# folder -> (its files over a handout whose attention files are removed, the file that counts per policy)
+CASES = {
+    "buggy py, correct notebook": ({"attention.py": BUGGY_PY, "attention.ipynb": CORRECT_NB},
+                                   {"best": "attention.ipynb", "py": "attention.py", "ipynb": "attention.ipynb"}),
+    "correct py, buggy notebook": ({"attention.py": SOLUTION, "attention.ipynb": BUGGY_NB},
+                                   {"best": "attention.py", "py": "attention.py", "ipynb": "attention.ipynb"}),
+    "a near miss alone": ({"attention (1).py": SOLUTION}, {policy: "attention (1).py" for policy in ("best", "py", "ipynb")}),
+    "two near misses": ({"Attention-v2.py": BUGGY_PY, "attention (1).py": SOLUTION},
+                        {policy: "attention (1).py" for policy in ("best", "py", "ipynb")}),
+}
+
+
+def _course_file(tmp: Path, policy: str, variants: bool = False) -> Path:
+    text = (KIT_ROOT / "course.yml").read_text().replace("\nboth_forms: best", f"\nboth_forms: {policy}")
+    assert f"\nboth_forms: {policy}" in text
+    path = tmp / f"course-{policy}{'-variants' * variants}.yml"
+    path.write_text(text + ("\nvariants:\n  enabled: true\n" if variants else ""))
+    return path
+
+
+def _student_folder(handout: Path, folder: Path, files: dict[str, Path]) -> Path:
+    shutil.copytree(handout, folder)
+    for form in ("attention.py", "attention.ipynb"):
+        (folder / form).unlink()
+    for name, source in files.items():
+        shutil.copyfile(source, folder / name)
+    return folder
+
+
+def _check_py(python: Path, folder: Path, stem: str) -> tuple[dict, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(python), "check.py", stem, "--json", "results.json"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    exercise = json.loads((folder / "results.json").read_text())["exercises"][stem]
+    return {"file": exercise["file"], "checks": {c["id"]: (c["status"], c["score"], c["hint"])
+                                                 for c in exercise["checks"]}}, done.stdout
+
+
+def _scores_aside(note: str) -> str:
+    return re.sub(r"\d+(\.\d+)?/\d+(\.\d+)?", "#/#", note)
+
+
+def _attnkit_grade(class_dir: Path, course: Path, out: Path) -> dict[str, dict]:
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(class_dir), "--course", str(course),
+                           "--out", str(out), "--layout", "folders", "--no-preflight"],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    graded = {}
+    for record in (out / "results").glob("*.json"):
+        exercises = json.loads(record.read_text())["extra_data"]["result"]["exercises"]
+        graded[record.stem] = {e["stem"]: {"file": e["graded_file"], "note": e["note"], "checks": {
+            c["check_id"]: (c["status"], c["score"], c["hint"]) for c in e["checks"] if not c.get("hidden")}}
+            for e in exercises}
+    return graded
+
+
+@pytest.mark.parametrize("policy", ["best", "py", "ipynb"])
+def test_the_grader_and_check_py_count_the_same_file_and_give_the_same_verdicts(policy, kit_free_python,
+                                                                                tmp_path):
+    course = dataclasses.replace(COURSE, both_forms=policy)
+    handout = tmp_path / "handout"
+    write_handout(handout, course)
+    class_dir = tmp_path / "class"
+    folders = {name: _student_folder(handout, class_dir / name.replace(" ", "_").replace(",", ""), files)
+               for name, (files, _) in CASES.items()}
+    graded = _attnkit_grade(class_dir, _course_file(tmp_path, policy), tmp_path / "out")
+    for name, folder in folders.items():
+        mine, printed = _check_py(kit_free_python, folder, "attention")
+        theirs = graded[folder.name]["attention"]
+        counts = CASES[name][1][policy]
+        assert mine["file"] == theirs["file"] == counts, (name, mine["file"], theirs["file"], printed)
+        assert mine["checks"] == theirs["checks"], (name, {i: (v, theirs["checks"].get(i))
+                                                           for i, v in mine["checks"].items()
+                                                           if v != theirs["checks"].get(i)})
+        # and check.py says why that file counts in the grader's words (its scores: of the visible checks)
+        said = next(line for line in printed.splitlines() if line.startswith("  checked from "))
+        assert _scores_aside(said.split(": ", 1)[1]) in _scores_aside(theirs["note"]), (said, theirs["note"])
+
+
+def test_a_course_that_grades_the_py_file_is_followed_by_check_py(kit_free_python, tmp_path):
+    """both_forms: py, a buggy attention.py beside a correct attention.ipynb: the .py counts."""
+    handout = tmp_path / "handout"
+    write_handout(handout, dataclasses.replace(COURSE, both_forms="py"))
+    folder = _student_folder(handout, tmp_path / "student", CASES["buggy py, correct notebook"][0])
+    mine, printed = _check_py(kit_free_python, folder, "attention")
+    assert "attention (attention.py): 3/9 visible checks passed" in printed, printed
+    assert "checked from attention.py: both attention.py and attention.ipynb hold work; the course grades the " \
+           ".py file" in printed, printed
+
+
+def test_a_near_miss_name_is_found_and_graded_by_check_py(kit_free_python, tmp_path):
+    """Only `attention (1).py` (the solution): graded as attention.py, as the grader grades it."""
+    handout = tmp_path / "handout"
+    write_handout(handout, COURSE)
+    folder = _student_folder(handout, tmp_path / "student", {"attention (1).py": SOLUTION})
+    mine, printed = _check_py(kit_free_python, folder, "attention")
+    assert "attention (attention (1).py): 9/9 visible checks passed" in printed, printed
+    assert "no attention.py was found, so attention (1).py was graded as attention.py" in printed, printed
+
+
+def test_with_variants_each_student_is_checked_and_graded_on_their_own_numbers(kit_free_python, tmp_path):
+    """A handout per student (their numbers, their seeds): check.py there gives the grader's verdict on
+    that student's visible checks, the hand computation's consistency aside (its values are graded
+    after hand-in)."""
+    from autograder.variants import variant_for
+
+    course = dataclasses.replace(COURSE, variants=dataclasses.replace(COURSE.variants, enabled=True))
+    class_dir = tmp_path / "class"
+    folders = {}
+    for student, files in (("ada", {"attention (1).py": SOLUTION}), ("ben", {"attention.py": BUGGY_PY,
+                                                                             "attention.ipynb": CORRECT_NB})):
+        handout = tmp_path / f"handout-{student}"
+        write_handout(handout, course, variant=variant_for(course, student))
+        folders[student] = _student_folder(handout, class_dir / student, files)
+    graded = _attnkit_grade(class_dir, _course_file(tmp_path, "best", variants=True), tmp_path / "out")
+    for student, folder in folders.items():
+        mine, _ = _check_py(kit_free_python, folder, "attention")
+        theirs = graded[student]["attention"]
+        assert (mine["file"], mine["checks"]) == (theirs["file"], theirs["checks"]), student
