@@ -24,7 +24,8 @@ from typing import Any, Iterator
 
 from autograder.sandbox.exchange import (Child, Deadline, Expired, Sent, capture_file, init_frame, receive_answer,
                                          send_request)
-from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
@@ -43,16 +44,15 @@ class Sandbox:
     child per stem of a submission. Use from one thread; several Sandboxes can run at once."""
 
     def __init__(self, limits: Limits | None = None, *, blocked: tuple[str, ...] = (),
-                 hide: tuple[str, ...] = (), stems: tuple[str, ...] | None = None,
+                 hide: tuple[str, ...] = (), stems: tuple[str, ...] = (),
                  startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False):
         """`blocked`: more top-level module names a submission may not import. `hide`: kept for
         callers; with the jail nothing outside the interpreter is in a child's view anyway.
+        `stems`: the exercises' names: a file may import one only where its session provides it.
         `require_isolation`: raise SandboxError unless the jail holds (`attnkit grade`)."""
         self.limits = limits or Limits()
         self.blocked = tuple(blocked)
         self.hide = tuple(hide)
-        if stems is None:   # the exercises' stems: importing one not provided is refused by name
-            from autograder.checks.contract import STEMS as stems
         self.stems = tuple(stems)
         self._closed = False
         self.zygotes = Zygotes(self.limits, startup_timeout)   # numpy-only, and torch / matplotlib when needed

@@ -14,7 +14,8 @@ import numpy as np
 
 from autograder.sandbox.answers import ANSWERED, clean, read_answer
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.outcome import CallOutcome, Limits, Reason
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import CallOutcome, Reason
 from autograder.sandbox.inside.protocol import TensorArg
 from autograder.sandbox.validate import check_kind
 

@@ -13,7 +13,8 @@ from typing import Any, Iterable
 import os
 
 from autograder.sandbox.literals import source_texts
-from autograder.sandbox.outcome import Limits, SandboxError
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 
 Needs = tuple[bool, bool]      # (torch, matplotlib)

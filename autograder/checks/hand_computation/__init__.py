@@ -7,13 +7,10 @@ one slip carried through).
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import numpy as np
 
 from autograder.checks.base import Check, Context, array_problem
-from autograder.config.constraints import Constraints
-from autograder.diagnosis import observations
+from autograder.judge import observations
 from autograder.checks.exercise import Exercise
 
 
@@ -87,15 +84,13 @@ EXERCISE = Exercise(
     observe={"part_a": observations.hand_values(), "part_b": observations.hand_values(prefix="CSM_")},
     pictures={"part_a.weights": "weights", "part_b.weights": "weights"},
     catalogue=f"{__name__}.misconceptions",
-    # course.yml's `tolerances.hand`: the absolute error allowed per entry of a hand answer
-    tolerances={"hand": (Annotated[float, Constraints(gt=0, lt=1)], 0.006)},
     hooks=("hand_answers",),
     together=lambda found, record, expected_of: _chain().explain_together(found, record, expected_of, KEY_NAMES),
 )
 
 
 def _chain():
-    """chain.py, imported where a hand answer failed (it imports the diagnosis)."""
+    """chain.py, imported where a hand answer failed (only that needs it)."""
     from autograder.checks.hand_computation import chain
 
     return chain
