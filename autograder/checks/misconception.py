@@ -14,6 +14,10 @@ An entry names the checks it applies to by the check objects of its exercise (or
 an id may stop at a task, "attention.softmax", to mean all of that task's checks). A hint says
 what went wrong, where to look, and gives a nudge; it never holds code to copy. The grader
 puts a sentence about what it saw in the student's answer before it.
+
+`candidates(check)`: the entries that apply to a check; `Diagnosis`: the entries that explain an
+answer, with what was seen in it (autograder/diagnosis/explain.py finds them; an exercise that
+weighs its answers together, the hand computation's chain, makes them too).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from autograder.judge import hints, raised, recognisers
+from autograder.judge.answers import hint_text
 
 Overrides = Callable[[], dict]
 
@@ -65,3 +70,26 @@ def low_precision(stem: str, checks: tuple, overrides: Overrides) -> Misconcepti
     """The entry "computed in a 16-bit float" of an exercise, on `checks`, with `overrides` its example."""
     return Misconception("low_precision_dtype", stem, hints.LOW_PRECISION_HINT, overrides, checks,
                          matches=recognisers.low_precision, raises=raised.low_precision_error)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What explains a wrong answer: the entries that fit, what was seen in it, and their hints."""
+    ids: tuple[str, ...]           # the misconceptions that fit (empty: none fits, the hint is an observation)
+    observation: str = ""          # what was seen in the answer ("position 0 attends to position 3")
+    hints: tuple[str, ...] = ()    # each fitting misconception's hint, in the order of `ids`
+    lead: str = ""                 # for an error: what was raised, said before the hints
+
+    @property
+    def hint(self) -> str:
+        """What a student is shown for a visible check: the observation, then the mistake(s) (check.py
+        says it with the same function)."""
+        return hint_text(self.observation, self.hints, self.lead)
+
+
+def candidates(check) -> list[Misconception]:
+    """The entries of the check's exercise that apply to it."""
+    from autograder.checks import EXERCISES
+
+    exercise = EXERCISES.get(check.exercise)
+    return [m for m in exercise.misconceptions if m.applies_to(check.id)] if exercise else []

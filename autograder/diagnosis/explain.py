@@ -26,37 +26,16 @@ import numpy as np
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
-from autograder.judge.answers import hint_text, raised_lead, with_dtype
+from autograder.judge.answers import raised_lead, with_dtype
 from autograder.judge.narrowing import kept, right_functions, variant_ruled_out
 from autograder.judge.raised import explaining, operation_kind
 from autograder.judge.recognisers import low_precision_dtype
-from autograder.checks.misconception import Misconception
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    ids: tuple[str, ...]           # the misconceptions that fit (empty: none fits, the hint is an observation)
-    observation: str = ""          # what was seen in the answer ("position 0 attends to position 3")
-    hints: tuple[str, ...] = ()    # each fitting misconception's hint, in the order of `ids`
-    lead: str = ""                 # for an error: what was raised, said before the hints
-
-    @property
-    def hint(self) -> str:
-        """What a student is shown for a visible check: the observation, then the mistake(s) (check.py
-        says it with the same function)."""
-        return hint_text(self.observation, self.hints, self.lead)
+from autograder.checks.misconception import Diagnosis, Misconception, candidates
 
 
 def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
     """The entry's hint, with the dtype named where the hint speaks of it (check.py names it so too)."""
     return with_dtype(mis.hint, low_precision_dtype(ctx, answer) if ctx is not None else None)
-
-
-def candidates(check: Check) -> list[Misconception]:
-    from autograder.checks import EXERCISES
-
-    exercise = EXERCISES.get(check.exercise)
-    return [m for m in exercise.misconceptions if m.applies_to(check.id)] if exercise else []
 
 
 # ---------------------------------------------------------------- running implementations (cached)

@@ -7,7 +7,7 @@ Its checks and descriptor are here; beside them, the mistakes it recognises: mis
 from __future__ import annotations
 
 from autograder.checks.base import Check, compare_arrays, compare_property
-from autograder.diagnosis import observations
+from autograder.judge import observations
 from autograder.checks.exercise import PAIR, Exercise, WrittenQuestion
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from autograder.judge.answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
-from autograder.diagnosis.explain import Diagnosis, candidates
+from autograder.checks.misconception import Diagnosis, candidates
 from reference.attention import softmax
 
 # name -> (part, the answer it is computed from (None: the inputs), how)

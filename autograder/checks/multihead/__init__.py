@@ -11,7 +11,7 @@ import numpy as np
 
 from autograder.checks.base import Check, compare_arrays, compare_property
 from autograder.checks.masks import padding_mask, random_mask
-from autograder.diagnosis import observations
+from autograder.judge import observations
 from autograder.checks.exercise import PAIR, Exercise
 
 
