@@ -102,7 +102,7 @@ def cmd_handout(args, console: Console) -> int:
     from autograder.handout.write import HandoutError, write_handout
 
     if args.roster:
-        from autograder.variants.commands import handouts_per_student
+        from autograder.handout.per_student import handouts_per_student
 
         return handouts_per_student(args, course, console)
     return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,

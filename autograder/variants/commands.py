@@ -1,6 +1,7 @@
 """The instructor's and the student's commands for variants: `attnkit variants --roster ROSTER.csv`
-(each student's numbers and answer key), `attnkit handout OUT --roster ROSTER.csv` (a handout per
-student) and `attnkit practice hand_computation` (fresh numbers to drill on)."""
+(each student's numbers and answer key) and `attnkit practice hand_computation` (fresh numbers to
+drill on). A handout per student (`attnkit handout OUT --roster ROSTER.csv`) is the handout's:
+autograder/handout/per_student.py."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def roster_ids(path: Path) -> list[tuple[str, "Person"]]:
     return [(p.key, p) for p in people]
 
 
-def _enabled(course: CourseConfig, console: "Console") -> bool:
+def enabled(course: CourseConfig, console: "Console") -> bool:
     if not course.variants.enabled:
         console.print("[red]course.yml: variants are not enabled[/] (add `variants: {enabled: true}`; "
                       "docs/variants.md)")
@@ -88,7 +89,7 @@ def cmd_variants(args, console: "Console") -> int:
     from autograder.variants.draw import VariantError
 
     course = load_course(args.course, known_checks=check_ids())
-    if not _enabled(course, console):
+    if not enabled(course, console):
         return 2
     try:
         rows = listing(course, [student for student, _ in roster_ids(args.roster)])
@@ -108,28 +109,4 @@ def cmd_variants(args, console: "Console") -> int:
 
         write_atomic(Path(args.json), json.dumps({"course": course.course, "students": rows}, indent=1) + "\n")
         console.print(f"[dim]wrote {args.json} (every student's key: keep it from students)[/]")
-    return 0
-
-
-def handouts_per_student(args, course: CourseConfig, console: "Console") -> int:
-    """`attnkit handout OUT --roster ROSTER.csv`: OUT/<student>/, each the handout with that student's numbers."""
-    from autograder.intake.roster import RosterError
-    from autograder.handout.write import HandoutError, write_handout
-    from autograder.variants import variant_for
-    from autograder.variants.draw import VariantError
-
-    if not _enabled(course, console):
-        return 2
-    out = Path(args.out)
-    try:
-        students = roster_ids(args.roster)
-        if out.is_dir() and any(out.iterdir()) and not args.force:
-            raise HandoutError(f"{out} is not empty; give a new folder, or --force to overwrite the handouts in it")
-        written = [path for student, _ in students
-                   for path in write_handout(out / student, course, force=True, variant=variant_for(course, student))]
-    except (RosterError, RosterIdError, HandoutError, VariantError) as err:
-        console.print(str(err), style="red", markup=False)
-        return 2
-    console.print(f"wrote {len(students)} handouts ({len(written)} files) into {out}/<student>/: give each student "
-                  f"their folder; `python check.py` there checks against their own numbers (docs/variants.md)")
     return 0
