@@ -1,4 +1,4 @@
-"""The comparison every array check makes (handout/check_answers.py, shared with the handout's
+"""The comparison every array check makes (judge/answers.py, shared with the handout's
 check.py): its fast closeness test is numpy's isclose wherever it is used, and the verdict alone
 that diagnosis asks of mutants' answers (arrays_agree, compare_arrays' `agrees`) is the
 comparison's own."""

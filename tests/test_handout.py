@@ -160,7 +160,7 @@ import json, runpy, subprocess, sys
 started = []
 class Recorded(subprocess.Popen):
     def __init__(self, cmd, *args, **kwargs):
-        student_file = next(arg for arg in cmd[2:] if arg.endswith((".py", ".ipynb")))   # cmd[1]: check_child.py
+        student_file = next(arg for arg in cmd[2:] if arg.endswith((".py", ".ipynb")))   # cmd[1]: unjailed.py
         started.append([student_file.rsplit("/", 1)[-1], "numpy" in sys.modules, "--nice" in cmd])
         super().__init__(cmd, *args, **kwargs)
 subprocess.Popen = Recorded
@@ -264,7 +264,7 @@ for _ in range(30):             # a slow, busy computer: 7 s of wall time, well 
 def test_the_limits_count_cpu_time_as_the_graders_do(tmp_path):
     """An import that takes longer than its limit in wall time but not in CPU time (a busy or slow
     computer) is not stopped; a call that sleeps makes no progress and is stopped after its limit,
-    as the grader's sandbox stops it (check_clock)."""
+    as the grader's sandbox stops it (judge/clock.py)."""
     limits = dataclasses.replace(COURSE.limits, import_timeout=1.0, call_timeout=1.0, wall_factor=20.0)
     out = tmp_path / "handout"
     write_handout(out, dataclasses.replace(COURSE, limits=limits))
@@ -356,7 +356,7 @@ def _body_lines(module: Path) -> set[str]:
             for stmt in body:
                 for number in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
                     text = lines[number - 1].strip()
-                    # an import says which library, not how: check_convert.py imports what a figure is too
+                    # an import says which library, not how: the judge's convert.py imports what a figure is too
                     if len(text) >= 30 and not text.startswith(("#", '"', "'", "return (", "raise ", "import ",
                                                                 "from ")):
                         out.add(text)

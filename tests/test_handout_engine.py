@@ -493,7 +493,7 @@ def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folder
 
 
 def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_python):
-    """One loop runs a notebook's cells on both sides (check_notebook.run_cells): the same cells
+    """One loop runs a notebook's cells on both sides (the judge's notebook.run_cells): the same cells
     skipped, named and explained alike, as Jupyter's Run All goes past them, and full marks."""
     folder = folders["notebook run as jupyter runs it"]
     printed = _run(kit_free_python, folder, "attention").stdout
@@ -518,7 +518,7 @@ def _messages_both_ways(python, folder: Path, stem: str) -> tuple[dict, dict]:
 
 def test_a_module_that_cannot_take_the_checks_weights_fails_as_in_the_grader(folders, kit_free_python):
     """nn.Linear(..., bias=False): there is no W_q.bias to load the check's weights into. Both sides
-    build the module with check_module: the module's checks fail (not an error of the student's
+    build the module with the judge's torch_module: the module's checks fail (not an error of the student's
     code), with the grader's sentence."""
     mine, graded = _messages_both_ways(kit_free_python, folders["linear layers without bias"], "multihead")
     module_checks = sorted(i for i in graded if ".MultiHeadAttention." in i)

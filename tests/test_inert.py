@@ -1,4 +1,4 @@
-"""A file that only binds literals is read, not run (autograder/intake/literals.py says which,
+"""A file that only binds literals is read, not run (autograder/sandbox/literals.py says which,
 autograder/sandbox/inert.py answers for it): the grade is the one a child gives, message for
 message, and anything that is not plainly a literal runs in a child as before.
 

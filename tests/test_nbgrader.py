@@ -47,7 +47,7 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     from autograder.handout.write import MODULES
 
     assert sorted(p.name for p in source.iterdir()) == sorted(
-        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *MODULES,
+        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *{m.split("/")[0] for m in MODULES},
                                                     "attnkit_tests.py", "attnkit_tests.json"])
     assert tmp_path / "nbgrader_config.py" in written and (tmp_path / COURSE_FILE).is_file()
     for stem in course.exercises:
@@ -461,6 +461,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
         assert not [cid for cid in hidden_ids if cid in text]
     assert "np.max(x, axis=axis, keepdims=True)" not in (release / "attention.ipynb").read_text()
     assert "0.7071" not in (release / "hand_computation.ipynb").read_text()
+    assert (release / "check.py").is_file() and (release / "judge" / "forms.py").is_file()   # the checker, whole
 
     # a class of three
     source = root / "source" / ASSIGNMENT

@@ -1,4 +1,4 @@
-"""autograder.intake.syntax: parsing that survives CPython 3.11's thread-unsafe AST construction."""
+"""autograder.judge.syntax: parsing that survives CPython 3.11's thread-unsafe AST construction."""
 
 from __future__ import annotations
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-# What differs and where is said by the student's own checker (the handout's check_answers.py): a
+# What differs and where is said by the student's own checker (the judge's answers.py): a
 # student reads the same sentence on their laptop as in the grader's feedback.
 from autograder.judge.answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
-# And so is what a check that tests a property with code finds wrong (check_properties.py).
+# And so is what a check that tests a property with code finds wrong (the judge's properties.py).
 from autograder.judge.properties import PROPERTIES
 # A torch module is built and loaded as the grader builds a student's (torch_module.py).
 from autograder.judge import torch_module
@@ -205,7 +205,7 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
 
 
 def compare_property(name: str, params: Callable[["Context", Any], dict]):
-    """A compare by a property tested with code (check_properties.PROPERTIES[name]) with the parameters
+    """A compare by a property tested with code (the judge's properties.PROPERTIES[name]) with the parameters
     `params(ctx, expected)` gives. Its `property` and `params` attributes are for the handout's
     checker, which applies the same property with those parameters written into its data."""
 

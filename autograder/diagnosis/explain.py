@@ -170,7 +170,7 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     the student's code reported), in the same kind of operation (a product, or another: torch
     words a failed broadcast the same in both). The same type alone proves nothing: `.T` on a
     batch and a softmax without keepdims raise ValueError too. A message that matches only with its numbers
-    masked counts when exactly one entry fits that way (check_raised.explaining: check.py decides
+    masked counts when exactly one entry fits that way (the judge's raised.explaining: check.py decides
     with it too). Nothing fits: None (a generic hint)."""
     def raised_by(mis: Misconception, torch: bool):
         if mis.matches is not None:          # told by its answer: no raised error explains it
@@ -310,7 +310,7 @@ def _ruled_out(mis: Misconception | None, explained: Check, record: Record, righ
 
 class _MutantEvidence:
     """What one variant of a mistake does on the student's checks, its functions `set_aside` left
-    right (check_narrowing.Evidence): the grader runs it."""
+    right (the judge's narrowing.Evidence): the grader runs it."""
 
     def __init__(self, mis: Misconception, n: int, overrides: dict, record: Record, expected_of):
         self.mis, self.n, self.overrides, self.record, self.expected_of = mis, n, overrides, record, expected_of

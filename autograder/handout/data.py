@@ -7,7 +7,7 @@ calls may take as an argument (merge_heads(split_heads(x))) and the check may un
 keep (the scaling experiment's runs). A check compared with an answer ships the right answer and
 the answers of the known mistakes; a check that tests a property with code (no_future, the scaling
 experiment, the figure, the module's structure) ships the property's name and its parameters, which
-check.py applies with check_properties.py, the grader's own code for them; where the grader names
+check.py applies with judge/properties.py, the grader's own code for them; where the grader names
 its mistakes by comparing arrays (`Check.match`), what that comparison needs as well ("match").
 
 What is written is only what a student may see: nothing of a hidden check, no reference code, and
@@ -271,10 +271,10 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     (each written as `as_data` makes it; none when the check compares no answer with a mutant's,
     `compared` False).
     An entry recognised by a property of the answer is named by its recogniser, which check.py
-    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in.
+    applies with judge/recognisers.py; one whose recogniser is not there is named after hand-in.
     What its mutants raise on these inputs is shipped as (type, message, the kind of operation
     that raised, torch-written or not), and the recogniser of an error's words by its name
-    (check_raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
+    (judge/raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
     names from the answer as the grader does."""
     from autograder.diagnosis.explain import _agrees, candidates, mutant_answers
     from autograder.diagnosis.mutant_raised import raised_at
@@ -308,7 +308,7 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
 def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays,
                as_data=_as_arrays) -> dict:
     """What each known mistake's variants do on this check, with the functions the student may get
-    right set aside (check_narrowing.py: check.py rules out explanations with it, as the grader
+    right set aside (judge/narrowing.py: check.py rules out explanations with it, as the grader
     does): per mistake id its variants' functions done wrong, and per set of functions set aside
     ("," joined) whether the variant fails the check, raises, or its answer (written as `as_data`)
     when that is not the right one. Nothing is said where it leaves the check right."""

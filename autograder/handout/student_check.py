@@ -58,12 +58,12 @@ shipped = unjailed.judge      # the judge's modules, imported when first needed 
 
 
 def comparisons():
-    """check_answers and check_properties (the comparisons with answers, the properties tested with code)."""
+    """The judge's answers and properties (the comparisons with answers, the properties tested with code)."""
     return shipped("answers", "properties")
 
 
 def causes_module():
-    """check_causes: the failed checks grouped by cause, as the grader's pages group them."""
+    """The judge's causes: the failed checks grouped by cause, as the grader's pages group them."""
     return shipped("causes")
 
 
@@ -77,8 +77,8 @@ def comparisons_ahead() -> None:
 
 
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None = None):
-    """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer.
-    `carried`: one dict for a file's hand checks (check_answers.judge_hand). An answer the
+    """The check's Outcome (the judge's answers.Outcome) from the child's event and its saved answer.
+    `carried`: one dict for a file's hand checks (answers.judge_hand). An answer the
     comparison cannot take apart fails with a sentence, as in the grader (judge/calls.py)."""
     try:
         return judge_answer(check, event, arrays, out_dir, carried)
@@ -100,7 +100,7 @@ def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried:
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
         return answers.judge_hand(check, *answer, carried=carried)
-    if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
+    if check["kind"] == "property":               # tested with the grader's own code, judge/properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
         if not problems:
             return Outcome(check, "passed")
@@ -150,7 +150,7 @@ def agreement(check: dict, arrays: dict):
 
 def without_ruled_out(outcomes: list, arrays: dict) -> list:
     """The outcomes whose hint names several mistakes, without those your other visible results rule
-    out (check_narrowing.py: the grader's rule)."""
+    out (judge/narrowing.py: the grader's rule)."""
     if not any(len(o.mistakes) > 1 for o in outcomes):
         return outcomes
     narrowing, answers = shipped("narrowing"), comparisons()[0]
@@ -172,7 +172,7 @@ def without_ruled_out(outcomes: list, arrays: dict) -> list:
 
 
 def diagnosis():
-    """check_observations, check_recognisers and check_raised: what the grader sees in a wrong
+    """The judge's observations, recognisers and raised: what the grader sees in a wrong
     answer, and the mistakes it tells by a property of the answer or by the words of an error."""
     return shipped("observations", "recognisers", "raised")
 
@@ -266,7 +266,7 @@ def every_check_fails(spec: dict, message: str) -> list:
     """An error Outcome for each check: the file could not be found, read or compiled."""
     try:
         outcome = comparisons()[0].Outcome
-    except ImportError:              # numpy is missing: check_answers needs it
+    except ImportError:              # numpy is missing: the judge's answers needs it
         from types import SimpleNamespace as outcome  # noqa: N813
         return [outcome(check=c, status="error", message=f"numpy is not installed: {INSTALL}", hint="", mistakes=())
                 for c in spec["checks"]]

@@ -742,7 +742,7 @@ class Calls:
             entry["functions"].append(name)
 
     def merge(self, called: dict) -> None:
-        """Calls made by an answer made once and read again (check_child.once_key)."""
+        """Calls made by an answer made once and read again (once_key)."""
         for stem, entry in called.items():
             for name in entry["functions"]:
                 self.record(stem, entry["file"], name, entry["problem"])

@@ -175,8 +175,8 @@ class Outcome:
 
 def error_hint(check: dict, event: dict, recognisers: dict) -> tuple[str, tuple[str, ...]]:
     """The hint of the error your code raised and the ids of the known mistakes that explain it, as
-    the grader decides it (check_raised.explaining): by the error's words (`recognisers`:
-    check_raised.RECOGNISERS), or by what their mutants raised on these inputs; else the generic
+    the grader decides it (raised.explaining): by the error's words (`recognisers`:
+    raised.RECOGNISERS), or by what their mutants raised on these inputs; else the generic
     advice."""
     kind, text = event["raised"]
     error = SimpleNamespace(type=kind, text=text, operation=event.get("operation", ""))
@@ -238,8 +238,8 @@ def hint_for(check: dict, answer, arrays: dict, seen: str = "", ctx=None,
              expected=None, recognisers: dict | None = None, dtype: str | None = None,
              agrees=None) -> tuple[str, tuple[str, ...]]:
     """The hint of a wrong answer, and the ids of the known mistakes that explain it: `seen` (what
-    was seen in the answer, check_observations.py), then their hints. A mistake explains it when
-    its recogniser (by name in `recognisers`, check_recognisers.py) says so, given `ctx` (the check's
+    was seen in the answer, observations.py), then their hints. A mistake explains it when
+    its recogniser (by name in `recognisers`, recognisers.py) says so, given `ctx` (the check's
     `inputs`, the `dtypes` your answers came in) and the `expected` answer, or else when its answer
     on these inputs is yours (`agrees(answer, theirs)`; by default compared as arrays). `dtype`:
     the 16-bit float the answer came in, named where a hint speaks of it (`with_dtype`)."""

@@ -3,11 +3,11 @@ and the handout's check.py's.
 
 A graded name your file does not define, or an answer that is not what the check can read, fails
 the check; a function that raised or did not return is an error; one that raises
-NotImplementedError, or a stub (check_forms.is_stub) that returns None, is "not implemented yet".
+NotImplementedError, or a stub (forms.is_stub) that returns None, is "not implemented yet".
 An answer the comparison cannot take apart fails the check with a sentence, never stops a run.
 
 Kit-free (the standard library only): the grader (autograder/grading/submission.py,
-student_implementation.py) and the handout's check.py (as check_calls.py) decide with this one module.
+student_implementation.py) and the handout's check.py decide with this one module.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def check_status(call_status: str) -> str:
 
 def stub_returned_none(name: str, returned_type: str, stubs: Collection[str]) -> str | None:
     """The "not implemented yet" sentence for a call that returned None from a stub (`stubs`:
-    check_forms.stub_names of the file), else None: a function with work that returns None fails."""
+    forms.stub_names of the file), else None: a function with work that returns None fails."""
     if returned_type == "NoneType" and name in stubs:
         return f"not implemented yet: {name} does nothing yet (its body is only pass, ..., a docstring or return None)"
     return None

@@ -1,7 +1,8 @@
 """Child side: a submission's return value -> plain data of a declared kind.
 
-Runs inside the sandbox child (loaded by the zygote from its file path, without the kit on
-sys.path), so it imports only the standard library, numpy and (lazily) torch/matplotlib.
+Runs inside the sandbox child (the zygote loads the judge from its folder, without the kit on
+sys.path) and check.py's, so it imports only the standard library, numpy and (lazily)
+torch/matplotlib.
 It is a convenience, not a defence: the grader validates whatever arrives again.
 
 Kinds: "array", "float", "float_dict_dict", "figure", and ["tuple", kind, kind, ...].

@@ -1,7 +1,7 @@
 """Child side: an exception raised by student code -> a plain `ErrorInfo` dict and a sentence.
 
 The grader rebuilds `outcome.ErrorInfo` from the dict and checks every field again.
-Loaded inside the zygote from its file path: standard library only.
+Loaded inside the zygote from the judge's folder, and in check.py's child: standard library only.
 """
 
 from __future__ import annotations

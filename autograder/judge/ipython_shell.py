@@ -1,7 +1,7 @@
 """Child side: the few IPython names a notebook's cells expect, as small stand-ins.
 
 The grader hands a child notebook cells already transformed by IPython's own input transformer
-(`autograder/handout/check_notebook.py`): `%%time` became `get_ipython().run_cell_magic('time', '', body)`,
+(`notebook.py` beside this file): `%%time` became `get_ipython().run_cell_magic('time', '', body)`,
 `!ls` became `get_ipython().system('ls')`, `x?` became `get_ipython().run_line_magic('pinfo', 'x')`.
 This module answers those calls the way Jupyter's Run All does as far as the cells' definitions
 go: magics that only time or capture run their body (in the user namespace, or, as IPython's
@@ -9,8 +9,8 @@ go: magics that only time or capture run their body (in the user namespace, or, 
 display-only cell magics and every other line magic or shell command do nothing; a cell magic
 that runs another program (`%%bash`) is not run, and the cell is reported as skipped.
 
-Standard library only: loaded inside the zygote from its file path, and imported by the grader
-for its constants.
+Standard library only: loaded inside the zygote from the judge's folder, run in check.py's child
+too, and imported by the grader for its constants.
 """
 
 from __future__ import annotations

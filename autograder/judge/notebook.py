@@ -11,7 +11,7 @@ child and in check.py's child alike; a cell that raises is skipped, as Jupyter r
 named by its number.
 
 Kit-free: the standard library only (IPython's transformer when a cell needs it, nbformat for a
-notebook that is not plain format 4). The handout ships this file as check_notebook.py.
+notebook that is not plain format 4). The sandbox's zygote loads it from the judge's folder.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-# The sandbox's stand-ins for IPython and its reading of an error: the grader's in the kit; beside
-# check.py in the handout (as check_*.py), which is also how the sandbox's zygote gives them.
+# The stand-ins for IPython, and the reading of an error (the sandbox child's too).
 from . import errors, ipython_shell
 
 _BODY_RUNS = ipython_shell.CELL_MAGICS_IN_NAMESPACE | ipython_shell.CELL_MAGICS_IN_FUNCTION
@@ -326,7 +325,7 @@ def skipped_definitions(cells: list[Cell], left_out: list[Cell], raised: list[in
     """name -> the number of a skipped cell that would have defined it: of `left_out` (cells that do
     not compile, compiled_cells) and of `cells` those numbered in `raised` (run_cells skipped them);
     a name defined at the left margin (def, class, an assignment). A check of a name the file does
-    not define says this cell (check_calls.missing), on both sides."""
+    not define says this cell (calls.missing), on both sides."""
     by_index = {c.index: c for c in cells}
     found: dict[str, int] = {}
     for cell in [*left_out, *(by_index[i] for i in raised if i in by_index)]:

@@ -4,7 +4,7 @@ The scaling experiment (statistics within a band around theory or a large refere
 across d, a seed and a number of trials that are really used), the figure's reading, causal
 attention that does not see the future, and the multi-head module's structure.
 autograder/checks/{scaling,causal_mask,multihead}.py compare with `PROPERTIES`, and so does the
-handout's check.py, which holds this file as check_properties.py beside it: one verdict on both
+handout's check.py, which holds this file in judge/ beside it: one verdict on both
 sides. Needs numpy.
 """
 

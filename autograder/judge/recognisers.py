@@ -2,9 +2,9 @@
 statistic that grows like d, runs that do not follow their seed) rather than by one exact wrong
 answer: a softmax's overflow and underflow, numbers computed in low precision, the scaling
 experiment's mistakes (a random experiment's runs are never equal to a mutant's). The grader's
-catalogues name these (autograder/checks/{attention,scaling}/recognisers.py and
-autograder/diagnosis/misconceptions/recognisers.py re-export them) and check.py applies the same
-ones, by the names its check data gives (`RECOGNISERS`). Needs numpy.
+catalogues name these (autograder/checks/<stem>/misconceptions.py, through their exercise's
+recognisers.py) and check.py applies the same ones, by the names its check data gives
+(`RECOGNISERS`). Needs numpy.
 
 A recogniser is (answer, expected, ctx, check) -> bool | None (None: compare with the entry's
 mutants instead); of ctx only `ctx.inputs`, `ctx.dtypes` (the dtypes the answers came in, where
@@ -103,7 +103,7 @@ def _std_close(answer, key: str, target, rel: float) -> bool:
 
 def _judged_result(answer, check):
     """The result whose std a scaling check judges: the answer itself, the seed check's first run,
-    the n_trials check's first run with many trials (check_properties: seed_problems, spread_problems)."""
+    the n_trials check's first run with many trials (properties.py: seed_problems, spread_problems)."""
     try:
         if check.id.endswith(".seed"):
             return answer[0]

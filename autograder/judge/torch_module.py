@@ -6,9 +6,8 @@ handout's check.py build a module with this one function, so a module that canno
 check's weights (not a torch.nn.Module, a parameter missing or of another shape: a layer built with
 `bias=False`) fails the check alike, with the same sentence, instead of raising in one of them.
 
-Kit-free: the standard library, numpy and torch (imported when a module is built). Its sibling is
-the sandbox child's convert.py (check_convert.py beside check.py, which is also how the sandbox's
-zygote gives it). The handout ships this file as check_module.py.
+Kit-free: the standard library, numpy and torch (imported when a module is built). What a module
+returns is read with convert.py beside it, as the sandbox child reads it.
 """
 
 from __future__ import annotations

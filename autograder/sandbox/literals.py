@@ -14,7 +14,7 @@ nothing else. The import lines only bind modules already warm in every zygote, a
 the course does not block. The sandbox answers for such a file without a child
 (autograder/sandbox/inert.py), and `attnkit check` starts no zygote for it.
 
-Imports nothing of the kit but intake/syntax.py (its one parse lock), and not numpy.
+Imports nothing of the kit but the judge's syntax.py (its one parse lock), and not numpy.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def _no_future_run(impl, i):
     return out_a, out_b, weights_a, weights_q
 
 
-# The property is check_properties' (shared with the handout's check.py).
+# The property is the judge's (judge/properties.py, shared with the handout's check.py).
 _no_future_compare = compare_property("no_future", lambda ctx, expected: {"V": ctx.inputs["V"],
                                                                           "changed": ctx.inputs["changed"]})
 

@@ -2,7 +2,7 @@
 causal_attention, each with its mutants (mutants.py here, built on attention's) and its hint.
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ with its example answers (mutants.py here) and its hint; the numbers a little of
 carried through, are told by the answer's properties (recognisers.py here).
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations

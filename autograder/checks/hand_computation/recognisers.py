@@ -2,7 +2,7 @@
 through, told by a property of the answer rather than by one exact wrong answer.
 
 An answer predicate is (answer, expected, ctx, check) -> bool | None; see
-autograder/diagnosis/misconceptions/entry.py.
+autograder/checks/misconception.py.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def _structure_run(impl, i):
     return out, weights, out_b, weights_b
 
 
-# The property is check_properties' (shared with the handout's check.py).
+# The property is the judge's (judge/properties.py, shared with the handout's check.py).
 _structure_compare = compare_property("structure", lambda ctx, expected: {"x_shape": ctx.inputs["x"].shape,
                                                                           "heads": ctx.inputs["init"][1]})
 

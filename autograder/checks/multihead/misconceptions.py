@@ -3,7 +3,7 @@ merge_heads, multi_head_attention and the MultiHeadAttention module, each with i
 (mutants.py here, built on attention's) and its hint.
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations

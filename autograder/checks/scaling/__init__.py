@@ -48,7 +48,7 @@ def _precise_expected(args):
 
 
 def _compare_experiment(args, test: str, stat: str | None = None):
-    """check_properties' test of one run: "plausible", "std", "trend" (of `stat`) or "other" (std and
+    """The judge's test (properties.py) of one run: "plausible", "std", "trend" (of `stat`) or "other" (std and
     the entropy's trend), with the course's tolerances."""
     def params(ctx, expected):
         tol = ctx.course.tolerances.scaling

@@ -3,7 +3,7 @@ its mutants (mutants.py here) and its hint. A random experiment's runs are never
 so most entries are told by a property of the answer (recognisers.py here).
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations

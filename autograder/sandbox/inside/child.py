@@ -198,7 +198,7 @@ class Worker:
 
     def import_cells(self, cells: list) -> dict:
         """The notebook's cells run as Jupyter's Run All runs them, by the loop check.py's child
-        runs too (check_notebook.run_cells): a cell that raises is skipped (and reported)."""
+        runs too (the judge's notebook.run_cells): a cell that raises is skipped (and reported)."""
         self._module()
         try:
             skipped = M.NOTEBOOK.run_cells(cells, self.module.__dict__, self.path, self.files)
