@@ -1,5 +1,5 @@
 """The grader's failed checks grouped by cause, for every page that tells them (terminal, Markdown
-and HTML feedback, Gradescope, nbgrader's cell): the grouping is autograder/judge/causes.py's,
+and HTML feedback, Gradescope, nbgrader's cell): the grouping is autograder/handout/check_causes.py's,
 the one check.py ships, fed with the checks as the student may see them.
 """
 

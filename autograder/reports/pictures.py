@@ -131,7 +131,7 @@ def _plain(a: np.ndarray) -> list[list[float | None]]:
 def render(visual: dict) -> str | None:
     """An inline <svg> element for the picture (None when the data cannot be drawn). Students
     who make the same mistake get the same answer on the same seeded inputs: a picture drawn
-    lately is not drawn again. Remembered by the digest of its data (judge.syntax.TextMemo), at
+    lately is not drawn again. Remembered by the digest of its data (intake.syntax.TextMemo), at
     most DRAWN_KEPT: many pictures kept with their data as keys grew the grader with the class."""
     try:
         text = json.dumps(visual, sort_keys=True, allow_nan=False)
