@@ -74,10 +74,21 @@ def cmd_gradescope(args, console: Console) -> int:
     from autograder.gradescope.settings import GradescopeSettings
 
     settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
-    return _write_and_say(console, lambda: build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"),
-                                                     settings), PackageError,
-                          lambda names: f"wrote {args.zip} ({len(names)} files): upload it as the assignment's "
-                                        f"autograder (docs/gradescope.md)")
+    written = _write_and_say(console, lambda: build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"),
+                                                        settings), PackageError,
+                             lambda names: f"wrote {args.zip} ({len(names)} files); trying it here as Gradescope's "
+                                           f"image build will")
+    if written:
+        return written
+    from autograder.gradescope.package import try_zip
+
+    tried = try_zip(Path(args.zip))     # ready only once its own kit has graded the solutions
+    if not tried.ready:
+        console.print(f"{tried.said}; the autograder is NOT ready (docs/gradescope.md)", style="red", markup=False)
+        return 1
+    console.print(f"{tried.said}. Ready: upload {args.zip} as the assignment's autograder (docs/gradescope.md)",
+                  markup=False, highlight=False)
+    return 0
 
 
 def _write_and_say(console: Console, write, refusal: type[Exception], said) -> int:
@@ -102,9 +113,10 @@ def cmd_handout(args, console: Console) -> int:
     from autograder.handout.write import HandoutError, write_handout
 
     if args.roster:
+        from autograder.frontends.progress import counting_bar
         from autograder.handout.per_student import handouts_per_student
 
-        return handouts_per_student(args, course, console)
+        return handouts_per_student(args, course, console, counting_bar)
     return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,
                           lambda written: f"wrote {len(written)} files into {args.out}: give students this folder; "
                                           f"they run `python check.py` in it (docs/handout.md)")

@@ -118,6 +118,11 @@ class ExerciseResult:
         return replace(self, checks=tuple(c.for_student(show_hidden) for c in self.checks))
 
     @property
+    def handed_in(self) -> bool:
+        """Whether the student handed this exercise in: a check with a status other than "missing"."""
+        return not self.checks or any(c.status != "missing" for c in self.checks)
+
+    @property
     def score(self) -> float:
         return points.added(c.score for c in self.checks)
 

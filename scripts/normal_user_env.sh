@@ -11,7 +11,7 @@
 #   3. copies the working tree into that user's home; there, as that user, makes a standard venv
 #      of their own, installs the kit into it as the README does, and runs the red-team tests
 #      (a hostile class under a memory cap, uploads that attack the grader's own parsers, the venv
-#      locations, zygotes forked from a template).
+#      locations, zygotes forked from a template, nbgrader's shared exchange made for the user).
 # Elsewhere (not root, not Linux) it exits 0 after saying why it skipped.
 # Extra arguments are passed to pytest.
 set -eu
@@ -65,8 +65,22 @@ pins=""
 links="$("$PYTHON" -m pip config get global.find-links 2>/dev/null || true)"
 [ -n "$links" ] && pins="$pins PIP_FIND_LINKS=$links"
 [ -n "${PIP_NO_CACHE_DIR:-}" ] && pins="$pins PIP_NO_CACHE_DIR=$PIP_NO_CACHE_DIR"
+# nbgrader's shared exchange where its docs put it, with a submission in inbound/, owned by the user
+# as an instructor's own exchange is: tests/test_redteam_jail.py checks that a child cannot see it.
+# Made only where there is none, and removed when the suite ends.
+nbgrader_share=/usr/local/share/nbgrader
+if [ ! -e "$nbgrader_share" ]; then
+    submission="$nbgrader_share/exchange/redteam_course/inbound/bob+ps1+2026-03-02 20:00:00.000000 UTC+redteam"
+    mkdir -p "$submission"
+    echo '{"cells": []}' > "$submission/attention.ipynb"
+    chown -R "$USER_NAME" "$nbgrader_share"
+    chmod 0777 "$nbgrader_share/exchange"
+    chmod 0733 "$(dirname "$submission")"
+    trap 'rm -rf "$nbgrader_share"' EXIT
+fi
+set +e
 # shellcheck disable=SC2086
-exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
+runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 LD_LIBRARY_PATH="$libdir" \
     $pins PIP_RETRIES="${PIP_RETRIES:-5}" PIP_DISABLE_PIP_VERSION_CHECK=1 \
     MPLBACKEND=Agg USER_PYTHON="$user_python" sh -euc '
     venv="$HOME/attnkit-venv"
@@ -79,3 +93,4 @@ exec runuser -u "$USER_NAME" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UT
     exec "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/test_redteam_jail.py \
         tests/test_redteam_provided.py tests/test_redteam_bounded.py tests/test_hostile_uploads.py \
         tests/test_interpreter_locations.py "$@"' normal_user_env "$@"
+exit $?

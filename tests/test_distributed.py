@@ -1,5 +1,5 @@
 """`attnkit grade --scheduler`: a class graded on a Dask cluster says exactly what a local run
-says; submissions cross as tar bytes and are loaded on the worker as locally; a worker's answer
+says; submissions cross in the transport's own framing and are loaded on the worker as locally; a worker's answer
 is validated, and the client's memory does not grow with the class.
 
 The cluster test starts a real scheduler and two workers (`dask scheduler`, `dask worker`
@@ -14,6 +14,7 @@ import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -26,7 +27,8 @@ pytest.importorskip("distributed")
 from autograder.checks import check_ids  # noqa: E402
 from autograder.grading.local_grading import grade_class  # noqa: E402
 from autograder.cluster.client import grade_class_on_cluster  # noqa: E402
-from autograder.cluster.transport import PackError, pack_submission, unpack_submission  # noqa: E402
+from autograder.cluster.transport import (MAGIC, MAX_LINK_TEXT, MAX_MEMBERS, MAX_SOURCES,  # noqa: E402
+                                          PackError, pack_submission, unpack_submission)
 from autograder.cluster.validate import BadAnswer, parse_answer  # noqa: E402
 from autograder.cluster.worker import answer_json  # noqa: E402
 from autograder.config import KIT_ROOT, load_course  # noqa: E402
@@ -50,7 +52,9 @@ def course_at(path: Path):
 def _roundtrip(folder: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "unpacked"
     dest.mkdir(parents=True)
-    unpack_submission(pack_submission(folder, STEMS), dest, STEMS)
+    packed = pack_submission(folder, STEMS)
+    assert packed.notes == ()
+    unpack_submission(packed.data, dest, STEMS)
     return dest
 
 
@@ -82,43 +86,107 @@ def test_links_huge_files_mtimes_and_odd_entries_read_the_same(tmp_path):
          "notes.txt"])
     assert (dest / "attention.py").is_symlink() and (dest / "notes.txt").stat().st_size == 0
     assert os.stat(dest / "multihead.py").st_mtime_ns == 1_700_000_000_123_456_789
-    assert b"SECRET" not in pack_submission(src, STEMS)
+    assert b"SECRET" not in pack_submission(src, STEMS).data
 
 
-def _tar(members: list[tuple[str, bytes, bytes]]) -> bytes:
-    """A tar built by hand: (name, type flag, data)."""
-    import io
-    import tarfile
-
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name, kind, data in members:
-            info = tarfile.TarInfo(name)
-            info.type = kind
-            if kind in (tarfile.LNKTYPE, tarfile.SYMTYPE):
-                info.linkname = "attention.py"
-            info.size = len(data) if kind == tarfile.REGTYPE else 0
-            tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
-    return buf.getvalue()
+def test_links_inside_the_folder_are_followed_there_as_here(tmp_path):
+    """A link that stays inside the student's folder is graded through (as intake does locally);
+    a name that is no UTF-8 arrives as it is."""
+    src = tmp_path / "src"
+    (src / "work").mkdir(parents=True)
+    (src / "work" / "attention_v3.py").write_text("def softmax(x, axis=-1):\n    return x\n")
+    (src / "attention.py").symlink_to(Path("work") / "attention_v3.py")
+    (src / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name")
+    dest = _roundtrip(src, tmp_path)
+    assert load_submission(dest) == load_submission(src)
+    assert "return x" in (dest / "attention.py").read_text()
+    assert (dest / os.fsdecode(b"caf\xe9.txt")).exists()
 
 
-@pytest.mark.parametrize("members", [
-    [("../attention.py", b"0", b"x = 1\n")],
-    [("/tmp/attention.py", b"0", b"x = 1\n")],
-    [("sub/attention.py", b"0", b"x = 1\n")],
-    [("attention.py", b"0", b"x"), ("attention.py", b"0", b"y")],
-    [("attention.py", b"0", b"x"), ("causal_mask.py", b"1", b"")],      # a hard link
-    [("a", b"2", b""), ("a/attention.py", b"0", b"x")],               # a file below a link
+def _packed(records: list[tuple[bytes, bytes, bytes]], magic: bytes = MAGIC) -> bytes:
+    """A packed submission made by hand: (kind, name, payload) records, as this test writes them."""
+    out = [magic]
+    for kind, name, payload in records:
+        out.append(struct.pack("!cHqQ", kind, len(name), 1_700_000_000_000_000_000, len(payload)) + name + payload)
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("records", [
+    [(b"f", b"../attention.py", b"x = 1\n")],
+    [(b"f", b"/tmp/attention.py", b"x = 1\n")],
+    [(b"f", b"sub/attention.py", b"x = 1\n")],                       # its folder was not sent first
+    [(b"f", b"attention.py", b"x"), (b"f", b"attention.py", b"y")],
+    [(b"l", b"a", b"attention.py"), (b"f", b"a/attention.py", b"x")],   # a file below a link
+    [(b"f", b"attention\0.py", b"x")],
+    [(b"h", b"attention.py", b"x")],                                   # no such kind
+    [(b"d", b"sub", b"x")],                                            # a folder with content
+    [(b"f", b"notes.txt", b"only names travel for it")],
+    [(b"f", b"attention.py", b"#" * (MAX_BYTES + 1))],
+    [(b"s", b"attention.py", struct.pack("!Q", 10))],                 # "too large" for a small size
+    [(b"l", b"attention.py", b"")],
+    [(b"l", b"attention.py", b"x" * 4096)],
 ])
-def test_unpacking_refuses_what_the_client_never_packs(tmp_path, members):
+def test_unpacking_refuses_what_the_client_never_packs(tmp_path, records):
+    dest = tmp_path / "dest"
+    dest.mkdir()
     with pytest.raises(PackError):
-        unpack_submission(_tar(members), tmp_path, STEMS)
-    assert not (tmp_path.parent / "attention.py").exists()
+        unpack_submission(_packed(records), dest, STEMS)
+    assert not (tmp_path / "attention.py").exists() and not Path("/tmp/attention.py").exists()
 
 
-def test_unpacking_refuses_bytes_that_are_not_a_tar(tmp_path):
+@pytest.mark.parametrize("data", [
+    b"\x80\x04not a packed submission" * 100,
+    _packed([(b"f", b"attention.py", b"x = 1\n")])[:-3],          # cut short
+    _packed([(b"f", b"attention.py", b"x = 1\n")], magic=b"attnkit submission 1\n"),
+])
+def test_unpacking_refuses_bytes_that_are_not_a_packed_submission(tmp_path, data):
     with pytest.raises(PackError):
-        unpack_submission(b"\x80\x04not a tar" * 100, tmp_path, STEMS)
+        unpack_submission(data, tmp_path, STEMS)
+
+
+def test_the_worker_refuses_more_than_one_students_totals(tmp_path):
+    """Totals hold on the worker's side too: entries, and bytes of files and of link text, past what
+    a client sends for one student are refused before they are written."""
+    entries = [(b"o", f"p{i}".encode(), b"") for i in range(MAX_MEMBERS + 1)]
+    source = b"#" * (MAX_BYTES - 100)
+    sources = [(b"f", f"s{i}.py".encode(), source) for i in range(MAX_SOURCES // len(source) + 1)]
+    links = [(b"l", f"l{i}".encode(), b"1" * 4095) for i in range(MAX_LINK_TEXT // 4095 + 1)]
+    for i, records in enumerate((entries, sources, links)):
+        dest = tmp_path / str(i)
+        dest.mkdir()
+        unpack_submission(_packed(records[:-1]), dest, STEMS)      # one fewer: taken
+        dest = tmp_path / f"{i}-over"
+        dest.mkdir()
+        with pytest.raises(PackError):
+            unpack_submission(_packed(records), dest, STEMS)
+
+
+def test_the_client_sends_no_more_than_one_students_totals_and_says_what_it_left_out(tmp_path):
+    """A folder with more entries, link text or source bytes than a student's totals: what is
+    sent stays within them (the worker takes it), and the notes say what was left out."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(4):
+        sub = src / f"d{i}"
+        sub.mkdir()
+        for j in range(MAX_MEMBERS // 4 + 10):
+            (sub / f"l{j:05d}").symlink_to("1" * 4095)
+    source = b"#" * (MAX_BYTES - 100)
+    big = src / "big"
+    big.mkdir()
+    for i in range(MAX_SOURCES // len(source) + 2):
+        (big / f"s{i:02d}.py").write_bytes(source)
+    packed = pack_submission(src, STEMS)
+    said = " ".join(packed.notes)
+    assert f"more than {MAX_MEMBERS} files and folders" in said
+    assert "symbolic links name more than" in said
+    assert ".py and .ipynb files hold more than" in said
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    written = unpack_submission(packed.data, dest, STEMS)
+    assert len(written) == MAX_MEMBERS
+    sent_whole = [n for n in written if n.startswith("big/") and (dest / n).read_bytes() == source]
+    assert len(sent_whole) == MAX_SOURCES // len(source)
 
 
 # ====================================================================== validation of answers

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,7 +138,10 @@ def _root(tmp_path: Path, zip_path: Path) -> Path:
         assert check.returncode == 0, check.stderr
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
                            capture_output=True, text=True, timeout=300)
-    assert setup.returncode == 0 and "ready" in setup.stdout, setup.stderr
+    assert setup.returncode == 0 and "attnkit autograder ready" in setup.stdout, setup.stderr
+    # ready only once the zip's own kit has graded the solutions, at full marks
+    assert re.search(rf"^ok\s+solutions\s+{_course_points():g}/{_course_points():g} in the sandbox", setup.stdout,
+                     re.M), setup.stdout
     shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")   # as Gradescope does
     return root
 
@@ -170,8 +174,10 @@ def test_the_zip_holds_the_scripts_the_kit_the_course_and_exact_pins(autograder_
             "attnkit/autograder/grading/submission.py", "attnkit/reference/attention.py"} <= names
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     assert not any("__pycache__" in n for n in names)
-    # The runner's preflight grades the kit's solutions before the student (autograder.grading.preflight).
-    assert {f"attnkit/solutions/{stem}.py" for stem in ("attention", "multihead")} <= names
+    # setup.sh's doctor and the runner's preflight grade the kit's solutions, where the unpacked kit
+    # looks for them (no course.yml at its root, as an installed kit: autograder/data/solutions).
+    assert {f"attnkit/autograder/data/solutions/{stem}.py" for stem in STEMS} <= names
+    assert not any(n.startswith("attnkit/solutions/") for n in names)
     import numpy
     import pydantic
 
@@ -248,6 +254,34 @@ def test_hidden_checks_follow_the_chosen_visibility(tmp_path):
     hidden_ids = {cid for ex in data["exercises"].values() for cid, c in ex["checks"].items()
                   if isinstance(c, dict) and c.get("hidden")}
     assert {cid for cid, t in _by_id(results).items() if t["visibility"] != "visible"} == hidden_ids
+
+
+def test_the_command_says_ready_only_once_the_zips_kit_graded_the_solutions(tmp_path):
+    course = _small_course(tmp_path)
+    run = _attnkit("--course", str(course), "gradescope", str(tmp_path / "ag.zip"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = run.stdout.replace("\n", " ")
+    full = f"{_course_points():g}"
+    assert f"the zip's kit graded its course's solutions here: {full}/{full} in the sandbox" in said
+    assert said.index(f"{full}/{full}") < said.index("Ready: upload")
+    # solutions that lose points in the zip's sandbox (a limit too tight for right code): said, not ready
+    (tmp_path / "tight").mkdir()
+    tight = _small_course(tmp_path / "tight", limits={"submission_timeout": 0.001})
+    run = _attnkit("--course", str(tight), "gradescope", str(tmp_path / "tight.zip"))
+    assert run.returncode == 1 and "the autograder is NOT ready" in run.stdout + run.stderr, run.stdout
+    assert "solutions" in run.stdout + run.stderr and "Ready: upload" not in run.stdout
+
+
+def test_setup_sh_is_not_ready_without_the_solutions(tmp_path, autograder_zip):
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    with zipfile.ZipFile(autograder_zip) as zf:
+        zf.extractall(root / "source")
+    shutil.rmtree(root / "source" / "attnkit" / "autograder" / "data" / "solutions")
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=_env(root),
+                           capture_output=True, text=True, timeout=300)
+    assert setup.returncode == 1 and "ready" not in setup.stdout
+    assert "holds no solutions to grade; the autograder is NOT ready" in setup.stderr
 
 
 def test_a_course_with_a_mistake_makes_no_zip(tmp_path):

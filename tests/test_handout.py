@@ -406,3 +406,80 @@ def test_nbgrader_test_cells_run_the_handout_checker_without_the_kit(kit_free_py
         points = sum(COURSE.check(check_id).points for check_id in visible)
         assert done.stdout.strip().endswith(f"score {float(points)}"), done.stdout + done.stderr
         assert "visible checks passed" in done.stdout
+
+
+# ---------------------------------------------------------------- a handout per student, at class size
+
+@pytest.fixture(scope="module")
+def class_handouts(tmp_path_factory):
+    """`attnkit handout OUT --roster` for three students of a course with variants on."""
+    import yaml
+
+    from autograder.cli import main
+    from autograder.config import DEFAULT_COURSE
+
+    root = tmp_path_factory.mktemp("class_handouts")
+    data = yaml.safe_load(DEFAULT_COURSE.read_text(encoding="utf-8"))
+    data["variants"] = {"enabled": True}
+    course = root / "course.yml"
+    course.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    roster = root / "roster.csv"
+    roster.write_text("id,first_name,last_name,email\nada,Ada,L,a@x.org\nbo,Bo,O,b@x.org\ncy,Cy,P,c@x.org\n",
+                      encoding="utf-8")
+    out = root / "handouts"
+    assert main(["--course", str(course), "handout", str(out), "--roster", str(roster)]) == 0
+    return course, out
+
+
+def test_class_handouts_are_one_zip_each_sharing_the_support_files_zipped_once(class_handouts):
+    _, out = class_handouts
+    assert sorted(p.name for p in out.iterdir()) == ["ada.zip", "bo.zip", "cy.zip"]
+    zips = {s: zipfile.ZipFile(out / f"{s}.zip") for s in ("ada", "bo", "cy")}
+    raw = {s: (out / f"{s}.zip").read_bytes() for s in zips}
+    names = {s: zf.namelist() for s, zf in zips.items()}
+    assert names["ada"] == names["bo"] == names["cy"]
+    assert all(n.startswith("self_attention/") for n in names["ada"])
+    own = {n for n in names["ada"] if n.split("/", 1)[1].startswith(("hand_computation.", "check_data/"))}
+    shared = [n for n in names["ada"] if n not in own]
+    assert {n.split("/", 1)[1] for n in shared} >= {"check.py", "README.md", "attention.py", *MODULES}
+    for name in shared:      # the very same compressed bytes at the same place in every zip: zipped once
+        infos = [zf.getinfo(name) for zf in zips.values()]
+        spans = {raw[s][i.header_offset:i.header_offset + 30 + len(name) + i.compress_size]
+                 for s, i in zip(zips, infos)}
+        assert len(spans) == 1, name
+    for name in own - {"self_attention/hand_computation.ipynb"}:
+        if name.endswith(("hand_computation.py", "index.json", "attention.npz")):
+            assert len({zf.read(name) for zf in zips.values()}) == 3, name      # each student's own
+
+
+def test_a_students_zip_unpacks_into_a_handout_that_checks_their_work_without_the_kit(class_handouts,
+                                                                                          kit_free_python, tmp_path):
+    from tests.lms_downloads import unzipped_handout
+
+    _, out = class_handouts
+    shutil.copy(out / "bo.zip", tmp_path / "bo.zip")
+    folder = unzipped_handout(tmp_path, "bo")
+    assert json.loads((folder / "check_data" / "index.json").read_text())["student"] == "bo"
+    _copy_in(folder, {p.name: p for p in (KIT_ROOT / "solutions").glob("*.py")})
+    done = _run(kit_free_python, folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all visible checks passed" in done.stdout
+
+
+def test_the_class_handouts_bar_counts_each_student_on_a_terminal():
+    import io
+
+    from rich.console import Console
+
+    from autograder.frontends.progress import counting_bar
+
+    shown = io.StringIO()
+    with counting_bar(Console(file=shown, force_terminal=True, width=120), "handouts", 3) as advance:
+        for student in ("ada", "bo", "cy"):
+            advance(student)
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.getvalue())
+    assert "handouts" in drawn and "0/3" in drawn and re.search(r"3/3 .* cy", drawn), drawn
+    quiet = io.StringIO()
+    with counting_bar(Console(file=quiet, force_terminal=False), "handouts", 3) as advance:
+        advance("ada")
+    assert quiet.getvalue() == ""          # a pipe or a log gets no bar

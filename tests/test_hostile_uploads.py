@@ -226,7 +226,7 @@ def test_the_client_sends_an_archive_as_it_is_for_the_worker_to_open(tmp_path):
     folder = build_class(tmp_path, {"attention.tar.gz": data}) / "attacker"
     dest = tmp_path / "unpacked"
     dest.mkdir()
-    unpack_submission(pack_submission(folder, STEMS), dest, STEMS)
+    unpack_submission(pack_submission(folder, STEMS).data, dest, STEMS)
     assert (dest / "attention.tar.gz").read_bytes() == data
 
 
@@ -263,6 +263,90 @@ def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
         assert float(rows[name]["hand_computation"]) == 7, rows[name]
         told = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
         assert re.search(re.escape(refused) + r"[^\"]*" + said, told), (name, refused, told[:3000])
+
+
+LINK_FOLDERS, LINKS_EACH = 2, 3_000
+
+
+def _worker_cpu_seconds(address: str) -> float:
+    """CPU time the Dask worker process has used so far (its own threads; its sandboxes and parse
+    children are processes of their own, with their own limits)."""
+    import resource
+
+    from distributed import Client
+
+    with Client(address, timeout=60) as client:
+        used = client.run(resource.getrusage, resource.RUSAGE_SELF)
+    return sum(r.ru_utime + r.ru_stime for r in used.values())
+
+
+def _many_entries(folder: Path, make) -> None:
+    """LINK_FOLDERS subfolders of LINKS_EACH entries each, made by make(path)."""
+    for i in range(LINK_FOLDERS):
+        sub = folder / f"links{i}"
+        sub.mkdir()
+        for j in range(LINKS_EACH):
+            make(sub / f"{j:05d}")
+
+
+@pytest.mark.slow
+def test_on_a_dask_worker_thousands_of_long_links_cost_the_worker_what_empty_files_do(tmp_path):
+    """A student folder of thousands of symbolic links whose targets are 4,095 digits (in a tar, each
+    one a pax record parsed in time quadratic in them, the worker's interpreter held) graded on a
+    worker beside honest students: the worker spends on it no more than twice its own CPU time for a
+    folder of as many empty files (each entry costs what creating it costs); every student has a
+    row, the honest keep full marks and the attacker's own work is graded. The worker's temporary
+    folder is a tmpfs, so that what is compared is the worker's work, not a disk's."""
+    pytest.importorskip("distributed")
+    import shutil
+    import tempfile
+
+    from tests.dask_capped import capped_worker
+    from tests.test_distributed import _env
+
+    class_dir = build_class(tmp_path, {})
+    _many_entries(class_dir / "attacker", lambda path: path.symlink_to("1" * 4095))
+    plain = class_dir / "plain"
+    plain.mkdir()
+    (plain / "hand_computation.py").write_bytes((SOLUTIONS / "hand_computation.py").read_bytes())
+    _many_entries(plain, lambda path: path.write_bytes(b""))
+    parked = tmp_path / "parked"
+    parked.mkdir()
+    for name in ("attacker", "plain"):       # graded one at a time, after the honest students
+        (class_dir / name).rename(parked / name)
+    worker_tmp = tempfile.mkdtemp(prefix="attnkit-test-", dir="/dev/shm")
+    env = _env() | {"TMPDIR": worker_tmp}
+    out, course = tmp_path / "out", course_file(tmp_path)
+    try:
+        with capped_worker(tmp_path, env, CAP_MB) as (address, cap, _procs):
+            def grade(joining: str | None) -> float:
+                if joining:
+                    (parked / joining).rename(class_dir / joining)
+                before = _worker_cpu_seconds(address)
+                try:
+                    run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
+                                          str(class_dir), "--out", str(out), "--scheduler", address],
+                                         capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env,
+                                         cwd=str(tmp_path))
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
+                assert run.returncode == 0, (run.returncode, run.stderr[-3000:])
+                return _worker_cpu_seconds(address) - before
+
+            grade(None)       # the honest students, and the worker's first grading
+            files = grade("plain")        # each run sends only the student who joined it
+            links = grade("attacker")
+            out_of_memory = cap.out_of_memory()
+    finally:
+        shutil.rmtree(worker_tmp, ignore_errors=True)
+    assert not out_of_memory
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
+    assert sorted(rows) == sorted([*HONEST, "attacker", "plain"]), rows
+    for name in HONEST:
+        assert float(rows[name]["total"]) == FULL_MARKS, (name, rows[name])
+    for name in ("attacker", "plain"):
+        assert float(rows[name]["hand_computation"]) == 7, rows[name]
+    assert links < 2 * files, (links, files)
 
 
 # ---------------------------------------------------------------------- under nbgrader autograde

@@ -108,11 +108,7 @@ FLOORS = ("judge", "results", "speedups", "config", "sandbox", "checks", "diagno
 
 # Known exceptions, each an import of a floor above: late work and the roster's columns, which other
 # work is moving now (phase 2 of the restructuring removes these, and then this list).
-KNOTS = frozenset({
-    ("autograder.intake.lms", "autograder.reports.grades_csv"),
-    ("autograder.intake.submitted_at", "autograder.reports.late_policy"),
-    ("autograder.config.course", "autograder.reports.late_policy"),
-})
+KNOTS = frozenset()
 
 
 def _floor_of(module: str) -> str | None:

@@ -188,7 +188,10 @@ def test_moodle_folders_give_the_name_and_participant_number_not_the_folder_name
     assert [(s.name, s.lms_id, s.folder.name) for s in found.students] == [
         ("Ada Lovelace_5001", "5001", "Ada Lovelace_5001_assignsubmission_file_"),
         ("Grace Hopper_5002", "5002", "Grace Hopper_5002_assignsubmission_file_")]
-    assert found.strays == ("Grace Hopper_5002_assignsubmission_onlinetext_",)
+    assert found.strays == ()
+    assert found.set_aside == (("Grace Hopper_5002_assignsubmission_onlinetext_",
+                                "participant 5002's onlinetext submission, beside the files graded as theirs; "
+                                "not graded"),)
 
 
 def test_moodles_flat_download_is_grouped_per_student(tmp_path):

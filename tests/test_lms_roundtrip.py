@@ -16,7 +16,7 @@ import yaml
 from autograder.cli import main
 from autograder.config import DEFAULT_COURSE
 from tests.lms_downloads import (HAND, Enrolled, answered, canvas_file, canvas_gradebook, moodle_folder,
-                                 moodle_worksheet)
+                                 moodle_worksheet, unzipped_handout)
 
 ADA = Enrolled("Ada", "Lovelace", "106221", "S106221", "alovelace", "Section 001")
 GRACE = Enrolled("Grace", "Hopper", "106222", "S106222", "ghopper", "Section 002")
@@ -66,10 +66,12 @@ def canvas_variants(tmp_path_factory):
     assert main(["--course", str(course), "handout", str(handouts), "--roster", str(roster)]) == 0
     keys = _keys(course, [p.login for p in CLASS])
     cls = root / "download"
-    canvas_file(cls, ADA, 5550001, f"{HAND}.py", answered(handouts / ADA.login / f"{HAND}.py", keys[ADA.login]))
-    canvas_file(cls, GRACE, 5550002, f"{HAND}-1.py", answered(handouts / GRACE.login / f"{HAND}.py",
+    canvas_file(cls, ADA, 5550001, f"{HAND}.py", answered(unzipped_handout(handouts, ADA.login) / f"{HAND}.py",
+                                                         keys[ADA.login]))
+    canvas_file(cls, GRACE, 5550002, f"{HAND}-1.py", answered(unzipped_handout(handouts, GRACE.login) / f"{HAND}.py",
                                                              keys[GRACE.login]), late=True)
-    canvas_file(cls, ALAN, 5550003, f"{HAND}.py", answered(handouts / ALAN.login / f"{HAND}.py", keys[ADA.login]))
+    canvas_file(cls, ALAN, 5550003, f"{HAND}.py", answered(unzipped_handout(handouts, ALAN.login) / f"{HAND}.py",
+                                                          keys[ADA.login]))
     return root, course, roster, cls
 
 
@@ -108,7 +110,7 @@ def test_variants_on_a_moodle_download_grade_each_student_on_their_own_handout(t
     keys = _keys(course, [ADA.email, GRACE.email])
     cls = tmp_path / "download"
     for p in (ADA, GRACE):
-        moodle_folder(cls, p, {f"{HAND}.py": answered(handouts / p.email / f"{HAND}.py", keys[p.email])})
+        moodle_folder(cls, p, {f"{HAND}.py": answered(unzipped_handout(handouts, p.email) / f"{HAND}.py", keys[p.email])})
     out = tmp_path / "out"
     assert _grade(course, cls, out, "--roster", str(roster)) == 0
     grades = _grades(out)
@@ -506,7 +508,7 @@ def test_late_work_shows_raw_score_penalty_and_final(tmp_path):
     assert (alan["total"], alan["status"]) == ("7", "late") and "cannot be known" in alan["lateness"]
     assert {r[3]: r[5] for r in _canvas_export(out)[2:]}[GRACE.login] == "6.3"
     feedback = (out / "feedback" / f"{GRACE.login}.md").read_text(encoding="utf-8")
-    assert "10% off" in feedback and "**Your score after the late penalty: 6.3 / 7** (score 7 - 0.7 penalty)" in feedback
+    assert "10% off" in feedback and "Score 7 - 0.7 late penalty = **6.3 / 7**" in feedback
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["statuses"] == {"graded": 1, "late": 2, "not submitted": 1}
     assert summary["scores"]["mean"] == round((7 + 6.3 + 7) / 3, 3)

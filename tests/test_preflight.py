@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,6 +82,17 @@ def test_a_pass_is_remembered_and_said_in_the_summary(course, tmp_path, cache):
     assert "preflight" in (out / "report.html").read_text()
 
 
+def test_the_report_says_the_preflight_the_terminal_says(course, tmp_path, cache):
+    """Graded beside the first students (nothing remembered), the preflight the terminal reports
+    is the one summary.json and report.html give, not "not needed"."""
+    seen = []
+    klass, out = one_student_class(tmp_path), tmp_path / "out"
+    grade_class(klass, out, course, jobs=1, on_preflight=seen.append)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [p.status for p in seen] == [PreflightStatus.PASSED]
+    assert summary["preflight"]["status"] == "passed" and summary["preflight"]["says"] == seen[0].describe()
+
+
 def test_no_preflight_is_never_silent(course_at, tmp_path, cache):
     course = course_at(course_file(tmp_path, submission_timeout=0.001))
     klass, out = one_student_class(tmp_path), tmp_path / "out"
@@ -95,3 +107,46 @@ def test_a_kit_without_solutions_says_so(course, tmp_path, cache):
     with Sandbox(course.limits) as sandbox:
         checked = run_preflight(course, sandbox, solutions=tmp_path / "nowhere")
     assert checked.status is PreflightStatus.NO_SOLUTIONS and "no solutions" in checked.describe()
+
+
+# A Python built without zlib (a source build missing its headers) has no gzip module: every honest
+# .tar.gz would be refused as "not an archive that can be read", the student's fault.
+NO_GZIP = 'raise ImportError("this Python was built without zlib")\n'
+
+
+def test_a_grader_that_cannot_unpack_an_archive_stops_before_any_student(tmp_path, cache):
+    """The preflight packs the solutions as a .tar.gz and a .zip and unpacks them as a student's upload
+    is; where that fails, `attnkit grade` says why and writes no grade, and `attnkit doctor` marks it."""
+    import tarfile
+
+    klass = one_student_class(tmp_path)
+    (klass / "yan").mkdir()
+    with tarfile.open(klass / "yan" / "work.tar.gz", "w:gz") as tar:
+        for path in sorted(SOLUTIONS.glob("*.py")):
+            tar.add(path, arcname=path.name)
+    shim = tmp_path / "no-gzip"
+    shim.mkdir()
+    (shim / "gzip.py").write_text(NO_GZIP)
+    env = {**os.environ, "ATTNKIT_CACHE_DIR": str(cache),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(shim), str(KIT_ROOT), os.environ.get("PYTHONPATH")]))}
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(klass), "--out", str(out), "--jobs",
+                          "1"], capture_output=True, text=True, timeout=600, env=env, cwd=str(tmp_path))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "cannot unpack an archive of the course's own solutions (solutions.tar.gz: gzip module is not " \
+           "available)" in run.stderr, run.stderr
+    assert run.stderr.count("preflight failed") == 1
+    assert not (out / "results").is_dir() or not any((out / "results").iterdir())
+    doctor = subprocess.run([sys.executable, "-m", "autograder.cli", "doctor"], capture_output=True, text=True,
+                            timeout=600, env=env, cwd=str(tmp_path))
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert re.search(r"!! archives\s+a \.tar\.gz or \.zip of the solutions does not unpack here", doctor.stdout)
+
+
+def test_the_preflight_and_doctor_unpack_the_solutions_archives_where_python_can(course):
+    from autograder.frontends.doctor import _archives
+    from autograder.grading.preflight import archives_unpack
+
+    assert archives_unpack(course).startswith(("tarfile's data filter", "the kit's data filter"))
+    found = _archives(course)
+    assert found.ok and "a .tar.gz and a .zip of the solutions unpack" in found.text

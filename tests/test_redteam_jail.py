@@ -87,6 +87,149 @@ def test_nothing_of_the_kit_the_class_or_the_grader_is_in_view(sandbox, tmp_path
     assert dict(zip(paths, out.value.tolist())) == dict.fromkeys(paths, 0.0)
 
 
+# One student's submission in nbgrader's shared exchange, as `nbgrader submit` leaves it.
+EXCHANGE_SUBMISSION = "redteam_course/inbound/bob+ps1+2026-03-02 20:00:00.000000 UTC+redteam"
+
+
+@pytest.fixture
+def shared_exchange():
+    """nbgrader's shared exchange where its docs put it, holding a submission in inbound/ (with
+    nbgrader's modes): made here as root where there is none, and removed after; for a normal
+    user, scripts/normal_user_env.sh makes it beforehand, owned by that user, as an instructor's
+    own exchange is."""
+    import shutil
+    from pathlib import Path
+
+    from autograder.nbgrader.shared_machine import NBGRADER_EXCHANGE
+
+    exchange = Path(NBGRADER_EXCHANGE)
+    entry = exchange / EXCHANGE_SUBMISSION
+    made = None
+    if not entry.exists():
+        made = next(p for p in [*reversed(entry.parents), entry] if not p.exists())
+        try:
+            entry.mkdir(parents=True)
+        except PermissionError:
+            pytest.skip(f"{NBGRADER_EXCHANGE} cannot be made here (not root); scripts/normal_user_env.sh "
+                        f"makes one for its user")
+        (entry / "attention.ipynb").write_text('{"cells": []}')
+        for folder, mode in ((exchange, 0o777), (entry.parent, 0o733), (entry, 0o755)):
+            folder.chmod(mode)
+    try:
+        yield entry
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+LOOKER = """
+import os
+
+def look(paths, allowed):
+    seen = []
+    for p, names in zip(paths.split("|"), allowed.split("|")):
+        try:
+            if os.path.isdir(p):
+                seen.append(float(len(set(os.listdir(p)) - set(names.split(",")))))
+            else:
+                seen.append(float(os.path.exists(p)))
+        except OSError:
+            seen.append(0.0)
+    return seen
+"""
+
+
+def on_the_way_to_the_interpreter(folder: str) -> set[str]:
+    """The names in `folder` a child may see: the first step from it towards the interpreter's own
+    prefixes (a venv or pyenv under a home shows its home holding that one name)."""
+    names = set()
+    for prefix in {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}:
+        if prefix.startswith(folder.rstrip("/") + "/"):
+            names.add(os.path.relpath(prefix, folder).split(os.sep)[0])
+    return names
+
+
+def test_a_shared_exchange_the_homes_and_the_class_folder_are_not_in_view(sandbox, tmp_path, shared_exchange):
+    """The jail shows a child the interpreter and its libraries, not /usr as a whole: nbgrader's
+    exchange (every student's submission in inbound/), the homes (the grader's own, whoever runs
+    it), /root and the class folder are not there, or hold nothing but the way to the interpreter."""
+    import pwd
+
+    classmate = tmp_path / "class" / "bob"
+    classmate.mkdir(parents=True)
+    (classmate / "attention.py").write_text("SECRET = 1\n")
+    exchange = shared_exchange.parents[2]
+    paths = [str(exchange), str(exchange.parent), str(shared_exchange), str(shared_exchange / "attention.ipynb"),
+             "/home", "/root", os.path.expanduser("~"), pwd.getpwuid(os.getuid()).pw_dir, "/srv",
+             str(classmate.parent), str(classmate / "attention.py")]
+    assert os.path.exists(shared_exchange) and os.path.exists(classmate)
+    allowed = [",".join(sorted(on_the_way_to_the_interpreter(os.path.realpath(p)))) for p in paths]
+    out = call(sandbox, LOOKER, "look", "|".join(paths), "|".join(allowed))
+    assert out.status == "ok", out
+    assert dict(zip(paths, out.value.tolist())) == dict.fromkeys(paths, 0.0)
+
+
+def test_of_the_shared_data_folders_a_submission_sees_fonts_and_time_zones_only(sandbox):
+    """/usr/share and /usr/local/share hold nbgrader's exchange, Jupyter's files and whatever a site
+    installs there: a child sees the fonts, fontconfig's rules and the time zones (and Debian's
+    matplotlib data, where matplotlib is Debian's), nothing else."""
+    code = """
+    import os
+
+    EXPECTED = {"fonts", "fontconfig", "zoneinfo", "matplotlib"}
+
+    def shared():
+        found = []
+        for folder in ("/usr/share", "/usr/local/share"):
+            try:
+                found.append(float(len(set(os.listdir(folder)) - EXPECTED)))
+            except OSError:
+                found.append(0.0)
+        return found
+    """
+    out = call(sandbox, code, "shared")
+    assert out.status == "ok", out
+    assert out.value.tolist() == [0.0, 0.0]
+
+
+def test_numpy_torch_matplotlib_fonts_and_time_zones_work_in_the_jail(sandbox):
+    """What honest code uses of the system still works with only the interpreter's needs bound:
+    numpy's linear algebra, torch's autograd, matplotlib drawing text (a font file read) to a PNG,
+    the time zone database."""
+    code = """
+    import io
+    import zoneinfo
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib import font_manager
+    import numpy as np
+    import torch
+
+    def works():
+        a = np.linalg.inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+        x = torch.ones(3, requires_grad=True)
+        (x * x).sum().backward()
+        fig, ax = plt.subplots()
+        ax.set_title("softmax(QK^T / sqrt(d))")
+        ax.plot([0, 1], [1, 0], label="attention")
+        ax.legend()
+        png = io.BytesIO()
+        fig.savefig(png, format="png")
+        plt.close(fig)
+        font = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"), fallback_to_default=False)
+        with open(font, "rb") as f:
+            font_bytes = len(f.read(16))
+        paris = zoneinfo.ZoneInfo("Europe/Paris")
+        return [float(a[1, 1]), float(x.grad.sum()), float(png.getvalue()[:4] == b"\\x89PNG"), float(font_bytes),
+                float(paris.key == "Europe/Paris")]
+    """
+    out = call(sandbox, code, "works", stem="multihead")
+    assert out.status == "ok", out
+    assert out.value.tolist() == [0.25, 6.0, 1.0, 16.0, 1.0]
+
+
 def test_the_graders_environment_is_not_the_childs(sandbox):
     code = """
     import os

@@ -132,7 +132,8 @@ def test_exports_have_each_platforms_columns():
     by_login = {row[3]: row for row in canvas[2:]}
     assert by_login["ada"][-1] == full and by_login["nobody"][-1] == ""
     moodle = list(csv.reader(io.StringIO(export(ExportFormat.MOODLE, results, COURSE).lstrip("\ufeff"))))
-    assert moodle[0][:2] == ["username", COURSE.assignment]
+    assert moodle[0] == ["username", *(f"{COURSE.assignment}: {stem}" for stem in STEMS), COURSE.assignment, "email",
+                         "idnumber"]
     gradescope = list(csv.DictReader(io.StringIO(export(ExportFormat.GRADESCOPE_CSV, results, COURSE))))
     assert {r["SID"]: r["Total Score"] for r in gradescope}["bo"] == "7"
     assert all(not row[0].startswith(("=", "+", "-", "@")) for row in canvas[2:] + moodle[1:])

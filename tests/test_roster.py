@@ -130,3 +130,26 @@ def test_grade_with_a_roster_on_a_canvas_download(tmp_path, capsys):
     bad.write_text("id,first_name,last_name,email\nada,Ada\n", encoding="utf-8")
     assert main(["--course", str(course), "grade", str(cls), "--out", str(out), "--roster", str(bad)]) == 2
     assert "bad.csv line 2: 2 fields" in capsys.readouterr().err
+
+
+def test_rows_without_a_student_role_are_kept_and_marked():
+    """Gradescope's Role, Moodle's Roles: a row whose role names no student is no student."""
+    people = parse_roster("First Name,Last Name,SID,Email,Role,Sections\nAda,Lovelace,1,ada@uni.edu,Student,\n"
+                          "Tim,Kay,2,tim@uni.edu,Instructor,\nRo,Ng,3,ro@uni.edu,,\n")
+    assert [(p.email, p.not_a_student) for p in people] == [("ada@uni.edu", ""), ("tim@uni.edu", "role Instructor"),
+                                                           ("ro@uni.edu", "")]       # no role said: a student
+    moodle = parse_roster("First name,Last name,Email address,Roles\nAda,L,a@x,\"Student, Teacher\"\nB,C,b@x,No roles\n")
+    assert [p.not_a_student for p in moodle] == ["", "role No roles"]
+    found = enrol([Student("tim@uni.edu", KIT_ROOT)], people)
+    assert [p.email for p in found.absent] == ["ada@uni.edu", "ro@uni.edu"]      # a non-student is never absent
+
+
+def test_canvas_rows_that_name_nobody_are_skipped():
+    """Canvas writes a row of posting policies under its header when an assignment is hidden,
+    and puts Points Possible in the first column whatever the header calls it."""
+    text = ("LastName,FirstName,ID,SIS User ID,SIS Login ID,Section,Lab (1)\n"
+            ",,,,,,Manual Posting\n    Points Possible,,,,,,10.00\nLovelace,Ada,101,S1,alovelace,A,\n"
+            "Student,Test,999,,,A,\n")
+    people = parse_roster(text)
+    assert [(p.listed, p.lms_id, p.not_a_student) for p in people] == [
+        ("Lovelace, Ada", "101", ""), ("Student, Test", "999", "Canvas's Test Student (Student View)")]

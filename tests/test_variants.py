@@ -298,6 +298,7 @@ def test_the_gradescope_runner_grades_the_metadata_s_student(varied, small_cours
 def test_per_student_handouts_carry_their_numbers_and_are_byte_identical(small_course_file, tmp_path, varied):
     from autograder.cli import main
     from autograder.variants import variant_for
+    from tests.lms_downloads import unzipped_handout
 
     roster = tmp_path / "roster.csv"
     roster.write_text("id,first_name,last_name,email\nada,A,L,a@x.org\nbo,B,O,b@x.org\n", encoding="utf-8")
@@ -305,17 +306,19 @@ def test_per_student_handouts_carry_their_numbers_and_are_byte_identical(small_c
         assert main(["--course", str(small_course_file), "handout", str(tmp_path / out), "--roster", str(roster)]) == 0
     files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    assert files == [Path("ada.zip"), Path("bo.zip")]
     assert all((tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes() for f in files)
     for student in ("ada", "bo"):
         v = variant_for(varied, student)
-        stub = (tmp_path / "one" / student / f"{HAND}.py").read_text(encoding="utf-8")
+        folder = unzipped_handout(tmp_path / "one", student)
+        stub = (folder / f"{HAND}.py").read_text(encoding="utf-8")
         assert f"Q = {[list(map(float, r)) for r in v.q]}" in stub and "[1.0, 0.5, 0.2, 0.8]" not in stub
-        notebook = (tmp_path / "one" / student / f"{HAND}.ipynb").read_text(encoding="utf-8")
+        notebook = (folder / f"{HAND}.ipynb").read_text(encoding="utf-8")
         assert f"| cat | {', '.join(str(x) for x in v.x[0])} |" in notebook
-        index = json.loads((tmp_path / "one" / student / "check_data" / "index.json").read_text())
+        index = json.loads((folder / "check_data" / "index.json").read_text())
         assert index["student"] == student and index["seed"] == v.seed
-    assert (tmp_path / "one" / "ada" / "check_data" / "attention.npz").read_bytes() != \
-        (tmp_path / "one" / "bo" / "check_data" / "attention.npz").read_bytes()
+    assert (tmp_path / "one" / "ada" / "self_attention" / "check_data" / "attention.npz").read_bytes() != \
+        (tmp_path / "one" / "bo" / "self_attention" / "check_data" / "attention.npz").read_bytes()
 
 
 # ---------------------------------------------------------------- 5. practice

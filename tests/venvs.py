@@ -43,10 +43,11 @@ def _belongs_to(name: str, modules: tuple[str, ...]) -> bool:
 
 
 def standard_venv(where: Path, *, without: tuple[str, ...] = (), kit: str | None = "checkout",
-                  wheel: Path | None = None) -> Path:
+                  wheel: Path | None = None, interpreter: str = sys.executable) -> Path:
     """A `python -m venv` at `where` (no system site-packages) holding this environment's
-    packages but `without` (top-level module names, with their dist-info); returns its python."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, capture_output=True)
+    packages but `without` (top-level module names, with their dist-info); returns its python.
+    `interpreter`: another Python of the same minor version (the packages' binaries are its too)."""
+    subprocess.run([interpreter, "-m", "venv", "--without-pip", str(where)], check=True, capture_output=True)
     python = where / "bin" / "python"
     target = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                  check=True, capture_output=True, text=True).stdout.strip())

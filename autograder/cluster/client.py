@@ -101,7 +101,7 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
 
 class ClusterGrading:
     """class_run's Grading on Dask: a warm sandbox per worker thread (worker.SandboxPlugin), each
-    submission sent as tar bytes and answered as JSON text, validated here before it is signed."""
+    submission sent packed (cluster.transport) and answered as JSON text, validated here before it is signed."""
 
     def __init__(self, client, course: CourseConfig, *, owned: bool, in_flight: int | None, task,
                  isolation: bool, preflight: bool):
@@ -126,11 +126,14 @@ class ClusterGrading:
     def submit(self, student: Student):
         # An LMS's flat upload is gathered here, so a worker sees only this student's files; their
         # archives travel as they are, and the worker unpacks them (under its limits, not here).
+        # What the packing leaves out past the student's totals is said in their feedback, too.
         with lms.gathered(student.folder, student) as (folder, notes):
             packed = pack_submission(folder, self.stems)
+        notes += packed.notes
         if notes:
             self._staged[student.name] = (notes, lms.uploaded_names(student.folder, student))
-        return self.executor.submit(self.task, student.name, packed, self.course_json, self.kit, self.plugin_name)
+        return self.executor.submit(self.task, student.name, packed.data, self.course_json, self.kit,
+                                    self.plugin_name)
 
     def receive(self, future, student: Student) -> tuple[SubmissionResult, bool]:
         try:

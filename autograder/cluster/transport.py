@@ -9,84 +9,87 @@ followed here: intake judges them on the worker exactly as locally, following on
 stay inside the folder). A file over its size limit travels as its size (a sparse file there);
 other files travel empty (intake only lists them). Entries are read with lstat and O_NOFOLLOW.
 
-The format is a POSIX (pax) tar built member by member; unpacking writes each member itself
-after checking its name and type, never through a link: tarfile's own extraction is not used.
+The framing is this module's own: a magic line, then one record per entry (kind, name length,
+modification time, payload length; the name; the payload), read front to back with `struct`, so
+the worker's cost is linear in the bytes it receives. No archive parser touches these bytes:
+tarfile parses a link's target as a pax record, in time quadratic in its digits, with the
+interpreter held.
+
+One student's totals (`Totals`) bound both sides: the client sends no more entries, bytes of
+files and link text than they allow (what it leaves out is said in notes for the student's
+feedback), and the worker refuses a message that holds more before writing past them.
 """
 
 from __future__ import annotations
 
-import io
+import itertools
 import os
 import stat
-import tarfile
+import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.intake import SOURCE_SUFFIXES
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, is_archive
 from autograder.intake.files import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
 
-SIZE_KEY = "ATTNKIT.size"          # pax header: the size of a file sent without its content
-MTIME_KEY = "ATTNKIT.mtime_ns"     # pax header: the exact modification time
-LINK_TARGET = "/nonexistent/attnkit-link-not-followed"
-MAX_MEMBERS = 20_000               # entries of one packed submission
+MAGIC = b"attnkit submission 2\n"
+RECORD = struct.Struct("!cHqQ")   # kind, name bytes, modification time (ns), payload bytes
+SIZE = struct.Struct("!Q")        # the payload of a file sent as its size
+FOLDER, FILE, SIZED, LINK, OTHER = b"d", b"f", b"s", b"l", b"o"
+
+LINK_TARGET = b"/nonexistent/attnkit-link-not-followed"   # a link whose text is not sent
+MAX_NAME = 4096                    # bytes of an entry's path below the folder (the kernel's PATH_MAX)
+MAX_LINK = 4095                    # bytes of one link's target (the kernel's own limit)
 MAX_SPARSE = 1 << 40               # a size claimed for an oversized file
 MAX_DEPTH = MAX_DESCENT + 1        # folders below the student's that intake may look into
-MAX_TOTAL = 32 * 1024 * 1024       # bytes of source files sent for one submission
+MAX_MEMBERS = 20_000               # entries of one packed submission
+MAX_SOURCES = 32 * 1024 * 1024     # bytes of source files sent for one submission (past it: their sizes)
 MAX_ARCHIVES = 2 * MAX_ARCHIVE_BYTES   # bytes of archives sent for one submission (past it: their sizes)
+MAX_LINK_TEXT = 1024 * 1024        # bytes of link targets sent for one submission (past it: not their text)
+MAX_PACKED = (len(MAGIC) + MAX_MEMBERS * (RECORD.size + MAX_NAME + SIZE.size)
+              + MAX_SOURCES + MAX_ARCHIVES + MAX_LINK_TEXT)
 
 
 class PackError(ValueError):
     """Bytes that are not a packed submission (a bug or a message that was tampered with)."""
 
 
+@dataclass(frozen=True)
+class Packed:
+    """A packed submission: its bytes, and what the client left out of it, in words for the student."""
+    data: bytes
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Totals:
+    """What one student's packed submission may still hold; each `take_*` says whether it fits
+    and, when it does, counts it."""
+    entries: int = MAX_MEMBERS
+    sources: int = MAX_SOURCES
+    archives: int = MAX_ARCHIVES
+    link_text: int = MAX_LINK_TEXT
+
+    def take_entry(self) -> bool:
+        return self._take("entries", 1)
+
+    def take_file(self, rel: str, size: int) -> bool:
+        return self._take("archives" if _limit(rel) == MAX_ARCHIVE_BYTES else "sources", size)
+
+    def take_link(self, size: int) -> bool:
+        return self._take("link_text", size)
+
+    def _take(self, what: str, amount: int) -> bool:
+        left = getattr(self, what)
+        if amount > left:
+            return False
+        setattr(self, what, left - amount)
+        return True
+
+
 def contract_names(stems: tuple[str, ...]) -> list[str]:
     return [f"{stem}{suffix}" for stem in stems for suffix in SOURCE_SUFFIXES]
-
-
-def pack_submission(folder: Path, stems: tuple[str, ...] = ()) -> bytes:
-    """The student's folder as a tar (bytes): see the module's docstring."""
-    buf = io.BytesIO()
-    budget = [MAX_TOTAL, MAX_ARCHIVES]
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        _walk(tar, Path(folder), "", 0, budget)
-    return buf.getvalue()
-
-
-def _walk(tar: tarfile.TarFile, folder: Path, prefix: str, depth: int, budget: list) -> None:
-    try:
-        with os.scandir(folder) as it:
-            names = sorted(e.name for e in it)[:MAX_ENTRIES]
-    except OSError:
-        return
-    for name in names:
-        rel = f"{prefix}{name}"
-        try:
-            st = os.lstat(folder / name)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            info = _info(rel, st, tarfile.DIRTYPE)
-            tar.addfile(info)
-            if depth < MAX_DEPTH:
-                _walk(tar, folder / name, f"{rel}/", depth + 1, budget)
-        elif stat.S_ISLNK(st.st_mode):
-            info = _info(rel, st, tarfile.SYMTYPE)
-            try:
-                info.linkname = os.readlink(folder / name)
-            except OSError:
-                info.linkname = LINK_TARGET
-            tar.addfile(info)
-        elif stat.S_ISREG(st.st_mode):
-            _add_file(tar, folder / name, rel, st, budget)
-        else:       # a fifo, socket or device: intake sees "not a regular file"; a fifo says the same
-            tar.addfile(_info(rel, st, tarfile.FIFOTYPE))
-
-
-def _info(rel: str, st: os.stat_result, kind: bytes) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(rel)
-    info.type, info.mtime = kind, st.st_mtime
-    info.pax_headers = {MTIME_KEY: str(st.st_mtime_ns)}
-    return info
 
 
 def _limit(rel: str) -> int:
@@ -97,99 +100,173 @@ def _limit(rel: str) -> int:
     return MAX_BYTES if rel.lower().endswith(SOURCE_SUFFIXES) else 0
 
 
-def _add_file(tar: tarfile.TarFile, path: Path, rel: str, st: os.stat_result, budget: list) -> None:
-    info = _info(rel, st, tarfile.REGTYPE)
-    limit = _limit(rel)
-    if not limit:
-        tar.addfile(info)        # intake only lists it
-        return
-    which = 1 if limit == MAX_ARCHIVE_BYTES else 0
-    if st.st_size > limit or st.st_size > budget[which]:
-        info.pax_headers[SIZE_KEY] = str(max(st.st_size, limit + 1))
-        tar.addfile(info)
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):   # swapped since the lstat
+# ====================================================================== the client's side
+
+
+def pack_submission(folder: Path, stems: tuple[str, ...] = ()) -> Packed:
+    """The student's folder as bytes: see the module's docstring."""
+    packer = _Packer()
+    packer.walk(Path(folder), "", 0)
+    return Packed(b"".join(packer.chunks), tuple(packer.notes))
+
+
+class _Packer:
+    def __init__(self):
+        self.chunks: list[bytes] = [MAGIC]
+        self.totals = Totals()
+        self.notes: list[str] = []
+
+    def walk(self, folder: Path, prefix: str, depth: int) -> None:
+        try:
+            with os.scandir(folder) as it:
+                # one more than intake reads, so that intake there knows the folder holds more
+                names = sorted(e.name for e in itertools.islice(it, MAX_ENTRIES + 1))
+        except OSError:
             return
-        data = fh.read(limit + 1)
-    if len(data) > limit:     # it grew since the lstat: send its size, as above
-        info.pax_headers[SIZE_KEY] = str(len(data))
-        tar.addfile(info)
-        return
-    budget[which] -= len(data)
-    info.size = len(data)
-    tar.addfile(info, io.BytesIO(data))
+        for name in names:
+            if not self.totals.entries:
+                self.note(f"your submission holds more than {MAX_MEMBERS} files and folders; only the first "
+                          f"{MAX_MEMBERS} were sent to be graded")
+                return
+            rel = f"{prefix}{name}"
+            try:
+                st = os.lstat(folder / name)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                self.add(FOLDER, rel, st)
+                if depth < MAX_DEPTH:
+                    self.walk(folder / name, f"{rel}/", depth + 1)
+            elif stat.S_ISLNK(st.st_mode):
+                self.add(LINK, rel, st, self.link_text(folder / name))
+            elif stat.S_ISREG(st.st_mode):
+                self.add_file(folder / name, rel, st)
+            else:       # a fifo, socket or device: intake says "not a regular file" of each
+                self.add(OTHER, rel, st)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def add(self, kind: bytes, rel: str, st: os.stat_result, payload: bytes = b"") -> None:
+        self.totals.take_entry()
+        name = os.fsencode(rel)
+        mtime_ns = min(max(st.st_mtime_ns, -(1 << 63)), (1 << 63) - 1)
+        self.chunks.append(RECORD.pack(kind, len(name), mtime_ns, len(payload)) + name)
+        self.chunks.append(payload)
+
+    def link_text(self, path: Path) -> bytes:
+        try:
+            target = os.readlink(os.fsencode(path))
+        except OSError:
+            return LINK_TARGET
+        if not target or len(target) > MAX_LINK:
+            return LINK_TARGET
+        if not self.totals.take_link(len(target)):
+            self.note(f"your submission's symbolic links name more than {MAX_LINK_TEXT // 1024} KB of "
+                      f"targets; the rest were sent without them")
+            return LINK_TARGET
+        return target
+
+    def add_file(self, path: Path, rel: str, st: os.stat_result) -> None:
+        limit = _limit(rel)
+        if not limit:
+            self.add(FILE, rel, st)        # intake only lists it
+            return
+        if st.st_size > limit:
+            self.add(SIZED, rel, st, SIZE.pack(min(st.st_size, MAX_SPARSE)))
+            return
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):   # swapped since the lstat
+                return
+            data = fh.read(limit + 1)
+        if len(data) > limit:      # it grew since the lstat: sent as its size, as above
+            self.add(SIZED, rel, st, SIZE.pack(len(data)))
+        elif self.totals.take_file(rel, len(data)):
+            self.add(FILE, rel, st, data)
+        else:
+            self.add(SIZED, rel, st, SIZE.pack(limit + 1))
+            if limit == MAX_ARCHIVE_BYTES:
+                self.note(f"your archives hold more than {MAX_ARCHIVES // 2**20} MB together; those past it "
+                          f"were not sent to be opened")
+            else:
+                self.note(f"your .py and .ipynb files hold more than {MAX_SOURCES // 2**20} MB together; those "
+                          f"past it were not sent to be graded")
+
+
+# ====================================================================== the worker's side
 
 
 def unpack_submission(data: bytes, folder: Path, stems: tuple[str, ...] = ()) -> list[str]:
     """Writes the packed tree into the (empty, private) `folder`; returns the names written.
-    Raises PackError for anything that is not what `pack_submission` makes."""
-    written: list[str] = []
+    Raises PackError for anything that is not what `pack_submission` makes, or holds more than
+    one student's totals allow."""
+    if len(data) > MAX_PACKED:
+        raise PackError(f"a packed submission of {len(data)} bytes is larger than any the client sends")
+    if not data.startswith(MAGIC):
+        raise PackError("not a packed submission")
+    view = memoryview(data)
+    pos, end = len(MAGIC), len(data)
+    totals = Totals()
     dirs: set[str] = {""}
-    try:
-        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
-    except tarfile.TarError as err:
-        raise PackError(f"not a packed submission: {err}") from None
-    with tar:
-        for count, member in enumerate(_members(tar)):
-            if count >= MAX_MEMBERS:
-                raise PackError("too many entries in a packed submission")
-            name = member.name
-            parts = name.split("/")
-            parent = "/".join(parts[:-1])
-            if (not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts)
-                    or parent not in dirs or name in written or len(parts) > MAX_DEPTH + 1):
-                raise PackError(f"unexpected entry in a packed submission: {name[:80]!r}")
-            target = os.path.join(folder, *parts)
-            try:
-                _create(tar, member, target)
-            except OSError as err:
-                raise PackError(f"entry {name[:80]!r} could not be written: {err.strerror or err}") from None
-            if member.isdir():
-                dirs.add(name)
-            written.append(name)
+    written: list[str] = []
+    seen: set[str] = set()
+    while pos < end:
+        if end - pos < RECORD.size:
+            raise PackError("a packed submission ends inside a record")
+        kind, name_size, mtime_ns, size = RECORD.unpack_from(view, pos)
+        pos += RECORD.size
+        if name_size > MAX_NAME or size > end - pos - name_size:
+            raise PackError("a packed submission's record is longer than the message")
+        raw, payload = bytes(view[pos:pos + name_size]), view[pos + name_size:pos + name_size + size]
+        pos += name_size + size
+        if not totals.take_entry():
+            raise PackError("too many entries in a packed submission")
+        name = os.fsdecode(raw)
+        parts = name.split("/")
+        if (not name or "\0" in name or any(p in ("", ".", "..") for p in parts) or len(parts) > MAX_DEPTH + 1
+                or "/".join(parts[:-1]) not in dirs or name in seen):
+            raise PackError(f"unexpected entry in a packed submission: {name[:80]!r}")
+        seen.add(name)
+        target = os.path.join(folder, *parts)
+        try:
+            _create(kind, name, payload, mtime_ns, target, totals)
+        except OSError as err:
+            raise PackError(f"entry {name[:80]!r} could not be written: {err.strerror or err}") from None
+        if kind == FOLDER:
+            dirs.add(name)
+        written.append(name)
     return written
 
 
-def _create(tar: tarfile.TarFile, member: tarfile.TarInfo, target: str) -> None:
-    if member.isdir():
+def _create(kind: bytes, name: str, payload: memoryview, mtime_ns: int, target: str, totals: Totals) -> None:
+    if kind == FOLDER and not payload:
         os.mkdir(target, 0o700)
-    elif member.issym():
-        os.symlink(member.linkname, target)   # judged by intake there, never followed here
-    elif member.isreg():
-        _write(tar, member, target)
-    elif member.isfifo():
+    elif kind == LINK and 0 < len(payload) <= MAX_LINK and b"\0" not in payload:
+        if payload != LINK_TARGET and not totals.take_link(len(payload)):
+            raise PackError("more link text than a packed submission may hold")
+        os.symlink(bytes(payload), os.fsencode(target))   # judged by intake there, never followed here
+    elif kind == FILE:
+        if len(payload) > _limit(name) or not totals.take_file(name, len(payload)):
+            raise PackError(f"{name[:80]!r} is larger than a submission file may be")
+        _write(target, mtime_ns, lambda fh: fh.write(payload))
+    elif kind == SIZED and len(payload) == SIZE.size:
+        size = SIZE.unpack(payload)[0]
+        if not _limit(name) < size <= MAX_SPARSE:
+            raise PackError(f"bad size for {name[:80]!r}")
+        _write(target, mtime_ns, lambda fh: fh.truncate(size))   # sparse: the loader reads only its size
+    elif kind == OTHER and not payload:
         os.mkfifo(target, 0o600)
     else:
-        raise PackError(f"unexpected member type in a packed submission: {member.name[:80]!r}")
+        raise PackError(f"unexpected record in a packed submission: {name[:80]!r}")
 
 
-def _members(tar: tarfile.TarFile):
-    try:
-        while (member := tar.next()) is not None:
-            yield member
-    except tarfile.TarError as err:
-        raise PackError(f"a packed submission could not be read: {err}") from None
-
-
-def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, target: str) -> None:
+def _write(target: str, mtime_ns: int, fill) -> None:
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as fh:
-        claimed = member.pax_headers.get(SIZE_KEY)
-        if claimed is not None:
-            size = int(claimed) if claimed.isdigit() else -1
-            if not _limit(member.name) < size <= MAX_SPARSE or member.size:
-                raise PackError(f"bad size for {member.name!r}")
-            fh.truncate(size)       # sparse: the loader reads only its size
-        else:
-            if member.size > _limit(member.name):
-                raise PackError(f"{member.name!r} is larger than a submission file may be")
-            src = tar.extractfile(member)
-            fh.write(src.read() if src is not None else b"")
-    mtime_ns = member.pax_headers.get(MTIME_KEY, "")
-    ns = int(mtime_ns) if mtime_ns.lstrip("-").isdigit() else int(member.mtime * 1e9)
-    os.utime(target, ns=(ns, ns))
+        fill(fh)
+    os.utime(target, ns=(mtime_ns, mtime_ns), follow_symlinks=False)

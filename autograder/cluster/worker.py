@@ -3,10 +3,11 @@ packed submission with it.
 
 The plugin (registered by the client, set up in each worker process, torn down when the
 worker closes) keeps the sandboxes warm between tasks, as `attnkit grade` keeps one per job
-locally. A task receives plain values (the student's name, the submission as tar bytes, the
-course as JSON, the client's kit fingerprint), unpacks the files into a private folder, loads
-and grades them exactly as a local run does, and answers JSON text: the client validates it,
-signs it and writes it. Nothing a submission made ever crosses as a Python object.
+locally. A task receives plain values (the student's name, the submission as packed bytes, the
+course as JSON, the client's kit fingerprint), unpacks the files into a private folder
+(cluster.transport: linear in the bytes, within one student's totals), loads and grades them
+exactly as a local run does, and answers JSON text: the client validates it, signs it and writes
+it. Nothing a submission made ever crosses as a Python object.
 """
 
 from __future__ import annotations

@@ -71,16 +71,33 @@ def _repeated_keys(node: yaml.Node | None, prefix: str = "", seen: set | None = 
 def _parsed(text: str) -> tuple[yaml.Node | None, object]:
     """(the node tree, the data) of a YAML text: with libyaml's loader where PyYAML has it (a
     tenth of the time: `attnkit check` reads the course on every run), else PyYAML's own. A
-    text libyaml refuses is read again by PyYAML's own, whose error the messages are made from."""
+    text libyaml refuses is read again by PyYAML's own, whose error the messages are made from.
+    A date or time (`due: 2026-03-02T23:59:00-05:00`, unquoted) is kept as the text written: the
+    setting reads it (config/clock.py), and says at its line what is wrong with it (YAML's own
+    reading fails without a line on `2026-02-30`)."""
     import yaml
 
     fast = getattr(yaml, "CSafeLoader", None)
     if fast is not None:
         try:
-            return yaml.compose(text, Loader=fast), yaml.load(text, Loader=fast)
+            return yaml.compose(text, Loader=fast), yaml.load(text, Loader=_as_text(fast))
         except yaml.YAMLError:
             pass
-    return yaml.compose(text, Loader=yaml.SafeLoader), yaml.load(text, Loader=yaml.SafeLoader)
+    return yaml.compose(text, Loader=yaml.SafeLoader), yaml.load(text, Loader=_as_text(yaml.SafeLoader))
+
+
+def _as_text(loader: type) -> type:
+    """`loader` with YAML's timestamps read as the text they are written as."""
+    import yaml
+
+    made = _TEXT_TIMESTAMPS.get(loader)
+    if made is None:
+        made = _TEXT_TIMESTAMPS[loader] = type(f"Text{loader.__name__}", (loader,), {})
+        made.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_scalar)
+    return made
+
+
+_TEXT_TIMESTAMPS: dict[type, type] = {}
 
 
 def load_course(path: Path | str | None = None, *, known_checks: dict[str, list[str]] | None = None) -> CourseConfig:
@@ -139,11 +156,17 @@ def _validated(path: Path, text: str) -> tuple[CourseConfig, "yaml.Node | None"]
 
 def _located(err: ValidationError, path: Path, root) -> ConfigError:
     """pydantic's errors as `file:line: key.path: message`, one per line."""
+    from autograder.config.clock import SettingError
+
     lines = []
     for e in err.errors():
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("CheckConfig", "float")))
+        raised = (e.get("ctx") or {}).get("error")
+        if isinstance(raised, SettingError):      # a check across settings, about one of them
+            loc += (raised.key,)
         key = ".".join(str(p) for p in loc) or "(top level)"
-        lines.append(f"{path}:{_line_of(root, loc)}: {key}: {e['msg']}")
+        message = e["msg"].removeprefix("Value error, ")     # the kit's own sentence, as it wrote it
+        lines.append(f"{path}:{_line_of(root, loc)}: {key}: {message}")
     return ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines)))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
+from autograder.config.clock import DueDate, SettingError, ZoneName, parse_due
 from autograder.config.constraints import Constraints
 from autograder.config.limits import Limits
 
@@ -87,10 +88,13 @@ class VariantsConfig:
 class LateConfig:
     """Late work (docs/report.md, "Late work"): the due date and the penalty past it."""
     __pydantic_config__ = FORBID_EXTRA
-    # ISO 8601 with its offset ("2026-03-02T23:59:00-05:00"), or without one and `timezone` set.
-    # None: only on Gradescope, where the assignment's own due date is used (autograder/gradescope/late.py).
-    due: str | None = None
-    timezone: str | None = None          # an IANA zone, "America/Toronto": the due date's, and Moodle's times'
+    # ISO 8601 with its offset ("2026-03-02T23:59:00-05:00", quoted or not), or without one and
+    # `timezone` set. None: only on Gradescope, where the assignment's own due date is used
+    # (autograder/gradescope/late.py).
+    due: Annotated[str, DueDate()] | None = None
+    # An IANA zone, "America/Toronto": the due date's when it has no offset, and that of every time
+    # an LMS writes without one (Moodle's worksheet); without it, the due date's offset.
+    timezone: Annotated[str, ZoneName()] | None = None
     penalty: Annotated[float, Constraints(ge=0, le=100)] = 0      # percent of the score off per started `per`
     per: Literal["day", "hour"] = "day"
     grace_minutes: Annotated[float, Constraints(ge=0, le=10080)] = 0
@@ -99,10 +103,11 @@ class LateConfig:
     extensions: str | None = None        # a CSV (student,due), relative to course.yml
 
     def __post_init__(self):
-        from autograder.reports.late_policy import parse_due
-
         if self.due is not None:
-            parse_due(self.due, self.timezone)       # a ValueError that says what is wrong, at this key
+            try:
+                parse_due(self.due, self.timezone)
+            except ValueError as err:       # said at the due date's line
+                raise SettingError("due", str(err)) from None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,7 +26,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from autograder.config import constraints, limits
+from autograder.config import clock, constraints, limits
 from autograder.config import course as course_types
 from autograder.config.course import CourseConfig, course_data
 from autograder.config.paths import cache_dir
@@ -38,7 +38,7 @@ def cache_folder() -> Path:
 
 def _key(raw: bytes) -> str:
     h = hashlib.sha256(raw)
-    for module in (course_types, constraints, limits):     # the types the data is built back into
+    for module in (course_types, clock, constraints, limits):     # the types the data is built back into
         h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()
 

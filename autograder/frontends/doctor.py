@@ -1,9 +1,9 @@
 """`attnkit doctor`: can this Python grade, and how safely? Said on one screen before any student
 pays for it.
 
-It starts a real sandbox (the zygotes the exercises need), prints the interpreter, where numpy,
-torch and matplotlib are found inside the sandbox, which isolation layers hold, and grades the
-kit's solutions in it. Exit 0 where the solutions score full marks, 1 where anything would cost a
+It starts a real sandbox (the zygotes the exercises need), prints the interpreter, whether a
+student's .tar.gz and .zip unpack here, where numpy, torch and matplotlib are found inside the
+sandbox, which isolation layers hold, and grades the kit's solutions in it. Exit 0 where the solutions score full marks, 1 where anything would cost a
 student points (a missing module is named with the command that installs it).
 """
 
@@ -54,6 +54,7 @@ def examine(course: CourseConfig, *, isolation: bool = True, grade_solutions: bo
     found.add("python", interpreter_line())
     found.add("kit", f"attnkit from {os.path.dirname(os.path.dirname(os.path.abspath(kit_file)))}")
     found.add("site", ", ".join(site_dirs()) or "(none)")
+    found.findings.append(_archives(course))
     try:
         sandbox = grading_sandbox(course.limits)
     except (SandboxError, OSError) as err:
@@ -88,6 +89,21 @@ def _layers(iso) -> str:
              ("not dumpable", iso.not_dumpable), ("seccomp", iso.seccomp),
              (f"cgroups {iso.cgroups}" if iso.cgroups else "cgroups", bool(iso.cgroups)))
     return ", ".join(f"{name} {'yes' if on else 'NO'}" for name, on in names)
+
+
+def _archives(course: CourseConfig) -> Finding:
+    """Whether a student's .tar.gz and .zip can be unpacked here (the preflight's own trial)."""
+    from autograder.grading.preflight import SOLUTIONS, ArchivesUnusable, archives_unpack
+
+    if not SOLUTIONS.is_dir():
+        return Finding("archives", "this installation of the kit has no solutions/ to pack and unpack")
+    try:
+        how = archives_unpack(course)
+    except ArchivesUnusable as err:
+        return Finding("archives", f"a .tar.gz or .zip of the solutions does not unpack here ({err.why}): every "
+                                   f"student who uploads one would lose points; use a Python with zlib and a "
+                                   f"working tarfile", ok=False)
+    return Finding("archives", f"a .tar.gz and a .zip of the solutions unpack ({how})")
 
 
 def _solutions(course: CourseConfig, sandbox) -> Finding:

@@ -48,21 +48,24 @@ def cmd_grade(args, console: Console, course) -> int:
     elif args.missing_as_zero:
         console.print("[red]--missing-as-zero: give --roster ROSTER.csv, whose students with no submission get 0[/]")
         return 2
-    from autograder.intake.identify import UnknownStudents, identify, refuse_unknown
-
+    from autograder.intake.identify import AmbiguousIdentity, UnknownStudents, identify, refuse_unknown
     from autograder.intake.gradescope_export import ExportError
+    from autograder.intake.lms import LayoutUnclear
 
     try:
         found = _say_layout(class_dir, out, course, args.layout, console)
-    except ExportError as err:
+    except (ExportError, LayoutUnclear) as err:
         print(f"attnkit grade: {err}", file=sys.stderr)
+        return 2
+    if roster is not None and not _roster_names_the_download(found.layout, roster, args.roster):
         return 2
     if roster is None and found.people is not None:     # the download names its students (Gradescope's export)
         roster = list(found.people)
-    class_list = identify(found.students, roster)
     try:     # with variants on, whose numbers each submission should hold: known before anything is graded
+        class_list = identify(found.students, roster, not_read=found.not_read(), roster_name=str(args.roster))
+        _say_identity(class_list, console)
         refuse_unknown(class_list, course.variants.enabled, roster is not None)
-    except UnknownStudents as err:
+    except (AmbiguousIdentity, UnknownStudents) as err:
         print(f"attnkit grade: {err}", file=sys.stderr)
         return 2
     ids = {s.name for s in class_list.students} | {p.key for p in class_list.enrolment.absent}
@@ -87,15 +90,18 @@ def cmd_grade(args, console: Console, course) -> int:
     lateness = None
     if course.late is not None:     # each student's due date and time, known before anything is graded
         from autograder.intake.submitted_at import TimesError, class_lateness
-        from autograder.reports.late_policy import LateError
+        from autograder.intake.late_policy import LateError
 
         try:
-            lateness = class_lateness(course, Path(args.course).parent, class_list,
-                                      target.header if target is not None else (),
-                                      Path(args.submitted_at) if args.submitted_at else None, found.times)
+            lateness, said = class_lateness(course, Path(args.course).parent, class_list,
+                                            target.header if target is not None else (),
+                                            Path(args.submitted_at) if args.submitted_at else None, found.times,
+                                            Path(args.roster) if args.roster else None)
         except (LateError, TimesError) as err:
             print(f"attnkit grade: {err}", file=sys.stderr)
             return 2
+        for line in said:      # which zone a time written without one was read in
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     elif args.submitted_at:
         console.print("[red]--submitted-at: course.yml has no `late:` (a due date and a late policy)[/]")
         return 2
@@ -176,10 +182,11 @@ def _say_feedback_zips(exports, class_list, out: Path, console: Console) -> None
             continue
         console.print(f"wrote {path} ({count} feedback pages): upload it in {where[fmt]}", markup=False,
                       highlight=False, soft_wrap=True)
-        left = [s.name for s in class_list.students if entry_name(fmt, s) is None]
+        left = [s.name for s in class_list.students if entry_name(fmt, s) is None or s.claim_of]
         if left:
             console.print(f"[yellow]{len(left)} students have no page in it (their download names no "
-                          f"{fmt.split('-')[0].capitalize()} file to attach it to):[/]")
+                          f"{fmt.split('-')[0].capitalize()} file to attach it to, or several submissions "
+                          f"claim them):[/]")
             for name in left[:30]:
                 console.print(f"  {class_list.shown(name)} ({name})", markup=False, highlight=False)
 
@@ -197,9 +204,7 @@ def _say_roster(class_list, console: Console, target=None, course_points: float 
     missing = "a 0 in the exports" if target is not None and target.missing_as_zero else \
         "left empty in the exports: missing to the LMS; --missing-as-zero writes 0"
     for what, names in ((f"on the roster with no submission ({missing})", absent),
-                        ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched)),
-                        ("roster rows that several submissions match (each graded under its own name)",
-                         list(class_list.shared))):
+                        ("submissions matching no roster row (graded; match them by hand)", list(found.unmatched))):
         if names:
             console.print(f"\n[bold]{len(names)} {what}[/]")
             for name in names[:30]:
@@ -215,10 +220,53 @@ def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Consol
 
     found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
     if found.layout is not Layout.FOLDERS:
-        console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students "
-                      f"(--layout folders|canvas|moodle|gradescope to choose)", markup=False, soft_wrap=True)
+        console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students"
+                      f"{f'; {found.naming}' if found.naming else ''} (--layout folders|canvas|moodle|gradescope to "
+                      f"choose)", markup=False, soft_wrap=True)
     if found.strays:
         shown = ", ".join(found.strays[:10]) + (f" and {len(found.strays) - 10} more" if len(found.strays) > 10 else "")
         console.print(f"[yellow]not graded, named like no {found.layout.value} submission:[/] ", end="")
         console.print(shown, markup=False, soft_wrap=True)
+    if found.set_aside:
+        console.print(f"[yellow]{len(found.set_aside)} set aside, not graded:[/]")
+        for name, why in found.set_aside[:30]:
+            console.print(f"  {name}: {why}", markup=False, soft_wrap=True, highlight=False)
+        if len(found.set_aside) > 30:
+            console.print(f"  ... and {len(found.set_aside) - 30} more (report.html lists them all)", markup=False)
     return found
+
+
+def _roster_names_the_download(layout, roster, path) -> bool:
+    """An LMS's download names each student by the LMS's id alone: a roster without that id
+    cannot say who any submission is; said with the file, before anything is written."""
+    from autograder.intake.lms import Layout
+
+    needs = {Layout.CANVAS: ("Canvas's user id (the ID column of Canvas's gradebook export)",
+                             "the gradebook export of the course"),
+             Layout.MOODLE: ("Moodle's participant number (the Identifier column of the grading worksheet)",
+                             "the assignment's grading worksheet (Download grading worksheet)")}.get(layout)
+    if needs is None or any(p.lms_id for p in roster):
+        return True
+    print(f"attnkit grade --roster: {path} line 1: no column holds {needs[0]}, the only part of "
+          f"{layout.value.capitalize()}'s download that says whose a submission is; give {needs[1]}", file=sys.stderr)
+    return False
+
+
+def _say_identity(class_list, console: Console) -> None:
+    """Before grading: the submissions of no student, set aside, and the students several
+    submissions claim, each graded apart under its own key."""
+    found = class_list.enrolment
+    if found.not_students:
+        n = len(found.not_students)
+        console.print(f"set aside {n} non-student{'s' if n != 1 else ''} (not graded, counted, exported or given "
+                      f"feedback):", markup=False, highlight=False)
+        for who, why in found.not_students:
+            console.print(f"  {who}: {why}", markup=False, soft_wrap=True, highlight=False)
+    if found.claims:
+        n = len(found.claims)
+        console.print(f"[yellow]{n} student{'s are' if n != 1 else ' is'} claimed by several submissions: each is "
+                      f"graded under its own key, on that student's numbers, and none is exported as theirs; remove "
+                      f"the ones that are not theirs from the class folder and run again[/]")
+        for claim in found.claims:
+            each = "; ".join(f"{key} from {source}" for key, source in zip(claim.keys, claim.sources))
+            console.print(f"  {claim.shown} ({claim.student}): {each}", markup=False, soft_wrap=True, highlight=False)

@@ -1,8 +1,11 @@
-"""A progress bar for a class run, shown only on a terminal, and the counts behind it."""
+"""A progress bar for a class run, shown only on a terminal, and the counts behind it; a plain
+one for other work done student by student (the handouts)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,9 +19,7 @@ class ClassProgress:
     """`start(total)` then `advance(result, reused)` once per student (from any worker thread)."""
 
     def __init__(self, console: Console):
-        self._progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                  TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
-                                  console=console, transient=True, disable=not console.is_terminal)
+        self._progress = _bar(console, "grading")
         self._task = None
         self._lock = threading.Lock()
         self.total = self.graded = self.kept = 0
@@ -50,3 +51,20 @@ class ClassProgress:
         if self.kept:
             text += f"; {self.kept} unchanged since an earlier run were kept (--regrade grades them again)"
         return text
+
+
+@contextlib.contextmanager
+def counting_bar(console: Console, label: str, total: int) -> Iterator[Callable[[str], None]]:
+    """A bar of `total` steps on a terminal (nothing elsewhere); yields `advance(last)`, called once
+    per step with what was just done."""
+    progress = _bar(console, label)
+    with progress:
+        task = progress.add_task(label, total=total, last="")
+        yield lambda last: progress.update(task, advance=1, last=escape(last))
+
+
+def _bar(console: Console, label: str) -> Progress:
+    """The bar, its count, the time taken and left, and what was done last; on a terminal only."""
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
+                    TimeRemainingColumn(), TextColumn("{task.fields[last]}"), console=console, transient=True,
+                    disable=not console.is_terminal)

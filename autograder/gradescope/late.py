@@ -11,10 +11,10 @@ no submission, and its penalty).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timezone
-
 from autograder.config.course import CourseConfig
-from autograder.reports.late_policy import Lateness, _zone, lateness, parse_due
+from autograder.config.clock import course_zone, parse_due
+from autograder.reports.final_grade import Grade
+from autograder.intake.late_policy import Lateness, lateness
 
 
 @dataclass(frozen=True)
@@ -33,14 +33,14 @@ def runner_late(course: CourseConfig, metadata: dict | None) -> RunnerLate | Non
     late = course.late
     if late is None:
         return None
-    zone = _zone(late.timezone) if late.timezone else timezone.utc
+    zone = course_zone(late).zone
     meta = metadata if isinstance(metadata, dict) else {}
     assignment = meta.get("assignment") if isinstance(meta.get("assignment"), dict) else {}
     users = meta.get("users") if isinstance(meta.get("users"), list) else []
     own = users[0].get("assignment") if users and isinstance(users[0], dict) else None
     own = own if isinstance(own, dict) else {}
     if late.due is not None:
-        due, due_from = parse_due(late.due, late.timezone), "course.yml"
+        due, due_from = parse_due(late.due, zone), "course.yml"
     else:
         given = _text(own.get("due_date")) or _text(assignment.get("due_date"))
         due, due_from = (parse_time(given, zone) if given else None), "Gradescope"
@@ -61,8 +61,8 @@ def late_lines(late: RunnerLate, raw: float, max_score: float) -> list[str]:
     if late.lateness is None:
         return ["late work: course.yml has a late policy but neither it nor Gradescope gives a due date; "
                 "no penalty applied"]
-    penalty = late.penalty(raw)
+    grade = Grade.held(raw, max_score, late.lateness)
     lines = [f"Submission: {late.lateness.said()} (due date from {late.due_from})"]
-    if penalty:
-        lines.append(f"Score {raw:g} - {penalty:g} late penalty = {raw - penalty:g} / {max_score:g}")
+    if grade.penalty:
+        lines.append(grade.said())
     return lines

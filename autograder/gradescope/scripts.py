@@ -46,6 +46,10 @@ PYTHON="${ATTNKIT_PYTHON:-$VENV/bin/python}"
 # The kit is not installed: run_autograder runs it from $SOURCE/attnkit. A real sandbox must
 # grade the kit's solutions at full marks here, or the image build fails (and says why).
 cd "$SOURCE/attnkit"
+if ! ls autograder/data/solutions/*.py >/dev/null 2>&1; then
+    echo "attnkit: the zip holds no solutions to grade; the autograder is NOT ready" >&2
+    exit 1
+fi
 if ! MPLBACKEND=Agg PYTHONNOUSERSITE=1 PYTHONPATH="$SOURCE/attnkit" \
         "$PYTHON" -m autograder.cli --course "$SOURCE/course.yml" doctor --no-isolation; then
     echo "attnkit: this image cannot grade (the lines marked !! above say why); the autograder is NOT ready" >&2

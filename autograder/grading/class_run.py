@@ -39,7 +39,7 @@ from autograder.grading.stored_results import StoredResults, digest
 from autograder.config.course import CourseConfig
 from autograder.grading.preflight import Preflight, PreflightStatus
 from autograder.integrity.hand_answers import flag_classmates
-from autograder.reports.feedback import feedback_markdown, late_said
+from autograder.reports.feedback import feedback_markdown, grade_of
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
 
@@ -97,7 +97,7 @@ class ClassRun:
         found = lms.read_class(self.class_dir, self.course.assignment, exclude=(self.out,), layout=self.layout)
         if self.roster is None and found.people is not None:     # the download names its students
             self.roster = list(found.people)
-        self.class_list = identify(found.students, self.roster)
+        self.class_list = identify(found.students, self.roster, not_read=found.not_read())
         refuse_unknown(self.class_list, self.course.variants.enabled, self.roster is not None)
         students = self.class_list.students
         _prepare(self.out)
@@ -125,7 +125,8 @@ class ClassRun:
                     self.on_preflight(checked)
             held.enter_context(_held_for_the_run())
             self._grade(grading, iter(todo))
-            checked = self._settle_preflight(wait=True) or checked
+            self._settle_preflight(wait=True)
+            checked = getattr(self, "_settled", None) or checked     # settled while grading, or now
             stored = StoredResults(self.out, [s.name for s in students], self.digests, self.unwritten)
             changed = set(stored.changed())      # a file rewritten by someone else: grade those again
             if changed:
@@ -149,7 +150,7 @@ class ClassRun:
                            regraded=self.only, lateness=self.lateness)
                 for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
                     write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
-                                                       and (name := entry_name(fmt, s))})
+                                                       and not s.claim_of and (name := entry_name(fmt, s))})
                 bounded.stop()     # the parsers' helper: nothing of the run is left running
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
@@ -173,7 +174,7 @@ class ClassRun:
             text = result_text(previous, fp, self.course, self.key)
             _write_if_changed(feedback_path(self.out, student.name),
                               feedback_markdown(previous, self.course, self._shown(student.name),
-                                                self._late(previous)))
+                                                self._grade_of(previous)))
             try:
                 same = result_path(self.out, student.name).read_text(encoding="utf-8") == text
             except (OSError, ValueError):
@@ -218,7 +219,7 @@ class ClassRun:
             return None
         self._preflight = None
         held, self._held = self._held, []
-        checked = running.result()
+        checked = self._settled = running.result()
         if self.on_preflight:
             self.on_preflight(checked)
         for student, result, fp in held:
@@ -226,7 +227,7 @@ class ClassRun:
         return checked
 
     def record(self, student: Student, result: SubmissionResult, fp: str) -> None:
-        result = flag_classmates(result, self.course, student.name, getattr(self, "classmates", ()))
+        result = flag_classmates(result, self.course, student.claim_of or student.name, getattr(self, "classmates", ()))
         if from_the_grader(result):      # stored without its fingerprint: the next run grades it again
             fp = ""
         try:
@@ -238,10 +239,10 @@ class ClassRun:
         with self._lock:
             self.digests[student.name] = written
         try:    # the feedback page, then the result (a rerun looks for the result)
-            shown, late = self._shown(student.name), self._late(result)
-            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course, shown, late))
+            shown, grade = self._shown(student.name), self._grade_of(result)
+            write_atomic(feedback_path(self.out, student.name), feedback_markdown(result, self.course, shown, grade))
             write_atomic(result_path(self.out, student.name), text)
-            write_feedback_html(self.out, result, self.course, written, shown, late)   # stamped as the end will
+            write_feedback_html(self.out, result, self.course, written, shown, grade)   # stamped as the end will
         except OSError as err:    # a full disk: the grade stays in grades.csv, the run goes on
             self.unwritten[student.name] = result
             self.failures.append(err)
@@ -252,8 +253,10 @@ class ClassRun:
         if self.recorded % GIVE_BACK_EVERY == 0:
             _give_back_freed_memory()
 
-    def _late(self, result: SubmissionResult) -> str:
-        return late_said(result, (self.lateness or {}).get(result.student), self.course)
+    def _grade_of(self, result: SubmissionResult):
+        """The student's grade as the feedback says it: the late penalty, the gradebook's points."""
+        return grade_of(result, self.course, (self.lateness or {}).get(result.student),
+                        self.target.points if self.target is not None else None)
 
     def _shown(self, student: str) -> str:
         class_list: ClassList | None = getattr(self, "class_list", None)

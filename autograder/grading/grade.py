@@ -55,6 +55,8 @@ def grade(submission: Student | Path | str, course: CourseConfig, sandbox: Sandb
     for a folder (default: the folder's)."""
     if isinstance(submission, Student):
         student = submission        # a class's: its folder's links were judged when the class was read
+        if identity is OF_STUDENT and student.claim_of:     # one of several claiming a student: their numbers
+            identity = student.claim_of
     else:
         folder = Path(submission).resolve()     # one's own folder, through whatever links lead to it
         student = Student(name or folder.name, folder)

@@ -6,9 +6,12 @@ first grade is written, the solutions are graded in the same sandbox with the co
 (a local class run grades its first students on its other lanes meanwhile, and holds their
 results until it passes); below full marks, the run stops, writes no grade, and says which
 checks lost what (their messages name the file or
-module the sandbox could not see). A pass is remembered per kit, course, solutions and
-environment, so a warm run pays a few hashes. `--no-preflight` skips it, and the run's
-summary says so.
+module the sandbox could not see). The solutions are also packed as a `.tar.gz` and a `.zip` and
+unpacked as a student's upload is (in the grader's bounded parser, autograder/intake/archives.py):
+an interpreter that cannot open them (a Python built without zlib, a tarfile the kit cannot use)
+would otherwise refuse every honest archive as the student's fault. A pass is remembered per
+kit, course, solutions and environment, so a warm run pays a few hashes. `--no-preflight` skips
+it, and the run's summary says so.
 """
 
 from __future__ import annotations
@@ -97,6 +100,67 @@ class EnvironmentNotReady(PreflightFailed):
                                  f"(`attnkit doctor` shows what the sandbox sees).")
 
 
+class ArchivesUnusable(PreflightFailed):
+    """The grader cannot unpack an archive of the kit's own solutions: one sentence, why."""
+
+    def __init__(self, why: str):
+        self.score, self.max_score, self.lost, self.why = 0.0, 0.0, [], why
+        Exception.__init__(self, f"preflight failed: this grader cannot unpack an archive of the course's own "
+                                 f"solutions ({why}), so every student who uploads a .zip or .tar.gz would lose "
+                                 f"points for it; no grade was written. `attnkit doctor` says the same; grade "
+                                 f"with a Python that has zlib and a working tarfile, or pass --no-preflight to "
+                                 f"grade anyway.")
+
+
+ARCHIVE_FORMS = ("solutions.tar.gz", "solutions.zip")
+
+
+def archives_unpack(course: CourseConfig, solutions: Path = SOLUTIONS) -> str:
+    """The course's solutions packed as each of ARCHIVE_FORMS and unpacked as a student's upload is;
+    ArchivesUnusable unless every one gives the files back byte for byte. Returns what unpacked
+    its tars (tar_filter: tarfile's own data filter, or the kit's rules where it lacks one)."""
+    import tempfile
+
+    from autograder.intake import archives, tar_filter
+
+    files = {}
+    for stem in course.exercises:
+        path = next((solutions / f"{stem}{s}" for s in SOURCE_SUFFIXES if (solutions / f"{stem}{s}").is_file()), None)
+        if path is not None:
+            files[path.name] = path.read_bytes()
+    with tempfile.TemporaryDirectory(prefix="attnkit-preflight-") as tmp:
+        for form in ARCHIVE_FORMS:
+            packed, dest = os.path.join(tmp, form), os.path.join(tmp, form + ".unpacked")
+            os.mkdir(dest, 0o700)
+            try:
+                _pack(packed, files)
+                archives.extract(packed, form, dest, archives.Budget())
+            except Exception as err:  # noqa: BLE001 - whatever it is, students would pay for it
+                raise ArchivesUnusable(f"{form}: {err}") from None
+            back = {name: Path(dest, name).read_bytes() for name in os.listdir(dest)
+                    if Path(dest, name).is_file()}
+            if back != files:
+                raise ArchivesUnusable(f"{form} unpacked to {sorted(back)}, not the {len(files)} files packed")
+    return "tarfile's data filter" if tar_filter.NATIVE else "the kit's data filter (this Python's tarfile has none)"
+
+
+def _pack(path: str, files: dict[str, bytes]) -> None:
+    import io
+    import tarfile
+    import zipfile
+
+    if path.endswith(".zip"):
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+        return
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+
+
 def sandbox_ready(course: CourseConfig, sandbox, solutions: Path = SOLUTIONS) -> None:
     """Starts the zygotes the course's files need; EnvironmentNotReady where a module the
     exercises import is missing, before any submission is graded."""
@@ -136,6 +200,7 @@ def grade_preflight(course: CourseConfig, sandbox, *, solutions: Path = SOLUTION
     from autograder.grading.grade import grade
 
     started = time.monotonic()
+    archives_unpack(course, solutions)
     sandbox_ready(course, sandbox, solutions)
     # The kit's solutions hold the answers for the course's own numbers: no student's variant.
     result = grade(solutions, course, sandbox, name="preflight", identity=None)
@@ -185,8 +250,8 @@ def _environment(sandbox) -> dict:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    return {"executable": os.path.realpath(sys.executable), "prefix": sys.prefix, "path": sys.path,
-            "uid": os.geteuid(), "kernel": platform.release(), "versions": versions,
+    return {"executable": os.path.realpath(sys.executable), "python": sys.version, "prefix": sys.prefix,
+            "path": sys.path, "uid": os.geteuid(), "kernel": platform.release(), "versions": versions,
             "isolation": sandbox.isolation.describe()}
 
 

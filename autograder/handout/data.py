@@ -19,6 +19,7 @@ The statistics the scaling checks compare with are numbers for the visible calls
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -276,20 +277,25 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     that raised, torch-written or not), and the recogniser of an error's words by its name
     (judge/raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
     names from the answer as the grader does."""
-    from autograder.diagnosis.explain import _agrees, candidates, mutant_answers
+    from autograder.diagnosis.explain import _FAILED, _agrees, _fingerprint, _run, candidates, mutant_answers
     from autograder.diagnosis.mutant_raised import raised_at
 
     ctx = Context(course=course, inputs=inputs)
+    key = _fingerprint(inputs)      # the inputs hashed once, for every mutant's cached run
     named = {function: name for name, function in RECOGNISERS.items()}
     raised_named = {function: name for name, function in RAISED_RECOGNISERS.items()}
     out = []
     for mis in candidates(check):
         if mis.matches is not None and mis.matches not in named:
             continue
-        wrong = [a for a in mutant_answers(check, mis, inputs) if not _agrees(check, a, expected, ctx)] \
+        wrong = [a for a in mutant_answers(check, mis, inputs, key) if not _agrees(check, a, expected, ctx)] \
             if compared else []
         numpy_written = len(mis.variants())
-        raised = [(raised_at(check, overrides, inputs), n >= numpy_written)
+        # A numpy-written variant that ran (its answer cached by mutant_answers) raised nothing on
+        # these inputs: only the others are run again to see what they raise.
+        raised = [(None if n < numpy_written and _run(check, ("mutant", mis.id, mis.stem, n), overrides, inputs,
+                                                         key) is not _FAILED
+                   else raised_at(check, overrides, inputs), n >= numpy_written)
                   for n, overrides in enumerate(mis.variants(errors=True))] if mis.matches is None else []
         raises = sorted({(kind, text, operation_kind(line), by_torch) for found, by_torch in raised if found
                          for kind, text, line in [found]})
@@ -312,9 +318,10 @@ def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, array
     does): per mistake id its variants' functions done wrong, and per set of functions set aside
     ("," joined) whether the variant fails the check, raises, or its answer (written as `as_data`)
     when that is not the right one. Nothing is said where it leaves the check right."""
-    from autograder.diagnosis.explain import _FAILED, _agrees, _fails, _run, candidates
+    from autograder.diagnosis.explain import _FAILED, _agrees, _fails, _fingerprint, _run, candidates
 
     ctx = Context(course=course, inputs=inputs)
+    key = _fingerprint(inputs)      # the inputs hashed once, for every mutant's cached run
     graded = {c.function for c in CHECKS[check.exercise]}
     out = {}
     for mis in candidates(check):
@@ -327,7 +334,9 @@ def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, array
                 if len(aside) == len(overrides):
                     continue
                 kept = {name: wrong for name, wrong in overrides.items() if name not in aside}
-                answer = _run(check, ("mutant", mis.id, mis.stem, n, "without", aside), kept, inputs)
+                # nothing set aside: the variant itself, as mutant_answers ran it (cached)
+                answer = _run(check, ("mutant", mis.id, mis.stem, n) + (("without", aside) if aside else ()), kept,
+                              inputs, key)
                 outcome = {"fails": True, "raised": True} if answer is _FAILED else \
                     {"fails": _fails(check, answer, expected, ctx)}
                 if answer is not _FAILED and not _agrees(check, answer, expected, ctx):
@@ -349,18 +358,32 @@ def _subsets(names: list[str]) -> list[tuple[str, ...]]:
     return [tuple(sorted(s)) for s in subsets]
 
 
-def write_check_data(folder: Path, course: CourseConfig, variant: Variant | None = None) -> list[Path]:
-    """check_data/index.json and each exercise's .json and .npz in `folder`; on a student's variant,
-    index.json records whose it is (`student`: what `attnkit check` grades this folder as)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
+def check_data_files(course: CourseConfig, variant: Variant | None = None, *,
+                     compressed: bool = True) -> dict[str, bytes]:
+    """check_data/'s files by name: index.json and each exercise's .json and .npz; on a student's
+    variant, index.json records whose it is (`student`: what `attnkit check` grades the folder as).
+    `compressed` False: each .npz's arrays stored as they are (a zip that holds it compresses it
+    whole, faster than array by array)."""
+    files = {}
     for stem in course.exercises:
         spec, arrays = exercise_data(stem, course, variant)
-        (folder / f"{stem}.json").write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
-        np.savez_compressed(folder / f"{stem}.npz", **arrays)
-        written += [folder / f"{stem}.json", folder / f"{stem}.npz"]
+        # one line: json's C encoder (an indented dump takes its Python one, several times slower)
+        files[f"{stem}.json"] = (json.dumps(spec, separators=(",", ":")) + "\n").encode("utf-8")
+        buf = io.BytesIO()
+        (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+        files[f"{stem}.npz"] = buf.getvalue()
     index = {"format": FORMAT, "variant": variant.student if variant else VARIANT, "course": course.course,
              "assignment": course.assignment, "seed": variant.seed if variant else course.seed,
              "exercises": list(course.exercises)} | ({"student": variant.student} if variant else {})
-    (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
-    return [*written, folder / "index.json"]
+    files["index.json"] = (json.dumps(index, indent=1) + "\n").encode("utf-8")
+    return files
+
+
+def write_check_data(folder: Path, course: CourseConfig, variant: Variant | None = None) -> list[Path]:
+    """check_data_files written into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in check_data_files(course, variant).items():
+        (folder / name).write_bytes(data)
+        written.append(folder / name)
+    return written

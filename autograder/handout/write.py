@@ -11,12 +11,12 @@ from pathlib import Path
 
 from autograder.config import KIT_DATA
 from autograder.config.course import CourseConfig
-HANDOUT_CODE = Path(__file__).resolve().parent
-from autograder.handout.data import write_check_data
+from autograder.handout.data import check_data_files, write_check_data
 from autograder.intake import SOURCE_SUFFIXES
 from autograder.variants.draw import Variant
 from autograder.variants.handout import VARIED_FILES, with_numbers
 
+HANDOUT_CODE = Path(__file__).resolve().parent
 CHECKER = "check.py"
 # check.py's modules, beside it: its own (unjailed.py: your code run in a plain child, another
 # exercise of yours that a check calls) and the judge package it decides with, the grader's own files byte for
@@ -44,6 +44,37 @@ def write_checker(out: Path, course: CourseConfig, variant: Variant | None = Non
     return [out / CHECKER, *(out / name for name in MODULES), *write_check_data(out / DATA_FOLDER, course, variant)]
 
 
+def shared_files(course: CourseConfig, varied: bool = False) -> dict[str, Path | bytes]:
+    """The handout's files that are the same for every student (name in the handout -> the file
+    to copy, or its bytes): the exercises' stubs and notebooks (with `varied`, those that show a
+    student's numbers left out), check.py and its modules, the README."""
+    files: dict[str, Path | bytes] = {}
+    for stem in course.exercises:
+        for suffix in SOURCE_SUFFIXES:
+            source = KIT_DATA / "exercises" / f"{stem}{suffix}"
+            if source.is_file() and not (varied and stem in VARIED_FILES):
+                files[source.name] = source
+    files[CHECKER] = HANDOUT_CODE / "student_check.py"
+    files.update(MODULES)
+    exercise_files = ", ".join(f"`{stem}.py` or `{stem}.ipynb`" for stem in course.exercises)
+    files["README.md"] = STUDENT_README.format(course=course.course, files=exercise_files).encode("utf-8")
+    return files
+
+
+def own_files(course: CourseConfig, variant: Variant, *, compressed: bool = True) -> dict[str, bytes]:
+    """The handout's files that are one student's own: the exercises that show their numbers, and
+    check_data/ for their seed (`compressed`: data.check_data_files')."""
+    files = {}
+    for stem in course.exercises:
+        for suffix in SOURCE_SUFFIXES:
+            source = KIT_DATA / "exercises" / f"{stem}{suffix}"
+            if source.is_file() and stem in VARIED_FILES:
+                files[source.name] = with_numbers(source, variant)
+    files.update({f"{DATA_FOLDER}/{name}": data
+                  for name, data in check_data_files(course, variant, compressed=compressed).items()})
+    return files
+
+
 def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
                   variant: Variant | None = None) -> list[Path]:
     """The whole handout in `out`; a folder that already holds files is left alone unless `force`
@@ -54,21 +85,16 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
     if out.is_dir() and any(out.iterdir()) and not force:
         raise HandoutError(f"{out} is not empty; give a new folder, or --force to overwrite the handout's files "
                            f"in it (a student's edited exercise files would be overwritten too)")
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for stem in course.exercises:
-        for suffix in SOURCE_SUFFIXES:
-            source = KIT_DATA / "exercises" / f"{stem}{suffix}"
-            if source.is_file():
-                if variant is not None and stem in VARIED_FILES:
-                    (out / source.name).write_bytes(with_numbers(source, variant))
-                else:
-                    shutil.copyfile(source, out / source.name)
-                written.append(out / source.name)
-    written += write_checker(out, course, variant)
-    files = ", ".join(f"`{stem}.py` or `{stem}.ipynb`" for stem in course.exercises)
-    (out / "README.md").write_text(STUDENT_README.format(course=course.course, files=files), encoding="utf-8")
-    return [*written, out / "README.md"]
+    (out / DATA_FOLDER).mkdir(parents=True, exist_ok=True)
+    files = {**shared_files(course, varied=variant is not None),
+             **(own_files(course, variant) if variant is not None else
+                {f"{DATA_FOLDER}/{name}": data for name, data in check_data_files(course).items()})}
+    for name, source in files.items():
+        if isinstance(source, Path):
+            shutil.copyfile(source, out / name)
+        else:
+            (out / name).write_bytes(source)
+    return [out / name for name in files]
 
 
 STUDENT_README = """# {course}

@@ -3,14 +3,15 @@ folder the grader owns.
 
 An archive is the student's to write, so every member is judged before a byte is written:
 its name must stay below the folder (no absolute path, no drive letter, no `..`; for tar,
-tarfile's own "data" filter decides), only regular files and folders are taken (a link, a
-device or a FIFO is skipped and said), at most MAX_MEMBERS members are looked at, and sizes
-are bounded twice: the sizes the archive declares (a zip bomb declares a huge one, or a
-compression ratio no source file has) refuse the archive before extraction starts, and the
-bytes actually written are counted while extracting, so an archive that lies about its sizes
-is stopped at the same limits. An archive inside the archive is opened once more, into a
-folder named after it; one inside that is left as it is. Files are created with O_EXCL and
-O_NOFOLLOW in folders this module made, so nothing outside `dest` is ever written.
+tarfile's own "data" filter decides, or its rules where the interpreter lacks it: tar_filter.py),
+only regular files and folders are taken (a link, a device or a FIFO is skipped and said), at
+most MAX_MEMBERS members are looked at, and sizes are bounded twice: the sizes the archive
+declares (a zip bomb declares a huge one, or a compression ratio no source file has) refuse the
+archive before extraction starts, and the bytes actually written are counted while extracting,
+so an archive that lies about its sizes is stopped at the same limits. An archive inside the
+archive is opened once more, into a folder named after it; one inside that is left as it is.
+Files are created with O_EXCL and O_NOFOLLOW in folders this module made, so nothing outside
+`dest` is ever written.
 
 All of it happens in a bounded child (autograder/intake/bounded.py): the sizes above bound what
 the archive declares about its members, but not what tarfile or zipfile do with its headers on
@@ -27,6 +28,8 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+
+from autograder.intake import tar_filter
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024     # the upload itself; an LMS caps uploads at tens of MB
@@ -216,8 +219,8 @@ def _extract_tar(path: str, shown: str, dest: str, budget: Budget, written: list
                                      f"{MAX_TOTAL_BYTES // 2**20} MB a submission may hold; it was not opened")
             name = member.name      # judged as written (the filter would make an absolute path relative)
             try:
-                member = tarfile.data_filter(member, dest)
-            except tarfile.FilterError as err:
+                member = tar_filter.data_filter(member, dest)
+            except tar_filter.FilterError as err:
                 budget.notes.append(f"{shown}: {name} was skipped ({err})")
                 continue
             kind = "dir" if member.isdir() else "file" if member.isreg() else "other"

@@ -10,9 +10,17 @@ Moodle       Identifier ("Participant 12345"), Full name, Email address (the gra
              worksheet), or First name, Last name, Username, ID number, Email address
 Gradescope   First Name, Last Name, SID, Email
 
-A submission (its folder's name, or the LMS id read from an LMS's file names) is matched
-against the roster's LMS id, login, SIS id and email, in that order. `enrol` says who each
-submission is, who on the roster handed in nothing, and which submissions match no row.
+A submission from an LMS's download is matched by the LMS id its names carry (Canvas's user
+id, Moodle's participant number) and nothing else: the rest of those names is the student's own
+text. A folder's name (the instructor's or nbgrader's) is matched against the roster's login,
+SIS id, email and LMS id, case and Unicode normal form aside; a name that matches two rows is an
+error. `enrol` says who each submission is, who on the roster handed in nothing, and which
+submissions match no row.
+
+Rows that are no student are kept, marked (`Person.not_a_student`), so that their submissions are
+recognised and set aside: Canvas's Test Student (the fake user of Student View, "Student, Test",
+which has no login) and, where the roster has a role column (Gradescope's Role, Moodle's
+Roles), a row whose role names no student.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,10 +45,13 @@ COLUMNS = {
     "sis_id": ("sisuserid", "sid", "idnumber", "studentid", "studentnumber", "sisid"),
     "lms_id": ("lmsuserid", "canvasid", "userid", "identifier"),
     "email": ("email", "emailaddress", "mail", "sisemail"),
+    "role": ("role", "roles", "courserole", "enrollmentrole", "enrollmenttype"),
 }
 _SKIPPED_ROWS = ("points possible", "muted")      # Canvas's rows under its header
-# Canvas's "Student View" user, in every course's gradebook export: never a student.
+# Canvas's "Student View" user, in the gradebook export of every course where it was used: a
+# fake user without a login, never a student.
 TEST_STUDENT = ("student, test", "test student")
+STUDENT_ROLES = {"student", "students", "studentenrollment", "learner", "learners"}
 
 
 class RosterError(ValueError):
@@ -59,6 +71,7 @@ class Person:
     first: str = field(default="", compare=False)
     last: str = field(default="", compare=False)
     cells: tuple[str, ...] = field(default=(), compare=False, repr=False)   # the roster's row as read
+    not_a_student: str = field(default="", compare=False)    # why the row is no student ("": it is one)
 
     @property
     def key(self) -> str:
@@ -87,11 +100,29 @@ class Person:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """Several submissions that claim one student, each graded under its own key."""
+    student: str                     # whose: the roster's id, else the LMS's
+    shown: str                       # their name
+    keys: tuple[str, ...]            # each submission's key
+    sources: tuple[str, ...]         # each one in the class folder
+
+    def to_dict(self) -> dict:
+        return {"student": self.student, "name": self.shown,
+                "submissions": [{"key": k, "from": s} for k, s in zip(self.keys, self.sources)]}
+
+
+@dataclass(frozen=True)
 class Enrolment:
     people: dict[str, Person]                     # submission key -> who it is
     absent: tuple[Person, ...] = ()               # on the roster, no submission
     unmatched: tuple[str, ...] = ()               # submissions matching no roster row
     roster: bool = field(default=False)           # whether a roster was given
+    claims: tuple[Claim, ...] = ()                # students several submissions claim
+    # Submissions of no student (Canvas's Test Student, a row without a student role), and
+    # what of the class folder was graded for nobody: (who or what, why), never graded.
+    not_students: tuple[tuple[str, str], ...] = ()
+    not_read: tuple[tuple[str, str], ...] = ()
 
     def person(self, key: str) -> Person:
         return self.people.get(key) or Person(name=key, login=key)
@@ -141,13 +172,14 @@ def parse_roster(text: str, shown: str = "roster") -> list[Person]:
             problems.append(f"{shown} line {line}: {len(row)} fields, the header has {len(header)}")
             continue
         cells = {f: (row[i].strip() if i is not None else "") for f, i in where.items()}
-        if canvas and (cells["name"].strip().lower().startswith(_SKIPPED_ROWS)
-                       or cells["name"].strip().lower() in TEST_STUDENT):
-            continue
+        if canvas and (row[0].strip().lower().startswith(_SKIPPED_ROWS) or not any(
+                cells[f] for f in ("name", "first", "last", "login", "sis_id", "lms_id", "email"))):
+            continue      # Canvas's rows under its header name nobody: Points Possible, a posting policy
         name = cells["name"] or " ".join(filter(None, (cells["first"], cells["last"])))
         lms_id = re.sub(r"^participant\s*", "", cells["lms_id"], flags=re.I)
         person = Person(name, cells["login"], cells["sis_id"], lms_id, cells["email"], line,
-                        first=cells["first"], last=cells["last"], cells=tuple(row))
+                        first=cells["first"], last=cells["last"], cells=tuple(row),
+                        not_a_student=_not_a_student(canvas, name, cells))
         if not (person.login or person.sis_id or person.lms_id or person.email):
             problems.append(f"{shown} line {line}: no login, SIS id, LMS id or email for {name or 'this row'}")
             continue
@@ -165,30 +197,70 @@ def parse_roster(text: str, shown: str = "roster") -> list[Person]:
     return people
 
 
+def _not_a_student(canvas: bool, name: str, cells: dict[str, str]) -> str:
+    """Why a roster row is no student, from the LMS's own fields ("" when it is one)."""
+    if canvas and name.strip().lower() in TEST_STUDENT and not cells["login"]:
+        return "Canvas's Test Student (Student View)"
+    roles = [_norm(r) for r in re.split(r"[,;/]", cells["role"]) if r.strip()]
+    if roles and not STUDENT_ROLES & set(roles):
+        return f"role {cells['role']}"
+    return ""
+
+
+def same_id(value: str) -> str:
+    """An id as rows and folder names are compared: Unicode's composed form, case folded."""
+    return unicodedata.normalize("NFC", value).casefold()
+
+
+MATCHED_BY = ("lms_id", "login", "sis_id", "email")
+SAID = {"lms_id": "LMS id", "login": "login", "sis_id": "SIS id", "email": "email"}
+
+
+def roster_index(roster: list[Person]) -> dict[tuple[str, str], Person]:
+    """(field, id as compared) -> the roster's row."""
+    index: dict[tuple[str, str], Person] = {}
+    for person in roster:
+        for what in MATCHED_BY:
+            if getattr(person, what):
+                index.setdefault((what, same_id(getattr(person, what))), person)
+    return index
+
+
+def rows_of(student, index: dict[tuple[str, str], Person]) -> list[tuple[str, Person]]:
+    """The roster rows a submission names, (by which field, row), each row once: an LMS's
+    submission by the LMS id its names carry only; a folder by its name as login, SIS id,
+    email or LMS id; one of several claims by the id it claims (Gradescope's email or SID)."""
+    if student.lms_id:
+        keys = [("lms_id", same_id(student.lms_id))]
+    else:
+        said = same_id(student.claim_of or student.name)
+        keys = [(what, said) for what in ("login", "sis_id", "email", "lms_id")]
+    found: list[tuple[str, Person]] = []
+    for key in keys:
+        person = index.get(key)
+        if person is not None and all(p.line != person.line for _, p in found):
+            found.append((key[0], person))
+    return found
+
+
 def enrol(students, roster: list[Person] | None) -> Enrolment:
     """Who each of `students` (roster.Student) is. Without a roster, each is their key, and the
     LMS id read from an LMS's file names (Canvas's user id) is kept."""
     if roster is None:
-        return Enrolment({s.name: _as_named(s) for s in students})
-    index: dict[tuple[str, str], Person] = {}
-    for person in roster:
-        for what in ("lms_id", "login", "sis_id", "email"):
-            if getattr(person, what):
-                index.setdefault((what, getattr(person, what).lower()), person)
+        return Enrolment({s.name: as_named(s) for s in students})
+    index = roster_index(roster)
     people, unmatched = {}, []
     for s in students:
-        keys = [("lms_id", s.lms_id.lower())] if s.lms_id else []
-        keys += [(what, s.name.lower()) for what in ("login", "sis_id", "email", "lms_id")]
-        person = next((index[k] for k in keys if k in index), None)
-        if person is None:
+        found = rows_of(s, index)
+        if not found:
             unmatched.append(s.name)
-        people[s.name] = person or _as_named(s)
+        people[s.name] = found[0][1] if found else as_named(s)
     matched = {p.line for p in people.values() if p.line}
-    absent = tuple(p for p in roster if p.line not in matched)
+    absent = tuple(p for p in roster if p.line not in matched and not p.not_a_student)
     return Enrolment(people, absent, tuple(unmatched), roster=True)
 
 
-def _as_named(student) -> Person:
+def as_named(student) -> Person:
     """Who a submission is without a roster row: its folder's name is the login, unless the name
     came from an LMS's download (then only the LMS id it carries is known)."""
     return Person(name=student.name, login="" if student.lms_id else student.name, lms_id=student.lms_id)

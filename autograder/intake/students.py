@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.intake.files import DIR_FLAGS, descend, ignored
@@ -32,6 +32,14 @@ class Student:
     # when `name` is the student's identity from the roster instead (autograder.intake.identify).
     given_as: str = ""
     lms_late: bool = False  # the LMS's download marks it late (Canvas's `LATE_`), without saying when
+    # What of the class folder it was read from, as the instructor finds it there (said, not compared).
+    source: str = field(default="", compare=False)
+    # One of several submissions that claim one student (autograder.intake.identify): whose
+    # (their id); this one is graded apart under its own key, on that student's numbers.
+    claim_of: str = ""
+    # Canvas's download names it as it names its Test Student (Student View's fake user): set
+    # aside unless the roster says it is a student.
+    named_test_student: bool = False
 
 
 def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = ()) -> list[Student]:
@@ -51,7 +59,7 @@ def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = 
             continue
         if folder.is_symlink():
             if folder.is_dir():
-                students.append(Student(folder.name, folder, refused=(
+                students.append(Student(folder.name, folder, source=folder.name, refused=(
                     f"the submission folder {folder.name} is a symbolic link, not a folder of its own; "
                     f"nothing was graded from it")))
             continue
@@ -59,11 +67,12 @@ def find_students(class_dir: Path, assignment: str, exclude: tuple[Path, ...] = 
             continue
         nested = folder / assignment
         if nested.is_symlink():
-            students.append(Student(folder.name, nested, refused=(
+            students.append(Student(folder.name, nested, source=f"{folder.name}/{assignment}", refused=(
                 f"the assignment folder {folder.name}/{assignment} is a symbolic link, not a folder of its own; "
                 f"nothing was graded from it")))
             continue
-        students.append(Student(folder.name, nested if nested.is_dir() else folder))
+        students.append(Student(folder.name, nested if nested.is_dir() else folder,
+                                source=f"{folder.name}/{assignment}" if nested.is_dir() else folder.name))
     return students
 
 

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from autograder.config.course import CourseConfig, course_data
 from autograder.checks.contract import MISCONCEPTIONS
-from autograder.reports.grades_csv import ordered, scored, submitted
+from autograder.reports.grades_csv import ordered, scored
 from autograder.reports.status import EXCUSED, GRADED, GRADER_ERROR, status_of
 from autograder.reports.trouble import trouble
 from autograder.results import SubmissionResult
@@ -74,6 +74,8 @@ class SummaryTally:
         self.course = course
         self.n = 0
         self.totals: list[float] = []                                   # of the students who handed in
+        self.raw_totals: list[float] = []         # the same students' scores before a late penalty
+        self.penalties: list[float] = []          # and their late penalties (0: none)
         self.scored: Counter = Counter()       # the statuses of the students in `totals`
         self.exercise_scores: dict[str, list[float]] = defaultdict(list)     # stem -> scores handed in
         self.exercise_checks: dict[str, list[int]] = defaultdict(lambda: [0, 0])   # stem -> [passed, checks]
@@ -86,14 +88,18 @@ class SummaryTally:
         self.rows: list[StudentRow] = []
         self.stems: dict[tuple, tuple] = {}       # one tuple of stems for the rows that share it
 
-    def add(self, r: SubmissionResult, status: str | None = None, penalty: float = 0.0) -> None:
+    def add(self, r: SubmissionResult, status: str | None = None, late=None, override: str = "") -> None:
         """`status`: the instructor's word for the student (excused: left out of the numbers);
-        `penalty`: points off the total for lateness."""
+        `late`: their late_policy.Lateness (course.yml `late:`): the penalty is points off the total;
+        `override`: the instructor's changes to the result, as grades.csv says them."""
         self.n += 1
         word = status or status_of(r)
+        penalty = late.penalty(r.score) if late is not None else 0.0
         counted = word not in (EXCUSED, GRADER_ERROR)     # no grade to count: the instructor's, or the grader's doing
-        if counted and any(submitted(e) for e in r.exercises):
-            self.totals.append(r.score - penalty)
+        if counted and any(e.handed_in for e in r.exercises):
+            self.totals.append(round(r.score - penalty, 2) if penalty else r.score)
+            self.raw_totals.append(r.score)
+            self.penalties.append(penalty)
             self.scored[word] += 1
         for e in r.exercises:
             if status != EXCUSED and scored(e):
@@ -113,7 +119,7 @@ class SummaryTally:
         self.trouble += [{"student": r.student, "exercise": stem, "kind": kind, "message": why,
                           "feedback": feedback_link(r.student)} for stem, kind, why in trouble(r)]
         self.durations.append((r.duration_s, r.student))
-        self.rows.append(student_row(r, self.course, self.stems, status, penalty))
+        self.rows.append(student_row(r, self.course, self.stems, status, late, override))
 
     def exercise(self, stem: str) -> dict:
         scores, (passed, checks) = self.exercise_scores.get(stem, []), self.exercise_checks.get(stem, [0, 0])
@@ -140,6 +146,13 @@ class SummaryTally:
                  "checks": dict(self.checks_with[m])}
                 for m, names in sorted(self.students_with.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
+    def late_numbers(self, max_total: float) -> dict:
+        """The late policy's part in the headline numbers: the scores before it, and its penalties."""
+        penalised = [p for p in self.penalties if p]
+        return {"raw_scores": _distribution(self.raw_totals, max_total), "penalised": len(penalised),
+                "penalty_mean": round(statistics.fmean(self.penalties), 3) if self.penalties else None,
+                "penalty_total": round(sum(penalised), 2)}
+
     def summary(self) -> dict:
         course = self.course
         max_total = sum(course.max_points(s) for s in course.exercises)
@@ -158,6 +171,7 @@ class SummaryTally:
             "statuses": dict(Counter(row.status for row in self.rows)),
             "max_score": max_total,
             "scores": _distribution(self.totals, max_total),
+            **({"late": self.late_numbers(max_total)} if course.late is not None else {}),
             "exercises": [self.exercise(stem) for stem in course.exercises],
             "checks": self.checks(),
             "misconceptions": self.misconceptions(),
@@ -176,16 +190,24 @@ class StudentRow:
     class holds many; what can be derived (the feedback link, the scores by stem) is not stored."""
 
     student: str
-    score: float | None               # None: nothing handed in
+    score: float | None               # None: nothing handed in; else the final score (after a late penalty)
     stems: tuple[str, ...]            # the result's exercises (one tuple shared by the rows)
     scores: tuple[float | None, ...]  # their scores, None where not submitted
     duration_s: float
     checks: str                       # a STATUS_CODE letter per check, in the course's order
     status: str = GRADED              # autograder.reports.status
+    penalty: float = 0.0              # the late penalty taken off the score (course.yml `late:`)
+    lateness: str = ""                # when it came against the due date, as the feedback page says it
+    override: str = ""                # the instructor's changes (overrides.csv), as grades.csv says them
 
     @property
     def exercises(self) -> dict[str, float | None]:
         return dict(zip(self.stems, self.scores))
+
+    @property
+    def raw(self) -> float | None:
+        """The score before the late penalty."""
+        return None if self.score is None else round(self.score + self.penalty, 2)
 
     @property
     def feedback(self) -> str:
@@ -193,21 +215,27 @@ class StudentRow:
 
     def to_dict(self) -> dict:
         return {"student": self.student, "score": self.score, "exercises": self.exercises,
-                "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks, "status": self.status}
+                "duration_s": self.duration_s, "feedback": self.feedback, "checks": self.checks, "status": self.status,
+                **({"raw_score": self.raw, "penalty": self.penalty} if self.penalty else {}),
+                **({"lateness": self.lateness} if self.lateness else {}),
+                **({"override": self.override} if self.override else {})}
 
 
 def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tuple],
-                status: str | None = None, penalty: float = 0.0) -> StudentRow:
-    """`r`'s row; `stems` keeps one tuple of stems for the rows that share it."""
-    scores = tuple(e.score if submitted(e) else None for e in r.exercises)
+                status: str | None = None, late=None, override: str = "") -> StudentRow:
+    """`r`'s row; `stems` keeps one tuple of stems for the rows that share it; `late`: its
+    late_policy.Lateness, `override`: the instructor's changes, as grades.csv says them."""
+    scores = tuple(e.score if e.handed_in else None for e in r.exercises)
     key = tuple(e.stem for e in r.exercises)
     word = status or status_of(r)
     counted = word not in (EXCUSED, GRADER_ERROR) and any(v is not None for v in scores)
     scores = tuple(e.score if scored(e) else None for e in r.exercises)
-    return StudentRow(r.student, r.score - penalty if counted else None,
+    penalty = late.penalty(r.score) if late is not None and counted else 0.0
+    final = round(r.score - penalty, 2) if penalty else r.score      # as final_grade.Grade says it
+    return StudentRow(r.student, final if counted else None,
                       stems.setdefault(key, key), scores, r.duration_s,
                       "".join(STATUS_CODE.get(c.status, "?") for c in _in_course_order(r, course)),
-                      word)
+                      word, penalty, late.said() if late is not None else "", override)
 
 
 def _in_course_order(r: SubmissionResult, course: CourseConfig):

@@ -6,9 +6,14 @@ canvas          Canvas's gradebook import: the roster's columns naming a row (St
                 or SIS Login ID.
 moodle          Moodle's "Import grades - CSV file": username, one column per grade item, email
                 and idnumber (under "Identify user by", map whichever the roster filled); with
-                Moodle's grading worksheet as the roster, that worksheet with its Grade filled.
-gradescope-csv  Gradescope's score upload: Name, SID, Email and a Total Score column (plus one
-                column per exercise); Gradescope matches SID or Email against its roster.
+                Moodle's grading worksheet as the roster, that worksheet with its Grade filled
+                and its Feedback comments carrying a one-line summary of the grade.
+gradescope-csv  Gradescope's score upload: Name, SID, Email, one column per exercise and a Total
+                Score column; Gradescope matches SID or Email against its roster.
+
+With course.yml's late policy, the exercise columns are followed by a late penalty column
+(negative), so that a row's columns add up to its total (before the total is scaled to the
+column's points, `--assignment`): raw, penalty, final, in that order, as every page says them.
 
 Who each row is comes from the roster (`--roster`, autograder.intake.roster); without one, the
 folder's name is the login (and the name), and Canvas's user id read from its download's file
@@ -21,6 +26,7 @@ made spreadsheet safe; Canvas's and Moodle's files start with a byte order mark 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from collections.abc import Sequence
 from enum import Enum
@@ -29,6 +35,7 @@ from autograder.config.course import CourseConfig
 from autograder.intake.gradebook_column import Target, scaled
 from autograder.intake.roster import Enrolment
 from autograder.reports.class_summary import StudentRow, student_row
+from autograder.reports.final_grade import Grade, points
 from autograder.reports.grades_csv import ordered, safe_cell, score_cell
 from autograder.reports.status import EXCUSED
 from autograder.results import SubmissionResult
@@ -133,34 +140,80 @@ def _moodle(rows, course: CourseConfig, target: Target) -> str:
     if target.worksheet:
         return _moodle_worksheet(rows, course, target)
     buf, w = _writer()
-    w.writerow(["username", target.column, *(f"{target.column}: {s}" for s in course.exercises), "email",
+    penalty = (f"{target.column}: late penalty",) if course.late is not None else ()
+    w.writerow(["username", *(f"{target.column}: {s}" for s in course.exercises), *penalty, target.column, "email",
                 "idnumber"])
     for p, r in rows:
-        w.writerow([safe_cell(p.login), _total(r, course, target), *(_exercise(r, s) for s in course.exercises),
-                    safe_cell(p.email), safe_cell(p.sis_id)])
+        w.writerow([safe_cell(p.login), *(_exercise(r, s) for s in course.exercises), *_penalty(r, course),
+                    _total(r, course, target), safe_cell(p.email), safe_cell(p.sis_id)])
     return buf.getvalue()
 
 
+def _penalty(row: StudentRow | None, course: CourseConfig) -> tuple[str, ...]:
+    """The late penalty's cell (negative: the row's columns add up to its total), where course.yml
+    has a late policy; empty where the total is."""
+    if course.late is None:
+        return ()
+    if row is None or row.score is None or row.status == EXCUSED:
+        return ("",)
+    return (score_cell(-row.penalty) if row.penalty else "0",)
+
+
 def _moodle_worksheet(rows, course: CourseConfig, target: Target) -> str:
-    """Moodle's grading worksheet written back whole, its Grade filled: what the assignment's
-    "Upload grading worksheet" reads (rows are matched on Identifier; a submission matching no
-    row of it cannot be uploaded and is left out: the report lists it)."""
+    """Moodle's grading worksheet written back whole, its Grade filled and its Feedback comments
+    given a one-line summary of the grade: what the assignment's "Upload grading worksheet" reads
+    (rows are matched on Identifier; a submission matching no row of it cannot be uploaded and is
+    left out: the report lists it). Moodle's own cells come back as they were."""
+    from autograder.intake.roster import _norm
+
     buf, w = _writer()
     w.writerow(target.header)
     grade = target.header.index(target.column)
+    normal = [_norm(h) for h in target.header]
+    comments = normal.index(FEEDBACK_COMMENTS) if FEEDBACK_COMMENTS in normal else None
     for p, r in rows:
         if not p.cells:
             continue
         cells = [safe_cell(c) for c in p.cells]
         cells[grade] = _total(r, course, target)
+        if comments is not None and comments < len(cells):
+            cells[comments] = safe_cell(_with_summary(p.cells[comments], _summary(r, course, target)))
         w.writerow(cells)
     return buf.getvalue()
 
 
+# The worksheet's column of the comments feedback plugin (Moodle's "Feedback comments"), normalised.
+FEEDBACK_COMMENTS = "feedbackcomments"
+SUMMARY_START = "attnkit: "        # how the kit's line in a comment is known again (a worksheet of a run before)
+
+
+def _summary(row: StudentRow | None, course: CourseConfig, target: Target) -> str:
+    """The grade in one line, as the feedback page says it: raw, penalty, final (and in the
+    worksheet's points), how many checks passed, when it came."""
+    if row is None or row.score is None or row.status == EXCUSED:
+        return ""
+    said = Grade(row.raw, _course_points(course), row.penalty, target.points).said()
+    passed = row.checks.count("P")
+    parts = [f"{SUMMARY_START}{said}", f"{passed} of {len(row.checks)} checks passed", row.lateness,
+             "your feedback page says what failed and why" if passed < len(row.checks) else ""]
+    return "; ".join(p for p in parts if p) + "."
+
+
+def _with_summary(existing: str, summary: str) -> str:
+    """The comment cell with the kit's line in it: a comment of the instructor's is kept, the
+    kit's line of an earlier run replaced."""
+    kept = [line for line in existing.splitlines() if line.strip() and not line.startswith(SUMMARY_START)]
+    return "\n".join([*kept, summary] if summary else kept)
+
+
 def _gradescope(rows, course: CourseConfig, target: Target) -> str:
+    """Gradescope's upload, in the course's points: the column another LMS's roster names
+    (`--assignment`, a worksheet's Maximum Grade) is not Gradescope's."""
+    target = dataclasses.replace(target, points=None)
     buf, w = _writer()
-    w.writerow(["Name", "SID", "Email", "Total Score", *course.exercises])
+    penalty = ("Late Penalty",) if course.late is not None else ()
+    w.writerow(["Name", "SID", "Email", *course.exercises, *penalty, "Total Score"])
     for p, r in rows:
-        w.writerow([safe_cell(p.name), safe_cell(p.sis_id or p.login), safe_cell(p.email), _total(r, course, target),
-                    *(_exercise(r, s) for s in course.exercises)])
+        w.writerow([safe_cell(p.name), safe_cell(p.sis_id or p.login), safe_cell(p.email),
+                    *(_exercise(r, s) for s in course.exercises), *_penalty(r, course), _total(r, course, target)])
     return buf.getvalue()

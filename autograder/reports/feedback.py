@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.config.course import CourseConfig
+from autograder.reports.final_grade import Grade, points
 from autograder.reports.status import GRADED, NOTHING_GRADABLE, status_of
 from autograder.reports.causes import causes
 from autograder.reports.maths import readable
@@ -94,36 +95,40 @@ class FeedbackSection:
     lines: tuple[str, ...]    # Markdown
 
 
-def feedback_markdown(result: SubmissionResult, course: CourseConfig, shown: str | None = None, late: str = "") -> str:
-    """`shown`: the student's name as the roster gives it (their id is said beside it); `late`:
-    what late_said says of their submission time."""
-    lines = [line for section in feedback_sections(result, course, shown, late) for line in section.lines]
+def feedback_markdown(result: SubmissionResult, course: CourseConfig, shown: str | None = None,
+                      grade: Grade | None = None) -> str:
+    """`shown`: the student's name as the roster gives it (their id is said beside it); `grade`:
+    the late penalty and the gradebook's points the score is said with (grade_of)."""
+    lines = [line for section in feedback_sections(result, course, shown, grade) for line in section.lines]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def late_said(result: SubmissionResult, late, course: CourseConfig) -> str:
-    """The feedback page's line on lateness (course.yml `late:`), as Markdown: when, the penalty,
-    raw and final score."""
-    if course.late is None or late is None:
-        return ""
-    raw, penalty = result.score, late.penalty(result.score)
-    if not penalty:
-        return f"Submission: {md_text(late.said())}."
-    return (f"**Your score after the late penalty: {_pts(raw - penalty)} / {_pts(result.max_score)}** "
-            f"(score {_pts(raw)} - {_pts(penalty)} penalty). Submission: {md_text(late.said())}.")
+def grade_of(result: SubmissionResult, course: CourseConfig, lateness=None, column_points: float | None = None,
+             overridden: SubmissionResult | None = None, changes: tuple[str, ...] = ()) -> Grade:
+    """`result`'s grade as its pages say it: with its late_policy.Lateness where course.yml has
+    `late:`, in the gradebook column's points (`column_points`, the exports' Target) too; with the
+    instructor's overrides (`overridden`: the result with them in, `changes`: as grades.csv says
+    them), the score the gradebook gets."""
+    raw = overridden.score if overridden is not None else result.score
+    return Grade.held(raw, result.max_score, lateness if course.late is not None else None, column_points,
+                      round(raw - result.score, 2), changes)
 
 
 def feedback_sections(result: SubmissionResult, course: CourseConfig,
-                      shown: str | None = None, late: str = "") -> list[FeedbackSection]:
+                      shown: str | None = None, grade: Grade | None = None) -> list[FeedbackSection]:
     """The page in parts, so the HTML page can put each exercise's pictures under its section."""
+    grade = grade or Grade(result.score, result.max_score)
     result = result.for_student(course.show_hidden)
     who = f"**{md_text(result.student)}**" if not shown or shown == result.student else \
         f"**{md_text(shown)}** ({code(result.student)})"
     status = status_of(result)
-    standing = f"**{_pts(result.score)} / {_pts(result.max_score)}** points" if status == GRADED else \
-        f"**{status}**, no score"
+    standing = grade.said(bold="**") if status == GRADED else f"**{status}**, no score"
     lines = [f"# {md_text(course.course)}: {code(result.assignment)}", "",
-             f"Feedback for {who}: {standing}.", "", *((late, "") if late else ())]
+             f"Feedback for {who}: {standing}.", ""]
+    if grade.lateness is not None:
+        lines += [f"Submission: {md_text(grade.lateness.said())}.", ""]
+    if grade.changes:
+        lines += [f"Your instructor changed your grade: {md_text('; '.join(grade.changes))}.", ""]
     if status == NOTHING_GRADABLE:      # one reason for every exercise: said once
         said = next((c.message for c in result.checks if c.message), "")
         foot = ["", f"Checks with random inputs use the seed {result.seed}."]
@@ -136,6 +141,12 @@ def feedback_sections(result: SubmissionResult, course: CourseConfig,
                      f"{passed}/{len(ex.checks)} | {_pts(ex.score)}/{_pts(ex.max_score)} |")
     lines.append(f"| **total** | | {sum(c.passed for c in result.checks)}/{len(result.checks)} | "
                  f"**{_pts(result.score)}/{_pts(result.max_score)}** |")
+    if status == GRADED and grade.changed:
+        lines.append(f"| your instructor's change | | | {'+' if grade.changed > 0 else '-'}{points(abs(grade.changed))} |")
+    if status == GRADED and grade.penalty:      # the page's one grade: raw, penalty, final
+        lines.append(f"| late penalty ({grade.lateness.percent:g}%) | | | -{points(grade.penalty)} |")
+    if status == GRADED and (grade.changed or grade.penalty):
+        lines.append(f"| **final** | | | **{points(grade.final)}/{_pts(result.max_score)}** |")
     sections = [FeedbackSection(None, tuple(lines))]
     for ex in result.exercises:
         failed = [c for c in ex.checks if not c.passed]

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from autograder.config.course import CourseConfig
 from autograder.reports.feedback import feedback_sections
+from autograder.reports.final_grade import Grade
 from autograder.reports.pictures import render
 from autograder.reports.templating import render as render_page
 from autograder.reports.causes import causes
@@ -42,7 +43,8 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
-def feedback_html(result: SubmissionResult, course: CourseConfig, shown: str | None = None, late: str = "") -> str:
+def feedback_html(result: SubmissionResult, course: CourseConfig, shown: str | None = None,
+                  grade: Grade | None = None) -> str:
     # One picture per cause: the first of its checks the student may see that has one.
     result = result.for_student(course.show_hidden)
     pictures = {ex.stem: tuple(p for cause in causes(ex.checks)
@@ -50,7 +52,7 @@ def feedback_html(result: SubmissionResult, course: CourseConfig, shown: str | N
                                for p in _picture(c))
                 for ex in result.exercises}
     sections = [Section(Markup(_markdown().render("\n".join(part.lines))), pictures.get(part.stem, ()))
-                for part in feedback_sections(result, course, shown, late)]
+                for part in feedback_sections(result, course, shown, grade)]
     return render_page("feedback.html.j2", course=course.course, assignment=result.assignment,
                        student=shown or result.student, sections=sections)
 

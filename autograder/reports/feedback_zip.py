@@ -24,8 +24,6 @@ from pathlib import Path
 from autograder.intake.students import Student
 
 FORMATS = ("canvas-feedback", "moodle-feedback")
-_CANVAS = re.compile(r"^(?P<who>[^\W_]+)_(?:LATE_)?(?P<user>\d+)_(?P<file>\d+)_")
-_MOODLE = re.compile(r"^(?P<prefix>.+?_\d+_assignsubmission_file_)")
 PAGE = "feedback.html"
 
 
@@ -35,13 +33,27 @@ def zip_name(fmt: str) -> str:
 
 def entry_name(fmt: str, student: Student) -> str | None:
     """What the student's page is called in the zip, from the names the LMS's download gave
-    their files (or their Moodle folder); None when it gave none to match."""
-    names = [real for _, real in student.uploads] or [student.folder.name]
-    for name in names:
-        if fmt == "canvas-feedback" and (m := _CANVAS.match(name)):
-            return f"{m['who']}_{m['user']}_{m['file']}_{PAGE}"
-        if fmt == "moodle-feedback" and (m := _MOODLE.match(name)):
-            return f"{m['prefix']}{PAGE}"
+    their files (or their Moodle folder), read as the class was (autograder.intake.lms): the
+    LMS's id is the student's own, never one a name merely holds. None when it gave none to match."""
+    from autograder.intake.lms import canvas_readings, moodle_reading
+
+    if not student.lms_id:
+        return None
+    if fmt == "canvas-feedback":
+        for _, real in student.uploads:
+            for r in canvas_readings(real):
+                if r.lms_id == student.lms_id and r.file_id:
+                    # Canvas reads the first two all-digit parts as user and file: the name holds no others.
+                    who = r.who.replace("_", "")
+                    return f"{who if who and not re.fullmatch('[0-9]+', who) else 'student'}_{r.lms_id}_" \
+                           f"{r.file_id}_{PAGE}"
+    if fmt == "moodle-feedback":
+        named = [(student.folder.name, True)] if not student.uploads else [(real, False) for _, real in student.uploads]
+        for name, is_folder in named:
+            m = moodle_reading(name, is_folder)
+            if m is not None and m["id"] == student.lms_id:
+                # Moodle splits the name at its first four `_`: the full name holds none.
+                return f"{m['who'].replace('_', ' ')}_{m['id']}_assignsubmission_file_{PAGE}"
     return None
 
 

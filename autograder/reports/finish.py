@@ -19,9 +19,10 @@ from autograder.integrity.hand_answers import integrity_flags
 from autograder.reports.class_summary import SummaryTally
 from autograder.reports.exports import ExportFormat, export_rows
 from autograder.reports.feedback_html import feedback_html
-from autograder.reports.grades_csv import GradesTable, with_sources
+from autograder.reports.grades_csv import GradesTable, override_said, with_sources
 from autograder.reports.overrides import Overrides
-from autograder.reports.feedback import late_said
+from autograder.reports.feedback import feedback_markdown, grade_of
+from autograder.reports.final_grade import Grade
 from autograder.reports.status import EXCUSED, GRADED, LATE, NOT_SUBMITTED, status_of
 from autograder.results import SubmissionResult, dump_lines, write_atomic
 
@@ -39,7 +40,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     `target`: the LMS's gradebook column the exports write into (intake.gradebook_column);
     `overrides`: the instructor's changes (reports.overrides), merged with their audit trail;
     `regraded`: the one student this run graded again (`attnkit grade --student`); `lateness`:
-    each student's reports.late_policy.Lateness (course.yml `late:`): the penalty is taken off
+    each student's intake.late_policy.Lateness (course.yml `late:`): the penalty is taken off
     the score in grades.csv, the exports and the numbers, raw score and penalty beside it."""
     from autograder.reports.report_html import report_pieces
 
@@ -54,21 +55,27 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     for result, source in with_sources(results):   # one read of each stored result, for everything
         if course.variants.enabled:      # hand answers that are another variant's key (autograder/integrity)
             flags += integrity_flags((result,))
-        try:    # the feedback page says what the grader found; overrides are the instructor's
-            write_feedback_html(out, result, course, source, enrolment.shown(result.student) if enrolment else None,
-                                late_said(result, (lateness or {}).get(result.student), course))
+        graded, trail = overrides.apply(result) if overrides is not None else (result, [])
+        audit += trail
+        changes = tuple(override_said(t) for t in trail if t.get("overridden") != "excused")
+        # The feedback page says what the grader found, and the grade the gradebook gets: the
+        # instructor's overrides said, and counted in it.
+        grade = grade_of(result, course, (lateness or {}).get(result.student),
+                         target.points if target is not None else None, graded if changes else None, changes)
+        shown = enrolment.shown(result.student) if enrolment else None
+        try:
+            write_feedback_html(out, result, course, source, shown, grade)
+            if changes:      # the Markdown page was written as the student was graded, before the overrides
+                write_atomic(out / "feedback" / f"{result.student}.md", feedback_markdown(result, course, shown, grade))
         except OSError as err:       # a full disk: said after the grades and the summary are written
             unwritten.append(err)
-        trail: list[dict] = []
-        if overrides is not None:
-            result, trail = overrides.apply(result)
-            audit += trail
+        result = graded
         status = EXCUSED if result.student in excused else None
         late = (lateness or {}).get(result.student) if course.late is not None else None
         if late is not None and late.late and status is None and status_of(result) == GRADED:
             status = LATE
         table.add(result, status, trail, late)
-        tally.add(result, status, late.penalty(result.score) if late is not None else 0.0)
+        tally.add(result, status, late, "; ".join(override_said(t) for t in trail))
     write_atomic(out / "grades.csv", table.text())
     summary = tally.summary()
     summary["generated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -97,6 +104,11 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
                              "not_submitted_ids": [p.key for p in absent],
                              "not_on_roster": list(enrolment.unmatched),
                              "missing_as_zero": target is not None and target.missing_as_zero}
+    if enrolment is not None and (enrolment.claims or enrolment.not_students or enrolment.not_read):
+        # Whose work is in doubt, and what was graded for nobody: said to the instructor, never graded.
+        summary["identity"] = {"claims": [c.to_dict() for c in enrolment.claims],
+                               "not_students": [{"who": who, "why": why} for who, why in enrolment.not_students],
+                               "not_read": [{"name": name, "why": why} for name, why in enrolment.not_read]}
     if similarity is not None:
         summary["similarity"] = similarity["pairs"]
         summary["similarity_compared"] = similarity["compared"]
@@ -111,13 +123,15 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
 
 
 def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfig, source: str | None = None,
-                        shown: str | None = None, late: str = "") -> Path:
+                        shown: str | None = None, grade: Grade | None = None) -> Path:
     """The HTML feedback page, redrawn only when the result or the course changed (a resume of a
     large class does not draw every picture again). `source`: the digest of the result file's
     text the result was read from or written as (stored_results.digest), which says what the
     result says; without it, the result is written out as JSON to be hashed. `shown`: the student's
-    name from the roster."""
+    name from the roster; `grade`: the late penalty and the gradebook's points it is said with."""
     path = Path(out) / "feedback" / f"{result.student}.html"
+    late = "" if grade is None else "\0".join((grade.said(), grade.lateness.said() if grade.lateness else "",
+                                                   *grade.changes))
     shown = None if shown == result.student else shown
     said = (f"result file {source}" if source is not None
             else json.dumps(result.to_dict(), sort_keys=True, default=str))
@@ -132,7 +146,7 @@ def write_feedback_html(out: Path, result: SubmissionResult, course: CourseConfi
                 return path
     except (OSError, ValueError):
         pass
-    page = feedback_html(result, course, shown, late)
+    page = feedback_html(result, course, shown, grade)
     doctype, rest = page.split("\n", 1)
     write_atomic(path, f"{doctype}\n{mark}\n{rest}")
     return path

@@ -1,5 +1,7 @@
 """grades.csv: one row per student, one column per exercise, then total, max_total and status
-(autograder.reports.status: graded, nothing gradable, not submitted, ...).
+(autograder.reports.status: graded, nothing gradable, not submitted, ...); with course.yml's late
+policy, raw_total and penalty before the total (raw - penalty = total: reports/final_grade.py),
+and the submission time and its lateness at the end.
 
 An exercise the student did not submit is an empty cell (a 0 is a 0 earned); a student with
 nothing submitted at all has an empty total too. Rows are in a stable order (by name) and
@@ -11,6 +13,7 @@ import csv
 import io
 from collections.abc import Iterator
 
+from autograder.reports.final_grade import Grade, points
 from autograder.reports.status import EXCUSED, status_of
 from autograder.results import ExerciseResult, SubmissionResult, Why
 
@@ -22,19 +25,17 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 def safe_cell(text: str) -> str:
     """Text a spreadsheet shows as text: a cell that starts with a formula character, or with
-    white space before one, gets a quote before it."""
+    white space before one, gets a quote before it. A dash alone is no formula: Moodle's worksheet
+    writes it for "no date", and its own cells must come back as it wrote them."""
     text = str(text)
-    return "'" + text if text.startswith(FORMULA_START) or text.lstrip().startswith(FORMULA_START) else text
-
-
-def submitted(exercise: ExerciseResult) -> bool:
-    return not exercise.checks or any(c.status != "missing" for c in exercise.checks)
+    risky = text.startswith(FORMULA_START) or text.lstrip().startswith(FORMULA_START)
+    return "'" + text if risky and text != "-" else text
 
 
 def scored(exercise: ExerciseResult) -> bool:
     """Handed in and graded: an exercise the grader failed on has no score to give (status
     "grader error"), not a 0."""
-    return submitted(exercise) and not any(c.reason == Why.grader_error for c in exercise.checks)
+    return exercise.handed_in and not any(c.reason == Why.grader_error for c in exercise.checks)
 
 
 def score_cell(score: float | None) -> str:
@@ -48,7 +49,7 @@ def exercise_cell(result: SubmissionResult, stem: str) -> str:
 
 
 def total_cell(result: SubmissionResult) -> str:
-    graded = any(submitted(e) for e in result.exercises) and all(scored(e) or not submitted(e)
+    graded = any(e.handed_in for e in result.exercises) and all(scored(e) or not e.handed_in
                                                                  for e in result.exercises)
     return score_cell(result.score if graded else None)
 
@@ -90,9 +91,9 @@ class GradesTable:
         self.roster = enrolment is not None and enrolment.roster
         self.buf = io.StringIO()
         self.writer = csv.writer(self.buf, lineterminator="\n")
-        self.writer.writerow(["student", *stems, "total", "max_total", "status",
+        self.writer.writerow(["student", *stems, *(PENALTY_COLUMNS if late else ()), "total", "max_total", "status",
                               *(PERSON_COLUMNS if self.roster else ()), *(("override",) if excused is not None else ()),
-                              *(LATE_COLUMNS if late else ())])
+                              *(TIME_COLUMNS if late else ())])
 
     def add(self, r: SubmissionResult, status: str | None = None, trail: list[dict] = (), late=None) -> None:
         """`status`: the instructor's word (excused) or late; `trail`: the overrides applied to `r`;
@@ -110,24 +111,26 @@ class GradesTable:
         return self.buf.getvalue()
 
     def _row(self, person, r: SubmissionResult | None, status: str | None = None, trail=(), late=None) -> None:
-        cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems), total_cell(r), f"{r.max_score:g}"]
-                 if r is not None else [safe_cell(person.key), *("" for _ in self.stems), self.missing,
-                                        f"{self.max_total:g}"])
-        raw, penalty = cells[len(self.stems) + 1], ""
+        cells = ([safe_cell(r.student), *(exercise_cell(r, s) for s in self.stems)] if r is not None
+                 else [safe_cell(person.key), *("" for _ in self.stems)])
+        raw = total_cell(r) if r is not None else self.missing
+        penalty, total = "", raw
         if status == EXCUSED:
-            cells[len(self.stems) + 1] = ""
-        elif late is not None and raw:
-            penalty = f"{late.penalty(r.score):g}"
-            cells[len(self.stems) + 1] = f"{r.score - late.penalty(r.score):g}"
-        cells.append(status or status_of(r))
+            total = ""
+        elif late is not None and raw and r is not None:
+            grade = Grade.held(r.score, r.max_score, late)
+            penalty, total = points(grade.penalty), points(grade.final)
+        if self.late:
+            cells += [raw if status != EXCUSED else "", penalty]
+        cells += [total, f"{r.max_score if r is not None else self.max_total:g}", status or status_of(r)]
         if person is not None:
             cells += [safe_cell(v) for v in (person.listed, person.login, person.sis_id, person.email)]
             cells.append(on_roster(r, self.enrolment))
         if self.excused is not None:
-            cells.append(safe_cell("; ".join(_said(t) for t in trail)))
+            cells.append(safe_cell("; ".join(override_said(t) for t in trail)))
         if self.late:
             when = "" if late is None or late.submitted_at is None else late.submitted_at.isoformat(timespec="minutes")
-            cells += [raw, penalty, when, safe_cell(late.said() if late is not None and r is not None else "")]
+            cells += [when, safe_cell(late.said() if late is not None and r is not None else "")]
         self.writer.writerow(cells)
 
 
@@ -140,10 +143,11 @@ def grades_csv(results: list[SubmissionResult], stems: tuple[str, ...], enrolmen
 
 
 PERSON_COLUMNS = ("name", "login", "sis_id", "email", "on_roster")
-LATE_COLUMNS = ("raw_total", "penalty", "submitted_at", "lateness")
+PENALTY_COLUMNS = ("raw_total", "penalty")       # before the total: raw - penalty = total
+TIME_COLUMNS = ("submitted_at", "lateness")
 
 
-def _said(t: dict) -> str:
+def override_said(t: dict) -> str:
     """One override as grades.csv's `override` cell says it: what, from, to, why, who."""
     was = "-" if t.get("original") is None else f"{t['original']:g}"
     now = t["overridden"] if isinstance(t["overridden"], str) else f"{t['overridden']:g}"

@@ -43,6 +43,7 @@ def report_pieces(s: dict) -> Iterator[str]:
     """The report in pieces, in order (finish_run writes them as they come)."""
     checks_by_exercise = [(e, [c for c in s["checks"] if c["exercise"] == e["stem"]]) for e in s["exercises"]]
     names = s.get("names") or {}
+    labels = shown_names(names)
     rank = {student: i for i, student in enumerate(names)}      # finish_run wrote them by last name
     rows = sorted(s["rows"], key=lambda r: (rank.get(r.student, len(rank)), r.student)) if names else s["rows"]
     pictures = {
@@ -51,15 +52,24 @@ def report_pieces(s: dict) -> Iterator[str]:
         "checks": {e["stem"]: figures.pass_rates([c["check_id"].split(".", 1)[-1] for c in cs],
                                                  [c["pass_rate"] for c in cs])
                    for e, cs in checks_by_exercise if cs},
-        "heat_map": figures.heat_map(rows, s["checks"], label=lambda student: names.get(student, student)),
+        "heat_map": figures.heat_map(rows, s["checks"], label=lambda student: labels.get(student, student)),
     }
     settings, sandbox_settings = _settings(s)
     return render_pieces("report.html.j2", s=s, pictures=pictures, checks_by_exercise=checks_by_exercise,
-                  names=names, rows=rows, statuses=STATUSES, scores_over=scores_over(s),
+                  names=names, labels=labels, rows=rows, statuses=STATUSES, scores_over=scores_over(s),
+                  class_size=sum(s["statuses"].values()) if s.get("statuses") else s["students"],
+                  late=s.get("late"), overridden=any(r.override for r in rows),
                   absent=set((s.get("roster") or {}).get("not_submitted_ids", ())),     # no feedback page
                   generated=_when(s.get("generated")), legend=figures.LEGEND, colours=figures.legend_colours(),
                   trouble_kinds=sorted(Counter(t["kind"] for t in s["trouble"]).items()),
                   settings=settings, sandbox_settings=sandbox_settings, feedback_link=feedback_link, names_max=NAMES_MAX, rows_shown=ROWS_SHOWN)
+
+
+def shown_names(names: dict[str, str]) -> dict[str, str]:
+    """Each student's name as the report shows it: the roster's, with the id beside it where two
+    students share a name (in the heat map and the similar pairs, where no id column stands)."""
+    count = Counter(names.values())
+    return {student: f"{name} ({student})" if count[name] > 1 else name for student, name in names.items()}
 
 
 def _when(stamp: str | None) -> str | None:

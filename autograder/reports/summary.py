@@ -32,6 +32,14 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
         table.add_row(e["stem"], str(e["submitted"]), "-" if e["mean"] is None else f"{e['mean']:.2f}",
                       f"{e['max_score']:g}", f"{e['full_marks']}/{e['submitted']}")
     table.add_section()
+    late = s.get("late")
+    if late:      # the class's grade as every page says a student's: raw, the late penalty, final
+        raw = late["raw_scores"]["mean"]
+        table.add_row("score before late penalties", str(graded), "-" if raw is None else f"{raw:.2f}",
+                      f"{s['max_score']:g}", f"{late['raw_scores']['full_marks']}/{graded}")
+        penalty = late["penalty_mean"]
+        table.add_row(f"late penalty ({late['penalised']} penalised)", str(graded),
+                      "-" if penalty is None else f"-{penalty:.2f}", "", "")
     mean = s["scores"]["mean"]
     table.add_row("[bold]total[/]", str(graded), "-" if mean is None else f"{mean:.2f}", f"{s['max_score']:g}",
                   f"{s['scores']['full_marks']}/{graded}")

@@ -51,7 +51,7 @@ def roster_ids(path: Path) -> list[tuple[str, "Person"]]:
     `attnkit grade` gives the student: the login (nbgrader's `id`), else the email, SIS id or LMS id."""
     from autograder.intake.roster import read_roster
 
-    people = read_roster(Path(path))
+    people = [p for p in read_roster(Path(path)) if not p.not_a_student]     # no handout for Canvas's Test Student
     bad = [f"{path} line {p.line}: {p.key!r} cannot name a folder (letters, digits and . _ @ + - only)"
            for p in people if not SAFE_ID.match(p.key)]
     if bad:

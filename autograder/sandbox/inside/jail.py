@@ -9,10 +9,11 @@ The zygote (once, after importing numpy/torch, before any fork):
   2. mounts made private (MS_REC|MS_PRIVATE)                 -- nothing propagates back out.
   3. every source opened as an O_PATH fd                    -- binds are made from the fds, so
      mounting the staging tmpfs over /tmp cannot hide a virtualenv that lives in /tmp.
-  4. a tmpfs as the new root, holding only read-only binds of /usr, /lib*, /bin, a few /etc
-     files, the interpreter's prefixes and sys.path folders, /dev/{null,zero,full,random,
-     urandom} and /proc                                      -- the kit, the class folder, OUT
-     and home folders are simply not there.
+  4. a tmpfs as the new root, holding only read-only binds of what the interpreter needs
+     (view.py: programs, shared libraries, time zones and fonts, a few /etc files, the
+     interpreter's own prefix, standard library, site-packages and sys.path folders),
+     /dev/{null,zero,full,random,urandom} and /proc             -- the kit, the class folder, OUT,
+     home folders and the rest of /usr (nbgrader's shared exchange) are simply not there.
   5. pivot_root into it, the old root detached, the new root remounted read-only.
   6. root only: a user namespace (inside 0 -> a private unprivileged uid outside; the map is
      written by a forked helper that is still root) with network, IPC and UTS namespaces, then
@@ -40,7 +41,8 @@ Every step is checked and raises JailError(step, reason). Only the first steps (
 namespace", "mount namespace") leave the process as it was: the zygote then runs without the
 jail and reports why (Sandbox.isolation). After them, a failure ends the zygote.
 
-Loaded inside the zygote from its file path: standard library only, plus its sibling kernel.py.
+Loaded inside the zygote from its file path: standard library only, plus its siblings kernel.py
+and view.py.
 """
 
 from __future__ import annotations
@@ -48,15 +50,12 @@ from __future__ import annotations
 import os
 import sys
 
-K = None   # kernel.py, set by the zygote (it loads both under private names)
+K = None      # kernel.py, set by the zygote (it loads these under private names)
+VIEW = None   # view.py: what the new root holds, set by the zygote
 
-SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
-ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd",
-             "/etc/group", "/etc/nsswitch.conf", "/etc/fonts", "/etc/alternatives")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 EMPTY_DIRS = ("tmp", "var/tmp", "run/lock", "dev/shm", "proc", "etc", "home")
 STAGING = "/tmp"
-KIT_FOLDERS = ("autograder", "reference", "solutions", "exercises", "tests", "docs", "demo", "benchmarks", ".git")
 
 # Per child, size-capped private folders: the namespace's death removes them (no rmtree here).
 CHILD_TMPFS = (("/tmp", "tmp_mb", 200_000), ("/var/tmp", None, 1000), ("/dev/shm", None, 1000),
@@ -69,47 +68,6 @@ UNDER_CHILD_TMPFS: tuple[tuple[str, str], ...] = ()
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def interpreter_paths(kit_root: str) -> list[str]:
-    """The folders the interpreter needs, outermost only: its prefixes, and the sys.path folders
-    that lie in a prefix or outside the kit's folder (a checkout on sys.path is not bound)."""
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                                              os.path.dirname(os.path.realpath(sys.executable)))}
-    kit = os.path.realpath(kit_root)
-    paths = set(prefixes)
-    for entry in sys.path:
-        real = os.path.realpath(entry) if entry else ""
-        if real and os.path.isdir(real) and (any(_inside(real, p) for p in prefixes) or not _inside(real, kit)):
-            paths.add(real)
-    paths = {p for p in paths if os.path.isdir(p) and p != "/"}
-    return sorted(p for p in paths if not any(q != p and _inside(p, q) for q in paths))
-
-
-def _bind_plan(kit_root: str) -> list[tuple[str, str]]:
-    """(path, kind) pairs: kind is "dir", "file", "link:<target>", or "mask" -- an empty
-    read-only tmpfs over a folder of the kit that lies inside a bound folder (a kit installed
-    into site-packages: its reference must not be readable by path)."""
-    plan = []
-    for path in SYSTEM_DIRS + ETC_FILES:
-        if os.path.islink(path) and path in SYSTEM_DIRS:
-            plan.append((path, "link:" + os.readlink(path)))
-        elif os.path.isdir(path):
-            plan.append((path, "dir"))
-        elif os.path.isfile(path):
-            plan.append((path, "file"))
-    system = [os.path.realpath(p) for p, kind in plan if kind == "dir"]
-    bound = list(system)
-    for path in interpreter_paths(kit_root):
-        if not any(_inside(path, s) for s in system):
-            plan.append((path, "dir"))
-            bound.append(path)
-    kit = os.path.realpath(kit_root)
-    for name in KIT_FOLDERS:
-        folder = os.path.join(kit, name)
-        if os.path.isdir(folder) and any(_inside(folder, b) for b in bound):
-            plan.append((folder, "mask"))
-    return plan
 
 
 def under_child_tmpfs(plan: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -147,7 +105,7 @@ def enter_zygote_jail(uid: int | None, kit_root: str) -> dict:
               | K.CLONE_NEWUTS)
         _step("uid map", K.write_id_maps, outside_uid, outside_gid)
     _step("private mounts", K.mount, "none", "/", None, K.MS_REC | K.MS_PRIVATE)
-    plan = _bind_plan(kit_root)
+    plan = VIEW.plan(kit_root)
     global UNDER_CHILD_TMPFS
     UNDER_CHILD_TMPFS = under_child_tmpfs(plan)
     fds = {}

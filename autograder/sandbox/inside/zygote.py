@@ -315,7 +315,7 @@ def main() -> None:
                                                                    "torch_module")
     KERNEL = _load_private("kernel")
     JAIL = _load_private("jail")
-    JAIL.K = KERNEL
+    JAIL.K, JAIL.VIEW = KERNEL, _load_private("view")
     guard = _load_private("guard")
     worker = _load_private("child")
     # check.py's child runs a notebook's cells with this loop too, and builds a torch module with this code.

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
+from autograder.config.clock import parse_due
 from autograder.intake.student_csv import joined, student_rows
 
 
@@ -21,32 +22,9 @@ class LateError(ValueError):
     """A due date or an extensions row that cannot be used; the message says where."""
 
 
-def parse_due(text: str, zone: str | None) -> datetime:
-    """A due date with its time zone: ISO 8601 with an offset, or without one in `zone`."""
-    try:
-        when = datetime.fromisoformat(str(text).strip())
-    except ValueError:
-        raise ValueError(f"{text!r} is not a date and time as ISO 8601 writes it "
-                         f"(2026-03-02T23:59:00-05:00, or 2026-03-02 23:59 with timezone:)") from None
-    if when.tzinfo is None:
-        if not zone:
-            raise ValueError(f"{text!r} has no time zone: add its offset (2026-03-02T23:59:00-05:00) or set "
-                             f"late.timezone (America/Toronto)")
-        when = when.replace(tzinfo=_zone(zone))
-    return when
-
-
-def _zone(name: str):
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"no time zone {name!r} (an IANA name such as America/Toronto or Europe/Paris)") from None
-
-
-def read_extensions(path: Path, zone: str | None, students: set[str]) -> dict[str, datetime]:
-    """student -> their own due date, from a CSV `student,due`; every bad row named by its line."""
+def read_extensions(path: Path, zone: tzinfo | str | None, students: set[str]) -> dict[str, datetime]:
+    """student -> their own due date, from a CSV `student,due` (a date without an offset in
+    `zone`); every bad row named by its line."""
     out, problems = {}, []
     for where, student, due in student_rows(path, "due", LateError):
         if student not in students:
