@@ -106,24 +106,19 @@ FLOORS = ("judge", "results", "speedups", "config", "sandbox", "checks", "diagno
           "integrity", "reports", "grading", "build", "handout", "cluster", "nbgrader", "gradescope",
           "frontends", "cli", "conftest", "test_exercises")
 
-# Known exceptions, each an import of a floor above: late work and the roster's columns, which other
-# work is moving now (phase 2 of the restructuring removes these, and then this list).
-KNOTS = frozenset()
-
-
 def _floor_of(module: str) -> str | None:
     """The package of autograder/ a module belongs to (a loose module is its own); None outside it."""
     parts = module.split(".")
     return parts[1] if parts[0] == "autograder" and len(parts) > 1 else None
 
 
-def _upward(graph: dict[str, set[str]], floors=FLOORS, knots=KNOTS) -> list[str]:
+def _upward(graph: dict[str, set[str]], floors=FLOORS) -> list[str]:
     """Each import of a floor above the importer's, said as "a imports b (x is below y)"."""
     rank = {name: n for n, name in enumerate(floors)}
     found = []
     for importer, imported in sorted((a, b) for a, targets in graph.items() for b in targets):
         low, high = _floor_of(importer), _floor_of(imported)
-        if low is None or high is None or low == high or (importer, imported) in knots:
+        if low is None or high is None or low == high:
             continue
         if rank[high] > rank[low]:
             found.append(f"{importer} imports {imported} ({low} is below {high})")
@@ -142,21 +137,15 @@ def test_each_package_imports_only_from_the_floors_below():
 
 
 def test_no_circle_among_the_packages():
-    """The packages' own graph, the known exceptions aside: no loop, however long."""
+    """The packages' own graph: no loop, however long."""
     packages: dict[str, set[str]] = {}
     for importer, targets in _import_graph().items():
         for imported in targets:
             low, high = _floor_of(importer), _floor_of(imported)
-            if low and high and low != high and (importer, imported) not in KNOTS:
+            if low and high and low != high:
                 packages.setdefault(low, set()).add(high)
                 packages.setdefault(high, set())
     assert _cycles(packages) == []
-
-
-def test_the_known_exceptions_are_still_there():
-    """An exception that is gone goes from KNOTS too: the list only shrinks."""
-    graph = _import_graph()
-    assert sorted(k for k in KNOTS if k[1] not in graph.get(k[0], ())) == []
 
 
 def test_an_import_from_a_floor_above_is_named():
