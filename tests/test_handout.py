@@ -363,6 +363,29 @@ def _body_lines(module: Path) -> set[str]:
     return out
 
 
+def test_the_readme_alone_sets_a_student_up_and_its_help_command_lists_exercises_and_modes(handout, kit_free_python):
+    readme = (handout / "README.md").read_text(encoding="utf-8")
+    commands = [line.split(" #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", readme, re.S)
+                for line in block.splitlines() if line.strip()]
+    assert any(c.startswith("python3 -m venv ") for c in commands), commands
+    assert any(c.startswith("source ") and "activate" in c for c in commands), commands
+    assert any(c.startswith("pip install ") and {"numpy", "matplotlib", "torch"} <= set(c.split())
+               and "--extra-index-url https://download.pytorch.org/whl/cpu" in c for c in commands), commands
+    assert any(c.startswith("pip install ") and "jupyter" in c.split() for c in commands), commands
+    helps = [c for c in commands if c.endswith("--help")]
+    assert helps == ["python check.py --help"], commands
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(kit_free_python), *helps[0].split()[1:]], cwd=handout, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = re.search(r"^exercises\b.*?: (.*)$", done.stdout, re.M)
+    assert listed and listed.group(1).split(", ") == list(COURSE.exercises), done.stdout
+    for mode in ("--watch", "--json", "--help"):
+        assert f"python check.py {mode}" in done.stdout, done.stdout
+    watched = re.findall(r"python check\.py --watch (\w+)", done.stdout)      # --watch takes exercise names
+    assert watched and set(watched) <= set(COURSE.exercises), done.stdout
+
+
 def test_a_folder_with_files_is_not_overwritten(tmp_path):
     (tmp_path / "attention.py").write_text("my work")
     with pytest.raises(HandoutError, match="not empty"):

@@ -1,9 +1,11 @@
 """Check your exercises before you hand them in: the course's visible checks, on your own machine.
 
-    python check.py                     # every exercise
-    python check.py attention           # one exercise (or several; attention.py or attention.ipynb too)
-    python check.py --watch             # check an exercise again each time you save it (and those calling it)
-    python check.py --json results.json # also write each check's result (id, status, score) to a file
+    python check.py                       # every exercise
+    python check.py attention causal_mask # these exercises (attention.py or attention.ipynb name it too)
+    python check.py --watch               # check an exercise again each time you save it (and those calling it)
+    python check.py --watch attention     # watch these exercises only (Ctrl-C stops)
+    python check.py --json results.json   # also write each check's result (id, status, score) to a file
+    python check.py --help                # this, and the exercises
 
 Each exercise is checked from the file the grader grades: the .py or the .ipynb that holds your work
 (an untouched stub never counts over work, even work that does not compile yet; with work in both,
@@ -347,7 +349,7 @@ def parse_args(argv: list[str], exercises: list[str]) -> tuple[list[str], dict] 
     args = iter(argv)
     for arg in args:
         if arg in ("-h", "--help"):
-            print(USAGE.rstrip() + f"\n\nexercises: {', '.join(exercises)}")
+            print(USAGE.rstrip() + f"\n\nexercises (name one or more, with --watch too): {', '.join(exercises)}")
             return 0
         if arg == "--watch":
             options["watch"] = True

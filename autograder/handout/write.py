@@ -85,11 +85,11 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
     if out.is_dir() and any(out.iterdir()) and not force:
         raise HandoutError(f"{out} is not empty; give a new folder, or --force to overwrite the handout's files "
                            f"in it (a student's edited exercise files would be overwritten too)")
-    (out / DATA_FOLDER).mkdir(parents=True, exist_ok=True)
     files = {**shared_files(course, varied=variant is not None),
              **(own_files(course, variant) if variant is not None else
                 {f"{DATA_FOLDER}/{name}": data for name, data in check_data_files(course).items()})}
     for name, source in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)       # judge/ and check_data/
         if isinstance(source, Path):
             shutil.copyfile(source, out / name)
         else:
@@ -101,27 +101,35 @@ STUDENT_README = """# {course}
 
 ## Set up (once)
 
-You need Python 3.10 or newer with numpy, matplotlib and torch. PyTorch's CPU build is enough (and
-a fraction of the size of the default GPU build):
+You need Python 3.10 or newer. Make a virtual environment for the course in this folder, and
+install numpy, matplotlib and torch in it (PyTorch's CPU build is enough, a fraction of the size
+of the default GPU build), and Jupyter if you work in the notebooks:
 
 ```bash
-pip install numpy matplotlib
-pip install torch --index-url https://download.pytorch.org/whl/cpu
-# or, with conda:
-conda install numpy matplotlib pytorch cpuonly -c pytorch
+python3 -m venv .venv
+source .venv/bin/activate            # Windows: .venv\\Scripts\\activate
+pip install numpy matplotlib torch --extra-index-url https://download.pytorch.org/whl/cpu
+pip install jupyter                  # for the notebooks (.ipynb) only
 ```
+
+Activate it again (the `source` line) in each new terminal. With conda instead:
+`conda create -n attention python=3.12 numpy matplotlib pytorch cpuonly jupyter -c pytorch`, then
+`conda activate attention`.
 
 ## Work and check
 
 Fill in each exercise where it says `TODO(<task id>)`, in the `.py` file (any editor) or in the
-`.ipynb` notebook (Jupyter): one of the two per exercise. Then check your work:
+`.ipynb` notebook (Jupyter: `jupyter notebook` or `jupyter lab` in this folder): one of the two per
+exercise. In a notebook, each task is followed by a test cell: save the notebook (Ctrl-S), then run
+that cell; it checks the saved file, as `check.py` does. In a terminal, in this folder:
 
 ```bash
-python check.py                      # every exercise
-python check.py attention            # one exercise (attention.py or attention.ipynb work too)
-python check.py --watch              # check an exercise again each time you save it, and those that call it (Ctrl-C stops)
-python check.py --json results.json  # also write each check's result to a file
-python check.py --help
+python check.py                       # every exercise
+python check.py attention causal_mask # these exercises (attention.py or attention.ipynb name it too)
+python check.py --watch               # check an exercise again each time you save it, and those that call it (Ctrl-C stops)
+python check.py --watch attention     # watch these exercises only
+python check.py --json results.json   # also write each check's result to a file
+python check.py --help                # the exercises and these options
 ```
 
 `check.py` runs the course's visible checks with the grader's own code: the same reading of your
