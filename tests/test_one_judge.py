@@ -194,3 +194,64 @@ def test_with_variants_each_student_is_checked_and_graded_on_their_own_numbers(k
         mine, _ = _check_py(kit_free_python, folder, "attention")
         theirs = graded[student]["attention"]
         assert (mine["file"], mine["checks"]) == (theirs["file"], theirs["checks"]), student
+
+
+# ---------------------------------------------------------------- hand answers, one reader
+
+def _hand_file(style: str, answers: dict) -> str:
+    """A hand_computation.py with these answers (4 decimals), as a student may write it: without the
+    given inputs (written from scratch), in numpy's scalars and 0-d arrays, or in exact numbers."""
+    rows = {name: [[round(float(x), 4) for x in row] for row in value] for name, value in answers.items()}
+    if style == "lists, no given inputs":
+        return "".join(f"{name} = {value!r}\n" for name, value in rows.items())
+    if style == "numpy scalars and 0-d arrays":      # each entry one of numpy's kinds, rows as tuples
+        entry = {"SCORES": "np.float64", "SCALED_SCORES": "np.longdouble", "WEIGHTS": "np.float16",
+                 "OUTPUT": "np.array", "CSM_SCORES": "np.float16", "CSM_WEIGHTS": "np.longdouble"}
+        lines = ["import numpy as np", "D_K = np.array(2)", "CSM_D_K = np.float16(4)"]
+        for name, value in rows.items():
+            if name not in entry:                      # a whole matrix of long doubles
+                lines.append(f"{name} = np.array({value!r}, dtype=np.longdouble)")
+                continue
+            lines.append(f"{name} = [" + ", ".join("(" + ", ".join(f"{entry[name]}({x!r})" for x in row) + ",)"
+                                                   for row in value) + "]")
+        return "\n".join(lines) + "\n"
+    assert style == "Fraction and Decimal"
+    lines = ["from decimal import Decimal", "from fractions import Fraction"]
+    for n, (name, value) in enumerate(rows.items()):
+        kind = ("Fraction", "Decimal")[n % 2]
+        lines.append(f"{name} = [" + ", ".join("[" + ", ".join(f"{kind}({str(x)!r})" for x in row) + "]"
+                                               for row in value) + "]")
+    return "\n".join(lines) + "\n"
+
+
+HAND_STYLES = ("lists, no given inputs", "numpy scalars and 0-d arrays", "Fraction and Decimal")
+
+
+@pytest.mark.parametrize("variants", [False, True], ids=["the course's numbers", "each student's numbers"])
+def test_hand_answers_in_any_form_get_the_same_verdicts_from_check_py_and_the_grader(variants, kit_free_python,
+                                                                                      tmp_path):
+    """A hand computation without the given inputs, or typed in numpy's scalars, 0-d arrays, Fraction or
+    Decimal: the grader gives full marks, and check.py, without the kit, passes the same visible checks."""
+    from reference.hand_computation import answer_keys, hand_answers
+
+    from autograder.variants import variant_for
+
+    course = dataclasses.replace(COURSE, variants=dataclasses.replace(COURSE.variants, enabled=variants))
+    class_dir, folders = tmp_path / "class", {}
+    for n, style in enumerate(HAND_STYLES):
+        student = f"student{n}"
+        variant = variant_for(course, student) if variants else None
+        answers = hand_answers(variant.hand_inputs()) if variant else answer_keys()
+        handout = tmp_path / f"handout-{student}"
+        write_handout(handout, course, variant=variant)
+        (handout / "hand_computation.py").write_text(_hand_file(style, answers))
+        (handout / "hand_computation.ipynb").unlink()
+        (class_dir / student).mkdir(parents=True)
+        shutil.copyfile(handout / "hand_computation.py", class_dir / student / "hand_computation.py")
+        folders[student] = (style, handout)
+    graded = _attnkit_grade(class_dir, _course_file(tmp_path, "best", variants=variants), tmp_path / "out")
+    for student, (style, handout) in folders.items():
+        theirs = graded[student]["hand_computation"]["checks"]
+        assert len(theirs) == 7 and all(status == "passed" for status, _, _ in theirs.values()), (style, theirs)
+        mine, printed = _check_py(kit_free_python, handout, "hand_computation")
+        assert {i: c[:2] for i, c in mine["checks"].items()} == {i: c[:2] for i, c in theirs.items()}, (style, printed)

@@ -30,7 +30,7 @@ import numpy as np
 from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
 from autograder.checks.hand_computation import (ROUNDED_EARLY_MISTAKE, ROUNDING_STEPS, ROWS_SUM_TO_ONE,
-                                                 SELF_CHECK_STEPS)
+                                                 SELF_CHECK_STEPS, given_inputs)
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
 from autograder.judge.answers import encode
@@ -175,7 +175,7 @@ def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Var
     try:
         template = check.run(recorder, inputs)
         if check.exercise == "hand_computation":
-            return _hand_data(check, recorder, expected, course)
+            return _hand_data(check, recorder, expected, course, inputs)
         calls = [step | {"args": arrays.encode(step["args"]), "kwargs": arrays.encode(step["kwargs"])["dict"]}
                  for step in recorder.calls]
         answer = arrays.encode(template)
@@ -242,16 +242,19 @@ def _observer_data(check: Check, inputs: dict, arrays: Arrays) -> dict:
         {"observer": observer.spec} if isinstance(observer, Observer) else {})
 
 
-def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig) -> dict:
+def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig, inputs: dict) -> dict:
     """No answer: the shape, whether rows sum to 1, which earlier step this one follows from, and
-    the grader's hint for an answer rounded early."""
+    the grader's hint for an answer rounded early. A step's given inputs (Q, D_K, ...) come with
+    their values ("given"), for a file that does not define them (`inputs`: a variant's numbers)."""
     from autograder.diagnosis.explain import candidates
 
     name = recorder.calls[0]["name"]
     step = SELF_CHECK_STEPS.get(name)
     first = ROUNDING_STEPS.get(name) if step is None else None
     follows = step or first
-    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}} for n in (name, *(follows[1:] if follows else ()))]
+    given = given_inputs(inputs)
+    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}}
+             | ({"given": given[n].tolist()} if n in given else {}) for n in (name, *(follows[1:] if follows else ()))]
     return {"kind": "hand", "calls": calls, "answer": {"tuple": [{"call": n, "item": None} for n in range(len(calls))]},
             "names": [name], "hand_atol": course.tolerances.hand,
             "hand": {"shape": list(np.shape(expected)), "rows_sum_to_one": name in ROWS_SUM_TO_ONE,

@@ -503,13 +503,10 @@ def as_data(value, kind):
 
 
 def call(module, step: dict, arrays: dict, results: list):
+    if step["op"] == "value":                 # a constant of the hand computation
+        return hand_value(module, step)
     if not hasattr(module, step["name"]):
         raise Missing(step["name"])
-    if step["op"] == "value":                 # a constant of the hand computation
-        value = getattr(module, step["name"])
-        if value is None:
-            raise NotImplementedError(step["name"])
-        return to_plain(value)
     decode = judge("answers").decode
     args = decode(step.get("args", []), arrays, results)
     kwargs = decode({"dict": step.get("kwargs", {})}, arrays, results)
@@ -522,6 +519,29 @@ def call(module, step: dict, arrays: dict, results: list):
     except BadReturn as err:        # the grader's rule needs which function returned what (calls)
         err.name, err.returned = step["name"], type(returned).__name__
         raise
+
+
+def hand_value(module, step: dict):
+    """A constant of your file, read as the grader reads it (the judge's convert.to_array: lists,
+    tuples, numpy scalars and arrays, Fraction, Decimal); a given input your file does not define
+    is the handout's ("given": the grader needs only your answers)."""
+    import numpy as np
+
+    name = step["name"]
+    if not hasattr(module, name):
+        if "given" in step:
+            return np.asarray(step["given"], dtype=np.float64)
+        raise Missing(name)
+    value = getattr(module, name)
+    if value is None:
+        raise NotImplementedError(name)
+    convert = judge("convert")
+    try:
+        return convert.to_array(value)[0]
+    except convert.BadReturn as err:
+        bad = BadReturn(f"is {err.got}, expected {err.expected}{err.note}")
+        bad.name, bad.returned = name, type(value).__name__
+        raise bad from None
 
 
 def forward(cls, name: str, args: list, kwargs: dict):

@@ -12,6 +12,8 @@ reads "returned <what>, expected <what>".
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import sys
 
 import numpy as np
@@ -152,8 +154,8 @@ def _tensor(value) -> tuple[np.ndarray, str]:
 def _tree(value, depth: int):
     if depth > 64:
         raise RecursionError()
-    if type(value) in (float, int, bool) or isinstance(value, (np.bool_, np.integer, np.floating)):
-        return float(value)
+    if _is_number(value):
+        return _number(value)
     if isinstance(value, np.ndarray):
         return _ndarray(value)
     if _is_tensor(value):
@@ -165,8 +167,13 @@ def _tree(value, depth: int):
     raise BadReturn(f"a list containing {type_name(value)}", "an array of numbers")
 
 
+# Exact numbers of the standard library a hand answer may be typed as (Fraction(1, 3), Decimal("0.25")):
+# numbers, as a float is.
+EXACT_NUMBERS = (fractions.Fraction, decimal.Decimal)
+
+
 def _is_number(value) -> bool:
-    return type(value) in (float, int, bool) or isinstance(value, (np.bool_, np.integer, np.floating))
+    return type(value) in (float, int, bool, *EXACT_NUMBERS) or isinstance(value, (np.bool_, np.integer, np.floating))
 
 
 def _number(value) -> float:

@@ -56,6 +56,19 @@ ROUNDING_STEPS = {
     "CSM_SCORES": ("matmul_transposed", "X", "X"),
 }
 ROWS_SUM_TO_ONE = ("WEIGHTS", "CSM_WEIGHTS")
+# The given inputs, as the student's file names them -> the reference's constant. A file written
+# from scratch may leave them out: the grader needs only the answers, and check.py then takes them
+# from its data (a variant's own numbers where the course draws them).
+GIVEN = {"Q": "Q_A", "K": "K_A", "V": "V_A", "D_K": "D_K_A", "X": "X_CSM", "CSM_D_K": "D_K_CSM"}
+
+
+def given_inputs(inputs: dict) -> dict[str, np.ndarray]:
+    """The given inputs by the file's names: the course's, or a variant's `inputs` (Q, K, V, X)."""
+    import importlib
+
+    reference = importlib.import_module("reference.hand_computation")
+    return {name: np.asarray(inputs.get(name, getattr(reference, constant)), dtype=np.float64)
+            for name, constant in GIVEN.items()}
 # The mistake of an answer off by rounding alone: check.py fails such an answer with its hint, as
 # the grader does.
 ROUNDED_EARLY_MISTAKE = "hand_imprecise"
