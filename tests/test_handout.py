@@ -399,7 +399,7 @@ def test_the_cli_writes_a_handout(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.py")) == sorted(
-        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", *MODULES])
+        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", "attnkit_tests.py", *MODULES])
 
 
 @pytest.mark.parametrize("stem", ["attention", "scaling"])     # scaling: checks that test a property with code

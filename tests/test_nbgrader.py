@@ -20,7 +20,7 @@ import yaml
 from autograder.checks import CHECKS
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.nbgrader.cells import load_notebook
-from autograder.nbgrader.notebook_tests import report_html
+from autograder.handout.notebook_tests import report_html
 from autograder.results import HIDDEN_CHECK_NOTE
 from autograder.nbgrader.course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
@@ -89,7 +89,7 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
         assert [(_meta(c)["grade_id"], _meta(c)["points"]) for c in written_qs] == \
             [(q.grade_id, q.points) for q in expected]
         assert all(c.cell_type == "markdown" for c in written_qs)
-    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "nbgrader" / "notebook_tests.py").read_bytes()
+    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "handout" / "notebook_tests.py").read_bytes()
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert f"c.Execute.timeout = {execute_timeout(course)}" in config
     # what release_assignment, fetch_assignment, submit and collect need

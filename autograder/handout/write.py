@@ -12,6 +12,7 @@ from pathlib import Path
 from autograder.config import KIT_DATA
 from autograder.config.course import CourseConfig
 from autograder.handout.data import check_data_files, write_check_data
+from autograder.handout.task_cells import handout_notebook, tests_files
 from autograder.intake import SOURCE_SUFFIXES
 from autograder.variants.draw import Variant
 from autograder.variants.handout import VARIED_FILES, with_numbers
@@ -53,12 +54,18 @@ def shared_files(course: CourseConfig, varied: bool = False) -> dict[str, Path |
         for suffix in SOURCE_SUFFIXES:
             source = KIT_DATA / "exercises" / f"{stem}{suffix}"
             if source.is_file() and not (varied and stem in VARIED_FILES):
-                files[source.name] = source
+                files[source.name] = with_tests(source.read_bytes(), course, stem) if suffix == ".ipynb" else source
     files[CHECKER] = HANDOUT_CODE / "student_check.py"
     files.update(MODULES)
+    files.update(tests_files(course))
     exercise_files = ", ".join(f"`{stem}.py` or `{stem}.ipynb`" for stem in course.exercises)
     files["README.md"] = STUDENT_README.format(course=course.course, files=exercise_files).encode("utf-8")
     return files
+
+
+def with_tests(notebook: bytes, course: CourseConfig, stem: str) -> bytes:
+    """A stub notebook with the test cell after each task, as in the nbgrader release (task_cells.py)."""
+    return handout_notebook(notebook.decode("utf-8"), course, stem)
 
 
 def own_files(course: CourseConfig, variant: Variant, *, compressed: bool = True) -> dict[str, bytes]:
@@ -69,7 +76,8 @@ def own_files(course: CourseConfig, variant: Variant, *, compressed: bool = True
         for suffix in SOURCE_SUFFIXES:
             source = KIT_DATA / "exercises" / f"{stem}{suffix}"
             if source.is_file() and stem in VARIED_FILES:
-                files[source.name] = with_numbers(source, variant)
+                files[source.name] = with_tests(with_numbers(source, variant), course, stem) \
+                    if suffix == ".ipynb" else with_numbers(source, variant)
     files.update({f"{DATA_FOLDER}/{name}": data
                   for name, data in check_data_files(course, variant, compressed=compressed).items()})
     return files

@@ -1,12 +1,15 @@
-"""The tests of an nbgrader notebook's test cells, released beside the notebooks as attnkit_tests.py.
+"""What a notebook's test cells run, beside the notebooks as attnkit_tests.py: in the handout and
+in the nbgrader release alike (the cells: task_cells.py).
 
 A test cell reads ``attnkit_tests.run("attention.softmax")``: this runs the handout's check.py
 (beside this file) on the *saved* notebook in a fresh Python process, not on the variables of
 the notebook's kernel, prints its report and returns the score, which the cell shows as its last
-value (nbgrader's partial credit). Which checks a task has, its points and how long to wait are
-in attnkit_tests.json, written by ``attnkit nbgrader``: the visible checks only (the hidden ones
-are known only to the grader). Under ``nbgrader autograde`` it does nothing: the kit grades the
-submitted file itself and writes the cell's outputs.
+value (nbgrader's partial credit). A graded function last run in the kernel as the saved file does
+not hold it (a cell edited and run, not saved) is said first: save, then run the cell again.
+Which checks a task has, its points and how long to wait are in attnkit_tests.json, written by
+``attnkit handout`` and ``attnkit nbgrader``: the visible checks only (the hidden ones are known
+only to the grader). Under ``nbgrader autograde`` it does nothing: the kit grades the submitted
+file itself and writes the cell's outputs.
 
 Self-contained (the standard library only), and silent on stderr: nbgrader gives 0 to a test
 cell that writes to stderr.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import html
@@ -35,6 +39,10 @@ def run(task: str) -> float:
         print(f"All checks of {task} are hidden: they are graded after you hand in.")
         return 0.0
     done = None
+    unsaved = ran_but_not_saved(HERE / f"{spec['exercise']}.ipynb", spec["exercise"])
+    if unsaved:
+        print(f"Save {spec['exercise']}.ipynb first (Ctrl-S), then run this cell again: your {' and '.join(unsaved)} "
+              f"as last run here differ{'s' if len(unsaved) == 1 else ''} from the saved file, which these tests check.")
     try:
         done = subprocess.run([sys.executable, "-I", str(HERE / "check.py"), "--cell", spec["exercise"],
                                *spec["checks"]], capture_output=True, text=True, timeout=spec["timeout"],
@@ -47,6 +55,25 @@ def run(task: str) -> float:
         if done is not None:
             print(done.stderr[-1500:])
         return 0.0
+
+
+def ran_but_not_saved(notebook: Path, stem: str) -> list[str]:
+    """The graded names (check_data/<stem>.json) whose definition last run in this kernel is not in
+    the saved notebook: a cell edited and run, not saved. Outside a kernel, none."""
+    try:
+        ran = sys.modules["IPython"].get_ipython().history_manager.input_hist_raw
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        names = json.loads((HERE / "check_data" / f"{stem}.json").read_text(encoding="utf-8"))["graded"]
+    except Exception:  # noqa: BLE001 - no kernel, no notebook yet: nothing to compare
+        return []
+    saved = {"".join(c["source"]).strip() if isinstance(c.get("source"), list) else str(c.get("source", "")).strip()
+             for c in cells if c.get("cell_type") == "code"}
+    last: dict[str, str] = {}
+    for text in ran:
+        for name in names:
+            if re.search(rf"^(?:def|class)[ \t]+{re.escape(name)}\b|^{re.escape(name)}[ \t]*=", str(text), re.M):
+                last[name] = str(text)
+    return [name for name, text in last.items() if text.strip() not in saved]
 
 
 def report_html(report: str) -> str:
