@@ -48,7 +48,8 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     # the judge, whole, and nothing else of the kit
     judge = KIT_ROOT / "autograder" / "judge"
     assert sorted(p.name for p in (handout / "judge").glob("*.py")) == sorted(p.name for p in judge.glob("*.py"))
-    assert {p.name for p in handout.glob("*.py")} == {"check.py", "unjailed.py"} | {f"{s}.py" for s in COURSE.exercises}
+    assert {p.name for p in handout.glob("*.py")} == {"check.py", "unjailed.py", "attnkit_tests.py"} | \
+        {f"{s}.py" for s in COURSE.exercises}
     # and the grader decides with those very modules
     import autograder.grading.student_implementation as student_implementation
     import autograder.grading.submission as submission
@@ -318,9 +319,9 @@ def _cases() -> dict[str, dict[str, str]]:
             ["import numpy as np\n", "undefined_name + 1\n" + attention])},
         "notebook run as jupyter runs it": {"attention.ipynb": _notebook(
             [("%%time\n" + attention) if cell == "@solution" else cell for cell in JUPYTER_RUN])},
-        # work in the notebooks, the .py files the handout's stubs: causal_mask imports attention,
-        # which Python alone would find in the stub attention.py
-        "notebooks importing one another": {"attention.ipynb": _notebook([attention]),
+        # work in the notebooks; causal_mask imports attention, which Python (and Jupyter) finds in
+        # attention.py: the student downloaded attention.ipynb as attention.py, as told
+        "notebooks importing one another": {"attention.ipynb": _notebook([attention]), "attention.py": attention,
                                             "causal_mask.ipynb": _notebook([_softmax_from_attention(
                                                 solution["causal_mask"])])},
         "hand answers rounded early": {"hand_computation.py": _rounded_early(solution["hand_computation"])},
@@ -477,9 +478,9 @@ def test_a_py_that_does_not_compile_is_checked_not_the_untouched_notebook(folder
     assert all(status == "error" for status, _ in graders["checks"].values()), graders["checks"]
 
 
-def test_an_exercise_imports_the_other_exercise_as_it_counts(folders, kit_free_python):
+def test_an_exercise_imports_the_other_exercises_py_file_as_python_does(folders, kit_free_python):
     """`from attention import softmax` in causal_mask.ipynb: check.py gives it the student's
-    attention.ipynb (the form that counts), not the untouched attention.py stub beside it."""
+    attention.py, as Python and Jupyter do (with the stub there instead: test_handout_notebooks.py)."""
     printed = _run(kit_free_python, folders["notebooks importing one another"], "causal_mask").stdout
     assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
 

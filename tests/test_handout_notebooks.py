@@ -129,3 +129,53 @@ def test_a_test_cell_asks_for_a_save_when_the_work_run_is_not_saved(handout, kit
     assert said.startswith("Save attention.ipynb first (Ctrl-S), then run this cell again: your softmax as last "
                            "run here differs from the saved file"), said
     assert "not implemented yet" in said and score == 0.0, said
+
+
+# ---------------------------------------------------------------- an exercise that imports another
+
+USES_YOUR_SOFTMAX = '''def causal_attention(Q, K, V):
+    from attention import softmax
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = softmax(np.where(create_causal_mask(Q.shape[-2]), scores, -np.inf))
+    return weights @ V, weights'''
+SAID = ("causal_mask.ipynb imports softmax from attention.py, which is still the stub; your work is in "
+        "attention.ipynb: download it as attention.py")
+
+
+def test_a_notebook_importing_a_stub_whose_work_is_in_its_notebook_is_told_the_same_everywhere(
+        handout, kit_free_python, tmp_path, monkeypatch):
+    """attention.ipynb holds the work, attention.py beside it is the untouched stub, and causal_mask.ipynb
+    imports softmax from attention: what Jupyter imports is the stub. Jupyter's error, the notebook's
+    test cell, check.py and the grader all say so, with the fix."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = tmp_path / "student"
+    shutil.copytree(handout, folder)
+    attention = worked(nbformat.read(folder / "attention.ipynb", as_version=4), solution_definitions("attention"))
+    nbformat.write(attention, folder / "attention.ipynb")
+    causal = worked(nbformat.read(folder / "causal_mask.ipynb", as_version=4),
+                    solution_definitions("causal_mask") | {"causal_attention": USES_YOUR_SOFTMAX})
+    nbformat.write(causal, folder / "causal_mask.ipynb")
+    # Jupyter: the demo that calls causal_attention meets the stub, whose error says where the work must go
+    ran = run_in_jupyter(causal, folder, kit_free_python)
+    demo = next(printed(c) for c in ran.cells if "causal_attention(Q, K, V)" in c.source and "__main__" in c.source)
+    assert ("not implemented yet: attention.softmax: not implemented yet in attention.py; work done in "
+            "attention.ipynb is imported only once downloaded as attention.py") in demo, demo
+    said, score = cells_checked(ran)["causal_mask.causal_attention"]
+    assert SAID in said and score == 0.0, said
+    # check.py in a terminal
+    done = subprocess.run([str(kit_free_python), "check.py", "causal_mask"], cwd=folder, capture_output=True,
+                          text=True, timeout=600)
+    assert f"waits: {SAID}" in done.stdout and "Traceback" not in done.stderr, done.stdout + done.stderr
+    # the grader, which gives causal_mask a correct attention: full marks, and the same sentence in its note
+    class_dir = tmp_path / "class" / "student"
+    class_dir.mkdir(parents=True)
+    for name in ("attention.py", "attention.ipynb", "causal_mask.ipynb"):
+        shutil.copyfile(folder / name, class_dir / name)
+    graded = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(class_dir.parent), "--out",
+                             str(tmp_path / "out"), "--layout", "folders", "--no-preflight"],
+                            capture_output=True, text=True, timeout=1200)
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    result = json.loads((tmp_path / "out" / "results" / "student.json").read_text())["extra_data"]["result"]
+    causal_mask = next(e for e in result["exercises"] if e["stem"] == "causal_mask")
+    assert SAID in causal_mask["note"], causal_mask["note"]
+    assert all(c["status"] == "passed" for c in causal_mask["checks"]), causal_mask["checks"]

@@ -67,9 +67,39 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only,
                                          student=identity) for stem in stems)
     exercises = _stalls_are_the_graders(exercises, budget)
+    exercises = tuple(_with_imports_said(e, sources[e.stem], Path(folder)) for e in exercises)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
                             seed=variant.seed if variant is not None else course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
+
+
+def _with_imports_said(graded: ExerciseResult, loaded: SourceFile | LoadError, folder: Path) -> ExerciseResult:
+    """The exercise's note, with the judge's sentence for another exercise it imports whose .py file
+    (what Python, and the student's Jupyter, import) is the untouched stub or absent while the
+    student's work on it is in another file: the grader gave it a correct one, their kernel did not."""
+    from autograder.checks import EXERCISES
+    from autograder.checks.contract import RETURNS
+    from autograder.intake.load import read_source
+
+    if not isinstance(loaded, SourceFile):
+        return graded
+    said = []
+    beside = folder / Path(loaded.filename).parent
+    for sibling in EXERCISES[graded.stem].provided:
+        imported = forms.imported_from(str(loaded.source), sibling)
+        if not imported:
+            continue
+        names, py = RETURNS.get(sibling, ()), beside / f"{sibling}.py"
+        text = read_source(py, sibling) if py.is_file() else None
+        state = "missing" if text is None else "work" if isinstance(text, LoadError) or forms.has_work(text, names) \
+            else "stub"
+        counted = load_submission(folder, (sibling,))[sibling]
+        work = counted.filename if isinstance(counted, SourceFile) and forms.has_work(str(counted.source), names) \
+            else None
+        sentence = forms.imported_stub(Path(loaded.filename).name, sibling, imported, state, work)
+        if sentence:
+            said.append(f"{sentence} (the grader used a correct {sibling})")
+    return replace(graded, note="; ".join(filter(None, (graded.note, *said)))) if said else graded
 
 
 STALLED = 1.0    # s the grader may stand still while grading a submission before its timeouts are doubted

@@ -318,7 +318,7 @@ def import_student(path: Path, stem: str, files: dict):
 
     read = read_exercise(path)
     sys.path.insert(0, str(path.parent))       # `from attention import ...` finds your attention.py
-    sys.meta_path.insert(0, CountedSiblings(path.parent, stem, files))
+    sys.meta_path.insert(0, CountedSiblings(path.parent, stem, files, path.name, read.source))
     module = types.ModuleType(stem)
     module.__file__ = str(path)
     sys.modules[stem] = module
@@ -338,37 +338,52 @@ def run_exercise(read, path: Path, module, files: dict) -> list:
 
 
 class CountedSiblings:
-    """`from attention import softmax` in another exercise's file gets your attention as the grader
-    counts it (counted_files): the notebook that holds your work where attention.py beside it is
-    the untouched stub, which Python's own import would find. Its functions are recorded when a
-    check calls them, and one that cannot be imported (missing, a syntax error, an error while it
-    runs) is a stand-in whose functions raise: the grader gives a correct one there, so only the
-    checks that call it wait on it (wait_on_siblings)."""
+    """`from attention import softmax` in another exercise's file gets what Python (and your Jupyter
+    kernel) gets: your attention.py beside it. Where that is the untouched stub, or there is none,
+    while your work on attention is in another file (attention.ipynb), the import is a stand-in that
+    says so (forms.imported_stub: the grader's sentence). Its functions are recorded when a check
+    calls them, and one that cannot be imported (missing, a syntax error, an error while it runs)
+    is a stand-in whose functions raise: the grader gives a correct one there, so only the checks
+    that call it wait on it (wait_on_siblings)."""
 
-    def __init__(self, folder: Path, own: str, files: dict):
-        self.folder, self.own, self.files = folder, own, files
+    def __init__(self, folder: Path, own: str, files: dict, importer: str = "", source: str = ""):
+        self.folder, self.own, self.files, self.importer, self.source = folder, own, files, importer, source
 
     def find_spec(self, name, path=None, target=None):
         if path is not None or name == self.own or not (DATA / f"{name}.json").is_file():
             return None
         spec = load_spec(name)
-        counted = counted_files(name, self.folder, spec.get("graded", [])).counting(spec.get("both_forms", "best"))
-        return importlib.util.spec_from_loader(name, _SiblingLoader(name, counted, self.folder, self.files),
-                                               origin=str(counted) if counted else None)
+        graded = spec.get("graded", [])
+        py = self.folder / f"{name}.py"
+        state = "missing"
+        if py.is_file():
+            read = read_exercise(py)
+            state = "work" if read.problem is not None or forms.has_work(read.source, graded) else "stub"
+        work = counted_files(name, self.folder, graded).counting(spec.get("both_forms", "best"))
+        if work is not None and work != py:
+            read = read_exercise(work)
+            work = work if read.problem is None and forms.has_work(read.source, graded) else None
+        said = forms.imported_stub(self.importer, name, forms.imported_from(self.source, name), state,
+                                   work.name if work is not None and work != py else None)
+        loader = _SiblingLoader(name, py if py.is_file() else None, self.folder, self.files, said)
+        return importlib.util.spec_from_loader(name, loader, origin=str(py) if py.is_file() else None)
 
 
 class _SiblingLoader:
-    def __init__(self, stem: str, path: Path | None, folder: Path, files: dict):
-        self.stem, self.path, self.folder, self.files = stem, path, folder, files
+    def __init__(self, stem: str, path: Path | None, folder: Path, files: dict, said: str | None = None):
+        self.stem, self.path, self.folder, self.files, self.said = stem, path, folder, files, said
 
     def create_module(self, spec):
         return None
 
     def exec_module(self, module) -> None:
         graded = load_spec(self.stem).get("graded", [])
+        if self.said is not None:
+            stand_in(module, self.stem, f"{self.stem}.py", graded, self.said, said=True)
+            return
         if self.path is None:
             stand_in(module, self.stem, f"{self.stem}.py", graded,
-                              f"there is no {self.stem}.py or {self.stem}.ipynb in {self.folder.name}")
+                              f"there is no {self.stem}.py in {self.folder.name}")
             return
         read = read_exercise(self.path)
         if read.problem is not None:
@@ -756,8 +771,9 @@ class Calls:
     def clear(self) -> None:
         self.called = {}
 
-    def record(self, stem: str, filename: str, name: str, problem: str | None) -> None:
-        entry = self.called.setdefault(stem, {"file": filename, "functions": [], "problem": problem})
+    def record(self, stem: str, filename: str, name: str, problem: str | None, said: bool = False) -> None:
+        entry = self.called.setdefault(stem, {"file": filename, "functions": [], "problem": problem,
+                                              **({"said": True} if said else {})})
         if name not in entry["functions"]:
             entry["functions"].append(name)
 
@@ -765,7 +781,7 @@ class Calls:
         """Calls made by an answer made once and read again (once_key)."""
         for stem, entry in called.items():
             for name in entry["functions"]:
-                self.record(stem, entry["file"], name, entry["problem"])
+                self.record(stem, entry["file"], name, entry["problem"], entry.get("said", False))
 
     def snapshot(self) -> dict:
         return {stem: dict(entry, functions=list(entry["functions"])) for stem, entry in self.called.items()}
@@ -774,11 +790,11 @@ class Calls:
 CALLS = Calls()
 
 
-def _recorded(fn, stem: str, filename: str, problem: str | None = None):
+def _recorded(fn, stem: str, filename: str, problem: str | None = None, said: bool = False):
     @functools.wraps(fn)
     def recorded(*args, **kwargs):
         if CALLS.depth == 0:
-            CALLS.record(stem, filename, fn.__name__, problem)
+            CALLS.record(stem, filename, fn.__name__, problem, said)
         CALLS.depth += 1
         try:
             return fn(*args, **kwargs)
@@ -800,21 +816,22 @@ def watch(module: types.ModuleType, stem: str, filename: str, graded, missing_re
             namespace[name] = _stand_in_function(name, stem, filename, missing_reason(name))
 
 
-def stand_in(module: types.ModuleType, stem: str, filename: str, graded, problem: str) -> None:
+def stand_in(module: types.ModuleType, stem: str, filename: str, graded, problem: str, said: bool = False) -> None:
     """`module` as another exercise that cannot be imported: its graded names, each raising
-    Unavailable when called (where the grader would call its correct version)."""
+    Unavailable when called (where the grader would call its correct version). `said`: `problem`
+    is the whole sentence a check that waits on it says (forms.imported_stub)."""
     for name in [n for n in module.__dict__ if not n.startswith("__")]:
         del module.__dict__[name]
     for name in graded:
-        setattr(module, name, _stand_in_function(name, stem, filename, problem))
+        setattr(module, name, _stand_in_function(name, stem, filename, problem, said))
 
 
-def _stand_in_function(name: str, stem: str, filename: str, problem: str):
+def _stand_in_function(name: str, stem: str, filename: str, problem: str, said: bool = False):
     def unavailable(*args, **kwargs):
-        raise Unavailable(f"{filename}'s {name} cannot be used here: {problem}")
+        raise Unavailable(problem if said else f"{filename}'s {name} cannot be used here: {problem}")
 
     unavailable.__name__ = unavailable.__qualname__ = name
-    return _recorded(unavailable, stem, filename, problem)
+    return _recorded(unavailable, stem, filename, problem, said)
 
 
 # ---------------------------------------------------------------- check.py: the checks that wait
@@ -840,6 +857,8 @@ def why_not_trusted(sibling: str, entry: dict, outcomes_of) -> str | None:
 
 
 def waiting_sentence(stem: str, caller: str, sibling: str, entry: dict, why: str) -> str:
+    if entry.get("said"):             # the import itself loads no work of yours: its sentence alone
+        return why
     functions = entry["functions"]
     names = " and ".join(functions)
     if entry.get("problem"):

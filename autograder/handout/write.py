@@ -148,7 +148,9 @@ Hidden checks, and the values of your hand computation, are graded after you han
 An exercise may use another (`from attention import softmax` in the causal mask): the grader gives
 it a correct `attention`, so a mistake there is not charged twice. `check.py` has only yours: a
 check that fails while it calls your `attention`, which does not pass its own checks yet, "waits
-on attention" and is not decided until that exercise passes.
+on attention" and is not decided until that exercise passes. Python (and Jupyter) imports
+`attention.py`, never `attention.ipynb`: if you work in the notebook, download it as `attention.py`
+(Jupyter: File > Download as > Python) before another exercise imports it.
 
 ## Which file counts, and what to hand in
 

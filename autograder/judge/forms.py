@@ -266,3 +266,43 @@ def the_better(stem: str, graded: Sequence[Graded]) -> tuple[int, str]:
     scores = ", ".join(f"{g.filename} {g.score:g}/{g.max_score:g}" for g in graded)
     return best, (f"several files could be {stem}'s: all were graded ({scores}); the better, "
                   f"{graded[best].filename}, counts; keep one and name it {stem}.py or {stem}.ipynb")
+
+
+# ---------------------------------------------------------------- another exercise an exercise imports
+#
+# `from attention import softmax` in causal_mask loads what Python loads, in the student's Jupyter
+# kernel as anywhere: attention.py beside it, named exactly, whatever the grader counts as the
+# attention exercise. check.py runs that file; the grader gives a correct attention. Where that
+# file is the untouched stub (or absent) while the work is in another file, both say so, in one
+# sentence with the fix.
+
+def imported_from(source: str, sibling: str, parse: Callable[[str], ast.Module] = ast.parse) -> list[str]:
+    """The names a file imports from `sibling` (`from attention import softmax`), anywhere in it;
+    [sibling] for `import attention`; [] when it does not import it."""
+    try:
+        tree = parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == sibling and not node.level:
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names += [sibling for alias in node.names if alias.name == sibling]
+    return list(dict.fromkeys(names))
+
+
+def imported_stub(importer: str, sibling: str, imported: Sequence[str], py_state: str, work_in: str | None) -> str | None:
+    """The sentence for `importer` (a file name) importing `imported` from `sibling`.py, which is
+    `py_state` ("work", "stub" or "missing"), while `work_in` (a file name, or None) holds the
+    sibling's work; None when the import loads the work."""
+    if py_state == "work" or work_in is None or work_in == f"{sibling}.py":
+        return None
+    what = " and ".join(imported) or sibling
+    state = "which is still the stub" if py_state == "stub" else "and there is no such file"
+    if work_in.lower().endswith(".ipynb"):
+        fix = (f"download it as {sibling}.py (Jupyter: File > Download as > Python; JupyterLab: File > Save and "
+               f"Export Notebook As > Executable Script) or run `jupyter nbconvert --to script {work_in}` beside it")
+    else:
+        fix = f"rename it {sibling}.py"
+    return f"{importer} imports {what} from {sibling}.py, {state}; your work is in {work_in}: {fix}"
