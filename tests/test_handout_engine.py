@@ -456,7 +456,7 @@ def test_the_scaling_experiments_mistakes_are_named_by_check_py(case, named, fol
 
 def test_which_file_counts_is_said(folders, kit_free_python):
     printed = _run(kit_free_python, folders["py and autosaved notebook"], "attention.ipynb").stdout
-    assert "attention (attention.py): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention.py): 11/11 visible checks passed" in printed, printed
     assert "checked from attention.py: attention.ipynb is an untouched stub; graded attention.py" in printed
     readme = (folders["stubs"] / "README.md").read_text()
     assert "Hand in the exercise files you worked in" in readme and "untouched" in readme
@@ -481,13 +481,13 @@ def test_an_exercise_imports_the_other_exercise_as_it_counts(folders, kit_free_p
     """`from attention import softmax` in causal_mask.ipynb: check.py gives it the student's
     attention.ipynb (the form that counts), not the untouched attention.py stub beside it."""
     printed = _run(kit_free_python, folders["notebooks importing one another"], "causal_mask").stdout
-    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "causal_mask (causal_mask.ipynb): 6/6 visible checks passed" in printed, printed
 
 
 def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folders, kit_free_python):
     printed = _run(kit_free_python, folders["notebook with display, time and a raising cell"],
                    "causal_mask", "scaling").stdout
-    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "causal_mask (causal_mask.ipynb): 6/6 visible checks passed" in printed, printed
     assert "scaling (scaling.ipynb): 7/7 visible checks passed" in printed, printed
     assert "note: cell 4 ('undefined_name + 1" in printed and "NameError" in printed, printed
 
@@ -497,7 +497,7 @@ def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_p
     skipped, named and explained alike, as Jupyter's Run All goes past them, and full marks."""
     folder = folders["notebook run as jupyter runs it"]
     printed = _run(kit_free_python, folder, "attention").stdout
-    assert "attention (attention.ipynb): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention.ipynb): 11/11 visible checks passed" in printed, printed
     check_py = [line.strip()[len("note: "):] for line in printed.splitlines() if line.strip().startswith("note: cell")]
     (graded,) = [e for e in _grader_results(folder) if e.stem == "attention"]
     assert graded.score == graded.max_score and graded.graded_file == "attention.ipynb"
@@ -621,7 +621,7 @@ def python_without_torch(tmp_path_factory) -> Path:
 
 def test_without_torch_the_numpy_checks_still_run_and_torch_is_one_sentence(folders, python_without_torch):
     printed = _run(python_without_torch, folders["solutions"], "multihead").stdout
-    assert "multihead (multihead.py): 8/11 visible checks passed" in printed, printed
+    assert "multihead (multihead.py): 11/14 visible checks passed" in printed, printed
     assert printed.count("torch is not installed: pip install torch --index-url "
                          "https://download.pytorch.org/whl/cpu") == 1, printed
     assert "Traceback" not in printed

@@ -72,6 +72,14 @@ def low_precision(stem: str, checks: tuple, overrides: Overrides) -> Misconcepti
                          matches=recognisers.low_precision, raises=raised.low_precision_error)
 
 
+def argument_changed(stem: str, checks: tuple, overrides: Overrides) -> Misconception:
+    """The entry "changes an argument in place" of an exercise, on its checks of the arguments
+    (autograder/checks/arguments.py), with `overrides` its example: told by the property, or by the
+    write a read-only argument refused (whose message names the line)."""
+    return Misconception("argument_changed_in_place", stem, hints.ARGUMENT_CHANGED, overrides, checks,
+                         matches=recognisers.arguments_changed, raises=raised.read_only_write)
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """What explains a wrong answer: the entries that fit, what was seen in it, and their hints."""

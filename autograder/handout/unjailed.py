@@ -510,18 +510,34 @@ def call(module, step: dict, arrays: dict, results: list):
         if value is None:
             raise NotImplementedError(step["name"])
         return to_plain(value)
-    decode = judge("answers").decode
+    decode, arguments = judge("answers").decode, judge("arguments")
     args = decode(step.get("args", []), arrays, results)
     kwargs = decode({"dict": step.get("kwargs", {})}, arrays, results)
     if step["op"] == "call":
+        # arrays of this call's own, as the grader's child gets them: an array the check passed
+        # several times is one array, read-only when asked (judge/arguments.py)
+        same = arguments.same_groups(args)
+        args, kwargs = arguments.handed(_copied(args), _copied(kwargs), same, bool(step.get("read_only")))
         returned = getattr(module, step["name"])(*args, **kwargs)
     else:
         returned = forward(getattr(module, step["name"]), step["name"], args, kwargs)
     try:
-        return as_data(returned, step.get("returns")) if step["op"] == "call" else to_plain(returned)
+        if step["op"] != "call":
+            return to_plain(returned)
+        answer = as_data(returned, step.get("returns"))
+        return (answer, tuple(to_plain(a) for a in arguments.after(args))) if step.get("echo") else answer
     except BadReturn as err:        # the grader's rule needs which function returned what (calls)
         err.name, err.returned = step["name"], type(returned).__name__
         raise
+
+
+def _copied(value):
+    """Arguments with each array a copy of its own (as the grader's child receives them)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copied(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    return value.copy() if type(value).__name__ == "ndarray" else value
 
 
 def forward(cls, name: str, args: list, kwargs: dict):

@@ -12,12 +12,12 @@ from functools import partial
 import numpy as np
 
 from autograder.checks.attention import (
-    CHECKS, SDPA, SDPA_BATCHED, SDPA_BINARY_MASK, SDPA_BOOL_MASK, SDPA_BROADCAST_MASK, SDPA_FLOAT32,
+    ARGUMENTS, CHECKS, SDPA, SDPA_BATCHED, SDPA_BINARY_MASK, SDPA_BOOL_MASK, SDPA_BROADCAST_MASK, SDPA_FLOAT32,
     SDPA_PADDING_MASK, SOFTMAX_AXIS, SOFTMAX_ROWS, SOFTMAX_STABLE,
 )
 from autograder.checks.attention import mutants as mu
 from autograder.checks.attention import recognisers as own
-from autograder.checks.misconception import Misconception, Overrides, low_precision
+from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
@@ -82,7 +82,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
     Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_MASKED,
                   alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
-    low_precision("attention", CHECKS, lambda: {"softmax": partial(mu.softmax_in, np.float16),
+    low_precision("attention", tuple(c for c in CHECKS if c not in ARGUMENTS), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
     Misconception("transpose_fixed_axes", "attention", TRANSPOSE_FIXED_AXES, _attn(transpose_keys="front"), SDPA,
                   raises=rc.transpose_fixed_axes),
@@ -104,5 +104,7 @@ CATALOGUE: list[Misconception] = [
                   raises=rc.boolean_index_error),
     Misconception("mask_bitwise_not", "attention", MASK_BITWISE_NOT, _attn(mask_mode="bitwise_not"), SDPA_MASKED,
                   alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error),
+    argument_changed("attention", ARGUMENTS, lambda: {"softmax": mu.softmax_shifts_in_place,
+                                                      SDPA_NAME: mu.scales_queries_in_place(mu.sdpa())}),
 
 ]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks.attention import mutants as attention_mutants
-from autograder.checks.causal_mask import CAUSAL, CAUSAL_BATCHED, CAUSAL_OUTPUT, CAUSAL_WEIGHTS, CREATE
+from autograder.checks.causal_mask import ARGUMENTS, CAUSAL, CAUSAL_BATCHED, CAUSAL_OUTPUT, CAUSAL_WEIGHTS, CREATE
 from autograder.checks.causal_mask import mutants as mu
-from autograder.checks.misconception import Misconception, Overrides, low_precision
+from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
     KEYS_NOT_TRANSPOSED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, NO_SCALING, RETURNS_SWAPPED, SCALED_BY_DK,
@@ -96,4 +96,6 @@ CATALOGUE: list[Misconception] = [
     Misconception("transpose_all_axes", "causal_mask", TRANSPOSE_ALL_AXES, _causal(transpose_keys="all"), CAUSAL,
                   raises=rc.transpose_all_axes),
     low_precision("causal_mask", CAUSAL, _causal(dtype=np.float16)),
+    argument_changed("causal_mask", ARGUMENTS,
+                     lambda: {CAUSAL_NAME: attention_mutants.scales_queries_in_place(mu.causal_fn())}),
 ]

@@ -12,11 +12,11 @@ import numpy as np
 
 from autograder.checks.attention.mutants import swapped
 from autograder.checks.multihead import (
-    MERGE_ROUND_TRIP, MERGE_VALUES, MHA, MHA_MASK, MHA_OUTPUT, MHA_PADDING_MASK, MHA_RANDOM_MASK, MODULE,
+    ARGUMENTS, MERGE_ROUND_TRIP, MERGE_VALUES, MHA, MHA_MASK, MHA_OUTPUT, MHA_PADDING_MASK, MHA_RANDOM_MASK, MODULE,
     MODULE_MASK, MODULE_MATCHES_TORCH, MODULE_PADDING_MASK, MODULE_RANDOM_MASK, MODULE_STRUCTURE, SPLIT,
 )
 from autograder.checks.multihead import mutants as mu
-from autograder.checks.misconception import Misconception, Overrides, low_precision
+from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
@@ -150,4 +150,5 @@ CATALOGUE: list[Misconception] = [
         "themselves (or add each layer's bias) for Q, K, V and the output.",
         lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES,
         alternatives=(lambda: {MOD_NAME: mu.module_class(linear="no_bias", linear_out="right")},)),
+    argument_changed("multihead", ARGUMENTS, lambda: {"split_heads": mu.split_reshapes_in_place}),
 ]
