@@ -119,7 +119,7 @@ def _said(result, course) -> dict[str, str]:
     }
     # the submission has each kind it means to have, shared by several checks
     assert "not implemented yet" in found["unimplemented"]
-    assert "without the parameter W_q.bias" in found["missing parameter"]
+    assert "has no parameter W_q.bias" in found["missing parameter"]
     assert "together add up to 1, instead of each row separately" in found["observation"]
     assert "right but your output is not" in found["localising hint"]
     assert "`" not in found["misconception"] + found["hand slip"]
