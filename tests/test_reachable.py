@@ -91,3 +91,17 @@ def test_the_same_merge_is_explained_by_the_split_when_the_split_is_wrong_too(sa
     merge = by_id["multihead.merge_heads.values"]
     assert not merge.passed and merge.misconceptions == ("split_interleaved",), merge.misconceptions
     assert "explanations fit" not in merge.hint and "dealt the features in turn" in merge.hint
+
+
+def test_a_hint_that_quotes_a_construct_is_not_given_to_a_file_without_it(sandbox, tmp_path):
+    """`(1 - mask) * -np.inf` gives nan where `~` on a 0/1 mask gives nan too; its author wrote no
+    `~` and is not told about one (the entry quotes `~`: judge/quoted.py)."""
+    source = source_with("attention", original("attention"),
+                         [("scores = np.where(allowed, scores, -1e9)",
+                           "scores = scores + (1 - np.asarray(mask)) * -np.inf")])
+    assert "~" not in source
+    result = grade(sandbox, tmp_path, "attention", source)
+    failed = [c for c in result.checks if not c.passed]
+    assert failed
+    assert all("mask_bitwise_not" not in c.misconceptions and "`~`" not in c.hint for c in failed), \
+        [(c.check_id, c.misconceptions, c.hint) for c in failed]

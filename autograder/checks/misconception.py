@@ -52,6 +52,9 @@ class Misconception:
     # (RaisedError) -> bool: recognises the error this mistake raises by its text alone (`if mask:`).
     # Without it, an error is explained by a mutant raising the same error on the same inputs.
     raises: Callable[[Any], bool] | None = None
+    # the construct its hint quotes (a pattern over the source, e.g. `~`): named only where the
+    # student's file holds it (judge/quoted.py)
+    quotes: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "checks", tuple(getattr(c, "id", c) for c in self.checks))

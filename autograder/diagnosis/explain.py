@@ -28,6 +28,7 @@ from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
 from autograder.judge.answers import raised_lead, with_dtype
 from autograder.judge.narrowing import kept, right_functions, variant_ruled_out
+from autograder.judge.quoted import shown
 from autograder.judge.raised import explaining, operation_kind
 from autograder.judge.recognisers import low_precision_dtype
 from autograder.checks.misconception import Diagnosis, Misconception, candidates
@@ -256,6 +257,19 @@ def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of)
     pool = {m.id: m for m in candidates(check)}
     right = record.right_functions()
     keep = kept(found.ids, lambda mis_id: _ruled_out(pool.get(mis_id), check, record, right, expected_of))
+    if len(keep) == len(found.ids):
+        return found
+    return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
+                     tuple(found.hints[n] for n in keep), found.lead)
+
+
+def in_source(found: Diagnosis | None, check: Check, source: str | None) -> Diagnosis | None:
+    """`found` without the entries whose hint quotes a construct the student's file lacks
+    (judge/quoted.py: the rule check.py applies too); None: the source is not known, all kept."""
+    if found is None or not found.ids or source is None:
+        return found
+    pool = {m.id: m for m in candidates(check)}
+    keep = [n for n, mis_id in enumerate(found.ids) if mis_id not in pool or shown(pool[mis_id].quotes, source)]
     if len(keep) == len(found.ids):
         return found
     return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,

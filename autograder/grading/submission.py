@@ -250,7 +250,9 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
         if err.error is not None and course.hints != "off":
             from autograder.diagnosis.explain import diagnose_error
 
-            found = diagnose_error(check, inputs, err.error)
+            from autograder.diagnosis.explain import in_source
+
+            found = in_source(diagnose_error(check, inputs, err.error), check, getattr(student, "source", None))
         return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
@@ -264,10 +266,10 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
         return result("passed")
     if answers is not None:
         answers[check.id] = (answer, ctx)
-    from autograder.diagnosis.explain import diagnose
+    from autograder.diagnosis.explain import diagnose, in_source
     from autograder.reports.pictures import picture_data
 
-    found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
+    found = in_source(diagnose(check, inputs, answer, ctx, expected), check, getattr(student, "source", None)) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     failed = replace(result("failed", "; ".join(problems), found), visual=visual)
     if variant is not None and check.variant_inputs is not None:

@@ -315,8 +315,9 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
         recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}
         by_words = {"raised_recogniser": raised_named[mis.raises]} if mis.raises in raised_named else {}
         if encoded or raises or recogniser or by_words:
+            quotes = {"quotes": mis.quotes} if mis.quotes else {}
             out.append({"id": mis.id, "hint": mis.hint, "fallback": bool(mis.fallback),
-                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words)
+                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words | quotes)
     return out
 
 

@@ -20,6 +20,7 @@ from autograder.checks.attention import recognisers as own
 from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
+    BITWISE_NOT_WRITTEN,
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, SCALED_BY_DK, SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, TRUTH_VALUE,
@@ -103,7 +104,8 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_boolean_index", "attention", MASK_BOOLEAN_INDEX, _attn(mask_mode="boolean_index"), SDPA_MASKED,
                   raises=rc.boolean_index_error),
     Misconception("mask_bitwise_not", "attention", MASK_BITWISE_NOT, _attn(mask_mode="bitwise_not"), SDPA_MASKED,
-                  alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error),
+                  alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error,
+                  quotes=BITWISE_NOT_WRITTEN),
     argument_changed("attention", ARGUMENTS, lambda: {"softmax": mu.softmax_shifts_in_place,
                                                       SDPA_NAME: mu.scales_queries_in_place(mu.sdpa())}),
 

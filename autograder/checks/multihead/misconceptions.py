@@ -19,6 +19,7 @@ from autograder.checks.multihead import mutants as mu
 from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
+    BITWISE_NOT_WRITTEN,
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, TRANSPOSE_ALL_AXES, TRUTH_VALUE, WRONG_AXIS,
@@ -125,7 +126,7 @@ CATALOGUE: list[Misconception] = [
                   MASKED, raises=rc.boolean_index_error),
     Misconception("mask_bitwise_not", "multihead", MASK_BITWISE_NOT, _multihead(mask_mode="bitwise_not"),
                   MASKED, alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
-                  raises=rc.invert_error),
+                  raises=rc.invert_error, quotes=BITWISE_NOT_WRITTEN),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (*MHA, *MODULE), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MASKED,
