@@ -22,6 +22,7 @@ sandbox's zygote loads it from this folder, nothing else of the kit importable t
     observations    what is seen in a wrong answer
     recognisers     mistakes told by a property of the answer; raised: by the error raised
     narrowing       explanations the student's other results rule out
+    quoted          a mistake whose hint quotes a construct, named only where the file holds it
     causes          failed checks grouped by cause, each told once
     hints           hints several exercises share
     points          what a check earns, added up
