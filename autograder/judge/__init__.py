@@ -23,6 +23,7 @@ sandbox's zygote loads it from this folder, nothing else of the kit importable t
     recognisers     mistakes told by a property of the answer; raised: by the error raised
     narrowing       explanations the student's other results rule out
     quoted          a mistake whose hint quotes a construct, named only where the file holds it
+    words           a count said in words ("1 check", "2 checks")
     causes          failed checks grouped by cause, each told once
     hints           hints several exercises share
     points          what a check earns, added up

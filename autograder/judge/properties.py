@@ -17,6 +17,7 @@ import numpy as np
 
 from . import figure_reading
 from .answers import Reseeded, weights_problem  # noqa: F401 - Reseeded: the scaling checks' answer
+from .words import counted
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")
@@ -172,7 +173,7 @@ def figure_problems(answer, results: dict) -> list[str]:
     problems = []
     if len(series) < 2:
         problems.append(f"the figure needs at least two labelled lines plotted against d = {dims} "
-                        f"(found {len(lines)} lines, {len(labelled)} labelled, {len(series)} with x = d)")
+                        f"(found {counted(len(lines), 'line')}, {len(labelled)} labelled, {len(series)} with x = d)")
     elif len(shown) < 2 or not any(s.endswith("_unscaled") for s in shown) \
             or not any(s.endswith("_scaled") for s in shown):
         drawn = ", ".join(sorted(shown)) or "none of them"
