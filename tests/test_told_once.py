@@ -246,3 +246,24 @@ def test_the_grouping_keeps_what_is_each_checks_own():
     assert stub.message == "not implemented yet: g" and [text for _, text in stub.evidence] == ["", ""]
     assert hint.headline() == "1 cause -> 2 checks" and hint.message == ""
     assert advice.headline() == "1 hint -> 2 checks" and advice.own_message(advice.first) == "ValueError: x"
+
+
+def test_a_folder_nested_deeper_is_said_once_per_page(tmp_path):
+    """A zip that unpacks to sam/work/attention.py...: every page says where the files were found
+    once, not once per exercise."""
+    folder = tmp_path / "sam"
+    (folder / "work").mkdir(parents=True)
+    (folder / "work" / "attention.py").write_text(
+        _edited("attention", ("    output = weights @ V  #", "    output = weights @ V + 1.0  #")), encoding="utf-8")
+    (folder / "work" / "causal_mask.py").write_text(_unimplemented("causal_mask", "causal_attention"),
+                                                    encoding="utf-8")
+    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+    with GradingSession(course).start() as session:
+        result = session.grade(folder, student="sam")
+    assert sum("found in the folder work/" in ex.note for ex in result.exercises) >= 2   # intake's, per exercise
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    print_report(result, console)
+    pages = {"markdown": feedback_markdown(result, course), "html": _html_text(feedback_html(result, course)),
+             "gradescope": str(to_gradescope(result)), "terminal": console.file.getvalue()}
+    for page, text in pages.items():
+        assert text.count("your files were found in the folder") == 1, (page, text)
