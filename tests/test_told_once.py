@@ -267,3 +267,30 @@ def test_a_folder_nested_deeper_is_said_once_per_page(tmp_path):
              "gradescope": str(to_gradescope(result)), "terminal": console.file.getvalue()}
     for page, text in pages.items():
         assert text.count("your files were found in the folder") == 1, (page, text)
+
+
+def test_an_own_helper_module_is_said_why_in_the_grader_and_in_check_py(tmp_path):
+    """attention.py does `from helpers import scale`, helpers.py beside it: the grader runs the
+    exercise files only, so the import fails there; the grader and check.py both fail it and say
+    why, and what to do."""
+    source = (SOLUTIONS / "attention.py").read_text(encoding="utf-8")
+    source = source.replace("import numpy as np\n", "import numpy as np\nfrom helpers import scale\n", 1)
+    folder = tmp_path / "sam"
+    folder.mkdir()
+    (folder / "attention.py").write_text(source, encoding="utf-8")
+    (folder / "helpers.py").write_text("def scale(x, d):\n    return x / d ** 0.5\n", encoding="utf-8")
+    why = "helpers.py is a file of yours, not an exercise: only the exercise files are graded"
+    fix = "Put the code you use from it into the exercise file."
+    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+    with GradingSession(course).start() as session:
+        result = session.grade(folder, student="sam")
+    message = result.exercise("attention").checks[0].message
+    assert "No module named 'helpers'" in message and why in message and fix in message, message
+    out = tmp_path / "handout"
+    write_handout(out, course)
+    for name in ("attention.py", "helpers.py"):
+        shutil.copy(folder / name, out / name)
+    done = subprocess.run([sys.executable, "check.py", "attention"], cwd=out, capture_output=True, text=True,
+                          timeout=600)
+    text = _plain(done.stdout)
+    assert text.count(_plain(why)) == 1 and _plain(fix) in text, done.stdout

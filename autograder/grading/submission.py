@@ -25,6 +25,7 @@ from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
 from autograder.judge import calls
 from autograder.judge import forms, points
+from autograder.judge.errors import own_module
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.grading.student_implementation import StudentImplementation
@@ -106,7 +107,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
     course's own numbers)."""
     variant = variant_for(course, student)
-    graded = _grade_form(stem, loaded, course, sandbox, only, variant)
+    graded = _grade_form(stem, loaded, course, sandbox, only, variant, folder)
     first = replace(_flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
         each = [grade_exercise(first.stem, source, course, sandbox, only=only, student=student)
@@ -121,15 +122,27 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     alone = forms.unless_both(course.both_forms, as_graded(first), alternative.filename)
     if alone is not None:
         return replace(first, note=alone)
-    second = _grade_form(stem, alternative, course, sandbox, only, variant)
+    second = _grade_form(stem, alternative, course, sandbox, only, variant, folder)
     second = replace(_flag_published(second, course) if variant is not None else second, flags=first.flags)
     keep, note = forms.of_both(course.both_forms, as_graded(first), as_graded(second))
     return replace((first, second)[keep], note=note)
 
 
+def _names_beside(folder: Path | None, filename: str) -> list[str]:
+    """The names in the folder of the student's file (none when the folder is not known)."""
+    if folder is None:
+        return []
+    try:
+        return [p.name for p in (Path(folder) / filename).parent.iterdir()]
+    except OSError:
+        return []
+
+
 def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
-                only: Collection[str] | None, variant: Variant | None = None) -> ExerciseResult:
-    """Grade one file of a stem, as it is."""
+                only: Collection[str] | None, variant: Variant | None = None,
+                folder: Path | None = None) -> ExerciseResult:
+    """Grade one file of a stem, as it is (`folder`: the student's, where a module of their own
+    that the file imports is looked for, to say why it is not there)."""
     checks = [c for c in CHECKS[stem] if only is None or c.id in only]
     title = course.exercises[stem].title
     if isinstance(loaded, LoadError):
@@ -141,6 +154,7 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
         session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
+            why += own_module(why, _names_beside(folder, loaded.filename), CHECKS)
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
