@@ -97,6 +97,7 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("causal_mask", "causal_mask_off_by_one", ""): [(_TRIL, "np.tril(np.ones((seq_len, seq_len), dtype=bool), 1)")],
     ("causal_mask", "mask_inverted", ""): [(_TRIL, "np.triu(np.ones((seq_len, seq_len), dtype=bool), 1)"),
                                            (_CAUSAL_WHERE, "scores = np.where(allowed, -np.inf, scores)")],
+    ("causal_mask", "mask_read_inverted", ""): [(_CAUSAL_WHERE, "scores = np.where(allowed, -np.inf, scores)")],
     ("causal_mask", "causal_mask_additive", ""): [(_TRIL, f"np.where({_TRIL}, 0.0, -np.inf)"),
                                                   (_CAUSAL_WHERE, "scores = scores + allowed")],
     ("causal_mask", "mask_ignored", ""): [(_CAUSAL_WHERE, "scores = scores")],

@@ -338,6 +338,9 @@ def _cases() -> dict[str, dict[str, str]]:
         # property checks (no future seen, the module's structure), their mistakes named as the grader
         # names them by comparing arrays: a wrong answer, and an error
         "mask after the softmax": {"causal_mask.py": (CORPUS / "causal_mask/buggy/mask_after_softmax.py").read_text()},
+        # a right np.tril mask used as 1 = blocked: the mask's checks pass, and both say so of the use
+        "causal mask used as blocked": {"causal_mask.py": (SOLUTIONS / "causal_mask.py").read_text().replace(
+            "scores = np.where(allowed, scores, -np.inf)", "scores = np.where(allowed, -np.inf, scores)")},
         "heads not split": {"multihead.py": (CORPUS / "multihead/buggy/heads_not_split.py").read_text()},
         "multihead keys not transposed": {
             "multihead.py": (CORPUS / "multihead/buggy/keys_not_transposed.py").read_text()},

@@ -105,3 +105,21 @@ def test_a_hint_that_quotes_a_construct_is_not_given_to_a_file_without_it(sandbo
     assert failed
     assert all("mask_bitwise_not" not in c.misconceptions and "`~`" not in c.hint for c in failed), \
         [(c.check_id, c.misconceptions, c.hint) for c in failed]
+
+
+def test_a_right_mask_used_the_wrong_way_round_is_told_where_it_is_used(sandbox, tmp_path):
+    """create_causal_mask is np.tril (its checks pass); causal_attention blocks where it is 1. The
+    hint speaks of causal_attention's use of the mask, not of a mask the wrong way round."""
+    edit = MISTAKES[("causal_mask", "mask_read_inverted", "")]
+    result = grade(sandbox, tmp_path, "causal_mask", source_with("causal_mask", original("causal_mask"), edit))
+    by_id = {c.check_id: c for c in result.checks}
+    assert all(c.passed for cid, c in by_id.items() if ".create_causal_mask." in cid)
+    failed = [c for c in result.checks if not c.passed]
+    assert failed and all(".causal_attention." in c.check_id for c in failed)
+    told = [c for c in failed if c.hint and not c.hidden]
+    assert told, [(c.check_id, c.hint) for c in failed]
+    for c in failed:
+        assert "mask_inverted" not in c.misconceptions, (c.check_id, c.misconceptions, c.hint)
+        assert "The causal mask is the wrong way round" not in c.hint, (c.check_id, c.hint)
+    assert any("mask_read_inverted" in c.misconceptions and "causal_attention" in c.hint for c in told), \
+        [(c.check_id, c.misconceptions, c.hint) for c in told]

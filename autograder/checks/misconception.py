@@ -55,6 +55,9 @@ class Misconception:
     # the construct its hint quotes (a pattern over the source, e.g. `~`): named only where the
     # student's file holds it (judge/quoted.py)
     quotes: str = ""
+    # the functions its mistake is made in, where its mutants override more (a mask made the wrong
+    # way round, which causal attention then uses): ruled out where the student got them all right
+    lies_in: tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "checks", tuple(getattr(c, "id", c) for c in self.checks))

@@ -27,7 +27,7 @@ from autograder.checks.base import Check, Context, RaisedError, ReferenceImpleme
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
 from autograder.judge.answers import raised_lead, with_dtype
-from autograder.judge.narrowing import kept, right_functions, variant_ruled_out
+from autograder.judge.narrowing import kept, made_in_right, right_functions, variant_ruled_out
 from autograder.judge.quoted import shown
 from autograder.judge.raised import explaining, operation_kind
 from autograder.judge.recognisers import low_precision_dtype
@@ -313,7 +313,11 @@ def _only(record: Record, ids: frozenset[str]) -> Record:
 
 def _ruled_out(mis: Misconception | None, explained: Check, record: Record, right: frozenset[str],
                expected_of) -> bool:
-    if mis is None or mis.matches is not None:
+    if mis is None:
+        return False
+    if made_in_right(mis.lies_in, right):
+        return True
+    if mis.matches is not None:
         return False
     passed = [p.id for p in record.passed if mis.applies_to(p.id)]
     failed = [f for f in record.failed if mis.applies_to(f)]

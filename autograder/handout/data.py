@@ -357,7 +357,7 @@ def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, array
                 if outcome.get("fails") or len(outcome) > 1:
                     outcomes[",".join(aside)] = outcome
             variants.append({"overridden": sorted(overrides), "outcomes": outcomes})
-        out[mis.id] = {"variants": variants}
+        out[mis.id] = {"variants": variants} | ({"lies_in": list(mis.lies_in)} if mis.lies_in else {})
     return out
 
 

@@ -64,7 +64,16 @@ CATALOGUE: list[Misconception] = [
         (*CREATE, *CAUSAL),
         alternatives=(_causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="nan"),
                       _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"),
-                      _causal_and_mask("strict_upper", mask_mode="inverted", fill="add"))),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", fill="add")),
+        lies_in=("create_causal_mask",)),
+    Misconception(
+        "mask_read_inverted", "causal_mask",
+        "causal_attention uses the causal mask the wrong way round: it blocks the keys the mask marks 1/True "
+        "(on and below the diagonal, which may be attended to) and lets each position see the future. "
+        "create_causal_mask is right; in causal_attention, block where the mask is 0/False.",
+        _causal(mask_mode="inverted"), CAUSAL,
+        alternatives=(_causal(mask_mode="inverted", empty_rows="nan"), _causal(mask_mode="inverted", empty_rows="zero"),
+                      _causal(mask_mode="inverted", fill="add"))),
     Misconception(
         "causal_mask_additive", "causal_mask",
         "create_causal_mask returns an additive mask (0 where allowed, -inf where blocked). The contract asks for "
