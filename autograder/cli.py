@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.frontends.selection import SelectionError, select, stem_of
+from autograder.judge.words import counted
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
     from rich.console import Console
@@ -76,7 +77,7 @@ def cmd_gradescope(args, console: Console) -> int:
     settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
     written = _write_and_say(console, lambda: build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"),
                                                         settings), PackageError,
-                             lambda names: f"wrote {args.zip} ({len(names)} files); trying it here as Gradescope's "
+                             lambda names: f"wrote {args.zip} ({counted(len(names), 'file')}); trying it here as Gradescope's "
                                            f"image build will")
     if written:
         return written
@@ -118,7 +119,7 @@ def cmd_handout(args, console: Console) -> int:
 
         return handouts_per_student(args, course, console, counting_bar)
     return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,
-                          lambda written: f"wrote {len(written)} files into {args.out}: give students this folder; "
+                          lambda written: f"wrote {counted(len(written), 'file')} into {args.out}: give students this folder; "
                                           f"they run `python check.py` in it (docs/handout.md)")
 
 

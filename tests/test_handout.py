@@ -227,7 +227,7 @@ def test_a_hanging_function_is_stopped(tmp_path):
     # the checks after it that call it are not run (each waited out its own limit: 6 s), said once
     assert done.stdout.count("not run: scaled_dot_product_attention did not return within 1 s in an earlier "
                              "check") == 1, done.stdout
-    assert "attention (attention.py): 3/9 visible checks passed" in done.stdout
+    assert "attention (attention.py): 4/11 visible checks passed" in done.stdout
 
 
 def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tmp_path):
@@ -247,7 +247,7 @@ def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tm
             in done.stdout), done.stdout
     assert "scaled_dot_product_attention did not return" not in done.stdout, done.stdout
     assert done.stdout.count("not run: softmax did not return within 1 s in an earlier check") == 1, done.stdout
-    assert "attention (attention.py): 0/9 visible checks passed" in done.stdout
+    assert "attention (attention.py): 0/11 visible checks passed" in done.stdout
 
 
 SLOW_BUT_WORKING = """
@@ -274,7 +274,7 @@ def test_the_limits_count_cpu_time_as_the_graders_do(tmp_path):
     done = _run(sys.executable, out, "attention")
     assert "importing attention.py did not end" not in done.stdout, done.stdout
     assert "scaled_dot_product_attention did not return within 1 s (an endless loop?)" in done.stdout, done.stdout
-    assert "attention (attention.py): 3/9 visible checks passed" in done.stdout, done.stdout
+    assert "attention (attention.py): 4/11 visible checks passed" in done.stdout, done.stdout
 
 
 def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):

@@ -339,6 +339,9 @@ def _cases() -> dict[str, dict[str, str]]:
         # property checks (no future seen, the module's structure), their mistakes named as the grader
         # names them by comparing arrays: a wrong answer, and an error
         "mask after the softmax": {"causal_mask.py": (CORPUS / "causal_mask/buggy/mask_after_softmax.py").read_text()},
+        # a right np.tril mask used as 1 = blocked: the mask's checks pass, and both say so of the use
+        "causal mask used as blocked": {"causal_mask.py": (SOLUTIONS / "causal_mask.py").read_text().replace(
+            "scores = np.where(allowed, scores, -np.inf)", "scores = np.where(allowed, -np.inf, scores)")},
         "heads not split": {"multihead.py": (CORPUS / "multihead/buggy/heads_not_split.py").read_text()},
         "multihead keys not transposed": {
             "multihead.py": (CORPUS / "multihead/buggy/keys_not_transposed.py").read_text()},
@@ -457,7 +460,7 @@ def test_the_scaling_experiments_mistakes_are_named_by_check_py(case, named, fol
 
 def test_which_file_counts_is_said(folders, kit_free_python):
     printed = _run(kit_free_python, folders["py and autosaved notebook"], "attention.ipynb").stdout
-    assert "attention (attention.py): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention.py): 11/11 visible checks passed" in printed, printed
     assert "checked from attention.py: attention.ipynb is an untouched stub; graded attention.py" in printed
     readme = (folders["stubs"] / "README.md").read_text()
     assert "Hand in the exercise files you worked in" in readme and "untouched" in readme
@@ -482,13 +485,13 @@ def test_an_exercise_imports_the_other_exercises_py_file_as_python_does(folders,
     """`from attention import softmax` in causal_mask.ipynb: check.py gives it the student's
     attention.py, as Python and Jupyter do (with the stub there instead: test_handout_notebooks.py)."""
     printed = _run(kit_free_python, folders["notebooks importing one another"], "causal_mask").stdout
-    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "causal_mask (causal_mask.ipynb): 6/6 visible checks passed" in printed, printed
 
 
 def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folders, kit_free_python):
     printed = _run(kit_free_python, folders["notebook with display, time and a raising cell"],
                    "causal_mask", "scaling").stdout
-    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "causal_mask (causal_mask.ipynb): 6/6 visible checks passed" in printed, printed
     assert "scaling (scaling.ipynb): 7/7 visible checks passed" in printed, printed
     assert "note: cell 4 ('undefined_name + 1" in printed and "NameError" in printed, printed
 
@@ -498,7 +501,7 @@ def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_p
     skipped, named and explained alike, as Jupyter's Run All goes past them, and full marks."""
     folder = folders["notebook run as jupyter runs it"]
     printed = _run(kit_free_python, folder, "attention").stdout
-    assert "attention (attention.ipynb): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention.ipynb): 11/11 visible checks passed" in printed, printed
     check_py = [line.strip()[len("note: "):] for line in printed.splitlines() if line.strip().startswith("note: cell")]
     (graded,) = [e for e in _grader_results(folder) if e.stem == "attention"]
     assert graded.score == graded.max_score and graded.graded_file == "attention.ipynb"
@@ -527,7 +530,9 @@ def test_a_module_that_cannot_take_the_checks_weights_fails_as_in_the_grader(fol
     for check_id in module_checks:
         assert mine[check_id] == graded[check_id], (check_id, mine[check_id], graded[check_id])
         status, message = graded[check_id]
-        assert status == "failed" and "without the parameter W_q.bias" in message, graded[check_id]
+        assert status == "failed" and message.startswith("MultiHeadAttention has no parameter W_q.bias to load "
+                                                         "the check's weights into"), graded[check_id]
+        assert "returned a MultiHeadAttention" not in message, graded[check_id]
 
 
 def test_a_name_missing_because_its_cell_raised_names_that_cell(folders, kit_free_python):
@@ -622,7 +627,7 @@ def python_without_torch(tmp_path_factory) -> Path:
 
 def test_without_torch_the_numpy_checks_still_run_and_torch_is_one_sentence(folders, python_without_torch):
     printed = _run(python_without_torch, folders["solutions"], "multihead").stdout
-    assert "multihead (multihead.py): 8/11 visible checks passed" in printed, printed
+    assert "multihead (multihead.py): 11/14 visible checks passed" in printed, printed
     assert printed.count("torch is not installed: pip install torch --index-url "
                          "https://download.pytorch.org/whl/cpu") == 1, printed
     assert "Traceback" not in printed

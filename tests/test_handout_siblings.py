@@ -235,7 +235,7 @@ def test_watch_checks_the_exercise_that_calls_a_saved_one_again(folders, kit_fre
         proc.wait()
     after = "".join(printed).split("\nwatching ", 1)[1]
     assert re.search(r"--- \d\d:\d\d:\d\d: attention, checked from attention\.py\n", after), after
-    assert re.search(r"attention \(attention\.py\): 9/9 visible checks passed", after), after
+    assert re.search(r"attention \(attention\.py\): 11/11 visible checks passed", after), after
     mask = after.split(": causal_mask, checked from", 1)[1]
     assert re.search(r"causal_mask \(causal_mask\.py\): (\d+)/\1 visible checks passed", mask), mask
     assert "wait on" not in mask, mask

@@ -160,7 +160,7 @@ def test_a_course_that_grades_the_py_file_is_followed_by_check_py(kit_free_pytho
     write_handout(handout, dataclasses.replace(COURSE, both_forms="py"))
     folder = _student_folder(handout, tmp_path / "student", CASES["buggy py, correct notebook"][0])
     mine, printed = _check_py(kit_free_python, folder, "attention")
-    assert "attention (attention.py): 3/9 visible checks passed" in printed, printed
+    assert "attention (attention.py): 4/11 visible checks passed" in printed, printed
     assert "checked from attention.py: both attention.py and attention.ipynb hold work; the course grades the " \
            ".py file" in printed, printed
 
@@ -171,7 +171,7 @@ def test_a_near_miss_name_is_found_and_graded_by_check_py(kit_free_python, tmp_p
     write_handout(handout, COURSE)
     folder = _student_folder(handout, tmp_path / "student", {"attention (1).py": SOLUTION})
     mine, printed = _check_py(kit_free_python, folder, "attention")
-    assert "attention (attention (1).py): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention (1).py): 11/11 visible checks passed" in printed, printed
     assert "no attention.py was found, so attention (1).py was graded as attention.py" in printed, printed
 
 
@@ -255,3 +255,52 @@ def test_hand_answers_in_any_form_get_the_same_verdicts_from_check_py_and_the_gr
         assert len(theirs) == 7 and all(status == "passed" for status, _, _ in theirs.values()), (style, theirs)
         mine, printed = _check_py(kit_free_python, handout, "hand_computation")
         assert {i: c[:2] for i, c in mine["checks"].items()} == {i: c[:2] for i, c in theirs.items()}, (style, printed)
+
+
+# ---------------------------------------------------------------- arguments left as they were
+
+def _edited(path: Path, old: str, new: str) -> str:
+    source = path.read_text(encoding="utf-8")
+    assert old in source, old
+    return source.replace(old, new)
+
+
+def test_a_function_that_changes_its_arguments_loses_the_same_points_in_both_drivers(kit_free_python, tmp_path):
+    """A student's attention.py divides Q in place (`Q /= np.sqrt(Q.shape[-1])`) and shifts softmax's x
+    in place; their multihead.py sets x.shape (no write: read-only arrays accept it, only the caller
+    sees it). The grader and check.py give the same verdicts, name the mistake, and the message says
+    the line that writes."""
+    attention = _edited(KIT_ROOT / "solutions" / "attention.py",
+                        "    d_k = Q.shape[-1]\n    # A Python float keeps a float32 input in float32.\n"
+                        "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)",
+                        "    Q /= np.sqrt(Q.shape[-1])\n    scores = Q @ np.swapaxes(K, -1, -2)")
+    attention = attention.replace("    shifted = x - np.max(x, axis=axis, keepdims=True)", "    x -= np.max(x, axis=axis, keepdims=True)\n    shifted = x")
+    multihead = _edited(KIT_ROOT / "solutions" / "multihead.py",
+                        "    x = x.reshape(batch, seq, num_heads, d_head)", "    x.shape = (batch, seq, num_heads, d_head)")
+    handout = tmp_path / "handout"
+    write_handout(handout, COURSE)
+    folder = tmp_path / "class" / "ada"
+    shutil.copytree(handout, folder)
+    for stem, source in (("attention", attention), ("multihead", multihead)):
+        (folder / f"{stem}.ipynb").unlink()
+        (folder / f"{stem}.py").write_text(source, encoding="utf-8")
+    lines = attention.splitlines()
+    q_line = 1 + next(n for n, line in enumerate(lines) if "Q /= np.sqrt" in line)
+    x_line = 1 + next(n for n, line in enumerate(lines) if "x -= np.max" in line)
+    graded = _attnkit_grade(tmp_path / "class", _course_file(tmp_path, "best"), tmp_path / "out")["ada"]
+    for stem in ("attention", "multihead"):
+        mine, printed = _check_py(kit_free_python, folder, stem)
+        assert mine["checks"] == graded[stem]["checks"], {i: (v, graded[stem]["checks"].get(i))
+                                                           for i, v in mine["checks"].items()
+                                                           if v != graded[stem]["checks"].get(i)}
+        failed = {i: v for i, v in mine["checks"].items() if v[1] == 0}
+        assert set(failed) == {f"{stem}.{name}.arguments" for name in (
+            ("softmax", "scaled_dot_product_attention") if stem == "attention" else ("split_heads",))}, failed
+        assert all("changes an array it was given, in place" in hint for _, _, hint in failed.values()), failed
+        if stem == "attention":
+            assert f"ValueError: output array is read-only (attention.py, line {q_line}, in " \
+                   f"scaled_dot_product_attention)" in printed, printed
+            assert f"line {x_line}, in softmax" in printed, printed
+        else:
+            assert "split_heads changed its argument x in place: after the call, x has shape (2, 3, 2, 3), " \
+                   "where it had (2, 3, 6)" in printed, printed

@@ -374,7 +374,7 @@ def test_call_module_with_state(sandbox):
                             forward_args=[x], returns=PAIR)
         assert out.status == "bad_return" and "W_q.weight has shape (3, 3), expected (3, 4)" in out.message
         out = s.call_module("Tiny", init_args=[d, 2], state={"W_o.weight": w}, forward_args=[x], returns=PAIR)
-        assert out.status == "bad_return" and "without the parameter W_o.weight" in out.message
+        assert out.status == "bad_return" and "has no parameter W_o.weight" in out.message
         out = s.call_module("NotAModule", init_args=[d, 2], forward_args=[x], returns=PAIR)
         assert out.status == "bad_return" and "expected a torch.nn.Module" in out.message
         out = s.call_module("Missing", init_args=[d, 2], forward_args=[x], returns=PAIR)

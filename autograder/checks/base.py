@@ -22,7 +22,7 @@ from autograder.judge.answers import array_problem, arrays_agree, near_one, weig
 # And so is what a check that tests a property with code finds wrong (the judge's properties.py).
 from autograder.judge.properties import PROPERTIES
 # A torch module is built and loaded as the grader builds a student's (torch_module.py).
-from autograder.judge import torch_module
+from autograder.judge import arguments, torch_module
 
 if TYPE_CHECKING:   # the course's types are made from the exercises, whose checks these are
     from autograder.config.course import CourseConfig, Tolerance
@@ -138,6 +138,16 @@ class ReferenceImplementation:
 
     def value(self, name: str):
         return np.asarray(self.__getattr__(name), dtype=np.float64)
+
+    def probe(self, name: str, args: list, *, read_only: bool = False, echo: bool = False):
+        """`name(*args)` on copies of the arrays (one copy of an array passed several times), as the
+        student's side hands them (judge/arguments.py): read-only when asked; with `echo`, (the
+        answer, the array arguments as the call left them)."""
+        copies: dict[int, Any] = {}
+        args = [copies.setdefault(id(a), a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+        args, _ = arguments.handed(args, {}, read_only=read_only)
+        answer = self.__getattr__(name)(*args)
+        return (answer, arguments.after(args)) if echo else answer
 
     def fresh(self, name: str):
         """`name`, called anew each time (the student's side caches calls with scalar arguments)."""

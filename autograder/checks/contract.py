@@ -30,6 +30,7 @@ MISCONCEPTIONS: dict[str, str] = {
     "keys_not_transposed": "used Q @ K instead of Q @ K^T",
     "mask_ignored": "accepted a mask and did not apply it",
     "mask_inverted": "treated 1 as blocked and 0 as allowed",
+    "mask_read_inverted": "in causal attention, used a right causal mask as 1 = blocked",
     "mask_after_softmax": "zeroed weights after the softmax, so rows no longer sum to 1",
     "mask_upper_triangular": "causal mask lets positions see the future instead of the past",
     "mask_excludes_diagonal": "causal mask blocks a position from attending to itself",

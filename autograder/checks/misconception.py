@@ -52,6 +52,12 @@ class Misconception:
     # (RaisedError) -> bool: recognises the error this mistake raises by its text alone (`if mask:`).
     # Without it, an error is explained by a mutant raising the same error on the same inputs.
     raises: Callable[[Any], bool] | None = None
+    # the construct its hint quotes (a pattern over the source, e.g. `~`): named only where the
+    # student's file holds it (judge/quoted.py)
+    quotes: str = ""
+    # the functions its mistake is made in, where its mutants override more (a mask made the wrong
+    # way round, which causal attention then uses): ruled out where the student got them all right
+    lies_in: tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "checks", tuple(getattr(c, "id", c) for c in self.checks))
@@ -70,6 +76,14 @@ def low_precision(stem: str, checks: tuple, overrides: Overrides) -> Misconcepti
     """The entry "computed in a 16-bit float" of an exercise, on `checks`, with `overrides` its example."""
     return Misconception("low_precision_dtype", stem, hints.LOW_PRECISION_HINT, overrides, checks,
                          matches=recognisers.low_precision, raises=raised.low_precision_error)
+
+
+def argument_changed(stem: str, checks: tuple, overrides: Overrides) -> Misconception:
+    """The entry "changes an argument in place" of an exercise, on its checks of the arguments
+    (autograder/checks/arguments.py), with `overrides` its example: told by the property, or by the
+    write a read-only argument refused (whose message names the line)."""
+    return Misconception("argument_changed_in_place", stem, hints.ARGUMENT_CHANGED, overrides, checks,
+                         matches=recognisers.arguments_changed, raises=raised.read_only_write)
 
 
 @dataclass(frozen=True)

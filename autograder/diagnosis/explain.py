@@ -27,7 +27,8 @@ from autograder.checks.base import Check, Context, RaisedError, ReferenceImpleme
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
 from autograder.judge.answers import raised_lead, with_dtype
-from autograder.judge.narrowing import kept, right_functions, variant_ruled_out
+from autograder.judge.narrowing import kept, made_in_right, right_functions, variant_ruled_out
+from autograder.judge.quoted import shown
 from autograder.judge.raised import explaining, operation_kind
 from autograder.judge.recognisers import low_precision_dtype
 from autograder.checks.misconception import Diagnosis, Misconception, candidates
@@ -262,6 +263,19 @@ def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of)
                      tuple(found.hints[n] for n in keep), found.lead)
 
 
+def in_source(found: Diagnosis | None, check: Check, source: str | None) -> Diagnosis | None:
+    """`found` without the entries whose hint quotes a construct the student's file lacks
+    (judge/quoted.py: the rule check.py applies too); None: the source is not known, all kept."""
+    if found is None or not found.ids or source is None:
+        return found
+    pool = {m.id: m for m in candidates(check)}
+    keep = [n for n, mis_id in enumerate(found.ids) if mis_id not in pool or shown(pool[mis_id].quotes, source)]
+    if len(keep) == len(found.ids):
+        return found
+    return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
+                     tuple(found.hints[n] for n in keep), found.lead)
+
+
 def weighs_together(checks) -> bool:
     """Whether the student's results of these checks are weighed together (`weighed`): several
     explanations of one check, or an exercise that explains its checks with each other's answers."""
@@ -299,7 +313,11 @@ def _only(record: Record, ids: frozenset[str]) -> Record:
 
 def _ruled_out(mis: Misconception | None, explained: Check, record: Record, right: frozenset[str],
                expected_of) -> bool:
-    if mis is None or mis.matches is not None:
+    if mis is None:
+        return False
+    if made_in_right(mis.lies_in, right):
+        return True
+    if mis.matches is not None:
         return False
     passed = [p.id for p in record.passed if mis.applies_to(p.id)]
     failed = [f for f in record.failed if mis.applies_to(f)]

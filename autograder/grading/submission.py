@@ -25,6 +25,7 @@ from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
 from autograder.judge import calls
 from autograder.judge import forms, points
+from autograder.judge.errors import own_module
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.grading.student_implementation import StudentImplementation
@@ -136,7 +137,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
     course's own numbers)."""
     variant = variant_for(course, student)
-    graded = _grade_form(stem, loaded, course, sandbox, only, variant)
+    graded = _grade_form(stem, loaded, course, sandbox, only, variant, folder)
     first = replace(_flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
         each = [grade_exercise(first.stem, source, course, sandbox, only=only, student=student)
@@ -151,15 +152,27 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     alone = forms.unless_both(course.both_forms, as_graded(first), alternative.filename)
     if alone is not None:
         return replace(first, note=alone)
-    second = _grade_form(stem, alternative, course, sandbox, only, variant)
+    second = _grade_form(stem, alternative, course, sandbox, only, variant, folder)
     second = replace(_flag_published(second, course) if variant is not None else second, flags=first.flags)
     keep, note = forms.of_both(course.both_forms, as_graded(first), as_graded(second))
     return replace((first, second)[keep], note=note)
 
 
+def _names_beside(folder: Path | None, filename: str) -> list[str]:
+    """The names in the folder of the student's file (none when the folder is not known)."""
+    if folder is None:
+        return []
+    try:
+        return [p.name for p in (Path(folder) / filename).parent.iterdir()]
+    except OSError:
+        return []
+
+
 def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
-                only: Collection[str] | None, variant: Variant | None = None) -> ExerciseResult:
-    """Grade one file of a stem, as it is."""
+                only: Collection[str] | None, variant: Variant | None = None,
+                folder: Path | None = None) -> ExerciseResult:
+    """Grade one file of a stem, as it is (`folder`: the student's, where a module of their own
+    that the file imports is looked for, to say why it is not there)."""
     checks = [c for c in CHECKS[stem] if only is None or c.id in only]
     title = course.exercises[stem].title
     if isinstance(loaded, LoadError):
@@ -171,6 +184,7 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
         session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
+            why += own_module(why, _names_beside(folder, loaded.filename), CHECKS)
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
@@ -280,7 +294,9 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
         if err.error is not None and course.hints != "off":
             from autograder.diagnosis.explain import diagnose_error
 
-            found = diagnose_error(check, inputs, err.error)
+            from autograder.diagnosis.explain import in_source
+
+            found = in_source(diagnose_error(check, inputs, err.error), check, getattr(student, "source", None))
         return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
@@ -294,10 +310,10 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
         return result("passed")
     if answers is not None:
         answers[check.id] = (answer, ctx)
-    from autograder.diagnosis.explain import diagnose
+    from autograder.diagnosis.explain import diagnose, in_source
     from autograder.reports.pictures import picture_data
 
-    found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
+    found = in_source(diagnose(check, inputs, answer, ctx, expected), check, getattr(student, "source", None)) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     failed = replace(result("failed", "; ".join(problems), found), visual=visual)
     if variant is not None and check.variant_inputs is not None:

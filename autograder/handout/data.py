@@ -95,6 +95,14 @@ class Recorder:
         """Called anew each time, as in the grader (whose other calls with scalar arguments are made once)."""
         return lambda *args, **kwargs: self._record("call", name, list(args), kwargs, fresh=True)
 
+    def probe(self, name: str, args: list, *, read_only: bool = False, echo: bool = False):
+        """A fresh call whose arguments check.py hands as the grader does (judge/arguments.py): an
+        array passed twice is one array (its data key twice), read-only when asked; with `echo` the
+        answer is (value, the array arguments as left)."""
+        placeholder = self._record("call", name, list(args), {}, fresh=True,
+                                   how={k: True for k, asked in (("read_only", read_only), ("echo", echo)) if asked})
+        return Placeholder(placeholder.call, arity=2) if echo else placeholder
+
     def fresh_each(self, name: str, calls: list[dict]) -> list:
         """Each call recorded as a fresh call of its own: check.py replays them one by one."""
         return [self.fresh(name)(**kwargs) for kwargs in calls]
@@ -105,10 +113,11 @@ class Recorder:
     def module_forward(self, class_name: str, init_args: list, state: dict, x, mask=None):
         return self._record("module", class_name, list(init_args), {"state": state, "x": x, "mask": mask})
 
-    def _record(self, op: str, name: str, args: list, kwargs: dict, fresh: bool = False) -> Placeholder | RecordedDict:
+    def _record(self, op: str, name: str, args: list, kwargs: dict, fresh: bool = False,
+                how: dict | None = None) -> Placeholder | RecordedDict:
         kind = self.returns.get(name, "array")
         self.calls.append({"op": op, "name": name, "args": args, "kwargs": kwargs, "returns": kind}
-                          | ({"fresh": True} if fresh else {}))
+                          | ({"fresh": True} if fresh else {}) | (how or {}))
         if kind == "float_dict_dict":
             return RecordedDict(Placeholder(len(self.calls) - 1))
         arity = len(kind) - 1 if isinstance(kind, tuple) and kind[0] == "tuple" else 0
@@ -309,8 +318,9 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
         recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}
         by_words = {"raised_recogniser": raised_named[mis.raises]} if mis.raises in raised_named else {}
         if encoded or raises or recogniser or by_words:
+            quotes = {"quotes": mis.quotes} if mis.quotes else {}
             out.append({"id": mis.id, "hint": mis.hint, "fallback": bool(mis.fallback),
-                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words)
+                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words | quotes)
     return out
 
 
@@ -350,7 +360,7 @@ def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, array
                 if outcome.get("fails") or len(outcome) > 1:
                     outcomes[",".join(aside)] = outcome
             variants.append({"overridden": sorted(overrides), "outcomes": outcomes})
-        out[mis.id] = {"variants": variants}
+        out[mis.id] = {"variants": variants} | ({"lies_in": list(mis.lies_in)} if mis.lies_in else {})
     return out
 
 

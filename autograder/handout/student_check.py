@@ -256,7 +256,9 @@ def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list,
         called = {check_id: event["siblings"] for check_id, event in events.items() if event.get("siblings")}
         try:
             carried: dict = {}
-            outcomes = [judge(c, events[c["id"]], arrays, Path(tmp), carried) for c in spec["checks"]]
+            told_in = shipped("quoted").told_in    # a hint names only what the file holds, as in the grader
+            outcomes = [judge(told_in(c, read.source), events[c["id"]], arrays, Path(tmp), carried)
+                        for c in spec["checks"]]
             outcomes = without_ruled_out(outcomes, arrays)
         except ImportError as err:
             outcomes = every_check_fails(spec, f"{err.name or 'a package'} is not installed: {INSTALL}")

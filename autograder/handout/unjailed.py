@@ -319,6 +319,7 @@ def import_student(path: Path, stem: str, files: dict):
     read = read_exercise(path)
     sys.path.insert(0, str(path.parent))       # `from attention import ...` finds your attention.py
     sys.meta_path.insert(0, CountedSiblings(path.parent, stem, files, path.name, read.source))
+    sys.meta_path.insert(0, OwnModules(path.parent))
     module = types.ModuleType(stem)
     module.__file__ = str(path)
     sys.modules[stem] = module
@@ -335,6 +336,33 @@ def run_exercise(read, path: Path, module, files: dict) -> list:
         exec(compile(read.source, str(path), "exec", dont_inherit=True), module.__dict__)   # noqa: S102
         return []
     return notebook.run_cells(read.cells, module.__dict__, str(path), files)
+
+
+def exercise_stems() -> list[str]:
+    """The exercises the handout checks (check_data/<stem>.json)."""
+    return [p.stem for p in DATA.glob("*.json")]
+
+
+class OwnModules:
+    """A module of your own beside your file (`from helpers import scale`, helpers.py) is not
+    imported: the grader runs the exercise files only, where it is not there (judge/errors.py
+    own_module says so, in both)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or name in exercise_stems():
+            return None
+        if (self.folder / f"{name}.py").is_file() or (self.folder / name).is_dir():
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+def import_failed(err: BaseException, path: Path, files: dict) -> str:
+    """What check.py says of your file that could not be run, as the grader says it."""
+    said = f"{path.name} could not be run: {describe(err, path, files, at_import=True)}"
+    return said + errors.own_module(said, [p.name for p in path.parent.iterdir()], exercise_stems())
 
 
 class CountedSiblings:
@@ -522,15 +550,22 @@ def call(module, step: dict, arrays: dict, results: list):
         return hand_value(module, step)
     if not hasattr(module, step["name"]):
         raise Missing(step["name"])
-    decode = judge("answers").decode
+    decode, arguments = judge("answers").decode, judge("arguments")
     args = decode(step.get("args", []), arrays, results)
     kwargs = decode({"dict": step.get("kwargs", {})}, arrays, results)
     if step["op"] == "call":
+        # arrays of this call's own, as the grader's child gets them: an array the check passed
+        # several times is one array, read-only when asked (judge/arguments.py)
+        same = arguments.same_groups(args)
+        args, kwargs = arguments.handed(_copied(args), _copied(kwargs), same, bool(step.get("read_only")))
         returned = getattr(module, step["name"])(*args, **kwargs)
     else:
         returned = forward(getattr(module, step["name"]), step["name"], args, kwargs)
     try:
-        return as_data(returned, step.get("returns")) if step["op"] == "call" else to_plain(returned)
+        if step["op"] != "call":
+            return to_plain(returned)
+        answer = as_data(returned, step.get("returns"))
+        return (answer, tuple(to_plain(a) for a in arguments.after(args))) if step.get("echo") else answer
     except BadReturn as err:        # the grader's rule needs which function returned what (calls)
         err.name, err.returned = step["name"], type(returned).__name__
         raise
@@ -557,6 +592,15 @@ def hand_value(module, step: dict):
         bad = BadReturn(f"is {err.got}, expected {err.expected}{err.note}")
         bad.name, bad.returned = name, type(value).__name__
         raise bad from None
+
+
+def _copied(value):
+    """Arguments with each array a copy of its own (as the grader's child receives them)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copied(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    return value.copy() if type(value).__name__ == "ndarray" else value
 
 
 def forward(cls, name: str, args: list, kwargs: dict):
@@ -610,8 +654,7 @@ def child(out_dir: Path, stem: str, path: Path, check_ids: list[str]) -> None:
     try:
         module, notes, source, defined_in_skipped = import_student(path, stem, files)
     except BaseException as err:  # noqa: BLE001 - what your file raised is what the checker reports
-        tell(status="error", message=missing_package(err) or
-             f"{path.name} could not be run: {describe(err, path, files, at_import=True)}")
+        tell(status="error", message=missing_package(err) or import_failed(err, path, files))
         return
     finally:
         watchdog.stop()

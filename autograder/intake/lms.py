@@ -55,6 +55,7 @@ from autograder.intake.files import Flag, Folder, ignored
 from autograder.intake.roster import Person
 from autograder.intake.students import Student, _listing, find_students
 from autograder.results import Why
+from autograder.judge.words import counted
 
 # Digits are ASCII: Python's \d also matches fullwidth and Arabic-Indic digits, which a student
 # can type into their name and no platform writes as an id.
@@ -427,7 +428,7 @@ def _unpack(root: Folder, entries: list[tuple[str, str]], tmp: str) -> tuple[str
             _write_new(path, data)
             try:
                 count = extract(path, given, files, budget)
-                notes.append(f"your upload {given} was unpacked and its {count} files graded as your submission")
+                notes.append(f"your upload {given} was unpacked and its {counted(count, 'file')} graded as your submission")
             except ArchiveRefused as err:
                 notes.append(str(err))
         elif not _write_new(os.path.join(files, given), data):

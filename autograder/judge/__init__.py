@@ -12,6 +12,7 @@ sandbox's zygote loads it from this folder, nothing else of the kit importable t
     notebook        a notebook read and run as Jupyter's Run All (ipython_shell: IPython's stand-ins)
     syntax          source parsed without running it (one parse at a time), the modules it imports
     calls           a check's status when a call gave no answer
+    arguments       how a call hands its arguments: arrays of its own, shared, read-only, sent back
     clock           how long a call may take (CPU time, no progress, the wall backstop)
     errors          an error raised by student code, located and said
     convert         a returned value as plain data (arrays, statistics, a figure's description)
@@ -21,6 +22,8 @@ sandbox's zygote loads it from this folder, nothing else of the kit importable t
     observations    what is seen in a wrong answer
     recognisers     mistakes told by a property of the answer; raised: by the error raised
     narrowing       explanations the student's other results rule out
+    quoted          a mistake whose hint quotes a construct, named only where the file holds it
+    words           a count said in words ("1 check", "2 checks")
     causes          failed checks grouped by cause, each told once
     hints           hints several exercises share
     points          what a check earns, added up

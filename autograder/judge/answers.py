@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .raised import explaining
+from .words import counted
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def compare(check: dict, answer, expected, arrays: dict, values_only: bool = Fal
     answers = (answer,) if len(names) == 1 else tuple(answer)
     expecteds = (expected,) if len(names) == 1 else tuple(expected)
     if len(answers) != len(names):
-        return [f"the returned value has the wrong structure: {len(answers)} values, expected {len(names)}"]
+        return [f"the returned value has the wrong structure: {counted(len(answers), 'value')}, expected {len(names)}"]
     problems = []
     for name, got, exp in zip(names, answers, expecteds):
         problem = None

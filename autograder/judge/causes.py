@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
+from .words import counted
 
 MISTAKE, HINT, MESSAGE, ADVICE, ALONE = "mistake", "hint", "message", "advice", "alone"
 
@@ -97,7 +98,7 @@ class Cause:
             return ""
         what = "1 mistake" if self.kind == MISTAKE else "1 hint" if self.kind == ADVICE and not self.message \
             else "1 cause"
-        return f"{what} {arrow} {len(self.checks)} checks"
+        return f"{what} {arrow} {counted(len(self.checks), 'check')}"
 
 
 def group_causes(failures: Iterable[Failure], advice: Iterable[str] = ()) -> list[Cause]:

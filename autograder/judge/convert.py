@@ -17,6 +17,7 @@ import fractions
 import sys
 
 import numpy as np
+from .words import counted
 
 MAX_LINE_POINTS = 10_000
 MAX_LINES = 1000
@@ -86,9 +87,9 @@ def _tuple(value, kinds: list):
     if isinstance(value, (tuple, list)):
         items = list(tuple.__iter__(value)) if isinstance(value, tuple) else list(list.__iter__(value))
     else:
-        raise BadReturn(f"1 value ({type_name(value)})", f"{n}", f" (a tuple of {n} values)")
+        raise BadReturn(f"1 value ({type_name(value)})", f"{n}", f" (a tuple of {counted(n, 'value')})")
     if len(items) != n:
-        raise BadReturn(f"{len(items)} value{'s' if len(items) != 1 else ''}", f"{n}")
+        raise BadReturn(counted(len(items), "value"), f"{n}")
     values, dtypes = [], []
     for i, (item, kind) in enumerate(zip(items, kinds)):
         try:

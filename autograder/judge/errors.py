@@ -7,6 +7,8 @@ Loaded inside the zygote from the judge's folder, and in check.py's child: stand
 from __future__ import annotations
 
 import linecache
+import re
+from typing import Iterable
 
 TEXT_MAX = 500
 
@@ -81,3 +83,16 @@ def is_memory_error(err: BaseException) -> bool:
         text = text_of(err).lower()
         return "can't allocate memory" in text or "not enough memory" in text or "out of memory" in text
     return False
+
+
+def own_module(message: str, beside: Iterable[str], exercises: Iterable[str]) -> str:
+    """Why `from helpers import scale` fails where only the exercise files are run: `message` (the
+    error as said) names a module that is a file of the student's beside the exercise (`beside`:
+    the names in that folder), not an exercise; "" when it names none. The grader and check.py
+    add it alike (check.py refuses such an import as the grader's jail does)."""
+    found = re.search(r"ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)'", message)
+    name = found.group(1) if found else ""
+    if not name or name in set(exercises) or not ({f"{name}.py", name} & set(beside)):
+        return ""
+    return (f"; {name}.py is a file of yours, not an exercise: only the exercise files are graded, so "
+            f"{name}.py is not there when they run. Put the code you use from it into the exercise file.")

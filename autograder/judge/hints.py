@@ -73,3 +73,10 @@ MASK_BITWISE_NOT = ("`~` was used to flip the mask, but it is a logical not only
                     "mask it is an error, and on a 0/1 integer mask it turns 1 into -2 and 0 into -1, both of them "
                     "'true', so every key is blocked. Ask which entries are 0 (mask == 0) to find the blocked keys, "
                     "whatever the mask's dtype.")
+BITWISE_NOT_WRITTEN = r"~|\binvert\b|bitwise_not"     # what MASK_BITWISE_NOT speaks of, as written in a file
+ARGUMENT_CHANGED = ("The function changes an array it was given, in place, so the caller's array is not what it "
+                    "was after the call: an in-place operator on an argument (`Q /= sqrt(d_k)`, `x -= the row "
+                    "maximum`), an assignment into it (`scores[mask == 0] = -1e9` on "
+                    "an array passed in), `out=` an argument, or setting its shape. When the same array is passed "
+                    "as Q, K and V (self-attention) the change reaches all three. Make a new array instead: an "
+                    "ordinary operator (`Q = Q / ...`) writes its result into a new one.")

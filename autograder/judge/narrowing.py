@@ -48,6 +48,11 @@ def set_aside(overridden: Iterable[str], right: Iterable[str]) -> tuple[str, ...
     return tuple(sorted({name for name in overridden if name in right}))
 
 
+def made_in_right(lies_in: Sequence[str], right: frozenset[str]) -> bool:
+    """Whether a mistake said to lie in the functions `lies_in` lies in functions the student got right."""
+    return bool(lies_in) and set(lies_in) <= right
+
+
 def variant_ruled_out(overridden: Sequence[str], right: frozenset[str], explained: str, passed: Iterable[str],
                       failed: Iterable[str], evidence: Evidence) -> bool:
     """Whether this variant is not the student's mistake. `passed`, `failed`: the ids of the checks
@@ -125,6 +130,8 @@ def narrowed_ids(explained: str, ids: Sequence[str], checks: dict, verdicts: dic
 
     def ruled_out(mistake_id: str) -> bool:
         variants = shipped.get(mistake_id, {}).get("variants")
+        if made_in_right(shipped.get(mistake_id, {}).get("lies_in", ()), right):
+            return True
         if not variants:              # told by a property of the answer, or nothing shipped: kept
             return False
         return all(variant_ruled_out(v["overridden"], right, explained, passed, failed,

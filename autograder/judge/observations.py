@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .answers import near_one
+from .words import noun
 
 
 def _array(x) -> np.ndarray | None:
@@ -196,9 +197,9 @@ def _hand_observation(got: np.ndarray, exp: np.ndarray, tol: float, name: str) -
         return f"every row of {name} is off (by up to {err.max():.3g})"
     rows = ", ".join(str(i) for i in np.flatnonzero(off))
     right = ", ".join(str(i) for i in np.flatnonzero(~off))
-    return (f"row{'s' if off.sum() > 1 else ''} {rows} of {name} {'are' if off.sum() > 1 else 'is'} off "
-            f"(by up to {err.max():.3g}) while row{'s' if (~off).sum() > 1 else ''} {right} "
-            f"{'are' if (~off).sum() > 1 else 'is'} right")
+    n_off, n_right = int(off.sum()), int((~off).sum())
+    return (f"{noun(n_off, 'row')} {rows} of {name} {noun(n_off, 'is', 'are')} off "
+            f"(by up to {err.max():.3g}) while {noun(n_right, 'row')} {right} {noun(n_right, 'is', 'are')} right")
 
 
 # --------------------------------------------------------------------------- the observers a descriptor names

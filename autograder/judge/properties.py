@@ -2,7 +2,8 @@
 
 The scaling experiment (statistics within a band around theory or a large reference run, trends
 across d, a seed and a number of trials that are really used), the figure's reading, causal
-attention that does not see the future, and the multi-head module's structure.
+attention that does not see the future, the multi-head module's structure, and functions that leave
+their arguments as they were.
 autograder/checks/{scaling,causal_mask,multihead}.py compare with `PROPERTIES`, and so does the
 handout's check.py, which holds this file in judge/ beside it: one verdict on both
 sides. Needs numpy.
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import figure_reading
 from .answers import Reseeded, weights_problem  # noqa: F401 - Reseeded: the scaling checks' answer
+from .words import counted
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")
@@ -171,7 +173,7 @@ def figure_problems(answer, results: dict) -> list[str]:
     problems = []
     if len(series) < 2:
         problems.append(f"the figure needs at least two labelled lines plotted against d = {dims} "
-                        f"(found {len(lines)} lines, {len(labelled)} labelled, {len(series)} with x = d)")
+                        f"(found {counted(len(lines), 'line')}, {len(labelled)} labelled, {len(series)} with x = d)")
     elif len(shown) < 2 or not any(s.endswith("_unscaled") for s in shown) \
             or not any(s.endswith("_scaled") for s in shown):
         drawn = ", ".join(sorted(shown)) or "none of them"
@@ -254,6 +256,60 @@ def structure_problems(answer, x_shape, heads: int) -> list[str]:
     return []
 
 
+# ---------------------------------------------------------------- arguments left as they were
+
+def _same(a, b, rtol: float, atol: float) -> bool:
+    """Two answers (arrays, or tuples of them) of the same function equal within the tolerance."""
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) and all(
+            _same(x, y, rtol, atol) for x, y in zip(a, b))
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _where_changed(before: np.ndarray, after: np.ndarray) -> str:
+    """How an argument differs after the call: its shape, or its first changed entry."""
+    if after.shape != before.shape:
+        return f" has shape {after.shape}, where it had {before.shape}"
+    changed = np.argwhere(~((after == before) | (np.isnan(after) & np.isnan(before))))
+    at = tuple(int(n) for n in changed[0])
+    index = ", ".join(str(n) for n in at)
+    return f"[{index}] is {after[at]:.4g}, where it was {before[at]:.4g}"
+
+
+def arguments_problems(answer, p: dict) -> list[str]:
+    """`answer`: (the answer and the array arguments as the call left them, the answer with
+    read-only arguments, and where p["alias"] names the arguments passed as one array: the answer
+    for one array passed as all of them, then for separate copies of it). Counted only on a right
+    answer (p["expected"]: the reference's first answer): a wrong one earns nothing here either."""
+    first = answer[0][0]
+    if p.get("expected") is not None and not _same(first, p["expected"], p["rtol"], p["atol"]):
+        return [f"{p['function']} does not give the right answer here, so what it does to its arguments is not "
+                f"counted: the other checks of {p['function']} say what is wrong"]
+    return changed_problems(answer, p)
+
+
+def changed_problems(answer, p: dict) -> list[str]:
+    """What the function did to its arguments (see `arguments_problems`): the arguments must be as
+    they were (p["before"]), and the other answers the same as the first."""
+    function, names, rtol, atol = p["function"], p["names"], p["rtol"], p["atol"]
+    (first, left), read_only = answer[0], answer[1]
+    problems = []
+    for name, before, after in zip(names, p["before"], left):
+        before, after = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
+        if after.shape != before.shape or not np.array_equal(after, before, equal_nan=True):
+            problems.append(f"{function} changed its argument {name} in place: after the call, {name}"
+                            f"{_where_changed(before, after)}")
+    if p.get("alias") and not _same(answer[2], answer[3], rtol, atol):
+        together = ", ".join(p["alias"][:-1]) + " and " + p["alias"][-1]
+        problems.append(f"{function} gives another answer when {together} are one array (as in self-attention, "
+                        f"f(x, x, x)) than when they are separate copies of it: a change made to one of them in "
+                        f"place changes the others too")
+    if not _same(read_only, first, rtol, atol):
+        problems.append(f"{function} gives another answer when its arguments are read-only arrays")
+    return problems
+
+
 # ---------------------------------------------------------------- by name, with their parameters as data
 
 def _experiment_problems(answer, p: dict) -> list[str]:
@@ -284,4 +340,5 @@ PROPERTIES = {
     "scaling_figure": lambda answer, p: figure_problems(answer, p["results"]),
     "no_future": lambda answer, p: no_future_problems(answer, p["V"], p["changed"]),
     "structure": lambda answer, p: structure_problems(answer, p["x_shape"], p["heads"]),
+    "arguments": arguments_problems,
 }

@@ -82,9 +82,15 @@ def no_trial_error(error) -> bool:
     return error.type == "ZeroDivisionError" or any(words in error.text for words in EMPTY_WORDS)
 
 
+def read_only_write(error) -> bool:
+    """A write into a read-only array (numpy's words): an argument changed in place, handed read-only."""
+    return error.type == "ValueError" and ("is read-only" in error.text or "not writeable" in error.text)
+
+
 # The names the check data gives them by.
 RECOGNISERS = {f.__name__: f for f in (truth_value_of_array, transpose_all_axes, transpose_fixed_axes,
-                                        boolean_index_error, invert_error, low_precision_error, no_trial_error)}
+                                        boolean_index_error, invert_error, low_precision_error, no_trial_error,
+                                        read_only_write)}
 
 
 # ---------------------------------------------------------------- the same error as a mutant's

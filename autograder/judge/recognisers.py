@@ -234,8 +234,19 @@ def dims_ignored(answer, expected, ctx, check) -> bool:
     return any(k != asked for k in keys)
 
 
+def arguments_changed(answer, expected, ctx, check) -> bool:
+    """On a check of the arguments (judge/properties.py, `arguments`): the function changed one in
+    place, or its answer changed when they were one array or read-only."""
+    from .properties import changed_problems
+
+    try:
+        return bool(changed_problems(answer, _check_params(ctx, check, expected)))
+    except (TypeError, ValueError, KeyError, IndexError):
+        return False
+
+
 # The names the check data gives them by.
-RECOGNISERS = {"softmax_overflows": softmax_overflows, "softmax_underflows": softmax_underflows,
+RECOGNISERS = {"arguments_changed": arguments_changed, "softmax_overflows": softmax_overflows, "softmax_underflows": softmax_underflows,
                "low_precision": low_precision, "never_scaled": never_scaled, "scaled_by_d": scaled_by_d,
                "variance_reported": variance_reported, "seed_ignored": seed_ignored,
                "n_trials_ignored": n_trials_ignored, "n_trials_off_by_one": n_trials_off_by_one,

@@ -17,7 +17,16 @@ from . import convert
 
 class CannotLoad(convert.BadReturn):
     """The module built cannot take the check's weights: the check fails with this sentence
-    ("returned ..., expected ..."); what your own code raises is raised as it is."""
+    ("returned ..., expected ...", or `said`, what the module lacks); what your own code raises is
+    raised as it is."""
+
+    def __init__(self, got: str, expected: str, note: str = "", said: str = ""):
+        self.said = said
+        super().__init__(got, expected, note)
+
+    @property
+    def message(self) -> str:
+        return self.said or super().message
 
 
 def forward(cls, name: str, init_args: list, init_kwargs: dict, state: dict, args: list, kwargs: dict):
@@ -37,9 +46,11 @@ def forward(cls, name: str, init_args: list, init_kwargs: dict, state: dict, arg
         for key, values in state.items():
             target = _tensor(module, key)
             values = np.array(values)        # a copy: torch warns of an array it may not write to
-            if target is None:
-                raise CannotLoad(f"a {name} without the parameter {key}", "one",
-                                 " (it is needed to load the test weights)")
+            if target is None:      # said of the class, in the contract's terms: what it lacks
+                layer = key.split(".")[0]
+                raise CannotLoad("", "", said=f"has no parameter {key} to load the check's weights into: the "
+                                              f"contract's {layer} is an nn.Linear(d_model, d_model) with its bias "
+                                              f"(bias=True, torch's default)")
             if tuple(target.shape) != tuple(values.shape):
                 raise CannotLoad(f"a {name} whose {key} has shape {tuple(target.shape)}", f"{tuple(values.shape)}")
             target.copy_(torch.from_numpy(values).to(target.dtype))

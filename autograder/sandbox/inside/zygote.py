@@ -311,15 +311,15 @@ def main() -> None:
     paths.strip_kit_from_imports()
     modules = {"numpy": _import_or_say(ctrl_fd, "numpy")}    # the protocol's framing needs it
     PROTOCOL = _load_private("protocol")
-    convert, errors, ipython, notebook, torch_module = _load_judge("convert", "errors", "ipython_shell", "notebook",
-                                                                   "torch_module")
+    convert, errors, ipython, notebook, torch_module, arguments = _load_judge(
+        "convert", "errors", "ipython_shell", "notebook", "torch_module", "arguments")
     KERNEL = _load_private("kernel")
     JAIL = _load_private("jail")
     JAIL.K, JAIL.VIEW = KERNEL, _load_private("view")
     guard = _load_private("guard")
     worker = _load_private("child")
     # check.py's child runs a notebook's cells with this loop too, and builds a torch module with this code.
-    worker.configure(NOTEBOOK=notebook, MODULE=torch_module)
+    worker.configure(NOTEBOOK=notebook, MODULE=torch_module, ARGUMENTS=arguments)
     CHILD = _load_private("monitor")
     warm = _load_private("warm_up")
 
