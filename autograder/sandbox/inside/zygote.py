@@ -333,7 +333,6 @@ def main() -> None:
         import matplotlib.figure  # noqa: F401
         import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
 
-        warm.quietly(_load_private("figure_cost").install)   # a failure leaves matplotlib's own layout and measure
         warm.quietly(warm.matplotlib_figure)
     warm.quietly(warm.numpy_first_use)
     import math  # noqa: F401
