@@ -90,6 +90,7 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
              **(own_files(course, variant) if variant is not None else
                 {f"{DATA_FOLDER}/{name}": data for name, data in check_data_files(course).items()})}
     for name, source in files.items():
+        (out / name).parent.mkdir(exist_ok=True)      # judge/
         if isinstance(source, Path):
             shutil.copyfile(source, out / name)
         else:
