@@ -1206,3 +1206,18 @@ def test_the_zygote_is_single_threaded_once_its_import_watcher_is_stopped():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_child_computes_with_one_blas_thread_whatever_the_graders_environment_says(course, monkeypatch):
+    """The sandbox gives its zygotes one BLAS and OpenMP thread (autograder/judge/threads.py), also
+    when the grader's own environment asks for more: the jail needs a single-threaded zygote."""
+    from autograder.judge.threads import VARIABLES
+    from autograder.sandbox import Sandbox
+
+    for name in VARIABLES:
+        monkeypatch.setenv(name, "4")
+    code = f"import os\n\ndef threads():\n    return [float(os.environ.get(v, 0)) for v in {VARIABLES!r}]\n"
+    with Sandbox(course.limits) as box, box.session("attention", code, "attention.py") as s:
+        out = s.call("threads")
+    assert out.status == "ok", out
+    assert out.value.tolist() == [1.0] * len(VARIABLES)
