@@ -55,9 +55,9 @@ def _port() -> int:
 class LoopbackCluster:
     """`dask scheduler` and `workers` `dask worker` processes (one thread each) on 127.0.0.1."""
 
-    def __init__(self, workers: int, logs: Path):
+    def __init__(self, workers: int, logs: Path, env_extra: dict[str, str] | None = None):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(KIT), os.environ.get("PYTHONPATH")) if p),
-                   MPLBACKEND="Agg")
+                   MPLBACKEND="Agg", **(env_extra or {}))
         self.address = f"tcp://127.0.0.1:{_port()}"
         port = self.address.rsplit(":", 1)[1]
         self.procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",

