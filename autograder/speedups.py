@@ -20,11 +20,6 @@ SWITCH = "ATTNKIT_FAST"
 
 SPEEDUPS = {
     "course_cache": "a course validated before is read without pydantic",
-    "zygote_gc_freeze": "the zygote's objects left out of its children's garbage collections",
-    "run_gc_freeze": "what the grader holds for a class run left out of its garbage collections",
-    "switch_interval": "the grader's threads change hands every 0.5 ms while a class is graded",
-    "malloc_trim": "the grader's freed memory given back to the system between a run's phases",
-    "dask_warm_up": "a Dask worker computes the reference answers as it joins",
 }
 
 

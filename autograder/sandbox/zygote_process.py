@@ -19,7 +19,6 @@ from autograder.sandbox.cgroups import kill_tree
 from autograder.judge.threads import one_thread
 from autograder.sandbox.interpreter import MissingModule, for_zygote
 from autograder.sandbox.outcome import SandboxError
-from autograder.speedups import on
 
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
@@ -52,7 +51,7 @@ def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess
     one_thread(env)
     return subprocess.Popen(
         [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
-         json.dumps({**config, **for_zygote(), "gc_freeze": on("zygote_gc_freeze")})],
+         json.dumps({**config, **for_zygote()})],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
 

@@ -24,7 +24,6 @@ Nothing here may import the kit: its sibling modules are loaded from their file 
 private names, and removed from sys.modules in each child before student code runs.
 """
 
-import gc
 import importlib.util
 import json
 import os
@@ -364,9 +363,6 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     worker.configure(**facts)
     CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
-    if config.get("gc_freeze"):       # a speed-up (autograder/speedups.py: the grader says)
-        gc.collect()     # what the imports and warm-ups left (the laid-out figure's cycles)
-        gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
     zygote.modules = modules
