@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace) -> int:
     import os
 
-    from autograder.frontends.cold_start import one_blas_thread
+    from autograder.judge.threads import one_thread
     from autograder.speedups import SWITCH, check_switch
 
     if getattr(args, "no_fast", False):
@@ -344,7 +344,7 @@ def dispatch(args: argparse.Namespace) -> int:
         print(f"attnkit: {wrong}", file=sys.stderr)
         return 2
 
-    one_blas_thread()
+    one_thread(unless_given=True)     # before numpy's import: the grader's own arithmetic
     from autograder.config import DEFAULT_COURSE, ConfigError
 
     args.course = args.course if args.course is not None else DEFAULT_COURSE

@@ -374,10 +374,7 @@ def parse_args(argv: list[str], exercises: list[str]) -> tuple[list[str], dict] 
 
 
 def main(argv: list[str]) -> int:
-    # One BLAS thread here and in the children, as in the grader's sandbox: the checks' arrays are
-    # small, and after numpy's import an idle OpenBLAS thread spins for a while on the other
-    # core, which the child (or this process) is using then.
-    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    shipped("threads").one_thread()      # here and in the children, as in the grader's sandbox
     for stream in (sys.stdout, sys.stderr):    # a Windows console's code page cannot print every character
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")

@@ -27,4 +27,5 @@ sandbox's zygote loads it from this folder, nothing else of the kit importable t
     causes          failed checks grouped by cause, each told once
     hints           hints several exercises share
     points          what a check earns, added up
+    threads         one BLAS and OpenMP thread, set before numpy's import
 """
