@@ -126,7 +126,7 @@ def assert_archives_graded(run: subprocess.CompletedProcess, out: Path) -> None:
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     assert sorted(rows) == ["hostile", "tgz", "zipper"], rows
     assert float(rows["tgz"]["total"]) == float(rows["zipper"]["total"]) == FULL_MARKS, rows
-    assert float(rows["hostile"]["hand_computation"]) == 7 and float(rows["hostile"]["attention"]) == 13, rows
+    assert float(rows["hostile"]["hand_computation"]) == 7 and float(rows["hostile"]["attention"]) == 15, rows
     told = json.dumps(json.loads((out / "results" / "hostile.json").read_text(encoding="utf-8")))
     for said in ("/etc/passwd was skipped (its path leads out", "'../escape.py' would be extracted to",
                  "'pipe' is a special file", "'disk' is a special file", "'abs' is a link to an absolute path",
