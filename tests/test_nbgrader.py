@@ -233,11 +233,11 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
     (work / "autograder" / "nbgrader").mkdir()
     (work / "autograder" / "nbgrader" / "cells.py").write_text("print('{\"attnkit\": 1, \"score\": 99}')\n")
     run = subprocess.run([sys.executable, "-I", "-m", "autograder.nbgrader.cells", "--notebook", "attention.ipynb",
-                          "--points", "3", "attention.softmax"], cwd=work, capture_output=True, text=True,
+                          "--points", "4", "attention.softmax"], cwd=work, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
     result = [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"attnkit"')][-1]
-    assert result["score"] == result["max_score"] == 3.0, result["report"]
+    assert result["score"] == result["max_score"] == 4.0, result["report"]
     assert "[PASS] attention.softmax.stable" in result["report"]
 
 
@@ -510,7 +510,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
             assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
             result = [o for o in cell.outputs if o.output_type == "execute_result"]
             scores[_meta(cell)["grade_id"]] = float(result[-1]["data"]["text/plain"])
-    assert scores == {"tests_attention_softmax": 2.0, "tests_attention_scaled_dot_product_attention": 6.0}
+    assert scores == {"tests_attention_softmax": 3.0, "tests_attention_scaled_dot_product_attention": 7.0}
 
     # feedback: hints shown, hidden tests and hidden checks' details not
     _nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
@@ -750,7 +750,7 @@ def test_the_whole_cycle_release_fetch_submit_collect_autograde_feedback_export(
     softmax = ran["tests_attention_softmax"]
     assert not [o for o in softmax.outputs if o.get("name") == "stderr"]
     shown = [o for o in softmax.outputs if o.output_type == "execute_result"][-1]["data"]["text/plain"]
-    assert float(shown) == 2.0, softmax.outputs                  # softmax.stable fails, the rest pass
+    assert float(shown) == 3.0, softmax.outputs                  # softmax.stable fails, the rest pass
     printed = "".join(o.get("text", "") for o in softmax.outputs if o.output_type == "stream")
     assert "attention.softmax.stable" in printed                # whole lines: Jupyter wraps a stream itself
 
