@@ -343,6 +343,9 @@ def exercise_stems() -> list[str]:
     return [p.stem for p in DATA.glob("*.json")]
 
 
+KIT_FILES = "attnkit_"     # what the kit ships beside a notebook (attnkit_variant.py, attnkit_tests.py)
+
+
 class OwnModules:
     """A module of your own beside your file (`from helpers import scale`, helpers.py) is not
     imported: the grader runs the exercise files only, where it is not there (judge/errors.py
@@ -352,7 +355,7 @@ class OwnModules:
         self.folder = folder
 
     def find_spec(self, name, path=None, target=None):
-        if path is not None or name in exercise_stems():
+        if path is not None or name in exercise_stems() or name.startswith(KIT_FILES):
             return None
         if (self.folder / f"{name}.py").is_file() or (self.folder / name).is_dir():
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
