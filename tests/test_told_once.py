@@ -249,18 +249,18 @@ def test_the_grouping_keeps_what_is_each_checks_own():
 
 
 def test_a_folder_nested_deeper_is_said_once_per_page(tmp_path):
-    """A zip that unpacks to sam/work/attention.py...: every page says where the files were found
+    """A zip that unpacks to sam/hw1/attention.py...: every page says where the files were found
     once, not once per exercise."""
     folder = tmp_path / "sam"
-    (folder / "work").mkdir(parents=True)
-    (folder / "work" / "attention.py").write_text(
+    (folder / "hw1").mkdir(parents=True)
+    (folder / "hw1" / "attention.py").write_text(
         _edited("attention", ("    output = weights @ V  #", "    output = weights @ V + 1.0  #")), encoding="utf-8")
-    (folder / "work" / "causal_mask.py").write_text(_unimplemented("causal_mask", "causal_attention"),
+    (folder / "hw1" / "causal_mask.py").write_text(_unimplemented("causal_mask", "causal_attention"),
                                                     encoding="utf-8")
     course = load_course(DEFAULT_COURSE, known_checks=check_ids())
     with GradingSession(course).start() as session:
         result = session.grade(folder, student="sam")
-    assert sum("found in the folder work/" in ex.note for ex in result.exercises) >= 2   # intake's, per exercise
+    assert sum("found in the folder hw1/" in ex.note for ex in result.exercises) >= 2   # intake's, per exercise
     console = Console(file=io.StringIO(), width=200, color_system=None)
     print_report(result, console)
     pages = {"markdown": feedback_markdown(result, course), "html": _html_text(feedback_html(result, course)),
