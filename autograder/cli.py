@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.frontends.selection import SelectionError, select, stem_of
+from autograder.judge.words import counted
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
     from rich.console import Console
@@ -76,7 +77,7 @@ def cmd_gradescope(args, console: Console) -> int:
     settings = GradescopeSettings(hidden_visibility=args.hidden_visibility, leaderboard=args.leaderboard)
     written = _write_and_say(console, lambda: build_zip(Path(args.zip), Path(args.course).read_text(encoding="utf-8"),
                                                         settings), PackageError,
-                             lambda names: f"wrote {args.zip} ({len(names)} files); trying it here as Gradescope's "
+                             lambda names: f"wrote {args.zip} ({counted(len(names), 'file')}); trying it here as Gradescope's "
                                            f"image build will")
     if written:
         return written
@@ -113,11 +114,12 @@ def cmd_handout(args, console: Console) -> int:
     from autograder.handout.write import HandoutError, write_handout
 
     if args.roster:
-        from autograder.variants.commands import handouts_per_student
+        from autograder.frontends.progress import counting_bar
+        from autograder.handout.per_student import handouts_per_student
 
-        return handouts_per_student(args, course, console)
+        return handouts_per_student(args, course, console, counting_bar)
     return _write_and_say(console, lambda: write_handout(Path(args.out), course, force=args.force), HandoutError,
-                          lambda written: f"wrote {len(written)} files into {args.out}: give students this folder; "
+                          lambda written: f"wrote {counted(len(written), 'file')} into {args.out}: give students this folder; "
                                           f"they run `python check.py` in it (docs/handout.md)")
 
 
@@ -332,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace) -> int:
     import os
 
-    from autograder.frontends.cold_start import one_blas_thread
+    from autograder.judge.threads import one_thread
     from autograder.speedups import SWITCH, check_switch
 
     if getattr(args, "no_fast", False):
@@ -342,7 +344,7 @@ def dispatch(args: argparse.Namespace) -> int:
         print(f"attnkit: {wrong}", file=sys.stderr)
         return 2
 
-    one_blas_thread()
+    one_thread(unless_given=True)     # before numpy's import: the grader's own arithmetic
     from autograder.config import DEFAULT_COURSE, ConfigError
 
     args.course = args.course if args.course is not None else DEFAULT_COURSE

@@ -10,6 +10,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable, Iterator, Literal
 
+from autograder.judge import points
+
 # passed: full points. failed: the answer is wrong. error: the code raised, hung or crashed.
 # not_implemented: the stub is untouched. missing: no file for this exercise.
 Status = Literal["passed", "failed", "error", "not_implemented", "missing"]
@@ -115,9 +117,18 @@ class ExerciseResult:
     def for_student(self, show_hidden: bool) -> ExerciseResult:
         return replace(self, checks=tuple(c.for_student(show_hidden) for c in self.checks))
 
+    def note_without(self, shared: str) -> str:
+        """The note but `shared` (the note every exercise carries, said once for the submission)."""
+        return self.note[len(shared):].lstrip("; ") if shared and self.note.startswith(shared) else self.note
+
+    @property
+    def handed_in(self) -> bool:
+        """Whether the student handed this exercise in: a check with a status other than "missing"."""
+        return not self.checks or any(c.status != "missing" for c in self.checks)
+
     @property
     def score(self) -> float:
-        return sum(c.score for c in self.checks)
+        return points.added(c.score for c in self.checks)
 
     @property
     def max_score(self) -> float:
@@ -140,6 +151,21 @@ class SubmissionResult:
     @property
     def max_score(self) -> float:
         return sum(e.max_score for e in self.exercises)
+
+    def shared_note(self) -> str:
+        """The leading part of the notes every exercise with a note carries ("; "-separated), when
+        there are several: what intake did to the whole submission (a folder nested deeper, an
+        archive unpacked), which every page says once, not once per exercise (an exercise not
+        handed in has no note)."""
+        parts = [ex.note.split("; ") for ex in self.exercises if ex.note]
+        if len(parts) < 2:
+            return ""
+        common = []
+        for segments in zip(*parts):
+            if any(s != segments[0] for s in segments):
+                break
+            common.append(segments[0])
+        return "; ".join(common)
 
     def exercise(self, stem: str) -> ExerciseResult:
         return next(e for e in self.exercises if e.stem == stem)

@@ -8,10 +8,8 @@ The class is bench_class.py's synthetic class (correct, notebook, buggy, partial
 submissions; `--hangs` keeps its hanging ones, which measure the timeout, not the grader).
 It is graded four times, from scratch each time (--regrade): locally with one job and with
 two, then with `--scheduler` on a `dask scheduler` with one worker and with two workers (one
-thread each), started here on 127.0.0.1. Both sides start warm: this process computes the
-reference answers before the local runs, and the workers get `--warm-up` seconds after the
-plugin is registered (it starts their sandboxes and computes the same answers), as a cluster
-started before a deadline would be. A local run's own sandbox start is in its time. The overhead per
+thread each), started here on 127.0.0.1. The workers get `--warm-up` seconds after the plugin
+is registered (it starts their sandboxes), as a cluster started before a deadline would be. A local run's own sandbox start is in its time. The overhead per
 submission is (cluster with one worker - local with one job) / students: packing, the
 scheduler's round trip, validating and writing. Grades are compared across the four runs.
 Writes the figures to benchmarks/results/cluster.json. This is a benchmark, not a test: nothing
@@ -55,9 +53,9 @@ def _port() -> int:
 class LoopbackCluster:
     """`dask scheduler` and `workers` `dask worker` processes (one thread each) on 127.0.0.1."""
 
-    def __init__(self, workers: int, logs: Path):
+    def __init__(self, workers: int, logs: Path, env_extra: dict[str, str] | None = None):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(KIT), os.environ.get("PYTHONPATH")) if p),
-                   MPLBACKEND="Agg")
+                   MPLBACKEND="Agg", **(env_extra or {}))
         self.address = f"tcp://127.0.0.1:{_port()}"
         port = self.address.rsplit(":", 1)[1]
         self.procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
@@ -127,7 +125,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from autograder.cluster.client import ensure_plugin, grade_class_on_cluster
-    from autograder.cluster.worker import SandboxPlugin, warm_up
+    from autograder.cluster.worker import SandboxPlugin
 
     root = Path(tempfile.mkdtemp(prefix="attnkit-bench-cluster-"))
     data = yaml.safe_load((KIT / "course.yml").read_text(encoding="utf-8"))
@@ -146,7 +144,6 @@ def main(argv=None) -> int:
 
     times: dict[str, float] = {}
     inside: dict[str, float] = {}
-    warm_up(course.seed)   # the same head start as the workers get (reference answers, nbformat)
     csvs: dict[str, str] = {}
     for jobs in (1, 2):
         label = f"local, --jobs {jobs}"
@@ -166,7 +163,7 @@ def main(argv=None) -> int:
             out = root / f"dask{workers}"
             hide = (str(class_dir.resolve()), str(out.resolve()))
             ensure_plugin(cluster.client, SandboxPlugin(course.limits, hide, course.seed))
-            time.sleep(args.warm_up)   # the workers' warm-up (sandbox, reference answers) runs now
+            time.sleep(args.warm_up)   # the workers start their sandboxes now
             started = time.monotonic()
             grade_class_on_cluster(class_dir, out, course, cluster.client, regrade=True)
             times[label] = time.monotonic() - started

@@ -123,7 +123,7 @@ def _helpers() -> int:
     count = 0
     for entry in os.listdir("/proc"):
         try:
-            if entry.isdigit() and b"autograder.helper_process" in Path("/proc", entry, "cmdline").read_bytes():
+            if entry.isdigit() and b"autograder.sandbox.helper_process" in Path("/proc", entry, "cmdline").read_bytes():
                 count += 1
         except OSError:
             pass

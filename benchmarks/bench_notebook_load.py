@@ -41,7 +41,7 @@ for _ in range(4):
     source = load.source_from_bytes(data, path.name, suffix, "attention")
     times.append((time.perf_counter() - started) * 1000)
 assert not isinstance(source, load.LoadError), source
-ipython_input = sys.modules.get("autograder.handout.check_notebook") or sys.modules.get("autograder.intake.ipython_input")
+ipython_input = sys.modules.get("autograder.judge.notebook") or sys.modules.get("autograder.intake.ipython_input")
 print(json.dumps({"first": times[0], "next": min(times[1:]),
                   "transformer": getattr(ipython_input, "_transformer", None) is not None,
                   "ipython": "IPython" in sys.modules}))

@@ -1,27 +1,33 @@
 """What each optional speed-up earns on the path it is for, measured on and off in the same run.
 
     python benchmarks/bench_speedups.py [--rounds 5] [--students 40] [--saves 3] [--only NAME,...]
+                                        [--paths check-one,check,class,cluster,watch]
 
-Four paths, each a command in a fresh process, as a user runs it:
+Five paths, each a command in a fresh process, as a user runs it:
   - "check-one": `attnkit check --submission solutions --exercise attention` (one exercise, cold:
     the loop of a student with the kit, or an instructor trying one exercise);
   - "check": `attnkit check --submission solutions` (all five exercises, cold);
   - "class": `attnkit grade CLASS --out OUT --regrade --no-preflight` on a class built by
     bench_class.build_class (honest styles, bugs, notebooks, two that hang);
+  - "cluster": the same `attnkit grade` with `--scheduler` on a fresh Dask cluster of two workers
+    (one thread each, on 127.0.0.1, started with the switch as the run's): a cluster's first run,
+    the workers setting up as it begins;
   - "watch": benchmarks/bench_watch.py, a warm session re-grading each exercise after a save; its
     figure is the sum over the five exercises of the median re-grade, wall and CPU.
 For each speed-up, its paths run with every speed-up on and with that one off (ATTNKIT_FAST=-name),
 interleaved round by round so that a change of the machine's load hurts both alike; and each path
 once more with every speed-up off (ATTNKIT_FAST=0), the plain path.
 
-Two figures per run: the wall time, and the CPU time (user + system) of the whole process tree.
+Three figures per run: the wall time, the CPU time (user + system) of the whole process tree
+(on the cluster path, of the cluster's workers too), and the peak resident memory of the command's
+own process (the grader: VmHWM, read every 0.1 s until it exits).
 The CPU time is taken from getrusage(RUSAGE_CHILDREN) around each command; this process is made
 a child subreaper, so a descendant left behind when the command exits (a zygote still shutting
 down) is reparented here and waited for, and its CPU counted too. Wall time on a shared machine
 moves with the others' load; CPU time moves much less, and shows work moved rather than saved.
 Prints the medians, the ratios off/on of the medians and the paired ratios (the median of each
 round's own off/on), and writes benchmarks/results/speedups.json. A speed-up that earns under 10%
-on its path by wall and by CPU (`gains`) is a candidate for removal.
+on its path by wall, by CPU and by the grader's memory (`gains`) is removed.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from autograder.speedups import SPEEDUPS, SWITCH  # noqa: E402
 
 # The paths where each speed-up claims its gain.
 TARGET = {"course_cache": ("check-one", "check")}
+KINDS = ("wall", "cpu", "rss")
 PR_SET_CHILD_SUBREAPER = 36
 GAIN = 1.10
 
@@ -72,17 +79,55 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def run(cmd: list[str], fast: str, env_extra: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds until the command exits, CPU seconds of its whole process tree)."""
+def peak_mb(pid: int) -> float | None:
+    """The process's peak resident memory so far (VmHWM), in MB; None once it has exited."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def run(cmd: list[str], fast: str, env_extra: dict[str, str], reap: bool = True) -> tuple[float, float, float]:
+    """(wall seconds until the command exits, CPU seconds of its whole process tree, the command's
+    own peak resident memory in MB). `reap`: wait for every descendant (none may be meant to live on)."""
     env = dict(os.environ, **{SWITCH: fast}, MPLBACKEND="Agg", **env_extra)
     cpu_before = children_cpu()
-    started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    took = time.perf_counter() - started
+    peak = 0.0
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
+        while True:
+            try:
+                proc.wait(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                peak = max(peak, peak_mb(proc.pid) or 0.0)
+        took = time.perf_counter() - started
+        if reap:
+            reap_all()
+        if proc.returncode not in (0, 1):
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} ({SWITCH}={fast}) failed: {err.read()[-1500:].decode(errors='replace')}")
+    return took, children_cpu() - cpu_before, peak
+
+
+def run_on_cluster(cmd: list[str], fast: str, env_extra: dict[str, str], logs: Path) -> tuple[float, float, float]:
+    """`cmd` with `--scheduler` on a new two-worker cluster started with the same switch; the CPU
+    time is the workers' too (from their start to their end), the wall time the command's."""
+    from bench_cluster import LoopbackCluster
+
+    logs.mkdir(parents=True, exist_ok=True)
+    cpu_before = children_cpu()
+    cluster = LoopbackCluster(2, logs, {SWITCH: fast})
+    try:
+        took, _, peak = run([*cmd, "--scheduler", cluster.address], fast, env_extra, reap=False)
+    finally:
+        cluster.close()
     reap_all()
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd)} ({SWITCH}={fast}) failed: {done.stderr[-1500:]}")
-    return took, children_cpu() - cpu_before
+    return took, children_cpu() - cpu_before, peak
 
 
 def watch_figures(folder: Path) -> tuple[float, float]:
@@ -99,10 +144,11 @@ def commands(work: Path, students: int, saves: int) -> dict[str, list[str]]:
     build_class(class_dir, students)
     bench_course(work, 2.0, 3.0)
     python = [sys.executable, "-m", "autograder.cli"]
+    grade = [*python, "--course", str(work / "course.yml"), "grade", str(class_dir), "--regrade", "--no-preflight"]
     return {"check-one": [*python, "check", "--submission", str(ROOT / "solutions"), "--exercise", "attention"],
             "check": [*python, "check", "--submission", str(ROOT / "solutions")],
-            "class": [*python, "--course", str(work / "course.yml"), "grade", str(class_dir), "--out",
-                      str(work / "out"), "--regrade", "--no-preflight"],
+            "class": [*grade, "--out", str(work / "out")],
+            "cluster": [*grade, "--out", str(work / "out-cluster")],
             "watch": [sys.executable, str(ROOT / "benchmarks" / "bench_watch.py"), "--saves", str(saves)]}
 
 
@@ -113,20 +159,27 @@ def measure(cmds: dict[str, list[str]], names: list[str], rounds: int, work: Pat
             if path in labels:
                 labels[path].append(f"-{name}")
     labels = {path: ls for path, ls in labels.items() if len(ls) > 2 or not names}
-    runs = {path: {label: {"wall_s": [], "cpu_s": []} for label in ls} for path, ls in labels.items()}
+    runs = {path: {label: {"wall_s": [], "cpu_s": [], "rss_mb": []} for label in ls} for path, ls in labels.items()}
     watch_results = work / "watch-results"
     env_extra = {"ATTNKIT_BENCH_RESULTS": str(watch_results)}
+
+    def one(path: str, fast: str, n: int) -> tuple[float, float, float]:
+        if path == "cluster":
+            return run_on_cluster(cmds[path], fast, env_extra, work / "cluster-logs" / str(n))
+        return run(cmds[path], fast, env_extra)
+
     for path in runs:
-        run(cmds[path], "1", env_extra)       # warm: bytecode, caches, the preflight marker
-    for _ in range(rounds):
+        one(path, "1", 0)       # warm: bytecode, caches, the preflight marker
+    for n in range(rounds):
         for path, by_label in runs.items():
             for label, figures in by_label.items():
                 fast = {"all on": "1", "all off": "0"}.get(label, label)
-                wall, cpu = run(cmds[path], fast, env_extra)
+                wall, cpu, rss = one(path, fast, n + 1)
                 if path == "watch":
                     wall, cpu = watch_figures(watch_results)
                 figures["wall_s"].append(wall)
                 figures["cpu_s"].append(cpu)
+                figures["rss_mb"].append(rss)
     return runs
 
 
@@ -136,23 +189,24 @@ def paired(off: list[float], on: list[float]) -> float:
 
 
 def gains(row: dict) -> bool:
-    """At least 10% by wall or by CPU, both as the ratio of the medians and as the paired median
-    (a ratio of medians alone follows a change of load between the runs it picked)."""
-    return any(min(row[f"{kind}_off_on"], row[f"{kind}_paired"]) >= GAIN for kind in ("wall", "cpu"))
+    """At least 10% by wall, by CPU or by the grader's peak memory, both as the ratio of the medians
+    and as the paired median (a ratio of medians alone follows a change of load between the runs
+    it picked)."""
+    return any(min(row[f"{kind}_off_on"], row[f"{kind}_paired"]) >= GAIN for kind in KINDS)
 
 
 def rows_of(runs: dict) -> list[dict]:
     rows = []
     for path, by_label in runs.items():
-        on_wall = statistics.median(by_label["all on"]["wall_s"])
-        on_cpu = statistics.median(by_label["all on"]["cpu_s"])
+        on = by_label["all on"]
         for label, figures in by_label.items():
-            wall, cpu = statistics.median(figures["wall_s"]), statistics.median(figures["cpu_s"])
-            rows.append({"path": path, "off": label, "wall_s": wall, "cpu_s": cpu,
-                         "wall_off_on": wall / on_wall, "cpu_off_on": cpu / on_cpu,
-                         "wall_paired": paired(figures["wall_s"], by_label["all on"]["wall_s"]),
-                         "cpu_paired": paired(figures["cpu_s"], by_label["all on"]["cpu_s"]),
-                         "wall_runs": figures["wall_s"], "cpu_runs": figures["cpu_s"]})
+            row = {"path": path, "off": label}
+            for kind, key in zip(KINDS, ("wall_s", "cpu_s", "rss_mb")):
+                row[key] = statistics.median(figures[key])
+                row[f"{kind}_off_on"] = row[key] / statistics.median(on[key])
+                row[f"{kind}_paired"] = paired(figures[key], on[key])
+                row[f"{kind}_runs"] = figures[key]
+            rows.append(row)
     return rows
 
 
@@ -164,8 +218,8 @@ def verdicts(rows: list[dict]) -> dict[str, dict]:
             continue
         name = row["off"][1:]
         entry = found.setdefault(name, {"paths": {}, "earns_10_percent": False})
-        entry["paths"][row["path"]] = {key: row[key] for key in ("wall_off_on", "cpu_off_on", "wall_paired",
-                                                                 "cpu_paired")}
+        entry["paths"][row["path"]] = {f"{kind}_{how}": row[f"{kind}_{how}"] for kind in KINDS
+                                       for how in ("off_on", "paired")}
         if gains(row):
             entry["earns_10_percent"] = True
     return found
@@ -177,8 +231,8 @@ def main(argv=None) -> int:
     p.add_argument("--students", type=int, default=40)
     p.add_argument("--saves", type=int, default=3, help="saves per exercise on the watch path")
     p.add_argument("--only", default="", help="these speed-ups only (comma-separated)")
-    p.add_argument("--paths", default="check-one,check,class,watch",
-                   help="these paths only (comma-separated: check-one, check, class, watch)")
+    p.add_argument("--paths", default="check-one,check,class,cluster,watch",
+                   help="these paths only (comma-separated: check-one, check, class, cluster, watch)")
     args = p.parse_args(argv)
     names = [n for n in (args.only.split(",") if args.only else SPEEDUPS) if n]
     paths = [p for p in args.paths.split(",") if p]
@@ -192,23 +246,26 @@ def main(argv=None) -> int:
     rows = rows_of(runs)
     for row in rows:
         gain = "" if row["off"] == "all on" else (f"  off/on wall {row['wall_off_on']:.2f}x cpu {row['cpu_off_on']:.2f}x"
-                                                  f" (paired {row['wall_paired']:.2f}x, {row['cpu_paired']:.2f}x)")
+                                                  f" rss {row['rss_off_on']:.2f}x (paired {row['wall_paired']:.2f}x, "
+                                                  f"{row['cpu_paired']:.2f}x, {row['rss_paired']:.2f}x)")
         if row["off"].startswith("-") and not gains(row):
             gain += "  (under 10%)"
-        print(f"{row['path']:6} {row['off']:16} wall {row['wall_s']:7.3f} s  cpu {row['cpu_s']:7.3f} s{gain}")
+        print(f"{row['path']:9} {row['off']:18} wall {row['wall_s']:7.3f} s  cpu {row['cpu_s']:7.3f} s  "
+              f"rss {row['rss_mb']:6.0f} MB{gain}")
     print("\nper speed-up, on its target path (on: every speed-up on; off: that one off):")
     for row in rows:
         if row["off"].startswith("-"):
             on_wall = row["wall_s"] / row["wall_off_on"]
             verdict = "keep" if gains(row) else "remove (under 10%)"
-            print(f"  {row['off'][1:]:14} {row['path']:6} on {on_wall:6.3f} s  off {row['wall_s']:6.3f} s  "
-                  f"off/on wall {row['wall_off_on']:.2f}x cpu {row['cpu_off_on']:.2f}x (paired "
-                  f"{row['wall_paired']:.2f}x, {row['cpu_paired']:.2f}x)  {verdict}")
+            print(f"  {row['off'][1:]:16} {row['path']:9} on {on_wall:6.3f} s  off {row['wall_s']:6.3f} s  "
+                  f"off/on wall {row['wall_off_on']:.2f}x cpu {row['cpu_off_on']:.2f}x rss {row['rss_off_on']:.2f}x "
+                  f"(paired {row['wall_paired']:.2f}x, {row['cpu_paired']:.2f}x, {row['rss_paired']:.2f}x)  {verdict}")
     # Wall time is the headline; the CPU time (what moves less with the machine's load) beside it.
     headline = [record.figure((f"`{row['path']}` with {row['off'][1:]} off ({SWITCH}={row['off']})"
                                if row["off"].startswith("-") else
                                f"`{row['path']}` with every speed-up off ({SWITCH}=0)")
-                              + f", wall (CPU {row['cpu_s']:.2f} s, {row['cpu_off_on']:.2f}x)", row["wall_s"], "s",
+                              + f", wall (CPU {row['cpu_s']:.2f} s, {row['cpu_off_on']:.2f}x; grader's peak memory "
+                                f"{row['rss_mb']:.0f} MB, {row['rss_off_on']:.2f}x)", row["wall_s"], "s",
                               anchor="every speed-up on", anchor_value=row["wall_s"] / row["wall_off_on"],
                               ratio=row["wall_off_on"], ratio_is="value / anchor",
                               target="at least 1.10x on its target path, or the speed-up goes"

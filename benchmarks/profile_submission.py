@@ -190,7 +190,7 @@ def main(argv=None) -> int:
         per: dict[str, tuple] = {}
         print(f"\nper child, {n} empty children each (fork of the zygote image, namespaces, jail, limits):")
         print(HEADER)
-        # `import os`: a file of literals alone is read, not run (autograder/intake/literals.py)
+        # `import os`: a file of literals alone is read, not run (autograder/sandbox/literals.py)
         for label, source in (("numpy zygote", "import os\nx = 1\n"),
                               ("matplotlib zygote", "import matplotlib\nx = 1\n"),
                               ("torch zygote", "import torch\nimport matplotlib\nx = 1\n")):

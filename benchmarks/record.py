@@ -83,7 +83,8 @@ def _commit() -> dict:
         return done.stdout.strip() if done.returncode == 0 else ""
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    # The records themselves are not the code measured: a run after another is still of a clean tree.
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/results"))
     return {"commit": commit, "dirty": dirty}
 
 

@@ -84,7 +84,7 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
         and sum to 1. Finite for inputs as large as 1e4.
     """
     # TODO(attention.softmax): replace this comment and the raise below with your code.
-    raise NotImplementedError("attention.softmax: not implemented yet")
+    raise NotImplementedError("attention.softmax: not implemented yet in attention.py; work done in attention.ipynb is imported only once downloaded as attention.py")
 
 
 # %%
@@ -153,7 +153,7 @@ def scaled_dot_product_attention(
         (..., n_q, n_k). Leading batch dimensions are optional and arbitrary.
     """
     # TODO(attention.scaled_dot_product_attention): replace this comment and the raise below with your code.
-    raise NotImplementedError("attention.scaled_dot_product_attention: not implemented yet")
+    raise NotImplementedError("attention.scaled_dot_product_attention: not implemented yet in attention.py; work done in attention.ipynb is imported only once downloaded as attention.py")
 
 
 # %% [markdown]

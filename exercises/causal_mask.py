@@ -75,7 +75,7 @@ def create_causal_mask(seq_len: int) -> np.ndarray:
         An array of shape (T, T), lower-triangular including the diagonal.
     """
     # TODO(causal_mask.create_causal_mask): replace this comment and the raise below with your code.
-    raise NotImplementedError("causal_mask.create_causal_mask: not implemented yet")
+    raise NotImplementedError("causal_mask.create_causal_mask: not implemented yet in causal_mask.py; work done in causal_mask.ipynb is imported only once downloaded as causal_mask.py")
 
 
 # %%
@@ -134,7 +134,7 @@ def causal_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple[np.nd
         and exactly 0 above the diagonal.
     """
     # TODO(causal_mask.causal_attention): replace this comment and the raise below with your code.
-    raise NotImplementedError("causal_mask.causal_attention: not implemented yet")
+    raise NotImplementedError("causal_mask.causal_attention: not implemented yet in causal_mask.py; work done in causal_mask.ipynb is imported only once downloaded as causal_mask.py")
 
 
 # %%

@@ -90,7 +90,7 @@ def split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
         Array of shape (batch, num_heads, seq, d_model // num_heads).
     """
     # TODO(multihead.split_heads): replace this comment and the raise below with your code.
-    raise NotImplementedError("multihead.split_heads: not implemented yet")
+    raise NotImplementedError("multihead.split_heads: not implemented yet in multihead.py; work done in multihead.ipynb is imported only once downloaded as multihead.py")
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
@@ -105,7 +105,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
         Array of shape (batch, seq, num_heads * d_head).
     """
     # TODO(multihead.merge_heads): replace this comment and the raise below with your code.
-    raise NotImplementedError("multihead.merge_heads: not implemented yet")
+    raise NotImplementedError("multihead.merge_heads: not implemented yet in multihead.py; work done in multihead.ipynb is imported only once downloaded as multihead.py")
 
 
 # %%
@@ -169,7 +169,7 @@ def multi_head_attention(
         (output, weights): output (batch, seq, d_model), weights (batch, num_heads, seq, seq).
     """
     # TODO(multihead.multi_head_attention): replace this comment and the raise below with your code.
-    raise NotImplementedError("multihead.multi_head_attention: not implemented yet")
+    raise NotImplementedError("multihead.multi_head_attention: not implemented yet in multihead.py; work done in multihead.ipynb is imported only once downloaded as multihead.py")
 
 
 # %%
@@ -230,7 +230,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int) -> None:
         super().__init__()
         # TODO(multihead.MultiHeadAttention): __init__ - replace this comment and the raise below with your code.
-        raise NotImplementedError("multihead.MultiHeadAttention: not implemented yet")
+        raise NotImplementedError("multihead.MultiHeadAttention: not implemented yet in multihead.py; work done in multihead.ipynb is imported only once downloaded as multihead.py")
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """x: (B, T, d_model); mask: None or broadcastable to (B, h, T, T), 1/True = may attend.
@@ -238,7 +238,7 @@ class MultiHeadAttention(nn.Module):
         Returns (output (B, T, d_model), weights (B, h, T, T)).
         """
         # TODO(multihead.MultiHeadAttention): forward - replace this comment and the raise below with your code.
-        raise NotImplementedError("multihead.MultiHeadAttention: not implemented yet")
+        raise NotImplementedError("multihead.MultiHeadAttention: not implemented yet in multihead.py; work done in multihead.ipynb is imported only once downloaded as multihead.py")
 
 
 # %%

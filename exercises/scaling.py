@@ -107,7 +107,7 @@ def scaling_experiment(
              "max_weight_unscaled", "max_weight_scaled"}} with int keys and float values.
     """
     # TODO(scaling.scaling_experiment): replace this comment and the raise below with your code.
-    raise NotImplementedError("scaling.scaling_experiment: not implemented yet")
+    raise NotImplementedError("scaling.scaling_experiment: not implemented yet in scaling.py; work done in scaling.ipynb is imported only once downloaded as scaling.py")
 
 
 # %%
@@ -148,7 +148,7 @@ def plot_scaling(results: dict[int, dict[str, float]]) -> plt.Figure:
         The matplotlib Figure (labelled axes, titles and legends).
     """
     # TODO(scaling.plot_scaling): replace this comment and the raise below with your code.
-    raise NotImplementedError("scaling.plot_scaling: not implemented yet")
+    raise NotImplementedError("scaling.plot_scaling: not implemented yet in scaling.py; work done in scaling.ipynb is imported only once downloaded as scaling.py")
 
 
 # %%

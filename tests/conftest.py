@@ -32,10 +32,11 @@ def sandbox(request, course):
     """One warm sandbox per test module (starting its zygotes costs seconds). Its limits are the
     module's `LIMITS` when it has one, else the course's; a module that sets `REQUIRES_JAIL`
     skips where the jail cannot be built here, saying why."""
+    from autograder.checks.contract import STEMS
     from autograder.sandbox import Sandbox
 
     limits = getattr(request.module, "LIMITS", None) or course.limits
-    with Sandbox(limits) as box:
+    with Sandbox(limits, stems=STEMS) as box:      # as grading_sandbox makes it
         if getattr(request.module, "REQUIRES_JAIL", False) and not box.isolation.full:
             pytest.skip(f"no jail here: {box.isolation.describe()}")
         yield box

@@ -70,6 +70,8 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("attention", "array_truth_value", ""): [("if mask is not None:", "if mask:")],
     ("attention", "mask_always_causal", ""): [(_SDPA_ALLOWED, "allowed = np.tril(np.ones(scores.shape[-2:], dtype=bool))")],
     ("attention", "mask_rank_ignored", ""): [("if mask is not None:", "if mask is not None and np.ndim(mask) == 2:")],
+    ("attention", "argument_changed_in_place", ""): [("    shifted = x - np.max(x, axis=axis, keepdims=True)",
+                                                     "    x -= np.max(x, axis=axis, keepdims=True)\n    shifted = x")],
     ("attention", "low_precision_dtype", ""): [("Q, K, V = np.asarray(Q), np.asarray(K), np.asarray(V)",
                                                 "Q, K, V = (np.asarray(a, dtype=np.float16) for a in (Q, K, V))")],
     ("attention", "transpose_fixed_axes", ""): [("np.swapaxes(K, -1, -2)", "np.swapaxes(K, 1, 2)")],
@@ -95,6 +97,7 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("causal_mask", "causal_mask_off_by_one", ""): [(_TRIL, "np.tril(np.ones((seq_len, seq_len), dtype=bool), 1)")],
     ("causal_mask", "mask_inverted", ""): [(_TRIL, "np.triu(np.ones((seq_len, seq_len), dtype=bool), 1)"),
                                            (_CAUSAL_WHERE, "scores = np.where(allowed, -np.inf, scores)")],
+    ("causal_mask", "mask_read_inverted", ""): [(_CAUSAL_WHERE, "scores = np.where(allowed, -np.inf, scores)")],
     ("causal_mask", "causal_mask_additive", ""): [(_TRIL, f"np.where({_TRIL}, 0.0, -np.inf)"),
                                                   (_CAUSAL_WHERE, "scores = scores + allowed")],
     ("causal_mask", "mask_ignored", ""): [(_CAUSAL_WHERE, "scores = scores")],
@@ -114,6 +117,8 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("causal_mask", "transpose_all_axes", ""): [("Q @ np.swapaxes(K, -1, -2)", "Q @ K.T")],
     ("causal_mask", "low_precision_dtype", ""): [("Q, K, V = np.asarray(Q), np.asarray(K), np.asarray(V)",
                                                   "Q, K, V = (np.asarray(a, dtype=np.float16) for a in (Q, K, V))")],
+    ("causal_mask", "argument_changed_in_place", ""): [
+        ("    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)", "    Q /= math.sqrt(d)\n    scores = Q @ np.swapaxes(K, -1, -2)")],
 
     # ---------------------------------------------------------------- hand_computation (edits of HAND)
     ("hand_computation", "no_scaling", ""): [(" / np.sqrt(2)", ""), (" / np.sqrt(4)", "")],
@@ -208,6 +213,8 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("multihead", "mask_always_causal", "torch"): [(_T_ALLOWED, "allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))")],
     ("multihead", "mask_rank_ignored", "numpy"): [("if mask is not None:\n        scores = np.where",
                                                    "if mask is not None and np.ndim(mask) == 2:\n        scores = np.where")],
+    ("multihead", "argument_changed_in_place", ""): [("    x = x.reshape(batch, seq, num_heads, d_head)",
+                                                     "    x.shape = (batch, seq, num_heads, d_head)")],
     ("multihead", "low_precision_dtype", "torch"): [("torch.softmax(scores, dim=-1)", "torch.softmax(scores.half(), dim=-1).float()")],
     ("multihead", "projection_transposed", "numpy"): [("np.asarray(W_q)", "np.asarray(W_q).T"), ("np.asarray(W_k)", "np.asarray(W_k).T"),
                                                       ("np.asarray(W_v)", "np.asarray(W_v).T"), ("np.asarray(W_o)", "np.asarray(W_o).T")],

@@ -74,3 +74,25 @@ def test_a_file_that_is_not_a_record_is_skipped_and_said(results, capsys):
     assert measurements.load(results) == []
     said = capsys.readouterr().err
     assert "notes.json: not a benchmark record" in said and "broken.json: not read" in said
+
+
+def test_a_record_is_of_a_clean_tree_when_only_other_records_changed(tmp_path, monkeypatch):
+    """Benchmarks run one after another write their records into the tree: those do not make the
+    next record's tree dirty; a change to the code does."""
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "check.json").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "kit")
+    monkeypatch.setattr(record, "KIT", tmp_path)
+    (tmp_path / "benchmarks" / "results" / "check.json").write_text('{"new": 1}\n')
+    assert record._commit()["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert record._commit()["dirty"] is True

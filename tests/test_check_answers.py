@@ -1,4 +1,4 @@
-"""The comparison every array check makes (handout/check_answers.py, shared with the handout's
+"""The comparison every array check makes (judge/answers.py, shared with the handout's
 check.py): its fast closeness test is numpy's isclose wherever it is used, and the verdict alone
 that diagnosis asks of mutants' answers (arrays_agree, compare_arrays' `agrees`) is the
 comparison's own."""
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.handout.check_answers import _isclose, array_problem, arrays_agree
+from autograder.judge.answers import _isclose, array_problem, arrays_agree
 
 VALUES = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1.0, 1 + 1e-9])
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)

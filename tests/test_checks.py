@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.checks.base import Context, ReferenceImplementation, rng_for  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
+from autograder.judge.convert import describe_figure  # noqa: E402
 from autograder.checks.attention import mutants as mu  # noqa: E402
 from autograder.checks.multihead import mutants as mh  # noqa: E402
 from autograder.checks.scaling import mutants as sc  # noqa: E402

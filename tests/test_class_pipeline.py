@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from autograder.grading import class_run, local_grading
+from autograder.grading import local_grading
 from autograder.grading.class_run import ClassRun
 from autograder.grading.local_grading import LocalGrading
 from autograder.grading.student import unanswered
@@ -74,9 +74,9 @@ def test_every_lanes_sandbox_starts_its_zygotes_before_the_first_student(monkeyp
         grading.close()
 
 
-def test_the_interpreter_changes_hands_more_often_while_a_class_is_graded(tmp_path, course, monkeypatch):
-    """A lane whose child answered waits for the interpreter at most SWITCH_INTERVAL while another
-    thread computes (not Python's 5 ms); the setting is the caller's again after the run."""
+def test_a_class_is_graded_with_the_interpreter_as_the_caller_set_it(tmp_path, course, monkeypatch):
+    """The run leaves the interpreter's switch interval alone (a shorter one earned under 10%:
+    benchmarks/results/speedups.json)."""
     import sys
 
     (tmp_path / "class" / "ada").mkdir(parents=True)
@@ -91,7 +91,7 @@ def test_the_interpreter_changes_hands_more_often_while_a_class_is_graded(tmp_pa
     before = sys.getswitchinterval()
     ClassRun(tmp_path / "class", tmp_path / "out", course).run(
         LocalGrading(course, jobs=1, isolation=False, preflight=False))
-    assert seen == [class_run.SWITCH_INTERVAL] and before > class_run.SWITCH_INTERVAL
+    assert seen == [before]
     assert sys.getswitchinterval() == before
 
 

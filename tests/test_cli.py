@@ -194,7 +194,7 @@ def test_the_grader_asks_numpy_for_one_blas_thread_unless_told_otherwise():
     """Set in a new process before numpy's import (as `attnkit` does): numpy starts no BLAS thread
     of its own (the process has one thread: on two cores it otherwise has two); a value the
     environment already gives is kept."""
-    code = ("import os\nfrom autograder.frontends.cold_start import one_blas_thread\none_blas_thread()\nimport numpy\n"
+    code = ("import os\nfrom autograder.judge.threads import one_thread\none_thread(unless_given=True)\nimport numpy\n"
             "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=KIT_ROOT)

@@ -11,7 +11,7 @@ from autograder import config
 from autograder.checks import check_ids
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, ConfigError, course_cache, load_course
 from autograder.config.course import CheckConfig, course_data
-from autograder.sandbox.outcome import Limits
+from autograder.config.limits import Limits
 
 pytestmark = pytest.mark.speedup("course_cache")
 
@@ -145,8 +145,8 @@ def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
 
 
 def test_an_exercises_own_tolerances_come_back_from_the_cache(tmp_path, monkeypatch, private_cache):
-    """`tolerances.hand` and `.scaling` are declared by their exercises, not by config/course.py's models:
-    the cached course holds the file's values, in the types the exercises declare."""
+    """`tolerances.hand` and `.scaling`, which one exercise each reads: the cached course holds the
+    file's values, in their own types."""
     path = _course_file(tmp_path, {"hand: 0.006": "hand: 0.02", "std_rel: 0.15": "std_rel: 0.2"})
     first = load_course(path)
     _no_validation(monkeypatch)

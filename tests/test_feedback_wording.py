@@ -114,3 +114,22 @@ def test_every_output_says_the_same_of_a_hidden_check(course):
     shown = dataclasses.replace(course, show_hidden=True)
     assert "secret value" in feedback_markdown(result, shown) and HIDDEN_CHECK_NOTE not in \
         feedback_markdown(result, shown)
+
+
+def test_a_count_of_one_is_said_in_the_singular():
+    """A student who plots one line against d reads "found 1 line", not "1 lines" (one plural
+    rule for every count: judge/words.py)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from autograder.judge.convert import describe_figure
+    from autograder.judge.properties import figure_problems
+
+    dims = [4, 16, 64]
+    fig, ax = plt.subplots()
+    ax.plot(dims, [1.0, 2.0, 4.0])           # one line, no label: what the student drew
+    said = " ".join(figure_problems(describe_figure(fig), {d: {} for d in dims}))
+    plt.close(fig)
+    assert "found 1 line," in said and "1 lines" not in said, said

@@ -17,7 +17,7 @@ from autograder.diagnosis import explain as dg  # noqa: E402
 from autograder.checks import CHECKS  # noqa: E402
 from autograder.checks.base import Context, ReferenceImplementation, rng_for  # noqa: E402
 from autograder.config import load_course  # noqa: E402
-from autograder.sandbox.inside.convert import describe_figure  # noqa: E402
+from autograder.judge.convert import describe_figure  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "course.yml")

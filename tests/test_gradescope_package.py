@@ -234,7 +234,7 @@ def test_correct_buggy_empty_and_hostile_submissions(tmp_path, autograder_zip):
     tests = _by_id(results)
     causal = [t for cid, t in tests.items() if cid.startswith("causal_mask.")]
     assert all(t["status"] == "passed" for t in causal), [t["output"] for t in causal]
-    assert results["score"] == 14
+    assert results["score"] == 15
     assert not (root / "results" / "forged.json").exists()
     assert len(run.stdout) <= 64 * 1024 and b"spam spam" not in run.stdout
 

@@ -208,7 +208,7 @@ def test_the_hint_policy_decides_what_a_student_is_told(course, sandbox, policy)
         assert masked.misconceptions == ("mask_after_softmax",) and masked.hint == GENERIC_HINT
     else:
         assert masked.misconceptions == () and masked.hint == ""
-    assert ex.score == 9   # the policy never changes a score
+    assert ex.score == 11   # the policy never changes a score
 
 
 def test_hidden_checks_keep_their_details_unless_the_course_shows_them(course, sandbox):

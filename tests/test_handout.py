@@ -160,7 +160,7 @@ import json, runpy, subprocess, sys
 started = []
 class Recorded(subprocess.Popen):
     def __init__(self, cmd, *args, **kwargs):
-        student_file = next(arg for arg in cmd[2:] if arg.endswith((".py", ".ipynb")))   # cmd[1]: check_child.py
+        student_file = next(arg for arg in cmd[2:] if arg.endswith((".py", ".ipynb")))   # cmd[1]: unjailed.py
         started.append([student_file.rsplit("/", 1)[-1], "numpy" in sys.modules, "--nice" in cmd])
         super().__init__(cmd, *args, **kwargs)
 subprocess.Popen = Recorded
@@ -227,7 +227,7 @@ def test_a_hanging_function_is_stopped(tmp_path):
     # the checks after it that call it are not run (each waited out its own limit: 6 s), said once
     assert done.stdout.count("not run: scaled_dot_product_attention did not return within 1 s in an earlier "
                              "check") == 1, done.stdout
-    assert "attention (attention.py): 3/9 visible checks passed" in done.stdout
+    assert "attention (attention.py): 4/11 visible checks passed" in done.stdout
 
 
 def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tmp_path):
@@ -247,7 +247,7 @@ def test_a_function_that_hung_is_waited_for_once_and_its_callers_on_their_own(tm
             in done.stdout), done.stdout
     assert "scaled_dot_product_attention did not return" not in done.stdout, done.stdout
     assert done.stdout.count("not run: softmax did not return within 1 s in an earlier check") == 1, done.stdout
-    assert "attention (attention.py): 0/9 visible checks passed" in done.stdout
+    assert "attention (attention.py): 0/11 visible checks passed" in done.stdout
 
 
 SLOW_BUT_WORKING = """
@@ -264,7 +264,7 @@ for _ in range(30):             # a slow, busy computer: 7 s of wall time, well 
 def test_the_limits_count_cpu_time_as_the_graders_do(tmp_path):
     """An import that takes longer than its limit in wall time but not in CPU time (a busy or slow
     computer) is not stopped; a call that sleeps makes no progress and is stopped after its limit,
-    as the grader's sandbox stops it (check_clock)."""
+    as the grader's sandbox stops it (judge/clock.py)."""
     limits = dataclasses.replace(COURSE.limits, import_timeout=1.0, call_timeout=1.0, wall_factor=20.0)
     out = tmp_path / "handout"
     write_handout(out, dataclasses.replace(COURSE, limits=limits))
@@ -274,7 +274,7 @@ def test_the_limits_count_cpu_time_as_the_graders_do(tmp_path):
     done = _run(sys.executable, out, "attention")
     assert "importing attention.py did not end" not in done.stdout, done.stdout
     assert "scaled_dot_product_attention did not return within 1 s (an endless loop?)" in done.stdout, done.stdout
-    assert "attention (attention.py): 3/9 visible checks passed" in done.stdout, done.stdout
+    assert "attention (attention.py): 4/11 visible checks passed" in done.stdout, done.stdout
 
 
 def test_a_syntax_error_is_said_with_file_and_line(handout, tmp_path):
@@ -356,11 +356,34 @@ def _body_lines(module: Path) -> set[str]:
             for stmt in body:
                 for number in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
                     text = lines[number - 1].strip()
-                    # an import says which library, not how: check_convert.py imports what a figure is too
+                    # an import says which library, not how: the judge's convert.py imports what a figure is too
                     if len(text) >= 30 and not text.startswith(("#", '"', "'", "return (", "raise ", "import ",
                                                                 "from ")):
                         out.add(text)
     return out
+
+
+def test_the_readme_alone_sets_a_student_up_and_its_help_command_lists_exercises_and_modes(handout, kit_free_python):
+    readme = (handout / "README.md").read_text(encoding="utf-8")
+    commands = [line.split(" #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", readme, re.S)
+                for line in block.splitlines() if line.strip()]
+    assert any(c.startswith("python3 -m venv ") for c in commands), commands
+    assert any(c.startswith("source ") and "activate" in c for c in commands), commands
+    assert any(c.startswith("pip install ") and {"numpy", "matplotlib", "torch"} <= set(c.split())
+               and "--extra-index-url https://download.pytorch.org/whl/cpu" in c for c in commands), commands
+    assert any(c.startswith("pip install ") and "jupyter" in c.split() for c in commands), commands
+    helps = [c for c in commands if c.endswith("--help")]
+    assert helps == ["python check.py --help"], commands
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(kit_free_python), *helps[0].split()[1:]], cwd=handout, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = re.search(r"^exercises\b.*?: (.*)$", done.stdout, re.M)
+    assert listed and listed.group(1).split(", ") == list(COURSE.exercises), done.stdout
+    for mode in ("--watch", "--json", "--help"):
+        assert f"python check.py {mode}" in done.stdout, done.stdout
+    watched = re.findall(r"python check\.py --watch (\w+)", done.stdout)      # --watch takes exercise names
+    assert watched and set(watched) <= set(COURSE.exercises), done.stdout
 
 
 def test_a_folder_with_files_is_not_overwritten(tmp_path):
@@ -375,8 +398,8 @@ def test_the_cli_writes_a_handout(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "check.py").is_file() and (tmp_path / "out" / "check_data" / "index.json").is_file()
-    assert sorted(p.name for p in (tmp_path / "out").glob("*.py")) == sorted(
-        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", *MODULES])
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.py")) == sorted(
+        [f"{stem}.py" for stem in COURSE.exercises] + ["check.py", "attnkit_tests.py", *MODULES])
 
 
 @pytest.mark.parametrize("stem", ["attention", "scaling"])     # scaling: checks that test a property with code

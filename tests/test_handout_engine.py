@@ -45,36 +45,37 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     assert (handout / "check.py").read_bytes() == (HANDOUT_CODE / "student_check.py").read_bytes()
     for name, source in MODULES.items():
         assert (handout / name).read_bytes() == source.read_bytes(), name
+    # the judge, whole, and nothing else of the kit
+    judge = KIT_ROOT / "autograder" / "judge"
+    assert sorted(p.name for p in (handout / "judge").glob("*.py")) == sorted(p.name for p in judge.glob("*.py"))
+    assert {p.name for p in handout.glob("*.py")} == {"check.py", "unjailed.py", "attnkit_tests.py"} | \
+        {f"{s}.py" for s in COURSE.exercises}
     # and the grader decides with those very modules
+    import autograder.grading.student_implementation as student_implementation
+    import autograder.grading.submission as submission
     import autograder.intake.cells as cells
     import autograder.intake.load as load
     import autograder.intake.stubs as stubs
-    import autograder.grading.student_implementation as student_implementation
-    import autograder.grading.submission as submission
-    from autograder.handout import check_calls, check_forms, check_notebook
+    from autograder.judge import calls, forms, notebook
 
-    assert load.notebook_cells is check_notebook.notebook_cells and load.Cell is check_notebook.Cell
-    assert submission.check_calls is student_implementation.check_calls is check_calls
-    assert cells.raised_note is check_notebook.raised_note
-    assert stubs.check_forms is check_forms
-    assert "choose(forms)" in Path(load.__file__).read_text()
-    # the sandbox's child runs a notebook's cells with check_notebook's loop, which its zygote loads
+    assert load.notebook_cells is notebook.notebook_cells and load.Cell is notebook.Cell
+    assert submission.calls is student_implementation.calls is calls
+    assert cells.raised_note is notebook.raised_note and stubs.forms is forms and submission.forms is forms
+    # the sandbox's child runs a notebook's cells with the judge's loop, and builds a student's torch
+    # module with its code: its zygote loads the judge's own files
     inside = KIT_ROOT / "autograder" / "sandbox" / "inside"
     assert "NOTEBOOK.run_cells(" in (inside / "child.py").read_text()
-    assert '_load_handout_module("check_notebook"' in (inside / "zygote.py").read_text()
-    # and builds a student's torch module, and loads the check's weights into it, with check_module
     assert "MODULE.forward(" in (inside / "child.py").read_text()
-    assert '_load_handout_module("check_module"' in (inside / "zygote.py").read_text()
-    assert "check_notebook.skipped_definitions(" in Path(cells.__file__).read_text()
+    assert '"notebook",' in (inside / "zygote.py").read_text() and '"torch_module"' in (inside / "zygote.py").read_text()
 
 
 def test_the_handouts_code_imports_nothing_of_the_kit_and_never_forks(handout):
     """Kit-free (the standard library, numpy, torch, matplotlib, IPython's transformer, the
-    handout's own modules) and the same on Linux, macOS and Windows: children are subprocesses,
+    handout's own modules and its judge/) and the same on Linux, macOS and Windows: children are subprocesses,
     never fork or a multiprocessing start method that differs between systems."""
-    own = {p.stem for p in handout.glob("*.py")}
+    own = {p.stem for p in handout.glob("*.py")} | {"judge"}
     allowed = {"numpy", "torch", "matplotlib", "IPython", "nbformat", *own, *sys.stdlib_module_names}
-    for path in handout.glob("*.py"):
+    for path in handout.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
@@ -318,9 +319,9 @@ def _cases() -> dict[str, dict[str, str]]:
             ["import numpy as np\n", "undefined_name + 1\n" + attention])},
         "notebook run as jupyter runs it": {"attention.ipynb": _notebook(
             [("%%time\n" + attention) if cell == "@solution" else cell for cell in JUPYTER_RUN])},
-        # work in the notebooks, the .py files the handout's stubs: causal_mask imports attention,
-        # which Python alone would find in the stub attention.py
-        "notebooks importing one another": {"attention.ipynb": _notebook([attention]),
+        # work in the notebooks; causal_mask imports attention, which Python (and Jupyter) finds in
+        # attention.py: the student downloaded attention.ipynb as attention.py, as told
+        "notebooks importing one another": {"attention.ipynb": _notebook([attention]), "attention.py": attention,
                                             "causal_mask.ipynb": _notebook([_softmax_from_attention(
                                                 solution["causal_mask"])])},
         "hand answers rounded early": {"hand_computation.py": _rounded_early(solution["hand_computation"])},
@@ -338,6 +339,9 @@ def _cases() -> dict[str, dict[str, str]]:
         # property checks (no future seen, the module's structure), their mistakes named as the grader
         # names them by comparing arrays: a wrong answer, and an error
         "mask after the softmax": {"causal_mask.py": (CORPUS / "causal_mask/buggy/mask_after_softmax.py").read_text()},
+        # a right np.tril mask used as 1 = blocked: the mask's checks pass, and both say so of the use
+        "causal mask used as blocked": {"causal_mask.py": (SOLUTIONS / "causal_mask.py").read_text().replace(
+            "scores = np.where(allowed, scores, -np.inf)", "scores = np.where(allowed, -np.inf, scores)")},
         "heads not split": {"multihead.py": (CORPUS / "multihead/buggy/heads_not_split.py").read_text()},
         "multihead keys not transposed": {
             "multihead.py": (CORPUS / "multihead/buggy/keys_not_transposed.py").read_text()},
@@ -456,7 +460,7 @@ def test_the_scaling_experiments_mistakes_are_named_by_check_py(case, named, fol
 
 def test_which_file_counts_is_said(folders, kit_free_python):
     printed = _run(kit_free_python, folders["py and autosaved notebook"], "attention.ipynb").stdout
-    assert "attention (attention.py): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention.py): 11/11 visible checks passed" in printed, printed
     assert "checked from attention.py: attention.ipynb is an untouched stub; graded attention.py" in printed
     readme = (folders["stubs"] / "README.md").read_text()
     assert "Hand in the exercise files you worked in" in readme and "untouched" in readme
@@ -477,27 +481,27 @@ def test_a_py_that_does_not_compile_is_checked_not_the_untouched_notebook(folder
     assert all(status == "error" for status, _ in graders["checks"].values()), graders["checks"]
 
 
-def test_an_exercise_imports_the_other_exercise_as_it_counts(folders, kit_free_python):
+def test_an_exercise_imports_the_other_exercises_py_file_as_python_does(folders, kit_free_python):
     """`from attention import softmax` in causal_mask.ipynb: check.py gives it the student's
-    attention.ipynb (the form that counts), not the untouched attention.py stub beside it."""
+    attention.py, as Python and Jupyter do (with the stub there instead: test_handout_notebooks.py)."""
     printed = _run(kit_free_python, folders["notebooks importing one another"], "causal_mask").stdout
-    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "causal_mask (causal_mask.ipynb): 6/6 visible checks passed" in printed, printed
 
 
 def test_a_notebook_runs_as_jupyter_runs_it_and_the_skipped_cell_is_named(folders, kit_free_python):
     printed = _run(kit_free_python, folders["notebook with display, time and a raising cell"],
                    "causal_mask", "scaling").stdout
-    assert "causal_mask (causal_mask.ipynb): 5/5 visible checks passed" in printed, printed
+    assert "causal_mask (causal_mask.ipynb): 6/6 visible checks passed" in printed, printed
     assert "scaling (scaling.ipynb): 7/7 visible checks passed" in printed, printed
     assert "note: cell 4 ('undefined_name + 1" in printed and "NameError" in printed, printed
 
 
 def test_check_py_and_the_grader_run_a_notebooks_cells_alike(folders, kit_free_python):
-    """One loop runs a notebook's cells on both sides (check_notebook.run_cells): the same cells
+    """One loop runs a notebook's cells on both sides (the judge's notebook.run_cells): the same cells
     skipped, named and explained alike, as Jupyter's Run All goes past them, and full marks."""
     folder = folders["notebook run as jupyter runs it"]
     printed = _run(kit_free_python, folder, "attention").stdout
-    assert "attention (attention.ipynb): 9/9 visible checks passed" in printed, printed
+    assert "attention (attention.ipynb): 11/11 visible checks passed" in printed, printed
     check_py = [line.strip()[len("note: "):] for line in printed.splitlines() if line.strip().startswith("note: cell")]
     (graded,) = [e for e in _grader_results(folder) if e.stem == "attention"]
     assert graded.score == graded.max_score and graded.graded_file == "attention.ipynb"
@@ -518,7 +522,7 @@ def _messages_both_ways(python, folder: Path, stem: str) -> tuple[dict, dict]:
 
 def test_a_module_that_cannot_take_the_checks_weights_fails_as_in_the_grader(folders, kit_free_python):
     """nn.Linear(..., bias=False): there is no W_q.bias to load the check's weights into. Both sides
-    build the module with check_module: the module's checks fail (not an error of the student's
+    build the module with the judge's torch_module: the module's checks fail (not an error of the student's
     code), with the grader's sentence."""
     mine, graded = _messages_both_ways(kit_free_python, folders["linear layers without bias"], "multihead")
     module_checks = sorted(i for i in graded if ".MultiHeadAttention." in i)
@@ -526,7 +530,9 @@ def test_a_module_that_cannot_take_the_checks_weights_fails_as_in_the_grader(fol
     for check_id in module_checks:
         assert mine[check_id] == graded[check_id], (check_id, mine[check_id], graded[check_id])
         status, message = graded[check_id]
-        assert status == "failed" and "without the parameter W_q.bias" in message, graded[check_id]
+        assert status == "failed" and message.startswith("MultiHeadAttention has no parameter W_q.bias to load "
+                                                         "the check's weights into"), graded[check_id]
+        assert "returned a MultiHeadAttention" not in message, graded[check_id]
 
 
 def test_a_name_missing_because_its_cell_raised_names_that_cell(folders, kit_free_python):
@@ -621,7 +627,7 @@ def python_without_torch(tmp_path_factory) -> Path:
 
 def test_without_torch_the_numpy_checks_still_run_and_torch_is_one_sentence(folders, python_without_torch):
     printed = _run(python_without_torch, folders["solutions"], "multihead").stdout
-    assert "multihead (multihead.py): 8/11 visible checks passed" in printed, printed
+    assert "multihead (multihead.py): 11/14 visible checks passed" in printed, printed
     assert printed.count("torch is not installed: pip install torch --index-url "
                          "https://download.pytorch.org/whl/cpu") == 1, printed
     assert "Traceback" not in printed
@@ -656,7 +662,7 @@ def test_a_visible_checks_explanations_are_not_ruled_out_by_hidden_results(tmp_p
 def test_an_errors_lead_counts_the_mistakes_narrowing_kept():
     """An error two mistakes raise alike is led in for both; once the student's other results rule
     one out, the lead speaks of the one left (hint_text: the grader's and check.py's words)."""
-    from autograder.handout.check_answers import hint_text, raised_lead
+    from autograder.judge.answers import hint_text, raised_lead
 
     lead = raised_lead("ValueError", 12, None)
     both = hint_text("", ["First mistake.", "Second mistake."], lead)

@@ -16,9 +16,8 @@ import pytest
 
 from autograder.checks import check_ids
 from autograder.config import KIT_ROOT, load_course
-from autograder.handout import check_siblings
+from autograder.handout import unjailed
 from autograder.handout.write import write_handout
-from scripts.handout_agreement import explained_waits
 
 COURSE = load_course(known_checks=check_ids())
 SOLUTIONS = KIT_ROOT / "solutions"
@@ -147,7 +146,7 @@ def test_a_mistake_of_the_exercise_itself_is_judged_as_the_grader_judges_it(case
 # ---------------------------------------------------------------- the rule, without a child
 
 def _outcome(check_id: str, status: str, function: str = "causal_attention"):
-    from autograder.handout.check_answers import Outcome
+    from autograder.judge.answers import Outcome
 
     return Outcome({"id": check_id, "points": 1, "calls": [{"name": function}]}, status, "its own message", "a hint")
 
@@ -167,7 +166,7 @@ def test_a_sibling_that_passes_its_checks_is_trusted_and_checked_once():
                                 _outcome("causal_mask.causal_attention.output", "error")],
                                {"called": {"causal_mask.causal_attention.weights": _called(),
                                            "causal_mask.causal_attention.output": _called()}})}
-    settled = check_siblings.wait_on_siblings(checked, check_sibling)
+    settled = unjailed.wait_on_siblings(checked, check_sibling)
     assert [o.status for o in settled["causal_mask"][0]] == ["failed", "error"]
     assert asked == ["attention"]
 
@@ -181,7 +180,7 @@ def test_only_the_checks_that_called_a_failing_sibling_wait():
                          _outcome("causal_mask.create_causal_mask.values", "failed", "create_causal_mask")],
                         {"called": {"causal_mask.causal_attention.weights": _called(),
                                     "causal_mask.causal_attention.output": _called()}})}
-    settled = check_siblings.wait_on_siblings(checked, lambda stem: pytest.fail("checked already"))
+    settled = unjailed.wait_on_siblings(checked, lambda stem: pytest.fail("checked already"))
     weights, output, mask = settled["causal_mask"][0]
     assert (weights.status, weights.hint, weights.waiting_on) == ("blocked", "", "attention")
     assert weights.message == ("causal_attention calls your attention.py's scaled_dot_product_attention, which "
@@ -194,29 +193,10 @@ def test_a_sibling_that_cannot_be_imported_is_named_with_its_problem():
     checked = {"causal_mask": ([_outcome("causal_mask.causal_attention.weights", "error")],
                                {"called": {"causal_mask.causal_attention.weights": _called(
                                    "attention.py has a syntax error at line 12 (invalid syntax)")}})}
-    settled = check_siblings.wait_on_siblings(checked, lambda stem: pytest.fail("no need to check it"))
+    settled = unjailed.wait_on_siblings(checked, lambda stem: pytest.fail("no need to check it"))
     (waiting,), _ = settled["causal_mask"]
     assert waiting.status == "blocked"
     assert "which cannot be used yet: attention.py has a syntax error at line 12" in waiting.message
-
-
-# ---------------------------------------------------------------- the agreement tool
-
-def _json_check(status, score, hint="", **more):
-    return {"status": status, "score": score, "hint": hint, **more}
-
-
-def test_a_wait_is_explained_only_where_a_correct_sibling_gives_the_graders_verdict():
-    mine = {"causal_mask.causal_attention.weights": _json_check("blocked", None, message="waits", waiting_on="attention"),
-            "causal_mask.causal_attention.output": _json_check("blocked", None, message="waits", waiting_on="attention"),
-            "causal_mask.create_causal_mask.values": _json_check("passed", 1.0)}
-    with_correct = {"causal_mask.causal_attention.weights": _json_check("failed", 0, "the diagonal"),
-                    "causal_mask.causal_attention.output": _json_check("passed", 1.0)}
-    grader = {"causal_mask.causal_attention.weights": _json_check("failed", 0, "the diagonal"),
-              "causal_mask.causal_attention.output": _json_check("failed", 0, "the diagonal"),
-              "causal_mask.create_causal_mask.values": _json_check("passed", 1.0)}
-    assert explained_waits(mine, with_correct, grader) == {"causal_mask.causal_attention.weights": "waits"}
-    assert explained_waits(mine, {}, grader) == {}
 
 
 def test_watch_checks_the_exercise_that_calls_a_saved_one_again(folders, kit_free_python, tmp_path):
@@ -255,7 +235,7 @@ def test_watch_checks_the_exercise_that_calls_a_saved_one_again(folders, kit_fre
         proc.wait()
     after = "".join(printed).split("\nwatching ", 1)[1]
     assert re.search(r"--- \d\d:\d\d:\d\d: attention, checked from attention\.py\n", after), after
-    assert re.search(r"attention \(attention\.py\): 9/9 visible checks passed", after), after
+    assert re.search(r"attention \(attention\.py\): 11/11 visible checks passed", after), after
     mask = after.split(": causal_mask, checked from", 1)[1]
     assert re.search(r"causal_mask \(causal_mask\.py\): (\d+)/\1 visible checks passed", mask), mask
     assert "wait on" not in mask, mask

@@ -1,4 +1,4 @@
-"""The one mechanism of the grader's helper processes (autograder/helper_process.py): a helper never
+"""The one mechanism of the grader's helper processes (autograder/sandbox/helper_process.py): a helper never
 starts another, and nothing of one outlives its grader.
 
 A grader here is a separate Python process, as `attnkit grade` is: its import path holds a folder
@@ -27,7 +27,7 @@ from autograder.config import KIT_ROOT
 # another's.
 TOY_HELPER = r'''
 import os, time
-from autograder import helper_process
+from autograder.sandbox import helper_process
 
 SELF = helper_process.Helper("toy_helper")
 OTHER = helper_process.Helper("autograder.intake.parse_helper")
@@ -56,7 +56,7 @@ def started_elsewhere():
     import subprocess, sys
     code = ("import sys; sys.path[:0] = %r\n"
             "import toy_helper\n"
-            "from autograder import helper_process\n"
+            "from autograder.sandbox import helper_process\n"
             "try:\n"
             "    toy_helper.SELF.run('pid', [], toy_helper.LIMITS); print('started')\n"
             "except helper_process.Unavailable as err:\n"
@@ -112,7 +112,7 @@ def helpers_of(marker: Path) -> list[int]:
             session = int(Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[3])
         except (OSError, ValueError, IndexError):
             continue
-        if b"autograder.helper_process" in argv and str(marker).encode() in argv and session == int(entry):
+        if b"autograder.sandbox.helper_process" in argv and str(marker).encode() in argv and session == int(entry):
             found.append(int(entry))
     return found
 

@@ -1,4 +1,4 @@
-"""A file that only binds literals is read, not run (autograder/intake/literals.py says which,
+"""A file that only binds literals is read, not run (autograder/sandbox/literals.py says which,
 autograder/sandbox/inert.py answers for it): the grade is the one a child gives, message for
 message, and anything that is not plainly a literal runs in a child as before.
 
@@ -14,7 +14,7 @@ import pytest
 import autograder.sandbox.client as client
 from autograder.grading.submission import grade_exercise
 from autograder.intake.load import load_submission
-from autograder.intake.literals import inert_values
+from autograder.sandbox.literals import inert_values
 from autograder.sandbox.inert import InertSession
 
 KIT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from autograder.intake.gradebook_column import read_target
 from autograder.intake.roster import RosterError, read_roster
 from autograder.intake.student_csv import MAX_BYTES, csv_text
 from autograder.intake.submitted_at import TimesError, read_times
-from autograder.reports.late_policy import LateError, read_extensions
+from autograder.intake.late_policy import LateError, read_extensions
 
 
 def _oversized(path, header: str):

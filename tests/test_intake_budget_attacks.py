@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.intake.budget import IntakeLimits
+from autograder.config.limits import IntakeLimits
 from tests.memory_capped import run_capped
 from tests.test_hostile_uploads import HONEST, SOLUTIONS, course_file, kit_env, pax_digits_tgz
 

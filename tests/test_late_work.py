@@ -322,7 +322,7 @@ def test_moodles_grade_import_csv_adds_up_too(tmp_path):
 def test_the_documented_sentences_give_the_kits_numbers():
     from autograder.gradescope.late import RunnerLate, late_lines
     from autograder.reports.final_grade import Grade
-    from autograder.reports.late_policy import Lateness
+    from autograder.intake.late_policy import Lateness
 
     said = re.search(r'leads with "(Score [^"]+)"', " ".join(LATE_DOC.split())).group(1).replace("**", "")
     raw, penalty, final, top = map(float, re.match(r"Score ([\d.]+) - ([\d.]+) late penalty = ([\d.]+) / (\d+)",
@@ -414,5 +414,5 @@ def test_the_documented_messages_are_the_kits(tmp_path):
     exports = " ".join(_section(REPORT_MD, "Exports (`--export FORMAT`)").split())
     comment = re.search(r'one line: "(attnkit: [^"]+)"', exports).group(1)
     row = StudentRow("ada", 38.7, (), (), 0.0, "P" * 40 + "F" * 5, "late", 4.3, "handed in 1 day 2 h after ...")
-    kit_course = load_course()        # 53 points, as the page's example
+    kit_course = load_course()        # 59 points, as the page's example
     assert _summary(row, kit_course, Target("Grade", 100.0)).startswith(comment.split("; handed in")[0])

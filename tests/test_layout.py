@@ -1,5 +1,6 @@
-"""The folder tree shows the architecture (docs/architecture.md, "Rooms"): rooms by concern, few
-modules loose at the top, no import circles, and the jail's side of the sandbox apart from the grader's."""
+"""The folder tree shows the architecture (docs/architecture.md, "The map"): rooms by concern, each
+package a floor that imports only from the floors below it, few modules loose at the top, no import
+circles, the judge kit-free, and the jail's side of the sandbox apart from the grader's."""
 
 import ast
 import sys
@@ -98,6 +99,79 @@ def _import_graph() -> dict[str, set[str]]:
             for name, path in modules.items()}
 
 
+# The packages (and modules loose at the top) of autograder/, bottom floor first: each imports only
+# from its own floor or those below it, at its top or inside its functions. A new package gets its
+# floor here.
+FLOORS = ("judge", "results", "speedups", "config", "sandbox", "checks", "diagnosis", "intake", "variants",
+          "integrity", "reports", "grading", "build", "handout", "cluster", "nbgrader", "gradescope",
+          "frontends", "cli", "conftest", "test_exercises")
+
+def _floor_of(module: str) -> str | None:
+    """The package of autograder/ a module belongs to (a loose module is its own); None outside it."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "autograder" and len(parts) > 1 else None
+
+
+def _upward(graph: dict[str, set[str]], floors=FLOORS) -> list[str]:
+    """Each import of a floor above the importer's, said as "a imports b (x is below y)"."""
+    rank = {name: n for n, name in enumerate(floors)}
+    found = []
+    for importer, imported in sorted((a, b) for a, targets in graph.items() for b in targets):
+        low, high = _floor_of(importer), _floor_of(imported)
+        if low is None or high is None or low == high:
+            continue
+        if rank[high] > rank[low]:
+            found.append(f"{importer} imports {imported} ({low} is below {high})")
+    return found
+
+
+def test_every_package_has_a_floor():
+    placed = {_floor_of(name) for name in _kit_modules()} - {None}
+    assert placed <= set(FLOORS), f"give these a floor in FLOORS: {sorted(placed - set(FLOORS))}"
+    assert len(set(FLOORS)) == len(FLOORS)
+
+
+def test_each_package_imports_only_from_the_floors_below():
+    """Counting imports inside functions, and module by module: the message names the import."""
+    assert _upward(_import_graph()) == []
+
+
+def test_no_circle_among_the_packages():
+    """The packages' own graph: no loop, however long."""
+    packages: dict[str, set[str]] = {}
+    for importer, targets in _import_graph().items():
+        for imported in targets:
+            low, high = _floor_of(importer), _floor_of(imported)
+            if low and high and low != high:
+                packages.setdefault(low, set()).add(high)
+                packages.setdefault(high, set())
+    assert _cycles(packages) == []
+
+
+def test_an_import_from_a_floor_above_is_named():
+    graph = {"autograder.judge.forms": {"autograder.intake.files", "autograder.judge.syntax"},
+             "autograder.intake.files": {"autograder.judge.forms"}}
+    assert _upward(graph) == ["autograder.judge.forms imports autograder.intake.files (judge is below intake)"]
+
+
+def test_the_judge_imports_nothing_of_the_kit():
+    """The handout ships it beside check.py and the zygote loads it from its folder: it imports only
+    itself (relative imports), the standard library, numpy and torch, matplotlib, IPython, nbformat."""
+    judge = PACKAGE / "judge"
+    for path in judge.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            tops = {n.split(".")[0] for n in names}
+            assert tops <= {"numpy", "torch", "matplotlib", "IPython", "nbformat", *sys.stdlib_module_names}, \
+                f"{path.name} imports {names}"
+
+
 def test_no_import_circles():
     """Counting imports inside functions: one run later is still an import of the other module."""
     assert [sorted(c) for c in _cycles(_import_graph())] == []
@@ -147,12 +221,9 @@ def test_the_jail_side_imports_nothing_of_the_kit():
 
 def test_the_grader_side_uses_only_the_protocol_of_the_jail_side():
     inside = {_module_name(p) for p in INSIDE.glob("*.py")} - {"autograder.sandbox.inside"}
-    # what crosses between the sides: the framing, and the name of the error a cell magic raises
-    allowed = {"autograder.sandbox.inside.protocol", "autograder.sandbox.inside",
-               "autograder.sandbox.inside.ipython_shell"}
-    # inert.py answers for a file of literals what a child would, with the child's own conversion
-    # (plain lists and numbers, never an object of the student's)
-    also = {"autograder.sandbox.inert": {"autograder.sandbox.inside.convert"}}
+    # what crosses between the sides: the framing (what both sides decide with is the judge's)
+    allowed = {"autograder.sandbox.inside.protocol", "autograder.sandbox.inside"}
+    also: dict[str, set[str]] = {}
     for name, path in _kit_modules().items():
         if name.startswith("autograder.sandbox.inside"):
             continue

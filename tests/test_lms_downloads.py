@@ -157,7 +157,7 @@ def test_a_flat_file_named_for_two_participants_is_set_aside_before_grading(vari
     code, said, err = _run(course, cls, out, "--roster", str(roster))
     assert (code, err) == (0, "")
     assert "1 set aside, not graded:" in said and spoof.name in said
-    assert said.index(spoof.name) < said.index("graded 1 of 1 submissions")     # said before grading
+    assert said.index(spoof.name) < said.index("graded 1 of 1 submission")     # said before grading
     assert _grades(out)[VICTIM.email]["total"] == "7"
     report = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="identity"' in report and spoof.name in report
@@ -193,7 +193,7 @@ def test_without_a_roster_canvas_test_student_is_known_by_canvas_own_name(tmp_pa
     code, said, _ = _run(course, cls, out)
     assert code == 0 and "set aside 1 non-student" in said
     assert set(_grades(out)) == {"lovelaceada_106221"}
-    assert "self_attention: 1 students, 1 graded" in said
+    assert "self_attention: 1 student, 1 graded" in said
 
 
 # ---------------------------------------------------------------- two submissions of one student

@@ -20,7 +20,7 @@ import yaml
 from autograder.checks import CHECKS
 from autograder.config import DEFAULT_COURSE, KIT_ROOT
 from autograder.nbgrader.cells import load_notebook
-from autograder.nbgrader.notebook_tests import report_html
+from autograder.handout.notebook_tests import report_html
 from autograder.results import HIDDEN_CHECK_NOTE
 from autograder.nbgrader.course import (COURSE_FILE, WRITTEN_QUESTIONS, CourseError,
                                         execute_timeout, task_grade_id, write_course)
@@ -47,7 +47,7 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
     from autograder.handout.write import MODULES
 
     assert sorted(p.name for p in source.iterdir()) == sorted(
-        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *MODULES,
+        [f"{s}.ipynb" for s in course.exercises] + ["check.py", "check_data", *{m.split("/")[0] for m in MODULES},
                                                     "attnkit_tests.py", "attnkit_tests.json"])
     assert tmp_path / "nbgrader_config.py" in written and (tmp_path / COURSE_FILE).is_file()
     for stem in course.exercises:
@@ -89,7 +89,7 @@ def test_the_course_has_one_notebook_per_exercise_with_nbgrader_cells(course, tm
         assert [(_meta(c)["grade_id"], _meta(c)["points"]) for c in written_qs] == \
             [(q.grade_id, q.points) for q in expected]
         assert all(c.cell_type == "markdown" for c in written_qs)
-    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "nbgrader" / "notebook_tests.py").read_bytes()
+    assert (source / "attnkit_tests.py").read_bytes() == (KIT_ROOT / "autograder" / "handout" / "notebook_tests.py").read_bytes()
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert f"c.Execute.timeout = {execute_timeout(course)}" in config
     # what release_assignment, fetch_assignment, submit and collect need
@@ -233,11 +233,11 @@ def test_the_cell_grader_runs_isolated_and_reports_json(course, tmp_path):
     (work / "autograder" / "nbgrader").mkdir()
     (work / "autograder" / "nbgrader" / "cells.py").write_text("print('{\"attnkit\": 1, \"score\": 99}')\n")
     run = subprocess.run([sys.executable, "-I", "-m", "autograder.nbgrader.cells", "--notebook", "attention.ipynb",
-                          "--points", "3", "attention.softmax"], cwd=work, capture_output=True, text=True,
+                          "--points", "4", "attention.softmax"], cwd=work, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
     result = [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"attnkit"')][-1]
-    assert result["score"] == result["max_score"] == 3.0, result["report"]
+    assert result["score"] == result["max_score"] == 4.0, result["report"]
     assert "[PASS] attention.softmax.stable" in result["report"]
 
 
@@ -461,6 +461,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
         assert not [cid for cid in hidden_ids if cid in text]
     assert "np.max(x, axis=axis, keepdims=True)" not in (release / "attention.ipynb").read_text()
     assert "0.7071" not in (release / "hand_computation.ipynb").read_text()
+    assert (release / "check.py").is_file() and (release / "judge" / "forms.py").is_file()   # the checker, whole
 
     # a class of three
     source = root / "source" / ASSIGNMENT
@@ -509,7 +510,7 @@ def test_nbgrader_generates_autogrades_gives_feedback_and_exports(course_at, cou
             assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
             result = [o for o in cell.outputs if o.output_type == "execute_result"]
             scores[_meta(cell)["grade_id"]] = float(result[-1]["data"]["text/plain"])
-    assert scores == {"tests_attention_softmax": 2.0, "tests_attention_scaled_dot_product_attention": 6.0}
+    assert scores == {"tests_attention_softmax": 3.0, "tests_attention_scaled_dot_product_attention": 7.0}
 
     # feedback: hints shown, hidden tests and hidden checks' details not
     _nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
@@ -552,7 +553,7 @@ def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
     assert "wrote 2 students' scores into the nbgrader gradebook" in capsys.readouterr().out
     with Gradebook(url) as gb:
         scores = {s.student.id: s.score for s in gb.assignment_submissions("self_attention")}
-    assert scores == {"ada": 53.0, "ben": 0.0}
+    assert scores == {"ada": 59.0, "ben": 0.0}
 
 
 def test_a_grader_error_goes_to_formgraders_manual_grading_not_as_a_zero(tmp_path, capsys, monkeypatch):
@@ -586,7 +587,7 @@ def test_a_grader_error_goes_to_formgraders_manual_grading_not_as_a_zero(tmp_pat
                   for s in gb.assignment_submissions("self_attention")}
         assert grades["ben"] and all(g.auto_score is None and g.needs_manual_grade for g in grades["ben"])
         assert all(g.auto_score is not None and not g.needs_manual_grade for g in grades["ada"])
-        assert sum(g.score for g in grades["ada"]) == 53.0
+        assert sum(g.score for g in grades["ada"]) == 59.0
 
 
 # --------------------------------------------------------------------------- a hostile kernel changes nothing
@@ -749,7 +750,7 @@ def test_the_whole_cycle_release_fetch_submit_collect_autograde_feedback_export(
     softmax = ran["tests_attention_softmax"]
     assert not [o for o in softmax.outputs if o.get("name") == "stderr"]
     shown = [o for o in softmax.outputs if o.output_type == "execute_result"][-1]["data"]["text/plain"]
-    assert float(shown) == 2.0, softmax.outputs                  # softmax.stable fails, the rest pass
+    assert float(shown) == 3.0, softmax.outputs                  # softmax.stable fails, the rest pass
     printed = "".join(o.get("text", "") for o in softmax.outputs if o.output_type == "stream")
     assert "attention.softmax.stable" in printed                # whole lines: Jupyter wraps a stream itself
 

@@ -21,7 +21,7 @@ def _run(pytester: pytest.Pytester, *args):
 def test_solutions_pass_every_check(pytester):
     result = _run(pytester, "--submission", str(KIT_ROOT / "solutions"), "-q")
     result.assert_outcomes(passed=N_CHECKS)
-    result.stdout.fnmatch_lines(["*attnkit score*", "total*53 / 53*seed 20261122*"])
+    result.stdout.fnmatch_lines(["*attnkit score*", "total*59 / 59*seed 20261122*"])
 
 
 def test_stubs_fail_with_the_graders_words_not_a_traceback(pytester, tmp_path):
@@ -30,7 +30,7 @@ def test_stubs_fail_with_the_graders_words_not_a_traceback(pytester, tmp_path):
     for path in (KIT_ROOT / "exercises").glob("*.py"):
         shutil.copy(path, sub / path.name)
     result = _run(pytester, "--submission", str(sub), "-k", "softmax")
-    result.assert_outcomes(failed=3, deselected=N_CHECKS - 3)
+    result.assert_outcomes(failed=4, deselected=N_CHECKS - 4)
     result.stdout.fnmatch_lines(["*[not_implemented]*", "*not implemented yet: softmax raises NotImplementedError*"])
     assert "Traceback" not in result.stdout.str()
 
@@ -54,15 +54,15 @@ def test_attnkit_check_prints_a_table_and_writes_results_json(tmp_path, capsys):
                  "--exercise", "attention"])
     printed = capsys.readouterr().out
     assert code == 1
-    assert "attention" in printed and "9/13" in printed and "seed 20261122" in printed
+    assert "attention" in printed and "11/15" in printed and "seed 20261122" in printed
     assert "row 0 of your weights sums to" in printed
     data = json.loads(out.read_text())
-    assert data["score"] == 9 and len(data["tests"]) == len(check_ids()["attention"])
+    assert data["score"] == 11 and len(data["tests"]) == len(check_ids()["attention"])
 
 
 def test_attnkit_check_on_the_solutions_exits_zero(capsys):
     assert main(["check", "--submission", str(KIT_ROOT / "solutions")]) == 0
-    assert "53/53" in capsys.readouterr().out
+    assert "59/59" in capsys.readouterr().out
 
 
 def test_attnkit_reports_a_bad_course_file_without_a_traceback(tmp_path, capsys):

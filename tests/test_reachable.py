@@ -91,3 +91,35 @@ def test_the_same_merge_is_explained_by_the_split_when_the_split_is_wrong_too(sa
     merge = by_id["multihead.merge_heads.values"]
     assert not merge.passed and merge.misconceptions == ("split_interleaved",), merge.misconceptions
     assert "explanations fit" not in merge.hint and "dealt the features in turn" in merge.hint
+
+
+def test_a_hint_that_quotes_a_construct_is_not_given_to_a_file_without_it(sandbox, tmp_path):
+    """`(1 - mask) * -np.inf` gives nan where `~` on a 0/1 mask gives nan too; its author wrote no
+    `~` and is not told about one (the entry quotes `~`: judge/quoted.py)."""
+    source = source_with("attention", original("attention"),
+                         [("scores = np.where(allowed, scores, -1e9)",
+                           "scores = scores + (1 - np.asarray(mask)) * -np.inf")])
+    assert "~" not in source
+    result = grade(sandbox, tmp_path, "attention", source)
+    failed = [c for c in result.checks if not c.passed]
+    assert failed
+    assert all("mask_bitwise_not" not in c.misconceptions and "`~`" not in c.hint for c in failed), \
+        [(c.check_id, c.misconceptions, c.hint) for c in failed]
+
+
+def test_a_right_mask_used_the_wrong_way_round_is_told_where_it_is_used(sandbox, tmp_path):
+    """create_causal_mask is np.tril (its checks pass); causal_attention blocks where it is 1. The
+    hint speaks of causal_attention's use of the mask, not of a mask the wrong way round."""
+    edit = MISTAKES[("causal_mask", "mask_read_inverted", "")]
+    result = grade(sandbox, tmp_path, "causal_mask", source_with("causal_mask", original("causal_mask"), edit))
+    by_id = {c.check_id: c for c in result.checks}
+    assert all(c.passed for cid, c in by_id.items() if ".create_causal_mask." in cid)
+    failed = [c for c in result.checks if not c.passed]
+    assert failed and all(".causal_attention." in c.check_id for c in failed)
+    told = [c for c in failed if c.hint and not c.hidden]
+    assert told, [(c.check_id, c.hint) for c in failed]
+    for c in failed:
+        assert "mask_inverted" not in c.misconceptions, (c.check_id, c.misconceptions, c.hint)
+        assert "The causal mask is the wrong way round" not in c.hint, (c.check_id, c.hint)
+    assert any("mask_read_inverted" in c.misconceptions and "causal_attention" in c.hint for c in told), \
+        [(c.check_id, c.misconceptions, c.hint) for c in told]

@@ -78,7 +78,7 @@ def test_the_run_finishes_within_its_memory_cap_and_honest_students_keep_full_ma
     assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.returncode, run.stderr[-3000:])
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((graded.out / "grades.csv").read_text()))}
     assert sorted(rows) == sorted(["ada", *CASES])
-    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 53
+    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 59
     for case in CASES:
         assert float(rows[case]["hand_computation"]) == 7, case      # the witness exercise is graded
 
@@ -105,7 +105,10 @@ def test_the_grader_time_spent_answering_counts_against_the_call(graded):
     c = graded.checks("provided_loop")["causal_mask.create_causal_mask.values"]
     assert c.status == "error" and c.reason == "timeout", c
     assert "stopped after 2 s" in c.message and "budget" not in c.message, c.message
-    assert graded.results("provided_loop").score == 7 + 5
+    # the hand computation, and causal_attention's visible checks (its arguments check among them)
+    checks = graded.checks("provided_loop")
+    assert checks["causal_mask.causal_attention.arguments"].status == "passed", checks
+    assert graded.results("provided_loop").score == 7 + 6
 
 
 @pytest.mark.parametrize("case, what", [("provided_float_size", "got float (60000.0)"),
@@ -198,7 +201,7 @@ def test_on_a_dask_worker_under_the_cap_the_run_finishes_and_honest_students_kee
                                                                  run.stderr[-3000:])
         assert procs[-1].poll() is None            # the worker is alive after the class
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
-    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 53
+    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 59
     results = {r: SubmissionResult.from_dict(json.loads((out / "results" / f"{r}.json").read_text())
                                              ["extra_data"]["result"]) for r in cases}
     for case in ("provided_bomb", "provided_unread"):

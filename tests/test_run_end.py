@@ -104,19 +104,16 @@ def test_a_feedback_page_that_cannot_be_written_costs_neither_the_grades_nor_the
     assert (out / "report.html").is_file()
 
 
-def test_the_run_gives_freed_memory_back_as_it_grades_and_drops_the_fingerprints_before_the_reports(
-        tmp_path, course, monkeypatch):
-    """The heap is trimmed every GIVE_BACK_EVERY recorded results, and the class's
-    fingerprints (held all run for the similarity) are not held while the reports are made."""
+def test_the_run_drops_the_fingerprints_before_the_reports(tmp_path, course, monkeypatch):
+    """The class's fingerprints (held all run for the similarity) are not held while the reports
+    are made."""
     pytest.importorskip("copydetect")
     for name in NAMES:
         (tmp_path / "class" / name).mkdir(parents=True)
         (tmp_path / "class" / name / "attention.py").write_text(f"x = {len(name)}\n", encoding="utf-8")
     monkeypatch.setattr(local_grading, "grade", lambda student, course, box: passed_result(student.name, course))
     run = ClassRun(tmp_path / "class", tmp_path / "out", course)
-    given_back, code_at = [], {}
-    monkeypatch.setattr(class_run, "GIVE_BACK_EVERY", 2)
-    monkeypatch.setattr(class_run, "_give_back_freed_memory", lambda: given_back.append(run.recorded))
+    code_at = {}
     record, finish_reports = ClassRun.record, class_run.finish_run
 
     def recording(self, student, result, fp):
@@ -130,6 +127,4 @@ def test_the_run_gives_freed_memory_back_as_it_grades_and_drops_the_fingerprints
     monkeypatch.setattr(ClassRun, "record", recording)
     monkeypatch.setattr(class_run, "finish_run", finishing)
     run.run(LocalGrading(course, jobs=1, isolation=False, preflight=False))
-    assert given_back[:2] == [2, 4]          # while grading, then at the ends of grading and of the similarity
-    assert len(given_back) == 4
     assert code_at["record"] is not None and code_at["finish"] is None

@@ -90,3 +90,39 @@ def test_with_the_course_cache_off_a_course_is_validated_and_nothing_is_kept(tmp
     load_course()
     assert len(validated) == 2
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.json"))
+
+
+
+# The tunings that earned under 10% on their paths are gone (benchmarks/results/speedups.json):
+# the plain path runs as Python and the libraries run it, on every door (a sandbox's child:
+# tests/test_sandbox.py, test_the_child_collects_its_garbage_as_python_does).
+
+def test_a_class_run_leaves_the_interpreter_as_it_found_it(tmp_path, monkeypatch):
+    """Graded whole (`attnkit grade` on the demo class), the run freezes no object, changes no
+    switch interval, gives back no memory by hand, and a Dask worker starts no warm-up thread."""
+    import ctypes
+    import gc
+
+    from autograder.cluster import worker
+    from autograder.config import load_course
+    from autograder.grading.local_grading import grade_class
+
+    seen = []
+    monkeypatch.setattr(gc, "freeze", lambda: seen.append("gc.freeze"))
+    monkeypatch.setattr(sys, "setswitchinterval", lambda value: seen.append("setswitchinterval"))
+    real = ctypes.CDLL
+
+    class Library:
+        def __init__(self, *args, **kwargs):
+            self._library = real(*args, **kwargs)
+
+        def __getattr__(self, name):
+            if name == "malloc_trim":
+                seen.append(name)
+            return getattr(self._library, name)
+
+    monkeypatch.setattr(ctypes, "CDLL", Library)
+    grade_class(KIT / "demo" / "class", tmp_path / "out", load_course(), jobs=1, regrade=True, preflight=False)
+    assert (tmp_path / "out" / "grades.csv").is_file()
+    assert seen == []
+    assert not hasattr(worker, "warm_up")

@@ -1,4 +1,4 @@
-"""autograder.intake.syntax: parsing that survives CPython 3.11's thread-unsafe AST construction."""
+"""autograder.judge.syntax: parsing that survives CPython 3.11's thread-unsafe AST construction."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.intake import syntax
+from autograder.judge import syntax
 
 
 def _flaky(failures: int):

@@ -25,7 +25,7 @@ from autograder.config import KIT_ROOT
 from autograder.intake import tar_filter
 
 SOLUTIONS = KIT_ROOT / "solutions"
-FULL_MARKS = 53
+FULL_MARKS = 59
 
 # What a tarfile of 3.11.3 and before lacks (PEP 706's filters): removed by a `tarfile` module put first on
 # the path, which loads the standard library's own and takes them out.
@@ -126,7 +126,7 @@ def assert_archives_graded(run: subprocess.CompletedProcess, out: Path) -> None:
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     assert sorted(rows) == ["hostile", "tgz", "zipper"], rows
     assert float(rows["tgz"]["total"]) == float(rows["zipper"]["total"]) == FULL_MARKS, rows
-    assert float(rows["hostile"]["hand_computation"]) == 7 and float(rows["hostile"]["attention"]) == 13, rows
+    assert float(rows["hostile"]["hand_computation"]) == 7 and float(rows["hostile"]["attention"]) == 15, rows
     told = json.dumps(json.loads((out / "results" / "hostile.json").read_text(encoding="utf-8")))
     for said in ("/etc/passwd was skipped (its path leads out", "'../escape.py' would be extracted to",
                  "'pipe' is a special file", "'disk' is a special file", "'abs' is a link to an absolute path",

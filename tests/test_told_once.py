@@ -25,7 +25,7 @@ from rich.console import Console
 from autograder.checks import EXERCISES, check_ids
 from autograder.config import DEFAULT_COURSE, KIT_ROOT, load_course
 from autograder.grading.course_session import GradingSession
-from autograder.handout.check_causes import Failure, group_causes
+from autograder.judge.causes import Failure, group_causes
 from autograder.handout.write import write_handout
 from autograder.nbgrader.cells import notebook_reports
 from autograder.nbgrader.course import tasks
@@ -119,7 +119,7 @@ def _said(result, course) -> dict[str, str]:
     }
     # the submission has each kind it means to have, shared by several checks
     assert "not implemented yet" in found["unimplemented"]
-    assert "without the parameter W_q.bias" in found["missing parameter"]
+    assert "has no parameter W_q.bias" in found["missing parameter"]
     assert "together add up to 1, instead of each row separately" in found["observation"]
     assert "right but your output is not" in found["localising hint"]
     assert "`" not in found["misconception"] + found["hand slip"]
@@ -246,3 +246,51 @@ def test_the_grouping_keeps_what_is_each_checks_own():
     assert stub.message == "not implemented yet: g" and [text for _, text in stub.evidence] == ["", ""]
     assert hint.headline() == "1 cause -> 2 checks" and hint.message == ""
     assert advice.headline() == "1 hint -> 2 checks" and advice.own_message(advice.first) == "ValueError: x"
+
+
+def test_a_folder_nested_deeper_is_said_once_per_page(tmp_path):
+    """A zip that unpacks to sam/hw1/attention.py...: every page says where the files were found
+    once, not once per exercise."""
+    folder = tmp_path / "sam"
+    (folder / "hw1").mkdir(parents=True)
+    (folder / "hw1" / "attention.py").write_text(
+        _edited("attention", ("    output = weights @ V  #", "    output = weights @ V + 1.0  #")), encoding="utf-8")
+    (folder / "hw1" / "causal_mask.py").write_text(_unimplemented("causal_mask", "causal_attention"),
+                                                    encoding="utf-8")
+    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+    with GradingSession(course).start() as session:
+        result = session.grade(folder, student="sam")
+    assert sum("found in the folder hw1/" in ex.note for ex in result.exercises) >= 2   # intake's, per exercise
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    print_report(result, console)
+    pages = {"markdown": feedback_markdown(result, course), "html": _html_text(feedback_html(result, course)),
+             "gradescope": str(to_gradescope(result)), "terminal": console.file.getvalue()}
+    for page, text in pages.items():
+        assert text.count("your files were found in the folder") == 1, (page, text)
+
+
+def test_an_own_helper_module_is_said_why_in_the_grader_and_in_check_py(tmp_path):
+    """attention.py does `from helpers import scale`, helpers.py beside it: the grader runs the
+    exercise files only, so the import fails there; the grader and check.py both fail it and say
+    why, and what to do."""
+    source = (SOLUTIONS / "attention.py").read_text(encoding="utf-8")
+    source = source.replace("import numpy as np\n", "import numpy as np\nfrom helpers import scale\n", 1)
+    folder = tmp_path / "sam"
+    folder.mkdir()
+    (folder / "attention.py").write_text(source, encoding="utf-8")
+    (folder / "helpers.py").write_text("def scale(x, d):\n    return x / d ** 0.5\n", encoding="utf-8")
+    why = "helpers.py is a file of yours, not an exercise: only the exercise files are graded"
+    fix = "Put the code you use from it into the exercise file."
+    course = load_course(DEFAULT_COURSE, known_checks=check_ids())
+    with GradingSession(course).start() as session:
+        result = session.grade(folder, student="sam")
+    message = result.exercise("attention").checks[0].message
+    assert "No module named 'helpers'" in message and why in message and fix in message, message
+    out = tmp_path / "handout"
+    write_handout(out, course)
+    for name in ("attention.py", "helpers.py"):
+        shutil.copy(folder / name, out / name)
+    done = subprocess.run([sys.executable, "check.py", "attention"], cwd=out, capture_output=True, text=True,
+                          timeout=600)
+    text = _plain(done.stdout)
+    assert text.count(_plain(why)) == 1 and _plain(fix) in text, done.stdout

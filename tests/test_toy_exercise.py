@@ -65,7 +65,7 @@ import numpy as np
 
 from autograder.checks.base import Check, compare_arrays
 from autograder.checks.exercise import Exercise
-from autograder.diagnosis.misconceptions import Misconception
+from autograder.checks.misconception import Misconception
 
 
 def _keys_all_axes_reversed(Q, K):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
-from autograder.intake.syntax import imported_modules
+from autograder.judge.syntax import imported_modules
 from autograder.sandbox.zygote_process import _Zygote
 from autograder.sandbox.zygotes import needs_of
 

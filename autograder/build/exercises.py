@@ -51,7 +51,7 @@ import tokenize
 from pathlib import Path
 
 # The solution files' regions (re-exported: the build's vocabulary for its callers).
-from autograder.intake import syntax
+from autograder.judge import syntax
 from autograder.build.regions import (BEGIN, END, BuildError, Region, check_imports, parse_python,  # noqa: F401
                                 parse_regions)
 
@@ -96,12 +96,16 @@ def module_level_stub(lines: list[str], region: Region, filename: str) -> list[s
     return out
 
 
-def _function_stub(region: Region) -> list[str]:
+def _function_stub(region: Region, stem: str = "", module_file: bool = False) -> list[str]:
     name = region.task.split(".", 1)[1]
     what = "" if region.where == name else f"{region.where.split('.', 1)[-1]} - "
+    # Another exercise's `from <stem> import ...` loads the .py file, in Jupyter too: its stub says
+    # where work done in the notebook has to go to be imported.
+    where = (f" in {stem}.py; work done in {stem}.ipynb is imported only once downloaded as {stem}.py"
+             if module_file else "")
     return [
         f"{region.indent}# TODO({region.task}): {what}replace this comment and the raise below with your code.",
-        f'{region.indent}raise NotImplementedError("{region.task}: not implemented yet")',
+        f'{region.indent}raise NotImplementedError("{region.task}: not implemented yet{where}")',
     ]
 
 
@@ -114,15 +118,17 @@ def _after_header(lines: list[str]) -> int:
     return 0
 
 
-def make_stub(text: str, filename: str, stem: str) -> str:
-    """The student stub of one solution file (``filename``: where errors say the solution is)."""
+def make_stub(text: str, filename: str, stem: str, module_file: bool = False) -> str:
+    """The student stub of one solution file (``filename``: where errors say the solution is);
+    `module_file`: the .py stub, whose not-implemented text says where a notebook's work must go."""
     regions = parse_regions(text, filename, stem)  # markers first: their errors are the most precise
     check_imports(parse_python(text, filename), filename)
     lines = text.splitlines()
     replaced: dict[int, list[str]] = {}  # first 0-based line index -> replacement; skipped lines map to []
     for region in regions:
         first = (region.task_line or region.begin) - 1
-        stub = module_level_stub(lines, region, filename) if region.module_level else _function_stub(region)
+        stub = module_level_stub(lines, region, filename) if region.module_level else \
+            _function_stub(region, stem, module_file)
         replaced[first] = stub
         for index in range(first + 1, region.end):
             replaced[index] = []
@@ -191,9 +197,10 @@ def generate(kit_root: Path) -> dict[Path, str]:
     outputs: dict[Path, str] = {}
     for path in solution_files(kit_root):
         source = f"{SOLUTIONS_DIR}/{path.name}"
-        stub = make_stub(path.read_text(encoding="utf-8"), source, path.stem)
-        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.py"] = stub
-        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.ipynb"] = to_notebook(stub, path.stem)
+        text = path.read_text(encoding="utf-8")
+        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.py"] = make_stub(text, source, path.stem, module_file=True)
+        outputs[kit_root / EXERCISES_DIR / f"{path.stem}.ipynb"] = to_notebook(make_stub(text, source, path.stem),
+                                                                             path.stem)
     return outputs
 
 

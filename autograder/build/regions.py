@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from autograder.intake import syntax
+from autograder.judge import syntax
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"

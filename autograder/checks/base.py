@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-# What differs and where is said by the student's own checker (the handout's check_answers.py): a
+# What differs and where is said by the student's own checker (the judge's answers.py): a
 # student reads the same sentence on their laptop as in the grader's feedback.
-from autograder.handout.check_answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
-# And so is what a check that tests a property with code finds wrong (check_properties.py).
-from autograder.handout.check_properties import PROPERTIES
-# A torch module is built and loaded as the grader builds a student's (check_module.py).
-from autograder.handout import check_module
+from autograder.judge.answers import array_problem, arrays_agree, near_one, weights_problem  # noqa: F401
+# And so is what a check that tests a property with code finds wrong (the judge's properties.py).
+from autograder.judge.properties import PROPERTIES
+# A torch module is built and loaded as the grader builds a student's (torch_module.py).
+from autograder.judge import arguments, torch_module
 
 if TYPE_CHECKING:   # the course's types are made from the exercises, whose checks these are
     from autograder.config.course import CourseConfig, Tolerance
@@ -139,6 +139,16 @@ class ReferenceImplementation:
     def value(self, name: str):
         return np.asarray(self.__getattr__(name), dtype=np.float64)
 
+    def probe(self, name: str, args: list, *, read_only: bool = False, echo: bool = False):
+        """`name(*args)` on copies of the arrays (one copy of an array passed several times), as the
+        student's side hands them (judge/arguments.py): read-only when asked; with `echo`, (the
+        answer, the array arguments as the call left them)."""
+        copies: dict[int, Any] = {}
+        args = [copies.setdefault(id(a), a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+        args, _ = arguments.handed(args, {}, read_only=read_only)
+        answer = self.__getattr__(name)(*args)
+        return (answer, arguments.after(args)) if echo else answer
+
     def fresh(self, name: str):
         """`name`, called anew each time (the student's side caches calls with scalar arguments)."""
         return self.__getattr__(name)
@@ -162,7 +172,7 @@ class ReferenceImplementation:
 
         cls = self.__getattr__(class_name)
         forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.asarray(mask))}
-        out, weights = check_module.forward(cls, class_name, list(init_args), {}, state,
+        out, weights = torch_module.forward(cls, class_name, list(init_args), {}, state,
                                             [torch.from_numpy(np.asarray(x))], forward_kwargs)
         return out.detach().double().numpy(), weights.detach().double().numpy()
 
@@ -205,7 +215,7 @@ def compare_arrays(*names: str, weights: tuple[str, ...] = ("weights",)):
 
 
 def compare_property(name: str, params: Callable[["Context", Any], dict]):
-    """A compare by a property tested with code (check_properties.PROPERTIES[name]) with the parameters
+    """A compare by a property tested with code (the judge's properties.PROPERTIES[name]) with the parameters
     `params(ctx, expected)` gives. Its `property` and `params` attributes are for the handout's
     checker, which applies the same property with those parameters written into its data."""
 

@@ -30,6 +30,7 @@ MISCONCEPTIONS: dict[str, str] = {
     "keys_not_transposed": "used Q @ K instead of Q @ K^T",
     "mask_ignored": "accepted a mask and did not apply it",
     "mask_inverted": "treated 1 as blocked and 0 as allowed",
+    "mask_read_inverted": "in causal attention, used a right causal mask as 1 = blocked",
     "mask_after_softmax": "zeroed weights after the softmax, so rows no longer sum to 1",
     "mask_upper_triangular": "causal mask lets positions see the future instead of the past",
     "mask_excludes_diagonal": "causal mask blocks a position from attending to itself",
@@ -71,6 +72,8 @@ MISCONCEPTIONS: dict[str, str] = {
     "mask_boolean_index":
         "indexed the scores with a boolean mask, which works only for a mask of exactly their shape",
     "mask_bitwise_not": "flipped a 0/1 numeric mask with `~`",
+    "argument_changed_in_place": "changed an array it was given in place (`Q /= ...`, `x -= ...`, "
+                                 "`scores[...] = ...` on an argument)",
     "causal_mask_off_by_one": "causal mask also lets each position see the next one",
     "causal_mask_additive": "create_causal_mask returned an additive (0 / -inf) mask instead of the boolean one",
     "variance_not_std": "reported the variance where the standard deviation is asked",

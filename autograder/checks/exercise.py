@@ -5,11 +5,11 @@ Each exercise's package `autograder/checks/<stem>/` (or module, `<stem>.py`, whe
 title, where it comes in the assignment, what each graded name returns (how the sandbox turns
 a submission's value into plain data), which other stems a submission may import (the kit's
 correct version is provided), its checks, the observer that looks at
-each graded function's wrong answers (autograder/diagnosis/observations.py), the pictures its failed
+each graded function's wrong answers (autograder/judge/observations.py), the pictures its failed
 checks get on the feedback page (autograder/reports/pictures.py), the catalogue module whose
 `CATALOGUE` holds its misconceptions (mutants and hints, the entries with its stem: its own
 `misconceptions.py`, beside its `mutants.py` and `recognisers.py`), and its manually graded
-written questions, and the course.yml tolerances only it reads. The contract (contract.py), the list of stems, the
+written questions. The contract (contract.py), the list of stems, the
 pytest items, diagnosis, the nbgrader course and the course's check ids all derive from these
 descriptors; adding an exercise is writing its reference, its solution, its checks module (or
 package) and its course.yml entry.
@@ -55,10 +55,6 @@ class Exercise:
     # (autograder/reports/pictures.py: "weights" for attention answers, drawn as weights or as an
     # output by what the check compares; "scaling"; "figure")
     pictures: dict[str, str] = field(default_factory=dict)
-    # course.yml's `tolerances.<name>` settings only this exercise reads: name -> (type, default), the
-    # type's bounds as Constraints (autograder/config/constraints.py); validated with the course file
-    # (autograder/config), read by its checks from ctx.course
-    tolerances: dict[str, tuple] = field(default_factory=dict)
     # Names of the reference besides the graded ones that a mutant may replace: functions of a check's
     # inputs (the hand computation's `hand_answers`, which gives its answers for a student's variant).
     hooks: tuple[str, ...] = ()

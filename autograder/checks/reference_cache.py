@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from autograder.config import cache_dir
-from autograder.intake.syntax import imported_modules
+from autograder.judge.syntax import imported_modules
 
 _LOCKS_GUARD = threading.Lock()
 _LOCKS: dict[tuple, threading.Lock] = {}

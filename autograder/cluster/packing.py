@@ -4,7 +4,7 @@ student's bytes itself. An LMS's flat uploads are gathered first under the names
 gave them (nothing of them opened: the worker unpacks the archives, under the student's limits
 there), within the student's totals (autograder/intake/budget.py).
 
-This module is also the helper the packing children are forked from (autograder/helper_process.py):
+This module is also the helper the packing children are forked from (autograder/sandbox/helper_process.py):
 its OPS are the parse helper's and `pack`.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder import helper_process
+from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, parse_helper, staging
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, is_archive
 from autograder.intake.files import Folder, ignored

@@ -86,9 +86,6 @@ class SandboxPlugin(WorkerPlugin):
             self._idle.put(self._new(require_isolation=self.isolation))
         except SandboxError as err:
             self.refusal = str(err)
-        # The grader's side warms too, off the event loop: the reference answers of every check
-        # (seconds for scaling and multihead), which every first submission would pay.
-        threading.Thread(target=warm_up, args=(self.seed,), daemon=True, name="attnkit-warm-up").start()
 
     def teardown(self, worker) -> None:
         with self._lock:
@@ -155,19 +152,6 @@ class SandboxPlugin(WorkerPlugin):
             yield Path(folder)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def warm_up(seed: int | None) -> None:
-    try:
-        if seed is not None:
-            from autograder.checks import CHECKS
-            from autograder.grading.submission import _expected
-
-            for checks in CHECKS.values():
-                for check in checks:
-                    _expected(check, seed)
-    except Exception:  # noqa: BLE001 - only a head start: the first task computes what is missing
-        pass
 
 
 def _plugin(name: str) -> SandboxPlugin:

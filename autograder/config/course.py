@@ -1,9 +1,9 @@
 """The course's settings as frozen dataclasses, their data, and pydantic's validation of them.
 
 The bounds are written as `Constraints` (constraints.py), so that reading a course validated
-before (course_cache.py) imports neither pydantic nor PyYAML. The tolerances' type is made from the
-exercises' descriptors, which may declare their own: the exercises' checks name these types only
-in annotations.
+before (course_cache.py) imports neither pydantic nor PyYAML. Every setting of course.yml is
+declared here (or in limits.py), those only one exercise reads too (`tolerances.hand`,
+`tolerances.scaling`): the exercises' checks read them from the course they are given.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import json
 import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from autograder.config.clock import DueDate, SettingError, ZoneName, parse_due
 from autograder.config.constraints import Constraints
-from autograder.sandbox.outcome import Limits
+from autograder.config.limits import Limits
 
 FORBID_EXTRA = {"extra": "forbid"}     # pydantic's config of each type: a misspelt key is an error
 
@@ -31,17 +31,22 @@ class Tolerance:
 
 
 @dataclass(frozen=True)
+class ScalingTolerance:
+    """`tolerances.scaling`: how far the scaling experiment's statistics may be from the theory."""
+    __pydantic_config__ = FORBID_EXTRA
+    std_rel: Annotated[float, Constraints(gt=0, lt=1)] = 0.15        # std_unscaled within 15% of sqrt(d), scaled of 1
+    entropy_slack: Annotated[float, Constraints(ge=0, lt=1)] = 0.05  # nats a "falling" curve may rise between two dims
+
+
+@dataclass(frozen=True)
 class Tolerances:
-    """How close an array must be, by the dtype it is compared in. A course's tolerances are a
-    `course_tolerances()`, which adds each exercise's own (`tolerances.hand`, `tolerances.scaling`),
-    declared by its descriptor (Exercise.tolerances)."""
+    """How close an answer must be: an array by the dtype it is compared in; a hand answer's entry
+    (`hand`, the hand computation); the scaling experiment's statistics (`scaling`)."""
     __pydantic_config__ = FORBID_EXTRA
     float64: Tolerance = Tolerance(rtol=1e-5, atol=1e-8)
     float32: Tolerance = Tolerance(rtol=1e-4, atol=1e-5)
-
-
-if TYPE_CHECKING:
-    CourseTolerances = Tolerances    # made at run time from the descriptors: course_tolerances()
+    hand: Annotated[float, Constraints(gt=0, lt=1)] = 0.006     # the absolute error allowed per entry of a hand answer
+    scaling: ScalingTolerance = ScalingTolerance()
 
 Points = Annotated[float, Constraints(ge=0, le=1000)]
 
@@ -113,10 +118,7 @@ class CourseConfig:
     assignment: str = "self_attention"
     seed: Annotated[int, Constraints(ge=0, lt=2**63)]
     limits: Limits = field(default_factory=Limits)      # the sandbox's own type, validated here
-    # A course_tolerances(): the exercises' own too. The name is resolved where a course is
-    # validated or read back (course_types_namespace): the type is made from the exercises'
-    # descriptors, which import this module.
-    tolerances: CourseTolerances = field(default_factory=lambda: course_tolerances()())
+    tolerances: Tolerances = field(default_factory=Tolerances)
     hints: Literal["diagnose", "generic", "off"] = "diagnose"
     show_hidden: bool = False
     # Both attention.py and attention.ipynb hold work: grade both and keep the better ("best"),
@@ -176,41 +178,7 @@ def course_from_data(data: Any) -> CourseConfig:
 
 @lru_cache(maxsize=1)
 def _adapter():
-    """pydantic's validator of CourseConfig, built once per process. The annotations are strings
-    (`from __future__ import annotations`); pydantic resolves them in the types' modules, and a
-    name none of them defines in the locals of the frame that builds the adapter: CourseTolerances,
-    made from the exercises' descriptors."""
+    """pydantic's validator of CourseConfig, built once per process."""
     from pydantic import TypeAdapter
 
-    CourseTolerances = course_tolerances()   # noqa: F841 -- resolves CourseConfig.tolerances' annotation
     return TypeAdapter(CourseConfig)
-
-
-def course_types_namespace() -> dict[str, type]:
-    """The names the course's annotations use that no module defines (for typing.get_type_hints)."""
-    return {"CourseTolerances": course_tolerances()}
-
-
-def exercise_tolerances() -> dict[str, tuple[Any, Any]]:
-    """Every exercise's own tolerance settings (name -> (type, default)), from the descriptors."""
-    from autograder.checks import EXERCISES    # read once, where the course's types are first made
-
-    base = {f.name for f in dataclasses.fields(Tolerances)}
-    declared: dict[str, tuple] = {}
-    for exercise in EXERCISES.values():
-        for name, spec in exercise.tolerances.items():
-            if name in declared or name in base:
-                raise ValueError(f"tolerances.{name} is declared twice (again by {exercise.stem})")
-            declared[name] = spec
-    return declared
-
-
-@lru_cache(maxsize=1)
-def course_tolerances() -> type[Tolerances]:
-    """The course's tolerances: Tolerances and the exercises' own, in the types and with the
-    defaults their descriptors declare. One type per process (two courses' tolerances compare
-    equal only as instances of one class)."""
-    own = [(name, annotation, field(default=default)) for name, (annotation, default) in exercise_tolerances().items()]
-    return dataclasses.make_dataclass("CourseTolerances", own, bases=(Tolerances,), frozen=True,
-                                      namespace={"__module__": __name__, "__pydantic_config__": FORBID_EXTRA,
-                                                 "__doc__": "Tolerances, and each exercise's own."})

@@ -4,8 +4,7 @@
 expressions) and validating it (pydantic's import and schema machinery) cost a cold check more
 than the rest of the grader's start. The course's data (course.course_data), made after it was
 validated, is kept as JSON under the key of everything the result depends on: the file's bytes and
-the modules that define the course's types (course.py, constraints.py, the sandbox's Limits, the
-intake's budget, the exercises' descriptors with their own tolerances). A file seen before gets the same
+the modules that define the course's types (course.py, constraints.py, limits.py). A file seen before gets the same
 CourseConfig back, its dataclasses built from that data field by field (no validation: the data
 is of a validated course). A cache that cannot be read, or does not fit the types, is a miss: the
 file is then read and validated as always.
@@ -27,9 +26,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from autograder.config import clock, constraints
+from autograder.config import clock, constraints, limits
 from autograder.config import course as course_types
-from autograder.config.course import CourseConfig, course_data, course_types_namespace
+from autograder.config.course import CourseConfig, course_data
 from autograder.config.paths import cache_dir
 
 
@@ -38,15 +37,9 @@ def cache_folder() -> Path:
 
 
 def _key(raw: bytes) -> str:
-    from autograder.intake import budget
-    from autograder.sandbox import outcome
-
     h = hashlib.sha256(raw)
-    for module in (course_types, clock, constraints, outcome, budget):     # the types the data is built back into
+    for module in (course_types, clock, constraints, limits):     # the types the data is built back into
         h.update(Path(module.__file__).read_bytes())
-    # the types and defaults of the exercises' own tolerances, declared by their descriptors
-    for descriptor in sorted((Path(course_types.__file__).parents[1] / "checks").glob("*/__init__.py")):
-        h.update(descriptor.read_bytes())
     return h.hexdigest()
 
 
@@ -95,7 +88,7 @@ def rebuilt(cls: type, data: Any) -> Any:
 def _field_types(cls: type) -> dict[str, Any]:
     """A dataclass's fields (those its __init__ takes) and their types, Annotated's bounds dropped:
     read once per type (the course holds an ExerciseConfig and checks' CheckConfig per exercise)."""
-    hints = typing.get_type_hints(cls, localns=course_types_namespace())
+    hints = typing.get_type_hints(cls)
     return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
 
 

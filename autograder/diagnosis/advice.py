@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from autograder.checks.base import Check
 from autograder.config.course import CourseConfig
-from autograder.handout.check_answers import GENERIC_ERROR_HINT   # the student's checker says the same
+from autograder.judge.answers import GENERIC_ERROR_HINT   # the student's checker says the same
 
 if TYPE_CHECKING:    # the diagnosis is imported where a check failed (a cold `attnkit check`)
     from autograder.diagnosis.explain import Diagnosis

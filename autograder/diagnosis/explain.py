@@ -26,37 +26,17 @@ import numpy as np
 from autograder.checks.base import Check, Context, RaisedError, ReferenceImplementation
 from autograder.diagnosis.mutant_raised import raised_at as _raised_at
 from autograder.diagnosis.observations import observe
-from autograder.handout.check_answers import hint_text, raised_lead, with_dtype
-from autograder.handout.check_narrowing import kept, right_functions, variant_ruled_out
-from autograder.handout.check_raised import explaining, operation_kind
-from autograder.handout.check_recognisers import low_precision_dtype
-from autograder.diagnosis.misconceptions import Misconception
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    ids: tuple[str, ...]           # the misconceptions that fit (empty: none fits, the hint is an observation)
-    observation: str = ""          # what was seen in the answer ("position 0 attends to position 3")
-    hints: tuple[str, ...] = ()    # each fitting misconception's hint, in the order of `ids`
-    lead: str = ""                 # for an error: what was raised, said before the hints
-
-    @property
-    def hint(self) -> str:
-        """What a student is shown for a visible check: the observation, then the mistake(s) (check.py
-        says it with the same function)."""
-        return hint_text(self.observation, self.hints, self.lead)
+from autograder.judge.answers import raised_lead, with_dtype
+from autograder.judge.narrowing import kept, made_in_right, right_functions, variant_ruled_out
+from autograder.judge.quoted import shown
+from autograder.judge.raised import explaining, operation_kind
+from autograder.judge.recognisers import low_precision_dtype
+from autograder.checks.misconception import Diagnosis, Misconception, candidates
 
 
 def _hint_of(mis: Misconception, ctx: Context | None, answer=None) -> str:
     """The entry's hint, with the dtype named where the hint speaks of it (check.py names it so too)."""
     return with_dtype(mis.hint, low_precision_dtype(ctx, answer) if ctx is not None else None)
-
-
-def candidates(check: Check) -> list[Misconception]:
-    from autograder.checks import EXERCISES
-
-    exercise = EXERCISES.get(check.exercise)
-    return [m for m in exercise.misconceptions if m.applies_to(check.id)] if exercise else []
 
 
 # ---------------------------------------------------------------- running implementations (cached)
@@ -191,7 +171,7 @@ def diagnose_error(check: Check, inputs: dict[str, Any], error: RaisedError) -> 
     the student's code reported), in the same kind of operation (a product, or another: torch
     words a failed broadcast the same in both). The same type alone proves nothing: `.T` on a
     batch and a softmax without keepdims raise ValueError too. A message that matches only with its numbers
-    masked counts when exactly one entry fits that way (check_raised.explaining: check.py decides
+    masked counts when exactly one entry fits that way (the judge's raised.explaining: check.py decides
     with it too). Nothing fits: None (a generic hint)."""
     def raised_by(mis: Misconception, torch: bool):
         if mis.matches is not None:          # told by its answer: no raised error explains it
@@ -283,6 +263,19 @@ def narrowed(found: Diagnosis | None, check: Check, record: Record, expected_of)
                      tuple(found.hints[n] for n in keep), found.lead)
 
 
+def in_source(found: Diagnosis | None, check: Check, source: str | None) -> Diagnosis | None:
+    """`found` without the entries whose hint quotes a construct the student's file lacks
+    (judge/quoted.py: the rule check.py applies too); None: the source is not known, all kept."""
+    if found is None or not found.ids or source is None:
+        return found
+    pool = {m.id: m for m in candidates(check)}
+    keep = [n for n, mis_id in enumerate(found.ids) if mis_id not in pool or shown(pool[mis_id].quotes, source)]
+    if len(keep) == len(found.ids):
+        return found
+    return Diagnosis(tuple(found.ids[n] for n in keep), found.observation,
+                     tuple(found.hints[n] for n in keep), found.lead)
+
+
 def weighs_together(checks) -> bool:
     """Whether the student's results of these checks are weighed together (`weighed`): several
     explanations of one check, or an exercise that explains its checks with each other's answers."""
@@ -320,7 +313,11 @@ def _only(record: Record, ids: frozenset[str]) -> Record:
 
 def _ruled_out(mis: Misconception | None, explained: Check, record: Record, right: frozenset[str],
                expected_of) -> bool:
-    if mis is None or mis.matches is not None:
+    if mis is None:
+        return False
+    if made_in_right(mis.lies_in, right):
+        return True
+    if mis.matches is not None:
         return False
     passed = [p.id for p in record.passed if mis.applies_to(p.id)]
     failed = [f for f in record.failed if mis.applies_to(f)]
@@ -331,7 +328,7 @@ def _ruled_out(mis: Misconception | None, explained: Check, record: Record, righ
 
 class _MutantEvidence:
     """What one variant of a mistake does on the student's checks, its functions `set_aside` left
-    right (check_narrowing.Evidence): the grader runs it."""
+    right (the judge's narrowing.Evidence): the grader runs it."""
 
     def __init__(self, mis: Misconception, n: int, overrides: dict, record: Record, expected_of):
         self.mis, self.n, self.overrides, self.record, self.expected_of = mis, n, overrides, record, expected_of

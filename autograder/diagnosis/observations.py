@@ -4,10 +4,11 @@ mistake it names, or gives it alone when no mistake fits.
 
 Which observer looks at which answer is said by each exercise's descriptor
 (``Exercise.observe``: graded name -> observer, autograder/checks/exercise.py), with the observers
-made in autograder/handout/check_observations.py (the handout's check.py says the same sentences
-with that very module): ``attention(causal=..., heads=...)``, ``probabilities(name)``,
-``mask_entries()``, ``provenance(name)``, ``hand_values(prefix)``. Any other observer is
+made in autograder/judge/observations.py (the handout's check.py says the same sentences with that
+very module): ``attention(causal=..., heads=...)``, ``probabilities(name)``, ``mask_entries()``,
+``provenance(name)``, ``hand_values(prefix)``. Any other observer is
 ``(check, inputs, answer, expected, ctx) -> str | None`` (ctx: the comparison's Context, or None).
+Here the grader asks the descriptor's observer, with the course's hand tolerance.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from autograder.handout.check_observations import (  # noqa: F401 - the descriptors' observers
-    Observer, attention, hand_values, mask_entries, probabilities, provenance)
+from autograder.judge.observations import Observer
 
 if TYPE_CHECKING:
     from autograder.checks.base import Check, Context
@@ -46,6 +46,6 @@ def _hand_tolerance(observer: Observer, ctx: Context | None) -> float | None:
         return None
     if ctx is not None:
         return ctx.course.tolerances.hand
-    from autograder.config.course import course_tolerances
+    from autograder.config.course import Tolerances
 
-    return course_tolerances()().hand
+    return Tolerances().hand

@@ -5,7 +5,7 @@ inputs (explain.diagnose_error). Making that imports torch: seconds of CPU under
 which stall every lane of a class run, and memory the grader would then hold to the end of the
 run. The answers are kept on disk (reference_cache.stored_json), so this happens once on a
 machine -- the first class an instructor grades there, or the first after an upgrade. So the
-grader asks a helper process instead (autograder/helper_process.py, the mechanism the parse
+grader asks a helper process instead (autograder/sandbox/helper_process.py, the mechanism the parse
 helper uses too): started on the first such question with torch imported
 (torch_raised_server.py), kept for the next ones, each answered in a child forked from it under
 limits of its own; it runs the kit's mutants (trusted code, no student's) and ends with the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder import helper_process
+from autograder.sandbox import helper_process
 
 LIMITS = helper_process.Limits(cpu_seconds=60, memory_mb=2048, wall_seconds=120.0, answer_bytes=1 << 20)
 # The helper's start imports torch: seconds, more on a loaded machine.

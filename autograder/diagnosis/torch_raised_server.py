@@ -1,4 +1,4 @@
-"""The torch helper's operation (torch_raised.py is the grader's side; autograder/helper_process.py
+"""The torch helper's operation (torch_raised.py is the grader's side; autograder/sandbox/helper_process.py
 the mechanism): a check, a misconception and the check's inputs in, what each torch-written
 mutant raises out. The helper imports torch once; each question is a child forked from it. It
 runs the kit's mutants only, never a student's code."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+from autograder.judge.words import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -90,7 +91,7 @@ def cmd_grade(args, console: Console, course) -> int:
     lateness = None
     if course.late is not None:     # each student's due date and time, known before anything is graded
         from autograder.intake.submitted_at import TimesError, class_lateness
-        from autograder.reports.late_policy import LateError
+        from autograder.intake.late_policy import LateError
 
         try:
             lateness, said = class_lateness(course, Path(args.course).parent, class_list,
@@ -159,7 +160,7 @@ def cmd_grade(args, console: Console, course) -> int:
             console.print(f"[red]--gradebook {args.gradebook}: {err}[/]", markup=False)
             return 2
         by_hand = sorted(s for s, total in written.items() if total is None)
-        console.print(f"wrote {len(written)} students' scores into the nbgrader gradebook {args.gradebook}"
+        console.print(f"wrote {counted(len(written), 'student')}' scores into the nbgrader gradebook {args.gradebook}"
                       + (f"; a grader error left {len(by_hand)} to grade by hand in formgrader ({', '.join(by_hand[:10])}"
                          f"{' ...' if len(by_hand) > 10 else ''})" if by_hand else ""), markup=False, highlight=False)
     return 0
@@ -220,7 +221,7 @@ def _say_layout(class_dir: Path, out: Path, course, layout: str, console: Consol
 
     found = read_class(class_dir, course.assignment, exclude=(out,), layout=layout)
     if found.layout is not Layout.FOLDERS:
-        console.print(f"{class_dir}: {found.layout.value}'s download, {len(found.students)} students"
+        console.print(f"{class_dir}: {found.layout.value}'s download, {counted(len(found.students), 'student')}"
                       f"{f'; {found.naming}' if found.naming else ''} (--layout folders|canvas|moodle|gradescope to "
                       f"choose)", markup=False, soft_wrap=True)
     if found.strays:
@@ -258,7 +259,7 @@ def _say_identity(class_list, console: Console) -> None:
     found = class_list.enrolment
     if found.not_students:
         n = len(found.not_students)
-        console.print(f"set aside {n} non-student{'s' if n != 1 else ''} (not graded, counted, exported or given "
+        console.print(f"set aside {counted(n, 'non-student')} (not graded, counted, exported or given "
                       f"feedback):", markup=False, highlight=False)
         for who, why in found.not_students:
             console.print(f"  {who}: {why}", markup=False, soft_wrap=True, highlight=False)

@@ -13,6 +13,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 
 from autograder.results import SubmissionResult
+from autograder.judge.words import counted
 
 
 class ClassProgress:
@@ -47,7 +48,7 @@ class ClassProgress:
 
     def describe(self) -> str:
         """"graded 12, kept 30 from an earlier run" (for the line after the bar)."""
-        text = f"graded {self.graded} of {self.total} submissions"
+        text = f"graded {self.graded} of {counted(self.total, 'submission')}"
         if self.kept:
             text += f"; {self.kept} unchanged since an earlier run were kept (--regrade grades them again)"
         return text

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from autograder.config.course import CourseConfig
 from autograder.config.clock import course_zone, parse_due
 from autograder.reports.final_grade import Grade
-from autograder.reports.late_policy import Lateness, lateness
+from autograder.intake.late_policy import Lateness, lateness
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,7 @@ with the class.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
-import gc
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -114,7 +111,6 @@ class ClassRun:
         self.code, self.why_not_compared = class_code(self.course, grading.accounts)
         checked = Preflight(PreflightStatus.NOT_NEEDED)
         similar = None
-        held = contextlib.ExitStack()
         try:
             started = grading.start((str(self.class_dir.resolve()), str(self.out.resolve())), len(todo)) \
                 if todo else checked
@@ -124,7 +120,6 @@ class ClassRun:
                 checked = started
                 if self.on_preflight:
                     self.on_preflight(checked)
-            held.enter_context(_held_for_the_run())
             self._grade(grading, iter(todo))
             self._settle_preflight(wait=True)
             checked = getattr(self, "_settled", None) or checked     # settled while grading, or now
@@ -135,24 +130,21 @@ class ClassRun:
                 if stored.changed():
                     raise RuntimeError(f"result files in {self.out / 'results'} keep changing; is another run "
                                        f"writing there?")
-            _give_back_freed_memory()
             similar = class_similarity(students, stored, self.code, self.why_not_compared)
             self.code = None       # the fingerprints, held all run: freed before the reports are made
         finally:
-            with held:
-                grading.close()
-                _give_back_freed_memory()
-                # Always written, also when grading stopped: every student graded so far is in it.
-                done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
-                                     self.unwritten)
-                finish_run(self.out, done, self.course, exports=tuple(e for e in self.exports if e not in ZIPS),
-                           enrolment=self.class_list.enrolment,
-                           preflight=checked, similarity=similar, target=self.target, overrides=self.overrides,
-                           regraded=self.only, lateness=self.lateness)
-                for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
-                    write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
-                                                       and not s.claim_of and (name := entry_name(fmt, s))})
-                bounded.stop()     # the helpers: nothing of the run is left running
+            grading.close()
+            # Always written, also when grading stopped: every student graded so far is in it.
+            done = StoredResults(self.out, [s.name for s in students if s.name in self.digests], self.digests,
+                                 self.unwritten)
+            finish_run(self.out, done, self.course, exports=tuple(e for e in self.exports if e not in ZIPS),
+                       enrolment=self.class_list.enrolment,
+                       preflight=checked, similarity=similar, target=self.target, overrides=self.overrides,
+                       regraded=self.only, lateness=self.lateness)
+            for fmt in (e for e in self.exports if e in ZIPS):      # each student's page, for the LMS
+                write_feedback_zip(self.out, fmt, {s.name: name for s in students if s.name in self.digests
+                                                   and not s.claim_of and (name := entry_name(fmt, s))})
+            bounded.stop()     # the helpers: nothing of the run is left running
         if self.failures:      # a file that could not be written: said after grades.csv holds every grade
             raise self.failures[0]
         return stored
@@ -251,8 +243,6 @@ class ClassRun:
             self.on_result(result, False)
         self._read_code(student, result)
         self.recorded += 1
-        if self.recorded % GIVE_BACK_EVERY == 0:
-            _give_back_freed_memory()
 
     def _grade_of(self, result: SubmissionResult):
         """The student's grade as the feedback says it: the late penalty, the gradebook's points."""
@@ -303,48 +293,6 @@ def class_similarity(students: list[Student], stored: StoredResults, code: Class
         return code.compare(students, result_of)
     except Exception as err:  # noqa: BLE001 - the grades are written whatever happens here
         return {"pairs": [], "compared": {"error": f"{type(err).__name__}: {str(err)[:300]}"}}
-
-
-SWITCH_INTERVAL = 0.0005     # s: how long a thread may keep the interpreter while another waits for it
-
-
-@contextlib.contextmanager
-def _held_for_the_run() -> Iterator[None]:
-    """While the class is graded: what the grader holds for the whole run (its imports, the course,
-    the sandboxes) is left out of the collector's scans (a full collection scanned all of it again
-    and again, with the lanes waiting for the interpreter), and the interpreter changes hands every
-    0.5 ms instead of Python's 5: a lane whose child has answered waits less for the main thread's
-    recording or the other lane's checks, while its child, with nothing to do, holds a core idle
-    (benchmarks/bench_copies.py measures the cores kept busy)."""
-    gc.collect()        # no garbage is kept for good
-    gc.freeze()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(interval)
-        gc.unfreeze()
-
-
-# Results between two returns of freed memory while the class is graded: a student's grading frees
-# its checks' arrays and texts among what the run keeps, and the heap, left alone, grew with the
-# class; a return is cheap beside the grading of GIVE_BACK_EVERY students.
-GIVE_BACK_EVERY = 50
-
-
-def _give_back_freed_memory() -> None:
-    """The memory the run's last phase freed, given back to the system before the next.
-    glibc's malloc keeps freed heap memory for the process to reuse, and a phase's freed blocks,
-    scattered among what stays, were never reused whole by the next: the grader's resident memory
-    rose by what each of grading, the similarity and the report had used at their peaks.
-    `malloc_trim` returns the free pages; elsewhere than glibc there is nothing to call."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.checks.base import RaisedError, StudentCallError
 from autograder.checks.contract import RETURNS
-from autograder.handout import check_calls
+from autograder.judge import calls
 from autograder.intake.facts import stubs
 from autograder.sandbox.outcome import Reason
 
@@ -29,6 +29,11 @@ class StudentImplementation:
         self._cache: dict[tuple, Any] = {}
         self.dtypes: set[str] = set()
 
+    @property
+    def source(self) -> str:
+        """The student's code, as graded (a hint names only what it holds: judge/quoted.py)."""
+        return self._source
+
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in RETURNS[self._stem]:
             raise AttributeError(name)
@@ -48,6 +53,15 @@ class StudentImplementation:
             raise AttributeError(name)
         outcomes = self._session.call_each(name, list(calls), returns=RETURNS[self._stem][name])
         return [self._unwrap(name, outcome) for outcome in outcomes]
+
+    def probe(self, name: str, args: list, *, read_only: bool = False, echo: bool = False):
+        """`name(*args)` called anew, its arrays read-only when asked; with `echo`, (the answer, the
+        array arguments as the call left them). An array passed twice is one array in the call."""
+        if name not in RETURNS[self._stem]:
+            raise AttributeError(name)
+        outcome = self._session.call(name, list(args), {}, returns=RETURNS[self._stem][name], read_only=read_only,
+                                     echo=echo)
+        return self._unwrap(name, outcome)
 
     def _call(self, name: str, args: tuple, kwargs: dict, cached: bool = True):
         key = _cache_key(name, args, kwargs) if cached else None
@@ -74,14 +88,13 @@ class StudentImplementation:
     def _unwrap(self, name: str, outcome):
         error = raised_error(outcome) if outcome.status == "raised" else None
         if outcome.status == "ok":
-            dtypes = outcome.dtype if isinstance(outcome.dtype, (list, tuple)) else [outcome.dtype]
-            self.dtypes.update(d for d in dtypes if d)
+            self.dtypes.update(d for d in _flat(outcome.dtype) if d)
             return outcome.value
         message = outcome.message or outcome.status
         if outcome.status == "raised" and error.type == NOT_IMPLEMENTED:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} raises NotImplementedError")
         if outcome.status == "bad_return" and outcome.dtype == "NoneType":
-            stub = check_calls.stub_returned_none(name, outcome.dtype, stubs(self._source, self._stem))
+            stub = calls.stub_returned_none(name, outcome.dtype, stubs(self._source, self._stem))
             if stub is not None:
                 raise StudentCallError(name, "not_implemented", stub)
         if outcome.reason == Reason.REFUSED:
@@ -90,7 +103,7 @@ class StudentImplementation:
             raise StudentCallError(name, "grader_error", f"the grader could not run {name} ({message}); "
                                                          f"it is graded again on the next run")
         text = {
-            "missing": check_calls.missing(self._filename, name, self._defined_in_skipped.get(name)),
+            "missing": calls.missing(self._filename, name, self._defined_in_skipped.get(name)),
             "raised": f"{name} raised {message}",
             "timeout": f"{name} did not return within the time limit ({message})",
             "crashed": f"{name} crashed the process: {message}",
@@ -98,6 +111,13 @@ class StudentImplementation:
             "not_run": f"{self._filename} could not be run: {message}",
         }.get(outcome.status, f"{name}: {message}")
         raise StudentCallError(name, outcome.status, text, error)
+
+
+def _flat(dtypes) -> list:
+    """The dtype names of an answer, a pair's and an echoed call's (nested lists) one list."""
+    if isinstance(dtypes, (list, tuple)):
+        return [d for item in dtypes for d in _flat(item)]
+    return [dtypes]
 
 
 def raised_error(outcome) -> RaisedError:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection
 
-from autograder.intake.candidates import ambiguous, candidate_sources, the_better
+from autograder.intake.candidates import ambiguous, as_graded, candidate_sources, the_better
 from autograder.intake.cells import open_session
 from autograder.checks import CHECKS
 from autograder.checks.reference_cache import lock_for, needs_torch, stored_answer
@@ -23,7 +23,9 @@ from autograder.checks.base import (Check, Context, ReferenceImplementation, Stu
                                     rng_for)
 from autograder.config.course import CourseConfig
 from autograder.diagnosis.advice import decide_advice
-from autograder.handout import check_calls
+from autograder.judge import calls
+from autograder.judge import forms, points
+from autograder.judge.errors import own_module
 from autograder.intake.load import LoadError, SourceFile, load_submission
 from autograder.grading.provided import provided_for
 from autograder.grading.student_implementation import StudentImplementation
@@ -67,9 +69,39 @@ def grade_submission(folder: Path, course: CourseConfig, sandbox: Sandbox, *, st
         exercises = tuple(grade_exercise(stem, sources[stem], course, sandbox, folder=Path(folder), only=only,
                                          student=identity) for stem in stems)
     exercises = _stalls_are_the_graders(exercises, budget)
+    exercises = tuple(_with_imports_said(e, sources[e.stem], Path(folder)) for e in exercises)
     return SubmissionResult(student=student or Path(folder).name, exercises=exercises,
                             seed=variant.seed if variant is not None else course.seed,
                             assignment=course.assignment, duration_s=round(time.monotonic() - started, 3))
+
+
+def _with_imports_said(graded: ExerciseResult, loaded: SourceFile | LoadError, folder: Path) -> ExerciseResult:
+    """The exercise's note, with the judge's sentence for another exercise it imports whose .py file
+    (what Python, and the student's Jupyter, import) is the untouched stub or absent while the
+    student's work on it is in another file: the grader gave it a correct one, their kernel did not."""
+    from autograder.checks import EXERCISES
+    from autograder.checks.contract import RETURNS
+    from autograder.intake.load import read_source
+
+    if not isinstance(loaded, SourceFile):
+        return graded
+    said = []
+    beside = folder / Path(loaded.filename).parent
+    for sibling in EXERCISES[graded.stem].provided:
+        imported = forms.imported_from(str(loaded.source), sibling)
+        if not imported:
+            continue
+        names, py = RETURNS.get(sibling, ()), beside / f"{sibling}.py"
+        text = read_source(py, sibling) if py.is_file() else None
+        state = "missing" if text is None else "work" if isinstance(text, LoadError) or forms.has_work(text, names) \
+            else "stub"
+        counted = load_submission(folder, (sibling,))[sibling]
+        work = counted.filename if isinstance(counted, SourceFile) and forms.has_work(str(counted.source), names) \
+            else None
+        sentence = forms.imported_stub(Path(loaded.filename).name, sibling, imported, state, work)
+        if sentence:
+            said.append(f"{sentence} (the grader used a correct {sibling})")
+    return replace(graded, note="; ".join(filter(None, (graded.note, *said)))) if said else graded
 
 
 STALLED = 1.0    # s the grader may stand still while grading a submission before its timeouts are doubted
@@ -106,7 +138,7 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     --exercise attention.softmax`). `student`: whose variant is graded (variants on; None: the
     course's own numbers)."""
     variant = variant_for(course, student)
-    graded = _grade_form(stem, loaded, course, sandbox, only, variant)
+    graded = _grade_form(stem, loaded, course, sandbox, only, variant, folder)
     first = replace(_flag_published(graded, course) if variant is not None else graded, flags=tuple(loaded.flags))
     if folder is not None and isinstance(loaded, LoadError) and ambiguous(first):
         each = [grade_exercise(first.stem, source, course, sandbox, only=only, student=student)
@@ -118,24 +150,30 @@ def grade_exercise(stem: str, loaded: SourceFile | LoadError, course: CourseConf
     alternative = getattr(loaded, "alternative", None)
     if alternative is None:
         return first
-    if course.both_forms == "py":
-        return replace(first, note=f"{first.note}; the course grades the .py file")
-    if course.both_forms == "best" and first.score >= first.max_score:
-        return replace(first, note=f"{first.note}; {first.graded_file} has full marks, so "
-                                   f"{alternative.filename} was not graded")
-    second = _grade_form(stem, alternative, course, sandbox, only, variant)
+    alone = forms.unless_both(course.both_forms, as_graded(first), alternative.filename)
+    if alone is not None:
+        return replace(first, note=alone)
+    second = _grade_form(stem, alternative, course, sandbox, only, variant, folder)
     second = replace(_flag_published(second, course) if variant is not None else second, flags=first.flags)
-    if course.both_forms == "ipynb":
-        return replace(second, note=f"{first.note}; the course grades the notebook")
-    keep = second if second.score > first.score else first
-    return replace(keep, note=(f"{first.note}: both were graded, {first.graded_file} {first.score:g}/"
-                               f"{first.max_score:g} and {second.graded_file} {second.score:g}/{second.max_score:g}; "
-                               f"the better, {keep.graded_file}, counts"))
+    keep, note = forms.of_both(course.both_forms, as_graded(first), as_graded(second))
+    return replace((first, second)[keep], note=note)
+
+
+def _names_beside(folder: Path | None, filename: str) -> list[str]:
+    """The names in the folder of the student's file (none when the folder is not known)."""
+    if folder is None:
+        return []
+    try:
+        return [p.name for p in (Path(folder) / filename).parent.iterdir()]
+    except OSError:
+        return []
 
 
 def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig, sandbox: Sandbox,
-                only: Collection[str] | None, variant: Variant | None = None) -> ExerciseResult:
-    """Grade one file of a stem, as it is."""
+                only: Collection[str] | None, variant: Variant | None = None,
+                folder: Path | None = None) -> ExerciseResult:
+    """Grade one file of a stem, as it is (`folder`: the student's, where a module of their own
+    that the file imports is looked for, to say why it is not there)."""
     checks = [c for c in CHECKS[stem] if only is None or c.id in only]
     title = course.exercises[stem].title
     if isinstance(loaded, LoadError):
@@ -147,6 +185,7 @@ def _grade_form(stem: str, loaded: SourceFile | LoadError, course: CourseConfig,
         session, loaded, skipped, defined_in_skipped = open_session(stack, sandbox, stem, loaded, _provided(stem))
         if session.import_outcome.status != "ok":
             why = f"{loaded.filename} could not be run: {session.import_outcome.message}"
+            why += own_module(why, _names_beside(folder, loaded.filename), CHECKS)
             reason = _import_reason(session.import_outcome)
             results = tuple(_unanswered(c, course, "error", why, reason) for c in checks)
         else:
@@ -241,7 +280,7 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     def result(status, message="", found=None, reason=""):
         if diagnoses is not None:
             diagnoses[check.id] = found
-        score = cfg.points if status == "passed" else 0.0
+        score = points.earned(status, cfg.points)
         # the hint and the ids recorded come from one value: every hint shown is counted
         advice = decide_advice(check, status, found, course, hidden=cfg.hidden, raised=reason == "raised")
         return CheckResult(check.id, check.exercise, check.title, status, score, cfg.points, message, advice.text,
@@ -251,12 +290,14 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     try:
         answer = check.run(student, inputs)
     except StudentCallError as err:
-        status = check_calls.check_status(err.status)
+        status = calls.check_status(err.status)
         found = None
         if err.error is not None and course.hints != "off":
             from autograder.diagnosis.explain import diagnose_error
 
-            found = diagnose_error(check, inputs, err.error)
+            from autograder.diagnosis.explain import in_source
+
+            found = in_source(diagnose_error(check, inputs, err.error), check, getattr(student, "source", None))
         return result(status, err.message, found, "" if err.status == "not_implemented" else err.status)
     except (TypeError, ValueError, IndexError) as err:
         # The answer had the wrong structure for the check to unpack (e.g. one array instead of two).
@@ -264,16 +305,16 @@ def run_check(check: Check, student: StudentImplementation, course: CourseConfig
     ctx = Context(course=course, inputs=inputs, dtypes=set(student.dtypes))
     try:
         problems = check.compare(answer, expected, ctx)
-    except check_calls.COMPARISON_ERRORS as err:
-        problems = [check_calls.not_comparable(err)]
+    except calls.COMPARISON_ERRORS as err:
+        problems = [calls.not_comparable(err)]
     if not problems:
         return result("passed")
     if answers is not None:
         answers[check.id] = (answer, ctx)
-    from autograder.diagnosis.explain import diagnose
+    from autograder.diagnosis.explain import diagnose, in_source
     from autograder.reports.pictures import picture_data
 
-    found = diagnose(check, inputs, answer, ctx, expected) if course.hints != "off" else None
+    found = in_source(diagnose(check, inputs, answer, ctx, expected), check, getattr(student, "source", None)) if course.hints != "off" else None
     visual = picture_data(check.id, answer, expected, inputs)   # for the feedback page's pictures
     failed = replace(result("failed", "; ".join(problems), found), visual=visual)
     if variant is not None and check.variant_inputs is not None:

@@ -1,13 +1,10 @@
-"""The student handout: what a course gives students, without the answer key.
+"""The student handout: the top floor, what a course gives students, without the answer key.
 
-`student_check.py` is copied as the handout's `check.py`, with the grader's own kit-free modules
-beside it, byte for byte (write.MODULES): `check_runner.py` and `check_child.py` (the file read and
-run in a child process), `check_notebook.py` (a notebook as Jupyter's Run All runs it: the grader's
-intake reads notebooks with it), `check_forms.py` (which form of an exercise counts: intake's
-rule), `check_answers.py`, `check_properties.py`, `check_causes.py`, `check_clock.py` (how long a call
-may take: the sandbox's clock too), `figure_reading.py` (the
-comparisons, properties, causes and hints the grader imports), and the sandbox's `convert.py`,
-`ipython_shell.py` and `errors.py`. They import nothing of the kit (the standard library, numpy;
-torch and matplotlib where an exercise uses them). `data.py` writes the data of the visible checks
-they read; `write.py` puts the handout together (`attnkit handout OUT`).
+The builder: `write.py` puts the handout together (`attnkit handout OUT`; a handout per student,
+`per_student.py`), `data.py` writes the data of the visible checks. The driver students run:
+`student_check.py`, copied as the handout's `check.py`, with `unjailed.py` (what check.py alone
+needs: the student's code run in a plain child with the grader's time limits, another exercise
+run from the student's own files) and the judge package (autograder/judge/, kit-free) beside it,
+byte for byte (write.MODULES). check.py holds no judgement of its own: which file counts, the
+comparisons, causes, hints and points are the judge's.
 """

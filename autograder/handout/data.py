@@ -7,7 +7,7 @@ calls may take as an argument (merge_heads(split_heads(x))) and the check may un
 keep (the scaling experiment's runs). A check compared with an answer ships the right answer and
 the answers of the known mistakes; a check that tests a property with code (no_future, the scaling
 experiment, the figure, the module's structure) ships the property's name and its parameters, which
-check.py applies with check_properties.py, the grader's own code for them; where the grader names
+check.py applies with judge/properties.py, the grader's own code for them; where the grader names
 its mistakes by comparing arrays (`Check.match`), what that comparison needs as well ("match").
 
 What is written is only what a student may see: nothing of a hidden check, no reference code, and
@@ -30,16 +30,16 @@ import numpy as np
 from autograder.checks import CHECKS, EXERCISES
 from autograder.checks.base import Check, Context
 from autograder.checks.hand_computation import (ROUNDED_EARLY_MISTAKE, ROUNDING_STEPS, ROWS_SUM_TO_ONE,
-                                                 SELF_CHECK_STEPS)
+                                                 SELF_CHECK_STEPS, given_inputs)
 from autograder.config.course import CourseConfig
 from autograder.checks.contract import RETURNS
-from autograder.handout.check_answers import encode
-from autograder.handout.check_narrowing import SHIPPED
-from autograder.handout.check_observations import Observer
-from autograder.handout.check_raised import RECOGNISERS as RAISED_RECOGNISERS
-from autograder.handout.check_raised import operation_kind
-from autograder.handout.check_recognisers import RECOGNISERS
-from autograder.handout.check_runner import FORMAT
+from autograder.judge.answers import encode
+from autograder.judge.narrowing import SHIPPED
+from autograder.judge.observations import Observer
+from autograder.judge.raised import RECOGNISERS as RAISED_RECOGNISERS
+from autograder.judge.raised import operation_kind
+from autograder.judge.recognisers import RECOGNISERS
+from autograder.handout.unjailed import FORMAT
 from autograder.variants.draw import Variant
 
 # The draw the data comes from: the course's own numbers, or a student's variant (their id).
@@ -95,6 +95,14 @@ class Recorder:
         """Called anew each time, as in the grader (whose other calls with scalar arguments are made once)."""
         return lambda *args, **kwargs: self._record("call", name, list(args), kwargs, fresh=True)
 
+    def probe(self, name: str, args: list, *, read_only: bool = False, echo: bool = False):
+        """A fresh call whose arguments check.py hands as the grader does (judge/arguments.py): an
+        array passed twice is one array (its data key twice), read-only when asked; with `echo` the
+        answer is (value, the array arguments as left)."""
+        placeholder = self._record("call", name, list(args), {}, fresh=True,
+                                   how={k: True for k, asked in (("read_only", read_only), ("echo", echo)) if asked})
+        return Placeholder(placeholder.call, arity=2) if echo else placeholder
+
     def fresh_each(self, name: str, calls: list[dict]) -> list:
         """Each call recorded as a fresh call of its own: check.py replays them one by one."""
         return [self.fresh(name)(**kwargs) for kwargs in calls]
@@ -105,10 +113,11 @@ class Recorder:
     def module_forward(self, class_name: str, init_args: list, state: dict, x, mask=None):
         return self._record("module", class_name, list(init_args), {"state": state, "x": x, "mask": mask})
 
-    def _record(self, op: str, name: str, args: list, kwargs: dict, fresh: bool = False) -> Placeholder | RecordedDict:
+    def _record(self, op: str, name: str, args: list, kwargs: dict, fresh: bool = False,
+                how: dict | None = None) -> Placeholder | RecordedDict:
         kind = self.returns.get(name, "array")
         self.calls.append({"op": op, "name": name, "args": args, "kwargs": kwargs, "returns": kind}
-                          | ({"fresh": True} if fresh else {}))
+                          | ({"fresh": True} if fresh else {}) | (how or {}))
         if kind == "float_dict_dict":
             return RecordedDict(Placeholder(len(self.calls) - 1))
         arity = len(kind) - 1 if isinstance(kind, tuple) and kind[0] == "tuple" else 0
@@ -161,7 +170,7 @@ def exercise_data(stem: str, course: CourseConfig, variant: Variant | None = Non
     return ({"format": FORMAT, "variant": variant.student if variant else VARIANT,
              "seed": variant.seed if variant else course.seed, "exercise": stem,
              "title": course.exercises[stem].title, "limits": limits, "checks": checks,
-             "hidden": hidden, "graded": list(RETURNS.get(stem, ())),
+             "hidden": hidden, "graded": list(RETURNS.get(stem, ())), "both_forms": course.both_forms,
              "hand_values_later": stem == "hand_computation"}, arrays.arrays)
 
 
@@ -175,7 +184,7 @@ def _check_data(check: Check, course: CourseConfig, arrays: Arrays, variant: Var
     try:
         template = check.run(recorder, inputs)
         if check.exercise == "hand_computation":
-            return _hand_data(check, recorder, expected, course)
+            return _hand_data(check, recorder, expected, course, inputs)
         calls = [step | {"args": arrays.encode(step["args"]), "kwargs": arrays.encode(step["kwargs"])["dict"]}
                  for step in recorder.calls]
         answer = arrays.encode(template)
@@ -242,16 +251,19 @@ def _observer_data(check: Check, inputs: dict, arrays: Arrays) -> dict:
         {"observer": observer.spec} if isinstance(observer, Observer) else {})
 
 
-def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig) -> dict:
+def _hand_data(check: Check, recorder: Recorder, expected, course: CourseConfig, inputs: dict) -> dict:
     """No answer: the shape, whether rows sum to 1, which earlier step this one follows from, and
-    the grader's hint for an answer rounded early."""
+    the grader's hint for an answer rounded early. A step's given inputs (Q, D_K, ...) come with
+    their values ("given"), for a file that does not define them (`inputs`: a variant's numbers)."""
     from autograder.diagnosis.explain import candidates
 
     name = recorder.calls[0]["name"]
     step = SELF_CHECK_STEPS.get(name)
     first = ROUNDING_STEPS.get(name) if step is None else None
     follows = step or first
-    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}} for n in (name, *(follows[1:] if follows else ()))]
+    given = given_inputs(inputs)
+    calls = [{"op": "value", "name": n, "args": [], "kwargs": {}}
+             | ({"given": given[n].tolist()} if n in given else {}) for n in (name, *(follows[1:] if follows else ()))]
     return {"kind": "hand", "calls": calls, "answer": {"tuple": [{"call": n, "item": None} for n in range(len(calls))]},
             "names": [name], "hand_atol": course.tolerances.hand,
             "hand": {"shape": list(np.shape(expected)), "rows_sum_to_one": name in ROWS_SUM_TO_ONE,
@@ -272,10 +284,10 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
     (each written as `as_data` makes it; none when the check compares no answer with a mutant's,
     `compared` False).
     An entry recognised by a property of the answer is named by its recogniser, which check.py
-    applies with check_recognisers.py; one whose recogniser is not there is named after hand-in.
+    applies with judge/recognisers.py; one whose recogniser is not there is named after hand-in.
     What its mutants raise on these inputs is shipped as (type, message, the kind of operation
     that raised, torch-written or not), and the recogniser of an error's words by its name
-    (check_raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
+    (judge/raised.py): never the mutant's code. The hint keeps its "{dtype}", which check.py
     names from the answer as the grader does."""
     from autograder.diagnosis.explain import _FAILED, _agrees, _fingerprint, _run, candidates, mutant_answers
     from autograder.diagnosis.mutant_raised import raised_at
@@ -306,15 +318,16 @@ def _mistakes(check: Check, inputs: dict, expected, course: CourseConfig, arrays
         recogniser = {"recogniser": named[mis.matches]} if mis.matches is not None else {}
         by_words = {"raised_recogniser": raised_named[mis.raises]} if mis.raises in raised_named else {}
         if encoded or raises or recogniser or by_words:
+            quotes = {"quotes": mis.quotes} if mis.quotes else {}
             out.append({"id": mis.id, "hint": mis.hint, "fallback": bool(mis.fallback),
-                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words)
+                        "answers": encoded, "raises": [list(r) for r in raises]} | recogniser | by_words | quotes)
     return out
 
 
 def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, arrays: Arrays,
                as_data=_as_arrays) -> dict:
     """What each known mistake's variants do on this check, with the functions the student may get
-    right set aside (check_narrowing.py: check.py rules out explanations with it, as the grader
+    right set aside (judge/narrowing.py: check.py rules out explanations with it, as the grader
     does): per mistake id its variants' functions done wrong, and per set of functions set aside
     ("," joined) whether the variant fails the check, raises, or its answer (written as `as_data`)
     when that is not the right one. Nothing is said where it leaves the check right."""
@@ -347,7 +360,7 @@ def _narrowing(check: Check, inputs: dict, expected, course: CourseConfig, array
                 if outcome.get("fails") or len(outcome) > 1:
                     outcomes[",".join(aside)] = outcome
             variants.append({"overridden": sorted(overrides), "outcomes": outcomes})
-        out[mis.id] = {"variants": variants}
+        out[mis.id] = {"variants": variants} | ({"lies_in": list(mis.lies_in)} if mis.lies_in else {})
     return out
 
 

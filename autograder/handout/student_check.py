@@ -1,21 +1,24 @@
 """Check your exercises before you hand them in: the course's visible checks, on your own machine.
 
-    python check.py                     # every exercise
-    python check.py attention           # one exercise (or several; attention.py or attention.ipynb too)
-    python check.py --watch             # check an exercise again each time you save it (and those calling it)
-    python check.py --json results.json # also write each check's result (id, status, score) to a file
+    python check.py                       # every exercise
+    python check.py attention causal_mask # these exercises (attention.py or attention.ipynb name it too)
+    python check.py --watch               # check an exercise again each time you save it (and those calling it)
+    python check.py --watch attention     # watch these exercises only (Ctrl-C stops)
+    python check.py --json results.json   # also write each check's result (id, status, score) to a file
+    python check.py --help                # this, and the exercises
 
 Each exercise is checked from the file the grader grades: the .py or the .ipynb that holds your work
 (an untouched stub never counts over work, even work that does not compile yet; with work in both,
-both are checked and the better counts; with work in neither, the .py). Which one was saved last
-plays no part. A notebook is run as Jupyter's Run All runs it: IPython's magics and `display` work,
-a cell that raises is skipped and named. Your code runs in a separate Python process, stopped after
-a time limit. The reading of your file, the comparisons, the grouping of failed checks by cause and
-the hints are the grader's own code, in the check_*.py files beside this one. Hidden checks and the
-values of your hand computation are graded after you hand in. A check that fails while it calls
-another exercise of yours (`from attention import ...`) that does not pass its own checks waits on
-it, undecided: the grader gives that check a correct one. Needs numpy (and torch, matplotlib
-where an exercise uses them); nothing else.
+the course says which counts, or both are checked and the better counts; with work in neither, the
+.py), under its own name or a near miss of it (`attention (1).py`). Which one was saved last plays
+no part. A notebook is run as Jupyter's Run All runs it: IPython's magics and `display` work, a cell
+that raises is skipped and named. Your code runs in a separate Python process, stopped after a time
+limit (unjailed.py). Which file counts, the reading of your file, the comparisons, the grouping of
+failed checks by cause, the hints and the points are the grader's own code, in judge/ beside this
+file. Hidden checks and the values of your hand computation are graded after you hand in. A check
+that fails while it calls another exercise of yours (`from attention import ...`) that does not
+pass its own checks waits on it, undecided: the grader gives that check a correct one. Needs numpy
+(and torch, matplotlib where an exercise uses them); nothing else.
 """
 
 from __future__ import annotations
@@ -34,12 +37,11 @@ from types import SimpleNamespace
 HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
-    import check_calls
-    import check_runner
-    import check_siblings
+    import unjailed
 else:
-    from . import check_calls, check_runner, check_siblings
-FORMAT, DATA = check_runner.FORMAT, check_runner.DATA
+    from . import unjailed
+calls, forms, points = unjailed.calls, unjailed.forms, unjailed.judge("points")
+FORMAT, DATA = unjailed.FORMAT, unjailed.DATA
 
 USAGE = __doc__.split("\n\n")[1]
 INSTALL = ("pip install numpy matplotlib && pip install torch --index-url https://download.pytorch.org/whl/cpu "
@@ -54,23 +56,17 @@ def read_npz(path: Path) -> dict:
         return {key: arrays[key] for key in arrays.files}
 
 
-def shipped(*names: str):
-    """The check_*.py modules beside this file, imported when first needed (numpy comes with them)."""
-    import importlib
-
-    found = tuple(importlib.import_module(f".{n}", __package__) if __package__ else importlib.import_module(n)
-                  for n in names)
-    return found[0] if len(found) == 1 else found
+shipped = unjailed.judge      # the judge's modules, imported when first needed (numpy comes with some)
 
 
 def comparisons():
-    """check_answers and check_properties (the comparisons with answers, the properties tested with code)."""
-    return shipped("check_answers", "check_properties")
+    """The judge's answers and properties (the comparisons with answers, the properties tested with code)."""
+    return shipped("answers", "properties")
 
 
 def causes_module():
-    """check_causes: the failed checks grouped by cause, as the grader's pages group them."""
-    return shipped("check_causes")
+    """The judge's causes: the failed checks grouped by cause, as the grader's pages group them."""
+    return shipped("causes")
 
 
 def comparisons_ahead() -> None:
@@ -83,13 +79,13 @@ def comparisons_ahead() -> None:
 
 
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None = None):
-    """The check's Outcome (check_answers.Outcome) from the child's event and its saved answer.
-    `carried`: one dict for a file's hand checks (check_answers.judge_hand). An answer the
-    comparison cannot take apart fails with a sentence, as in the grader (check_calls)."""
+    """The check's Outcome (the judge's answers.Outcome) from the child's event and its saved answer.
+    `carried`: one dict for a file's hand checks (answers.judge_hand). An answer the
+    comparison cannot take apart fails with a sentence, as in the grader (judge/calls.py)."""
     try:
         return judge_answer(check, event, arrays, out_dir, carried)
-    except check_calls.COMPARISON_ERRORS as err:
-        return comparisons()[0].Outcome(check, "failed", check_calls.not_comparable(err))
+    except calls.COMPARISON_ERRORS as err:
+        return comparisons()[0].Outcome(check, "failed", calls.not_comparable(err))
 
 
 def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None):
@@ -106,7 +102,7 @@ def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried:
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
         return answers.judge_hand(check, *answer, carried=carried)
-    if check["kind"] == "property":               # tested with the grader's own code, check_properties.py
+    if check["kind"] == "property":               # tested with the grader's own code, judge/properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
         if not problems:
             return Outcome(check, "passed")
@@ -156,10 +152,10 @@ def agreement(check: dict, arrays: dict):
 
 def without_ruled_out(outcomes: list, arrays: dict) -> list:
     """The outcomes whose hint names several mistakes, without those your other visible results rule
-    out (check_narrowing.py: the grader's rule)."""
+    out (judge/narrowing.py: the grader's rule)."""
     if not any(len(o.mistakes) > 1 for o in outcomes):
         return outcomes
-    narrowing, answers = shipped("check_narrowing"), comparisons()[0]
+    narrowing, answers = shipped("narrowing"), comparisons()[0]
     checks = {}
     for o in outcomes:
         data = o.check | o.check.get("match", {})
@@ -178,24 +174,16 @@ def without_ruled_out(outcomes: list, arrays: dict) -> list:
 
 
 def diagnosis():
-    """check_observations, check_recognisers and check_raised: what the grader sees in a wrong
+    """The judge's observations, recognisers and raised: what the grader sees in a wrong
     answer, and the mistakes it tells by a property of the answer or by the words of an error."""
-    return shipped("check_observations", "check_recognisers", "check_raised")
+    return shipped("observations", "recognisers", "raised")
 
 
 # ---------------------------------------------------------------- which file, one exercise, all of them
 
-def your_files(stem: str, folder: Path, graded: list[str]) -> tuple[list[Path], str]:
-    return check_runner.counted_files(stem, folder, graded)
-
-
-def read_exercise(path: Path):
-    return check_runner.read_exercise(path)
-
-
 def start_cost(path: Path | None) -> int:
     """How long a child takes to import what `path` imports: 2 for torch, 1 for matplotlib, else 0."""
-    source = read_exercise(path).source if path is not None and path.is_file() else ""
+    source = unjailed.read_exercise(path).source if path is not None and path.is_file() else ""
     # module-level imports only (a demo's import inside a function does not run when checked)
     imported = " ".join(line for line in source.splitlines() if line.startswith(("import ", "from ")))
     return 2 if "torch" in imported else 1 if "matplotlib" in imported else 0
@@ -204,48 +192,73 @@ def start_cost(path: Path | None) -> int:
 def check_exercise(stem: str, folder: Path, path: Path | None = None, only: list[str] | None = None,
                    yielding: bool = False) -> tuple[list, dict]:
     """The Outcomes of an exercise's checks, and its spec (its "checked_file", "why", "notes").
-    `path`: this file rather than the grader's choice; `only`: these checks (ids or their prefixes);
-    `yielding`: see check_runner.run_child."""
-    spec = check_runner.load_spec(stem)
+    The file(s) checked are those the grader counts, and which one counts is the grader's rule
+    (judge/forms.py: the course's both_forms, near-miss names). `path`: this file rather than the
+    grader's choice; `only`: these checks (ids or their prefixes); `yielding`: see unjailed.run_child."""
+    spec = unjailed.load_spec(stem)
     if only is not None:
         def chosen(check):
             return any(check["id"] == x or check["id"].startswith(x + ".") for x in only)
         spec["checks"] = [c for c in spec["checks"] if chosen(c)]
         spec["hidden"] = 0
-    paths, why = ([path], "") if path is not None else your_files(stem, folder, spec.get("graded", []))
-    if not paths or not paths[0].is_file():
+    counted = unjailed.Counted([path]) if path is not None else \
+        unjailed.counted_files(stem, folder, spec.get("graded", []))
+    if counted.several:            # several names could be meant: each checked, the better counts
+        each = [(p, check_file(p, stem, spec, yielding)) for p in counted.several]
+        best, why = forms.the_better(stem, [graded(p, outcomes) for p, (outcomes, _, _) in each])
+        return settled(spec, *each[best], why)
+    if not counted.paths or not counted.paths[0].is_file():
         spec["checked_file"] = "-"
-        return every_check_fails(spec, f"no {stem}.py or {stem}.ipynb in {folder}"), spec
-    checked = [check_file(p, stem, spec, yielding) for p in paths]
-    if len(checked) == 2:          # both hold work: both checked, the better counts (the grader's rule)
-        scores = [sum(o.check["points"] for o in outcomes if o.status == "passed") for outcomes, _, _ in checked]
-        keep = 1 if scores[1] > scores[0] else 0
-        why += (f": both were checked, {paths[0].name} {scores[0]:g} and {paths[1].name} {scores[1]:g} points; "
-                f"the better, {paths[keep].name}, counts")
-        checked, paths = [checked[keep]], [paths[keep]]
-    outcomes, notes, called = checked[0]
-    spec.update(checked_file=paths[0].name, why=why, notes=notes, called=called)
+        return every_check_fails(spec, counted.problem or f"no {stem}.py or {stem}.ipynb in {folder}"), spec
+    first = (counted.paths[0], check_file(counted.paths[0], stem, spec, yielding))
+    if len(counted.paths) == 1:
+        return settled(spec, *first, counted.why)
+    # both forms hold work: the course's both_forms says whether the other is checked and which counts
+    policy, other = spec.get("both_forms", "best"), counted.paths[1]
+    why = forms.unless_both(policy, graded(first[0], first[1][0], counted.why), other.name)
+    if why is not None:
+        return settled(spec, *first, why)
+    second = (other, check_file(other, stem, spec, yielding))
+    keep, why = forms.of_both(policy, graded(first[0], first[1][0], counted.why), graded(other, second[1][0]))
+    return settled(spec, *(first, second)[keep], why)
+
+
+def graded(path: Path, outcomes: list, note: str = "") -> "forms.Graded":
+    """A file's visible checks as the judge weighs one file against another."""
+    return forms.Graded(path.name, score(outcomes), points.added(o.check["points"] for o in outcomes), note,
+                        untouched=all(o.status == "not_implemented" for o in outcomes))
+
+
+def score(outcomes: list) -> float:
+    return points.added(points.earned(o.status, o.check["points"]) for o in outcomes if o.status != BLOCKED)
+
+
+def settled(spec: dict, path: Path, checked: tuple[list, list, dict], why: str) -> tuple[list, dict]:
+    outcomes, notes, called = checked
+    spec.update(checked_file=path.name, why=why, notes=notes, called=called)
     return outcomes, spec
 
 
 def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list, list, dict]:
     """The Outcomes of `spec`'s checks on one file, the notes on its cells that were skipped, and
-    per check the other exercises of yours it called (check_siblings.py)."""
-    read = read_exercise(path)
+    per check the other exercises of yours it called (unjailed.wait_on_siblings)."""
+    read = unjailed.read_exercise(path)
     if read.problem is not None:
         return every_check_fails(spec, read.problem), [], {}
     # While the child starts and runs, this process imports numpy and the comparisons on the other
     # core, rather than after it. Not beside a yielding child: the first one may import torch, and it
     # starts before numpy is imported here (check_in_pairs()).
-    arrays = check_runner.load_arrays(stem)
+    arrays = unjailed.load_arrays(stem)
     with tempfile.TemporaryDirectory(prefix="check-") as tmp:
-        events = check_runner.run_child(path, spec, [c["id"] for c in spec["checks"]], Path(tmp), yielding,
+        events = unjailed.run_child(path, spec, [c["id"] for c in spec["checks"]], Path(tmp), yielding,
                            meanwhile=None if yielding else comparisons_ahead)
         notes = events.pop("notes", {}).get("notes", [])
         called = {check_id: event["siblings"] for check_id, event in events.items() if event.get("siblings")}
         try:
             carried: dict = {}
-            outcomes = [judge(c, events[c["id"]], arrays, Path(tmp), carried) for c in spec["checks"]]
+            told_in = shipped("quoted").told_in    # a hint names only what the file holds, as in the grader
+            outcomes = [judge(told_in(c, read.source), events[c["id"]], arrays, Path(tmp), carried)
+                        for c in spec["checks"]]
             outcomes = without_ruled_out(outcomes, arrays)
         except ImportError as err:
             outcomes = every_check_fails(spec, f"{err.name or 'a package'} is not installed: {INSTALL}")
@@ -257,7 +270,7 @@ def every_check_fails(spec: dict, message: str) -> list:
     """An error Outcome for each check: the file could not be found, read or compiled."""
     try:
         outcome = comparisons()[0].Outcome
-    except ImportError:              # numpy is missing: check_answers needs it
+    except ImportError:              # numpy is missing: the judge's answers needs it
         from types import SimpleNamespace as outcome  # noqa: N813
         return [outcome(check=c, status="error", message=f"numpy is not installed: {INSTALL}", hint="", mistakes=())
                 for c in spec["checks"]]
@@ -265,25 +278,25 @@ def every_check_fails(spec: dict, message: str) -> list:
 
 
 MARK = {"passed": "ok", "failed": "wrong", "error": "error", "not_implemented": "todo"}
-BLOCKED = check_siblings.BLOCKED
+BLOCKED = unjailed.BLOCKED
 
 
 def with_siblings_settled(checked: dict[str, tuple[list, dict]], folder: Path) -> dict[str, tuple[list, dict]]:
-    """`checked` with the checks that wait on another exercise of yours BLOCKED (check_siblings.py);
+    """`checked` with the checks that wait on another exercise of yours BLOCKED (unjailed.wait_on_siblings);
     an exercise they call that was not checked here is checked for that."""
-    return check_siblings.wait_on_siblings(checked, lambda sibling: check_exercise(sibling, folder))
+    return unjailed.wait_on_siblings(checked, lambda sibling: check_exercise(sibling, folder))
 
 
 def report(stem: str, outcomes: list, spec: dict) -> bool:
-    points = sum(o.check["points"] for o in outcomes if o.status == "passed")
+    earned = score(outcomes)
     waiting = [o for o in outcomes if o.status == BLOCKED]
-    total = sum(o.check["points"] for o in outcomes)
+    total = points.added(o.check["points"] for o in outcomes)
     passed = sum(o.status == "passed" for o in outcomes)
     if outcomes:
         undecided = (f"; {len(waiting)} wait on {', '.join(dict.fromkeys(o.waiting_on for o in waiting))} "
                      f"({sum(o.check['points'] for o in waiting):g} points not decided)") if waiting else ""
         print(f"\n{stem} ({spec.get('checked_file', '-')}): {passed}/{len(outcomes)} visible checks passed, "
-              f"{points:g}/{total:g} points{undecided}")
+              f"{earned:g}/{total:g} points{undecided}")
     else:
         print(f"\n{stem}: no visible check chosen")
     if spec.get("why"):
@@ -323,7 +336,7 @@ def results_json(checked: dict[str, tuple[list, dict]]) -> dict:
     return {"format": 1, "exercises": {stem: {
         "file": spec.get("checked_file", "-"),
         "checks": [{"id": o.check["id"], "status": o.status,
-                    "score": o.check["points"] if o.status == "passed" else None if o.status == BLOCKED else 0,
+                    "score": None if o.status == BLOCKED else points.earned(o.status, o.check["points"]),
                     "max_score": o.check["points"], "message": o.message, "hint": o.hint,
                     "mistakes": list(getattr(o, "mistakes", ())),
                     **({"waiting_on": o.waiting_on} if o.status == BLOCKED else {})}
@@ -338,7 +351,7 @@ def parse_args(argv: list[str], exercises: list[str]) -> tuple[list[str], dict] 
     args = iter(argv)
     for arg in args:
         if arg in ("-h", "--help"):
-            print(USAGE.rstrip() + f"\n\nexercises: {', '.join(exercises)}")
+            print(USAGE.rstrip() + f"\n\nexercises (name one or more, with --watch too): {', '.join(exercises)}")
             return 0
         if arg == "--watch":
             options["watch"] = True
@@ -361,10 +374,7 @@ def parse_args(argv: list[str], exercises: list[str]) -> tuple[list[str], dict] 
 
 
 def main(argv: list[str]) -> int:
-    # One BLAS thread here and in the children, as in the grader's sandbox: the checks' arrays are
-    # small, and after numpy's import an idle OpenBLAS thread spins for a while on the other
-    # core, which the child (or this process) is using then.
-    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    shipped("threads").one_thread()      # here and in the children, as in the grader's sandbox
     for stream in (sys.stdout, sys.stderr):    # a Windows console's code page cannot print every character
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -398,7 +408,7 @@ def check_in_pairs(stems: list[str], folder: Path) -> dict[str, tuple[list, dict
     takes a second to), the others beside it at a lower priority: not after it, and not slowing it down."""
     from concurrent.futures import ThreadPoolExecutor
 
-    costs = {stem: max([start_cost(p) for p in (folder / f"{stem}.py", folder / f"{stem}.ipynb")]) for stem in stems}
+    costs = {stem: max([start_cost(p) for p in unjailed.your_files(stem, folder)], default=0) for stem in stems}
     with ThreadPoolExecutor(max_workers=2) as pool:
         running = {stem: pool.submit(check_exercise, stem, folder, yielding=costs[stem] < max(costs.values()))
                    for stem in sorted(stems, key=lambda s: -costs[s])}
@@ -416,14 +426,14 @@ def notebook_cell(stem: str, only: list[str]) -> int:
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         report(stem, outcomes, spec)
-    score = sum(o.check["points"] for o in outcomes if o.status == "passed")
-    print(json.dumps({"attnkit": 1, "score": score, "max_score": sum(o.check["points"] for o in outcomes),
+    print(json.dumps({"attnkit": 1, "score": score(outcomes), "max_score": points.added(o.check["points"] for o in outcomes),
                       "report": text.getvalue().strip("\n")}))
     return 0
 
 
 def saved_times(folder: Path, stems: list[str]) -> dict[str, tuple]:
-    return {s: tuple(p.stat().st_mtime_ns for p in (folder / f"{s}.py", folder / f"{s}.ipynb") if p.exists())
+    """When each exercise's files (its forms and their near misses) were last saved."""
+    return {s: tuple((p.name, p.stat().st_mtime_ns) for p in unjailed.your_files(s, folder) if p.exists())
             for s in stems}
 
 
@@ -431,17 +441,17 @@ def watch_folder(folder: Path, stems: list[str], checked: dict[str, tuple[list, 
     """Check an exercise again when its file changes (polled twice a second: works everywhere), and
     those whose checks call it (causal_mask after attention.py). `checked`: the first run's results,
     `seen`: the files' times before it."""
-    calls = {stem: check_siblings.called_by(spec) for stem, (_, spec) in checked.items()}
+    callers_of = {stem: unjailed.called_by(spec) for stem, (_, spec) in checked.items()}
     print(f"\nwatching {folder} for saves; Ctrl-C stops")
     try:
         while True:
             time.sleep(0.5)
             now = saved_times(folder, stems)
             saved = [s for s in stems if now[s] != seen[s]]
-            callers = {s: [c for c in saved if c in calls.get(s, ())] for s in stems if s not in saved}
+            callers = {s: [c for c in saved if c in callers_of.get(s, ())] for s in stems if s not in saved}
             for stem in saved + [s for s, called in callers.items() if called]:
                 outcomes, spec = with_siblings_settled({stem: check_exercise(stem, folder)}, folder)[stem]
-                calls[stem] = check_siblings.called_by(spec)
+                callers_of[stem] = unjailed.called_by(spec)
                 why = f" (it calls {' and '.join(callers[stem])}, saved)" if stem not in saved else ""
                 print(f"\n--- {time.strftime('%H:%M:%S')}: {stem}, checked from {spec.get('checked_file', '-')}{why}")
                 report(stem, outcomes, spec)

@@ -12,37 +12,21 @@ from pathlib import Path
 from autograder.config import KIT_DATA
 from autograder.config.course import CourseConfig
 from autograder.handout.data import check_data_files, write_check_data
+from autograder.handout.task_cells import handout_notebook, tests_files
 from autograder.intake import SOURCE_SUFFIXES
 from autograder.variants.draw import Variant
 from autograder.variants.handout import VARIED_FILES, with_numbers
 
 HANDOUT_CODE = Path(__file__).resolve().parent
 CHECKER = "check.py"
-# check.py's modules, beside it: the grader's own code, copied byte for byte (tests/test_handout_engine.py):
-# reading a file or notebook as Jupyter runs it, which form counts, running the checks in a child,
-# a check's status when a call gave no answer, a torch module built with the check's weights, the
-# comparisons and properties, what is seen in a wrong answer and the mistakes told by it, the failed
-# checks grouped by cause, and the sandbox's reading of a returned dict or figure and of an error.
-INSIDE = HANDOUT_CODE.parent / "sandbox" / "inside"
-MODULES = {"check_runner.py": HANDOUT_CODE / "check_runner.py",
-           "check_child.py": HANDOUT_CODE / "check_child.py",
-           "check_siblings.py": HANDOUT_CODE / "check_siblings.py",
-           "check_notebook.py": HANDOUT_CODE / "check_notebook.py",
-           "check_forms.py": HANDOUT_CODE / "check_forms.py",
-           "check_calls.py": HANDOUT_CODE / "check_calls.py",
-           "check_module.py": HANDOUT_CODE / "check_module.py",
-           "check_answers.py": HANDOUT_CODE / "check_answers.py",
-           "check_properties.py": HANDOUT_CODE / "check_properties.py",
-           "check_causes.py": HANDOUT_CODE / "check_causes.py",
-           "check_narrowing.py": HANDOUT_CODE / "check_narrowing.py",
-           "check_observations.py": HANDOUT_CODE / "check_observations.py",
-           "check_recognisers.py": HANDOUT_CODE / "check_recognisers.py",
-           "check_raised.py": HANDOUT_CODE / "check_raised.py",
-           "check_clock.py": HANDOUT_CODE / "check_clock.py",
-           "figure_reading.py": HANDOUT_CODE / "figure_reading.py",
-           "check_convert.py": INSIDE / "convert.py",
-           "check_ipython_shell.py": INSIDE / "ipython_shell.py",
-           "check_errors.py": INSIDE / "errors.py"}
+# check.py's modules, beside it: its own (unjailed.py: your code run in a plain child, another
+# exercise of yours that a check calls) and the judge package it decides with, the grader's own files byte for
+# byte (tests/test_handout_engine.py): reading a file or notebook as Jupyter runs it, which form
+# counts, a check's status when a call gave no answer, the comparisons and properties, what is seen
+# in a wrong answer and the mistakes told by it, the failed checks grouped by cause.
+JUDGE = HANDOUT_CODE.parent / "judge"
+MODULES = {"unjailed.py": HANDOUT_CODE / "unjailed.py",
+           **{f"judge/{path.name}": path for path in sorted(JUDGE.glob("*.py"))}}
 DATA_FOLDER = "check_data"
 
 
@@ -56,6 +40,7 @@ def write_checker(out: Path, course: CourseConfig, variant: Variant | None = Non
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HANDOUT_CODE / "student_check.py", out / CHECKER)
     for name, source in MODULES.items():
+        (out / name).parent.mkdir(exist_ok=True)
         shutil.copyfile(source, out / name)
     return [out / CHECKER, *(out / name for name in MODULES), *write_check_data(out / DATA_FOLDER, course, variant)]
 
@@ -69,12 +54,18 @@ def shared_files(course: CourseConfig, varied: bool = False) -> dict[str, Path |
         for suffix in SOURCE_SUFFIXES:
             source = KIT_DATA / "exercises" / f"{stem}{suffix}"
             if source.is_file() and not (varied and stem in VARIED_FILES):
-                files[source.name] = source
+                files[source.name] = with_tests(source.read_bytes(), course, stem) if suffix == ".ipynb" else source
     files[CHECKER] = HANDOUT_CODE / "student_check.py"
     files.update(MODULES)
+    files.update(tests_files(course))
     exercise_files = ", ".join(f"`{stem}.py` or `{stem}.ipynb`" for stem in course.exercises)
     files["README.md"] = STUDENT_README.format(course=course.course, files=exercise_files).encode("utf-8")
     return files
+
+
+def with_tests(notebook: bytes, course: CourseConfig, stem: str) -> bytes:
+    """A stub notebook with the test cell after each task, as in the nbgrader release (task_cells.py)."""
+    return handout_notebook(notebook.decode("utf-8"), course, stem)
 
 
 def own_files(course: CourseConfig, variant: Variant, *, compressed: bool = True) -> dict[str, bytes]:
@@ -85,7 +76,8 @@ def own_files(course: CourseConfig, variant: Variant, *, compressed: bool = True
         for suffix in SOURCE_SUFFIXES:
             source = KIT_DATA / "exercises" / f"{stem}{suffix}"
             if source.is_file() and stem in VARIED_FILES:
-                files[source.name] = with_numbers(source, variant)
+                files[source.name] = with_tests(with_numbers(source, variant), course, stem) \
+                    if suffix == ".ipynb" else with_numbers(source, variant)
     files.update({f"{DATA_FOLDER}/{name}": data
                   for name, data in check_data_files(course, variant, compressed=compressed).items()})
     return files
@@ -101,11 +93,11 @@ def write_handout(out: Path, course: CourseConfig, *, force: bool = False,
     if out.is_dir() and any(out.iterdir()) and not force:
         raise HandoutError(f"{out} is not empty; give a new folder, or --force to overwrite the handout's files "
                            f"in it (a student's edited exercise files would be overwritten too)")
-    (out / DATA_FOLDER).mkdir(parents=True, exist_ok=True)
     files = {**shared_files(course, varied=variant is not None),
              **(own_files(course, variant) if variant is not None else
                 {f"{DATA_FOLDER}/{name}": data for name, data in check_data_files(course).items()})}
     for name, source in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)       # judge/ and check_data/
         if isinstance(source, Path):
             shutil.copyfile(source, out / name)
         else:
@@ -117,27 +109,35 @@ STUDENT_README = """# {course}
 
 ## Set up (once)
 
-You need Python 3.10 or newer with numpy, matplotlib and torch. PyTorch's CPU build is enough (and
-a fraction of the size of the default GPU build):
+You need Python 3.10 or newer. Make a virtual environment for the course in this folder, and
+install numpy, matplotlib and torch in it (PyTorch's CPU build is enough, a fraction of the size
+of the default GPU build), and Jupyter if you work in the notebooks:
 
 ```bash
-pip install numpy matplotlib
-pip install torch --index-url https://download.pytorch.org/whl/cpu
-# or, with conda:
-conda install numpy matplotlib pytorch cpuonly -c pytorch
+python3 -m venv .venv
+source .venv/bin/activate            # Windows: .venv\\Scripts\\activate
+pip install numpy matplotlib torch --extra-index-url https://download.pytorch.org/whl/cpu
+pip install jupyter                  # for the notebooks (.ipynb) only
 ```
+
+Activate it again (the `source` line) in each new terminal. With conda instead:
+`conda create -n attention python=3.12 numpy matplotlib pytorch cpuonly jupyter -c pytorch`, then
+`conda activate attention`.
 
 ## Work and check
 
 Fill in each exercise where it says `TODO(<task id>)`, in the `.py` file (any editor) or in the
-`.ipynb` notebook (Jupyter): one of the two per exercise. Then check your work:
+`.ipynb` notebook (Jupyter: `jupyter notebook` or `jupyter lab` in this folder): one of the two per
+exercise. In a notebook, each task is followed by a test cell: save the notebook (Ctrl-S), then run
+that cell; it checks the saved file, as `check.py` does. In a terminal, in this folder:
 
 ```bash
-python check.py                      # every exercise
-python check.py attention            # one exercise (attention.py or attention.ipynb work too)
-python check.py --watch              # check an exercise again each time you save it, and those that call it (Ctrl-C stops)
-python check.py --json results.json  # also write each check's result to a file
-python check.py --help
+python check.py                       # every exercise
+python check.py attention causal_mask # these exercises (attention.py or attention.ipynb name it too)
+python check.py --watch               # check an exercise again each time you save it, and those that call it (Ctrl-C stops)
+python check.py --watch attention     # watch these exercises only
+python check.py --json results.json   # also write each check's result to a file
+python check.py --help                # the exercises and these options
 ```
 
 `check.py` runs the course's visible checks with the grader's own code: the same reading of your
@@ -148,7 +148,9 @@ Hidden checks, and the values of your hand computation, are graded after you han
 An exercise may use another (`from attention import softmax` in the causal mask): the grader gives
 it a correct `attention`, so a mistake there is not charged twice. `check.py` has only yours: a
 check that fails while it calls your `attention`, which does not pass its own checks yet, "waits
-on attention" and is not decided until that exercise passes.
+on attention" and is not decided until that exercise passes. Python (and Jupyter) imports
+`attention.py`, never `attention.ipynb`: if you work in the notebook, download it as `attention.py`
+(Jupyter: File > Download as > Python) before another exercise imports it.
 
 ## Which file counts, and what to hand in
 

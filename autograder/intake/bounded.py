@@ -1,6 +1,6 @@
 """Everything the grader does with a student's bytes -- listing and staging their folder,
 unpacking archives, reading notebooks, compiling and parsing their code, fingerprinting it -- is
-done in a child of the parse helper (autograder/helper_process.py, whose children run
+done in a child of the parse helper (autograder/sandbox/helper_process.py, whose children run
 autograder/intake/parse_helper.py's operations), under the limits of one item and within what is
 left of that student's budget (autograder/intake/budget.py), and charged to it: the CPU time the
 child used, measured when it ends.
@@ -26,7 +26,7 @@ import os
 import re
 import struct
 
-from autograder import helper_process
+from autograder.sandbox import helper_process
 from autograder.intake import budget
 
 ITEM_WALL_SECONDS = 60.0        # a child starved by a busy machine, not one that works: helper_process

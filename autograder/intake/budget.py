@@ -23,30 +23,11 @@ import math
 import resource
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Iterator
+from typing import Iterator
 
-from autograder.config.constraints import Constraints
+from autograder.config.limits import IntakeLimits
 
 MIN_CHILD_CPU = 1       # s: less than this left, no child is started
-
-
-@dataclass(frozen=True)
-class IntakeLimits:
-    """What reading one student's submission may use in all (course.yml `limits.intake`)."""
-    __pydantic_config__ = {"extra": "forbid"}     # a misspelt key in course.yml is an error
-
-    cpu_seconds: Annotated[float, Constraints(ge=1, le=3600)] = 30.0     # every child of one submission together
-    item_cpu_seconds: Annotated[int, Constraints(ge=1, le=600)] = 10     # one archive, notebook or file
-    memory_mb: Annotated[int, Constraints(ge=64, le=1 << 16)] = 256      # each child, above what it maps at its start
-    staged_mb: Annotated[int, Constraints(ge=1, le=1 << 16)] = 64        # bytes copied or unpacked (sparse files: their size)
-    files: Annotated[int, Constraints(ge=1, le=1_000_000)] = 1_000       # files staged
-    entries: Annotated[int, Constraints(ge=1, le=1_000_000)] = 10_000    # folder entries and archive members looked at
-    archives: Annotated[int, Constraints(ge=1, le=1_000)] = 8            # archives opened
-    notebook_kb: Annotated[int, Constraints(ge=1, le=1 << 20)] = 4_096   # notebooks' code, their cells joined
-
-    @property
-    def staged_bytes(self) -> int:
-        return self.staged_mb * 1024 * 1024
 
 
 # What is counted, the limit it is held to, and how the feedback says it.

@@ -3,8 +3,8 @@ browser's copy beside the student's renamed version): each is graded and the bet
 as with the two forms of one exercise, and the exercise's note says so.
 
 Intake marks such a stem AMBIGUOUS and grades none; the grader (grading/submission.py) grades each
-of `candidate_sources` (at most intake.files' limit, so a folder of twenty copies costs no more than
-four) and `the_better` keeps the best.
+of `candidate_sources` (at most the judge's limit, forms.CANDIDATES_GRADED, so a folder of twenty
+copies costs no more than four) and `the_better` keeps the best (forms.the_better: check.py's rule too).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.intake.files import Flag, candidates
+from autograder.judge import forms
 from autograder.results import ExerciseResult
 
 
@@ -22,9 +23,9 @@ def ambiguous(exercise: ExerciseResult) -> bool:
 
 def candidate_sources(folder: Path, stem: str) -> list:
     """Each file that could be `stem`'s, read (a SourceFile, or a LoadError saying why not), to be
-    graded by the caller (at most intake.files' limit of them); read in a bounded child charged
+    graded by the caller (at most forms.CANDIDATES_GRADED of them); read in a bounded child charged
     to the submission being read."""
-    from autograder import helper_process
+    from autograder.sandbox import helper_process
     from autograder.intake import bounded
     from autograder.intake.load import LoadError, loaded_answer
 
@@ -64,18 +65,16 @@ def _candidates_here(folder: Path, stem: str) -> list:
 
 def the_better(exercise: ExerciseResult, graded: list[ExerciseResult]) -> ExerciseResult:
     """`exercise` (graded as ambiguous: nothing) replaced by the best of its candidates, `graded`,
-    with a note that says so."""
+    by the judge's rule (forms.the_better), with a note that says so."""
     if len(graded) < 2:
         return exercise
-    # on a tie, a file whose every check is unanswered (an untouched stub) never beats one that
-    # answered or broke (the student's work, its error named); then the first in name order
-    best = max(graded, key=lambda e: (e.score, not _untouched(e)))
-    scores = ", ".join(f"{e.graded_file} {e.score:g}/{e.max_score:g}" for e in graded)
-    note = (f"several files could be {exercise.stem}'s: all were graded ({scores}); the better, "
-            f"{best.graded_file}, counts; keep one and name it {exercise.stem}.py or {exercise.stem}.ipynb")
-    return replace(best, note="; ".join(filter(None, (best.note, note))),
+    best, note = forms.the_better(exercise.stem, [as_graded(e) for e in graded])
+    kept = graded[best]
+    return replace(kept, note="; ".join(filter(None, (kept.note, note))),
                    flags=tuple(f for f in exercise.flags if f != Flag.AMBIGUOUS.value) + (Flag.CANDIDATES.value,))
 
 
-def _untouched(exercise: ExerciseResult) -> bool:
-    return all(c.status == "not_implemented" for c in exercise.checks)
+def as_graded(exercise: ExerciseResult) -> forms.Graded:
+    """An exercise's result as the judge weighs one file against another."""
+    return forms.Graded(exercise.graded_file or "", exercise.score, exercise.max_score, exercise.note,
+                        untouched=all(c.status == "not_implemented" for c in exercise.checks))

@@ -13,8 +13,8 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from autograder.intake.load import SourceFile
-from autograder.handout import check_notebook
-from autograder.handout.check_notebook import raised_note
+from autograder.judge import notebook
+from autograder.judge.notebook import raised_note
 
 
 def open_session(stack: ExitStack, sandbox, stem: str, loaded: SourceFile, provided: dict):
@@ -34,7 +34,7 @@ def session_source(loaded: SourceFile):
 def skipped_definitions(loaded: SourceFile, skipped) -> dict[str, int]:
     """name -> the skipped cell (its number) that would have defined it: the loader's cells that
     do not compile, and the cells that raised before their definitions ran (check.py finds them alike)."""
-    return check_notebook.skipped_definitions(list(loaded.cells), list(getattr(loaded.source, "skipped_cells", ())),
+    return notebook.skipped_definitions(list(loaded.cells), list(getattr(loaded.source, "skipped_cells", ())),
                                               [s.index for s in skipped])
 
 

@@ -3,7 +3,7 @@
 texts, so that the grader's own process parses none of it:
 
     imports   which of torch and matplotlib it imports (the zygote it needs: sandbox/zygotes.py)
-    literals  name -> value, when it only binds literals (read, not run: intake/literals.py,
+    literals  name -> value, when it only binds literals (read, not run: sandbox/literals.py,
               sandbox/inert.py), and the modules such a file imports (a course may block one)
     stubs     the graded names it leaves as stubs, for the stem it is read as (intake/stubs.py)
     has_work  whether it answers anything for that stem (which form of an exercise counts)
@@ -21,17 +21,18 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.sandbox.literals import Read
+
 WANTED = ("torch", "matplotlib")
 KEPT = 1024     # texts remembered: the students in flight, not the class
 
 
 @dataclass(frozen=True)
-class Facts:
-    imports: frozenset[str]
-    literals: dict[str, Any] | None
-    modules: frozenset[str]
-    stubs: frozenset[str] | None
-    has_work: bool | None
+class Facts(Read):
+    """What the sandbox must know (literals.Read), and for the stem a file is read as: the graded
+    names it leaves as stubs, and whether it answers anything."""
+    stubs: frozenset[str] | None = None
+    has_work: bool | None = None
 
 
 NOTHING_KNOWN = {"imports": [], "literals": None, "stubs": None, "has_work": None}   # such a source runs in a child
@@ -40,8 +41,8 @@ NOTHING_KNOWN = {"imports": [], "literals": None, "stubs": None, "has_work": Non
 def facts_here(texts: list[str], stem: str | None) -> dict:
     """The facts of `texts` (a file, or a notebook's cells) as JSON-able data, found in this process
     (a child). `stem`: the stem whose stubs and work are asked for, on the texts joined (None: none)."""
-    from autograder.intake.literals import UNBOUND, inert_texts, plain_literal
-    from autograder.intake.syntax import imported_modules, imports_among
+    from autograder.sandbox.literals import UNBOUND, inert_texts, plain_literal
+    from autograder.judge.syntax import imported_modules, imports_among
 
     imports = sorted(set().union(*(imports_among(text, WANTED) for text in texts)))
     values = inert_texts(tuple(texts))
@@ -64,7 +65,7 @@ def facts_here(texts: list[str], stem: str | None) -> dict:
 
 def _from_plain(plain: Any) -> Facts:
     """Facts from a child's answer, each field of its type (else ValueError)."""
-    from autograder.intake.literals import UNBOUND, literal_from_plain
+    from autograder.sandbox.literals import UNBOUND, literal_from_plain
 
     if not isinstance(plain, dict) or not isinstance(plain.get("imports"), list):
         raise ValueError("facts that are not")
@@ -135,7 +136,7 @@ def of(texts: tuple[str, ...], stem: str | None = None) -> Facts:
         if key in _MEMO:
             _MEMO.move_to_end(key)
             return _MEMO[key][0]
-    from autograder import helper_process
+    from autograder.sandbox import helper_process
     from autograder.intake import bounded
 
     if helper_process.in_child():
@@ -148,24 +149,9 @@ def of(texts: tuple[str, ...], stem: str | None = None) -> Facts:
     return remember(texts, stem, plain)
 
 
-def texts_of(source: str | list) -> tuple[str, ...]:
-    """The texts of a source as the sandbox takes it: a string, or a notebook's cells (dicts, or
-    their texts)."""
-    if isinstance(source, str):
-        return (str(source),)
-    return tuple(str(c.get("source", "")) if isinstance(c, dict) else str(c) for c in source)
-
-
-def imports_among(source: str | list, wanted: tuple[str, ...] = WANTED) -> set[str]:
-    return set(of(texts_of(source)).imports) & set(wanted)
-
-
-def inert_values(source: str | list, blocked: tuple[str, ...] = ()) -> dict[str, Any] | None:
-    """literals.inert_values of a source, found in a child."""
-    found = of(texts_of(source))
-    if found.literals is None or found.modules & set(blocked):
-        return None
-    return dict(found.literals)
+def read(texts: tuple[str, ...]) -> Facts:
+    """The Sandbox's reader (sandbox.literals.Read): what a student's source imports and binds."""
+    return of(tuple(texts))
 
 
 def stubs(source: str, stem: str) -> frozenset[str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from enum import Enum
@@ -24,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from autograder.intake import SOURCE_SUFFIXES
+from autograder.judge import forms
+from autograder.judge.forms import ignored, normal_stem  # noqa: F401 - the judge's rule: names intake skips, near misses
 
 MAX_BYTES = 2 * 1024 * 1024      # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 MAX_ENTRIES = 5_000              # entries read from one folder: a real submission has a dozen
@@ -34,8 +35,6 @@ MAX_LINK_HOPS = 8
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _O_FILE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
-IGNORED_NAMES = {"__MACOSX", "__pycache__", "Thumbs.db", "desktop.ini", "Icon\r"}
-BACKUP_SUFFIXES = (".bak", ".orig", ".swp", ".swo", ".tmp", ".pyc")
 
 
 class Flag(str, Enum):
@@ -88,32 +87,6 @@ class Refused(Exception):
     def __init__(self, relpath: str, message: str):
         super().__init__(message)
         self.relpath, self.message = relpath, message
-
-
-# ---------------------------------------------------------------- names
-
-def ignored(name: str) -> bool:
-    """Not part of anyone's work: hidden files, zip and OS litter, editor backups."""
-    return (name.startswith(".") or name in IGNORED_NAMES or name.endswith("~")
-            or (name.startswith("#") and name.endswith("#")) or name.lower().endswith(BACKUP_SUFFIXES))
-
-
-_COPY = re.compile(r"\s*\(\d+\)$")                                    # "attention (1)"
-_VERSION = re.compile(r"(?:[_\s]*(?:v|ver|version)?[_\s]*\d+|[_\s]+(?:final|copy|new|old))$")
-
-
-def normal_stem(filename: str) -> str:
-    """The stem a file name most likely meant: lower case, '-' and spaces as '_', no copy
-    counter or trailing version. `Attention-v2 (1).py` -> `attention`."""
-    base = filename[: -len(Path(filename).suffix)] if Path(filename).suffix else filename
-    base = _COPY.sub("", base.strip()).lower()
-    base = re.sub(r"[-\s]+", "_", base).strip("_")
-    for _ in range(3):          # "attention_v2_final"
-        shorter = _VERSION.sub("", base).strip("_")
-        if shorter == base or not shorter:
-            break
-        base = shorter
-    return base
 
 
 # ---------------------------------------------------------------- the folder, by descriptor
@@ -348,41 +321,28 @@ def _kind(root: Folder, parts: tuple[str, ...]) -> str:
         return "other"
 
 
-def _near(root: Folder, base: tuple[str, ...], names: list[str], stem: str, suffix: str) -> list[str]:
-    """The names that could mean `stem` + `suffix`. A folder named like a file is not one (a link
-    or a file is, and is judged on reading)."""
-    return [n for n in names if n.lower().endswith(suffix) and normal_stem(n) == stem
-            and _kind(root, base + (n,)) != "dir"]
+class _Folders:
+    """The names of a folder that are folders, each looked at when asked (a link or a file named
+    like an exercise is one, judged on reading)."""
+
+    def __init__(self, root: Folder, base: tuple[str, ...]):
+        self.root, self.base = root, base
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and _kind(self.root, self.base + (name,)) == "dir"
 
 
 def _for_stem(root: Folder, base: tuple[str, ...], names: list[str], stem: str, notes: tuple[str, ...],
               truncated: bool, where: str) -> StemFiles:
     flags = (Flag.SUBFOLDER,) if base else ()
     prefix = f"{where}/" if where else ""
-    chosen: list[tuple[str, str]] = []       # (name, note)
-    for suffix in SOURCE_SUFFIXES:
-        exact = f"{stem}{suffix}"
-        near = _near(root, base, names, stem, suffix)
-        if exact in near:
-            chosen.append((exact, ""))
-            continue
-        if len(near) == 1:
-            chosen.append((near[0], f"no {exact} was found, so {prefix}{near[0]} was graded as {exact}; "
-                                    f"name it {exact} next time"))
-        elif len(near) > 1:
-            listed = ", ".join(prefix + n for n in near)
-            return StemFiles(stem, problem=Problem(stem, prefix + near[0], (
-                f"no {exact}, and several files could be meant: {listed}; keep one and name it {exact}"),
-                flags + (Flag.AMBIGUOUS,)), notes=notes)
-    if not chosen:
-        others = [prefix + n for n in names if normal_stem(n) == stem or normal_stem(n).startswith(stem)]
-        why = f"no {stem}.py or {stem}.ipynb in the submission"
-        if others:
-            why += f" (found {', '.join(others[:5])}: submit the .py or .ipynb file itself)"
-        elif truncated:
-            why += f" (the folder holds more than {MAX_ENTRIES} entries; only the first were looked at)"
-        return StemFiles(stem, problem=Problem(stem, None, why), notes=notes)
-    files, problems = _read(root, base, chosen, stem, flags, notes)
+    found = forms.named(stem, names, _Folders(root, base), where, MAX_ENTRIES if truncated else None)
+    if found.ambiguous:
+        return StemFiles(stem, problem=Problem(stem, prefix + found.ambiguous[0], found.problem,
+                                               flags + (Flag.AMBIGUOUS,)), notes=notes)
+    if not found.files:
+        return StemFiles(stem, problem=Problem(stem, None, found.problem), notes=notes)
+    files, problems = _read(root, base, list(found.files), stem, flags, notes)
     if not files:
         return StemFiles(stem, problem=problems[0], notes=notes)
     return StemFiles(stem, files=tuple(files), notes=notes)
@@ -414,16 +374,14 @@ def _read(root: Folder, base: tuple[str, ...], chosen: list[tuple[str, str]], st
     return files, problems
 
 
-def candidates(folder: Path, stem: str, limit: int = 4) -> tuple[Found, ...]:
-    """Every file that could be `stem`'s where intake found it AMBIGUOUS, read as discover reads
-    one; () when more than `limit` (left ambiguous). The caller grades each, keeps the better."""
+def candidates(folder: Path, stem: str) -> tuple[Found, ...]:
+    """Every file that could be `stem`'s where intake found it AMBIGUOUS (forms.candidates), read as
+    discover reads one. The caller grades each, keeps the better (forms.the_better)."""
     with Folder(Path(folder)) as root:
         base, notes = _descend(root)
         names, _ = root.listdir(base)
         visible = [n for n in names if not ignored(n)]
-        near = [n for suffix in SOURCE_SUFFIXES for n in _near(root, base, visible, stem, suffix)]
-        if len(near) > limit:
-            return ()
+        near = forms.candidates(stem, visible, _Folders(root, base))
         flags = (Flag.SUBFOLDER,) if base else ()
         files, _ = _read(root, base, [(n, "") for n in near], stem, flags, notes)
         return tuple(files)

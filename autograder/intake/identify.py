@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from autograder.intake.roster import SAID, Claim, Enrolment, Person, as_named, roster_index, rows_of
 from autograder.intake.students import Student
+from autograder.judge.words import counted
 
 # An id names files in OUT (results/<id>.json, feedback/<id>.html): nothing that leads out of it.
 SAFE_ID = re.compile(r"^[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*$")
@@ -156,5 +157,5 @@ def refuse_unknown(class_list: ClassList, variants_on: bool, roster_given: bool)
            "an LMS's download names students by the LMS's number only: give --roster ROSTER.csv, the roster "
            "the handouts were made from")
     raise UnknownStudents(f"variants are on (course.yml variants:) and nobody can tell whose numbers "
-                          f"{len(names)} submission{'s' if len(names) != 1 else ''} should hold; {fix} "
+                          f"{counted(len(names), 'submission')} should hold; {fix} "
                           f"(docs/variants.md). Nothing was graded.\n  {shown}")

@@ -3,7 +3,7 @@
 Nothing is executed here. Notebooks become their code cells (`Cell`: 1-based index among the
 notebook's cells, source, whether it is a solution cell) and the concatenation of those cells as
 the source. A cell that is not plain Python (`%%time`, `%matplotlib inline`, `!pip install`,
-`np.exp?`) becomes what IPython runs (autograder/handout/check_notebook.py), as in Jupyter's Run All. A
+`np.exp?`) becomes what IPython runs (autograder/judge/notebook.py), as in Jupyter's Run All. A
 scratch cell (not a solution cell) that does not compile even so is left out with a note; a
 solution cell that does not compile makes the file a LoadError naming cell and line. A notebook
 is read in a bounded child (autograder/intake/bounded.py): JSON, nbformat and IPython's
@@ -26,14 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.handout.check_notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
-                                               Cell, compile_problem, is_kit_cell, is_nbgrader_test_cell,
-                                               is_solution_cell, notebook_cells, plain_v4, skip_note)
-from autograder.handout import check_notebook
+from autograder.judge.notebook import (KIT_CELL_ROLES, NBGRADER_STUB, NBGRADER_STUB_ANSWER,  # noqa: F401
+                                       Cell, compile_problem, is_kit_cell, is_nbgrader_test_cell,
+                                       is_solution_cell, notebook_cells, plain_v4, skip_note)
+from autograder.judge import notebook
+from autograder.judge.reading import MAX_BYTES, text_of, too_big
+from autograder.judge.syntax import TextMemo
 from autograder.intake import budget, facts
-from autograder.intake.syntax import TextMemo
-
-MAX_BYTES = 2 * 1024 * 1024   # a hand-written exercise file is a few KB; a notebook with plots maybe 1 MB
 
 
 class NotebookSource(str):
@@ -87,7 +86,7 @@ class LoadError:
 def load_submission(folder: Path, stems: tuple[str, ...] | None = None) -> dict[str, SourceFile | LoadError]:
     """Each stem's source (default: the contract's stems), chosen and read by autograder.intake.files
     (never outside `folder`), in a bounded child charged to the submission being read."""
-    from autograder import helper_process
+    from autograder.sandbox import helper_process
     from autograder.intake import bounded
 
     if stems is None:
@@ -141,7 +140,7 @@ def _choose(files) -> SourceFile | LoadError:
             loaded.append(SourceFile(stem, found.relpath, source, found.note, flags))
     if len(loaded) == 1 or not any(isinstance(s, SourceFile) for s in loaded):
         return loaded[0]
-    from autograder.handout.check_forms import Form, choose
+    from autograder.judge.forms import Form, choose
 
     forms = [Form(s.filename, s.message if isinstance(s, LoadError) else None,
                   isinstance(s, SourceFile) and has_work(s.source, stem)) for s in loaded]
@@ -163,7 +162,7 @@ def _noted(source: SourceFile | LoadError, note: str, flag: str = "",
 def read_source(path: Path, stem: str) -> str | LoadError:
     """The source of one file (a watcher's saved file, nbgrader's submitted notebook), read and
     parsed in a bounded child: the grader opens the file and hands it over."""
-    from autograder import helper_process
+    from autograder.sandbox import helper_process
     from autograder.intake import bounded
 
     name = path.name
@@ -180,21 +179,16 @@ def read_source(path: Path, stem: str) -> str | LoadError:
         os.close(fd)
 
 
-def _too_big(name: str, size: int) -> str:
-    return (f"{name} is {size / 1e6:.1f} MB or more; the limit is {MAX_BYTES / 1e6:.0f} MB "
-            f"(clear the notebook's outputs and submit again)")
-
-
 def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
     """The Python source of a file's bytes (a notebook's code cells), or why there is none; in a
     bounded child."""
-    from autograder import helper_process
+    from autograder.sandbox import helper_process
     from autograder.intake import bounded
 
     if helper_process.in_child():
         return _source_here(data, name, suffix, stem)
     if len(data) > MAX_BYTES:
-        return LoadError(stem, name, _too_big(name, len(data)))
+        return LoadError(stem, name, too_big(name, len(data)))
     array = np.frombuffer(data, dtype=np.uint8)
     return _source_answer(bounded.run("source", [array, name, suffix, stem], item=False), stem)
 
@@ -202,7 +196,7 @@ def source_from_bytes(data: bytes, name: str, suffix: str, stem: str) -> str | L
 def source_here(data, name: str, suffix: str, stem: str, _here: bool = False) -> dict:
     """What source_from_bytes and read_source run in their child: the bytes (or a file handed
     over, {"fd": i}) as data (plain_source), with their facts."""
-    from autograder import helper_process
+    from autograder.sandbox import helper_process
 
     if isinstance(data, dict):
         fd = data["fd"] if _here else helper_process.handed(int(data["fd"]))
@@ -231,18 +225,9 @@ def _source_answer(answer, stem: str) -> str | LoadError:
 
 def _source_here(data: bytes, name: str, suffix: str, stem: str) -> str | LoadError:
     """source_from_bytes, in this process (a child)."""
-    if len(data) > MAX_BYTES:
-        return LoadError(stem, name, _too_big(name, len(data)))
-    if not data.strip():
-        return LoadError(stem, name, f"{name} is empty")
-    if b"\x00" in data:
-        return LoadError(stem, name, f"{name} is a binary file, not Python source or a notebook")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        return LoadError(stem, name, f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); "
-                                     f"save it as UTF-8")
+    text = text_of(data, name)
+    if isinstance(text, tuple):
+        return LoadError(stem, name, text[0])
     if suffix.lower() == ".ipynb":
         return _notebook_source(text, name, stem)
     problem = _python_problem(text, name, stem)
@@ -431,8 +416,8 @@ def _cell_from(plain: dict) -> Cell:
 
 def compiled_cells(cells: list[Cell], name: str, stem: str) -> NotebookSource | LoadError:
     """The cells that compile, joined; a scratch cell that does not is left out with a note
-    (check_notebook.compiled_cells: the handout's check.py reads notebooks with it too)."""
-    kept, skipped, left_out = check_notebook.compiled_cells(cells, name, syntax_problem)
+    (notebook.compiled_cells: the handout's check.py reads notebooks with it too)."""
+    kept, skipped, left_out = notebook.compiled_cells(cells, name, syntax_problem)
     if kept is None:
         return LoadError(stem, name, skipped)
     return NotebookSource.join(kept, skipped, left_out)

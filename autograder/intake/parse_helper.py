@@ -1,4 +1,4 @@
-"""What the parse helper's children do (autograder/helper_process.py runs them; bounded.py asks):
+"""What the parse helper's children do (autograder/sandbox/helper_process.py runs them; bounded.py asks):
 each reads some of one student's bytes within its limits and answers in JSON and .npy arrays.
 
 Every operation runs under the student's account as the grader holds it (budget.Account, sent

@@ -26,11 +26,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
-from autograder import helper_process
+from autograder.sandbox import helper_process
 from autograder.intake import SOURCE_SUFFIXES, bounded, budget
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
 from autograder.intake.files import MAX_BYTES, Flag, Folder, ignored, normal_stem
 from autograder.intake.students import Student
+from autograder.judge.words import counted
 from autograder.results import Why
 
 NOTHING_GRADABLE = Why.nothing_gradable      # CheckResult.reason: files were there, none gradable
@@ -180,7 +181,7 @@ def _unpack_archive(root: Folder, given: str, real: str, files: str, account: bu
         before = (unpacked.bytes_left, unpacked.files_left, unpacked.members_left)
         try:
             count = extract(helper_process.fd_path(fd), given, files, unpacked)
-            notes.append(f"your upload {given} was unpacked and its {count} files graded as your submission")
+            notes.append(f"your upload {given} was unpacked and its {counted(count, 'file')} graded as your submission")
         except ArchiveRefused as err:
             notes.append(str(err))
         for what, was, now in zip(("staged_bytes", "files", "entries"), before,
@@ -242,9 +243,7 @@ def nothing_gradable(result, found: tuple[str, ...] | list[str]):
     """A submission with files but none gradable: every check keeps status "missing" (not handed
     in: an empty cell) with the reason NOTHING_GRADABLE and a message naming what was there,
     so the report and the terminal list it instead of a silent 0."""
-    from autograder.reports.grades_csv import submitted
-
-    if not found or any(submitted(e) for e in result.exercises):
+    if not found or any(e.handed_in for e in result.exercises):
         return result
     said = [e.note for e in result.exercises[:1] if e.note]
     why = (f"the submission holds {', '.join(found[:5])}{' ...' if len(found) > 5 else ''} but no file the "

@@ -96,7 +96,7 @@ def class_lateness(course, course_dir: Path, class_list, header: tuple[str, ...]
     the penalty. Raises LateError or TimesError naming the file and line of a bad row."""
     from autograder.config.clock import course_zone
     from autograder.intake.roster import _norm
-    from autograder.reports.late_policy import LateError, lateness, parse_due, read_extensions
+    from autograder.intake.late_policy import LateError, lateness, parse_due, read_extensions
 
     late = course.late
     if late.due is None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import helper_process
+from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, staging
 from autograder.integrity.similarity import Made, made_from, made_here
 from autograder.intake.load import LoadError, SourceFile, loaded_here, source_from_bytes

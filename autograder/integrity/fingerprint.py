@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 # Through the kit's one parse lock: a class run fingerprints in its main thread while its lanes
-# parse (CPython 3.11's ast.parse is not thread-safe, intake/syntax.py).
-from autograder.intake.syntax import parse
+# parse (CPython 3.11's ast.parse is not thread-safe, judge/syntax.py).
+from autograder.judge.syntax import parse
 from autograder.integrity.canonical import canonicalise, in_canonical_order
 from autograder.integrity.live_code import live_statements
 

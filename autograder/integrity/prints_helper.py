@@ -1,4 +1,4 @@
-"""What the similarity pass's children do (autograder/helper_process.py runs them): a student's
+"""What the similarity pass's children do (autograder/sandbox/helper_process.py runs them): a student's
 graded files read as grading read them and fingerprinted (integrity/class_code.py,
 `prints_here`), besides everything the parse helper's children do (autograder/intake/parse_helper.py),
 which reading a submission needs."""

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.intake.syntax import parse
+from autograder.judge.syntax import parse
 from autograder.integrity.excerpt import ExcerptLine, excerpt_of, shared_lines
 from autograder.integrity.fingerprint import (Fingerprint, boilerplate, fingerprint, given_statements, normalise,
                                               shared_slices)

@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 from autograder.intake.load import LoadError, SourceFile
+from autograder.judge.words import noun
 
 
 COURSE_ENV = "ATTNKIT_COURSE"          # set by the course's nbgrader_config.py
@@ -126,7 +127,7 @@ def report_lines(results, course, points: float | None = None, earlier=()) -> li
     cause told there is referred to, not told again."""
     from dataclasses import replace
 
-    from autograder.handout.check_causes import plain_lines
+    from autograder.judge.causes import plain_lines
     from autograder.reports.causes import causes
     from autograder.reports.maths import readable
 
@@ -155,7 +156,7 @@ def report_lines(results, course, points: float | None = None, earlier=()) -> li
     total, best = sum(r.score for r in results), sum(r.max_score for r in results)
     if points is not None and points > best:
         rest = points - best
-        lines.append(f"score: {total:g} / {points:g} ({rest:g} point{'s' if rest != 1 else ''} "
+        lines.append(f"score: {total:g} / {points:g} ({rest:g} {noun(rest, 'point')} "
                      f"in hidden checks, graded after you hand in)")
     else:
         lines.append(f"score: {total:g} / {best:g}")

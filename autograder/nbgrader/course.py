@@ -18,7 +18,7 @@ In each notebook (see docs/nbgrader.md):
   still shows what to fill in.
 * after the cell (and its demo cells) of each task, a locked autograded test cell worth the
   task's points in course.yml: a comment and ``attnkit_tests.run("<task>")``
-  (autograder/nbgrader/notebook_tests.py, released beside the notebook), which runs the handout's
+  (autograder/handout/notebook_tests.py, released beside the notebook), which runs the handout's
   check.py on the saved notebook in a fresh interpreter for the task's visible checks (listed
   in attnkit_tests.json; the hidden ones are only in the course file, so the released cell
   equals the source cell), prints the report and returns the score: nbgrader's partial
@@ -44,15 +44,17 @@ from pathlib import Path
 from autograder.build.exercises import (BEGIN, SOLUTIONS_DIR, BuildError, module_level_stub, parse_regions, solution_files,
                               to_notebook)
 from autograder.config.course import CourseConfig, course_data
+# the test cell after each task, the same in the handout's notebooks (re-exported: the nbgrader
+# modules' vocabulary)
+from autograder.handout.task_cells import (TESTS_MODULE, cell_timeout, nbgrader_metadata, safe_id,  # noqa: F401
+                                           task_cell_source, task_grade_id, task_of, task_points, task_table,
+                                           tasks, tests_files, with_test_cells)
 from autograder.nbgrader.shared_machine import NBGRADER_EXCHANGE, exchange_root, setup_advice
 
-NBGRADER_SCHEMA = 3
 SOURCE_DIR = "source"
 CONFIG_FILE = "nbgrader_config.py"
 COURSE_FILE = "attnkit_course.yml"     # the name autograder.nbgrader.cells looks for
-TESTS_MODULE = "attnkit_tests"         # beside the notebooks: what their test cells call (notebook_tests.py)
 COLLECT_CLASS = "autograder.nbgrader.collect.OwnerCheckedCollect"
-GRADER_STARTUP = 60                    # seconds a test cell allows for starting the grader and its sandbox
 
 
 def written_questions(stem: str) -> tuple:
@@ -77,44 +79,6 @@ class CourseError(Exception):
 # --------------------------------------------------------------------------- names shared with gradebook.py
 
 
-def safe_id(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
-
-
-def task_grade_id(task: str) -> str:
-    """The grade id of the autograded test cell of a task: ``attention.softmax`` ->
-    ``tests_attention_softmax``."""
-    return "tests_" + safe_id(task)
-
-
-def task_of(check_id: str) -> str:
-    return ".".join(check_id.split(".")[:2])
-
-
-def tasks(course: CourseConfig, stem: str) -> dict[str, list[str]]:
-    """The tasks of an exercise and their check ids, in the kit's order (only checks the
-    course gives points to, or lists with 0 points)."""
-    from autograder.checks import CHECKS
-
-    out: dict[str, list[str]] = {}
-    for check in CHECKS[stem]:
-        if check.id in course.exercises[stem].checks:
-            out.setdefault(task_of(check.id), []).append(check.id)
-    return out
-
-
-def task_points(course: CourseConfig, check_ids: list[str]) -> float:
-    return float(sum(course.check(cid).points for cid in check_ids))
-
-
-def cell_timeout(course: CourseConfig, n_checks: int) -> int:
-    """Seconds a test cell waits for its grader: start-up, one import of the notebook's code
-    and every call running into the call limit (the sandbox stops calling a function after
-    its first timeout, so this is generous)."""
-    lim = course.limits
-    return int(math.ceil(GRADER_STARTUP + 2 * lim.import_timeout + n_checks * lim.call_timeout))
-
-
 def execute_timeout(course: CourseConfig) -> int:
     """nbgrader's per-cell timeout (``Execute.timeout``): longer than the longest test cell's
     own wait, so a test cell always ends with its own message; a hanging student cell is
@@ -124,41 +88,6 @@ def execute_timeout(course: CourseConfig) -> int:
 
 
 # --------------------------------------------------------------------------- cells
-
-
-def _nbgrader(grade_id: str, *, solution: bool, grade: bool, locked: bool, points: float | None = None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": NBGRADER_SCHEMA,
-            "solution": solution}
-    if points is not None:
-        meta["points"] = points
-    return meta
-
-
-def task_cell_source(stem: str, task: str, points: float, hidden_points: float) -> str:
-    """The code of one autograded test cell: a comment that says what it tests, and one call
-    (``attnkit_tests.run``, released beside the notebook: it checks the saved notebook with the
-    handout's check.py in a fresh process and returns the score, the cell's last value). The
-    checks it runs are in attnkit_tests.json, visible ones only, so the released cell is the
-    source cell and nbgrader sees no changed checksum."""
-    lines = [f"# Tests of {task} ({points:g} points).", f"# Save {stem}.ipynb first: they check the saved file."]
-    if hidden_points:
-        lines.append(f"# {hidden_points:g} of the {points:g} points are for hidden checks, graded after you hand in.")
-    lines += [f"import {TESTS_MODULE}", f"{TESTS_MODULE}.run({json.dumps(task)})"]
-    return "\n".join(lines)
-
-
-def task_table(course: CourseConfig) -> dict[str, dict]:
-    """What each test cell runs (attnkit_tests.json): per graded task its exercise, visible
-    checks, points and how long the cell waits for the checker."""
-    table = {}
-    for stem in course.exercises:
-        for task, ids in tasks(course, stem).items():
-            points = task_points(course, ids)
-            if points > 0:
-                visible = [c for c in ids if not course.check(c).hidden]
-                table[task] = {"exercise": stem, "checks": visible, "points": points,
-                               "timeout": cell_timeout(course, len(visible))}
-    return table
 
 
 def _with_none_stubs(text: str, filename: str, stem: str) -> str:
@@ -192,48 +121,26 @@ def source_notebook(solution_text: str, stem: str, course: CourseConfig, source:
     if stem == VARIANT_STEM and runtime_numbers(course):     # each student's numbers, drawn as the notebook runs
         with_runtime_numbers(nb)
     task_checks = tasks(course, stem)
-    placed: set[str] = set()
-    cells = []
-    pending: list[str] = []        # tasks whose test cell goes after the demo cells that follow
 
-    def flush():
-        for task in pending:
-            ids = task_checks[task]
-            points = task_points(course, ids)
-            if points <= 0:
-                continue
-            hidden_points = task_points(course, [c for c in ids if course.check(c).hidden])
-            cell = nbformat.v4.new_code_cell(task_cell_source(stem, task, points, hidden_points))
-            cell["id"] = safe_id(f"{stem}-{task_grade_id(task)}").replace("_", "-")[:64]
-            cell.metadata["nbgrader"] = _nbgrader(task_grade_id(task), solution=False, grade=True, locked=True,
-                                                  points=points)
-            cell.metadata["editable"] = False
-            cell.metadata["deletable"] = False
-            cells.append(cell)
-            placed.add(task)
-        pending.clear()
+    def solution_tasks(cell) -> list[str]:
+        if BEGIN not in cell.source:
+            return []
+        found = _tasks_in(cell.source, f"{source} ({cell['id']})", stem)
+        cell.metadata["nbgrader"] = nbgrader_metadata("solution_" + "_".join(safe_id(t.split(".", 1)[1]) for t in found),
+                                                      solution=True, grade=False, locked=False)
+        return found
 
-    for cell in nb.cells:
-        is_demo = cell.cell_type == "code" and cell.source.lstrip().startswith('if __name__ == "__main__"')
-        if pending and not is_demo:
-            flush()
-        cells.append(cell)
-        if cell.cell_type == "code" and BEGIN in cell.source:
-            found = _tasks_in(cell.source, f"{source} ({cell['id']})", stem)
-            cell.metadata["nbgrader"] = _nbgrader("solution_" + "_".join(safe_id(t.split(".", 1)[1]) for t in found),
-                                                  solution=True, grade=False, locked=False)
-            pending += [t for t in found if t in task_checks and t not in pending]
-    flush()
+    cells, placed = with_test_cells(nb.cells, course, stem, solution_tasks)
     missing = [t for t in task_checks if t not in placed and task_points(course, task_checks[t]) > 0]
     if missing:
         raise BuildError(source, None, f"no solution region for the graded task(s) {', '.join(missing)}")
     for q in written_questions(stem):
         ask = nbformat.v4.new_markdown_cell(q.question)
         ask["id"] = f"{stem}-{q.grade_id}-q".replace("_", "-")[:64]
-        ask.metadata["nbgrader"] = _nbgrader(q.grade_id + "_question", solution=False, grade=False, locked=True)
+        ask.metadata["nbgrader"] = nbgrader_metadata(q.grade_id + "_question", solution=False, grade=False, locked=True)
         answer = nbformat.v4.new_markdown_cell(q.answer)
         answer["id"] = f"{stem}-{q.grade_id}".replace("_", "-")[:64]
-        answer.metadata["nbgrader"] = _nbgrader(q.grade_id, solution=True, grade=True, locked=False,
+        answer.metadata["nbgrader"] = nbgrader_metadata(q.grade_id, solution=True, grade=True, locked=False,
                                                 points=float(q.points))
         cells += [ask, answer]
     nb.cells = cells
@@ -354,11 +261,9 @@ def write_course(course_dir: Path, kit_root: Path, course: CourseConfig, *, forc
     from autograder.handout.write import write_checker
 
     written = write_checker(assignment_dir, course)
-    tests_module = assignment_dir / f"{TESTS_MODULE}.py"
-    shutil.copyfile(Path(__file__).with_name("notebook_tests.py"), tests_module)
-    tests_table = assignment_dir / f"{TESTS_MODULE}.json"
-    tests_table.write_text(json.dumps(task_table(course), indent=1) + "\n", encoding="utf-8")
-    written += [tests_module, tests_table]
+    for name, data in tests_files(course).items():
+        (assignment_dir / name).write_bytes(data)
+        written.append(assignment_dir / name)
     if runtime_numbers(course):
         from autograder.nbgrader.variant_cells import write_variant_module
 

@@ -95,7 +95,7 @@ def _grade_id(cell) -> str | None:
 def _write(cell, report: str, score: float) -> None:
     import nbformat
 
-    from autograder.nbgrader.notebook_tests import report_html
+    from autograder.handout.notebook_tests import report_html
 
     count = cell.get("execution_count")
     # HTML beside the text a student's run of the cell prints: nbgrader's feedback page shows a

@@ -1,5 +1,5 @@
 """The grader's failed checks grouped by cause, for every page that tells them (terminal, Markdown
-and HTML feedback, Gradescope, nbgrader's cell): the grouping is autograder/handout/check_causes.py's,
+and HTML feedback, Gradescope, nbgrader's cell): the grouping is autograder/judge/causes.py's,
 the one check.py ships, fed with the checks as the student may see them.
 """
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from autograder.diagnosis.advice import GENERIC_HINT
-from autograder.handout.check_answers import GENERIC_ERROR_HINT
-from autograder.handout.check_causes import Cause, Failure, group_causes
+from autograder.judge.answers import GENERIC_ERROR_HINT
+from autograder.judge.causes import Cause, Failure, group_causes
 from autograder.results import CheckResult
 
 # Hints given whatever the mistake: several checks' messages are told under one of them.

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from autograder.config.course import CourseConfig, course_data
 from autograder.checks.contract import MISCONCEPTIONS
-from autograder.reports.grades_csv import ordered, scored, submitted
+from autograder.reports.grades_csv import ordered, scored
 from autograder.reports.status import EXCUSED, GRADED, GRADER_ERROR, status_of
 from autograder.reports.trouble import trouble
 from autograder.results import SubmissionResult
@@ -96,7 +96,7 @@ class SummaryTally:
         word = status or status_of(r)
         penalty = late.penalty(r.score) if late is not None else 0.0
         counted = word not in (EXCUSED, GRADER_ERROR)     # no grade to count: the instructor's, or the grader's doing
-        if counted and any(submitted(e) for e in r.exercises):
+        if counted and any(e.handed_in for e in r.exercises):
             self.totals.append(round(r.score - penalty, 2) if penalty else r.score)
             self.raw_totals.append(r.score)
             self.penalties.append(penalty)
@@ -225,7 +225,7 @@ def student_row(r: SubmissionResult, course: CourseConfig, stems: dict[tuple, tu
                 status: str | None = None, late=None, override: str = "") -> StudentRow:
     """`r`'s row; `stems` keeps one tuple of stems for the rows that share it; `late`: its
     late_policy.Lateness, `override`: the instructor's changes, as grades.csv says them."""
-    scores = tuple(e.score if submitted(e) else None for e in r.exercises)
+    scores = tuple(e.score if e.handed_in else None for e in r.exercises)
     key = tuple(e.stem for e in r.exercises)
     word = status or status_of(r)
     counted = word not in (EXCUSED, GRADER_ERROR) and any(v is not None for v in scores)

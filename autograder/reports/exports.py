@@ -39,6 +39,7 @@ from autograder.reports.final_grade import Grade, points
 from autograder.reports.grades_csv import ordered, safe_cell, score_cell
 from autograder.reports.status import EXCUSED
 from autograder.results import SubmissionResult
+from autograder.judge.words import counted
 
 
 class ExportFormat(str, Enum):
@@ -194,7 +195,7 @@ def _summary(row: StudentRow | None, course: CourseConfig, target: Target) -> st
         return ""
     said = Grade(row.raw, _course_points(course), row.penalty, target.points).said()
     passed = row.checks.count("P")
-    parts = [f"{SUMMARY_START}{said}", f"{passed} of {len(row.checks)} checks passed", row.lateness,
+    parts = [f"{SUMMARY_START}{said}", f"{passed} of {counted(len(row.checks), 'check')} passed", row.lateness,
              "your feedback page says what failed and why" if passed < len(row.checks) else ""]
     return "; ".join(p for p in parts if p) + "."
 

@@ -10,7 +10,7 @@ in a message) is shown verbatim inside code blocks, never as Markdown or HTML.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autograder.config.course import CourseConfig
 from autograder.reports.final_grade import Grade, points
@@ -147,9 +147,13 @@ def feedback_sections(result: SubmissionResult, course: CourseConfig,
         lines.append(f"| late penalty ({grade.lateness.percent:g}%) | | | -{points(grade.penalty)} |")
     if status == GRADED and (grade.changed or grade.penalty):
         lines.append(f"| **final** | | | **{points(grade.final)}/{_pts(result.max_score)}** |")
+    shared = result.shared_note()
+    if shared:            # what intake did to the whole submission: said once, not per exercise
+        lines += ["", f"Note: {md_text(shared)}"]
     sections = [FeedbackSection(None, tuple(lines))]
     for ex in result.exercises:
         failed = [c for c in ex.checks if not c.passed]
+        ex = replace(ex, note=ex.note_without(shared))
         if failed or ex.note:
             sections.append(FeedbackSection(ex.stem, tuple(_exercise_lines(ex, failed, course))))
     foot = ["", f"Checks with random inputs used the seed {result.seed}; the same seed gives the same inputs."]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.reports.late_policy import Lateness
+from autograder.intake.late_policy import Lateness
 
 
 def points(x: float) -> str:

@@ -40,7 +40,7 @@ def finish_run(out: Path, results: list[SubmissionResult], course: CourseConfig,
     `target`: the LMS's gradebook column the exports write into (intake.gradebook_column);
     `overrides`: the instructor's changes (reports.overrides), merged with their audit trail;
     `regraded`: the one student this run graded again (`attnkit grade --student`); `lateness`:
-    each student's reports.late_policy.Lateness (course.yml `late:`): the penalty is taken off
+    each student's intake.late_policy.Lateness (course.yml `late:`): the penalty is taken off
     the score in grades.csv, the exports and the numbers, raw score and penalty beside it."""
     from autograder.reports.report_html import report_pieces
 

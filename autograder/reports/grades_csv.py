@@ -32,14 +32,10 @@ def safe_cell(text: str) -> str:
     return "'" + text if risky and text != "-" else text
 
 
-def submitted(exercise: ExerciseResult) -> bool:
-    return not exercise.checks or any(c.status != "missing" for c in exercise.checks)
-
-
 def scored(exercise: ExerciseResult) -> bool:
     """Handed in and graded: an exercise the grader failed on has no score to give (status
     "grader error"), not a 0."""
-    return submitted(exercise) and not any(c.reason == Why.grader_error for c in exercise.checks)
+    return exercise.handed_in and not any(c.reason == Why.grader_error for c in exercise.checks)
 
 
 def score_cell(score: float | None) -> str:
@@ -53,7 +49,7 @@ def exercise_cell(result: SubmissionResult, stem: str) -> str:
 
 
 def total_cell(result: SubmissionResult) -> str:
-    graded = any(submitted(e) for e in result.exercises) and all(scored(e) or not submitted(e)
+    graded = any(e.handed_in for e in result.exercises) and all(scored(e) or not e.handed_in
                                                                  for e in result.exercises)
     return score_cell(result.score if graded else None)
 

@@ -68,7 +68,9 @@ def to_gradescope(result: SubmissionResult, *, show_hidden: bool = False) -> dic
                 "visibility": "after_published" if c.concealed else "visible",
                 "extra_data": {"check_id": c.check_id, "result": c.status},
             })
-    notes = [f"{ex.stem}: {ex.note}" for ex in result.exercises if ex.note]
+    shared = result.shared_note()
+    own = [(ex.stem, ex.note_without(shared)) for ex in result.exercises]
+    notes = ([shared] if shared else []) + [f"{stem}: {note}" for stem, note in own if note]
     return {
         "score": result.score,
         "max_score": result.max_score,

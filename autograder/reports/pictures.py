@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.intake.syntax import TextMemo
+from autograder.judge.syntax import TextMemo
 
 MAX_SIDE = 12
 STATS = ("std", "entropy", "max_weight")

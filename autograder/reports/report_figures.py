@@ -24,6 +24,7 @@ import numpy as np
 from markupsafe import Markup
 
 from autograder.reports.svg_text import FONT, nice_ticks, text_width
+from autograder.judge.words import counted
 
 if TYPE_CHECKING:
     from autograder.reports.class_summary import StudentRow
@@ -141,7 +142,7 @@ def heat_map(rows: list[StudentRow], checks: list[dict], label=None) -> Markup |
             parts.append(_text(left - 6, top + CELL * i + CELL / 2 + 4, label(r.student), TEXT, "end"))
     else:
         mid = top + grid_h / 2
-        parts.append(_text(16, mid, f"{len(rows)} students, in the order of the table below", TEXT, "middle",
+        parts.append(_text(16, mid, f"{counted(len(rows), 'student')}, in the order of the table below", TEXT, "middle",
                            f'transform="rotate(-90 16 {mid:.1f})"'))
     return _svg(right, top + grid_h + below, parts, heat=True)
 

@@ -13,6 +13,7 @@ from autograder.config.course import CourseConfig
 from autograder.reports.class_summary import class_summary
 from autograder.reports.status import STATUSES, scores_over
 from autograder.results import SubmissionResult
+from autograder.judge.words import counted
 
 
 def print_summary(results: list[SubmissionResult], course: CourseConfig, console: Console, out: Path,
@@ -23,7 +24,7 @@ def print_summary(results: list[SubmissionResult], course: CourseConfig, console
     s = summary if summary is not None else class_summary(results, course)
     statuses = dict(s["statuses"])
     graded = s["submitted"]
-    table = Table(title=f"{course.assignment}: {sum(statuses.values())} students, {graded} graded "
+    table = Table(title=f"{course.assignment}: {counted(sum(statuses.values()), 'student')}, {graded} graded "
                         f"({scores_over(s)})", title_justify="left")
     for column, justify in (("exercise", "left"), ("handed in", "right"), ("mean", "right"), ("max", "right"),
                             ("full marks", "right")):

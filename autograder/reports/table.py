@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.handout.check_causes import fits_headline, indented
+from autograder.judge.causes import fits_headline, indented
 from autograder.reports.causes import causes
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 
@@ -34,7 +34,7 @@ def print_report(result: SubmissionResult, console: Console, *, show_hidden: boo
     console.print(table)
     untouched = _all_checks(result, "not_implemented")
     absent = _all_checks(result, "missing")
-    shared = shared_note(result.exercises)
+    shared = result.shared_note()
     if shared:            # what staging did (an archive unpacked) is said once, not per exercise
         console.print(f"[dim]{escape(shared)}[/]", soft_wrap=True)
     for ex in result.exercises:
@@ -56,23 +56,10 @@ def _all_checks(result: SubmissionResult, status: str) -> list[str]:
     return [ex.stem for ex in result.exercises if ex.checks and all(c.status == status for c in ex.checks)]
 
 
-def shared_note(exercises) -> str:
-    """The leading part of the notes every exercise carries ("; "-separated), when there are several."""
-    parts = [ex.note.split("; ") if ex.note else [] for ex in exercises]
-    if len(parts) < 2:
-        return ""
-    common = []
-    for segments in zip(*parts):
-        if any(s != segments[0] for s in segments):
-            break
-        common.append(segments[0])
-    return "; ".join(common)
-
-
 def print_note(console: Console, ex: ExerciseResult, without: str = "") -> None:
     """What intake did about the exercise's files (another form graded, a cell skipped...), but
     `without` (the note every exercise shares, said once already)."""
-    note = ex.note[len(without):].lstrip("; ") if without and ex.note.startswith(without) else ex.note
+    note = ex.note_without(without)
     if note:
         console.print(f"[dim]{ex.stem}: {escape(note)}[/]", soft_wrap=True)
 

@@ -11,7 +11,8 @@ import signal
 from typing import Any
 
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.outcome import CallOutcome, ErrorInfo, Limits, Reason, SkippedCell
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import CallOutcome, ErrorInfo, Reason, SkippedCell
 from autograder.sandbox.validate import Invalid, validate
 
 MESSAGE_MAX = 2000

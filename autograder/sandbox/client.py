@@ -20,15 +20,16 @@ import contextlib
 import os
 import tempfile
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from autograder.sandbox.exchange import (Child, Deadline, Expired, Sent, capture_file, init_frame, receive_answer,
                                          send_request)
-from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Limits, Reason, SandboxError
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import Budget, CallOutcome, Isolation, Reason, SandboxError
 from autograder.sandbox.inside.protocol import PeerClosed, ProtocolError
 from autograder.sandbox.provided import ProvidedRefused, session_provided
 from autograder.sandbox.cgroups import Cgroups, kill_tree, remove_in_background
-from autograder.intake.facts import inert_values
+from autograder.sandbox.literals import Read, inert_of, read_here, source_texts
 from autograder.sandbox.inert import InertSession
 from autograder.sandbox.answers import clean, end_text, import_outcome, not_started
 from autograder.sandbox.session import Session
@@ -43,16 +44,19 @@ class Sandbox:
     child per stem of a submission. Use from one thread; several Sandboxes can run at once."""
 
     def __init__(self, limits: Limits | None = None, *, blocked: tuple[str, ...] = (),
-                 hide: tuple[str, ...] = (), stems: tuple[str, ...] | None = None,
-                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False):
+                 hide: tuple[str, ...] = (), stems: tuple[str, ...] = (),
+                 startup_timeout: float = 120.0, require_isolation: bool = False, warm: bool = False,
+                 reader: Callable[[tuple[str, ...]], Read] = read_here):
         """`blocked`: more top-level module names a submission may not import. `hide`: kept for
         callers; with the jail nothing outside the interpreter is in a child's view anyway.
+        `reader`: what a source imports and binds, found without running it (students' code: in
+        a bounded child, autograder/intake/facts.py; the default parses here, for trusted texts).
+        `stems`: the exercises' names: a file may import one only where its session provides it.
         `require_isolation`: raise SandboxError unless the jail holds (`attnkit grade`)."""
         self.limits = limits or Limits()
         self.blocked = tuple(blocked)
+        self.reader = reader
         self.hide = tuple(hide)
-        if stems is None:   # the exercises' stems: importing one not provided is refused by name
-            from autograder.checks.contract import STEMS as stems
         self.stems = tuple(stems)
         self._closed = False
         self.zygotes = Zygotes(self.limits, startup_timeout)   # numpy-only, and torch / matplotlib when needed
@@ -74,8 +78,9 @@ class Sandbox:
         """Starts, without waiting, the zygotes these sources will need: they warm up while
         the stems before them are graded."""
         if not self._closed:
-            self.zygotes.prepare(needs_of_source(source) for source in sources
-                                 if source is not None and inert_values(source, self.blocked) is None)
+            reads = [self.reader(source_texts(source)) for source in sources if source is not None]
+            self.zygotes.prepare(needs_of_source(read.imports) for read in reads
+                                 if inert_of(read, self.blocked) is None)
 
     @property
     def isolation(self) -> Isolation:
@@ -340,9 +345,10 @@ class Sandbox:
         """`provided`: stem -> {name: grader-side callable or plain value}. `torch`, `matplotlib`:
         whether the stem needs them warm (default: whether its source mentions them; a child
         can still import either, only slower)."""
-        needs = needs_of_source(source, torch, matplotlib)
+        read = self.reader(source_texts(source))
+        needs = needs_of_source(read.imports, torch, matplotlib)
         filename, provided = filename or f"{stem}.py", session_provided(provided or {})
-        values = inert_values(source, self.blocked)
+        values = inert_of(read, self.blocked)
         if values is not None:     # only literals: read here; a child only for what they do not answer
             s = InertSession(self, values, lambda: Session(self, stem, source, filename, provided, needs))
         else:

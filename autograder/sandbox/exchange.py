@@ -19,9 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from autograder.handout.check_clock import CPU, CallClock
+from autograder.judge.clock import CPU, CallClock
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.outcome import Budget, Limits, Reason
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import Budget, Reason
 from autograder.sandbox.inside.protocol import FrameTimeout
 from autograder.sandbox.provided import ProvidedRefused, answer_provided
 from autograder.sandbox.cgroups import ChildCgroup, process_cpu_seconds

@@ -3,10 +3,10 @@
 Attention by hand (hand_computation.py) is numbers typed as nested lists. Running such a file
 in a child costs a fork of the zygote, a jail and an exit to learn what the file already says.
 Which files qualify, and how their values are read without running anything:
-autograder/intake/literals.py (`inert_values`).
+autograder/sandbox/literals.py (`inert_values`).
 
 `InertSession` answers a request for such a value the way a child would: the same conversion
-(`inside/convert.reply`), the same frame bytes read back by the same reader (`protocol`), the
+(the judge's `convert.reply`), the same frame bytes read back by the same reader (`protocol`), the
 same outcome (`answers.read_answer`). Anything else -- a call, a name the file does not bind
 with a literal, an answer that could not be framed -- goes to a real child, opened then, so the
 file's grade never depends on which of the two answered.
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.intake.literals import UNBOUND
-from autograder.sandbox.inside import convert, protocol
+from autograder.sandbox.literals import UNBOUND
+from autograder.judge import convert
+from autograder.sandbox.inside import protocol
 from autograder.sandbox.outcome import CallOutcome
 from autograder.sandbox.answers import read_answer
 from autograder.sandbox.validate import check_kind

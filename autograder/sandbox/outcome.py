@@ -1,4 +1,5 @@
-"""The sandbox's types: limits in, typed outcomes and the isolation that holds out.
+"""The sandbox's types: typed outcomes and the isolation that holds out (the limits in are the
+course's, autograder/config/limits.py, handed to the sandbox as they are).
 
 `CallOutcome.status` says what happened, `reason` why (a constant below), `error` where (an
 `ErrorInfo` built in the child from the traceback, checked again here); `message` is the
@@ -8,10 +9,7 @@ human sentence made from them. Callers decide on the typed fields, never on the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
-
-from autograder.config.constraints import Constraints
-from autograder.intake.budget import IntakeLimits
+from typing import Any
 
 STATUSES = ("ok", "missing", "raised", "timeout", "crashed", "bad_return", "not_run")
 
@@ -35,46 +33,6 @@ class Reason:
 class SandboxError(RuntimeError):
     """The sandbox itself cannot work (the zygote does not start, isolation is required but
     missing). Not the student's fault."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one submission may use: course.yml's `limits:` (validated where the course is read,
-    autograder.config, through the constraints below) handed to the sandbox as is -- the one
-    type, with one set of defaults, on every path (check, grade, Dask)."""
-
-    __pydantic_config__ = {"extra": "forbid"}     # a misspelt key in course.yml is an error
-
-    call_timeout: Annotated[float, Constraints(gt=0, le=3600)] = 10.0      # s of CPU time per call (docs/security.md)
-    import_timeout: Annotated[float, Constraints(gt=0, le=3600)] = 20.0    # s of CPU time executing the module
-    memory_mb: Annotated[int, Constraints(ge=64, le=1 << 20)] = 2048       # each process (RLIMIT_AS); a child's together: 1.25 x + 64
-    cpu_seconds: Annotated[int, Constraints(ge=1, le=86400)] = 120         # CPU time per child process (RLIMIT_CPU)
-    max_processes: Annotated[int, Constraints(ge=1, le=4096)] = 32         # processes of one child together (pids cgroup / NPROC)
-    output_kb: Annotated[int, Constraints(ge=1, le=1 << 20)] = 1024        # what a submission may print (RLIMIT_FSIZE of its capture)
-    submission_timeout: Annotated[float, Constraints(gt=0, le=86400)] = 60.0   # s of waiting for one submission's children, all checks
-    # The sandbox's own settings: the defaults suit every course.
-    max_frame_bytes: Annotated[int, Constraints(ge=1 << 16)] = 64 * 1024 * 1024   # the largest answer accepted from a child
-    max_restarts: Annotated[int, Constraints(ge=0)] = 3             # fresh children per session after a timeout or crash
-    drop_privileges: bool = True      # as root: the zygote and its children run as a private unprivileged uid
-    tmp_mb: Annotated[int, Constraints(ge=1)] = 256                 # the child's private /tmp (a tmpfs; counts against memory_mb)
-    wall_factor: Annotated[float, Constraints(ge=1)] = 5.0          # a call busy on a loaded machine is stopped at this many times its limit
-    # What the grader may spend reading one submission before any of it runs (its own bytes parsed,
-    # listed, staged, unpacked): autograder/intake/budget.py.
-    intake: IntakeLimits = field(default_factory=IntakeLimits)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.intake, dict):       # as plain data travels (a Dask worker's plugin)
-            object.__setattr__(self, "intake", IntakeLimits(**self.intake))
-
-    @property
-    def output_bytes(self) -> int:
-        return self.output_kb * 1024
-
-    @property
-    def group_memory_mb(self) -> int:
-        """All processes of one child together (cgroup): a little above the per-process limit,
-        so that a single process meets its own limit first (a MemoryError it can name)."""
-        return self.memory_mb + self.memory_mb // 4 + 64
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from autograder.judge import arguments
 from autograder.sandbox.answers import ANSWERED, clean, read_answer
 from autograder.sandbox.inside import protocol
-from autograder.sandbox.outcome import CallOutcome, Limits, Reason
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import CallOutcome, Reason
 from autograder.sandbox.inside.protocol import TensorArg
 from autograder.sandbox.validate import check_kind
 
@@ -47,9 +49,17 @@ class Session:
     # -------------------------------------------------------------- calls
 
     def call(self, function: str, args=(), kwargs: dict | None = None, returns: Any = "array",
-             timeout: float | None = None) -> CallOutcome:
-        return self._request(function, {"op": "call", "function": function}, _call_payload(args, kwargs), returns,
-                             timeout)
+             timeout: float | None = None, read_only: bool = False, echo: bool = False) -> CallOutcome:
+        """`function(*args, **kwargs)` in the child, which gets the arguments as the judge's arguments.py
+        hands them: an array passed several times is one array there too; with `read_only` the arrays
+        are not writeable; with `echo` the answer is (value, the array arguments as the call left them)."""
+        header = {"op": "call", "function": function, "same": arguments.same_groups(args)}
+        if read_only:
+            header["read_only"] = True
+        if echo:
+            header["echo"] = True
+            returns = ("tuple", returns, ("tuple", *["array"] * len(arguments.array_positions(args))))
+        return self._request(function, header, _call_payload(args, kwargs), returns, timeout)
 
     def call_each(self, function: str, calls: list[dict], returns: Any = "array",
                   timeout: float | None = None) -> list[CallOutcome]:

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from autograder.sandbox.cgroups import kill_tree
+from autograder.judge.threads import one_thread
 from autograder.sandbox.interpreter import MissingModule, for_zygote
 from autograder.sandbox.outcome import SandboxError
 
@@ -46,7 +47,8 @@ def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess
     """inside/zygote.py in a clean interpreter, with `config` and its end of the control socket:
     a zygote."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
-    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
+    env["MPLBACKEND"] = "Agg"
+    one_thread(env)
     return subprocess.Popen(
         [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
          json.dumps({**config, **for_zygote()})],

@@ -8,23 +8,20 @@ Sandbox run as its private uid.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 import os
 
-from autograder.sandbox.outcome import Limits, SandboxError
+from autograder.config.limits import Limits
+from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
 
 Needs = tuple[bool, bool]      # (torch, matplotlib)
 
 
-def needs_of(source: Any) -> Needs:
-    """(torch, matplotlib): which zygote a source (a file, or a notebook's cells) needs, as its
-    import lines say (read in a bounded child: autograder/intake/facts.py)."""
-    from autograder.intake.facts import imports_among
-
-    imported = imports_among(source, ("torch", "matplotlib"))
-    return "torch" in imported, "matplotlib" in imported
+def needs_of(imports: frozenset[str]) -> Needs:
+    """(torch, matplotlib): which zygote a source needs, from the modules it imports."""
+    return "torch" in imports, "matplotlib" in imports
 
 
 def private_uid_wanted(limits: Limits) -> bool:
@@ -37,10 +34,10 @@ def zygote_config(needs: Needs, uid: int | None, limits: Limits) -> dict:
             "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb}
 
 
-def needs(source: Any, torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
-    """Which zygote a source (a string, or a notebook's cells) needs; `torch` / `matplotlib` say so
-    instead of its import lines."""
-    found = needs_of(source)
+def needs(imports: frozenset[str], torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
+    """Which zygote a source needs, from the modules it imports (as its import lines say, read by
+    the Sandbox's reader); `torch` / `matplotlib` say so instead."""
+    found = needs_of(imports)
     return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
 
 

@@ -1,6 +1,7 @@
 """The instructor's and the student's commands for variants: `attnkit variants --roster ROSTER.csv`
-(each student's numbers and answer key), `attnkit handout OUT --roster ROSTER.csv` (a handout per
-student) and `attnkit practice hand_computation` (fresh numbers to drill on)."""
+(each student's numbers and answer key) and `attnkit practice hand_computation` (fresh numbers to
+drill on). A handout per student (`attnkit handout OUT --roster ROSTER.csv`) is the handout's:
+autograder/handout/per_student.py."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def roster_ids(path: Path) -> list[tuple[str, "Person"]]:
     return [(p.key, p) for p in people]
 
 
-def _enabled(course: CourseConfig, console: "Console") -> bool:
+def enabled(course: CourseConfig, console: "Console") -> bool:
     if not course.variants.enabled:
         console.print("[red]course.yml: variants are not enabled[/] (add `variants: {enabled: true}`; "
                       "docs/variants.md)")
@@ -88,7 +89,7 @@ def cmd_variants(args, console: "Console") -> int:
     from autograder.variants.draw import VariantError
 
     course = load_course(args.course, known_checks=check_ids())
-    if not _enabled(course, console):
+    if not enabled(course, console):
         return 2
     try:
         rows = listing(course, [student for student, _ in roster_ids(args.roster)])
@@ -108,33 +109,4 @@ def cmd_variants(args, console: "Console") -> int:
 
         write_atomic(Path(args.json), json.dumps({"course": course.course, "students": rows}, indent=1) + "\n")
         console.print(f"[dim]wrote {args.json} (every student's key: keep it from students)[/]")
-    return 0
-
-
-def handouts_per_student(args, course: CourseConfig, console: "Console") -> int:
-    """`attnkit handout OUT --roster ROSTER.csv`: OUT/<student>.zip, each the handout with that
-    student's numbers (handout/class_handouts.py), a progress bar on a terminal."""
-    from autograder.frontends.progress import counting_bar
-    from autograder.handout.class_handouts import folder_name, write_class_handouts
-    from autograder.handout.write import HandoutError
-    from autograder.intake.roster import RosterError
-    from autograder.variants.draw import VariantError
-
-    if not _enabled(course, console):
-        return 2
-    out = Path(args.out)
-    try:
-        students = [student for student, _ in roster_ids(args.roster)]
-        if out.exists() and not out.is_dir():
-            raise HandoutError(f"{out} is a file; give a folder to write the handouts into")
-        if out.is_dir() and any(out.iterdir()) and not args.force:
-            raise HandoutError(f"{out} is not empty; give a new folder, or --force to overwrite the handouts in it")
-        with counting_bar(console, "handouts", len(students)) as advance:
-            written = write_class_handouts(out, course, students, on_done=advance)
-    except (RosterError, RosterIdError, HandoutError, VariantError) as err:
-        console.print(str(err), style="red", markup=False)
-        return 2
-    console.print(f"wrote {len(written)} handouts into {out}: <student>.zip, each unpacking into a folder "
-                  f"{folder_name(course)}/ with that student's numbers; give each student theirs; `python check.py` "
-                  f"there checks against their own numbers (docs/variants.md)", markup=False, highlight=False)
     return 0

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.checks.arguments import arguments_check
 from autograder.checks.base import Check, compare_arrays
 from autograder.checks.masks import padding_mask, random_mask as _random_mask
-from autograder.diagnosis import observations
+from autograder.judge import observations
 from autograder.checks.exercise import PAIR, Exercise
 
 _pair = compare_arrays("output", "weights")
@@ -89,12 +90,20 @@ SDPA_PADDING_MASK = Check(
     advice="try a mask of shape (batch, 1, 1, n_k), 0/1 floats, on 4-D inputs: it must broadcast over "
            "heads and queries, and each batch entry has its own padding")
 
+SOFTMAX_ARGUMENTS = arguments_check("attention", "softmax", lambda rng: {"x": rng.normal(scale=3.0, size=(3, 5))},
+                                    ("x",))
+SDPA_ARGUMENTS = arguments_check(
+    "attention", "scaled_dot_product_attention",
+    lambda rng: _qkv(rng, (), 4, 5, 4, 3) | {"X": rng.normal(size=(5, 4))}, ("Q", "K", "V"), alias=("Q", "K", "V"))
+
 
 # The checks of each task, in the order they are graded (the catalogue names them by these).
 SOFTMAX = (SOFTMAX_ROWS, SOFTMAX_AXIS, SOFTMAX_STABLE)
 SDPA = (SDPA_SINGLE, SDPA_RECTANGULAR, SDPA_BATCHED, SDPA_FLOAT32, SDPA_BOOL_MASK, SDPA_BINARY_MASK,
         SDPA_BROADCAST_MASK, SDPA_PADDING_MASK)
-CHECKS = [*SOFTMAX, *SDPA]
+# Graded last, and named by their own catalogue entry only: what a function does to its arguments.
+ARGUMENTS = (SOFTMAX_ARGUMENTS, SDPA_ARGUMENTS)
+CHECKS = [*SOFTMAX, *SDPA, *ARGUMENTS]
 
 
 EXERCISE = Exercise(

@@ -2,7 +2,7 @@
 scaled_dot_product_attention, each with its mutants (mutants.py) and its hint.
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ from functools import partial
 import numpy as np
 
 from autograder.checks.attention import (
-    CHECKS, SDPA, SDPA_BATCHED, SDPA_BINARY_MASK, SDPA_BOOL_MASK, SDPA_BROADCAST_MASK, SDPA_FLOAT32,
+    ARGUMENTS, CHECKS, SDPA, SDPA_BATCHED, SDPA_BINARY_MASK, SDPA_BOOL_MASK, SDPA_BROADCAST_MASK, SDPA_FLOAT32,
     SDPA_PADDING_MASK, SOFTMAX_AXIS, SOFTMAX_ROWS, SOFTMAX_STABLE,
 )
 from autograder.checks.attention import mutants as mu
 from autograder.checks.attention import recognisers as own
-from autograder.diagnosis.misconceptions import Misconception, Overrides, low_precision
-from autograder.diagnosis.misconceptions import recognisers as rc
-from autograder.diagnosis.misconceptions.hints import (
+from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
+from autograder.judge import raised as rc
+from autograder.judge.hints import (
+    BITWISE_NOT_WRITTEN,
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, SCALED_BY_DK, SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, TRUTH_VALUE,
@@ -82,7 +83,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
     Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_MASKED,
                   alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
-    low_precision("attention", CHECKS, lambda: {"softmax": partial(mu.softmax_in, np.float16),
+    low_precision("attention", tuple(c for c in CHECKS if c not in ARGUMENTS), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
     Misconception("transpose_fixed_axes", "attention", TRANSPOSE_FIXED_AXES, _attn(transpose_keys="front"), SDPA,
                   raises=rc.transpose_fixed_axes),
@@ -103,6 +104,9 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_boolean_index", "attention", MASK_BOOLEAN_INDEX, _attn(mask_mode="boolean_index"), SDPA_MASKED,
                   raises=rc.boolean_index_error),
     Misconception("mask_bitwise_not", "attention", MASK_BITWISE_NOT, _attn(mask_mode="bitwise_not"), SDPA_MASKED,
-                  alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error),
+                  alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error,
+                  quotes=BITWISE_NOT_WRITTEN),
+    argument_changed("attention", ARGUMENTS, lambda: {"softmax": mu.softmax_shifts_in_place,
+                                                      SDPA_NAME: mu.scales_queries_in_place(mu.sdpa())}),
 
 ]

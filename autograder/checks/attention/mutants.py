@@ -174,3 +174,21 @@ def swapped(fn):
 def sdpa(**options):
     """scaled_dot_product_attention with `options` switched (see `attention`)."""
     return partial(attention, **options)
+
+
+# ---------------------------------------------------------------- arguments changed in place
+
+def softmax_shifts_in_place(x, axis=-1):
+    """Softmax that subtracts the maximum from its argument in place (x -= x.max(...))."""
+    x -= x.max(axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def scales_queries_in_place(fn):
+    """`fn` (an attention of Q, K, V) whose caller's Q is divided by sqrt(d_k) in place (Q /= ...) first."""
+    def wrong(Q, K, V, *args, **kwargs):
+        scale = math.sqrt(Q.shape[-1])
+        Q /= scale
+        return fn(Q * scale, K, V, *args, **kwargs)
+    return wrong

@@ -6,8 +6,9 @@ Its checks and descriptor are here; beside them, the mistakes it recognises: mis
 
 from __future__ import annotations
 
+from autograder.checks.arguments import arguments_check
 from autograder.checks.base import Check, compare_arrays, compare_property
-from autograder.diagnosis import observations
+from autograder.judge import observations
 from autograder.checks.exercise import PAIR, Exercise, WrittenQuestion
 
 
@@ -32,7 +33,7 @@ def _no_future_run(impl, i):
     return out_a, out_b, weights_a, weights_q
 
 
-# The property is check_properties' (shared with the handout's check.py).
+# The property is the judge's (judge/properties.py, shared with the handout's check.py).
 _no_future_compare = compare_property("no_future", lambda ctx, expected: {"V": ctx.inputs["V"],
                                                                           "changed": ctx.inputs["changed"]})
 
@@ -69,11 +70,17 @@ CAUSAL_BATCHED = Check(
     compare=compare_arrays("output", "weights"),
     advice="try Q, K, V with two leading batch axes, shape (2, 3, seq, d): the mask covers the last two")
 
+CAUSAL_ARGUMENTS = arguments_check(
+    "causal_mask", "causal_attention", lambda rng: _qkv(rng, (), 5, 4) | {"X": rng.normal(size=(5, 4))},
+    ("Q", "K", "V"), alias=("Q", "K", "V"))
+
 
 # The checks of each task, in the order they are graded (the catalogue names them by these).
 CREATE = (CREATE_VALUES, CREATE_SIZES)
 CAUSAL = (CAUSAL_WEIGHTS, CAUSAL_OUTPUT, CAUSAL_NO_FUTURE, CAUSAL_BATCHED)
-CHECKS = [*CREATE, *CAUSAL]
+# Graded last, and named by their own catalogue entry only: what a function does to its arguments.
+ARGUMENTS = (CAUSAL_ARGUMENTS,)
+CHECKS = [*CREATE, *CAUSAL, *ARGUMENTS]
 
 
 EXERCISE = Exercise(

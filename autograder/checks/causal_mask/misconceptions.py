@@ -2,7 +2,7 @@
 causal_attention, each with its mutants (mutants.py here, built on attention's) and its hint.
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks.attention import mutants as attention_mutants
-from autograder.checks.causal_mask import CAUSAL, CAUSAL_BATCHED, CAUSAL_OUTPUT, CAUSAL_WEIGHTS, CREATE
+from autograder.checks.causal_mask import ARGUMENTS, CAUSAL, CAUSAL_BATCHED, CAUSAL_OUTPUT, CAUSAL_WEIGHTS, CREATE
 from autograder.checks.causal_mask import mutants as mu
-from autograder.diagnosis.misconceptions import Misconception, Overrides, low_precision
-from autograder.diagnosis.misconceptions import recognisers as rc
-from autograder.diagnosis.misconceptions.hints import (
+from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
+from autograder.judge import raised as rc
+from autograder.judge.hints import (
     KEYS_NOT_TRANSPOSED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, NO_SCALING, RETURNS_SWAPPED, SCALED_BY_DK,
     SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, WRONG_AXIS,
 )
@@ -64,7 +64,16 @@ CATALOGUE: list[Misconception] = [
         (*CREATE, *CAUSAL),
         alternatives=(_causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="nan"),
                       _causal_and_mask("strict_upper", mask_mode="inverted", empty_rows="zero"),
-                      _causal_and_mask("strict_upper", mask_mode="inverted", fill="add"))),
+                      _causal_and_mask("strict_upper", mask_mode="inverted", fill="add")),
+        lies_in=("create_causal_mask",)),
+    Misconception(
+        "mask_read_inverted", "causal_mask",
+        "causal_attention uses the causal mask the wrong way round: it blocks the keys the mask marks 1/True "
+        "(on and below the diagonal, which may be attended to) and lets each position see the future. "
+        "create_causal_mask is right; in causal_attention, block where the mask is 0/False.",
+        _causal(mask_mode="inverted"), CAUSAL,
+        alternatives=(_causal(mask_mode="inverted", empty_rows="nan"), _causal(mask_mode="inverted", empty_rows="zero"),
+                      _causal(mask_mode="inverted", fill="add"))),
     Misconception(
         "causal_mask_additive", "causal_mask",
         "create_causal_mask returns an additive mask (0 where allowed, -inf where blocked). The contract asks for "
@@ -96,4 +105,6 @@ CATALOGUE: list[Misconception] = [
     Misconception("transpose_all_axes", "causal_mask", TRANSPOSE_ALL_AXES, _causal(transpose_keys="all"), CAUSAL,
                   raises=rc.transpose_all_axes),
     low_precision("causal_mask", CAUSAL, _causal(dtype=np.float16)),
+    argument_changed("causal_mask", ARGUMENTS,
+                     lambda: {CAUSAL_NAME: attention_mutants.scales_queries_in_place(mu.causal_fn())}),
 ]

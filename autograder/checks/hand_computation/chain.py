@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from autograder.handout.check_answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
-from autograder.diagnosis.explain import Diagnosis, candidates
+from autograder.judge.answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
+from autograder.checks.misconception import Diagnosis, candidates
 from reference.attention import softmax
+from autograder.judge.words import noun
 
 # name -> (part, the answer it is computed from (None: the inputs), how)
 STEPS = {
@@ -243,7 +244,7 @@ def _slip(name: str, answer: np.ndarray, own: np.ndarray, tol: float, after: str
                 f"Recompute {'that entry' if len(cells) == 1 else 'those entries'}"
                 f"{', then redo the steps after it' if after else ''}.")
     rows_said = " and ".join(str(i) for i in rows)
-    return (f"Row{'s' if len(rows) > 1 else ''} {rows_said} of {name} {'do' if len(rows) > 1 else 'does'} not follow "
+    return (f"{noun(len(rows), 'Row')} {rows_said} of {name} {noun(len(rows), 'does', 'do')} not follow "
             f"from your own {before}, while the other rows do.{after} Recompute {'those rows' if len(rows) > 1 else 'that row'} "
             f"step by step{', then redo the steps after it' if after else ''}.")
 

@@ -3,7 +3,7 @@ with its example answers (mutants.py here) and its hint; the numbers a little of
 carried through, are told by the answer's properties (recognisers.py here).
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from autograder.checks.hand_computation import (
 )
 from autograder.checks.hand_computation import mutants as hm
 from autograder.checks.hand_computation.recognisers import hand_imprecise, hand_slip
-from autograder.diagnosis.misconceptions import Misconception
+from autograder.checks.misconception import Misconception
 
 AFTER_SOFTMAX = (PART_A_WEIGHTS, PART_A_OUTPUT, PART_B_WEIGHTS, PART_B_OUTPUT)
 AFTER_SCALING = (PART_A_SCALED_SCORES, *AFTER_SOFTMAX)

@@ -2,14 +2,14 @@
 through, told by a property of the answer rather than by one exact wrong answer.
 
 An answer predicate is (answer, expected, ctx, check) -> bool | None; see
-autograder/diagnosis/misconceptions/entry.py.
+autograder/checks/misconception.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from autograder.handout.check_answers import IMPRECISE_TIMES, half_unit  # noqa: F401 - shared with check.py
+from autograder.judge.answers import IMPRECISE_TIMES, half_unit  # noqa: F401 - shared with check.py
 
 
 def _hand_errors(answer, expected, ctx):

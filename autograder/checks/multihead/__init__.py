@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.checks.arguments import arguments_check
 from autograder.checks.base import Check, compare_arrays, compare_property
 from autograder.checks.masks import padding_mask, random_mask
-from autograder.diagnosis import observations
+from autograder.judge import observations
 from autograder.checks.exercise import PAIR, Exercise
 
 
@@ -81,7 +82,7 @@ def _structure_run(impl, i):
     return out, weights, out_b, weights_b
 
 
-# The property is check_properties' (shared with the handout's check.py).
+# The property is the judge's (judge/properties.py, shared with the handout's check.py).
 _structure_compare = compare_property("structure", lambda ctx, expected: {"x_shape": ctx.inputs["x"].shape,
                                                                           "heads": ctx.inputs["init"][1]})
 
@@ -156,13 +157,23 @@ MODULE_PADDING_MASK = Check(
     advice="try forward with a padding mask of shape (batch, 1, 1, seq) holding 0.0/1.0, different for "
            "each batch entry")
 
+SPLIT_ARGUMENTS = arguments_check("multihead", "split_heads", lambda rng: {"x": rng.normal(size=(2, 3, 6))},
+                                  ("x",), scalars=(2,))
+MERGE_ARGUMENTS = arguments_check("multihead", "merge_heads", lambda rng: {"x": rng.normal(size=(2, 2, 3, 3))},
+                                  ("x",))
+MHA_ARGUMENTS = arguments_check(
+    "multihead", "multi_head_attention", lambda rng: _mha_inputs(rng, batch=2, seq=4, d_model=8, heads=2),
+    ("X", "W_q", "W_k", "W_v", "W_o"), scalars=(2,))
+
 
 # The checks of each task, in the order they are graded (the catalogue names them by these).
 SPLIT = (SPLIT_VALUES, SPLIT_LAYOUT)
 MERGE = (MERGE_VALUES, MERGE_ROUND_TRIP)
 MHA = (MHA_OUTPUT, MHA_WEIGHTS, MHA_MASK, MHA_RANDOM_MASK, MHA_PADDING_MASK)
 MODULE = (MODULE_STRUCTURE, MODULE_MATCHES_TORCH, MODULE_MASK, MODULE_RANDOM_MASK, MODULE_PADDING_MASK)
-CHECKS = [*SPLIT, *MERGE, *MHA, *MODULE]
+# Graded last, and named by their own catalogue entry only: what a function does to its arguments.
+ARGUMENTS = (SPLIT_ARGUMENTS, MERGE_ARGUMENTS, MHA_ARGUMENTS)
+CHECKS = [*SPLIT, *MERGE, *MHA, *MODULE, *ARGUMENTS]
 
 
 EXERCISE = Exercise(

@@ -3,7 +3,7 @@ merge_heads, multi_head_attention and the MultiHeadAttention module, each with i
 (mutants.py here, built on attention's) and its hint.
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import numpy as np
 
 from autograder.checks.attention.mutants import swapped
 from autograder.checks.multihead import (
-    MERGE_ROUND_TRIP, MERGE_VALUES, MHA, MHA_MASK, MHA_OUTPUT, MHA_PADDING_MASK, MHA_RANDOM_MASK, MODULE,
+    ARGUMENTS, MERGE_ROUND_TRIP, MERGE_VALUES, MHA, MHA_MASK, MHA_OUTPUT, MHA_PADDING_MASK, MHA_RANDOM_MASK, MODULE,
     MODULE_MASK, MODULE_MATCHES_TORCH, MODULE_PADDING_MASK, MODULE_RANDOM_MASK, MODULE_STRUCTURE, SPLIT,
 )
 from autograder.checks.multihead import mutants as mu
-from autograder.diagnosis.misconceptions import Misconception, Overrides, low_precision
-from autograder.diagnosis.misconceptions import recognisers as rc
-from autograder.diagnosis.misconceptions.hints import (
+from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
+from autograder.judge import raised as rc
+from autograder.judge.hints import (
+    BITWISE_NOT_WRITTEN,
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, TRANSPOSE_ALL_AXES, TRUTH_VALUE, WRONG_AXIS,
@@ -125,7 +126,7 @@ CATALOGUE: list[Misconception] = [
                   MASKED, raises=rc.boolean_index_error),
     Misconception("mask_bitwise_not", "multihead", MASK_BITWISE_NOT, _multihead(mask_mode="bitwise_not"),
                   MASKED, alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
-                  raises=rc.invert_error),
+                  raises=rc.invert_error, quotes=BITWISE_NOT_WRITTEN),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
                   (*MHA, *MODULE), raises=rc.transpose_all_axes),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MASKED,
@@ -150,4 +151,5 @@ CATALOGUE: list[Misconception] = [
         "themselves (or add each layer's bias) for Q, K, V and the output.",
         lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES,
         alternatives=(lambda: {MOD_NAME: mu.module_class(linear="no_bias", linear_out="right")},)),
+    argument_changed("multihead", ARGUMENTS, lambda: {"split_heads": mu.split_reshapes_in_place}),
 ]

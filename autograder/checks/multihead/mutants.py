@@ -22,6 +22,13 @@ def split_bare(x, num_heads):
     return x.reshape(B, num_heads, T, D // num_heads)
 
 
+def split_reshapes_in_place(x, num_heads):
+    """split_heads that sets its argument's shape in place (x.shape = ...) before the transpose."""
+    B, T, D = x.shape
+    x.shape = (B, T, num_heads, D // num_heads)
+    return x.transpose(0, 2, 1, 3)
+
+
 def split_interleaved(x, num_heads):
     """split_heads that deals features out in turn: head h gets features h, h + heads, h + 2 heads, ..."""
     x = np.asarray(x)

@@ -12,16 +12,12 @@ properties: random runs are never equal to a mutant's).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
-
 from autograder.checks.base import Check, Context, compare_property
-from autograder.config.constraints import Constraints
-from autograder.handout import figure_reading
+from autograder.judge import figure_reading
 from autograder.checks.scaling.precise import precise_run
 from autograder.checks.exercise import Exercise, WrittenQuestion
 # The comparisons are shared with the handout's check.py: one verdict on the student's laptop and here.
-from autograder.handout.check_properties import Reseeded
+from autograder.judge.properties import Reseeded
 
 # 500 trials keep every entropy / max weight at least 7 standard deviations of the experiment's own noise
 # inside STAT_ATOL of the large reference run (1000 were 9; the cost is the student's, per submission).
@@ -52,7 +48,7 @@ def _precise_expected(args):
 
 
 def _compare_experiment(args, test: str, stat: str | None = None):
-    """check_properties' test of one run: "plausible", "std", "trend" (of `stat`) or "other" (std and
+    """The judge's test (properties.py) of one run: "plausible", "std", "trend" (of `stat`) or "other" (std and
     the entropy's trend), with the course's tolerances."""
     def params(ctx, expected):
         tol = ctx.course.tolerances.scaling
@@ -159,14 +155,6 @@ EXPERIMENT = (EXPERIMENT_KEYS, EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MA
 CHECKS = [*EXPERIMENT, FIGURE]
 
 
-@dataclass(frozen=True)
-class ScalingTolerance:
-    """course.yml's `tolerances.scaling`: how far the student's statistics may be from the theory."""
-    __pydantic_config__ = {"extra": "forbid"}
-    std_rel: Annotated[float, Constraints(gt=0, lt=1)] = 0.15        # std_unscaled within 15% of sqrt(d), scaled of 1
-    entropy_slack: Annotated[float, Constraints(ge=0, lt=1)] = 0.05  # nats a "falling" curve may rise between two dims
-
-
 EXERCISE = Exercise(
     stem="scaling", title="The sqrt(d_k) scaling experiment", order=4,
     returns={"scaling_experiment": "float_dict_dict", "plot_scaling": "figure"},
@@ -175,7 +163,6 @@ EXERCISE = Exercise(
     observe={"plot_scaling": figure_reading.observer},
     pictures={"scaling_experiment": "scaling", "plot_scaling.figure": "figure"},
     catalogue=f"{__name__}.misconceptions",
-    tolerances={"scaling": (ScalingTolerance, ScalingTolerance())},
     written=(WrittenQuestion(
         "written_why_sqrt_dk", 2,
         "## Written question (manually graded, 2 points)\n\n"

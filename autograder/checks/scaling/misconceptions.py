@@ -3,7 +3,7 @@ its mutants (mutants.py here) and its hint. A random experiment's runs are never
 so most entries are told by a property of the answer (recognisers.py here).
 
 Adding a misconception to this exercise is adding one entry here (see
-autograder/diagnosis/misconceptions/entry.py for what an entry holds). Entries are tried in this order.
+autograder/checks/misconception.py for what an entry holds). Entries are tried in this order.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from autograder.checks.scaling import (
 )
 from autograder.checks.scaling import mutants as mu
 from autograder.checks.scaling import recognisers as rc
-from autograder.diagnosis.misconceptions import Misconception, Overrides
+from autograder.checks.misconception import Misconception, Overrides
 
 STATISTICS = (EXPERIMENT_STD, EXPERIMENT_ENTROPY, EXPERIMENT_MAX_WEIGHT, EXPERIMENT_OTHER_DIMS)
 # The seed and n_trials checks end by judging the std of one run: a wrong std fails them too.

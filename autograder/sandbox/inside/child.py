@@ -198,7 +198,7 @@ class Worker:
 
     def import_cells(self, cells: list) -> dict:
         """The notebook's cells run as Jupyter's Run All runs them, by the loop check.py's child
-        runs too (check_notebook.run_cells): a cell that raises is skipped (and reported)."""
+        runs too (the judge's notebook.run_cells): a cell that raises is skipped (and reported)."""
         self._module()
         try:
             skipped = M.NOTEBOOK.run_cells(cells, self.module.__dict__, self.path, self.files)
@@ -308,10 +308,14 @@ class Worker:
             fn, missing = self.function(header["function"])
             if missing is not None:
                 return missing
+            # one array passed several times is one array here too; read-only when asked (judge/arguments.py)
+            args, kwargs = M.ARGUMENTS.handed(args, kwargs, header.get("same", ()), bool(header.get("read_only")))
             try:
                 value = fn(*args, **kwargs)
             except BaseException as err:  # noqa: BLE001
                 return self.raised(err)
+            if header.get("echo"):     # the answer, then the array arguments as the call left them
+                return self.echoed(value, M.ARGUMENTS.after(args), kind)
             return self.convert(value, kind)
         if op == "calls":
             return self.call_each(header["function"], P.decode(header.get("calls", []), blobs, _make_tensor), kind)
@@ -372,6 +376,18 @@ class Worker:
 
     def convert(self, value, kind) -> dict:
         return M.CONVERT.reply(value, kind)
+
+    def echoed(self, value, left: tuple, kind) -> dict:
+        """The answer (kind[1]) and the arguments as left (kind[2]), each converted on its own: a
+        wrong answer is said as one answer, not as an item of the pair."""
+        answer = self.convert(value, kind[1])
+        if answer.get("status") != "ok":
+            return answer
+        arrays = self.convert(left, kind[2])
+        if arrays.get("status") != "ok":
+            return arrays
+        return {"status": "ok", "value": (answer["value"], arrays["value"]),
+                "dtype": [answer["dtype"], arrays["dtype"]]}
 
     def raised(self, err: BaseException) -> dict:
         info = M.ERRORS.error_info(err, self.files)

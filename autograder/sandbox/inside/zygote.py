@@ -24,7 +24,6 @@ Nothing here may import the kit: its sibling modules are loaded from their file 
 private names, and removed from sys.modules in each child before student code runs.
 """
 
-import gc
 import importlib.util
 import json
 import os
@@ -40,9 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 PRIVATE_PREFIX = "_attnkit_sandbox"
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS"):
-    os.environ[_var] = "1"    # also: unshare(CLONE_NEWUSER) needs a single-threaded process
+# One BLAS and OpenMP thread: the grader's environment for it says so (judge/threads.py; the
+# jail's unshare(CLONE_NEWUSER) needs a single-threaded process).
 os.environ["MPLBACKEND"] = "Agg"
 
 
@@ -54,15 +52,19 @@ def _load_private(name: str, folder: str = HERE):
     return module
 
 
-def _load_handout_module(name: str, **siblings):
-    """A module the handout ships beside check.py (autograder/handout/), which imports its
-    siblings by their handout names (check_errors, ...): given the modules loaded here."""
-    sys.modules.update(siblings)
-    try:
-        return _load_private(name, os.path.join(os.path.dirname(os.path.dirname(HERE)), "handout"))
-    finally:
-        for sibling in siblings:
-            sys.modules.pop(sibling, None)
+def _load_judge(*names: str) -> list:
+    """Modules of the judge (autograder/judge/: kit-free, the grader's and check.py's), loaded from
+    its folder as a package of a private name, so that their imports of one another work and
+    nothing of the kit becomes importable. Loaded before the jail hides the folder."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(HERE)), "judge")
+    name = f"{PRIVATE_PREFIX}_judge"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+    return [importlib.import_module(f"{name}.{module}") for module in names]
 
 
 # ====================================================================== the zygote
@@ -307,17 +309,15 @@ def main() -> None:
     paths.strip_kit_from_imports()
     modules = {"numpy": _import_or_say(ctrl_fd, "numpy")}    # the protocol's framing needs it
     PROTOCOL = _load_private("protocol")
-    convert = _load_private("convert")
+    convert, errors, ipython, notebook, torch_module, arguments = _load_judge(
+        "convert", "errors", "ipython_shell", "notebook", "torch_module", "arguments")
     KERNEL = _load_private("kernel")
     JAIL = _load_private("jail")
     JAIL.K, JAIL.VIEW = KERNEL, _load_private("view")
     guard = _load_private("guard")
-    errors = _load_private("errors")
-    ipython = _load_private("ipython_shell")
     worker = _load_private("child")
     # check.py's child runs a notebook's cells with this loop too, and builds a torch module with this code.
-    worker.configure(NOTEBOOK=_load_handout_module("check_notebook", check_errors=errors, check_ipython_shell=ipython),
-                     MODULE=_load_handout_module("check_module", check_convert=convert))
+    worker.configure(NOTEBOOK=notebook, MODULE=torch_module, ARGUMENTS=arguments)
     CHILD = _load_private("monitor")
     warm = _load_private("warm_up")
 
@@ -331,7 +331,6 @@ def main() -> None:
         import matplotlib.figure  # noqa: F401
         import matplotlib.pyplot  # noqa: F401   (its font cache is read here, before the jail)
 
-        warm.quietly(_load_private("figure_cost").install)   # a failure leaves matplotlib's own layout and measure
         warm.quietly(warm.matplotlib_figure)
     warm.quietly(warm.numpy_first_use)
     import math  # noqa: F401
@@ -364,8 +363,6 @@ def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, 
     worker.configure(**facts)
     CHILD.configure(WORKER=worker, **facts)
     _set_subreaper()
-    gc.collect()     # what the imports and warm-ups left (the laid-out figure's cycles)
-    gc.freeze()      # out of every collection: no child's collector writes to these pages (copy on write)
     zygote = Zygote(ctrl_fd)
     zygote.layers = layers
     zygote.modules = modules
