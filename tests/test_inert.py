@@ -143,7 +143,7 @@ def test_a_read_file_is_graded_exactly_as_a_child_grades_it(forms, course, sandb
         loaded = load_submission(folder, ("hand_computation",))["hand_computation"]
         read[label] = grade_exercise("hand_computation", loaded, course, sandbox, folder=folder)
     assert len(spawned) == 2       # a child only for the names one file does not bind (its .py and .ipynb)
-    monkeypatch.setattr(client, "inert_values", lambda source, blocked=(): None)
+    monkeypatch.setattr(client, "inert_of", lambda read, blocked=(): None)
     for label, folder in forms.items():
         loaded = load_submission(folder, ("hand_computation",))["hand_computation"]
         ran = grade_exercise("hand_computation", loaded, course, sandbox, folder=folder)

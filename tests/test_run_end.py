@@ -29,7 +29,7 @@ def _graded_class(tmp_path, course, monkeypatch) -> StoredResults:
     for name in NAMES:
         (tmp_path / "class" / name).mkdir(parents=True)
         (tmp_path / "class" / name / "attention.py").write_text(f"x = {len(name)}\n", encoding="utf-8")
-    monkeypatch.setattr(local_grading, "grade", lambda student, course, box: passed_result(student.name, course))
+    monkeypatch.setattr(local_grading, "grade", lambda student, course, box, **_: passed_result(student.name, course))
     return ClassRun(tmp_path / "class", tmp_path / "out", course).run(
         LocalGrading(course, jobs=1, isolation=False, preflight=False))
 
@@ -81,7 +81,7 @@ def test_a_page_drawn_when_its_result_was_recorded_is_not_drawn_again(tmp_path, 
     # a result that says something else is drawn again (its file's text is what the stamp follows)
     (tmp_path / "class" / "bob" / "attention.py").write_text("x = 'changed'\n", encoding="utf-8")
     monkeypatch.setattr(local_grading, "grade",
-                        lambda student, course, box: class_run.unanswered(student, course, "stand-in", "refused"))
+                        lambda student, course, box, **_: class_run.unanswered(student, course, "stand-in", "refused"))
     ClassRun(tmp_path / "class", tmp_path / "out", course).run(
         LocalGrading(course, jobs=1, isolation=False, preflight=False))
     assert drawn == Counter({**{name: 1 for name in NAMES}, "bob": 2})
@@ -111,7 +111,7 @@ def test_the_run_drops_the_fingerprints_before_the_reports(tmp_path, course, mon
     for name in NAMES:
         (tmp_path / "class" / name).mkdir(parents=True)
         (tmp_path / "class" / name / "attention.py").write_text(f"x = {len(name)}\n", encoding="utf-8")
-    monkeypatch.setattr(local_grading, "grade", lambda student, course, box: passed_result(student.name, course))
+    monkeypatch.setattr(local_grading, "grade", lambda student, course, box, **_: passed_result(student.name, course))
     run = ClassRun(tmp_path / "class", tmp_path / "out", course)
     code_at = {}
     record, finish_reports = ClassRun.record, class_run.finish_run

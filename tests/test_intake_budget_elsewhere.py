@@ -1,0 +1,106 @@
+"""Red team, on the other ways a class is graded: the uploads of tests/test_intake_budget_attacks.py
+(one small archive under sixty names, thousands of sparse files beside an honest archive) graded on
+a Dask worker under a memory cap, and one attacker's upload graded by Gradescope's run_autograder
+from the zip. Each attack costs its author alone: the run finishes, every student has a row, the
+honest keep full marks, the attacker's witness (hand_computation.py) is graded and the feedback
+says what was left out and why.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.config.limits import IntakeLimits
+from tests.test_hostile_uploads import HONEST
+from tests.test_intake_budget_attacks import (NAMES, RUN_TIMEOUT, build_class, course_with_low_reading_limits,
+                                              full_marks, points)
+
+CAP_MB = 3072
+
+
+@pytest.mark.slow
+def test_on_a_dask_worker_the_reading_totals_are_each_students(tmp_path):
+    pytest.importorskip("distributed")
+    from tests.dask_capped import capped_worker
+    from tests.test_distributed import _env
+
+    class_dir = build_class(tmp_path)
+    shutil.rmtree(class_dir / "dense_notebook")      # the per-item limits on a worker: test_hostile_uploads
+    course = course_with_low_reading_limits(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    env = _env() | {"TMPDIR": str(tmp_path / "tmp")}
+    out = tmp_path / "out"
+    with capped_worker(tmp_path, env, CAP_MB, nthreads=2) as (address, cap, _procs):
+        try:
+            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
+                                  str(class_dir), "--out", str(out), "--scheduler", address],
+                                 capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=str(tmp_path))
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
+        out_of_memory = cap.out_of_memory()
+    assert run.returncode == 0 and not out_of_memory, (run.returncode, run.stderr[-3000:])
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
+    assert sorted(rows) == sorted([*HONEST, "many_names", "sparse_files"])
+    for name in HONEST:
+        assert float(rows[name]["total"]) == full_marks(course), rows[name]
+    for name in ("many_names", "sparse_files"):
+        assert float(rows[name]["hand_computation"]) == 7, rows[name]
+        told = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
+        assert "was not read" in told and "a submission may use" in told, (name, told[:3000])
+    assert float(rows["sparse_files"]["attention"]) == points(course, "attention"), rows["sparse_files"]
+
+
+def _gradescope_root(tmp_path: Path, course: Path) -> tuple[Path, dict]:
+    """/autograder as Gradescope lays it out after setup.sh, from the zip `attnkit gradescope` made."""
+    from autograder.config import KIT_ROOT
+
+    target = tmp_path / "autograder.zip"
+    made = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "gradescope",
+                           str(target)], cwd=KIT_ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(KIT_ROOT)))
+    assert made.returncode == 0, made.stderr + made.stdout
+    root = tmp_path / "autograder"
+    for sub in ("source", "submission", "results"):
+        (root / sub).mkdir(parents=True)
+    with zipfile.ZipFile(target) as zf:
+        zf.extractall(root / "source")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env |= {"ATTNKIT_GRADESCOPE_ROOT": str(root), "ATTNKIT_SKIP_INSTALL": "1", "ATTNKIT_PYTHON": sys.executable}
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert setup.returncode == 0 and "attnkit autograder ready" in setup.stdout, setup.stderr + setup.stdout
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")   # as Gradescope does
+    return root, env
+
+
+@pytest.mark.slow
+def test_on_gradescope_an_archive_under_sixty_names_costs_its_author_points_only(tmp_path):
+    course = course_with_low_reading_limits(tmp_path)
+    root, env = _gradescope_root(tmp_path, course)
+    attacker = build_class(tmp_path) / "many_names"
+    for path in attacker.iterdir():
+        shutil.copy2(path, root / "submission" / path.name)
+    try:
+        run = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"run_autograder did not finish within {RUN_TIMEOUT} s")
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    by_stem: dict[str, float] = {}
+    for test in results["tests"]:
+        stem = test["extra_data"]["check_id"].split(".")[0]
+        by_stem[stem] = by_stem.get(stem, 0) + test["score"]
+    assert by_stem["hand_computation"] == 7, results["tests"]
+    told = json.dumps(results)
+    assert "was not read" in told and "archives opened a submission may use" in told, told[:3000]
+    assert f"and {NAMES - IntakeLimits().archives - 5} more" in told, told[:3000]
