@@ -74,6 +74,8 @@ def _gradescope_root(tmp_path: Path, course: Path) -> tuple[Path, dict]:
         (root / sub).mkdir(parents=True)
     with zipfile.ZipFile(target) as zf:
         zf.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / script, 0o755)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env |= {"ATTNKIT_GRADESCOPE_ROOT": str(root), "ATTNKIT_SKIP_INSTALL": "1", "ATTNKIT_PYTHON": sys.executable}
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
