@@ -36,3 +36,20 @@ def capped_worker(folder: Path, env: dict, cap_mb: int, nthreads: int = 1) -> It
         for proc in reversed(procs):
             proc.kill()
             proc.wait(30)
+
+
+def grade_on_capped_worker(tmp_path: Path, class_dir: Path, course: Path, env: dict, cap_mb: int,
+                           timeout: float) -> tuple[subprocess.CompletedProcess, bool, Path]:
+    """(the run, whether the worker was killed for memory, the output folder) of `attnkit grade
+    --scheduler` on a class, as an instructor runs it, with one capped worker of two threads."""
+    import pytest
+
+    out = tmp_path / "out"
+    with capped_worker(tmp_path, env, cap_mb, nthreads=2) as (address, cap, _procs):
+        try:
+            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
+                                  str(class_dir), "--out", str(out), "--scheduler", address],
+                                 capture_output=True, text=True, timeout=timeout, env=env, cwd=str(tmp_path))
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"`attnkit grade --scheduler` did not finish within {timeout} s")
+        return run, cap.out_of_memory(), out

@@ -123,8 +123,9 @@ def autograder_zip(tmp_path_factory) -> Path:
     return target
 
 
-def _root(tmp_path: Path, zip_path: Path) -> Path:
-    """A folder laid out as Gradescope's /autograder after setup.sh."""
+def _root(tmp_path: Path, zip_path: Path, points: float | None = None) -> Path:
+    """A folder laid out as Gradescope's /autograder after setup.sh; `points`: the zip's course's
+    full marks (the kit's course.yml's by default)."""
     root = tmp_path / "autograder"
     for sub in ("source", "submission", "results"):
         (root / sub).mkdir(parents=True)
@@ -140,8 +141,8 @@ def _root(tmp_path: Path, zip_path: Path) -> Path:
                            capture_output=True, text=True, timeout=300)
     assert setup.returncode == 0 and "attnkit autograder ready" in setup.stdout, setup.stderr
     # ready only once the zip's own kit has graded the solutions, at full marks
-    assert re.search(rf"^ok\s+solutions\s+{_course_points():g}/{_course_points():g} in the sandbox", setup.stdout,
-                     re.M), setup.stdout
+    full = _course_points() if points is None else points
+    assert re.search(rf"^ok\s+solutions\s+{full:g}/{full:g} in the sandbox", setup.stdout, re.M), setup.stdout
     shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")   # as Gradescope does
     return root
 

@@ -234,7 +234,7 @@ def test_the_client_sends_an_archive_as_it_is_for_the_worker_to_open(tmp_path):
 def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
     """The archive and the notebook attacks in one class graded on a worker under the memory cap."""
     pytest.importorskip("distributed")
-    from tests.dask_capped import capped_worker
+    from tests.dask_capped import grade_on_capped_worker
     from tests.test_distributed import _env
 
     class_dir = build_class(tmp_path, {"attention.tar.gz": pax_digits_tgz(), "causal_mask.tar.gz": gnu_long_name_tgz()})
@@ -244,15 +244,8 @@ def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
     (notebook / "attention.ipynb").write_bytes(escaped_notebook())
     (tmp_path / "tmp").mkdir()      # where the worker stages the uploads it unpacks
     env = _env() | {"TMPDIR": str(tmp_path / "tmp")}
-    with capped_worker(tmp_path, env, CAP_MB, nthreads=2) as (address, cap, _procs):
-        out, course = tmp_path / "out", course_file(tmp_path)
-        try:
-            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
-                                  str(class_dir), "--out", str(out), "--scheduler", address],
-                                 capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=str(tmp_path))
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
-        out_of_memory = cap.out_of_memory()
+    run, out_of_memory, out = grade_on_capped_worker(tmp_path, class_dir, course_file(tmp_path), env, CAP_MB,
+                                                     RUN_TIMEOUT)
     assert run.returncode == 0 and not out_of_memory, (run.returncode, run.stderr[-3000:])
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     for name in HONEST:

@@ -11,12 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
-import subprocess
-import sys
-import zipfile
-from pathlib import Path
 
 import pytest
 
@@ -31,7 +26,7 @@ CAP_MB = 3072
 @pytest.mark.slow
 def test_on_a_dask_worker_the_reading_totals_are_each_students(tmp_path):
     pytest.importorskip("distributed")
-    from tests.dask_capped import capped_worker
+    from tests.dask_capped import grade_on_capped_worker
     from tests.test_distributed import _env
 
     class_dir = build_class(tmp_path)
@@ -39,15 +34,7 @@ def test_on_a_dask_worker_the_reading_totals_are_each_students(tmp_path):
     course = course_with_low_reading_limits(tmp_path)
     (tmp_path / "tmp").mkdir()
     env = _env() | {"TMPDIR": str(tmp_path / "tmp")}
-    out = tmp_path / "out"
-    with capped_worker(tmp_path, env, CAP_MB, nthreads=2) as (address, cap, _procs):
-        try:
-            run = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade",
-                                  str(class_dir), "--out", str(out), "--scheduler", address],
-                                 capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=str(tmp_path))
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"`attnkit grade --scheduler` did not finish within {RUN_TIMEOUT} s")
-        out_of_memory = cap.out_of_memory()
+    run, out_of_memory, out = grade_on_capped_worker(tmp_path, class_dir, course, env, CAP_MB, RUN_TIMEOUT)
     assert run.returncode == 0 and not out_of_memory, (run.returncode, run.stderr[-3000:])
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     assert sorted(rows) == sorted([*HONEST, "many_names", "sparse_files"])
@@ -60,44 +47,19 @@ def test_on_a_dask_worker_the_reading_totals_are_each_students(tmp_path):
     assert float(rows["sparse_files"]["attention"]) == points(course, "attention"), rows["sparse_files"]
 
 
-def _gradescope_root(tmp_path: Path, course: Path) -> tuple[Path, dict]:
-    """/autograder as Gradescope lays it out after setup.sh, from the zip `attnkit gradescope` made."""
-    from autograder.config import KIT_ROOT
-
-    target = tmp_path / "autograder.zip"
-    made = subprocess.run([sys.executable, "-m", "autograder.cli", "--course", str(course), "gradescope",
-                           str(target)], cwd=KIT_ROOT, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(KIT_ROOT)))
-    assert made.returncode == 0, made.stderr + made.stdout
-    root = tmp_path / "autograder"
-    for sub in ("source", "submission", "results"):
-        (root / sub).mkdir(parents=True)
-    with zipfile.ZipFile(target) as zf:
-        zf.extractall(root / "source")
-    for script in ("setup.sh", "run_autograder"):
-        os.chmod(root / "source" / script, 0o755)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env |= {"ATTNKIT_GRADESCOPE_ROOT": str(root), "ATTNKIT_SKIP_INSTALL": "1", "ATTNKIT_PYTHON": sys.executable}
-    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root / "source", env=env,
-                           capture_output=True, text=True, timeout=300)
-    assert setup.returncode == 0 and "attnkit autograder ready" in setup.stdout, setup.stderr + setup.stdout
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")   # as Gradescope does
-    return root, env
-
-
 @pytest.mark.slow
 def test_on_gradescope_an_archive_under_sixty_names_costs_its_author_points_only(tmp_path):
+    from tests.test_gradescope_package import _attnkit, _grade, _root
+
     course = course_with_low_reading_limits(tmp_path)
-    root, env = _gradescope_root(tmp_path, course)
+    made = _attnkit("--course", str(course), "gradescope", str(tmp_path / "autograder.zip"))
+    assert made.returncode == 0, made.stderr + made.stdout
+    root = _root(tmp_path, tmp_path / "autograder.zip", full_marks(course))
     attacker = build_class(tmp_path) / "many_names"
     for path in attacker.iterdir():
         shutil.copy2(path, root / "submission" / path.name)
-    try:
-        run = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"run_autograder did not finish within {RUN_TIMEOUT} s")
+    results, run = _grade(root)       # Gradescope's results.json, checked against its schema
     assert run.returncode == 0, run.stderr[-3000:]
-    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     by_stem: dict[str, float] = {}
     for test in results["tests"]:
         stem = test["extra_data"]["check_id"].split(".")[0]
