@@ -112,7 +112,7 @@ def helpers_of(marker: Path) -> list[int]:
             session = int(Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[3])
         except (OSError, ValueError, IndexError):
             continue
-        if b"autograder.sandbox.helper_process" in argv and str(marker).encode() in argv and session == int(entry):
+        if b"autograder.sandbox.helper_server" in argv and str(marker).encode() in argv and session == int(entry):
             found.append(int(entry))
     return found
 
