@@ -2,7 +2,7 @@
 
     python benchmarks/profile_submission.py               # the solutions, 20 repetitions
     python benchmarks/profile_submission.py --submission DIR --repeat 10
-    python benchmarks/profile_submission.py --small-pages  # zygotes as a single check has them
+    python benchmarks/profile_submission.py --name profile-before   # the record's name
 
 Core-seconds, not wall time, so the figures hold on a busy machine. Each is charged where it
 is spent: the grader process (its own CPU time), each zygote (its own CPU time, from /proc),
@@ -15,12 +15,24 @@ children's share is not measured and says so.
   per exercise graded         the student's code (the scaling experiment's arithmetic, the figure)
                               in the child; the checks' calls, conversions, comparisons in the
                               grader; reference answers are made once per process (cached)
+  per submission              reading and staging: the student's folder listed, staged and parsed,
+                              the facts the sandbox needs found, in a child of the parse helper
+                              charged to the student's account (the account's cpu_seconds), the
+                              grader's own share (asking, decoding the answer) and the helper's
+                              (the fork server's own CPU time, from /proc); the similarity pass's
+                              reading of the same files (a child of its own helper) apart
   per submission              the result file, the feedback page (Markdown, HTML, pictures)
   per wrong answer            diagnosis (the mutants' answers), on a buggy submission: its first
                               grading, then each exercise of the submission with it, cached
 
-Writes the figures to benchmarks/results/profile_submission.json. This is a benchmark, not a
-test: nothing is asserted.
+At the end, the phases the correct submission's cost splits into (`phases`): the student's code
+(the children's share above an empty child's), the kit's process set-up (an empty child per
+exercise: fork, jail, limits), reading and staging, the reference and comparison (the grader's
+share of the gradings above an empty child's), diagnosis (none for a correct submission: the
+buggy one's extra cost is beside it), and writing results.
+
+Writes the figures to benchmarks/results/profile_submission.json (`--name`: another name). This
+is a benchmark, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -140,6 +152,7 @@ def main(argv=None) -> int:
                    default=KIT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis.py",
                    help="a buggy attention.py, graded to show what diagnosis and pictures cost")
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--name", default="profile_submission", help="the record's name in benchmarks/results")
     args = p.parse_args(argv)
     os.environ.setdefault("ATTNKIT_CACHE_DIR", tempfile.mkdtemp(prefix="attnkit-profile-cache-"))
 
@@ -212,6 +225,8 @@ def main(argv=None) -> int:
             print(row("  " + label, parts, counted))
         figures["scaling_parts"] = {label: as_ms(parts, counted) for label, parts in scaling.items()}
 
+        figures["reading"] = _reading(folder, course, sandbox, n)
+
         result = grade_submission(folder, course, sandbox)
         reports: dict[str, tuple] = {}
         with meter.measure(reports, "reports", n):
@@ -261,6 +276,11 @@ def main(argv=None) -> int:
     if not counted:
         print("\n(no writable cgroups: the children's share is not measured here)")
     figures["children_counted"] = counted
+    figures["phases"] = _phases(figures, loaded, counted)
+    print("\nwhere a correct submission's core-ms go (per submission; the zygotes' starts and the reference "
+          "answers are paid once per grader process):")
+    for phase, ms in figures["phases"].items():
+        print(f"  {phase:58s} {ms:7.0f}" if ms is not None else f"  {phase:58s}       ?")
     correct_s = figures["correct"]["all five"]["total_ms"] / 1000
     headline = [record.figure("a correct submission, graded", correct_s, "core-s",
                               target="at most 0.3 core-s (0.2 the goal)")]
@@ -269,7 +289,11 @@ def main(argv=None) -> int:
         headline.append(record.figure("a buggy one, its diagnosis cached", buggy_s, "core-s",
                                       anchor="the correct one", anchor_value=correct_s, ratio=buggy_s / correct_s,
                                       ratio_is="value / anchor"))
-    record.write("profile_submission", figures, headline=headline)
+    reading_ms = figures["phases"]["reading and staging (grading)"]
+    headline.append(record.figure("its reading and staging (grading's, in the parse helper's child)",
+                                  reading_ms, "core-ms"))
+    headline.append(record.figure("the similarity pass's reading of it", figures["phases"][SIMILARITY], "core-ms"))
+    record.write(args.name, figures, headline=headline)
     return 0
 
 
@@ -289,6 +313,100 @@ def _per_exercise(meter: Meter, loaded: dict, course, sandbox, n: int) -> dict:
     print(row("all five", total, meter.counts_children))
     return {**{stem: as_ms(f, meter.counts_children) for stem, f in graded.items()},
             "all five": as_ms(total, meter.counts_children)}
+
+
+def _helper_cpu() -> float:
+    """The parse helper's own CPU time (the fork server: accepting, forking, reaping), not its children's."""
+    from autograder.intake import bounded
+
+    proc = bounded.HELPER._proc
+    return process_cpu(proc.pid) if proc is not None else 0.0
+
+
+def _similarity_helper_cpu() -> float:
+    from autograder.integrity import class_code
+
+    proc = class_code.HELPER._proc
+    return process_cpu(proc.pid) if proc is not None else 0.0
+
+
+def _reading(folder: Path, course, sandbox, n: int) -> dict:
+    """Reading and staging one submission as `grade` does it (the folder opened without following
+    links, staged and loaded in one bounded child charged to a fresh account), and the similarity
+    pass's reading of its graded files (ClassCode.add); mean of n. In milliseconds: the helper's
+    children (the accounts' cpu_seconds), the helper's own share, the grader's."""
+    from autograder.grading.grade import grade
+    from autograder.intake import budget, staging
+    from autograder.intake.students import Student, open_confined
+    from autograder.integrity.class_code import ClassCode
+
+    student = Student(folder.name, folder)
+    wanted = tuple(course.exercises)
+    out: dict = {}
+    accounts = [budget.Account(course.limits.intake) for _ in range(n)]
+    helper_before, before = _helper_cpu(), own_cpu()
+    for account in accounts:
+        fd = open_confined(folder)
+        try:
+            with budget.charging(account), staging.read(Path(f"/proc/self/fd/{fd}"), student, wanted) as found:
+                assert all(not hasattr(s, "message") for s in found.sources.values()), found.sources
+        finally:
+            os.close(fd)
+    out["grading"] = {"children_ms": 1000 * sum(a.cpu_seconds for a in accounts) / n,
+                      "helper_ms": 1000 * (_helper_cpu() - helper_before) / n,
+                      "grader_ms": 1000 * (own_cpu() - before) / n}
+
+    result = grade(student, course, sandbox)
+    held = budget.Accounts(course.limits.intake)
+    code = ClassCode(wanted, accounts=held)
+    code.add(Student("warm-up", folder), result)       # its helper started: once per grader process
+    helper_before, before = _similarity_helper_cpu(), own_cpu()
+    for i in range(n):
+        code.add(Student(f"student-{i}", folder), result)
+    out["similarity"] = {"children_ms": 1000 * sum(held.of(f"student-{i}").cpu_seconds for i in range(n)) / n,
+                         "helper_ms": 1000 * (_similarity_helper_cpu() - helper_before) / n,
+                         "grader_ms": 1000 * (own_cpu() - before) / n}
+    print(f"\nper submission, reading and staging, mean of {n} (children: the helper's children, charged to the "
+          f"student's account; helper: the fork server's own):")
+    print(f"  {'':44s} {'grader':>7s} {'helper':>7s} {'child':>7s} {'total':>7s}   (ms)")
+    for label, key in (("grading's reading (staged, loaded, facts)", "grading"),
+                       ("similarity pass's (read again, fingerprinted)", "similarity")):
+        f = out[key]
+        f["total_ms"] = f["grader_ms"] + f["helper_ms"] + f["children_ms"]
+        print(f"  {label:44s} {f['grader_ms']:7.0f} {f['helper_ms']:7.0f} {f['children_ms']:7.0f} {f['total_ms']:7.0f}")
+    return out
+
+
+SIMILARITY = "reading for the similarity signal (a class run)"
+
+
+def _phases(figures: dict, loaded: dict, counted: bool) -> dict:
+    """The correct submission's core-ms by phase (None: not measured here). Each exercise's child is
+    set against an empty child of the zygote it runs in; an exercise that started none (a file of
+    literals is read, not run) has no set-up."""
+    from autograder.intake import facts
+    from autograder.sandbox.zygotes import needs_of
+
+    empty = figures["empty_child"]
+    setup_child = setup_grader = 0.0
+    for stem, source in loaded.items():
+        if counted and figures["correct"][stem]["child_ms"] < 1:
+            continue
+        texts = tuple(c.runnable or c.source for c in source.cells) or (str(source.source),)
+        torch, matplotlib = needs_of(facts.of(texts).imports)
+        row = empty["torch zygote" if torch else "matplotlib zygote" if matplotlib else "numpy zygote"]
+        setup_child += row["zygote_ms"] + (row["child_ms"] or 0.0)
+        setup_grader += row["grader_ms"]
+    every = figures["correct"]["all five"]
+    reading = figures["reading"]
+    own = (every["child_ms"] + every["zygote_ms"] - setup_child) if counted else None
+    return {"the student's code (children, above an empty child)": own,
+            "the kit's process set-up (an empty child per exercise)": setup_child + setup_grader,
+            "reading and staging (grading)": reading["grading"]["total_ms"],
+            "reference and comparison (the grader, above an empty child)": every["grader_ms"] - setup_grader,
+            "diagnosis (none for a correct submission)": 0.0,
+            "writing results (result file, feedback pages)": figures["reports"]["total_ms"],
+            SIMILARITY: reading["similarity"]["total_ms"]}
 
 
 def _scaling_parts(sandbox, meter: Meter, loaded, n: int) -> dict[str, tuple]:

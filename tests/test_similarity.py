@@ -730,3 +730,22 @@ def test_a_file_too_deep_or_long_for_the_normalisation_is_still_read():
     chain = "def attend(q, k, v):\n    a0 = q\n" + "".join(f"    a{i} = a{i - 1} + 1\n" for i in range(1, 2000))
     tokens = normalise(chain + "    return a1999\n", _given("attend"))
     assert tokens is not None and len(tokens.text) > 2000
+
+
+def test_the_similarity_helper_reads_the_stubs_once_before_its_children_fork(stubs):
+    """What a stub gives every student is made in the helper's warm-up; a child forked from it
+    fingerprints a student's file without reading the stub again, to the same fingerprint."""
+    import numpy as np
+
+    from autograder.integrity import prints_helper
+    from autograder.integrity.fingerprint import boilerplate, fingerprint, given_statements
+
+    similarity.stub_given.cache_clear()
+    prints_helper.warm()
+    made = similarity.stub_given.cache_info()
+    assert made.currsize >= len(stubs)
+    source = (KIT_ROOT / "solutions" / "attention.py").read_text(encoding="utf-8")
+    answer = similarity.made_here("a", "attention", "attention.py", source, stubs["attention"])
+    assert similarity.stub_given.cache_info().misses == made.misses       # the stub was not read again
+    expected = fingerprint(normalise(source, given_statements(stubs["attention"])), boilerplate([stubs["attention"]]))
+    assert np.array_equal(answer["hashes"], expected.hashes)

@@ -32,6 +32,7 @@ import zlib
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -70,8 +71,9 @@ def made_here(student: str, exercise: str, file: str, source: str, stub: str, de
     """What a child answers for one student's code (`Made` as data; with `details`, what an excerpt
     is made of too: the source, each token's line and the whole fingerprint)."""
     raw = source.encode("utf-8", "surrogatepass")
-    tokens = normalise(source, given_statements(stub))
-    fp = fingerprint(tokens, boilerplate([stub])) if tokens is not None else None
+    given, excluded = stub_given(stub)
+    tokens = normalise(source, given)
+    fp = fingerprint(tokens, excluded) if tokens is not None else None
     made = {"student": student, "exercise": exercise, "file": file,
             "digest": hashlib.sha256(exercise.encode("utf-8", "surrogatepass") + b"\0" + raw).hexdigest(),
             "hashes": None if fp is None or fp.empty else fp.hashes}
@@ -81,6 +83,16 @@ def made_here(student: str, exercise: str, file: str, source: str, stub: str, de
         made["details"] = {"source": source, "lines": tokens.lines, "hashes": fp.hashes, "found": fp.found,
                            "starts": fp.starts, "coverage": fp.coverage}
     return made
+
+
+@lru_cache(maxsize=64)
+def stub_given(stub: str):
+    """What a stub gives every student (its statements, its k-gram hashes), made once per process:
+    reading the stub was most of fingerprinting a student's file. A helper makes the kit's before
+    its children fork (integrity/prints_helper.py), so no child makes them again."""
+    excluded = boilerplate([stub])
+    excluded.flags.writeable = False       # shared by every caller
+    return given_statements(stub), excluded
 
 
 def made_from(plain: dict) -> tuple[Made, tuple[str, np.ndarray, Fingerprint] | None]:
@@ -211,8 +223,9 @@ class ClassPrints:
 
     def __init__(self, stubs: dict[str, str], reread: Callable[[_Print], str | None] | None = None,
                  details: Callable[[_Print], tuple[str, np.ndarray, Fingerprint] | None] | None = None):
-        self.excluded = {exercise: boilerplate([stub]) for exercise, stub in stubs.items()}
-        self.given = {exercise: given_statements(stub) for exercise, stub in stubs.items()}
+        self.given, self.excluded = {}, {}
+        for exercise, stub in stubs.items():
+            self.given[exercise], self.excluded[exercise] = stub_given(stub)
         self.reread = reread
         # A listed side's source, tokens' lines and fingerprint made again (None: in this process,
         # from its source; a class run's, in a bounded child: integrity/class_code.py).
