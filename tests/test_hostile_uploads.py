@@ -104,6 +104,16 @@ def build_class(root: Path, attacker: dict[str, bytes]) -> Path:
     return class_dir
 
 
+def why_not_graded(out: Path, name: str, row: dict) -> str:
+    """A student's row and what their result says went wrong (a grader's failure leaves the total
+    empty; its reason is in the result), for a failing assertion."""
+    try:
+        told = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
+    except OSError as err:
+        told = f"no result: {err}"
+    return f"{name}: {row}; {told[:4000]}"
+
+
 def course_file(root: Path, exercises: tuple[str, ...] | None = None) -> Path:
     """The kit's course.yml (its `exercises` only, when given), its children's memory at CHILD_MB."""
     data = yaml.safe_load((KIT_ROOT / "course.yml").read_text(encoding="utf-8"))
@@ -143,7 +153,7 @@ def assert_only_the_attacker_paid(run, out: Path, refused: str, said: str) -> Su
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     assert sorted(rows) == sorted([*HONEST, "attacker"]), rows
     for name in HONEST:
-        assert float(rows[name]["total"]) == FULL_MARKS, (name, rows[name])
+        assert rows[name]["total"] and float(rows[name]["total"]) == FULL_MARKS, why_not_graded(out, name, rows[name])
     assert float(rows["attacker"]["hand_computation"]) == 7, rows["attacker"]
     data = json.loads((out / "results" / "attacker.json").read_text(encoding="utf-8"))
     told = json.dumps(data["extra_data"]["result"])
@@ -249,11 +259,11 @@ def test_on_a_dask_worker_the_uploads_cost_their_authors_alone(tmp_path):
     assert run.returncode == 0 and not out_of_memory, (run.returncode, run.stderr[-3000:])
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     for name in HONEST:
-        assert float(rows[name]["total"]) == FULL_MARKS, (name, rows[name])
+        assert rows[name]["total"] and float(rows[name]["total"]) == FULL_MARKS, why_not_graded(out, name, rows[name])
     for name, refused, said in (("attacker", "attention.tar.gz", ARCHIVE_REFUSED),
                                 ("attacker", "causal_mask.tar.gz", ARCHIVE_REFUSED),
                                 ("notebook", "attention.ipynb", NOTEBOOK_REFUSED)):
-        assert float(rows[name]["hand_computation"]) == 7, rows[name]
+        assert rows[name]["hand_computation"] and float(rows[name]["hand_computation"]) == 7, why_not_graded(out, name, rows[name])
         told = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
         assert re.search(re.escape(refused) + r"[^\"]*" + said, told), (name, refused, told[:3000])
 
@@ -336,9 +346,9 @@ def test_on_a_dask_worker_thousands_of_long_links_cost_the_worker_what_empty_fil
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8")))}
     assert sorted(rows) == sorted([*HONEST, "attacker", "plain"]), rows
     for name in HONEST:
-        assert float(rows[name]["total"]) == FULL_MARKS, (name, rows[name])
+        assert rows[name]["total"] and float(rows[name]["total"]) == FULL_MARKS, why_not_graded(out, name, rows[name])
     for name in ("attacker", "plain"):
-        assert float(rows[name]["hand_computation"]) == 7, rows[name]
+        assert rows[name]["hand_computation"] and float(rows[name]["hand_computation"]) == 7, why_not_graded(out, name, rows[name])
     assert links < 2 * files, (links, files)
 
 
