@@ -14,9 +14,9 @@ SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size th
                         "tokens (keys), V's feature size d_v, or a size taken from an axis counted from the front "
                         "(d_k only for a 2-D K; on a batch it counts keys or batch entries). Take d_k from the "
                         "last axis of Q or K, whatever leading dimensions they have.")
-WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
-              "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
-              "last axis of the scores.")
+WRONG_AXIS = ("The softmax normalised along another axis than the keys (along each row): down each column, over "
+              "the queries, or on batched scores across the batch. Each query distributes one unit of attention "
+              "over the keys, so the sum must run over the last axis of the scores.")
 HARDCODED_AXIS = ("The softmax axis is a fixed number that is the key axis only for 2-D scores; with leading "
                   "batch (or head) dimensions it normalises over another axis. Count the axis from the end: "
                   "the keys are always the last one.")

@@ -29,7 +29,8 @@ from autograder.judge.hints import (
 
 SDPA_NAME = "scaled_dot_product_attention"
 SDPA_MASKED = (SDPA_BOOL_MASK, SDPA_BINARY_MASK, SDPA_BROADCAST_MASK, SDPA_PADDING_MASK)
-SDPA_3D = (SDPA_BATCHED, SDPA_FLOAT32, SDPA_BINARY_MASK, SDPA_BROADCAST_MASK)
+# the checks whose scores have leading batch (or head) axes: there axis=1 is not the keys' axis
+SDPA_LEADING = (SDPA_BATCHED, SDPA_FLOAT32, SDPA_BINARY_MASK, SDPA_BROADCAST_MASK, SDPA_PADDING_MASK)
 
 
 def _attn(**options) -> Overrides:
@@ -48,7 +49,7 @@ CATALOGUE: list[Misconception] = [
         (SOFTMAX_ROWS, SOFTMAX_STABLE, *SDPA),
         alternatives=(_attn(axis=0),)),
     Misconception(
-        "softmax_hardcoded_axis", "attention", HARDCODED_AXIS, _attn(axis=1), SDPA_3D),
+        "softmax_hardcoded_axis", "attention", HARDCODED_AXIS, _attn(axis=1), SDPA_LEADING),
     Misconception(
         "softmax_axis_ignored", "attention",
         "softmax ignores its axis argument: softmax(x, axis=0) still normalises along the last axis. Use the "
