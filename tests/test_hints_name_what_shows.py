@@ -112,3 +112,42 @@ def test_a_softmax_on_another_axis_is_not_told_as_a_mask_that_blocks_nothing(han
         assert seen in hint.lower(), hint
     # named as the batched checks are: one mistake
     assert graded[PADDING].misconceptions == graded["attention.scaled_dot_product_attention.batched"].misconceptions
+
+
+# ---------------------------------------------------------------- weights not divided by their row's sum
+
+HAND_BUGGY = KIT_ROOT / "tests" / "corpus" / "hand_computation" / "buggy"
+
+
+def test_an_output_row_from_undivided_exponentials_is_named_for_that(handout, session, kit_free_python, tmp_path):
+    """The weights typed right, but OUTPUT's second row made from e^s before the division: the
+    student is told that row comes from the exponentials, with their sum, under the mistake's own
+    name; not that one number early on is wrong."""
+    source = (HAND_BUGGY / "weights_not_normalised__ho_output_row.py").read_text(encoding="utf-8")
+    folder = _student(handout, tmp_path, {"hand_computation.py": source})
+    printed, mine, graded = _both(session, kit_free_python, folder, "hand_computation")
+    output = graded["hand_computation.part_a.output"]
+    assert output.misconceptions == ("weights_not_normalised",), (output.misconceptions, output.hint)
+    assert output.hint.startswith("Row 1 of OUTPUT is computed from the exponentials of the softmax step, not "
+                                  "from your WEIGHTS: the exponentials were not divided by the row's sum (3.0"), \
+        output.hint
+    assert "early on" not in output.hint and "divided by the sum of its row" in output.hint
+    assert [i for i, c in graded.items() if not c.passed] == ["hand_computation.part_a.output"]
+    # check.py, which holds no answer, says the output does not follow from the weights
+    assert mine["hand_computation.part_a.output"]["status"] == "failed", printed
+    assert "OUTPUT does not follow from your WEIGHTS and V" in printed, printed
+
+
+def test_a_weights_row_left_undivided_is_told_once_with_what_it_adds_up_to(handout, session, kit_free_python,
+                                                                            tmp_path):
+    source = (HAND_BUGGY / "weights_not_normalised__ho_weights_row.py").read_text(encoding="utf-8")
+    folder = _student(handout, tmp_path, {"hand_computation.py": source})
+    printed, mine, graded = _both(session, kit_free_python, folder, "hand_computation")
+    weights, output = graded["hand_computation.part_b.weights"], graded["hand_computation.part_b.output"]
+    for check in (weights, output):
+        assert check.misconceptions == ("weights_not_normalised",), (check.check_id, check.misconceptions)
+    assert weights.hint == output.hint          # one cause, said where it started
+    assert weights.hint.startswith("Row 1 of CSM_WEIGHTS holds the exponentials of your CSM_SCORES / sqrt(4), not "
+                                   "yet divided by the row's sum (it adds up to 4.7"), weights.hint
+    assert "CSM_OUTPUT follows correctly from it" in weights.hint
+    assert "row 1 of your CSM_WEIGHTS sums to 4.75, not 1" in printed, printed
