@@ -151,3 +151,50 @@ def test_a_weights_row_left_undivided_is_told_once_with_what_it_adds_up_to(hando
                                    "yet divided by the row's sum (it adds up to 4.7"), weights.hint
     assert "CSM_OUTPUT follows correctly from it" in weights.hint
     assert "row 1 of your CSM_WEIGHTS sums to 4.75, not 1" in printed, printed
+
+
+# ---------------------------------------------------------------- a figure whose lines lack labels
+
+def _plot_scaling(body: str) -> str:
+    """solutions/scaling.py with plot_scaling's body replaced by `body` (4-space indented lines)."""
+    source = (SOLUTIONS / "scaling.py").read_text(encoding="utf-8")
+    start = source.index("### BEGIN SOLUTION", source.index("def plot_scaling"))
+    end = source.index("### END SOLUTION", start) + len("### END SOLUTION")
+    return source[:start] + body.strip() + source[end:]
+
+
+UNLABELLED = '''dims = sorted(results)
+    fig, ax = plt.subplots()
+    ax.plot(dims, [results[d]["entropy_unscaled"] for d in dims]{unscaled})
+    ax.plot({x}, [results[d]["entropy_scaled"] for d in dims]{scaled})
+    ax.set_xlabel("d")
+    ax.set_ylabel("entropy")
+    ax.set_title("entropy of the weights, unscaled and scaled")
+    return fig
+'''
+FIGURE = "scaling.plot_scaling.figure"
+
+
+@pytest.mark.parametrize("unscaled,scaled,x,said", [
+    ("", "", "dims", "label the lines: the 2 lines plotted against d = [4, 16, 64, 256] have no label; give each "
+                     "a label that says what it shows"),
+    (', label="unscaled"', "", "dims", "label the lines: 1 of the 2 lines plotted against d = [4, 16, 64, 256] has "
+                                       "no label"),
+    (', label="unscaled"', ', label="scaled"', "range(4)", "the figure needs at least two lines plotted against d = "
+                                                           "[4, 16, 64, 256] (x = the dims): of its 2 lines, 1 is "
+                                                           "plotted against d"),
+])
+def test_a_figure_missing_its_labels_is_told_to_label_its_lines(handout, session, kit_free_python, tmp_path,
+                                                                 unscaled, scaled, x, said):
+    """Two lines against d without labels: the student reads that the lines are there and need
+    labels, and labels alone then pass; no count of lines "with x = d" that says 0 of 2."""
+    folder = _student(handout, tmp_path, {"scaling.py": _plot_scaling(UNLABELLED.format(
+        unscaled=unscaled, scaled=scaled, x=x))})
+    printed, mine, graded = _both(session, kit_free_python, folder, "scaling")
+    assert graded[FIGURE].message == mine[FIGURE]["message"], (graded[FIGURE].message, mine[FIGURE]["message"])
+    assert graded[FIGURE].message.startswith(said), graded[FIGURE].message
+    assert said in printed and "with x = d" not in printed, printed
+    if x == "dims":                       # the labels alone were missing
+        labelled = _student(handout, tmp_path / "labelled", {"scaling.py": _plot_scaling(UNLABELLED.format(
+            unscaled=', label="unscaled"', scaled=', label="scaled"', x=x))})
+        assert _grader(session, labelled, "scaling")[FIGURE].passed
