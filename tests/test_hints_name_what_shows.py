@@ -198,3 +198,21 @@ def test_a_figure_missing_its_labels_is_told_to_label_its_lines(handout, session
         labelled = _student(handout, tmp_path / "labelled", {"scaling.py": _plot_scaling(UNLABELLED.format(
             unscaled=', label="unscaled"', scaled=', label="scaled"', x=x))})
         assert _grader(session, labelled, "scaling")[FIGURE].passed
+
+
+# ---------------------------------------------------------------- entropies in bits
+
+def test_entropies_in_bits_are_one_mistake_with_one_hint(handout, session, kit_free_python, tmp_path):
+    """-sum p log2 p: every check the bits fail (the range of an entropy of 4 weights, the seed and
+    n_trials runs, the entropy's trend) names the one mistake, and the hint is printed once."""
+    source = (KIT_ROOT / "tests" / "corpus" / "scaling" / "buggy" / "entropy_log2__ho_log2.py").read_text()
+    folder = _student(handout, tmp_path, {"scaling.py": source})
+    printed, mine, graded = _both(session, kit_free_python, folder, "scaling")
+    failed = {i: c for i, c in graded.items() if not c.passed}
+    assert {"scaling.scaling_experiment.keys", "scaling.scaling_experiment.seed",
+            "scaling.scaling_experiment.n_trials", "scaling.scaling_experiment.entropy"} <= set(failed), failed
+    assert all(c.misconceptions == ("entropy_log2",) for c in failed.values()), \
+        {i: c.misconceptions for i, c in failed.items()}
+    assert all(c["mistakes"] == ["entropy_log2"] for c in mine.values() if c["status"] == "failed"), mine
+    assert "wrong 1 mistake -> 4 checks" in printed and "1 cause" not in printed, printed
+    assert printed.count("hint: ") == 1 and printed.count("The entropies are in bits") == 1, printed
