@@ -216,3 +216,21 @@ def test_entropies_in_bits_are_one_mistake_with_one_hint(handout, session, kit_f
     assert all(c["mistakes"] == ["entropy_log2"] for c in mine.values() if c["status"] == "failed"), mine
     assert "wrong 1 mistake -> 4 checks" in printed and "1 cause" not in printed, printed
     assert printed.count("hint: ") == 1 and printed.count("The entropies are in bits") == 1, printed
+
+
+# ---------------------------------------------------------------- "follows from rounded values", only where it does
+
+def test_rounding_is_said_of_the_numbers_that_were_rounded(handout, kit_free_python, tmp_path):
+    """Typed to one decimal: SCALED_SCORES = 0.7 is computed from exact scores, so its own numbers
+    were rounded; OUTPUT is computed from the rounded WEIGHTS, so it follows from them. Nothing
+    is said to follow from rounded values that does not."""
+    source = (HAND_BUGGY / "hand_imprecise__ho_one_decimal.py").read_text(encoding="utf-8")
+    folder = _student(handout, tmp_path, {"hand_computation.py": source})
+    printed, mine = _check_py(kit_free_python, folder, "hand_computation")
+    assert mine["hand_computation.part_a.scaled_scores"]["message"] == (
+        "SCALED_SCORES is off by rounding: its numbers were rounded to too few decimals; the values are graded "
+        "after hand-in and will lose points"), printed
+    assert mine["hand_computation.part_a.output"]["message"] == (
+        "OUTPUT is off by rounding: it follows from your rounded WEIGHTS; the values are graded after hand-in "
+        "and will lose points"), printed
+    assert "later answers" not in printed, printed
