@@ -639,28 +639,28 @@ def test_without_torch_the_numpy_checks_still_run_and_torch_is_one_sentence(fold
 
 def test_a_visible_checks_explanations_are_not_ruled_out_by_hidden_results(tmp_path):
     """The grader narrows a visible check's explanations with visible results only (what check.py
-    sees): with the 4-D check that tells a softmax over axis -2 from an axis fixed at 1 made
-    hidden, the visible float32 check names both, as check.py would; the hidden check itself is
+    sees): with the 2-D mask check that tells a mask applied only when 2-D from a mask ignored made
+    hidden, the visible padding check names both, as check.py would; the hidden check itself is
     still weighed with every result."""
     import dataclasses
 
     from autograder.config.course import CheckConfig
     from autograder.grading.course_session import GradingSession
 
-    telling = "attention.scaled_dot_product_attention.batched"
+    telling = "attention.scaled_dot_product_attention.bool_mask"
     attention = COURSE.exercises["attention"]
     checks = {**attention.checks, telling: CheckConfig(points=attention.checks[telling].points, hidden=True)}
     course = dataclasses.replace(COURSE, exercises={**COURSE.exercises,
                                                      "attention": dataclasses.replace(attention, checks=checks)})
-    (tmp_path / "attention.py").write_text((CORPUS / "attention/buggy/softmax_wrong_axis__neg2.py").read_text())
+    (tmp_path / "attention.py").write_text((CORPUS / "attention/buggy/mask_rank_ignored__ho_only_2d.py").read_text())
     named = {}
     for which, grading in (("visible", COURSE), ("hidden", course)):
         with GradingSession(grading) as session:
             result = session.grade(tmp_path, stems=("attention",))
         named[which] = {c.check_id: tuple(c.misconceptions) for c in result.exercises[0].checks}
-    float32 = "attention.scaled_dot_product_attention.float32"
-    assert named["visible"][float32] == ("softmax_wrong_axis",), named["visible"]
-    assert set(named["hidden"][float32]) > {"softmax_wrong_axis"}, named["hidden"]
+    padding = "attention.scaled_dot_product_attention.padding_mask"
+    assert named["visible"][padding] == ("mask_rank_ignored",), named["visible"]
+    assert set(named["hidden"][padding]) > {"mask_rank_ignored"}, named["hidden"]
 
 
 def test_an_errors_lead_counts_the_mistakes_narrowing_kept():

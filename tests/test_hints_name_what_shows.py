@@ -181,8 +181,8 @@ FIGURE = "scaling.plot_scaling.figure"
     (', label="unscaled"', "", "dims", "label the lines: 1 of the 2 lines plotted against d = [4, 16, 64, 256] has "
                                        "no label"),
     (', label="unscaled"', ', label="scaled"', "range(4)", "the figure needs at least two lines plotted against d = "
-                                                           "[4, 16, 64, 256] (x = the dims): of its 2 lines, 1 is "
-                                                           "plotted against d"),
+                                                           "[4, 16, 64, 256] (x = the dims): found 2 lines, 1 of "
+                                                           "them plotted against d"),
 ])
 def test_a_figure_missing_its_labels_is_told_to_label_its_lines(handout, session, kit_free_python, tmp_path,
                                                                  unscaled, scaled, x, said):
@@ -234,3 +234,47 @@ def test_rounding_is_said_of_the_numbers_that_were_rounded(handout, kit_free_pyt
         "OUTPUT is off by rounding: it follows from your rounded WEIGHTS; the values are graded after hand-in "
         "and will lose points"), printed
     assert "later answers" not in printed, printed
+
+
+# ---------------------------------------------------------------- a quoted construct only where the file holds it
+
+SWAPPED_FIRST_AND_LAST = SDPA_ON_AXIS.format(axis=-1).replace("np.swapaxes(K, -1, -2)", "K.swapaxes(0, -1)")
+HEADS_AXIS_FROM_THE_END = (KIT_ROOT / "tests" / "corpus" / "multihead" / "buggy" / "softmax_wrong_axis.py").read_text(
+    encoding="utf-8").replace("axis=-2", "axis=-3").replace("dim=-2", "dim=-3")
+
+
+@pytest.mark.parametrize("stem,source,absent,words", [
+    # K.swapaxes(0, -1): on a 3-D batch it fails as K.T does, but the file holds no .T
+    ("attention", SWAPPED_FIRST_AND_LAST, "transpose_all_axes", "K.T"),
+    # softmax over axis -3, the heads: as axis=1 does, but no axis is a number counted from the front
+    ("multihead", HEADS_AXIS_FROM_THE_END, "softmax_hardcoded_axis", "fixed number"),
+])
+def test_a_mistake_quoting_a_construct_the_file_lacks_is_not_named(handout, session, kit_free_python, tmp_path,
+                                                                    stem, source, absent, words):
+    assert "K.T" not in source and "axis=1" not in source and "dim=1" not in source
+    folder = _student(handout, tmp_path, {f"{stem}.py": source})
+    printed, mine, graded = _both(session, kit_free_python, folder, stem)
+    assert any(not c.passed for c in graded.values())
+    named = {m for c in graded.values() for m in c.misconceptions} | {m for c in mine.values() for m in c["mistakes"]}
+    assert absent not in named, named
+    assert words not in printed and not any(words in c.hint for c in graded.values()), printed
+
+
+def test_every_entry_that_quotes_a_construct_declares_it():
+    """The audit, kept: an entry whose hint quotes code (`.T`, `if mask:`, a fixed axis, `~`, an
+    indexed assignment, axes by number, a bare reshape) says which (Misconception.quotes), and every
+    corpus file named after it holds that construct."""
+    from autograder.checks import all_misconceptions
+    from autograder.judge.quoted import shown
+
+    quoting = {"transpose_all_axes", "array_truth_value", "softmax_hardcoded_axis", "transpose_fixed_axes",
+               "mask_boolean_index", "mask_bitwise_not", "reshape_without_transpose", "merge_without_transpose",
+               "split_interleaved"}
+    entries = [m for m in all_misconceptions() if m.id in quoting]
+    assert {m.id for m in entries} == quoting and all(m.quotes for m in entries), \
+        [(m.stem, m.id) for m in entries if not m.quotes]
+    corpus = KIT_ROOT / "tests" / "corpus"
+    for m in entries:
+        named_after = [p for p in (corpus / m.stem / "buggy").glob(f"{m.id}*")
+                       if p.name.split("__")[0].split(".")[0] == m.id]
+        assert all(shown(m.quotes, p.read_text(encoding="utf-8")) for p in named_after), (m.stem, m.id)

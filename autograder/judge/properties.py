@@ -203,9 +203,12 @@ def _lines_problem(lines: list[dict], dims: list) -> str:
         return f"label the lines: {which}; give each a label that says what it shows (label= in plot, or a legend)"
     if not lines:
         return f"the figure needs at least two lines plotted against d = {dims}: it has no line"
-    return (f"the figure needs at least two lines plotted against d = {dims} (x = the dims): of its "
-            f"{counted(len(lines), 'line')}, {len(against_d) or 'none'} {'is' if len(against_d) == 1 else 'are'} "
-            f"plotted against d")
+    if len(lines) == 1:
+        which = "plotted against d" if against_d else "not plotted against d"
+    else:
+        which = f"{len(against_d)} of them plotted against d" if against_d else "none plotted against d"
+    return (f"the figure needs at least two lines plotted against d = {dims} (x = the dims): found "
+            f"{counted(len(lines), 'line')}, {which}")
 
 
 # ---------------------------------------------------------------- causal attention and the multi-head module
