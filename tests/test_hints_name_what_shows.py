@@ -74,21 +74,12 @@ def _both(session, python, folder: Path, stem: str) -> tuple[str, dict, dict]:
 
 # ---------------------------------------------------------------- the softmax axis, not the mask
 
-SDPA_ON_AXIS = '''import numpy as np
+def _sdpa_on_axis(axis: str) -> str:
+    """A student's attention.py: the padding mask applied right, the softmax along `axis`."""
+    written = (KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "softmax_wrong_axis__ho_axis_minus2.py")
+    return written.read_text(encoding="utf-8").replace("softmax(scores, axis=-2)", f"softmax(scores, axis={axis})")
 
 
-def softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def scaled_dot_product_attention(Q, K, V, mask=None):
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -1e9)     # the padding mask, applied right
-    weights = softmax(scores, axis={axis})
-    return weights @ V, weights
-'''
 PADDING = "attention.scaled_dot_product_attention.padding_mask"
 
 
@@ -102,7 +93,7 @@ def test_a_softmax_on_another_axis_is_not_told_as_a_mask_that_blocks_nothing(han
     """softmax(scores, axis=0) with a right padding mask: a key every batch entry blocks gets 1/3 of
     the batch's weight. The student is told where the weights do add up to 1, never that the
     mask lets a blocked key through."""
-    folder = _student(handout, tmp_path, {"attention.py": SDPA_ON_AXIS.format(axis=axis)})
+    folder = _student(handout, tmp_path, {"attention.py": _sdpa_on_axis(axis)})
     printed, mine, graded = _both(session, kit_free_python, folder, "attention")
     hints = [c["hint"] for c in mine.values()] + [c.hint for c in graded.values()]
     assert not any("mask blocks" in h or "mask allows" in h for h in hints), hints
@@ -238,7 +229,7 @@ def test_rounding_is_said_of_the_numbers_that_were_rounded(handout, kit_free_pyt
 
 # ---------------------------------------------------------------- a quoted construct only where the file holds it
 
-SWAPPED_FIRST_AND_LAST = SDPA_ON_AXIS.format(axis=-1).replace("np.swapaxes(K, -1, -2)", "K.swapaxes(0, -1)")
+SWAPPED_FIRST_AND_LAST = _sdpa_on_axis("-1").replace("np.swapaxes(K, -1, -2)", "K.swapaxes(0, -1)")
 HEADS_AXIS_FROM_THE_END = (KIT_ROOT / "tests" / "corpus" / "multihead" / "buggy" / "softmax_wrong_axis.py").read_text(
     encoding="utf-8").replace("axis=-2", "axis=-3").replace("dim=-2", "dim=-3")
 
