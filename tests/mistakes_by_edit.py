@@ -125,6 +125,7 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
     ("hand_computation", "scaled_by_dk", ""): [("np.sqrt(2)", "2"), ("np.sqrt(4)", "4")],
     ("hand_computation", "scaled_by_wrong_size", ""): [("np.sqrt(4)", "np.sqrt(3)")],     # the 3 words for d_k
     ("hand_computation", "softmax_wrong_axis", ""): [("axis=1", "axis=0")],
+    ("hand_computation", "weights_not_normalised", ""): [("return e / e.sum(axis=1, keepdims=True)", "return e")],
     ("hand_computation", "hand_slip_carried", ""): [("SCORES = Q @ K.T", "SCORES = Q @ K.T\nSCORES[1, 0] = 0.0")],
     ("hand_computation", "hand_imprecise", ""): [("SCALED_SCORES = SCORES / np.sqrt(2)", "SCALED_SCORES = SCORES * 0.7"),
                                                  ("CSM_SCORES / np.sqrt(4)", "(CSM_SCORES * 0.49)")],

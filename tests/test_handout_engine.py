@@ -545,11 +545,14 @@ def test_a_name_missing_because_its_cell_raised_names_that_cell(folders, kit_fre
 
 
 def test_hand_answers_rounded_early_are_said_to_lose_points(folders, kit_free_python):
-    """Consistent with one another; but the values follow from rounded scores, which the grader
-    marks down (hand_imprecise): check.py says so, and fails the scores as the grader does."""
+    """Consistent with one another; but the scores are rounded to one decimal, which the grader
+    marks down (hand_imprecise): check.py says so of the scores, a first step that follows from no
+    rounded value, and fails them as the grader does."""
     printed = _run(kit_free_python, folders["hand answers rounded early"], "hand_computation").stdout
     assert "6/7 visible checks passed" in printed and "wrong hand_computation.part_b.scores" in printed, printed
-    assert "your later answers follow from rounded values" in printed and "will lose points" in printed, printed
+    assert "CSM_SCORES is off by rounding: its numbers were rounded to too few decimals; the values are graded " \
+           "after hand-in and will lose points" in printed, printed
+    assert "follow from rounded" not in printed and "follows from your rounded" not in printed, printed
     graded = {c.check_id: c for e in _grader_results(folders["hand answers rounded early"]) for c in e.checks}
     assert graded["hand_computation.part_b.scores"].status != "passed"
     assert "hand_imprecise" in graded["hand_computation.part_b.scores"].misconceptions
@@ -567,14 +570,15 @@ def _hand_checks_both_ways(python, folder: Path, tmp_path: Path) -> tuple[str, d
 def test_hand_answers_rounded_at_every_step_are_judged_as_the_grader_judges_rounding(folders, kit_free_python,
                                                                                       tmp_path):
     """A weights row summing to 0.99 after rounding is a row the grader accepts (each weight within
-    its tolerance): check.py does not fail it, and says that the output, carried from the rounded
-    weights, follows from rounded values, which the grader marks down."""
+    its tolerance): check.py does not fail it, and says that the output is rounded and computed
+    from the rounded weights, which the grader marks down."""
     folder = folders["hand answers rounded to 2 decimals at every step"]
     printed, mine, graded = _hand_checks_both_ways(kit_free_python, folder, tmp_path)
     assert graded["hand_computation.part_b.weights"].status == "passed"
     assert mine["hand_computation.part_b.weights"]["status"] == "passed", printed
     assert tuple(graded["hand_computation.part_b.output"].misconceptions) == ("hand_imprecise",)
-    assert "your later answers follow from rounded values" in printed and "will lose points" in printed, printed
+    assert "CSM_OUTPUT is off by rounding: it was rounded, and so was your CSM_WEIGHTS it follows from; the " \
+           "values are graded after hand-in and will lose points" in printed, printed
     # no hand check check.py fails is one the grader passes
     assert not [i for i, c in mine.items() if c["status"] != "passed" and graded[i].status == "passed"], printed
 
@@ -635,28 +639,28 @@ def test_without_torch_the_numpy_checks_still_run_and_torch_is_one_sentence(fold
 
 def test_a_visible_checks_explanations_are_not_ruled_out_by_hidden_results(tmp_path):
     """The grader narrows a visible check's explanations with visible results only (what check.py
-    sees): with the 4-D check that tells a softmax over axis -2 from an axis fixed at 1 made
-    hidden, the visible float32 check names both, as check.py would; the hidden check itself is
+    sees): with the 2-D mask check that tells a mask applied only when 2-D from a mask ignored made
+    hidden, the visible padding check names both, as check.py would; the hidden check itself is
     still weighed with every result."""
     import dataclasses
 
     from autograder.config.course import CheckConfig
     from autograder.grading.course_session import GradingSession
 
-    telling = "attention.scaled_dot_product_attention.batched"
+    telling = "attention.scaled_dot_product_attention.bool_mask"
     attention = COURSE.exercises["attention"]
     checks = {**attention.checks, telling: CheckConfig(points=attention.checks[telling].points, hidden=True)}
     course = dataclasses.replace(COURSE, exercises={**COURSE.exercises,
                                                      "attention": dataclasses.replace(attention, checks=checks)})
-    (tmp_path / "attention.py").write_text((CORPUS / "attention/buggy/softmax_wrong_axis__neg2.py").read_text())
+    (tmp_path / "attention.py").write_text((CORPUS / "attention/buggy/mask_rank_ignored__ho_only_2d.py").read_text())
     named = {}
     for which, grading in (("visible", COURSE), ("hidden", course)):
         with GradingSession(grading) as session:
             result = session.grade(tmp_path, stems=("attention",))
         named[which] = {c.check_id: tuple(c.misconceptions) for c in result.exercises[0].checks}
-    float32 = "attention.scaled_dot_product_attention.float32"
-    assert named["visible"][float32] == ("softmax_wrong_axis",), named["visible"]
-    assert set(named["hidden"][float32]) > {"softmax_wrong_axis"}, named["hidden"]
+    padding = "attention.scaled_dot_product_attention.padding_mask"
+    assert named["visible"][padding] == ("mask_rank_ignored",), named["visible"]
+    assert set(named["hidden"][padding]) > {"mask_rank_ignored"}, named["hidden"]
 
 
 def test_an_errors_lead_counts_the_mistakes_narrowing_kept():

@@ -55,6 +55,8 @@ MISCONCEPTIONS: dict[str, str] = {
     "n_trials_ignored": "scaling_experiment does not average over `n_trials` trials",
     "hand_slip_carried": "one hand value is wrong (a product, an entry, a row) and every step computed from it "
                          "carries the error: named where it started",
+    "weights_not_normalised": "in the hand computation, left the softmax's exponentials undivided by their row's "
+                              "sum (weights, or the output computed from them)",
     "softmax_hardcoded_axis": "normalised over a fixed axis number, the key axis only for 2-D scores",
     "softmax_axis_ignored": "softmax ignores its `axis` argument",
     "softmax_whole_array": "normalised by one total over the whole array, not along the axis",

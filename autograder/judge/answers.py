@@ -315,8 +315,7 @@ IMPRECISE_TIMES = 3    # imprecise: every error within this many times the hand 
 # A number typed with no decimal (1 for 0.96) is not read as rounded: one decimal is the
 # roughest rounding allowed for.
 ROUGHEST_HALF_UNIT = 0.05
-ROUNDED_VALUES = ("your later answers follow from rounded values; the values are graded after hand-in and "
-                  "will lose points")
+ROUNDED_LOSES = "the values are graded after hand-in and will lose points"
 
 
 def half_unit(values: np.ndarray) -> np.ndarray:
@@ -417,8 +416,29 @@ def judge_hand(check: dict, got, *earlier, carried: dict | None = None) -> Outco
         return Outcome(check, "passed")
     # off its exact value by more than the tolerance, by rounding alone: the grader fails it so
     mistake = rule["rounded_early"]
-    return Outcome(check, "failed", f"{name} is off by rounding: {ROUNDED_VALUES}", mistake["hint"],
-                   (mistake["id"],))
+    return Outcome(check, "failed", f"{name} is off by rounding: {_rounded_where(rule, step, names, mine, exact, atol)}; "
+                   f"{ROUNDED_LOSES}", mistake["hint"], (mistake["id"],))
+
+
+def _rounded_where(rule: dict, step: str, names: list, mine: list, exact, atol: float) -> str:
+    """Which numbers were rounded: the earlier answer it follows from, when computing on from that
+    one is off the exact value already; both, when that one is rounded too; else its own. A first
+    step follows from the given inputs, which are exact."""
+    own = _own_value(step, mine) if rule["from"] else None
+    if own is None or np.shape(own) != np.shape(exact) or np.abs(own - exact).max() <= 1e-9:
+        return "its numbers were rounded to too few decimals"
+    if not _within_tolerance(own, exact, atol):
+        return f"it follows from your rounded {names[0]}"
+    return f"it was rounded, and so was your {names[0]} it follows from"
+
+
+def _own_value(step: str, mine: list[np.ndarray]) -> np.ndarray | None:
+    """What the step makes of the student's own earlier answers (None: it cannot be computed)."""
+    try:
+        with np.errstate(all="ignore"):
+            return _step_value(step, mine)
+    except (ValueError, TypeError):
+        return None
 
 
 def _within_tolerance(got: np.ndarray, exact, atol: float) -> bool:

@@ -14,9 +14,9 @@ SCALED_BY_WRONG_SIZE = ("The scores were divided by the square root of a size th
                         "tokens (keys), V's feature size d_v, or a size taken from an axis counted from the front "
                         "(d_k only for a 2-D K; on a batch it counts keys or batch entries). Take d_k from the "
                         "last axis of Q or K, whatever leading dimensions they have.")
-WRONG_AXIS = ("The softmax normalised over the queries (down each column) instead of over the keys (along each "
-              "row). Each query distributes one unit of attention over the keys, so the sum must run over the "
-              "last axis of the scores.")
+WRONG_AXIS = ("The softmax normalised along another axis than the keys (along each row): down each column, over "
+              "the queries, or on batched scores across the batch. Each query distributes one unit of attention "
+              "over the keys, so the sum must run over the last axis of the scores.")
 HARDCODED_AXIS = ("The softmax axis is a fixed number that is the key axis only for 2-D scores; with leading "
                   "batch (or head) dimensions it normalises over another axis. Count the axis from the end: "
                   "the keys are always the last one.")
@@ -34,9 +34,9 @@ MASK_AFTER_SOFTMAX = ("The mask was applied after the softmax, by zeroing weight
 MASK_FILL_ZERO = ("Blocked scores were set to 0 (or multiplied by the 0/1 mask), but exp(0) = 1: a blocked key "
                   "still gets as much weight as a key with score 0. A blocked score must become a large negative "
                   "number (or -inf), so that its exponential is 0.")
-TRANSPOSE_ALL_AXES = ("K.T reverses EVERY axis of K, not just the last two: on a batch of shape (batch, n_k, d_k) "
-                      "it gives (d_k, n_k, batch), so the product fails (or mixes batch entries). Swap only the "
-                      "last two axes of K, the ones that hold keys and features.")
+TRANSPOSE_ALL_AXES = ("K.T (or a transpose given no axes) reverses EVERY axis of K, not just the last two: on a "
+                      "batch of shape (batch, n_k, d_k) it gives (d_k, n_k, batch), so the product fails (or mixes "
+                      "batch entries). Swap only the last two axes of K, the ones that hold keys and features.")
 TRUTH_VALUE = ("The code tests an array with `if` (for example `if mask:`), which has no single truth value when "
                "the array has more than one element. To ask whether a mask was given, compare it with None; to "
                "ask something about its entries, say which entries (any of them, all of them).")
@@ -73,7 +73,19 @@ MASK_BITWISE_NOT = ("`~` was used to flip the mask, but it is a logical not only
                     "mask it is an error, and on a 0/1 integer mask it turns 1 into -2 and 0 into -1, both of them "
                     "'true', so every key is blocked. Ask which entries are 0 (mask == 0) to find the blocked keys, "
                     "whatever the mask's dtype.")
-BITWISE_NOT_WRITTEN = r"~|\binvert\b|bitwise_not"     # what MASK_BITWISE_NOT speaks of, as written in a file
+# What a hint that quotes a construct speaks of, as written in a file (Misconception.quotes, judge/quoted.py):
+# the entry is named only where the student's file holds it. Each errs on the side of holding it.
+BITWISE_NOT_WRITTEN = r"~|\binvert\b|bitwise_not"                          # MASK_BITWISE_NOT's `~`
+ALL_AXES_REVERSED_WRITTEN = r"\.T\b|\.transpose\(\s*\)|\btranspose\(\s*[\w.]+\s*\)"   # TRANSPOSE_ALL_AXES's K.T
+# TRANSPOSE_FIXED_AXES's axes counted from the front: a non-negative axis number in a call that moves axes
+FRONT_AXES_WRITTEN = r"\b(transpose|permute|swapaxes|swapdims|movedim|moveaxis)\([^)\n]*?(?<![-\w.])\d"
+# HARDCODED_AXIS's fixed number: axis=1, dim=1, .softmax(1), .sum(1, ...), softmax(x, 1)
+FIXED_AXIS_WRITTEN = (r"\b(axis|dim)\s*=\s*[(\[]?\s*\d|\.(softmax|log_softmax|sum|max|amax|logsumexp)\(\s*\d"
+                      r"|\b(softmax|sum|max|amax|logsumexp)\([^\n]*,\s*\d+\s*[,)]")
+TRUTH_TEST_WRITTEN = r"\b(if|elif|while|and|or|not|assert)\b|\bbool\("       # TRUTH_VALUE's `if mask:`
+# MASK_BOOLEAN_INDEX's scores[mask == 0] = ...: an item assigned, or an index made of a comparison or a mask
+BOOLEAN_INDEX_WRITTEN = r"\]\s*=(?!=)|\w\s*\[[^\]\n]*(==|!=|~|<|>|\bmask)"
+RESHAPE_WRITTEN = r"\breshape\b|\.view\(|\bflatten\b|\brearrange\b"      # the multi-head hints' bare reshape
 ARGUMENT_CHANGED = ("The function changes an array it was given, in place, so the caller's array is not what it "
                     "was after the call: an in-place operator on an argument (`Q /= sqrt(d_k)`, `x -= the row "
                     "maximum`), an assignment into it (`scores[mask == 0] = -1e9` on "

@@ -59,6 +59,21 @@ def _normalised_axis(exp: np.ndarray | None) -> int:
     return 0 if np.allclose(exp.sum(axis=0), 1.0, atol=1e-6) else -1
 
 
+def _normalised_along(got: np.ndarray, tol: float) -> int | None:
+    """A leading axis (not the keys', not the queries') along which every slice of `got` adds up to 1:
+    the softmax ran along it."""
+    for k in range(got.ndim - 2):
+        if got.shape[k] > 1 and np.allclose(got.sum(axis=k), 1.0, atol=tol):
+            return k
+    return None
+
+
+def _axis_said(k: int, ndim: int, heads: bool) -> str:
+    if k == 0:
+        return "the batch"
+    return "the heads" if heads and ndim == 4 and k == 1 else "a batch or head axis"
+
+
 def _weights_observation(inputs: dict, got: np.ndarray, exp: np.ndarray | None, name: str, *,
                          causal: bool = False, heads: bool = False, sum_tol: float = 1e-4) -> str | None:
     """`causal`: the weights must be lower-triangular whatever the inputs; `heads`: axis 1 is the head."""
@@ -75,10 +90,17 @@ def _weights_observation(inputs: dict, got: np.ndarray, exp: np.ndarray | None, 
     if not rows_ok and np.isclose(got.sum(), 1.0, atol=sum_tol) and got.size > got.shape[-1]:
         each = "each column" if axis == 0 else "each row"
         return f"all the entries of your {name} together add up to 1, instead of {each} separately"
+    if not rows_ok and axis == -1:
+        other = _normalised_along(got, sum_tol)
+        if other is not None:
+            return (f"each slice of your {name} along axis {other} ({_axis_said(other, got.ndim, heads)}) adds up "
+                    f"to 1, but the rows (the sum over the keys, the last axis) do not")
     if heads and got.ndim == 4 and got.shape[1] > 1 and np.allclose(got, got[:, :1]) and exp is not None \
             and not np.allclose(exp, exp[:, :1]):
         return f"every head of your {name} is the same, so the heads do not attend separately"
-    if (causal or _causal_mask_given(inputs)) and got.shape[-1] == got.shape[-2]:
+    # Which key a query may see is said only of rows that add up to 1: where the softmax ran along
+    # another axis, a blocked key's weight is that normalisation's doing, not the mask's.
+    if rows_ok and (causal or _causal_mask_given(inputs)) and got.shape[-1] == got.shape[-2]:
         lead: list = []
         n = got.shape[-1]
         seen = []
@@ -94,7 +116,7 @@ def _weights_observation(inputs: dict, got: np.ndarray, exp: np.ndarray | None, 
             seen.append(f"{where}position {i} gives itself weight 0, though it may attend to itself")
         if seen:
             return ", and ".join(seen)
-    elif "mask" in inputs:
+    elif rows_ok and "mask" in inputs:
         allowed = np.asarray(inputs["mask"]) != 0
         try:
             allowed = np.broadcast_to(allowed, got.shape)

@@ -167,13 +167,11 @@ def figure_problems(answer, results: dict) -> list[str]:
         return ["plot_scaling returned a Figure with no axes"]
     axes = answer["axes"]
     lines = [ln for ax in axes for ln in figure_reading.labelled_by_legend(ax)]
-    labelled = [ln for ln in lines if ln.get("label") and not str(ln["label"]).startswith("_")]
     series = figure_reading.labelled_series(answer, results)
     shown = {stat for s in series for stat in s.drawn}
     problems = []
     if len(series) < 2:
-        problems.append(f"the figure needs at least two labelled lines plotted against d = {dims} "
-                        f"(found {counted(len(lines), 'line')}, {len(labelled)} labelled, {len(series)} with x = d)")
+        problems.append(_lines_problem(lines, dims))
     elif len(shown) < 2 or not any(s.endswith("_unscaled") for s in shown) \
             or not any(s.endswith("_scaled") for s in shown):
         drawn = ", ".join(sorted(shown)) or "none of them"
@@ -191,6 +189,26 @@ def figure_problems(answer, results: dict) -> list[str]:
             or any(ax.get("legend") for ax in axes)):
         problems.append("give the figure a title or a legend so a reader can tell the series apart")
     return problems
+
+
+def _lines_problem(lines: list[dict], dims: list) -> str:
+    """Fewer than two labelled lines against d: the labels are what is missing when the lines are
+    there, else the lines against d."""
+    against_d = [ln for ln in lines if figure_reading.x_order(ln.get("x", []), dims) is not None]
+    unlabelled = [ln for ln in against_d if not ln.get("label") or str(ln["label"]).startswith("_")]
+    if len(against_d) >= 2:
+        which = (f"the {len(against_d)} lines plotted against d = {dims} have no label" if len(unlabelled) == len(against_d)
+                 else f"{len(unlabelled)} of the {len(against_d)} lines plotted against d = {dims} "
+                      f"{'has' if len(unlabelled) == 1 else 'have'} no label")
+        return f"label the lines: {which}; give each a label that says what it shows (label= in plot, or a legend)"
+    if not lines:
+        return f"the figure needs at least two lines plotted against d = {dims}: it has no line"
+    if len(lines) == 1:
+        which = "plotted against d" if against_d else "not plotted against d"
+    else:
+        which = f"{len(against_d)} of them plotted against d" if against_d else "none plotted against d"
+    return (f"the figure needs at least two lines plotted against d = {dims} (x = the dims): found "
+            f"{counted(len(lines), 'line')}, {which}")
 
 
 # ---------------------------------------------------------------- causal attention and the multi-head module

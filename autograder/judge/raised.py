@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Sequence, TypeVar
 
+from .hints import ALL_AXES_REVERSED_WRITTEN
+
 Entry = TypeVar("Entry")
 
 # ---------------------------------------------------------------- errors recognised by their text
@@ -33,7 +35,7 @@ def truth_value_of_array(error) -> bool:
 
 
 # `.T`, `.transpose()` and `np.transpose(K)` with no axes reverse every axis of a batch
-REVERSES_ALL_AXES = re.compile(r"\.T\b|\.transpose\(\s*\)|\btranspose\(\s*[\w.]+\s*\)")
+REVERSES_ALL_AXES = re.compile(ALL_AXES_REVERSED_WRITTEN)
 
 
 def transpose_all_axes(error) -> bool:

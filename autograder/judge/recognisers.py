@@ -234,6 +234,29 @@ def dims_ignored(answer, expected, ctx, check) -> bool:
     return any(k != asked for k in keys)
 
 
+ENTROPY_COMPARED = (".entropy", ".other_dims")    # checks that compare the entropies with a reference run
+
+
+def entropy_in_bits(answer, expected, ctx, check) -> bool | None:
+    """Entropies in bits: some entropy of seq_len weights above log(seq_len), which no entropy in
+    nats can be, and every one within log2(seq_len), where entropies in bits lie. On the checks that
+    compare the entropies with a reference run: compare with the entry's mutants instead (None)."""
+    if check.id.endswith(ENTROPY_COMPARED):
+        return None
+    params = _check_params(ctx, check, expected)
+    seq_len = next((where["seq_len"] for where in (params, params.get("args"), params.get("spread"))
+                    if isinstance(where, dict) and "seq_len" in where), None)
+    try:
+        values = [float(v) for r in _result_dicts(answer) for stats in r.values()
+                  for k, v in stats.items() if str(k).startswith("entropy_")]
+    except (TypeError, ValueError, AttributeError):
+        return False
+    if seq_len is None or not values or not all(math.isfinite(v) for v in values):
+        return False
+    eps = 1e-6
+    return all(0.0 < v <= math.log2(seq_len) + eps for v in values) and any(v > math.log(seq_len) + eps for v in values)
+
+
 def arguments_changed(answer, expected, ctx, check) -> bool:
     """On a check of the arguments (judge/properties.py, `arguments`): the function changed one in
     place, or its answer changed when they were one array or read-only."""
@@ -250,4 +273,4 @@ RECOGNISERS = {"arguments_changed": arguments_changed, "softmax_overflows": soft
                "low_precision": low_precision, "never_scaled": never_scaled, "scaled_by_d": scaled_by_d,
                "variance_reported": variance_reported, "seed_ignored": seed_ignored,
                "n_trials_ignored": n_trials_ignored, "n_trials_off_by_one": n_trials_off_by_one,
-               "dims_ignored": dims_ignored}
+               "dims_ignored": dims_ignored, "entropy_in_bits": entropy_in_bits}

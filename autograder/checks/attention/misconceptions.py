@@ -20,7 +20,8 @@ from autograder.checks.attention import recognisers as own
 from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
-    BITWISE_NOT_WRITTEN,
+    ALL_AXES_REVERSED_WRITTEN, BITWISE_NOT_WRITTEN, BOOLEAN_INDEX_WRITTEN, FIXED_AXIS_WRITTEN, FRONT_AXES_WRITTEN,
+    TRUTH_TEST_WRITTEN,
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, SCALED_BY_DK, SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, TRUTH_VALUE,
@@ -29,7 +30,8 @@ from autograder.judge.hints import (
 
 SDPA_NAME = "scaled_dot_product_attention"
 SDPA_MASKED = (SDPA_BOOL_MASK, SDPA_BINARY_MASK, SDPA_BROADCAST_MASK, SDPA_PADDING_MASK)
-SDPA_3D = (SDPA_BATCHED, SDPA_FLOAT32, SDPA_BINARY_MASK, SDPA_BROADCAST_MASK)
+# the checks whose scores have leading batch (or head) axes: there axis=1 is not the keys' axis
+SDPA_LEADING = (SDPA_BATCHED, SDPA_FLOAT32, SDPA_BINARY_MASK, SDPA_BROADCAST_MASK, SDPA_PADDING_MASK)
 
 
 def _attn(**options) -> Overrides:
@@ -48,7 +50,7 @@ CATALOGUE: list[Misconception] = [
         (SOFTMAX_ROWS, SOFTMAX_STABLE, *SDPA),
         alternatives=(_attn(axis=0),)),
     Misconception(
-        "softmax_hardcoded_axis", "attention", HARDCODED_AXIS, _attn(axis=1), SDPA_3D),
+        "softmax_hardcoded_axis", "attention", HARDCODED_AXIS, _attn(axis=1), SDPA_LEADING, quotes=FIXED_AXIS_WRITTEN),
     Misconception(
         "softmax_axis_ignored", "attention",
         "softmax ignores its axis argument: softmax(x, axis=0) still normalises along the last axis. Use the "
@@ -77,16 +79,16 @@ CATALOGUE: list[Misconception] = [
         "not one maximum for the whole array.",
         lambda: {"softmax": mu.softmax_global_max}, (SOFTMAX_STABLE,), matches=own.softmax_underflows),
     Misconception("transpose_all_axes", "attention", TRANSPOSE_ALL_AXES, _attn(transpose_keys="all"), SDPA,
-                  raises=rc.transpose_all_axes),
+                  raises=rc.transpose_all_axes, quotes=ALL_AXES_REVERSED_WRITTEN),
     Misconception("array_truth_value", "attention", TRUTH_VALUE, _attn(truth_test=True), SDPA_MASKED,
-                  raises=rc.truth_value_of_array),
+                  raises=rc.truth_value_of_array, quotes=TRUTH_TEST_WRITTEN),
     Misconception("mask_always_causal", "attention", MASK_ALWAYS_CAUSAL, _attn(mask_mode="causal"), SDPA_MASKED),
     Misconception("mask_rank_ignored", "attention", MASK_RANK, _attn(mask_mode="2d_only"), SDPA_MASKED,
                   alternatives=tuple(_attn(mask_mode=m) for m in ("3d_only", "4d_only", "same_rank_only"))),
     low_precision("attention", tuple(c for c in CHECKS if c not in ARGUMENTS), lambda: {"softmax": partial(mu.softmax_in, np.float16),
                                                SDPA_NAME: mu.sdpa(dtype=np.float16)}),
     Misconception("transpose_fixed_axes", "attention", TRANSPOSE_FIXED_AXES, _attn(transpose_keys="front"), SDPA,
-                  raises=rc.transpose_fixed_axes),
+                  raises=rc.transpose_fixed_axes, quotes=FRONT_AXES_WRITTEN),
     Misconception("returns_swapped", "attention", RETURNS_SWAPPED, lambda: {SDPA_NAME: mu.swapped(mu.sdpa())},
                   SDPA),
     Misconception("no_scaling", "attention", NO_SCALING, _attn(scale="none"), SDPA),
@@ -102,7 +104,7 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_additive", "attention", MASK_ADDITIVE, _attn(mask_mode="additive"), SDPA_MASKED),
     Misconception("mask_transposed", "attention", MASK_TRANSPOSED, _attn(mask_mode="transposed"), SDPA_MASKED),
     Misconception("mask_boolean_index", "attention", MASK_BOOLEAN_INDEX, _attn(mask_mode="boolean_index"), SDPA_MASKED,
-                  raises=rc.boolean_index_error),
+                  raises=rc.boolean_index_error, quotes=BOOLEAN_INDEX_WRITTEN),
     Misconception("mask_bitwise_not", "attention", MASK_BITWISE_NOT, _attn(mask_mode="bitwise_not"), SDPA_MASKED,
                   alternatives=(_attn(mask_mode="bitwise_not", empty_rows="nan"),), raises=rc.invert_error,
                   quotes=BITWISE_NOT_WRITTEN),

@@ -15,7 +15,7 @@ from autograder.checks.causal_mask import mutants as mu
 from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
-    KEYS_NOT_TRANSPOSED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, NO_SCALING, RETURNS_SWAPPED, SCALED_BY_DK,
+    ALL_AXES_REVERSED_WRITTEN, FRONT_AXES_WRITTEN, KEYS_NOT_TRANSPOSED, MASK_AFTER_SOFTMAX, MASK_FILL_ZERO, NO_SCALING, RETURNS_SWAPPED, SCALED_BY_DK,
     SCALED_BY_WRONG_SIZE, TRANSPOSE_ALL_AXES, TRANSPOSE_FIXED_AXES, WRONG_AXIS,
 )
 
@@ -88,7 +88,7 @@ CATALOGUE: list[Misconception] = [
                   alternatives=(_causal(mask_mode="after_neg_inf"),)),
     Misconception("mask_fill_zero", "causal_mask", MASK_FILL_ZERO, _causal(mask_mode="zero"), CAUSAL),
     Misconception("transpose_fixed_axes", "causal_mask", TRANSPOSE_FIXED_AXES, _causal(transpose_keys="front"),
-                  CAUSAL, raises=rc.transpose_fixed_axes),
+                  CAUSAL, raises=rc.transpose_fixed_axes, quotes=FRONT_AXES_WRITTEN),
     Misconception("returns_swapped", "causal_mask", RETURNS_SWAPPED,
                   lambda: {CAUSAL_NAME: attention_mutants.swapped(mu.causal_fn())}, CAUSAL),
     Misconception("no_scaling", "causal_mask", NO_SCALING, _causal(scale="none"), CAUSAL_VALUES),
@@ -103,7 +103,7 @@ CATALOGUE: list[Misconception] = [
                   _causal(softmax_fn=attention_mutants.softmax_no_keepdims), CAUSAL_VALUES),
     Misconception("keys_not_transposed", "causal_mask", KEYS_NOT_TRANSPOSED, _causal(transpose_keys=False), CAUSAL_VALUES),
     Misconception("transpose_all_axes", "causal_mask", TRANSPOSE_ALL_AXES, _causal(transpose_keys="all"), CAUSAL,
-                  raises=rc.transpose_all_axes),
+                  raises=rc.transpose_all_axes, quotes=ALL_AXES_REVERSED_WRITTEN),
     low_precision("causal_mask", CAUSAL, _causal(dtype=np.float16)),
     argument_changed("causal_mask", ARGUMENTS,
                      lambda: {CAUSAL_NAME: attention_mutants.scales_queries_in_place(mu.causal_fn())}),

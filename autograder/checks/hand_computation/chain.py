@@ -11,6 +11,8 @@ cause. At an origin the error is named by what the student's own numbers show:
   (`scaled_by_wrong_size`, `scaled_by_dk`, `no_scaling`);
 - a mistake the catalogue's mutants name on this check (a softmax down the columns, inputs in
   another order): kept;
+- rows of weights that are the softmax's exponentials not divided by their row's sum, or rows of
+  the output computed from such rows: weights not normalised (`weights_not_normalised`);
 - some entries are wrong and the others follow: a slip, named where it is (which row, which
   product: `hand_slip_carried`);
 - anything else: what was seen in the answer, with no name the student's numbers rule out.
@@ -135,6 +137,9 @@ def _at_origin(name: str, carried: list[str], answers: dict, keys: dict, given: 
     scaled = _other_scale(name, answers, given, tol) if own is not None else None
     if scaled is not None:
         return _scale_said(name, *scaled, _carried(carried, "them"), check, len(_part_inputs(name, given)[0]))
+    undivided = _not_normalised(name, answer, answers, given, tol) if own is not None else ""
+    if undivided:
+        return _said_with("weights_not_normalised", check, undivided, after)
     named = tuple(i for i in (found.ids if found else ()) if i not in FALLBACK)
     if named:          # a catalogued mistake fits (its mutants): said once for the chain
         return Diagnosis(named, "", tuple(h for i, h in zip(found.ids, found.hints) if i in named))
@@ -247,6 +252,60 @@ def _slip(name: str, answer: np.ndarray, own: np.ndarray, tol: float, after: str
     return (f"{noun(len(rows), 'Row')} {rows_said} of {name} {noun(len(rows), 'does', 'do')} not follow "
             f"from your own {before}, while the other rows do.{after} Recompute {'those rows' if len(rows) > 1 else 'that row'} "
             f"step by step{', then redo the steps after it' if after else ''}.")
+
+
+def _exponentials(name: str, answers: dict, given: dict) -> list[np.ndarray] | None:
+    """The exponentials of the student's own scaled scores of `name`'s part, as a softmax written by
+    hand leaves them before the division: e^s, and e^(s - the row's maximum). None: no scores."""
+    part = STEPS[name][0]
+    scaled = answers.get("SCALED_SCORES") if part == "A" else answers.get("CSM_SCORES")
+    if scaled is None:
+        return None
+    if part == "B":
+        scaled = scaled / math.sqrt(_part_inputs(name, given)[0].shape[-1])
+    with np.errstate(all="ignore"):
+        return [np.exp(scaled), np.exp(scaled - scaled.max(axis=-1, keepdims=True))]
+
+
+def _scaled_said(name: str, given: dict) -> str:
+    """The scores a part's softmax takes, as the student's answers name them."""
+    return "SCALED_SCORES" if STEPS[name][0] == "A" else \
+        f"CSM_SCORES / sqrt({_part_inputs(name, given)[0].shape[-1]})"
+
+
+def _not_normalised(name: str, answer: np.ndarray, answers: dict, given: dict, tol: float) -> str:
+    """The words for rows of weights left undivided by their row's sum (the softmax's step), or rows
+    of the output computed from such rows (answer row = the exponentials' row times V): the rows
+    off are each one of those exactly, and no other row is off. "" otherwise."""
+    how = STEPS[name][2]
+    own = _step(name, answers, given)
+    exponentials = _exponentials(name, answers, given)
+    if how not in ("softmax", "scaled_softmax", "values") or own is None or exponentials is None:
+        return ""
+    V = _part_inputs(name, given)[2]
+    made = exponentials if how != "values" else [e @ V for e in exponentials]
+    if any(m.shape != answer.shape for m in made):
+        return ""
+    rows = [i for i in range(answer.shape[0]) if _off(answer[i], own[i], tol).any()]
+
+    def undivided(i: int) -> np.ndarray | None:
+        # a row not divided by its sum carries the rounding of the numbers it came from times that sum
+        return next((e[i] for e, m in zip(exponentials, made) if _fits(answer[i], m[i], tol * max(1.0, e[i].sum()))),
+                    None)
+
+    found = [undivided(i) for i in rows]
+    if not rows or any(e is None for e in found):
+        return ""
+    sums = [float(e.sum()) for e in found]
+    rows_said = " and ".join(str(i) for i in rows)
+    sums_said = " and ".join(_num(t) for t in sums)
+    if how != "values":
+        return (f"{noun(len(rows), 'Row')} {rows_said} of {name} {noun(len(rows), 'holds', 'hold')} the exponentials "
+                f"of your {_scaled_said(name, given)}, not yet divided by the row's sum ({noun(len(rows), 'it adds', 'they add')} up to "
+                f"{sums_said}, not 1).")
+    return (f"{noun(len(rows), 'Row')} {rows_said} of {name} {noun(len(rows), 'is', 'are')} computed from the "
+            f"exponentials of the softmax step, not from your {STEPS[name][1]}: the exponentials were not divided "
+            f"by the row's sum ({sums_said}).")
 
 
 def _num(x: float) -> str:

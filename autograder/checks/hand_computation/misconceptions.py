@@ -17,6 +17,11 @@ from autograder.checks.hand_computation import mutants as hm
 from autograder.checks.hand_computation.recognisers import hand_imprecise, hand_slip
 from autograder.checks.misconception import Misconception
 
+# said by the chain (chain.py) after what it saw: which rows, and what they add up to
+WEIGHTS_NOT_NORMALISED = (
+    "The softmax step stopped at the exponentials: each e^s must be divided by the sum of its row, so that the "
+    "row's weights add up to 1 and each output row is an average of the value rows. Divide every exponential by "
+    "its row's sum, then compute the output from those weights.")
 AFTER_SOFTMAX = (PART_A_WEIGHTS, PART_A_OUTPUT, PART_B_WEIGHTS, PART_B_OUTPUT)
 AFTER_SCALING = (PART_A_SCALED_SCORES, *AFTER_SOFTMAX)
 
@@ -42,6 +47,9 @@ CATALOGUE: list[Misconception] = [
         "The softmax normalised each column instead of each row. Row i belongs to query i, which shares its "
         "attention among the keys, so each row must add up to 1: exponentiate a row, then divide by that row's sum.",
         lambda: hm.hand_values(axis=0), AFTER_SOFTMAX),
+    Misconception(
+        "weights_not_normalised", "hand_computation", WEIGHTS_NOT_NORMALISED,
+        lambda: hm.hand_values(normalised=False), AFTER_SOFTMAX),
     Misconception(
         "hand_slip_carried", "hand_computation",
         "One number early on is wrong (a dot product or an exponential), and every step computed from it "

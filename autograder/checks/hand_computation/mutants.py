@@ -21,18 +21,20 @@ HAND_REORDERED = (("A", lambda Q, K, V: (Q[::-1], K, V)), ("A", lambda Q, K, V: 
 COURSE_INPUTS = {"Q": Q_A, "K": K_A, "V": V_A, "X": X_CSM}
 
 
-def hand_values(scale="sqrt", axis=-1, reordered: int | None = None) -> dict:
+def hand_values(scale="sqrt", axis=-1, reordered: int | None = None, normalised: bool = True) -> dict:
     """Every answer of the hand computation, computed with one step done wrong: the scores divided
     by sqrt(d_k) (right), 1 ("none"), d_k ("dk") or the square root of the number of rows ("rows":
-    the words of Part B counted for d_k), the softmax along `axis`, or the right steps on
-    the inputs of one part reordered (HAND_REORDERED[reordered]). The course's numbers by name, and
-    under `hand_answers` the same mistake on a student's variant (reference.hand_computation.hand_answers)."""
+    the words of Part B counted for d_k), the softmax along `axis`, the softmax's exponentials never
+    divided by their row's sum (not `normalised`), or the right steps on the inputs of one part
+    reordered (HAND_REORDERED[reordered]). The course's numbers by name, and under `hand_answers` the
+    same mistake on a student's variant (reference.hand_computation.hand_answers)."""
     def on(inputs: dict) -> dict[str, np.ndarray]:
-        return {k: np.asarray(v) for k, v in wrong_values(inputs, scale, axis, reordered).items()}
-    return wrong_values(COURSE_INPUTS, scale, axis, reordered) | {"hand_answers": on}
+        return {k: np.asarray(v) for k, v in wrong_values(inputs, scale, axis, reordered, normalised).items()}
+    return wrong_values(COURSE_INPUTS, scale, axis, reordered, normalised) | {"hand_answers": on}
 
 
-def wrong_values(inputs: dict, scale="sqrt", axis=-1, reordered: int | None = None) -> dict[str, list]:
+def wrong_values(inputs: dict, scale="sqrt", axis=-1, reordered: int | None = None,
+                 normalised: bool = True) -> dict[str, list]:
     """hand_values's mistake on these inputs (Q, K, V, X)."""
     part, reorder = HAND_REORDERED[reordered] if reordered is not None else ("", None)
     values = {}
@@ -44,7 +46,7 @@ def wrong_values(inputs: dict, scale="sqrt", axis=-1, reordered: int | None = No
         scores = Q @ K.T
         d_k = Q.shape[-1]
         scaled = scores / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": float(d_k), "rows": math.sqrt(len(Q))}[scale]
-        weights = softmax(scaled, axis=axis)
+        weights = softmax(scaled, axis=axis) if normalised else np.exp(scaled)
         values |= {f"{prefix}SCORES": scores, f"{prefix}WEIGHTS": weights, f"{prefix}OUTPUT": weights @ V}
         if not prefix:
             values["SCALED_SCORES"] = scaled

@@ -19,7 +19,8 @@ from autograder.checks.multihead import mutants as mu
 from autograder.checks.misconception import Misconception, Overrides, argument_changed, low_precision
 from autograder.judge import raised as rc
 from autograder.judge.hints import (
-    BITWISE_NOT_WRITTEN,
+    ALL_AXES_REVERSED_WRITTEN, BITWISE_NOT_WRITTEN, BOOLEAN_INDEX_WRITTEN, FIXED_AXIS_WRITTEN, RESHAPE_WRITTEN,
+    TRUTH_TEST_WRITTEN,
     HARDCODED_AXIS, KEYS_NOT_TRANSPOSED, MASK_ADDITIVE, MASK_AFTER_SOFTMAX, MASK_ALWAYS_CAUSAL, MASK_BITWISE_NOT,
     MASK_BOOLEAN_INDEX, MASK_FILL_ZERO, MASK_IGNORED, MASK_INVERTED, MASK_RANK, MASK_TRANSPOSED, NO_SCALING,
     RETURNS_SWAPPED, TRANSPOSE_ALL_AXES, TRUTH_VALUE, WRONG_AXIS,
@@ -54,7 +55,8 @@ CATALOGUE: list[Misconception] = [
         lambda: {"split_heads": mu.split_bare} | _multihead(split="bare")(),
         (*SPLIT, MERGE_ROUND_TRIP, *MHA, *MOD_VALUES),
         # split and merged by bare reshapes: each undoes the other (the round trip holds), attention does not
-        alternatives=(lambda: {"split_heads": mu.split_bare} | _multihead(split="bare", merge="bare")(),)),
+        alternatives=(lambda: {"split_heads": mu.split_bare} | _multihead(split="bare", merge="bare")(),),
+        quotes=RESHAPE_WRITTEN),
     Misconception(
         "split_interleaved", "multihead",
         "The heads are dealt the features in turn (head h gets features h, h + heads, ...) instead of in "
@@ -63,14 +65,15 @@ CATALOGUE: list[Misconception] = [
         lambda: ({"split_heads": mu.split_interleaved, "merge_heads": mu.merge_interleaved}
                  | _multihead(split="interleaved", merge="interleaved")()),
         (*SPLIT, MERGE_VALUES, MERGE_ROUND_TRIP, *MHA, *MOD_VALUES),
-        alternatives=(lambda: {"split_heads": mu.split_interleaved} | _multihead(split="interleaved")(),)),
+        alternatives=(lambda: {"split_heads": mu.split_interleaved} | _multihead(split="interleaved")(),),
+        quotes=RESHAPE_WRITTEN),
     Misconception(
         "merge_without_transpose", "multihead",
         "The heads are merged by a bare reshape from (batch, heads, seq, d_head) to (batch, seq, d_model), in "
         "merge_heads or in the module's forward, which mixes positions: it is not the inverse of the split. Move "
         "the head axis back next to d_head first (to batch, seq, heads, d_head), then join the last two axes.",
         lambda: {"merge_heads": mu.merge_bare} | _multihead(merge="bare")(),
-        (MERGE_VALUES, MERGE_ROUND_TRIP, MHA_OUTPUT, *MHA_MASKS, *MOD_VALUES)),
+        (MERGE_VALUES, MERGE_ROUND_TRIP, MHA_OUTPUT, *MHA_MASKS, *MOD_VALUES), quotes=RESHAPE_WRITTEN),
     Misconception(
         "merge_wrong_axes", "multihead",
         "The heads are merged with the axes moved into the wrong order: each position keeps its own values, but "
@@ -107,7 +110,8 @@ CATALOGUE: list[Misconception] = [
                   "Divide by the square root of the per-head feature size.",
                   _multihead(scale="dk"), (*MHA, *MOD_VALUES)),
     Misconception("softmax_wrong_axis", "multihead", WRONG_AXIS, _multihead(axis=-2), (*MHA, *MOD_VALUES)),
-    Misconception("softmax_hardcoded_axis", "multihead", HARDCODED_AXIS, _multihead(axis=1), (*MHA, *MOD_VALUES)),
+    Misconception("softmax_hardcoded_axis", "multihead", HARDCODED_AXIS, _multihead(axis=1), (*MHA, *MOD_VALUES),
+                  quotes=FIXED_AXIS_WRITTEN),
     Misconception("keys_not_transposed", "multihead", KEYS_NOT_TRANSPOSED, _multihead(transpose_keys=False),
                   (*MHA, *MOD_VALUES, MODULE_STRUCTURE),
                   torch_alternatives=(lambda: _multihead(transpose_keys=False)() | {MOD_NAME: mu.module_torch_keys()},)),
@@ -123,14 +127,14 @@ CATALOGUE: list[Misconception] = [
     Misconception("mask_transposed", "multihead", MASK_TRANSPOSED, _multihead(mask_mode="transposed"),
                   MASKED),
     Misconception("mask_boolean_index", "multihead", MASK_BOOLEAN_INDEX, _multihead(mask_mode="boolean_index"),
-                  MASKED, raises=rc.boolean_index_error),
+                  MASKED, raises=rc.boolean_index_error, quotes=BOOLEAN_INDEX_WRITTEN),
     Misconception("mask_bitwise_not", "multihead", MASK_BITWISE_NOT, _multihead(mask_mode="bitwise_not"),
                   MASKED, alternatives=(_multihead(mask_mode="bitwise_not", empty_rows="nan"),),
                   raises=rc.invert_error, quotes=BITWISE_NOT_WRITTEN),
     Misconception("transpose_all_axes", "multihead", TRANSPOSE_ALL_AXES, _multihead(transpose_keys="all"),
-                  (*MHA, *MODULE), raises=rc.transpose_all_axes),
+                  (*MHA, *MODULE), raises=rc.transpose_all_axes, quotes=ALL_AXES_REVERSED_WRITTEN),
     Misconception("array_truth_value", "multihead", TRUTH_VALUE, _multihead(truth_test=True), MASKED,
-                  raises=rc.truth_value_of_array),
+                  raises=rc.truth_value_of_array, quotes=TRUTH_TEST_WRITTEN),
     Misconception("weights_averaged_over_heads", "multihead", WEIGHTS_AVERAGED, _multihead(heads_shape="mean"),
                   (*MHA, *MODULE)),
     Misconception("mask_always_causal", "multihead", MASK_ALWAYS_CAUSAL, _multihead(mask_mode="causal"), MASKS_4D),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks.scaling import (
-    EXPERIMENT_ENTROPY, EXPERIMENT_MAX_WEIGHT, EXPERIMENT_N_TRIALS, EXPERIMENT_OTHER_DIMS, EXPERIMENT_SEED,
+    EXPERIMENT_ENTROPY, EXPERIMENT_KEYS, EXPERIMENT_MAX_WEIGHT, EXPERIMENT_N_TRIALS, EXPERIMENT_OTHER_DIMS, EXPERIMENT_SEED,
     EXPERIMENT_STD,
 )
 from autograder.checks.scaling import mutants as mu
@@ -49,7 +49,8 @@ CATALOGUE: list[Misconception] = [
         "entropy_log2", "scaling",
         "The entropies are in bits (log base 2), about 1.44 times too large; the contract asks for the natural "
         "log (nats), so that a uniform row of n weights has entropy log(n).",
-        _scaling(log=np.log2), (EXPERIMENT_ENTROPY, EXPERIMENT_OTHER_DIMS)),
+        _scaling(log=np.log2), (EXPERIMENT_KEYS, EXPERIMENT_ENTROPY, EXPERIMENT_OTHER_DIMS, *STD_CHECKS),
+        matches=rc.entropy_in_bits),
     Misconception(
         "seed_ignored", "scaling",
         "The `seed` argument does not decide the numbers: two calls with the same seed differ, or two seeds give "

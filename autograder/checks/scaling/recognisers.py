@@ -11,5 +11,5 @@ autograder/checks/misconception.py.
 
 from autograder.judge.raised import EMPTY_WORDS, no_trial_error  # noqa: F401 - the catalogue's
 from autograder.judge.recognisers import (  # noqa: F401 - the catalogue's recognisers
-    dims_ignored, n_trials_ignored, n_trials_off_by_one, never_scaled, scaled_by_d, seed_ignored, std_pattern,
-    variance_reported)
+    dims_ignored, entropy_in_bits, n_trials_ignored, n_trials_off_by_one, never_scaled, scaled_by_d, seed_ignored,
+    std_pattern, variance_reported)
