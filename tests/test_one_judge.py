@@ -304,3 +304,54 @@ def test_a_function_that_changes_its_arguments_loses_the_same_points_in_both_dri
         else:
             assert "split_heads changed its argument x in place: after the call, x has shape (2, 3, 2, 3), " \
                    "where it had (2, 3, 6)" in printed, printed
+
+
+# the solution's forward finds the blocked scores from `allowed`, a boolean tensor made from the mask
+_MASK_USED = "scores = scores.masked_fill(~allowed, -1e9)"
+MODULE_IN_PLACE = {
+    # `.bool()` of a boolean mask is the caller's tensor itself: flipping it in place flips theirs
+    "flips the mask": _MASK_USED.replace("~allowed", "allowed.logical_not_()"),
+    # a scale of 1 applied to x in place: the answer is right, the caller's x is written into
+    "scales x": "x *= 1.0\n            " + _MASK_USED,
+    # a write torch cannot refuse (through numpy's view of the mask): only what forward leaves shows it
+    "flips the mask through numpy": "blocked = allowed.numpy()\n            blocked[...] = ~blocked\n"
+                                    "            scores = scores.masked_fill(torch.from_numpy(blocked), -1e9)",
+}
+
+
+def test_a_module_whose_forward_changes_its_inputs_loses_the_same_point_in_both_drivers(kit_free_python, tmp_path):
+    """Three students' MultiHeadAttention.forward change the caller's tensors: one flips a boolean mask
+    in place (`allowed.logical_not_()` on `mask.bool()`, the mask itself), one multiplies x in place
+    (`x *= 1.0`), one flips the mask through numpy's view of it. Every other check passes (each call
+    gets tensors of its own); multihead.MultiHeadAttention.arguments fails alike in the grader and in
+    check.py, named argument_changed_in_place, with the line that writes where torch can refuse it,
+    and with what forward left (and its second answer) where it cannot."""
+    handout = tmp_path / "handout"
+    write_handout(handout, COURSE)
+    folders, lines = {}, {}
+    for n, (name, code) in enumerate(MODULE_IN_PLACE.items()):
+        source = _edited(KIT_ROOT / "solutions" / "multihead.py", _MASK_USED, code)
+        folder = folders[name] = tmp_path / "class" / f"student{n}"
+        shutil.copytree(handout, folder)
+        (folder / "multihead.ipynb").unlink()
+        (folder / "multihead.py").write_text(source, encoding="utf-8")
+        lines[name] = 1 + next(i for i, line in enumerate(source.splitlines())
+                               if line.strip().startswith(code.splitlines()[0].strip()))
+    graded = _attnkit_grade(tmp_path / "class", _course_file(tmp_path, "best"), tmp_path / "out")
+    for name, folder in folders.items():
+        mine, printed = _check_py(kit_free_python, folder, "multihead")
+        theirs = graded[folder.name]["multihead"]["checks"]
+        assert mine["checks"] == theirs, (name, {i: (v, theirs.get(i)) for i, v in mine["checks"].items()
+                                                 if v != theirs.get(i)})
+        failed = {i: v for i, v in mine["checks"].items() if v[1] == 0}
+        assert set(failed) == {"multihead.MultiHeadAttention.arguments"}, (name, failed)
+        assert "changes an array it was given, in place" in failed["multihead.MultiHeadAttention.arguments"][2], name
+        if name == "flips the mask through numpy":
+            assert "MultiHeadAttention.forward changed its argument mask in place: after the call, mask[" in printed, \
+                printed
+            assert "MultiHeadAttention.forward gives another answer when called a second time on the same x and " \
+                   "mask" in printed, printed
+        else:
+            op = "logical_not_" if name == "flips the mask" else "mul_"
+            assert f"ValueError: input tensor is read-only: {op} would change the caller's tensor in place " \
+                   f"(multihead.py, line {lines[name]}, in forward)" in printed, (name, printed)

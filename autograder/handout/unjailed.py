@@ -563,7 +563,8 @@ def call(module, step: dict, arrays: dict, results: list):
         args, kwargs = arguments.handed(_copied(args), _copied(kwargs), same, bool(step.get("read_only")))
         returned = getattr(module, step["name"])(*args, **kwargs)
     else:
-        returned = forward(getattr(module, step["name"]), step["name"], args, kwargs)
+        how = {k: True for k in ("echo", "again", "read_only") if step.get(k)}
+        returned = forward(getattr(module, step["name"]), step["name"], args, kwargs, how)
     try:
         if step["op"] != "call":
             return to_plain(returned)
@@ -606,8 +607,9 @@ def _copied(value):
     return value.copy() if type(value).__name__ == "ndarray" else value
 
 
-def forward(cls, name: str, args: list, kwargs: dict):
-    """A module's forward on the check's input, the module built as the grader builds it (judge/torch_module.py)."""
+def forward(cls, name: str, args: list, kwargs: dict, how: dict | None = None):
+    """A module's forward on the check's input, the module built and its tensors handed as the
+    grader does (judge/torch_module.py)."""
     import numpy as np
     import torch
 
@@ -616,7 +618,7 @@ def forward(cls, name: str, args: list, kwargs: dict):
     forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.array(mask))}
     try:
         return torch_module.forward(cls, name, args, {}, kwargs["state"], [torch.from_numpy(np.array(kwargs["x"]))],
-                                    forward_kwargs)
+                                    forward_kwargs, how)
     except torch_module.CannotLoad as err:
         bad = BadReturn(err.message)
         bad.name = name
