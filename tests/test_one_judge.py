@@ -355,3 +355,54 @@ def test_a_module_whose_forward_changes_its_inputs_loses_the_same_point_in_both_
             op = "logical_not_" if name == "flips the mask" else "mul_"
             assert f"ValueError: input tensor is read-only: {op} would change the caller's tensor in place " \
                    f"(multihead.py, line {lines[name]}, in forward)" in printed, (name, printed)
+
+
+# ---------------------------------------------------------------- another exercise's file by a near-miss name
+
+USES_YOUR_SOFTMAX = '''
+
+def causal_attention(Q, K, V):
+    from attention import softmax
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = softmax(np.where(create_causal_mask(Q.shape[-2]), scores, -np.inf))
+    return weights @ V, weights
+'''
+IMPORTS = "causal_mask.py imports softmax from attention.py, and there is no such file; your work is in "
+# each folder: its attention files (the handout's attention.py removed), and what both drivers say of the import
+NEAR_MISS_SIBLINGS = {
+    "capitalised": ({"Attention.py": SOLUTION}, IMPORTS + "Attention.py: rename it attention.py"),
+    "a browser's copy": ({"attention (1).py": SOLUTION}, IMPORTS + "attention (1).py: rename it attention.py"),
+    "both, each with work": ({"Attention.py": SOLUTION, "attention (1).py": SOLUTION},
+                             IMPORTS + "Attention.py and attention (1).py: keep one and name it attention.py"),
+    "a copy with work, a copy of the stub": ({"attention (1).py": SOLUTION, "attention (2).py": KIT_ROOT / "exercises"
+                                              / "attention.py"}, IMPORTS + "attention (1).py: rename it attention.py"),
+}
+
+
+def test_a_near_miss_name_of_an_imported_exercise_is_said_alike_by_check_py_and_the_grader(kit_free_python,
+                                                                                          tmp_path):
+    """causal_mask.py does `from attention import softmax`; attention.py is not there, the work on attention
+    is in `Attention.py` or a browser's `attention (1).py` (or both, or beside a copy of the stub). Python
+    (and Jupyter) cannot import it. check.py and the grader count the same file for attention and say why
+    in the same words, and say the same sentence of the import: which file holds the work, and the fix."""
+    handout = tmp_path / "handout"
+    write_handout(handout, COURSE)
+    causal = (KIT_ROOT / "solutions" / "causal_mask.py").read_text(encoding="utf-8") + USES_YOUR_SOFTMAX
+    folders = {}
+    for n, (name, (files, _)) in enumerate(NEAR_MISS_SIBLINGS.items()):
+        folder = folders[name] = tmp_path / "class" / f"student{n}"
+        _student_folder(handout, folder, files)
+        (folder / "causal_mask.ipynb").unlink()
+        (folder / "causal_mask.py").write_text(causal, encoding="utf-8")
+    graded = _attnkit_grade(tmp_path / "class", _course_file(tmp_path, "best"), tmp_path / "out")
+    for name, folder in folders.items():
+        said = NEAR_MISS_SIBLINGS[name][1]
+        theirs = graded[folder.name]
+        mine, printed = _check_py(kit_free_python, folder, "attention")
+        assert mine["file"] == theirs["attention"]["file"], (name, mine["file"], theirs["attention"]["file"])
+        why = next(line for line in printed.splitlines() if line.startswith("  checked from "))
+        assert _scores_aside(why.split(": ", 1)[1]) in _scores_aside(theirs["attention"]["note"]), (name, why)
+        mine, printed = _check_py(kit_free_python, folder, "causal_mask")
+        assert f"waits: {said}\n" in printed, (name, printed)
+        assert f"{said} (the grader used a correct attention)" in theirs["causal_mask"]["note"], \
+            (name, theirs["causal_mask"]["note"])

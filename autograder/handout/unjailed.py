@@ -390,14 +390,18 @@ class CountedSiblings:
         if py.is_file():
             read = read_exercise(py)
             state = "work" if read.problem is not None or forms.has_work(read.source, graded) else "stub"
-        work = counted_files(name, self.folder, graded).counting(spec.get("both_forms", "best"))
-        if work is not None and work != py:
-            read = read_exercise(work)
-            work = work if read.problem is None and forms.has_work(read.source, graded) else None
-        said = forms.imported_stub(self.importer, name, forms.imported_from(self.source, name), state,
-                                   work.name if work is not None and work != py else None)
+        counted = counted_files(name, self.folder, graded)
+        # the file that counts, or each of several names that could be the exercise's: those holding work
+        found = counted.several or [counted.counting(spec.get("both_forms", "best"))]
+        work = [path.name for path in found if path is not None and path != py and _holds_work(path, graded)]
+        said = forms.imported_stub(self.importer, name, forms.imported_from(self.source, name), state, work)
         loader = _SiblingLoader(name, py if py.is_file() else None, self.folder, self.files, said)
         return importlib.util.spec_from_loader(name, loader, origin=str(py) if py.is_file() else None)
+
+
+def _holds_work(path: Path, graded) -> bool:
+    read = read_exercise(path)
+    return read.problem is None and forms.has_work(read.source, graded)
 
 
 class _SiblingLoader:
