@@ -317,6 +317,10 @@ MODULE_IN_PLACE = {
     "flips the mask through numpy": "blocked = allowed.numpy()\n            blocked[...] = ~blocked\n"
                                     "            scores = scores.masked_fill(torch.from_numpy(blocked), -1e9)",
 }
+# No change made, but x viewed as one row per position: a view a tensor that is not contiguous cannot give
+_QKV = "q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))"
+VIEWS_X = ("rows = x.view(B * T, -1)\n        "
+           "q, k, v = (split(layer(rows).view(B, T, -1)) for layer in (self.W_q, self.W_k, self.W_v))")
 
 
 def test_a_module_whose_forward_changes_its_inputs_loses_the_same_point_in_both_drivers(kit_free_python, tmp_path):
@@ -325,12 +329,15 @@ def test_a_module_whose_forward_changes_its_inputs_loses_the_same_point_in_both_
     (`x *= 1.0`), one flips the mask through numpy's view of it. Every other check passes (each call
     gets tensors of its own); multihead.MultiHeadAttention.arguments fails alike in the grader and in
     check.py, named argument_changed_in_place, with the line that writes where torch can refuse it,
-    and with what forward left (and its second answer) where it cannot."""
+    and with what forward left (and its second answer) where it cannot. A fourth changes nothing but
+    views x as one row per position, which an x that is not contiguous refuses: torch's words and
+    the line, no mistake of the catalogue named."""
     handout = tmp_path / "handout"
     write_handout(handout, COURSE)
     folders, lines = {}, {}
-    for n, (name, code) in enumerate(MODULE_IN_PLACE.items()):
-        source = _edited(KIT_ROOT / "solutions" / "multihead.py", _MASK_USED, code)
+    for n, (name, code) in enumerate({**MODULE_IN_PLACE, "views x": VIEWS_X}.items()):
+        old = _QKV if name == "views x" else _MASK_USED
+        source = _edited(KIT_ROOT / "solutions" / "multihead.py", old, code)
         folder = folders[name] = tmp_path / "class" / f"student{n}"
         shutil.copytree(handout, folder)
         (folder / "multihead.ipynb").unlink()
@@ -345,7 +352,13 @@ def test_a_module_whose_forward_changes_its_inputs_loses_the_same_point_in_both_
                                                  if v != theirs.get(i)})
         failed = {i: v for i, v in mine["checks"].items() if v[1] == 0}
         assert set(failed) == {"multihead.MultiHeadAttention.arguments"}, (name, failed)
-        assert "changes an array it was given, in place" in failed["multihead.MultiHeadAttention.arguments"][2], name
+        hint = failed["multihead.MultiHeadAttention.arguments"][2]
+        if name == "views x":
+            assert "RuntimeError: view size is not compatible with input tensor's size and stride" in printed and \
+                f"Use .reshape(...) instead. (multihead.py, line {lines[name]}, in forward)" in printed, printed
+            assert "changes an array it was given" not in hint, hint
+            continue
+        assert "changes an array it was given, in place" in hint, name
         if name == "flips the mask through numpy":
             assert "MultiHeadAttention.forward changed its argument mask in place: after the call, mask[" in printed, \
                 printed

@@ -64,8 +64,9 @@ def after(args) -> tuple:
 
 def tensors_handed(args: list, kwargs: dict, read_only: bool = False) -> tuple[list, dict]:
     """A forward's arguments with each tensor a copy of its own (the caller's arrays never change);
-    with `read_only`, each laid out not contiguous (the same values, every other element of a
-    buffer twice as long), and the positional float ones (the module's input) requiring grad."""
+    with `read_only`, each laid out not contiguous (the same values, its last two axes swapped in
+    memory as a transpose leaves them; a 1-D one every other element of a longer buffer), and the
+    positional float ones (the module's input) requiring grad."""
     def handed(value, positional: bool):
         if not _is_tensor(value):
             return value
@@ -74,11 +75,16 @@ def tensors_handed(args: list, kwargs: dict, read_only: bool = False) -> tuple[l
             return value.clone()
         import torch
 
-        spread = torch.zeros((*value.shape[:-1], 2 * value.shape[-1]), dtype=value.dtype)
-        spread[..., ::2] = value
+        if value.dim() >= 2:
+            laid = value.transpose(-1, -2).clone(memory_format=torch.contiguous_format)
+            undo = lambda t: t.transpose(-1, -2)    # noqa: E731
+        else:
+            laid = torch.zeros(2 * value.shape[0], dtype=value.dtype)
+            laid[::2] = value
+            undo = lambda t: t[::2]                 # noqa: E731
         if positional and value.is_floating_point():
-            spread.requires_grad_(True)
-        return spread[..., ::2]
+            laid.requires_grad_(True)
+        return undo(laid)
 
     return [handed(v, True) for v in args], {k: handed(v, False) for k, v in kwargs.items()}
 
