@@ -216,6 +216,8 @@ MISTAKES: dict[tuple[str, str, str], list[tuple[str, str]]] = {
                                                    "if mask is not None and np.ndim(mask) == 2:\n        scores = np.where")],
     ("multihead", "argument_changed_in_place", ""): [("    x = x.reshape(batch, seq, num_heads, d_head)",
                                                      "    x.shape = (batch, seq, num_heads, d_head)")],
+    ("multihead", "argument_changed_in_place", "torch"): [("scores = scores.masked_fill(~allowed, -1e9)",
+                                                          "scores = scores.masked_fill(allowed.logical_not_(), -1e9)")],
     ("multihead", "low_precision_dtype", "torch"): [("torch.softmax(scores, dim=-1)", "torch.softmax(scores.half(), dim=-1).float()")],
     ("multihead", "projection_transposed", "numpy"): [("np.asarray(W_q)", "np.asarray(W_q).T"), ("np.asarray(W_k)", "np.asarray(W_k).T"),
                                                       ("np.asarray(W_v)", "np.asarray(W_v).T"), ("np.asarray(W_o)", "np.asarray(W_o).T")],

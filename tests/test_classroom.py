@@ -245,7 +245,7 @@ def test_every_student_is_graded_and_written(run):
 
 
 def test_honest_students_are_not_affected_by_the_others(run, tmp_path):
-    assert run.results["ada"].score == run.results["ada"].max_score == 59
+    assert run.results["ada"].score == run.results["ada"].max_score == 60
     # The same submissions graded alone, in a class of their own: the same results, check by check.
     alone = tmp_path / "alone"
     for name in ("ada", "cleo", "magics", "spinning_thread"):
@@ -423,13 +423,13 @@ def test_what_a_submission_writes_never_becomes_a_grade(run):
     # tried to write (its results.json, ada's, grades.csv, a new student) is there.
     assert run.results["writer"].score == 15
     assert run.grades()["writer"]["total"] == "15"
-    assert run.grades()["ada"]["total"] == "59"
+    assert run.grades()["ada"]["total"] == "60"
     assert "zz-new" not in run.grades()
     assert not (run.class_dir / "writer" / "results.json").exists()
     assert not (run.out / "results" / "zz-new.json").exists()
     data = json.loads((run.out / "results" / "ada.json").read_text(encoding="utf-8"))
-    assert data["score"] == 59 and len(data["tests"]) == 52
-    assert "59 / 59" in (run.out / "feedback" / "ada.md").read_text(encoding="utf-8")
+    assert data["score"] == 60 and len(data["tests"]) == 53
+    assert "60 / 60" in (run.out / "feedback" / "ada.md").read_text(encoding="utf-8")
 
 
 def test_a_forged_result_file_is_not_believed_on_resume(run, tmp_path):

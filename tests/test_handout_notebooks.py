@@ -131,6 +131,97 @@ def test_a_test_cell_asks_for_a_save_when_the_work_run_is_not_saved(handout, kit
     assert "not implemented yet" in said and score == 0.0, said
 
 
+def run_as_a_student(notebook: nbformat.NotebookNode, folder: Path, python: Path, steps: list[tuple]) -> dict[str, str]:
+    """The notebook open in Jupyter, its kernel in `python`, worked cell by cell: each step runs a
+    cell ("run", index), saves the notebook as Jupyter saves it, sources, outputs and execution
+    counts ("save"), or edits a cell without running it ("edit", index, source). What each test cell
+    run printed, by its task, and the score it ended with (the last run of each)."""
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    mine = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    manager = KernelManager(kernel_name="python3")
+    manager.kernel_spec.argv[0] = str(python)
+    client = NotebookClient(mine, km=manager, allow_errors=True, timeout=600,
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        with client.setup_kernel():
+            for step in steps:
+                if step[0] == "run":
+                    client.execute_cell(mine.cells[step[1]], step[1])
+                elif step[0] == "save":
+                    nbformat.write(mine, folder / "attention.ipynb")
+                else:
+                    mine.cells[step[1]].source = step[2]
+    finally:
+        manager.shutdown_kernel(now=True)
+    return cells_checked(mine)
+
+
+def _attention_cells(notebook: nbformat.NotebookNode) -> tuple[list[int], int, int]:
+    """The code cells' indices, softmax's cell and its test cell."""
+    code = [n for n, c in enumerate(notebook.cells) if c.cell_type == "code"]
+    work = next(n for n in code if notebook.cells[n].source.startswith("def softmax"))
+    test = next(n for n in code if 'attnkit_tests.run("attention.softmax")' in notebook.cells[n].source)
+    return code, work, test
+
+
+# softmax without the max subtracted: it overflows on the stability check
+UNSTABLE_SOFTMAX = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)"
+
+
+def test_a_test_cell_checks_nothing_when_the_work_run_was_not_saved(handout, kit_free_python, tmp_path, monkeypatch):
+    """The student ran their notebook and saved it, then changed softmax and ran it, and runs the test
+    cell before Jupyter's autosave: the saved file is older than what they ran. The cell says to save
+    and grades nothing, not the stale file (whose softmax passes)."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = tmp_path / "student"
+    shutil.copytree(handout, folder)
+    mine = worked(nbformat.read(folder / "attention.ipynb", as_version=4), solution_definitions("attention"))
+    code, work, test = _attention_cells(mine)
+    steps = [("run", n) for n in code if n <= test] + [("save",), ("edit", work, UNSTABLE_SOFTMAX), ("run", work),
+                                                       ("run", test)]
+    said, score = run_as_a_student(mine, folder, kit_free_python, steps)["attention.softmax"]
+    assert said.startswith("Save attention.ipynb first (Ctrl-S), then run this cell again: your softmax as last run "
+                           "here is not in the saved file yet, and these tests check the saved file. Nothing was "
+                           "checked."), said
+    assert "visible checks passed" not in said and score == 0.0, said
+
+
+def test_a_test_cell_checks_a_cell_edited_and_saved_but_not_run(handout, kit_free_python, tmp_path, monkeypatch):
+    """The student ran their notebook, then changed softmax and saved without running it: the saved file
+    is the newer. The cell checks it (its softmax overflows) and says to run the cell, not to save."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = tmp_path / "student"
+    shutil.copytree(handout, folder)
+    mine = worked(nbformat.read(folder / "attention.ipynb", as_version=4), solution_definitions("attention"))
+    code, work, test = _attention_cells(mine)
+    steps = [("run", n) for n in code if n < test] + [("edit", work, UNSTABLE_SOFTMAX), ("save",), ("run", test)]
+    said, score = run_as_a_student(mine, folder, kit_free_python, steps)["attention.softmax"]
+    assert said.startswith("Your softmax in the saved attention.ipynb was changed after it last ran here: these "
+                           "tests check the saved file; run its cell to use it here too."), said
+    assert "Save attention.ipynb" not in said, said
+    assert "wrong attention.softmax.stable" in said and 0 < score < visible_points("attention.softmax"), said
+
+
+def test_a_test_cell_told_its_notebook_by_jupyter_checks_nothing_unsaved(handout, kit_free_python, tmp_path,
+                                                                         monkeypatch):
+    """Jupyter Server names a kernel's notebook (JPY_SESSION_NAME, the notebook's path): the student
+    worked in the notebook and never saved it (on disk, the untouched stub). The cell says to save and
+    grades nothing."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    folder = tmp_path / "student"
+    shutil.copytree(handout, folder)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(folder / "attention.ipynb"))
+    mine = worked(nbformat.read(folder / "attention.ipynb", as_version=4), solution_definitions("attention"))
+    code, _, test = _attention_cells(mine)
+    said, score = run_as_a_student(mine, folder, kit_free_python, [("run", n) for n in code if n <= test])[
+        "attention.softmax"]
+    assert said.startswith("Save attention.ipynb first (Ctrl-S), then run this cell again: your softmax as last run "
+                           "here is not in the saved file yet"), said
+    assert "not implemented yet" not in said and score == 0.0, said
+
+
 # ---------------------------------------------------------------- an exercise that imports another
 
 USES_YOUR_SOFTMAX = '''def causal_attention(Q, K, V):

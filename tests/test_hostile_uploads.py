@@ -42,7 +42,7 @@ CAP_MB = 2048
 # The sandbox's children take their memory limit under the grader's cap: where that cap is RLIMIT_AS
 # (no cgroup for a normal user), which they inherit, theirs must fit below it.
 CHILD_MB = 1024
-FULL_MARKS = 59
+FULL_MARKS = 60
 # Long enough for the run with bounded parsers on a loaded machine; a parser that is not bounded
 # takes minutes of CPU on each attack.
 RUN_TIMEOUT = 240

@@ -5,7 +5,7 @@ site-packages) under the temp folder (CI jobs, containers), under their home fol
 with spaces, inside the checkout itself; some install it non-editable (`pip install .`). Each
 test makes such a venv (tests/venvs.py: this environment's packages hard-linked into the venv's
 own site-packages, so numpy, torch and matplotlib live only there) and grades `solutions/`
-through it: 59/59, or one sentence naming what is missing.
+through it: 60/60, or one sentence naming what is missing.
 Run as root in CI and as a normal user through scripts/normal_user_env.sh.
 """
 
@@ -146,6 +146,6 @@ def test_class_plugin_and_doctor_from_a_standard_venv_under_temp(jail, tmp_path)
         doctor = subprocess.run([str(python), "-m", "autograder.cli", "doctor"], cwd=tmp_path,
                                 capture_output=True, text=True, timeout=600)
         assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-        assert "torch" in doctor.stdout and str(place) in doctor.stdout and "59/59" in doctor.stdout
+        assert "torch" in doctor.stdout and str(place) in doctor.stdout and "60/60" in doctor.stdout
     finally:
         shutil.rmtree(place, ignore_errors=True)

@@ -414,5 +414,5 @@ def test_the_documented_messages_are_the_kits(tmp_path):
     exports = " ".join(_section(REPORT_MD, "Exports (`--export FORMAT`)").split())
     comment = re.search(r'one line: "(attnkit: [^"]+)"', exports).group(1)
     row = StudentRow("ada", 38.7, (), (), 0.0, "P" * 40 + "F" * 5, "late", 4.3, "handed in 1 day 2 h after ...")
-    kit_course = load_course()        # 59 points, as the page's example
+    kit_course = load_course()        # 60 points, as the page's example
     assert _summary(row, kit_course, Target("Grade", 100.0)).startswith(comment.split("; handed in")[0])

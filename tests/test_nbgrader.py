@@ -553,7 +553,7 @@ def test_attnkit_grade_writes_its_scores_into_a_gradebook(tmp_path, capsys):
     assert "wrote 2 students' scores into the nbgrader gradebook" in capsys.readouterr().out
     with Gradebook(url) as gb:
         scores = {s.student.id: s.score for s in gb.assignment_submissions("self_attention")}
-    assert scores == {"ada": 59.0, "ben": 0.0}
+    assert scores == {"ada": 60.0, "ben": 0.0}
 
 
 def test_a_grader_error_goes_to_formgraders_manual_grading_not_as_a_zero(tmp_path, capsys, monkeypatch):
@@ -587,7 +587,7 @@ def test_a_grader_error_goes_to_formgraders_manual_grading_not_as_a_zero(tmp_pat
                   for s in gb.assignment_submissions("self_attention")}
         assert grades["ben"] and all(g.auto_score is None and g.needs_manual_grade for g in grades["ben"])
         assert all(g.auto_score is not None and not g.needs_manual_grade for g in grades["ada"])
-        assert sum(g.score for g in grades["ada"]) == 59.0
+        assert sum(g.score for g in grades["ada"]) == 60.0
 
 
 # --------------------------------------------------------------------------- a hostile kernel changes nothing

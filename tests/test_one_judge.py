@@ -304,3 +304,118 @@ def test_a_function_that_changes_its_arguments_loses_the_same_points_in_both_dri
         else:
             assert "split_heads changed its argument x in place: after the call, x has shape (2, 3, 2, 3), " \
                    "where it had (2, 3, 6)" in printed, printed
+
+
+# the solution's forward finds the blocked scores from `allowed`, a boolean tensor made from the mask
+_MASK_USED = "scores = scores.masked_fill(~allowed, -1e9)"
+MODULE_IN_PLACE = {
+    # `.bool()` of a boolean mask is the caller's tensor itself: flipping it in place flips theirs
+    "flips the mask": _MASK_USED.replace("~allowed", "allowed.logical_not_()"),
+    # a scale of 1 applied to x in place: the answer is right, the caller's x is written into
+    "scales x": "x *= 1.0\n            " + _MASK_USED,
+    # a write torch cannot refuse (through numpy's view of the mask): only what forward leaves shows it
+    "flips the mask through numpy": "blocked = allowed.numpy()\n            blocked[...] = ~blocked\n"
+                                    "            scores = scores.masked_fill(torch.from_numpy(blocked), -1e9)",
+}
+# No change made, but x viewed as one row per position: a view a tensor that is not contiguous cannot give
+_QKV = "q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))"
+VIEWS_X = ("rows = x.view(B * T, -1)\n        "
+           "q, k, v = (split(layer(rows).view(B, T, -1)) for layer in (self.W_q, self.W_k, self.W_v))")
+
+
+def test_a_module_whose_forward_changes_its_inputs_loses_the_same_point_in_both_drivers(kit_free_python, tmp_path):
+    """Three students' MultiHeadAttention.forward change the caller's tensors: one flips a boolean mask
+    in place (`allowed.logical_not_()` on `mask.bool()`, the mask itself), one multiplies x in place
+    (`x *= 1.0`), one flips the mask through numpy's view of it. Every other check passes (each call
+    gets tensors of its own); multihead.MultiHeadAttention.arguments fails alike in the grader and in
+    check.py, named argument_changed_in_place, with the line that writes where torch can refuse it,
+    and with what forward left (and its second answer) where it cannot. A fourth changes nothing but
+    views x as one row per position, which an x that is not contiguous refuses: torch's words and
+    the line, no mistake of the catalogue named."""
+    handout = tmp_path / "handout"
+    write_handout(handout, COURSE)
+    folders, lines = {}, {}
+    for n, (name, code) in enumerate({**MODULE_IN_PLACE, "views x": VIEWS_X}.items()):
+        old = _QKV if name == "views x" else _MASK_USED
+        source = _edited(KIT_ROOT / "solutions" / "multihead.py", old, code)
+        folder = folders[name] = tmp_path / "class" / f"student{n}"
+        shutil.copytree(handout, folder)
+        (folder / "multihead.ipynb").unlink()
+        (folder / "multihead.py").write_text(source, encoding="utf-8")
+        lines[name] = 1 + next(i for i, line in enumerate(source.splitlines())
+                               if line.strip().startswith(code.splitlines()[0].strip()))
+    graded = _attnkit_grade(tmp_path / "class", _course_file(tmp_path, "best"), tmp_path / "out")
+    for name, folder in folders.items():
+        mine, printed = _check_py(kit_free_python, folder, "multihead")
+        theirs = graded[folder.name]["multihead"]["checks"]
+        assert mine["checks"] == theirs, (name, {i: (v, theirs.get(i)) for i, v in mine["checks"].items()
+                                                 if v != theirs.get(i)})
+        failed = {i: v for i, v in mine["checks"].items() if v[1] == 0}
+        assert set(failed) == {"multihead.MultiHeadAttention.arguments"}, (name, failed)
+        hint = failed["multihead.MultiHeadAttention.arguments"][2]
+        if name == "views x":
+            assert "RuntimeError: view size is not compatible with input tensor's size and stride" in printed and \
+                f"Use .reshape(...) instead. (multihead.py, line {lines[name]}, in forward)" in printed, printed
+            assert "changes an array it was given" not in hint, hint
+            continue
+        assert "changes an array it was given, in place" in hint, name
+        if name == "flips the mask through numpy":
+            assert "MultiHeadAttention.forward changed its argument mask in place: after the call, mask[" in printed, \
+                printed
+            assert "MultiHeadAttention.forward gives another answer when called a second time on the same x and " \
+                   "mask" in printed, printed
+        else:
+            op = "logical_not_" if name == "flips the mask" else "mul_"
+            assert f"ValueError: input tensor is read-only: {op} would change the caller's tensor in place " \
+                   f"(multihead.py, line {lines[name]}, in forward)" in printed, (name, printed)
+
+
+# ---------------------------------------------------------------- another exercise's file by a near-miss name
+
+USES_YOUR_SOFTMAX = '''
+
+def causal_attention(Q, K, V):
+    from attention import softmax
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    weights = softmax(np.where(create_causal_mask(Q.shape[-2]), scores, -np.inf))
+    return weights @ V, weights
+'''
+IMPORTS = "causal_mask.py imports softmax from attention.py, and there is no such file; your work is in "
+# each folder: its attention files (the handout's attention.py removed), and what both drivers say of the import
+NEAR_MISS_SIBLINGS = {
+    "capitalised": ({"Attention.py": SOLUTION}, IMPORTS + "Attention.py: rename it attention.py"),
+    "a browser's copy": ({"attention (1).py": SOLUTION}, IMPORTS + "attention (1).py: rename it attention.py"),
+    "both, each with work": ({"Attention.py": SOLUTION, "attention (1).py": SOLUTION},
+                             IMPORTS + "Attention.py and attention (1).py: keep one and name it attention.py"),
+    "a copy with work, a copy of the stub": ({"attention (1).py": SOLUTION, "attention (2).py": KIT_ROOT / "exercises"
+                                              / "attention.py"}, IMPORTS + "attention (1).py: rename it attention.py"),
+}
+
+
+def test_a_near_miss_name_of_an_imported_exercise_is_said_alike_by_check_py_and_the_grader(kit_free_python,
+                                                                                          tmp_path):
+    """causal_mask.py does `from attention import softmax`; attention.py is not there, the work on attention
+    is in `Attention.py` or a browser's `attention (1).py` (or both, or beside a copy of the stub). Python
+    (and Jupyter) cannot import it. check.py and the grader count the same file for attention and say why
+    in the same words, and say the same sentence of the import: which file holds the work, and the fix."""
+    handout = tmp_path / "handout"
+    write_handout(handout, COURSE)
+    causal = (KIT_ROOT / "solutions" / "causal_mask.py").read_text(encoding="utf-8") + USES_YOUR_SOFTMAX
+    folders = {}
+    for n, (name, (files, _)) in enumerate(NEAR_MISS_SIBLINGS.items()):
+        folder = folders[name] = tmp_path / "class" / f"student{n}"
+        _student_folder(handout, folder, files)
+        (folder / "causal_mask.ipynb").unlink()
+        (folder / "causal_mask.py").write_text(causal, encoding="utf-8")
+    graded = _attnkit_grade(tmp_path / "class", _course_file(tmp_path, "best"), tmp_path / "out")
+    for name, folder in folders.items():
+        said = NEAR_MISS_SIBLINGS[name][1]
+        theirs = graded[folder.name]
+        mine, printed = _check_py(kit_free_python, folder, "attention")
+        assert mine["file"] == theirs["attention"]["file"], (name, mine["file"], theirs["attention"]["file"])
+        why = next(line for line in printed.splitlines() if line.startswith("  checked from "))
+        assert _scores_aside(why.split(": ", 1)[1]) in _scores_aside(theirs["attention"]["note"]), (name, why)
+        mine, printed = _check_py(kit_free_python, folder, "causal_mask")
+        assert f"waits: {said}\n" in printed, (name, printed)
+        assert f"{said} (the grader used a correct attention)" in theirs["causal_mask"]["note"], \
+            (name, theirs["causal_mask"]["note"])

@@ -83,7 +83,7 @@ def test_the_report_shows_code_as_code_and_the_courses_choices_in_its_units(tmp_
     assert "`" not in seen["text"].split("Misconceptions", 1)[1].split("Checks", 1)[0]
     assert "left out the division by √dₖ" in seen["text"]
     shown = " ".join(seen["open"])
-    assert "points" in shown and "59 in all" in shown and "10 s" in shown and "2048 MB" in shown
+    assert "points" in shown and "60 in all" in shown and "10 s" in shown and "2048 MB" in shown
     assert "67108864" not in seen["text"] and "wall factor" not in seen["text"]
     assert "64 MB" in seen["folded"] and "largest answer taken from a child" in seen["folded"]
     assert seen["overflow"] <= 0

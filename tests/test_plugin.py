@@ -21,7 +21,7 @@ def _run(pytester: pytest.Pytester, *args):
 def test_solutions_pass_every_check(pytester):
     result = _run(pytester, "--submission", str(KIT_ROOT / "solutions"), "-q")
     result.assert_outcomes(passed=N_CHECKS)
-    result.stdout.fnmatch_lines(["*attnkit score*", "total*59 / 59*seed 20261122*"])
+    result.stdout.fnmatch_lines(["*attnkit score*", "total*60 / 60*seed 20261122*"])
 
 
 def test_stubs_fail_with_the_graders_words_not_a_traceback(pytester, tmp_path):
@@ -62,7 +62,7 @@ def test_attnkit_check_prints_a_table_and_writes_results_json(tmp_path, capsys):
 
 def test_attnkit_check_on_the_solutions_exits_zero(capsys):
     assert main(["check", "--submission", str(KIT_ROOT / "solutions")]) == 0
-    assert "59/59" in capsys.readouterr().out
+    assert "60/60" in capsys.readouterr().out
 
 
 def test_attnkit_reports_a_bad_course_file_without_a_traceback(tmp_path, capsys):

@@ -78,7 +78,7 @@ def test_the_run_finishes_within_its_memory_cap_and_honest_students_keep_full_ma
     assert run.returncode == 0 and not run.out_of_memory, (run.capped_by, run.returncode, run.stderr[-3000:])
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((graded.out / "grades.csv").read_text()))}
     assert sorted(rows) == sorted(["ada", *CASES])
-    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 59
+    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 60
     for case in CASES:
         assert float(rows[case]["hand_computation"]) == 7, case      # the witness exercise is graded
 
@@ -201,7 +201,7 @@ def test_on_a_dask_worker_under_the_cap_the_run_finishes_and_honest_students_kee
                                                                  run.stderr[-3000:])
         assert procs[-1].poll() is None            # the worker is alive after the class
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
-    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 59
+    assert float(rows["ada"]["total"]) == float(rows["ada"]["max_total"]) == 60
     results = {r: SubmissionResult.from_dict(json.loads((out / "results" / f"{r}.json").read_text())
                                              ["extra_data"]["result"]) for r in cases}
     for case in ("provided_bomb", "provided_unread"):

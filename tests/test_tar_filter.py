@@ -25,7 +25,7 @@ from autograder.config import KIT_ROOT
 from autograder.intake import tar_filter
 
 SOLUTIONS = KIT_ROOT / "solutions"
-FULL_MARKS = 59
+FULL_MARKS = 60
 
 # What a tarfile of 3.11.3 and before lacks (PEP 706's filters): removed by a `tarfile` module put first on
 # the path, which loads the standard library's own and takes them out.

@@ -160,21 +160,27 @@ class ReferenceImplementation:
         return [fn(**kwargs) for kwargs in calls]
 
     def module_forward(self, class_name: str, init_args: list, state: dict[str, np.ndarray],
-                       x: np.ndarray, mask: np.ndarray | None = None):
+                       x: np.ndarray, mask: np.ndarray | None = None, **how):
+        """(output, weights) of the module's forward on x (and mask); `how` as the student's side
+        takes it (echo, again, read_only: judge/torch_module.py)."""
         if class_name in self._overrides:      # a mutant's module: its numpy twin where it has one
             twin = getattr(self._overrides[class_name], "numpy_forward", None)
         else:
             twin = getattr(self._module, "NUMPY_FORWARD", {}).get(class_name)
-        if twin is not None:     # the module computed in numpy, without importing torch
+        if twin is not None:     # the module computed in numpy, without importing torch; it changes no input
             out, weights = twin(*init_args, state, x, mask)
-            return np.asarray(out, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+            answer = np.asarray(out, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+            given = [np.array(a) for a in (x, mask) if a is not None]
+            return (answer, tuple(given)) if how.get("echo") else answer
         import torch
 
         cls = self.__getattr__(class_name)
         forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.asarray(mask))}
-        out, weights = torch_module.forward(cls, class_name, list(init_args), {}, state,
-                                            [torch.from_numpy(np.asarray(x))], forward_kwargs)
-        return out.detach().double().numpy(), weights.detach().double().numpy()
+        found = torch_module.forward(cls, class_name, list(init_args), {}, state, [torch.from_numpy(np.asarray(x))],
+                                     forward_kwargs, how)
+        out, weights = found[0] if how.get("echo") else found
+        answer = out.detach().double().numpy(), weights.detach().double().numpy()
+        return (answer, tuple(t.detach().numpy() for t in found[1])) if how.get("echo") else answer
 
 
 # ---------------------------------------------------------------- comparisons

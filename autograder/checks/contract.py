@@ -75,7 +75,8 @@ MISCONCEPTIONS: dict[str, str] = {
         "indexed the scores with a boolean mask, which works only for a mask of exactly their shape",
     "mask_bitwise_not": "flipped a 0/1 numeric mask with `~`",
     "argument_changed_in_place": "changed an array it was given in place (`Q /= ...`, `x -= ...`, "
-                                 "`scores[...] = ...` on an argument)",
+                                 "`scores[...] = ...` on an argument; in the module's forward, `x *= ...`, "
+                                 "`mask.logical_not_()` on its input)",
     "causal_mask_off_by_one": "causal mask also lets each position see the next one",
     "causal_mask_additive": "create_causal_mask returned an additive (0 / -inf) mask instead of the boolean one",
     "variance_not_std": "reported the variance where the standard deviation is asked",

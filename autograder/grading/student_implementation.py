@@ -78,11 +78,14 @@ class StudentImplementation:
             raise StudentCallError(name, "not_implemented", f"not implemented yet: {name} is still None")
         return self._unwrap(name, outcome)
 
-    def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None):
+    def module_forward(self, class_name: str, init_args: list, state: dict, x: np.ndarray, mask=None, **how):
+        """The module's forward on x (and mask), its tensors handed as `how` asks (echo, again,
+        read_only: the judge's torch_module.forward)."""
         kwargs = {} if mask is None else {"mask": mask}
         outcome = self._session.call_module(class_name, init_args=list(init_args), init_kwargs={}, state=state,
                                             forward_args=[x], forward_kwargs=kwargs,
-                                            returns=RETURNS[self._stem][class_name])
+                                            returns=RETURNS[self._stem][class_name],
+                                            how={k: True for k, asked in how.items() if asked})
         return self._unwrap(class_name, outcome)
 
     def _unwrap(self, name: str, outcome):

@@ -81,6 +81,7 @@ def _with_imports_said(graded: ExerciseResult, loaded: SourceFile | LoadError, f
     student's work on it is in another file: the grader gave it a correct one, their kernel did not."""
     from autograder.checks import EXERCISES
     from autograder.checks.contract import RETURNS
+    from autograder.intake.files import Flag
     from autograder.intake.load import read_source
 
     if not isinstance(loaded, SourceFile):
@@ -96,8 +97,10 @@ def _with_imports_said(graded: ExerciseResult, loaded: SourceFile | LoadError, f
         state = "missing" if text is None else "work" if isinstance(text, LoadError) or forms.has_work(text, names) \
             else "stub"
         counted = load_submission(folder, (sibling,))[sibling]
-        work = counted.filename if isinstance(counted, SourceFile) and forms.has_work(str(counted.source), names) \
-            else None
+        # several names could be the sibling's (each graded, the better counts): each that holds work
+        several = isinstance(counted, LoadError) and Flag.AMBIGUOUS.value in counted.flags
+        work = [Path(s.filename).name for s in (candidate_sources(folder, sibling) if several else [counted])
+                if isinstance(s, SourceFile) and forms.has_work(str(s.source), names)]
         sentence = forms.imported_stub(Path(loaded.filename).name, sibling, imported, state, work)
         if sentence:
             said.append(f"{sentence} (the grader used a correct {sibling})")

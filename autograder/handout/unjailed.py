@@ -390,14 +390,18 @@ class CountedSiblings:
         if py.is_file():
             read = read_exercise(py)
             state = "work" if read.problem is not None or forms.has_work(read.source, graded) else "stub"
-        work = counted_files(name, self.folder, graded).counting(spec.get("both_forms", "best"))
-        if work is not None and work != py:
-            read = read_exercise(work)
-            work = work if read.problem is None and forms.has_work(read.source, graded) else None
-        said = forms.imported_stub(self.importer, name, forms.imported_from(self.source, name), state,
-                                   work.name if work is not None and work != py else None)
+        counted = counted_files(name, self.folder, graded)
+        # the file that counts, or each of several names that could be the exercise's: those holding work
+        found = counted.several or [counted.counting(spec.get("both_forms", "best"))]
+        work = [path.name for path in found if path is not None and path != py and _holds_work(path, graded)]
+        said = forms.imported_stub(self.importer, name, forms.imported_from(self.source, name), state, work)
         loader = _SiblingLoader(name, py if py.is_file() else None, self.folder, self.files, said)
         return importlib.util.spec_from_loader(name, loader, origin=str(py) if py.is_file() else None)
+
+
+def _holds_work(path: Path, graded) -> bool:
+    read = read_exercise(path)
+    return read.problem is None and forms.has_work(read.source, graded)
 
 
 class _SiblingLoader:
@@ -563,7 +567,8 @@ def call(module, step: dict, arrays: dict, results: list):
         args, kwargs = arguments.handed(_copied(args), _copied(kwargs), same, bool(step.get("read_only")))
         returned = getattr(module, step["name"])(*args, **kwargs)
     else:
-        returned = forward(getattr(module, step["name"]), step["name"], args, kwargs)
+        how = {k: True for k in ("echo", "again", "read_only") if step.get(k)}
+        returned = forward(getattr(module, step["name"]), step["name"], args, kwargs, how)
     try:
         if step["op"] != "call":
             return to_plain(returned)
@@ -606,8 +611,9 @@ def _copied(value):
     return value.copy() if type(value).__name__ == "ndarray" else value
 
 
-def forward(cls, name: str, args: list, kwargs: dict):
-    """A module's forward on the check's input, the module built as the grader builds it (judge/torch_module.py)."""
+def forward(cls, name: str, args: list, kwargs: dict, how: dict | None = None):
+    """A module's forward on the check's input, the module built and its tensors handed as the
+    grader does (judge/torch_module.py)."""
     import numpy as np
     import torch
 
@@ -616,7 +622,7 @@ def forward(cls, name: str, args: list, kwargs: dict):
     forward_kwargs = {} if mask is None else {"mask": torch.from_numpy(np.array(mask))}
     try:
         return torch_module.forward(cls, name, args, {}, kwargs["state"], [torch.from_numpy(np.array(kwargs["x"]))],
-                                    forward_kwargs)
+                                    forward_kwargs, how)
     except torch_module.CannotLoad as err:
         bad = BadReturn(err.message)
         bad.name = name

@@ -12,7 +12,7 @@ sandbox's zygote loads it from this folder, nothing else of the kit importable t
     notebook        a notebook read and run as Jupyter's Run All (ipython_shell: IPython's stand-ins)
     syntax          source parsed without running it (one parse at a time), the modules it imports
     calls           a check's status when a call gave no answer
-    arguments       how a call hands its arguments: arrays of its own, shared, read-only, sent back
+    arguments       how a call hands its arrays (a module's forward its tensors): own, shared, read-only, sent back
     clock           how long a call may take (CPU time, no progress, the wall backstop)
     errors          an error raised by student code, located and said
     convert         a returned value as plain data (arrays, statistics, a figure's description)

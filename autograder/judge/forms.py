@@ -292,17 +292,26 @@ def imported_from(source: str, sibling: str, parse: Callable[[str], ast.Module] 
     return list(dict.fromkeys(names))
 
 
-def imported_stub(importer: str, sibling: str, imported: Sequence[str], py_state: str, work_in: str | None) -> str | None:
+def imported_stub(importer: str, sibling: str, imported: Sequence[str], py_state: str,
+                  work_in: Sequence[str]) -> str | None:
     """The sentence for `importer` (a file name) importing `imported` from `sibling`.py, which is
-    `py_state` ("work", "stub" or "missing"), while `work_in` (a file name, or None) holds the
-    sibling's work; None when the import loads the work."""
-    if py_state == "work" or work_in is None or work_in == f"{sibling}.py":
+    `py_state` ("work", "stub" or "missing"), while `work_in` (file names: the one that counts for
+    the sibling, or each of several near misses that holds work) holds the sibling's work; None
+    when the import loads the work."""
+    work = [name for name in work_in if name != f"{sibling}.py"]
+    if py_state == "work" or not work:
         return None
     what = " and ".join(imported) or sibling
     state = "which is still the stub" if py_state == "stub" else "and there is no such file"
-    if work_in.lower().endswith(".ipynb"):
-        fix = (f"download it as {sibling}.py (Jupyter: File > Download as > Python; JupyterLab: File > Save and "
-               f"Export Notebook As > Executable Script) or run `jupyter nbconvert --to script {work_in}` beside it")
+    notebooks = [name for name in work if name.lower().endswith(".ipynb")]
+    download = (f"download it as {sibling}.py (Jupyter: File > Download as > Python; JupyterLab: File > Save and "
+                f"Export Notebook As > Executable Script) or run `jupyter nbconvert --to script {notebooks[0]}` "
+                f"beside it") if notebooks else ""
+    if len(work) == 1:
+        fix = download or f"rename it {sibling}.py"
+    elif not notebooks:
+        fix = f"keep one and name it {sibling}.py"
     else:
-        fix = f"rename it {sibling}.py"
-    return f"{importer} imports {what} from {sibling}.py, {state}; your work is in {work_in}: {fix}"
+        fix = f"keep one: a .py file named {sibling}.py, or a notebook downloaded as {sibling}.py"
+    listed = ", ".join(work[:-1]) + " and " + work[-1] if len(work) > 1 else work[0]
+    return f"{importer} imports {what} from {sibling}.py, {state}; your work is in {listed}: {fix}"

@@ -298,8 +298,10 @@ def _where_changed(before: np.ndarray, after: np.ndarray) -> str:
 def arguments_problems(answer, p: dict) -> list[str]:
     """`answer`: (the answer and the array arguments as the call left them, the answer with
     read-only arguments, and where p["alias"] names the arguments passed as one array: the answer
-    for one array passed as all of them, then for separate copies of it). Counted only on a right
-    answer (p["expected"]: the reference's first answer): a wrong one earns nothing here either."""
+    for one array passed as all of them, then for separate copies of it; where p["again"] names
+    them, the answer of a second call on the same arguments: a module's forward). Counted only on
+    a right answer (p["expected"]: the reference's first answer): a wrong one earns nothing here
+    either."""
     first = answer[0][0]
     if p.get("expected") is not None and not _same(first, p["expected"], p["rtol"], p["atol"]):
         return [f"{p['function']} does not give the right answer here, so what it does to its arguments is not "
@@ -319,13 +321,19 @@ def changed_problems(answer, p: dict) -> list[str]:
             problems.append(f"{function} changed its argument {name} in place: after the call, {name}"
                             f"{_where_changed(before, after)}")
     if p.get("alias") and not _same(answer[2], answer[3], rtol, atol):
-        together = ", ".join(p["alias"][:-1]) + " and " + p["alias"][-1]
-        problems.append(f"{function} gives another answer when {together} are one array (as in self-attention, "
+        problems.append(f"{function} gives another answer when {_and(p['alias'])} are one array (as in self-attention, "
                         f"f(x, x, x)) than when they are separate copies of it: a change made to one of them in "
                         f"place changes the others too")
+    if p.get("again") and not _same(answer[2], first, rtol, atol):
+        problems.append(f"{function} gives another answer when called a second time on the same {_and(p['again'])} "
+                        f"(as every layer of a model is given the same mask): the first call changed them in place")
     if not _same(read_only, first, rtol, atol):
-        problems.append(f"{function} gives another answer when its arguments are read-only arrays")
+        problems.append(f"{function} gives another answer when {p.get('read_only', 'its arguments are read-only arrays')}")
     return problems
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # ---------------------------------------------------------------- by name, with their parameters as data

@@ -6,13 +6,19 @@ handout's check.py build a module with this one function, so a module that canno
 check's weights (not a torch.nn.Module, a parameter missing or of another shape: a layer built with
 `bias=False`) fails the check alike, with the same sentence, instead of raising in one of them.
 
+A check of what forward does to its inputs asks for them handed as arguments.py says (`how`):
+sent back as forward left them, forward called twice on the same tensors, or the tensors
+"read-only" (not contiguous, x requiring grad, an in-place change refused on its line).
+
 Kit-free: the standard library, numpy and torch (imported when a module is built). What a module
 returns is read with convert.py beside it, as the sandbox child reads it.
 """
 
 from __future__ import annotations
 
-from . import convert
+import contextlib
+
+from . import arguments, convert
 
 
 class CannotLoad(convert.BadReturn):
@@ -29,11 +35,16 @@ class CannotLoad(convert.BadReturn):
         return self.said or super().message
 
 
-def forward(cls, name: str, init_args: list, init_kwargs: dict, state: dict, args: list, kwargs: dict):
+def forward(cls, name: str, init_args: list, init_kwargs: dict, state: dict, args: list, kwargs: dict,
+            how: dict | None = None):
     """`cls(*init_args, **init_kwargs)` with each array of `state` (a parameter's dotted name ->
     its values) copied into the tensor of that name, in eval mode, called on `args`, `kwargs`
     (tensors): what it returned. Built after torch's seed 0, so that a tensor the check does not
-    set starts the same in every run; the forward runs as your own code would (gradients on)."""
+    set starts the same in every run; the forward runs as your own code would (gradients on).
+
+    `how`: "read_only", the tensors handed read-only (arguments.py); "again", forward called a
+    second time on the same tensors, its second answer returned; "echo", (the answer, the tensors
+    as forward left them)."""
     import numpy as np
     import torch
 
@@ -55,7 +66,14 @@ def forward(cls, name: str, init_args: list, init_kwargs: dict, state: dict, arg
                 raise CannotLoad(f"a {name} whose {key} has shape {tuple(target.shape)}", f"{tuple(values.shape)}")
             target.copy_(torch.from_numpy(values).to(target.dtype))
     torch.nn.Module.eval(module)    # the class's own `eval`, never one your class defines
-    return module(*args, **kwargs)
+    how = how or {}
+    args, kwargs = arguments.tensors_handed(list(args), dict(kwargs), bool(how.get("read_only")))
+    given = [*args, *kwargs.values()]
+    with arguments.refusing_writes(given) if how.get("read_only") else contextlib.nullcontext():
+        answer = module(*args, **kwargs)
+        if how.get("again"):
+            answer = module(*args, **kwargs)
+    return (answer, arguments.after(given)) if how.get("echo") else answer
 
 
 def _tensor(module, key: str):

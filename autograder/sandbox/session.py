@@ -92,14 +92,21 @@ class Session:
 
     def call_module(self, class_name: str, init_args=(), init_kwargs: dict | None = None,
                     state: dict[str, np.ndarray] | None = None, forward_args=(), forward_kwargs: dict | None = None,
-                    returns: Any = ("tuple", "array", "array"), timeout: float | None = None) -> CallOutcome:
+                    returns: Any = ("tuple", "array", "array"), timeout: float | None = None,
+                    how: dict | None = None) -> CallOutcome:
         """Instantiates the submission's torch.nn.Module subclass, copies `state` into its tensors
-        (shapes checked), and calls it. Arrays in forward_args/forward_kwargs arrive as tensors."""
+        (shapes checked), and calls it. Arrays in forward_args/forward_kwargs arrive as tensors,
+        handed as `how` asks (the judge's torch_module.forward); with "echo" the answer is (value,
+        the tensors as forward left them)."""
         payload = {"init_args": list(init_args), "init_kwargs": dict(init_kwargs or {}),
                    "state": {k: np.asarray(v) for k, v in (state or {}).items()},
                    "args": [_as_tensor(a) for a in forward_args],
                    "kwargs": {k: _as_tensor(v) for k, v in (forward_kwargs or {}).items()}}
-        return self._request(class_name, {"op": "module", "class_name": class_name}, payload, returns, timeout)
+        header = {"op": "module", "class_name": class_name} | ({"how": dict(how)} if how else {})
+        if how and how.get("echo"):
+            given = [*forward_args, *(forward_kwargs or {}).values()]
+            returns = ("tuple", returns, ("tuple", *["array"] * len(arguments.array_positions(given))))
+        return self._request(class_name, header, payload, returns, timeout)
 
     def _request(self, name: str, header: dict, payload: dict, returns: Any,
                  timeout: float | None) -> CallOutcome:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks.arguments import arguments_check
+from autograder.checks.arguments import arguments_check, module_arguments_check
 from autograder.checks.base import Check, compare_arrays, compare_property
 from autograder.checks.masks import padding_mask, random_mask
 from autograder.judge import observations
@@ -164,6 +164,9 @@ MERGE_ARGUMENTS = arguments_check("multihead", "merge_heads", lambda rng: {"x": 
 MHA_ARGUMENTS = arguments_check(
     "multihead", "multi_head_attention", lambda rng: _mha_inputs(rng, batch=2, seq=4, d_model=8, heads=2),
     ("X", "W_q", "W_k", "W_v", "W_o"), scalars=(2,))
+# A boolean mask: `mask.bool()` of one is the caller's mask itself, so a change made to it reaches them.
+MODULE_ARGUMENTS = module_arguments_check("multihead", "MultiHeadAttention",
+                                          lambda rng: _module_inputs(rng, seq=5, masked="random"))
 
 
 # The checks of each task, in the order they are graded (the catalogue names them by these).
@@ -172,7 +175,7 @@ MERGE = (MERGE_VALUES, MERGE_ROUND_TRIP)
 MHA = (MHA_OUTPUT, MHA_WEIGHTS, MHA_MASK, MHA_RANDOM_MASK, MHA_PADDING_MASK)
 MODULE = (MODULE_STRUCTURE, MODULE_MATCHES_TORCH, MODULE_MASK, MODULE_RANDOM_MASK, MODULE_PADDING_MASK)
 # Graded last, and named by their own catalogue entry only: what a function does to its arguments.
-ARGUMENTS = (SPLIT_ARGUMENTS, MERGE_ARGUMENTS, MHA_ARGUMENTS)
+ARGUMENTS = (SPLIT_ARGUMENTS, MERGE_ARGUMENTS, MHA_ARGUMENTS, MODULE_ARGUMENTS)
 CHECKS = [*SPLIT, *MERGE, *MHA, *MODULE, *ARGUMENTS]
 
 

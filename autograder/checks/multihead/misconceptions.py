@@ -155,5 +155,6 @@ CATALOGUE: list[Misconception] = [
         "themselves (or add each layer's bias) for Q, K, V and the output.",
         lambda: {MOD_NAME: mu.module_class(linear="no_bias")}, MOD_VALUES,
         alternatives=(lambda: {MOD_NAME: mu.module_class(linear="no_bias", linear_out="right")},)),
-    argument_changed("multihead", ARGUMENTS, lambda: {"split_heads": mu.split_reshapes_in_place}),
+    argument_changed("multihead", ARGUMENTS, lambda: {"split_heads": mu.split_reshapes_in_place,
+                                                      MOD_NAME: mu.module_flips_mask_in_place()}),
 ]

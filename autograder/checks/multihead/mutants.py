@@ -167,7 +167,8 @@ def module_class(linear="right", project=True, linear_out=None, **options):
 
 class NumpyTwinModule:
     """A mutant module class made only when called (torch imported then), with its forward in
-    numpy beside it (`numpy_forward(d_model, num_heads, state, x, mask)`), which the grader uses."""
+    numpy beside it (`numpy_forward(d_model, num_heads, state, x, mask)`), which the grader uses;
+    None where only torch shows the mistake (a change made to the caller's tensors)."""
 
     def __init__(self, make_class, numpy_forward):
         self._make_class, self.numpy_forward = make_class, numpy_forward
@@ -177,6 +178,27 @@ class NumpyTwinModule:
         if self._cls is None:
             self._cls = self._make_class()
         return self._cls(*args, **kwargs)
+
+
+def module_flips_mask_in_place():
+    """The reference module that finds the blocked scores by flipping the mask in place
+    (`mask.bool().logical_not_()`): of a boolean mask, `.bool()` is the caller's tensor itself."""
+    def torch_class():
+        import torch
+
+        from reference.multihead import MultiHeadAttention
+
+        class FlipsMaskInPlace(MultiHeadAttention):
+            """The reference module, its boolean mask flipped in place first."""
+
+            def forward(self, x, mask=None):
+                if mask is not None:
+                    mask = ~torch.as_tensor(mask).bool().logical_not_()
+                return super().forward(x, mask)
+
+        return FlipsMaskInPlace
+
+    return NumpyTwinModule(torch_class, None)
 
 
 def module_torch_keys():
