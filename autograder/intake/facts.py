@@ -41,17 +41,16 @@ NOTHING_KNOWN = {"imports": [], "literals": None, "stubs": None, "has_work": Non
 def facts_here(texts: list[str], stem: str | None) -> dict:
     """The facts of `texts` (a file, or a notebook's cells) as JSON-able data, found in this process
     (a child). `stem`: the stem whose stubs and work are asked for, on the texts joined (None: none)."""
-    from autograder.sandbox.literals import UNBOUND, inert_texts, plain_literal
-    from autograder.judge.syntax import imported_modules, imports_among
+    from autograder.sandbox.literals import UNBOUND, plain_literal, read_here
 
-    imports = sorted(set().union(*(imports_among(text, WANTED) for text in texts)))
-    values = inert_texts(tuple(texts))
+    read = read_here(tuple(texts))       # what the sandbox must know, found as the kit finds it
+    imports = sorted(read.imports)
     literals = None
-    if values is not None:
+    if read.literals is not None:
         try:
-            literals = {"values": [[k, plain_literal(v)] for k, v in values.items() if v is not UNBOUND],
-                        "modules": sorted(k for k, v in values.items() if v is UNBOUND),
-                        "imported": sorted(set().union(*(imported_modules(text) for text in texts)))}
+            literals = {"values": [[k, plain_literal(v)] for k, v in read.literals.items() if v is not UNBOUND],
+                        "modules": sorted(k for k, v in read.literals.items() if v is UNBOUND),
+                        "imported": sorted(read.modules)}
         except (TypeError, RecursionError):
             literals = None      # such a file runs in a child
     stubs = work = None
