@@ -185,7 +185,7 @@ def main(argv=None) -> int:
             started = time.monotonic()
             with sandbox.session("attention", source, "attention.py") as s:
                 s.attribute("x", returns="array")
-            needs = sandbox.zygotes.serving(zygote_needs(source))
+            needs = sandbox.zygotes.serving(zygote_needs(sandbox.reader((source,)).imports))
             starts[label] = (process_cpu(sandbox.zygotes.by_needs[needs].pid), time.monotonic() - started)
         print("  zygote start (its imports, warm-up, jail): " + "; ".join(
             f"{k} {cpu:.2f} core-s ({wall:.1f} s wall)" for k, (cpu, wall) in starts.items()))

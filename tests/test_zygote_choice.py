@@ -10,6 +10,7 @@ import pytest
 from autograder import cli
 from autograder.judge.syntax import imported_modules
 from autograder.sandbox.zygote_process import _Zygote
+from autograder.sandbox.literals import read_here
 from autograder.sandbox.zygotes import needs_of
 
 KIT = Path(__file__).resolve().parents[1]
@@ -32,7 +33,9 @@ def test_the_bundled_numpy_exercises_need_no_matplotlib_to_be_graded():
     for stem in ("hand_computation", "attention", "causal_mask"):
         for folder in ("solutions", "exercises"):
             path = KIT / folder / f"{stem}.py"
-            assert needs_of([path.read_text(encoding="utf-8")]) == (False, False), path
+            assert needs_of(read_here((path.read_text(encoding="utf-8"),)).imports) == (False, False), path
+    torch_module = (KIT / "solutions" / "multihead.py").read_text(encoding="utf-8")
+    assert needs_of(read_here((torch_module,)).imports)[0] is True       # the one that does need torch
 
 
 def test_a_file_of_literals_needs_no_zygote(tmp_path, monkeypatch, capsys):
@@ -58,7 +61,7 @@ def test_an_import_the_lines_hide_is_made_by_the_child_and_graded_the_same(tmp_p
     solution = (KIT / "solutions" / "attention.py").read_text(encoding="utf-8")
     hidden = solution + ('\n\ndef softmax_by_library(x, axis=-1):\n    note = """\nif __name__ == "__main__":\n    """\n'
                          '    import torch\n    return torch.softmax(torch.as_tensor(x), dim=axis).numpy()\n')
-    assert needs_of([hidden]) == (False, False)       # what the lines say: numpy only
+    assert needs_of(read_here((hidden,)).imports) == (False, False)       # what the lines say: numpy only
     assert imported_modules(hidden) & {"torch"} == {"torch"}
     results = []
     for name, text in (("plain", solution), ("hidden", hidden + "\nsoftmax = softmax_by_library\n")):
