@@ -26,6 +26,7 @@ from autograder.judge import forms
 
 COURSE = load_course(known_checks=check_ids())
 SOLUTION = KIT_ROOT / "solutions" / "attention.py"
+STUB = KIT_ROOT / "exercises" / "attention.py"
 BUGGY_PY = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "no_scaling.py"
 CORRECT_NB = KIT_ROOT / "tests" / "corpus" / "attention" / "correct" / "ho2_nb_magics.ipynb"
 BUGGY_NB = KIT_ROOT / "tests" / "corpus" / "attention" / "buggy" / "transpose_all_axes__ho_nb.ipynb"
@@ -37,7 +38,14 @@ def test_a_near_miss_is_graded_as_the_exercise_and_said():
     found = forms.named("attention", ["Attention-v2.py", "check.py", "notes.txt"])
     assert found.files == (("Attention-v2.py", "no attention.py was found, so Attention-v2.py was graded as "
                                                "attention.py; name it attention.py next time"),)
-    assert forms.named("attention", ["attention (1).py", "attention.py"]).files == (("attention.py", ""),)
+    # the exact name beside a copy: each could be the work (the exact one may be the untouched stub)
+    found = forms.named("attention", ["attention (1).py", "attention.py"])
+    assert found.ambiguous == ("attention.py", "attention (1).py") and not found.files
+    assert found.problem == ("several files could be attention.py: attention (1).py, attention.py; keep one and "
+                             "name it attention.py")
+    # past the number graded, the exact name alone
+    copies = [f"attention ({n}).py" for n in range(5)] + ["attention.py"]
+    assert forms.named("attention", copies).files == (("attention.py", ""),)
 
 
 def test_several_near_misses_are_each_graded_and_the_better_counts():
@@ -50,6 +58,9 @@ def test_several_near_misses_are_each_graded_and_the_better_counts():
     assert forms.the_better("attention", graded)[0] == 1
     # a tie: an untouched stub never beats work, then the first in name order
     tie = [forms.Graded("a.py", 0, 13, untouched=True), forms.Graded("b.py", 0, 13), forms.Graded("c.py", 0, 13)]
+    assert forms.the_better("attention", tie)[0] == 1
+    # then the exact name
+    tie = [forms.Graded("attention (1).py", 13, 13), forms.Graded("attention.py", 13, 13)]
     assert forms.the_better("attention", tie)[0] == 1
 
 
@@ -83,6 +94,11 @@ CASES = {
     "a near miss alone": ({"attention (1).py": SOLUTION}, {policy: "attention (1).py" for policy in ("best", "py", "ipynb")}),
     "two near misses": ({"Attention-v2.py": BUGGY_PY, "attention (1).py": SOLUTION},
                         {policy: "attention (1).py" for policy in ("best", "py", "ipynb")}),
+    # the handout's stub left under the exact name, the work in the browser's copy beside it
+    "the stub beside a copy": ({"attention.py": STUB, "attention (1).py": SOLUTION},
+                               {policy: "attention (1).py" for policy in ("best", "py", "ipynb")}),
+    "work beside an older copy": ({"attention.py": SOLUTION, "attention (1).py": BUGGY_PY},
+                                  {policy: "attention.py" for policy in ("best", "py", "ipynb")}),
 }
 
 

@@ -231,6 +231,13 @@ def named(stem: str, names: Sequence[str], folders: Collection[str] = (), where:
     for suffix in SUFFIXES:
         exact = f"{stem}{suffix}"
         near = near_misses(stem, names, suffix, folders)
+        if exact in near and len(near) > 1 and candidates(stem, names, folders):
+            # the exact name may be the untouched stub beside a browser's copy holding the work:
+            # each is graded and the better counts (a tie keeps the exact name); past the number
+            # graded, the exact name alone is
+            listed = ", ".join(prefix + n for n in near)
+            return Named(problem=f"several files could be {exact}: {listed}; keep one and name it {exact}",
+                         ambiguous=tuple(sorted(near, key=lambda n: n != exact)))
         if exact in near:
             chosen.append((exact, ""))
         elif len(near) == 1:
@@ -261,8 +268,10 @@ def candidates(stem: str, names: Sequence[str], folders: Collection[str] = ()) -
 def the_better(stem: str, graded: Sequence[Graded]) -> tuple[int, str]:
     """Of the files that could each be `stem`'s, all graded: which counts (its index) and the note.
     On a tie, a file whose every check is unanswered (an untouched stub) never beats one that
-    answered or broke (the student's work, its error named); then the first in name order."""
-    best = max(range(len(graded)), key=lambda i: (graded[i].score, not graded[i].untouched))
+    answered or broke (the student's work, its error named); then the exact name; then the first."""
+    exact = {f"{stem}{suffix}" for suffix in SUFFIXES}
+    best = max(range(len(graded)), key=lambda i: (graded[i].score, not graded[i].untouched,
+                                                   graded[i].filename in exact, -i))
     scores = ", ".join(f"{g.filename} {g.score:g}/{g.max_score:g}" for g in graded)
     return best, (f"several files could be {stem}'s: all were graded ({scores}); the better, "
                   f"{graded[best].filename}, counts; keep one and name it {stem}.py or {stem}.ipynb")
