@@ -23,10 +23,20 @@ def _course(args):
 
 def cmd_check(args, console: Console | None) -> int:
     """`console` is None: made when the first line is printed (rich is imported then, not before
-    the grading has started)."""
-    course = _course(args)
-    from autograder.grading.course_session import GradingSession
+    the grading has started). The children the check will wait for start before the grader
+    imports its checks: they import on the other core meanwhile."""
+    from autograder.config import load_course, validate_check_ids
+    from autograder.grading.course_session import GradingSession, start_readers, start_zygotes
 
+    start_readers(tuple(dict.fromkeys(map(stem_of, args.exercise))) if args.exercise else None)
+    course = load_course(args.course)
+    try:
+        start_zygotes(course, select(args.exercise or (), course)[0])
+    except SelectionError:
+        pass            # said below, once the course is known to be right
+    from autograder.checks import check_ids
+
+    validate_check_ids(course, args.course, check_ids())
     folder = Path(args.submission) if args.submission else Path("exercises")
     if not folder.is_dir():
         console = make_console()

@@ -12,8 +12,9 @@ floor of, round after round, so that a machine whose load changes hurts both ali
   - the handout's `python check.py` (what a student without the kit runs, `attnkit handout`):
     attention on the stubs and on the solutions, and all five on the solutions (target: no
     slower than `attnkit check`, against the same floors).
-Prints the median and the spread of the wall times, each check's median difference to its floor
-(measured in the same round) against the targets (one exercise at most 0.2 s above the bare numpy
+Prints the median and the spread of the wall times, the median CPU time of each command's process
+tree (all cores; on a busy machine it says more than the wall time), each check's median
+difference to its floor (measured in the same round) against the targets (one exercise at most 0.2 s above the bare numpy
 import, all five at most 0.3 s above the bare torch import) and the machine's load average before
 and after, since wall times on a busy machine say more about the machine than about the kit.
 Writes the figures to benchmarks/results/check.json.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,10 +58,20 @@ def bytecode_env() -> dict:
     return env
 
 
+LAST_CPU = [0.0]      # the CPU seconds of the last command's processes (and theirs, reaped)
+
+
+def cpu_of_children() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def wall(cmd: list[str], env: dict, cwd: Path = ROOT) -> float:
-    started = time.perf_counter()
+    """The wall time of `cmd`; its CPU time in LAST_CPU."""
+    cpu_before, started = cpu_of_children(), time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     took = time.perf_counter() - started
+    LAST_CPU[0] = cpu_of_children() - cpu_before
     if done.returncode not in (0, 1):     # 1: not full marks (the stubs)
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout.decode()[-2000:]}")
     return took
@@ -103,12 +115,15 @@ def main() -> None:
     for cmd, _, cwd in runs.values():        # warm: bytecode written, reference cache filled once
         wall(cmd, env, cwd)
     times: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.rounds):
         for name, (cmd, cold_cache, cwd) in runs.items():
             run_env = dict(env, ATTNKIT_CACHE_DIR=temporary_folder("attnkit-bench-cache-")) if cold_cache else env
             times[name].append(wall(cmd, run_env, cwd))
+            cpu[name].append(LAST_CPU[0])
     for name, t in times.items():
-        print(f"  {name:<58} {statistics.median(t):6.2f} s   (min {min(t):.2f}, max {max(t):.2f})")
+        print(f"  {name:<58} {statistics.median(t):6.2f} s   (min {min(t):.2f}, max {max(t):.2f}; "
+              f"CPU {statistics.median(cpu[name]):.2f} s)")
     load_after = os.getloadavg()
     print(f"load average after: {load_after[0]:.2f} (5 min {load_after[1]:.2f})")
 
@@ -140,7 +155,8 @@ def main() -> None:
                 anchor_value=floor_s, ratio=statistics.median(times[name]) / floor_s, ratio_is="value / anchor",
                 target=f"at most {margin:.1f} s above the anchor"))
     record.write("check", {"rounds": args.rounds,
-                           "runs": {name: {"median_s": statistics.median(t), "min_s": min(t), "max_s": max(t)}
+                           "runs": {name: {"median_s": statistics.median(t), "min_s": min(t), "max_s": max(t),
+                                           "median_cpu_s": statistics.median(cpu[name])}
                                     for name, t in times.items()},
                            "above_floor": above_floor}, headline=headline)
 

@@ -48,7 +48,7 @@ def test_the_handouts_modules_are_the_graders_files_byte_for_byte(handout):
     # the judge, whole, and nothing else of the kit
     judge = KIT_ROOT / "autograder" / "judge"
     assert sorted(p.name for p in (handout / "judge").glob("*.py")) == sorted(p.name for p in judge.glob("*.py"))
-    assert {p.name for p in handout.glob("*.py")} == {"check.py", "unjailed.py", "attnkit_tests.py"} | \
+    assert {p.name for p in handout.glob("*.py")} == {"check.py", "attnkit_tests.py", *(n for n in MODULES if "/" not in n)} | \
         {f"{s}.py" for s in COURSE.exercises}
     # and the grader decides with those very modules
     import autograder.grading.student_implementation as student_implementation

@@ -16,7 +16,7 @@ import pytest
 
 from autograder.checks import check_ids
 from autograder.config import KIT_ROOT, load_course
-from autograder.handout import unjailed
+from autograder.handout import unjailed_siblings
 from autograder.handout.write import write_handout
 
 COURSE = load_course(known_checks=check_ids())
@@ -166,7 +166,7 @@ def test_a_sibling_that_passes_its_checks_is_trusted_and_checked_once():
                                 _outcome("causal_mask.causal_attention.output", "error")],
                                {"called": {"causal_mask.causal_attention.weights": _called(),
                                            "causal_mask.causal_attention.output": _called()}})}
-    settled = unjailed.wait_on_siblings(checked, check_sibling)
+    settled = unjailed_siblings.wait_on_siblings(checked, check_sibling)
     assert [o.status for o in settled["causal_mask"][0]] == ["failed", "error"]
     assert asked == ["attention"]
 
@@ -180,7 +180,7 @@ def test_only_the_checks_that_called_a_failing_sibling_wait():
                          _outcome("causal_mask.create_causal_mask.values", "failed", "create_causal_mask")],
                         {"called": {"causal_mask.causal_attention.weights": _called(),
                                     "causal_mask.causal_attention.output": _called()}})}
-    settled = unjailed.wait_on_siblings(checked, lambda stem: pytest.fail("checked already"))
+    settled = unjailed_siblings.wait_on_siblings(checked, lambda stem: pytest.fail("checked already"))
     weights, output, mask = settled["causal_mask"][0]
     assert (weights.status, weights.hint, weights.waiting_on) == ("blocked", "", "attention")
     assert weights.message == ("causal_attention calls your attention.py's scaled_dot_product_attention, which "
@@ -193,7 +193,7 @@ def test_a_sibling_that_cannot_be_imported_is_named_with_its_problem():
     checked = {"causal_mask": ([_outcome("causal_mask.causal_attention.weights", "error")],
                                {"called": {"causal_mask.causal_attention.weights": _called(
                                    "attention.py has a syntax error at line 12 (invalid syntax)")}})}
-    settled = unjailed.wait_on_siblings(checked, lambda stem: pytest.fail("no need to check it"))
+    settled = unjailed_siblings.wait_on_siblings(checked, lambda stem: pytest.fail("no need to check it"))
     (waiting,), _ = settled["causal_mask"]
     assert waiting.status == "blocked"
     assert "which cannot be used yet: attention.py has a syntax error at line 12" in waiting.message

@@ -170,9 +170,20 @@ def _located(err: ValidationError, path: Path, root) -> ConfigError:
     return ConfigError("invalid course file\n  " + "\n  ".join(dict.fromkeys(lines)))
 
 
+def validate_check_ids(course: CourseConfig, path: Path | str | None, known_checks: dict[str, list[str]]) -> None:
+    """What load_course's `known_checks` does, for a course loaded without (`attnkit check` reads
+    its course before it imports the checks, to start its children first)."""
+    if not _ids_match(course, known_checks):
+        path = Path(path) if path is not None else DEFAULT_COURSE
+        _check_ids_match(course, known_checks, path, None, path.read_text(encoding="utf-8"))
+
+
+def _ids_match(course: CourseConfig, known: dict[str, list[str]]) -> bool:
+    return all(stem in known and set(ex.checks) == set(known[stem]) for stem, ex in course.exercises.items())
+
+
 def _check_ids_match(course: CourseConfig, known: dict[str, list[str]], path: Path, root, text: str) -> None:
-    ok = all(stem in known and set(ex.checks) == set(known[stem]) for stem, ex in course.exercises.items())
-    if ok:
+    if _ids_match(course, known):
         return
     if root is None:
         root, _ = _parsed(text)

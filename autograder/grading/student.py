@@ -19,9 +19,7 @@ import threading
 from pathlib import Path
 
 from autograder.config.course import CourseConfig, course_json
-from autograder.reports.gradescope import to_gradescope
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
-from autograder.intake import lms
 from autograder.intake.students import Student
 
 RESULT_VERSION = 2
@@ -51,6 +49,8 @@ def fingerprint(student: Student, course: CourseConfig) -> str:
     h.update(student.name.encode("utf-8", "surrogateescape"))
     h.update(student.refused.encode())
     if not student.refused:
+        from autograder.intake import lms      # a class's; not imported by `attnkit check`
+
         for line in lms.listing(student):
             h.update(line.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
@@ -110,6 +110,8 @@ def load_previous(out: Path, student: Student, fp: str, key: bytes | None = None
 
 
 def result_text(result: SubmissionResult, fp: str, course: CourseConfig, key: bytes | None = None) -> str:
+    from autograder.reports.gradescope import to_gradescope     # a class's; not imported by `attnkit check`
+
     data = to_gradescope(result, show_hidden=course.show_hidden)
     plain = result.to_dict()
     data["extra_data"] |= {"fingerprint": fp, "result": plain}

@@ -38,8 +38,9 @@ HERE = Path(__file__).resolve().parent
 if not __package__:          # run as check.py: its modules lie beside it (put on the path even under -I)
     sys.path.insert(0, str(HERE))
     import unjailed
+    import unjailed_siblings
 else:
-    from . import unjailed
+    from . import unjailed, unjailed_siblings
 calls, forms, points = unjailed.calls, unjailed.forms, unjailed.judge("points")
 FORMAT, DATA = unjailed.FORMAT, unjailed.DATA
 
@@ -241,7 +242,7 @@ def settled(spec: dict, path: Path, checked: tuple[list, list, dict], why: str) 
 
 def check_file(path: Path, stem: str, spec: dict, yielding: bool) -> tuple[list, list, dict]:
     """The Outcomes of `spec`'s checks on one file, the notes on its cells that were skipped, and
-    per check the other exercises of yours it called (unjailed.wait_on_siblings)."""
+    per check the other exercises of yours it called (unjailed_siblings.wait_on_siblings)."""
     read = unjailed.read_exercise(path)
     if read.problem is not None:
         return every_check_fails(spec, read.problem), [], {}
@@ -278,13 +279,13 @@ def every_check_fails(spec: dict, message: str) -> list:
 
 
 MARK = {"passed": "ok", "failed": "wrong", "error": "error", "not_implemented": "todo"}
-BLOCKED = unjailed.BLOCKED
+BLOCKED = unjailed_siblings.BLOCKED
 
 
 def with_siblings_settled(checked: dict[str, tuple[list, dict]], folder: Path) -> dict[str, tuple[list, dict]]:
-    """`checked` with the checks that wait on another exercise of yours BLOCKED (unjailed.wait_on_siblings);
+    """`checked` with the checks that wait on another exercise of yours BLOCKED (unjailed_siblings.wait_on_siblings);
     an exercise they call that was not checked here is checked for that."""
-    return unjailed.wait_on_siblings(checked, lambda sibling: check_exercise(sibling, folder))
+    return unjailed_siblings.wait_on_siblings(checked, lambda sibling: check_exercise(sibling, folder))
 
 
 def report(stem: str, outcomes: list, spec: dict) -> bool:
@@ -441,7 +442,7 @@ def watch_folder(folder: Path, stems: list[str], checked: dict[str, tuple[list, 
     """Check an exercise again when its file changes (polled twice a second: works everywhere), and
     those whose checks call it (causal_mask after attention.py). `checked`: the first run's results,
     `seen`: the files' times before it."""
-    callers_of = {stem: unjailed.called_by(spec) for stem, (_, spec) in checked.items()}
+    callers_of = {stem: unjailed_siblings.called_by(spec) for stem, (_, spec) in checked.items()}
     print(f"\nwatching {folder} for saves; Ctrl-C stops")
     try:
         while True:
@@ -451,7 +452,7 @@ def watch_folder(folder: Path, stems: list[str], checked: dict[str, tuple[list, 
             callers = {s: [c for c in saved if c in callers_of.get(s, ())] for s in stems if s not in saved}
             for stem in saved + [s for s, called in callers.items() if called]:
                 outcomes, spec = with_siblings_settled({stem: check_exercise(stem, folder)}, folder)[stem]
-                callers_of[stem] = unjailed.called_by(spec)
+                callers_of[stem] = unjailed_siblings.called_by(spec)
                 why = f" (it calls {' and '.join(callers[stem])}, saved)" if stem not in saved else ""
                 print(f"\n--- {time.strftime('%H:%M:%S')}: {stem}, checked from {spec.get('checked_file', '-')}{why}")
                 report(stem, outcomes, spec)

@@ -19,13 +19,14 @@ from autograder.variants.handout import VARIED_FILES, with_numbers
 
 HANDOUT_CODE = Path(__file__).resolve().parent
 CHECKER = "check.py"
-# check.py's modules, beside it: its own (unjailed.py: your code run in a plain child, another
+# check.py's modules, beside it: its own (unjailed*.py: your code run in a plain child, another
 # exercise of yours that a check calls) and the judge package it decides with, the grader's own files byte for
 # byte (tests/test_handout_engine.py): reading a file or notebook as Jupyter runs it, which form
 # counts, a check's status when a call gave no answer, the comparisons and properties, what is seen
 # in a wrong answer and the mistakes told by it, the failed checks grouped by cause.
 JUDGE = HANDOUT_CODE.parent / "judge"
-MODULES = {"unjailed.py": HANDOUT_CODE / "unjailed.py",
+MODULES = {**{name: HANDOUT_CODE / name for name in ("unjailed.py", "unjailed_child.py", "unjailed_imports.py",
+                                                     "unjailed_siblings.py")},
            **{f"judge/{path.name}": path for path in sorted(JUDGE.glob("*.py"))}}
 DATA_FOLDER = "check_data"
 

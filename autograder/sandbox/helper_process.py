@@ -117,6 +117,15 @@ class Helper:
             ours.close()
             status.close()
 
+    def start(self) -> None:
+        """Starts it now unless it runs, and waits until it is ready: a caller that will need it
+        soon calls this on a thread of its own, so that it warms up meanwhile."""
+        with self._lock:
+            try:
+                self._running()
+            except OSError:
+                pass        # the first request starts it again and says why
+
     def _hand_over(self, fds: list[int]) -> None:
         with self._lock:
             for attempt in (1, 2):

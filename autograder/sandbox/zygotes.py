@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import atexit
 import os
 
 from autograder.config.limits import Limits
@@ -41,6 +42,48 @@ def needs(imports: frozenset[str], torch: bool | None = None, matplotlib: bool |
     return (found[0] if torch is None else bool(torch), found[1] if matplotlib is None else bool(matplotlib))
 
 
+# Zygotes started before the Sandbox that will use them exists (start_early), by what they serve.
+_EARLY: dict[Needs, _Zygote] = {}
+_early_uid: int | None = None
+
+
+def start_early(limits: Limits, wanted: Iterable[Needs]) -> None:
+    """Starts, without waiting, zygotes a Sandbox about to be made will ask for: they import numpy
+    or torch on the other core while the grader imports itself (`attnkit check`). The first
+    Sandbox that asks for one with the same configuration takes it; one nobody took is closed at
+    exit. A zygote of these needs already started early with the same configuration is kept."""
+    global _early_uid
+    if private_uid_wanted(limits) and _early_uid is None:
+        _early_uid = next_private_uid()     # one Sandbox's: its zygotes share it
+    uid = _early_uid if private_uid_wanted(limits) else None
+    for needs in wanted:
+        early = _EARLY.get(needs)
+        config = zygote_config(needs, uid, limits)
+        if early is not None and early.config == config and early.alive():
+            continue
+        if early is not None:
+            _discard(early)
+        try:
+            _EARLY[needs] = _Zygote(config)
+        except (OSError, SandboxError):
+            _EARLY.pop(needs, None)      # the Sandbox will start it again and say why
+
+
+def _discard(z: _Zygote) -> None:
+    """An early zygote nobody takes: one still importing is killed (it reads no request until it
+    is ready), not waited for."""
+    if not z.ready_now():
+        z.proc.kill()
+    z.close()
+
+
+@atexit.register
+def _close_early() -> None:
+    for z in _EARLY.values():
+        _discard(z)
+    _EARLY.clear()
+
+
 class Zygotes:
     def __init__(self, limits: Limits, startup_timeout: float):
         self.limits, self.startup_timeout = limits, startup_timeout
@@ -59,9 +102,24 @@ class Zygotes:
         return self.private_uid
 
     def start(self, needs: Needs) -> _Zygote:
-        z = _Zygote(zygote_config(needs, self.uid(), self.limits))
+        z = self._adopted(needs) or _Zygote(zygote_config(needs, self.uid(), self.limits))
         self.by_needs[needs] = z
         return z
+
+    def _adopted(self, needs: Needs) -> _Zygote | None:
+        """The zygote start_early started for `needs`, if it is the one this Sandbox would start:
+        the same configuration, with this Sandbox's private uid (or the early one's, taken)."""
+        early = _EARLY.pop(needs, None)
+        if early is None:
+            return None
+        uid = early.config["uid"]
+        if (self.private_uid in (None, uid) and early.config == zygote_config(needs, uid, self.limits)
+                and early.alive()):
+            if uid is not None:
+                self.private_uid = uid
+            return early
+        _discard(early)
+        return None
 
     def serving(self, needs: Needs) -> Needs:
         """A torch zygote that has matplotlib too serves torch-only sources: one torch start
