@@ -382,6 +382,49 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
     assert read_at_end == [sorted(files)]          # only the reused results are read at the end
 
 
+def test_grading_reads_and_fingerprints_each_student_once(tmp_path, course, monkeypatch):
+    """In a class run, the child that reads a submission for grading also fingerprints its graded
+    code, charged to the student's account: the similarity pass reads no student's files again,
+    and lists the pairs that reading every file again at the end lists."""
+    from autograder.integrity import class_code
+    from autograder.intake.students import Student
+
+    class_dir = tmp_path / "class"
+    files = {"ada": ("attention.py", _code("loops.py")),
+             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
+             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:4])}}
+    for student, (filename, text) in files.items():
+        (class_dir / student).mkdir(parents=True)
+        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    read_again: list[str] = []
+    real = class_code._read
+
+    def reread(student, wanted, stubs, account, details=False):
+        if not details:          # a listed pair's excerpt is read again, as before
+            read_again.append(student.name)
+        return real(student, wanted, stubs, account, details)
+
+    monkeypatch.setattr(class_code, "_read", reread)
+    out = tmp_path / "out"
+    grading = LocalGrading(course, jobs=1, isolation=False, preflight=False)
+    ClassRun(class_dir, out, course).run(grading)
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert [p["students"] for p in summary["similarity"]] == [["ada", "ben"]]
+    assert summary["similarity_compared"]["submissions"] == len(files)
+    assert read_again == []                  # grading's reading made every fingerprint compared
+    assert all(grading.accounts.of(s).cpu_seconds > 0 for s in files)      # charged to each student
+
+    def stored(name: str) -> SubmissionResult:
+        text = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
+        return SubmissionResult.from_dict(json.loads(text)["extra_data"]["result"])
+
+    students = [Student(p.name, p) for p in sorted(class_dir.iterdir())]
+    everything = class_code.compare_class(students, stored, tuple(course.exercises))
+    assert sorted(read_again) == sorted(files)         # read again, the old way, for the comparison
+    assert summary["similarity"] == everything["pairs"] and summary["similarity_compared"] == everything["compared"]
+
+
 def test_a_listed_pair_is_read_again_for_its_excerpt_and_survives_a_file_gone_since(tmp_path, course):
     """The class's files are not held while it is graded (so the grader's memory stays
     flat): a listed pair's files are read again. One changed since shows as it is now; with one

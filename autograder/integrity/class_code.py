@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.sandbox import helper_process
@@ -96,6 +96,30 @@ def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, 
     return found
 
 
+def read_prints_here(where, uploads: list, tmp: str, stems: list[str], stubs: dict[str, str]) -> dict:
+    """Grading's reading (staging.read_here) with each loaded file of `stubs`' exercises
+    fingerprinted in the same child (`more`, similarity.made_here's; the student named by the
+    grader): a class run's similarity pass then reads nothing again."""
+    answer, _folder, loaded = staging.loaded_here(where, uploads, tmp, stems)
+    answer["more"] = [made_here("", stem, found.filename, str(found.source), stub, False)
+                      for stem, stub in stubs.items() if isinstance(found := loaded.get(stem), SourceFile)]
+    return answer
+
+
+def _made_in_grading(student: Student, wanted: dict[str, str], made: tuple) -> list[Made] | None:
+    """The fingerprints of `wanted` (stem -> graded file) that grading's reading made (`made`, its
+    answer's data), or None when one is missing (the graded file is another form or candidate)."""
+    found = {}
+    for plain in made:
+        try:
+            one, _ = made_from(plain)
+        except (TypeError, ValueError, AttributeError):
+            return None
+        found[one.exercise, one.file] = replace(one, student=student.name)
+    kept = [found.get((stem, file)) for stem, file in wanted.items()]
+    return None if None in kept else kept
+
+
 def _source(loaded: SourceFile | LoadError, filename: str, folder: Path, stem: str) -> str | None:
     """The source of `filename`: the loaded file, its other form, or one of several candidates."""
     from autograder.intake.files import candidates   # the function (autograder.intake.candidates is a module)
@@ -141,6 +165,8 @@ class ClassCode:
         self.stubs = kit_stubs(exercises) if stubs is None else stubs
         self.accounts = accounts
         self.compared = similarity.compared_exercises(self.stubs, RETURNS) if self.stubs else []
+        if accounts is not None and self.compared:     # grading's reading child fingerprints them too
+            accounts.reader = staging.Reader(HELPER, "read_prints", ({e: self.stubs[e] for e in self.compared},))
         # The class's files are not held: a listed pair's are read again for its excerpts. Held, even
         # compressed, a large class's files were a large part of the grader's peak memory.
         self.prints = similarity.ClassPrints({e: self.stubs[e] for e in self.compared}, reread=self._reread,
@@ -156,7 +182,10 @@ class ClassCode:
         self.seen.discard(student.name)
         self.read.discard(student.name)
         reading = Reading()
-        code = list(graded_code([student], lambda name: result, self.compared, reading, self.stubs, self.accounts))
+        code = self._made_in_grading(student, result)
+        if code is None:
+            code = list(graded_code([student], lambda name: result, self.compared, reading, self.stubs,
+                                    self.accounts))
         if reading.unread:       # left for the end, which says so if it cannot read them either
             return
         try:
@@ -166,6 +195,16 @@ class ClassCode:
             raise
         self.seen.add(student.name)
         self.read.update(c.student for c in code)
+
+    def _made_in_grading(self, student: Student, result: SubmissionResult) -> list[Made] | None:
+        """The student's fingerprints as grading's reading made them (taken from their account), or
+        None: they are read again."""
+        if self.accounts is None:
+            return None
+        account = self.accounts.of(student.name)
+        made, account.made = account.made, ()
+        wanted = {e.stem: e.graded_file for e in result.exercises if e.graded_file and e.stem in self.compared}
+        return _made_in_grading(student, wanted, made)
 
     def compare(self, students: list[Student], result_of: Callable[[str], SubmissionResult | None]) -> dict:
         """The similarity section of summary.json: the most alike pairs (`pairs`, ranked) and what

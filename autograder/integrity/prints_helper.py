@@ -8,7 +8,8 @@ from __future__ import annotations
 from autograder.intake import parse_helper
 from autograder.integrity import class_code
 
-OPS = {**parse_helper.OPS, "prints": parse_helper.charged(class_code.prints_here)}
+OPS = {**parse_helper.OPS, "prints": parse_helper.charged(class_code.prints_here),
+       "read_prints": parse_helper.charged(class_code.read_prints_here)}
 
 
 def warm() -> None:
