@@ -252,16 +252,23 @@ def _notebook(source: str) -> str:
     return nbformat.writes(nbformat.v4.new_notebook(cells=cells))
 
 
+def _copied_class(class_dir, others: int) -> dict[str, tuple[str, str]]:
+    """ada hands in a .py; ben the same code disguised, as a notebook; `others` students their own:
+    written into `class_dir`, and {student: (file name, text)}."""
+    files = {"ada": ("attention.py", _code("loops.py")),
+             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
+             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:1 + others])}}
+    for student, (filename, text) in files.items():
+        (class_dir / student).mkdir(parents=True)
+        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    return files
+
+
 def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monkeypatch):
     """ada hands in a .py; ben the same code disguised, as a notebook; the others their own.
     The run lists ada and ben in summary.json and report.html; every grade is the grader's."""
     class_dir = tmp_path / "class"
-    files = {"ada": ("attention.py", _code("loops.py")),
-             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
-             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:6])}}
-    for student, (filename, text) in files.items():
-        (class_dir / student).mkdir(parents=True)
-        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    files = _copied_class(class_dir, 5)
     given: dict[str, SubmissionResult] = {}
 
     def grade_student(student, course, box, **_):      # a stand-in: the scores are arbitrary, and must stay
@@ -390,12 +397,7 @@ def test_grading_reads_and_fingerprints_each_student_once(tmp_path, course, monk
     from autograder.intake.students import Student
 
     class_dir = tmp_path / "class"
-    files = {"ada": ("attention.py", _code("loops.py")),
-             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
-             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:4])}}
-    for student, (filename, text) in files.items():
-        (class_dir / student).mkdir(parents=True)
-        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    files = _copied_class(class_dir, 3)
     read_again: list[str] = []
     real = class_code._read
 
@@ -780,15 +782,16 @@ def test_the_similarity_helper_reads_the_stubs_once_before_its_children_fork(stu
     fingerprints a student's file without reading the stub again, to the same fingerprint."""
     import numpy as np
 
-    from autograder.integrity import prints_helper
+    from autograder.integrity import made as made_module, prints_helper
     from autograder.integrity.fingerprint import boilerplate, fingerprint, given_statements
 
-    similarity.stub_given.cache_clear()
+    made_here, stub_given = made_module.made_here, made_module.stub_given
+    stub_given.cache_clear()
     prints_helper.warm()
-    made = similarity.stub_given.cache_info()
+    made = stub_given.cache_info()
     assert made.currsize >= len(stubs)
     source = (KIT_ROOT / "solutions" / "attention.py").read_text(encoding="utf-8")
-    answer = similarity.made_here("a", "attention", "attention.py", source, stubs["attention"])
-    assert similarity.stub_given.cache_info().misses == made.misses       # the stub was not read again
+    answer = made_here("a", "attention", "attention.py", source, stubs["attention"])
+    assert stub_given.cache_info().misses == made.misses       # the stub was not read again
     expected = fingerprint(normalise(source, given_statements(stubs["attention"])), boilerplate([stubs["attention"]]))
     assert np.array_equal(answer["hashes"], expected.hashes)

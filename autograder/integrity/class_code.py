@@ -1,5 +1,9 @@
-"""The code each student of a class was graded on, read again at the end of a class run for the
-similarity signal (integrity/similarity.py).
+"""The code each student of a class was graded on, fingerprinted for the similarity signal
+(integrity/similarity.py). In a class run, the child that reads a submission for grading
+fingerprints it too (`read_prints_here`, the Accounts' reader) and the fingerprints wait in the
+student's account until the run records the student (ClassCode.add): nothing is read twice. A
+file that child did not fingerprint (a result reused from an earlier run, a candidate grading
+chose among several) is read again here, and so is a listed pair's, for its excerpt.
 
 The file is the one the stored result names (`ExerciseResult.graded_file`): the kept form when
 both a .py and a notebook held work, the better candidate when several names could be the
@@ -22,7 +26,7 @@ from pathlib import Path
 
 from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, staging
-from autograder.integrity.similarity import Made, made_from, made_here
+from autograder.integrity.made import Made, made_from, made_here
 from autograder.intake.load import LoadError, SourceFile, loaded_here, source_from_bytes
 from autograder.results import SubmissionResult
 from autograder.intake.students import Student, open_confined
@@ -84,7 +88,7 @@ def _read(student: Student, wanted: dict[str, str], stubs: dict[str, str], accou
 def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, str], stubs: dict[str, str],
                 details: bool) -> list[dict]:
     """What `_read` runs in its child: the files staged and read as grading read them, and each
-    wanted one fingerprinted (similarity.made_here)."""
+    wanted one fingerprinted (made.made_here)."""
     folder, _notes, _uploaded = staging.stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp,
                                                tuple(wanted))
     loaded = loaded_here(folder, tuple(wanted))
@@ -98,7 +102,7 @@ def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, 
 
 def read_prints_here(where, uploads: list, tmp: str, stems: list[str], stubs: dict[str, str]) -> dict:
     """Grading's reading (staging.read_here) with each loaded file of `stubs`' exercises
-    fingerprinted in the same child (`more`, similarity.made_here's; the student named by the
+    fingerprinted in the same child (`more`, made.made_here's; the student named by the
     grader): a class run's similarity pass then reads nothing again."""
     answer, _folder, loaded = staging.loaded_here(where, uploads, tmp, stems)
     answer["more"] = [made_here("", stem, found.filename, str(found.source), stub, False)

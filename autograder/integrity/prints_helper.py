@@ -14,9 +14,9 @@ OPS = {**parse_helper.OPS, "prints": parse_helper.charged(class_code.prints_here
 
 def warm() -> None:
     """The parse helper's warm-up, and what the kit's stubs give every student, made here once
-    (similarity.stub_given): each child, a fork of this process, finds them made."""
+    (made.stub_given): each child, a fork of this process, finds them made."""
     from autograder.config import KIT_DATA
-    from autograder.integrity.similarity import stub_given
+    from autograder.integrity.made import stub_given
 
     parse_helper.warm()
     for path in sorted((KIT_DATA / "exercises").glob("*.py")):
