@@ -795,3 +795,35 @@ def test_the_similarity_helper_reads_the_stubs_once_before_its_children_fork(stu
     assert stub_given.cache_info().misses == made.misses       # the stub was not read again
     expected = fingerprint(normalise(source, given_statements(stubs["attention"])), boilerplate([stubs["attention"]]))
     assert np.array_equal(answer["hashes"], expected.hashes)
+
+
+def test_code_costly_to_fingerprint_leaves_grading_s_reading_whole(tmp_path, monkeypatch):
+    """Grading's reading child fingerprints within a small CPU time and leaves out what fails:
+    the sources are read all the same (a signal's cost never becomes a grade's), and what was
+    left out is read again by the similarity pass's own child."""
+    from autograder.intake import budget
+    from autograder.integrity import class_code
+
+    for stem in ("attention", "scaling"):
+        (tmp_path / f"{stem}.py").write_text((KIT_ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8"),
+                                             encoding="utf-8")
+    stubs = kit_stubs(("attention", "scaling"))
+    real = class_code.made_here
+
+    def spins_on_attention(student, stem, *args):
+        while stem == "attention":
+            pass
+        return real(student, stem, *args)
+
+    def fails_on_attention(student, stem, *args):
+        if stem == "attention":
+            raise RecursionError("too deep")
+        return real(student, stem, *args)
+
+    monkeypatch.setattr(class_code, "FINGERPRINT_CPU_SECONDS", 0.3)
+    for made_here, kept in ((spins_on_attention, []), (fails_on_attention, ["scaling"])):
+        monkeypatch.setattr(class_code, "made_here", made_here)
+        with budget.charging(budget.Account()):
+            answer = class_code.read_prints_here(str(tmp_path), [], str(tmp_path), ["attention", "scaling"], stubs)
+        assert all("message" not in answer["loaded"][stem] for stem in ("attention", "scaling"))
+        assert [m["exercise"] for m in answer["more"]] == kept

@@ -105,9 +105,44 @@ def read_prints_here(where, uploads: list, tmp: str, stems: list[str], stubs: di
     fingerprinted in the same child (`more`, made.made_here's; the student named by the
     grader): a class run's similarity pass then reads nothing again."""
     answer, _folder, loaded = staging.loaded_here(where, uploads, tmp, stems)
-    answer["more"] = [made_here("", stem, found.filename, str(found.source), stub, False)
-                      for stem, stub in stubs.items() if isinstance(found := loaded.get(stem), SourceFile)]
+    answer["more"] = _fingerprinted({stem: found for stem in stubs if isinstance(found := loaded.get(stem), SourceFile)},
+                                    stubs)
     return answer
+
+
+# The CPU time grading's reading child spends on fingerprints at most (an honest submission's take
+# a few ms): past it, or on any error, the rest are left to the similarity pass's own child, so
+# code that is costly to fingerprint never costs a grade.
+FINGERPRINT_CPU_SECONDS = 2.0
+
+
+class _TooLong(BaseException):      # not an error of one file: the time for all is spent
+    pass
+
+
+def _fingerprinted(loaded: dict[str, SourceFile], stubs: dict[str, str]) -> list[dict]:
+    """similarity.made_here of each loaded file, within FINGERPRINT_CPU_SECONDS of this process's
+    CPU time; those it could not make are left out."""
+    import signal
+
+    def too_long(*_):
+        raise _TooLong()
+
+    made: list[dict] = []
+    before = signal.signal(signal.SIGVTALRM, too_long)
+    signal.setitimer(signal.ITIMER_VIRTUAL, FINGERPRINT_CPU_SECONDS)
+    try:
+        for stem, found in loaded.items():
+            try:
+                made.append(made_here("", stem, found.filename, str(found.source), stubs[stem], False))
+            except Exception:  # noqa: BLE001 - left to the similarity pass's own child
+                continue
+    except _TooLong:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, before)
+    return made
 
 
 def _made_in_grading(student: Student, wanted: dict[str, str], made: tuple) -> list[Made] | None:
