@@ -19,8 +19,9 @@ children's share is not measured and says so.
                               the facts the sandbox needs found, in a child of the parse helper
                               charged to the student's account (the account's cpu_seconds), the
                               grader's own share (asking, decoding the answer) and the helper's
-                              (the fork server's own CPU time, from /proc); the similarity pass's
-                              reading of the same files (a child of its own helper) apart
+                              (the fork server's own CPU time, from /proc); in a class run the
+                              same child fingerprints the graded code, and the similarity pass's
+                              share (what it reads again: nothing for such a submission) apart
   per submission              the result file, the feedback page (Markdown, HTML, pictures)
   per wrong answer            diagnosis (the mutants' answers), on a buggy submission: its first
                               grading, then each exercise of the submission with it, cached
