@@ -19,8 +19,9 @@ children's share is not measured and says so.
                               the facts the sandbox needs found, in a child of the parse helper
                               charged to the student's account (the account's cpu_seconds), the
                               grader's own share (asking, decoding the answer) and the helper's
-                              (the fork server's own CPU time, from /proc); the similarity pass's
-                              reading of the same files (a child of its own helper) apart
+                              (the fork server's own CPU time, from /proc); in a class run the
+                              same child fingerprints the graded code, and the similarity pass's
+                              share (what it reads again: nothing for such a submission) apart
   per submission              the result file, the feedback page (Markdown, HTML, pictures)
   per wrong answer            diagnosis (the mutants' answers), on a buggy submission: its first
                               grading, then each exercise of the submission with it, cached
@@ -331,50 +332,65 @@ def _similarity_helper_cpu() -> float:
 
 
 def _reading(folder: Path, course, sandbox, n: int) -> dict:
-    """Reading and staging one submission as `grade` does it (the folder opened without following
-    links, staged and loaded in one bounded child charged to a fresh account), and the similarity
-    pass's reading of its graded files (ClassCode.add); mean of n. In milliseconds: the helper's
-    children (the accounts' cpu_seconds), the helper's own share, the grader's."""
+    """Reading and staging one submission as `grade` does it in a class run (the folder opened
+    without following links, staged, loaded and fingerprinted in one bounded child charged to the
+    student's account), and the similarity pass's share (ClassCode.add: what grading's reading
+    made, taken; a file read again only when it is not there); mean of n. In milliseconds: the
+    helpers' children (the accounts' cpu_seconds), the helpers' own share, the grader's."""
     from autograder.grading.grade import grade
-    from autograder.intake import budget, staging
-    from autograder.intake.students import Student, open_confined
+    from autograder.intake import budget
+    from autograder.intake.students import Student
     from autograder.integrity.class_code import ClassCode
 
     student = Student(folder.name, folder)
     wanted = tuple(course.exercises)
     out: dict = {}
-    accounts = [budget.Account(course.limits.intake) for _ in range(n)]
-    helper_before, before = _helper_cpu(), own_cpu()
-    for account in accounts:
-        fd = open_confined(folder)
-        try:
-            with budget.charging(account), staging.read(Path(f"/proc/self/fd/{fd}"), student, wanted) as found:
-                assert all(not hasattr(s, "message") for s in found.sources.values()), found.sources
-        finally:
-            os.close(fd)
-    out["grading"] = {"children_ms": 1000 * sum(a.cpu_seconds for a in accounts) / n,
-                      "helper_ms": 1000 * (_helper_cpu() - helper_before) / n,
-                      "grader_ms": 1000 * (own_cpu() - before) / n}
-
     result = grade(student, course, sandbox)
     held = budget.Accounts(course.limits.intake)
-    code = ClassCode(wanted, accounts=held)
-    code.add(Student("warm-up", folder), result)       # its helper started: once per grader process
+    code = ClassCode(wanted, accounts=held)     # a class run's: grading's reading fingerprints too
+    warm = held.of("warm-up")
+    _read_as_graded(folder, student, wanted, warm)          # the helpers started: once per grader process
+    code.add(Student("warm-up", folder), result)
+    accounts = [held.of(f"student-{i}") for i in range(n)]
+    helpers_before, before = _helper_cpu() + _similarity_helper_cpu(), own_cpu()
+    for account in accounts:
+        _read_as_graded(folder, student, wanted, account)
+    out["grading"] = {"children_ms": 1000 * sum(a.cpu_seconds for a in accounts) / n,
+                      "helper_ms": 1000 * (_helper_cpu() + _similarity_helper_cpu() - helpers_before) / n,
+                      "grader_ms": 1000 * (own_cpu() - before) / n}
+
+    spent = [a.cpu_seconds for a in accounts]
     helper_before, before = _similarity_helper_cpu(), own_cpu()
     for i in range(n):
         code.add(Student(f"student-{i}", folder), result)
-    out["similarity"] = {"children_ms": 1000 * sum(held.of(f"student-{i}").cpu_seconds for i in range(n)) / n,
+    out["similarity"] = {"children_ms": 1000 * sum(a.cpu_seconds - s for a, s in zip(accounts, spent)) / n,
                          "helper_ms": 1000 * (_similarity_helper_cpu() - helper_before) / n,
                          "grader_ms": 1000 * (own_cpu() - before) / n}
     print(f"\nper submission, reading and staging, mean of {n} (children: the helper's children, charged to the "
           f"student's account; helper: the fork server's own):")
     print(f"  {'':44s} {'grader':>7s} {'helper':>7s} {'child':>7s} {'total':>7s}   (ms)")
-    for label, key in (("grading's reading (staged, loaded, facts)", "grading"),
-                       ("similarity pass's (read again, fingerprinted)", "similarity")):
+    for label, key in (("grading's reading (staged, loaded, facts, prints)", "grading"),
+                       ("similarity pass's (what grading made, taken)", "similarity")):
         f = out[key]
         f["total_ms"] = f["grader_ms"] + f["helper_ms"] + f["children_ms"]
         print(f"  {label:44s} {f['grader_ms']:7.0f} {f['helper_ms']:7.0f} {f['children_ms']:7.0f} {f['total_ms']:7.0f}")
     return out
+
+
+def _read_as_graded(folder: Path, student, wanted: tuple[str, ...], account) -> None:
+    """One reading of the submission as `grade` does it in a class run (intake/staging.py, with the
+    account's reader), what it made kept in the account."""
+    from autograder.intake import budget, staging
+    from autograder.intake.students import open_confined
+
+    fd = open_confined(folder)
+    try:
+        with budget.charging(account), \
+                staging.read(Path(f"/proc/self/fd/{fd}"), student, wanted, account.reader) as found:
+            assert all(not hasattr(s, "message") for s in found.sources.values()), found.sources
+        account.made = found.more
+    finally:
+        os.close(fd)
 
 
 SIMILARITY = "reading for the similarity signal (a class run)"

@@ -252,16 +252,23 @@ def _notebook(source: str) -> str:
     return nbformat.writes(nbformat.v4.new_notebook(cells=cells))
 
 
+def _copied_class(class_dir, others: int) -> dict[str, tuple[str, str]]:
+    """ada hands in a .py; ben the same code disguised, as a notebook; `others` students their own:
+    written into `class_dir`, and {student: (file name, text)}."""
+    files = {"ada": ("attention.py", _code("loops.py")),
+             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
+             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:1 + others])}}
+    for student, (filename, text) in files.items():
+        (class_dir / student).mkdir(parents=True)
+        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    return files
+
+
 def test_a_class_run_lists_the_pair_and_changes_no_grade(tmp_path, course, monkeypatch):
     """ada hands in a .py; ben the same code disguised, as a notebook; the others their own.
     The run lists ada and ben in summary.json and report.html; every grade is the grader's."""
     class_dir = tmp_path / "class"
-    files = {"ada": ("attention.py", _code("loops.py")),
-             "ben": ("attention.ipynb", _notebook(disguise(_code("loops.py"), seed=5))),
-             **{f"s{i}": ("attention.py", _code(name)) for i, name in enumerate(INDEPENDENT[1:6])}}
-    for student, (filename, text) in files.items():
-        (class_dir / student).mkdir(parents=True)
-        (class_dir / student / filename).write_text(text, encoding="utf-8")
+    files = _copied_class(class_dir, 5)
     given: dict[str, SubmissionResult] = {}
 
     def grade_student(student, course, box, **_):      # a stand-in: the scores are arbitrary, and must stay
@@ -380,6 +387,44 @@ def test_the_run_fingerprints_each_student_as_it_records_them_and_the_end_reads_
         frozenset(pair) for pair in (("ada", "ben"), ("ada", "cy"), ("ben", "cy"))}
     assert summary["similarity"] == everything["pairs"] and summary["similarity_compared"] == everything["compared"]
     assert read_at_end == [sorted(files)]          # only the reused results are read at the end
+
+
+def test_grading_reads_and_fingerprints_each_student_once(tmp_path, course, monkeypatch):
+    """In a class run, the child that reads a submission for grading also fingerprints its graded
+    code, charged to the student's account: the similarity pass reads no student's files again,
+    and lists the pairs that reading every file again at the end lists."""
+    from autograder.integrity import class_code
+    from autograder.intake.students import Student
+
+    class_dir = tmp_path / "class"
+    files = _copied_class(class_dir, 3)
+    read_again: list[str] = []
+    real = class_code._read
+
+    def reread(student, wanted, stubs, account, details=False):
+        if not details:          # a listed pair's excerpt is read again, as before
+            read_again.append(student.name)
+        return real(student, wanted, stubs, account, details)
+
+    monkeypatch.setattr(class_code, "_read", reread)
+    out = tmp_path / "out"
+    grading = LocalGrading(course, jobs=1, isolation=False, preflight=False)
+    ClassRun(class_dir, out, course).run(grading)
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert [p["students"] for p in summary["similarity"]] == [["ada", "ben"]]
+    assert summary["similarity_compared"]["submissions"] == len(files)
+    assert read_again == []                  # grading's reading made every fingerprint compared
+    assert all(grading.accounts.of(s).cpu_seconds > 0 for s in files)      # charged to each student
+
+    def stored(name: str) -> SubmissionResult:
+        text = (out / "results" / f"{name}.json").read_text(encoding="utf-8")
+        return SubmissionResult.from_dict(json.loads(text)["extra_data"]["result"])
+
+    students = [Student(p.name, p) for p in sorted(class_dir.iterdir())]
+    everything = class_code.compare_class(students, stored, tuple(course.exercises))
+    assert sorted(read_again) == sorted(files)         # read again, the old way, for the comparison
+    assert summary["similarity"] == everything["pairs"] and summary["similarity_compared"] == everything["compared"]
 
 
 def test_a_listed_pair_is_read_again_for_its_excerpt_and_survives_a_file_gone_since(tmp_path, course):
@@ -737,15 +782,48 @@ def test_the_similarity_helper_reads_the_stubs_once_before_its_children_fork(stu
     fingerprints a student's file without reading the stub again, to the same fingerprint."""
     import numpy as np
 
-    from autograder.integrity import prints_helper
+    from autograder.integrity import made as made_module, prints_helper
     from autograder.integrity.fingerprint import boilerplate, fingerprint, given_statements
 
-    similarity.stub_given.cache_clear()
+    made_here, stub_given = made_module.made_here, made_module.stub_given
+    stub_given.cache_clear()
     prints_helper.warm()
-    made = similarity.stub_given.cache_info()
+    made = stub_given.cache_info()
     assert made.currsize >= len(stubs)
     source = (KIT_ROOT / "solutions" / "attention.py").read_text(encoding="utf-8")
-    answer = similarity.made_here("a", "attention", "attention.py", source, stubs["attention"])
-    assert similarity.stub_given.cache_info().misses == made.misses       # the stub was not read again
+    answer = made_here("a", "attention", "attention.py", source, stubs["attention"])
+    assert stub_given.cache_info().misses == made.misses       # the stub was not read again
     expected = fingerprint(normalise(source, given_statements(stubs["attention"])), boilerplate([stubs["attention"]]))
     assert np.array_equal(answer["hashes"], expected.hashes)
+
+
+def test_code_costly_to_fingerprint_leaves_grading_s_reading_whole(tmp_path, monkeypatch):
+    """Grading's reading child fingerprints within a small CPU time and leaves out what fails:
+    the sources are read all the same (a signal's cost never becomes a grade's), and what was
+    left out is read again by the similarity pass's own child."""
+    from autograder.intake import budget
+    from autograder.integrity import class_code
+
+    for stem in ("attention", "scaling"):
+        (tmp_path / f"{stem}.py").write_text((KIT_ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8"),
+                                             encoding="utf-8")
+    stubs = kit_stubs(("attention", "scaling"))
+    real = class_code.made_here
+
+    def spins_on_attention(student, stem, *args):
+        while stem == "attention":
+            pass
+        return real(student, stem, *args)
+
+    def fails_on_attention(student, stem, *args):
+        if stem == "attention":
+            raise RecursionError("too deep")
+        return real(student, stem, *args)
+
+    monkeypatch.setattr(class_code, "FINGERPRINT_CPU_SECONDS", 0.3)
+    for made_here, kept in ((spins_on_attention, []), (fails_on_attention, ["scaling"])):
+        monkeypatch.setattr(class_code, "made_here", made_here)
+        with budget.charging(budget.Account()):
+            answer = class_code.read_prints_here(str(tmp_path), [], str(tmp_path), ["attention", "scaling"], stubs)
+        assert all("message" not in answer["loaded"][stem] for stem in ("attention", "scaling"))
+        assert [m["exercise"] for m in answer["more"]] == kept

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from autograder.intake.stubs import has_work, stubs
+from autograder.intake.stubs import has_work, stubs, stubs_and_work
 
 BODIES = {"pass": "pass", "ellipsis": "...", "return None": "return None", "bare return": "return",
           "docstring": '"""Softmax along axis."""', "not implemented": "raise NotImplementedError('todo')"}
@@ -16,6 +16,7 @@ def test_a_function_that_does_nothing_is_a_stub(body):
     source = f"import numpy as np\n\ndef softmax(x, axis=-1):\n    \"\"\"doc\"\"\"\n    {BODIES[body]}\n"
     assert stubs(source, "attention") == {"softmax"}
     assert not has_work(source, "attention")
+    assert stubs_and_work(source, "attention") == ({"softmax"}, False)      # one parse, the same rules
 
 
 def test_work_is_not_a_stub_and_the_last_definition_counts():
@@ -49,3 +50,4 @@ def test_a_class_whose_methods_but_init_do_nothing_is_a_stub():
 def test_source_that_does_not_parse_has_no_stubs_and_is_work():
     assert stubs("def softmax(:\n    pass\n", "attention") == frozenset()
     assert has_work("def softmax(:\n    pass\n", "attention")
+    assert stubs_and_work("def softmax(:\n    pass\n", "attention") == (frozenset(), True)

@@ -81,9 +81,11 @@ def grade(submission: Student | Path | str, course: CourseConfig, sandbox: Sandb
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
         wanted = tuple(course.exercises) if stems is None else stems
         with budget.charging(account), \
-                staging.read(folder, student, tuple(s for s in wanted if s not in (sources or {}))) as found:
+                staging.read(folder, student, tuple(s for s in wanted if s not in (sources or {})),
+                             account.reader) as found:
             result = grade_submission(found.folder, course, sandbox, student=student.name, stems=stems, only=only,
                                       identity=identity, sources={**found.sources, **(sources or {})})
+        account.made = found.more
         result = staging.with_notes(result, found.notes)
         result = staging.with_notes(result, tuple(filter(None, [account.summary()])), Flag.LEFT_OUT)
         return staging.nothing_gradable(result, found.uploaded)

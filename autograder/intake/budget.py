@@ -54,6 +54,11 @@ class Account:
     used: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0))
     refused: dict[str, str] = field(default_factory=dict)     # digest of the bytes -> why they were refused
     left_out: dict[str, list[str]] = field(default_factory=dict)   # why -> what was left out for it
+    # How grading reads the submission (a staging.Reader; None: the parse helper's `read`), and what
+    # that reader made of the student's sources in the same child (the class run's fingerprints),
+    # kept with the student's record until the class run takes it.
+    reader: object = field(default=None, repr=False, compare=False)
+    made: tuple = field(default=(), repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _clock: object = field(default=None, repr=False, compare=False)    # in a child: its own CPU time, measured
 
@@ -197,6 +202,7 @@ class Accounts:
 
     def __init__(self, limits: IntakeLimits):
         self.limits = limits
+        self.reader = None       # how grading reads each student (Account.reader)
         self._held: dict[str, Account] = {}
         self._lock = threading.Lock()
 
@@ -204,4 +210,6 @@ class Accounts:
         with self._lock:
             if student not in self._held:
                 self._held[student] = Account(self.limits)
-            return self._held[student]
+            account = self._held[student]
+            account.reader = self.reader
+            return account

@@ -58,7 +58,8 @@ def facts_here(texts: list[str], stem: str | None) -> dict:
         from autograder.intake import stubs as stub_rules
 
         joined = texts[0] if len(texts) == 1 else "\n\n".join(texts)
-        stubs, work = sorted(stub_rules.stubs(joined, stem)), stub_rules.has_work(joined, stem)
+        found, work = stub_rules.stubs_and_work(joined, stem)
+        stubs = sorted(found)
     return {"imports": imports, "literals": literals, "stubs": stubs, "has_work": work}
 
 

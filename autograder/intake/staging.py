@@ -45,22 +45,36 @@ class Read:
     sources: dict
     notes: tuple[str, ...]
     uploaded: tuple[str, ...]
+    more: tuple = ()        # what a Reader's operation made of the same sources, as data
+
+
+@dataclass(frozen=True)
+class Reader:
+    """An operation of another helper that reads a submission as `read_here` does and makes more
+    of it in the same child (the class run's fingerprints: integrity/class_code.py): its answer is
+    read_here's with `more`, a list. `args` follow read_here's."""
+    helper: helper_process.Helper
+    op: str
+    args: tuple = ()
 
 
 @contextmanager
-def read(folder: Path, student: Student, stems: tuple[str, ...]) -> Iterator[Read]:
+def read(folder: Path, student: Student, stems: tuple[str, ...], reader: Reader | None = None) -> Iterator[Read]:
     """The submission in `folder` (the student's, opened without following links) staged and its
-    `stems` loaded, in one bounded child charged to the current account; the staged copy is
-    removed on leaving. Past the submission's limits as a whole (its CPU time spent before it was
-    read at all) every stem is a LoadError that says so."""
+    `stems` loaded, in one bounded child charged to the current account (with `reader`, by its
+    operation); the staged copy is removed on leaving. Past the submission's limits as a whole
+    (its CPU time spent before it was read at all) every stem is a LoadError that says so."""
     from autograder.intake.load import LoadError, loaded_answer
 
     tmp = tempfile.mkdtemp(prefix="attnkit-upload-")     # 0700, the grader's own
     try:
         where, fds = bounded.folder_arg(folder)
+        args = [where, [list(u) for u in student.uploads], tmp, list(stems)]
         try:
-            answer = bounded.run("read", [where, [list(u) for u in student.uploads], tmp, list(stems)],
-                                 fds=fds, item=False)
+            if reader is None:
+                answer = bounded.run("read", args, fds=fds, item=False)
+            else:
+                answer = bounded.run(reader.op, [*args, *reader.args], fds=fds, item=False, helper=reader.helper)
         except bounded.OverLimit as err:
             why = f"your submission was not read: {err}; nothing of it was graded"
             budget.current().leave_out(str(err), "your submission")
@@ -68,23 +82,33 @@ def read(folder: Path, student: Student, stems: tuple[str, ...]) -> Iterator[Rea
             return
         try:
             staged, notes, uploaded = bool(answer["staged"]), answer["notes"], answer["uploaded"]
-            if not (all(isinstance(n, str) for n in notes) and all(isinstance(n, str) for n in uploaded)):
+            more = answer.get("more", [])
+            if not (all(isinstance(n, str) for n in notes) and all(isinstance(n, str) for n in uploaded)
+                    and isinstance(more, list)):
                 raise TypeError("notes that are not text")
         except (KeyError, TypeError) as err:
             raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
         yield Read(Path(tmp, "files") if staged else Path(folder), loaded_answer(answer, tuple(stems)),
-                   tuple(notes), tuple(uploaded))
+                   tuple(notes), tuple(uploaded), tuple(more))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def read_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
     """What `read` runs in its child."""
-    from autograder.intake.load import loaded_here, plain_answer
+    return loaded_here(where, uploads, tmp, stems)[0]
+
+
+def loaded_here(where, uploads: list, tmp: str, stems: list[str]) -> tuple[dict, Path, dict]:
+    """(read_here's answer, the folder read, each stem's SourceFile or LoadError): a Reader's
+    operation makes more of the same sources."""
+    from autograder.intake import load
 
     folder, notes, uploaded = stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp, tuple(stems))
-    answer = plain_answer(loaded_here(folder, tuple(stems)) if stems else {})
-    return {"staged": folder != Path(bounded.folder_of(where)), "notes": list(notes), "uploaded": uploaded, **answer}
+    loaded = load.loaded_here(folder, tuple(stems)) if stems else {}
+    answer = {"staged": folder != Path(bounded.folder_of(where)), "notes": list(notes), "uploaded": uploaded,
+              **load.plain_answer(loaded)}
+    return answer, folder, loaded
 
 
 def stage(folder: Path, uploads: list[tuple[str, str]], tmp: str,

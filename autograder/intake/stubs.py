@@ -26,3 +26,16 @@ def stubs(source: str, stem: str) -> frozenset[str]:
     """The graded functions and classes whose last top-level definition is a stub (read once per
     source: every check of a stub asks)."""
     return forms.stub_names(source, RETURNS.get(stem, ()), syntax.parse)
+
+
+def stubs_and_work(source: str, stem: str) -> tuple[frozenset[str], bool]:
+    """(stubs, has_work) of a source parsed once (neither rule changes the tree)."""
+    trees: dict[str, object] = {}
+
+    def parse_once(text: str):
+        if text not in trees:
+            trees[text] = syntax.parse(text)
+        return trees[text]
+
+    graded = RETURNS.get(stem, ())
+    return forms.stub_names(source, graded, parse_once), forms.has_work(source, graded, parse_once)

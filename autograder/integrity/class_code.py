@@ -1,5 +1,9 @@
-"""The code each student of a class was graded on, read again at the end of a class run for the
-similarity signal (integrity/similarity.py).
+"""The code each student of a class was graded on, fingerprinted for the similarity signal
+(integrity/similarity.py). In a class run, the child that reads a submission for grading
+fingerprints it too (`read_prints_here`, the Accounts' reader) and the fingerprints wait in the
+student's account until the run records the student (ClassCode.add): nothing is read twice. A
+file that child did not fingerprint (a result reused from an earlier run, a candidate grading
+chose among several) is read again here, and so is a listed pair's, for its excerpt.
 
 The file is the one the stored result names (`ExerciseResult.graded_file`): the kept form when
 both a .py and a notebook held work, the better candidate when several names could be the
@@ -17,12 +21,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, staging
-from autograder.integrity.similarity import Made, made_from, made_here
+from autograder.integrity.made import Made, made_from, made_here
 from autograder.intake.load import LoadError, SourceFile, loaded_here, source_from_bytes
 from autograder.results import SubmissionResult
 from autograder.intake.students import Student, open_confined
@@ -84,7 +88,7 @@ def _read(student: Student, wanted: dict[str, str], stubs: dict[str, str], accou
 def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, str], stubs: dict[str, str],
                 details: bool) -> list[dict]:
     """What `_read` runs in its child: the files staged and read as grading read them, and each
-    wanted one fingerprinted (similarity.made_here)."""
+    wanted one fingerprinted (made.made_here)."""
     folder, _notes, _uploaded = staging.stage(Path(bounded.folder_of(where)), [tuple(u) for u in uploads], tmp,
                                                tuple(wanted))
     loaded = loaded_here(folder, tuple(wanted))
@@ -94,6 +98,65 @@ def prints_here(where, uploads: list, tmp: str, student: str, wanted: dict[str, 
         if source is not None:
             found.append(made_here(student, stem, filename, str(source), stubs[stem], details))
     return found
+
+
+def read_prints_here(where, uploads: list, tmp: str, stems: list[str], stubs: dict[str, str]) -> dict:
+    """Grading's reading (staging.read_here) with each loaded file of `stubs`' exercises
+    fingerprinted in the same child (`more`, made.made_here's; the student named by the
+    grader): a class run's similarity pass then reads nothing again."""
+    answer, _folder, loaded = staging.loaded_here(where, uploads, tmp, stems)
+    answer["more"] = _fingerprinted({stem: found for stem in stubs if isinstance(found := loaded.get(stem), SourceFile)},
+                                    stubs)
+    return answer
+
+
+# The CPU time grading's reading child spends on fingerprints at most (an honest submission's take
+# a few ms): past it, or on any error, the rest are left to the similarity pass's own child, so
+# code that is costly to fingerprint never costs a grade.
+FINGERPRINT_CPU_SECONDS = 2.0
+
+
+class _TooLong(BaseException):      # not an error of one file: the time for all is spent
+    pass
+
+
+def _fingerprinted(loaded: dict[str, SourceFile], stubs: dict[str, str]) -> list[dict]:
+    """similarity.made_here of each loaded file, within FINGERPRINT_CPU_SECONDS of this process's
+    CPU time; those it could not make are left out."""
+    import signal
+
+    def too_long(*_):
+        raise _TooLong()
+
+    made: list[dict] = []
+    before = signal.signal(signal.SIGVTALRM, too_long)
+    signal.setitimer(signal.ITIMER_VIRTUAL, FINGERPRINT_CPU_SECONDS)
+    try:
+        for stem, found in loaded.items():
+            try:
+                made.append(made_here("", stem, found.filename, str(found.source), stubs[stem], False))
+            except Exception:  # noqa: BLE001 - left to the similarity pass's own child
+                continue
+    except _TooLong:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, before)
+    return made
+
+
+def _made_in_grading(student: Student, wanted: dict[str, str], made: tuple) -> list[Made] | None:
+    """The fingerprints of `wanted` (stem -> graded file) that grading's reading made (`made`, its
+    answer's data), or None when one is missing (the graded file is another form or candidate)."""
+    found = {}
+    for plain in made:
+        try:
+            one, _ = made_from(plain)
+        except (TypeError, ValueError, AttributeError):
+            return None
+        found[one.exercise, one.file] = replace(one, student=student.name)
+    kept = [found.get((stem, file)) for stem, file in wanted.items()]
+    return None if None in kept else kept
 
 
 def _source(loaded: SourceFile | LoadError, filename: str, folder: Path, stem: str) -> str | None:
@@ -141,6 +204,8 @@ class ClassCode:
         self.stubs = kit_stubs(exercises) if stubs is None else stubs
         self.accounts = accounts
         self.compared = similarity.compared_exercises(self.stubs, RETURNS) if self.stubs else []
+        if accounts is not None and self.compared:     # grading's reading child fingerprints them too
+            accounts.reader = staging.Reader(HELPER, "read_prints", ({e: self.stubs[e] for e in self.compared},))
         # The class's files are not held: a listed pair's are read again for its excerpts. Held, even
         # compressed, a large class's files were a large part of the grader's peak memory.
         self.prints = similarity.ClassPrints({e: self.stubs[e] for e in self.compared}, reread=self._reread,
@@ -156,7 +221,10 @@ class ClassCode:
         self.seen.discard(student.name)
         self.read.discard(student.name)
         reading = Reading()
-        code = list(graded_code([student], lambda name: result, self.compared, reading, self.stubs, self.accounts))
+        code = self._made_in_grading(student, result)
+        if code is None:
+            code = list(graded_code([student], lambda name: result, self.compared, reading, self.stubs,
+                                    self.accounts))
         if reading.unread:       # left for the end, which says so if it cannot read them either
             return
         try:
@@ -166,6 +234,16 @@ class ClassCode:
             raise
         self.seen.add(student.name)
         self.read.update(c.student for c in code)
+
+    def _made_in_grading(self, student: Student, result: SubmissionResult) -> list[Made] | None:
+        """The student's fingerprints as grading's reading made them (taken from their account), or
+        None: they are read again."""
+        if self.accounts is None:
+            return None
+        account = self.accounts.of(student.name)
+        made, account.made = account.made, ()
+        wanted = {e.stem: e.graded_file for e in result.exercises if e.graded_file and e.stem in self.compared}
+        return _made_in_grading(student, wanted, made)
 
     def compare(self, students: list[Student], result_of: Callable[[str], SubmissionResult | None]) -> dict:
         """The similarity section of summary.json: the most alike pairs (`pairs`, ranked) and what

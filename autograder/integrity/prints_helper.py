@@ -8,14 +8,15 @@ from __future__ import annotations
 from autograder.intake import parse_helper
 from autograder.integrity import class_code
 
-OPS = {**parse_helper.OPS, "prints": parse_helper.charged(class_code.prints_here)}
+OPS = {**parse_helper.OPS, "prints": parse_helper.charged(class_code.prints_here),
+       "read_prints": parse_helper.charged(class_code.read_prints_here)}
 
 
 def warm() -> None:
     """The parse helper's warm-up, and what the kit's stubs give every student, made here once
-    (similarity.stub_given): each child, a fork of this process, finds them made."""
+    (made.stub_given): each child, a fork of this process, finds them made."""
     from autograder.config import KIT_DATA
-    from autograder.integrity.similarity import stub_given
+    from autograder.integrity.made import stub_given
 
     parse_helper.warm()
     for path in sorted((KIT_DATA / "exercises").glob("*.py")):

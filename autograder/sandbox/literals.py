@@ -80,20 +80,23 @@ def inert_of(read: Read, blocked: tuple[str, ...] = ()) -> dict[str, Any] | None
 
 
 def inert_values(source: str | list, blocked: tuple[str, ...] = ()) -> dict[str, Any] | None:
-    """name -> value for a source (a string, or a notebook's cells) that only binds literals,
-    else None (it must run in a child). The same values for the same texts (do not change them)."""
-    return inert_texts(source_texts(source), blocked)
+    """name -> value for a source (a string, or a notebook's cells) that only binds literals and
+    imports no blocked module, else None (it must run in a child): `inert_of` its Read, as the
+    Sandbox applies a course's blocked modules. The same values for the same texts (do not change them)."""
+    return inert_of(read_here(source_texts(source)), blocked)
 
 
-def inert_texts(texts: tuple[str, ...], blocked: tuple[str, ...] = ()) -> dict[str, Any] | None:
-    """`inert_values` of texts run one after the other (a file, or a notebook's code cells)."""
+def inert_texts(texts: tuple[str, ...]) -> dict[str, Any] | None:
+    """name -> value (UNBOUND for a module's name) for texts run one after the other (a file, or a
+    notebook's code cells) that only bind literals and import only quiet modules, else None. A
+    course's blocked modules are applied to the Read (`inert_of`), never here."""
     if sum(len(text) for text in texts) > MAX_READ_CHARS or any(_RUNS.search(text) for text in texts):
         return None
-    return _values(tuple(texts), frozenset(blocked))
+    return _values(tuple(texts))
 
 
 @lru_cache(maxsize=8)     # a submission's session, its stem opened ahead and its zygote prepared
-def _values(texts: tuple[str, ...], blocked: frozenset[str]) -> dict[str, Any] | None:
+def _values(texts: tuple[str, ...]) -> dict[str, Any] | None:
     values: dict[str, Any] = {}
     for text in texts:
         try:
@@ -101,22 +104,22 @@ def _values(texts: tuple[str, ...], blocked: frozenset[str]) -> dict[str, Any] |
         except (SyntaxError, ValueError, MemoryError, RecursionError, SystemError):
             return None
         for statement in tree.body:
-            if not _binds_only_literals(statement, values, blocked):
+            if not _binds_only_literals(statement, values):
                 return None
     return values
 
 
-def _binds_only_literals(node: ast.stmt, values: dict[str, Any], blocked: frozenset[str]) -> bool:
+def _binds_only_literals(node: ast.stmt, values: dict[str, Any]) -> bool:
     if isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
         return True
     if isinstance(node, ast.Import):
-        if not all(alias.name in QUIET_MODULES and alias.name not in blocked for alias in node.names):
+        if not all(alias.name in QUIET_MODULES for alias in node.names):
             return False
         for alias in node.names:
             values[alias.asname or alias.name] = UNBOUND
         return True
     if isinstance(node, ast.ImportFrom):
-        if node.level or node.module not in ("math", "__future__") or node.module in blocked:
+        if node.level or node.module not in ("math", "__future__"):
             return False
         known = __future__.all_feature_names if node.module == "__future__" else dir(math)
         if not all(alias.name in known for alias in node.names):
