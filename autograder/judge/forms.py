@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Callable, Collection, Iterable, Sequence
 
+from .syntax import parse as locked_parse
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 SUFFIXES = (".py", ".ipynb")     # an exercise's forms, <stem>.py or <stem>.ipynb, the .py first
@@ -35,7 +37,7 @@ STUB_SKIPPED = "stub_skipped"
 CANDIDATES_GRADED = 4            # near misses graded at most, each: a folder of twenty copies costs no more
 
 
-def has_work(source: str, graded: Collection[str], parse: Callable[[str], ast.Module] = ast.parse) -> bool:
+def has_work(source: str, graded: Collection[str], parse: Callable[[str], ast.Module] = locked_parse) -> bool:
     """Whether the code answers anything: a graded function or method that is not a stub, or a
     graded constant that is not None. Code that does not parse is somebody's work in progress."""
     try:
@@ -56,7 +58,7 @@ def has_work(source: str, graded: Collection[str], parse: Callable[[str], ast.Mo
     return False
 
 
-def stub_names(source: str, graded: Collection[str], parse: Callable[[str], ast.Module] = ast.parse) -> frozenset[str]:
+def stub_names(source: str, graded: Collection[str], parse: Callable[[str], ast.Module] = locked_parse) -> frozenset[str]:
     """The graded functions and classes whose last top-level definition is a stub."""
     try:
         tree = parse(source)
@@ -285,7 +287,7 @@ def the_better(stem: str, graded: Sequence[Graded]) -> tuple[int, str]:
 # file is the untouched stub (or absent) while the work is in another file, both say so, in one
 # sentence with the fix.
 
-def imported_from(source: str, sibling: str, parse: Callable[[str], ast.Module] = ast.parse) -> list[str]:
+def imported_from(source: str, sibling: str, parse: Callable[[str], ast.Module] = locked_parse) -> list[str]:
     """The names a file imports from `sibling` (`from attention import softmax`), anywhere in it;
     [sibling] for `import attention`; [] when it does not import it."""
     try:

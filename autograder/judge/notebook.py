@@ -27,6 +27,7 @@ from pathlib import Path
 
 # The stand-ins for IPython, and the reading of an error (the sandbox child's too).
 from . import errors, ipython_shell
+from .syntax import one_at_a_time, parse
 
 _BODY_RUNS = ipython_shell.CELL_MAGICS_IN_NAMESPACE | ipython_shell.CELL_MAGICS_IN_FUNCTION
 
@@ -146,12 +147,12 @@ MAX_NODES = 50_000
 def compile_problem(source: str, name: str) -> str | None:
     """What compile() says is wrong with `source` (None: it compiles), in one sentence."""
     try:
-        tree = compile(source, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = one_at_a_time(compile, source, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         nodes = sum(1 for _ in ast.walk(tree))
         if nodes > MAX_NODES:
             return (f"{name} is too large to grade: {nodes} parts of Python code, the limit is {MAX_NODES} "
                     f"(an exercise file has a few thousand)")
-        compile(tree, name, "exec", dont_inherit=True)
+        one_at_a_time(compile, tree, name, "exec", dont_inherit=True)
     except SyntaxError as err:
         where = f"line {err.lineno}" if err.lineno else "an unknown line"
         text = f": {err.text.strip()}" if err.text and err.text.strip() else ""
@@ -232,7 +233,7 @@ def _transform(text: str) -> str:
 def _cell_magic_call(runnable: str) -> tuple[str, str, str, int] | None:
     """(magic, its line, its body, the call's line number) when the cell is one cell magic."""
     try:
-        tree = ast.parse(runnable)
+        tree = parse(runnable)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
@@ -248,7 +249,7 @@ def _cell_magic_call(runnable: str) -> tuple[str, str, str, int] | None:
 
 def _compiles(text: str) -> bool:
     try:
-        compile(text, "<cell>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        one_at_a_time(compile, text, "<cell>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -28,10 +28,16 @@ _ATTEMPTS = 5
 
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse`, one thread at a time, again if another thread's parse disturbed it."""
+    return one_at_a_time(ast.parse, text, filename=filename)
+
+
+def one_at_a_time(build, *args, **kwargs):
+    """`build(*args, **kwargs)` (a parse, or a compile to or from a syntax tree) under the parse
+    lock, again if another thread's parse disturbed it."""
     for attempt in range(1, _ATTEMPTS + 1):
         try:
             with _PARSE_LOCK:
-                return ast.parse(text, filename=filename)
+                return build(*args, **kwargs)
         except SystemError:
             if attempt == _ATTEMPTS:
                 raise
