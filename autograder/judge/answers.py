@@ -75,6 +75,21 @@ def _isclose(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) ->
     return np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def all_close(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """np.allclose(a, b, rtol, atol, equal_nan), by one expression where every value is finite
+    (numpy's own test there, in the same dtypes): the property checks ask it of small arrays many
+    times per submission, and numpy's general path costs more than the arithmetic."""
+    x = np.asarray(a)
+    y = np.asarray(b)
+    # a Python number is weak in numpy's arithmetic (it takes the array's dtype): numpy's own path
+    if x.dtype.kind == "f" and y.dtype.kind in "fiu" and not isinstance(b, (int, float)):
+        y = y.astype(np.result_type(y, 1.0), copy=False)
+        if np.isfinite(x).all() and np.isfinite(y).all():
+            with np.errstate(invalid="ignore", over="ignore"):
+                return bool((np.abs(x - y) <= atol + rtol * np.abs(y)).all())
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
 def near_one(x: float) -> str:
     """A sum that should be 1, with enough digits to show that it is not: 0.9995, not "1"."""
     for digits in (4, 6, 8):
@@ -91,7 +106,7 @@ def weights_problem(name: str, got, row_atol: float = 1e-4) -> str | None:
     if got.ndim == 0 or not np.isfinite(got).all():
         return None
     sums = got.sum(axis=-1)
-    off = ~np.isclose(sums, 1.0, atol=row_atol)
+    off = ~_isclose(sums, np.ones_like(sums), 1e-05, row_atol)     # np.isclose's rtol, its verdict
     if off.any():
         idx = tuple(int(i) for i in np.argwhere(off)[0])
         where = f"row {idx[-1]}" + (f" of batch index {idx[:-1]}" if len(idx) > 1 else "")
