@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder.judge.answers import _isclose, array_problem, arrays_agree
+from autograder.judge.answers import _isclose, all_close, array_problem, arrays_agree
 
 VALUES = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, -0.0, 1.0, 1 + 1e-9])
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)
@@ -27,6 +27,24 @@ def test_the_fast_closeness_test_is_numpys_isclose(data, shape, tolerances):
     with np.errstate(all="ignore"):
         assert np.array_equal(_isclose(got, expected, rtol, atol),
                               np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data(), SHAPES, TOLERANCES, st.sampled_from([np.float64, np.float32]), st.booleans(), st.booleans())
+def test_the_fast_allclose_is_numpys_allclose(data, shape, tolerances, dtype, as_list, equal_nan):
+    """What the property checks and the figure's reading ask (judge/properties.py,
+    figure_reading.py): the same verdict as np.allclose, float32 answers and lists of reference
+    numbers included."""
+    expected = data.draw(hnp.arrays(np.float64, shape, elements=VALUES))
+    noise = data.draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1e-12, 1e-7, 1e-5, 1e-3, 1.0])))
+    got = expected + noise if data.draw(st.booleans()) else data.draw(hnp.arrays(np.float64, shape, elements=VALUES))
+    with np.errstate(all="ignore"):
+        got = got.astype(dtype)
+    theirs = expected.tolist() if as_list else expected
+    rtol, atol = tolerances
+    with np.errstate(all="ignore"):
+        assert all_close(got, theirs, rtol, atol, equal_nan) == bool(
+            np.allclose(got, theirs, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 class _Tol:

@@ -81,7 +81,7 @@ def comparisons_ahead() -> None:
 
 def judge(check: dict, event: dict, arrays: dict, out_dir: Path, carried: dict | None = None):
     """The check's Outcome (the judge's answers.Outcome) from the child's event and its saved answer.
-    `carried`: one dict for a file's hand checks (answers.judge_hand). An answer the
+    `carried`: one dict for a file's hand checks (hand.judge_hand). An answer the
     comparison cannot take apart fails with a sentence, as in the grader (judge/calls.py)."""
     try:
         return judge_answer(check, event, arrays, out_dir, carried)
@@ -102,7 +102,7 @@ def judge_answer(check: dict, event: dict, arrays: dict, out_dir: Path, carried:
     parts = read_npz(out_dir / f"{event['file']}.npz")
     answer = decode(json.loads((out_dir / f"{event['file']}.json").read_text(encoding="utf-8")), parts)
     if check["kind"] == "hand":
-        return answers.judge_hand(check, *answer, carried=carried)
+        return shipped("hand").judge_hand(check, *answer, carried=carried)
     if check["kind"] == "property":               # tested with the grader's own code, judge/properties.py
         problems = properties.PROPERTIES[check["property"]](answer, decode(check["params"], arrays))
         if not problems:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .answers import all_close
+
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
          "max_weight_unscaled", "max_weight_scaled")
 KIND_WORDS = {     # the statistic a text names, by its words (the first kind found wins)
@@ -96,7 +98,7 @@ def x_order(x, dims) -> np.ndarray | None:
     if xs is None or len(xs) != len(dims):
         return None
     order = np.argsort(xs, kind="stable")
-    return order if np.allclose(xs[order], dims) else None
+    return order if all_close(xs[order], dims) else None
 
 
 def statistics_drawn(line: dict, results: dict, dims: list) -> list[str]:
@@ -106,7 +108,7 @@ def statistics_drawn(line: dict, results: dict, dims: list) -> list[str]:
         return []
     ys = ys[order]
     return [stat for stat in STATS
-            if np.allclose(ys, [results[d][stat] for d in dims], rtol=1e-3, atol=1e-6)]
+            if all_close(ys, [results[d][stat] for d in dims], rtol=1e-3, atol=1e-6)]
 
 
 def labelled_series(figure: dict, results: dict) -> list[Series]:

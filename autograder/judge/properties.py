@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import figure_reading
-from .answers import Reseeded, weights_problem  # noqa: F401 - Reseeded: the scaling checks' answer
+from .answers import Reseeded, all_close, weights_problem  # noqa: F401 - Reseeded: the scaling checks' answer
 from .words import counted
 
 STATS = ("std_unscaled", "std_scaled", "entropy_unscaled", "entropy_scaled",
@@ -226,16 +226,16 @@ def no_future_problems(answer, V, changed: int) -> list[str]:
     problem = weights_problem("weights", weights)
     if problem:
         return [problem]
-    if not np.allclose(weights @ V, out_a, rtol=1e-4, atol=1e-5):
+    if not all_close(weights @ V, out_a, rtol=1e-4, atol=1e-5):
         return ["your output is not your weights times V"]
-    if weights_q.shape == weights.shape and np.allclose(weights, weights_q, rtol=1e-7, atol=1e-9):
+    if weights_q.shape == weights.shape and all_close(weights, weights_q, rtol=1e-7, atol=1e-9):
         return ["your weights stay the same when the queries change: they do not depend on Q and K, "
                 "so this is not attention"]
-    if np.allclose(out_a[changed:], out_b[changed:], rtol=1e-7, atol=1e-9):
+    if all_close(out_a[changed:], out_b[changed:], rtol=1e-7, atol=1e-9):
         return [f"your outputs for tokens {changed}..5 stay the same when those tokens' keys and values change: "
                 f"the output does not depend on the input"]
     for token in range(changed):
-        if not np.allclose(out_a[token], out_b[token], rtol=1e-7, atol=1e-9):
+        if not all_close(out_a[token], out_b[token], rtol=1e-7, atol=1e-9):
             return [f"your output for token {token} changes when tokens {changed}..5 change: "
                     f"position {token} attends to later positions"]
     return []
@@ -265,10 +265,10 @@ def structure_problems(answer, x_shape, heads: int) -> list[str]:
         return [problem]
     if out_b.shape != out.shape or weights_b.shape != weights.shape:
         return ["forward returns arrays of other shapes when the layers hold other parameters"]
-    if np.allclose(out, out_b, rtol=1e-6, atol=1e-9):
+    if all_close(out, out_b, rtol=1e-6, atol=1e-9):
         return ["forward's output stays the same when the layers hold other parameters: it does not use "
                 "W_q, W_k, W_v and W_o"]
-    if np.allclose(weights, weights_b, rtol=1e-6, atol=1e-9):
+    if all_close(weights, weights_b, rtol=1e-6, atol=1e-9):
         return ["forward's weights stay the same when W_q and W_k hold other parameters: they do not come "
                 "from the queries and keys"]
     return []
@@ -282,7 +282,7 @@ def _same(a, b, rtol: float, atol: float) -> bool:
         return isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) and all(
             _same(x, y, rtol, atol) for x, y in zip(a, b))
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+    return a.shape == b.shape and bool(all_close(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def _where_changed(before: np.ndarray, after: np.ndarray) -> str:

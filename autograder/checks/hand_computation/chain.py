@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.judge.answers import IMPRECISE_TIMES, off_by_more_than_rounding as _off
+from autograder.judge.hand import IMPRECISE_TIMES, off_by_more_than_rounding as _off
 from autograder.checks.misconception import Diagnosis, candidates
 from reference.attention import softmax
 from autograder.judge.words import noun

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.judge.answers import IMPRECISE_TIMES, half_unit  # noqa: F401 - shared with check.py
+from autograder.judge.hand import IMPRECISE_TIMES, half_unit  # noqa: F401 - shared with check.py
 
 
 def _hand_errors(answer, expected, ctx):
