@@ -77,8 +77,21 @@ def pytest_configure(config):
                                        "skipped where ATTNKIT_FAST turns it off")
 
 
+# The files that take longest, longest first: `-n 2 --dist loadfile` gives each worker whole files
+# in the order collected, so a long file collected last would leave the other worker idle meanwhile.
+LONGEST_FIRST = ("test_handout_engine", "test_nbgrader", "test_hostile_uploads", "test_other_pythons",
+                 "test_interpreter_locations", "test_gradescope_package", "test_one_judge", "test_distributed")
+
+
+def _longest_first(item) -> int:
+    name = item.path.stem
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(items):
     from autograder.speedups import enabled
+
+    items.sort(key=_longest_first)      # stable: each file's tests keep their order
 
     on = enabled()
     for item in items:

@@ -380,11 +380,28 @@ def folders(handout, tmp_path_factory) -> dict[str, Path]:
     return made
 
 
-def _grader_verdicts(folder: Path) -> dict[str, dict]:
+# One grading session for every folder graded here, as a class run grades its students one after
+# another in one session (its first grade starts the sandbox, a few seconds; the next ones reuse it).
+_SESSION = []
+
+
+def _grader():
     from autograder.grading.course_session import GradingSession
 
-    with GradingSession(COURSE) as session:
-        result = session.grade(folder)
+    if not _SESSION:
+        _SESSION.append(GradingSession(COURSE))
+    return _SESSION[0]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_the_grader():
+    yield
+    while _SESSION:
+        _SESSION.pop().close()
+
+
+def _grader_verdicts(folder: Path) -> dict[str, dict]:
+    result = _grader().grade(folder)
     return {e.stem: {"file": e.graded_file,
                      "checks": {c.check_id: (c.status, c.score) for c in e.checks if not c.hidden},
                      "hints": {c.check_id: (c.hint or "", tuple(c.misconceptions)) for c in e.checks
@@ -604,10 +621,7 @@ def test_a_slip_in_the_scores_does_not_fail_the_right_weights_after_it(handout, 
 
 
 def _grader_results(folder: Path):
-    from autograder.grading.course_session import GradingSession
-
-    with GradingSession(COURSE) as session:
-        return session.grade(folder).exercises
+    return _grader().grade(folder).exercises
 
 
 @pytest.fixture(scope="module")

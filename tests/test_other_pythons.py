@@ -2,9 +2,12 @@
 installs it (`pip install`, no system site-packages).
 
 torch's CPU wheel is not at hand for every Python here (elsewhere its CUDA build is several GB),
-so these venvs hold the kit and everything but torch: the four numpy exercises score full marks
-through `attnkit check`, and the torch exercise is one sentence naming the missing module and
-its install command. The Python the suite runs on grades all five (test_interpreter_locations).
+so these venvs hold the kit and what a student's check needs but torch: the four numpy exercises
+score full marks through `attnkit check`, and the torch exercise is one sentence naming the missing
+module and its install command. The Python the suite runs on grades all five
+(test_interpreter_locations) and holds the instructor's Jupyter and nbgrader (tests/test_nbgrader.py,
+test_notebooks_as_jupyter.py): `attnkit check` imports none of them, so they are left out here; the
+Pythons share one pip cache, so a wheel that fits every Python is fetched once.
 The Pythons are found with pyenv, or named in $ATTNKIT_TEST_PYTHONS (paths, space-separated).
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +28,9 @@ VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 NUMPY_EXERCISES = ("hand_computation", "attention", "causal_mask", "scaling")
 # What one venv of the kit's dependencies (torch aside) takes while pip installs it, with margin.
 VENV_ROOM = 1200 << 20
+# The instructor's side (a Jupyter kernel, nbgrader and what it pulls in: JupyterLab, a server), which
+# a student's check does not import, and torch (above).
+NOT_FOR_A_STUDENT = ("torch", "nbgrader", "nbclient", "ipykernel", "latex2mathml")
 
 
 def _pyenv_python(version: str) -> str | None:
@@ -60,7 +67,7 @@ PYTHONS = _pythons()
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", [v for v in VERSIONS if v != "%d.%d" % sys.version_info[:2]])
-def test_a_standard_venv_on_each_python(version, tmp_path):
+def test_a_standard_venv_on_each_python(version, tmp_path, pip_cache):
     python = PYTHONS.get(version)
     if python is None:
         pytest.skip(f"no Python {version} here (pyenv, or $ATTNKIT_TEST_PYTHONS)")
@@ -70,20 +77,34 @@ def test_a_standard_venv_on_each_python(version, tmp_path):
                     f"needs about {VENV_ROOM >> 20} MB while pip installs it")
     venv = tmp_path / f"venv {version}"
     try:
-        _check_in_a_venv(python, venv, tmp_path)
+        _check_in_a_venv(python, venv, tmp_path, pip_cache)
     finally:
         shutil.rmtree(venv, ignore_errors=True)     # one venv at a time on the disk, not one per Python
 
 
-def _check_in_a_venv(python: str, venv: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def pip_cache(tmp_path_factory) -> Path:
+    """One pip cache for every Python's venv: a pure-Python wheel is downloaded once."""
+    return tmp_path_factory.mktemp("pip-cache")
+
+
+def _student_dependencies() -> list[str]:
+    named = {re.split(r"[^A-Za-z0-9_.-]", d, maxsplit=1)[0].lower(): d for d in _dependencies()}
+    assert set(NOT_FOR_A_STUDENT) <= set(named), "pyproject.toml renamed one: update NOT_FOR_A_STUDENT"
+    return [d for name, d in named.items() if name not in NOT_FOR_A_STUDENT]
+
+
+def _check_in_a_venv(python: str, venv: Path, tmp_path: Path, pip_cache: Path) -> None:
     subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True)
     bin_python = venv / "bin" / "python"
-    deps = [d for d in _dependencies() if not d.startswith("torch")]
+    deps = _student_dependencies()
     # pyproject.toml's ranges, as a user's pip resolves them for this Python (CI's pins are for its own)
-    env = {k: v for k, v in os.environ.items() if k != "PIP_CONSTRAINT"}
-    env["PIP_NO_CACHE_DIR"] = "1"     # a copy of every wheel in pip's cache would double what this takes
-    install = subprocess.run([str(bin_python), "-m", "pip", "install", "-q", *deps], capture_output=True, text=True,
-                             timeout=1500, env=env)
+    env = {k: v for k, v in os.environ.items() if k not in ("PIP_CONSTRAINT", "PIP_NO_CACHE_DIR")}
+    env["PIP_CACHE_DIR"] = str(pip_cache)
+    # --no-compile: Python compiles what the check imports when it imports it; compiling every
+    # installed module up front took half of the install's time
+    install = subprocess.run([str(bin_python), "-m", "pip", "install", "-q", "--no-compile", *deps],
+                             capture_output=True, text=True, timeout=1500, env=env)
     assert install.returncode == 0, install.stderr[-3000:]
     kit = subprocess.run([str(bin_python), "-m", "pip", "install", "-q", "--no-deps", str(KIT)], capture_output=True,
                          text=True, timeout=900, env=env)
