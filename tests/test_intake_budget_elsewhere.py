@@ -68,3 +68,34 @@ def test_on_gradescope_an_archive_under_sixty_names_costs_its_author_points_only
     told = json.dumps(results)
     assert "was not read" in told and "archives opened a submission may use" in told, told[:3000]
     assert f"and {NAMES - IntakeLimits().archives - 5} more" in told, told[:3000]
+
+
+def test_on_dask_a_student_whose_packing_runs_past_their_totals_is_told_and_the_run_goes_on(tmp_path, monkeypatch):
+    """Packing for a worker runs in a bounded child charged to the student: past their totals, the
+    student is sent as an empty folder with the reason, never an exception out of the class loop."""
+    from autograder.cluster import client as cluster_client
+    from autograder.config import load_course
+    from autograder.intake import bounded
+    from autograder.intake.students import Student
+
+    def spent(*_args, **_kwargs):
+        raise bounded.OverLimit("reading it needs more than 12 s of CPU time")
+
+    sent = []
+
+    class Executor:
+        def submit(self, *args):
+            sent.append(args)
+            return "future"
+
+    monkeypatch.setattr(cluster_client.packing, "packed", spent)
+    grading = cluster_client.ClusterGrading(None, load_course(), owned=False, in_flight=1, task=print,
+                                            isolation=True, preflight=False)
+    grading.executor = Executor()
+    (tmp_path / "mallory").mkdir()
+    assert grading.submit(Student("mallory", tmp_path / "mallory")) == "future"
+    assert sent[0][1:3] == ("mallory", cluster_client.EMPTY_SUBMISSION)
+    notes, uploaded = grading._staged["mallory"]
+    assert notes == ("your submission was not read: reading it needs more than 12 s of CPU time; nothing of it "
+                     "was graded",) and uploaded == ()
+    assert grading.accounts.of("mallory").left_out

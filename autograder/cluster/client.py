@@ -14,8 +14,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.intake import budget, lms, staging
+from autograder.intake import bounded, budget, lms, staging
 from autograder.cluster import packing
+from autograder.cluster.transport import MAGIC
 from autograder.intake.roster import Person
 from autograder.grading.class_run import ClassRun
 from autograder.grading.student import Student, grader_failure, kit_fingerprint
@@ -99,6 +100,9 @@ def grade_class_on_cluster(class_dir: Path, out: Path, course: CourseConfig, sch
                                   preflight=preflight))
 
 
+EMPTY_SUBMISSION = MAGIC      # a folder of nothing, as cluster.transport packs it
+
+
 class ClusterGrading:
     """class_run's Grading on Dask: a warm sandbox per worker thread (worker.SandboxPlugin), each
     submission sent packed (cluster.transport) and answered as JSON text, validated here before it is signed."""
@@ -128,8 +132,13 @@ class ClusterGrading:
         # Packed in a bounded child charged to the student (an LMS's flat upload gathered first, so
         # a worker sees only this student's files); their archives travel as they are, and the
         # worker unpacks them (under the student's limits there, not here).
-        with budget.charging(self.accounts.of(student.name)):
-            packed, notes, uploaded = packing.packed(student.folder, student, self.stems)
+        account = self.accounts.of(student.name)
+        with budget.charging(account):
+            try:
+                packed, notes, uploaded = packing.packed(student.folder, student, self.stems)
+            except bounded.OverLimit as err:      # the student's totals spent: nothing of it is sent
+                account.leave_out(str(err), "your submission")
+                packed, notes, uploaded = EMPTY_SUBMISSION, (staging.not_read(err),), ()
         if notes:
             self._staged[student.name] = (notes, uploaded)
         return self.executor.submit(self.task, student.name, packed, self.course_json, self.kit, self.plugin_name)

@@ -76,7 +76,7 @@ def read(folder: Path, student: Student, stems: tuple[str, ...], reader: Reader 
             else:
                 answer = bounded.run(reader.op, [*args, *reader.args], fds=fds, item=False, helper=reader.helper)
         except bounded.OverLimit as err:
-            why = f"your submission was not read: {err}; nothing of it was graded"
+            why = not_read(err)
             budget.current().leave_out(str(err), "your submission")
             yield Read(folder, {stem: LoadError(stem, "", why) for stem in stems}, (), ())
             return
@@ -92,6 +92,11 @@ def read(folder: Path, student: Student, stems: tuple[str, ...], reader: Reader 
                    tuple(notes), tuple(uploaded), tuple(more))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def not_read(err: Exception) -> str:
+    """What a student is told when their submission's totals were spent before it was read."""
+    return f"your submission was not read: {err}; nothing of it was graded"
 
 
 def read_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
