@@ -189,6 +189,67 @@ def test_the_client_sends_no_more_than_one_students_totals_and_says_what_it_left
     assert len(sent_whole) == MAX_SOURCES // len(source)
 
 
+def test_past_the_totals_the_client_reads_no_more_and_the_exercises_go_first(tmp_path, monkeypatch):
+    """Sparse .py files beside the work (sizes on disk of nothing): past the source total, the
+    client sends their sizes without reading them, and the exercise's file, named after them in
+    the alphabet, is sent whole all the same."""
+    from autograder.cluster import transport
+
+    src = tmp_path / "src"
+    src.mkdir()
+    count = MAX_SOURCES // MAX_BYTES + 40
+    for i in range(count):
+        with open(src / f"a_scratch_{i:03d}.py", "wb") as fh:
+            fh.truncate(MAX_BYTES)
+    work = (SOLUTIONS / "attention.py").read_bytes()
+    (src / "attention.py").write_bytes(work)
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(transport.os, "open", lambda path, *a, **k: (opened.append(path), real_open(path, *a, **k))[1])
+    packed = pack_submission(src, STEMS)
+    monkeypatch.undo()
+    assert len(opened) == MAX_SOURCES // MAX_BYTES, len(opened)    # the whole files that fit, no more
+    assert ".py and .ipynb files hold more than" in " ".join(packed.notes)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    unpack_submission(packed.data, dest, STEMS)
+    assert (dest / "attention.py").read_bytes() == work
+    assert len(list(dest.iterdir())) == count + 1
+
+
+def test_a_client_out_of_time_sends_what_it_packed_exercises_first_and_says_so(tmp_path):
+    from autograder.cluster.transport import OUT_OF_TIME
+
+    src = tmp_path / "src"
+    (src / "a_folder").mkdir(parents=True)
+    for name in ("a_notes.txt", "b_scratch.py", "hand_computation.py", "work.zip"):
+        (src / name).write_bytes(b"x = 1\n")
+    asked = []
+    packed = pack_submission(src, STEMS, must_stop=lambda: asked.append(1) or len(asked) > 2)
+    assert packed.notes == (OUT_OF_TIME,)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    assert unpack_submission(packed.data, dest, STEMS) == ["hand_computation.py", "work.zip"]
+
+
+def test_a_reading_child_must_stop_while_it_can_still_answer():
+    """Its CPU limit is the whole seconds left when it started (budget.Account.child_cpu): it
+    stops with more than that fraction and a margin to spare."""
+    from autograder.config.limits import IntakeLimits
+    from autograder.intake import budget
+
+    for used in (0.0, 10.2, 10.9):
+        parent = budget.Account(IntakeLimits(cpu_seconds=12), cpu_seconds=used)
+        limit = parent.child_cpu(item=False)
+        child = budget.Account.in_child(parent.state())
+        child._clock = lambda: own
+        own = 0.0
+        assert not child.must_stop()
+        while not child.must_stop():
+            own += 0.01
+        assert limit - own >= 0.25, (used, limit, own)
+
+
 # ====================================================================== validation of answers
 
 def test_an_honest_answer_is_accepted_and_a_doctored_one_is_not():

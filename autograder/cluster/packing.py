@@ -50,12 +50,14 @@ def packed_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
     """What `packed` runs in its child."""
     from autograder.cluster.transport import pack_submission
 
-    folder, notes = Path(bounded.folder_of(where)), []
+    folder, notes, account = Path(bounded.folder_of(where)), [], budget.current()
     with Folder(folder) as root:
         if uploads:
             uploaded = [given for given, _ in uploads if not ignored(given)]
-            account = budget.current()
             for given, real in sorted((tuple(u) for u in uploads), key=staging.reading_order(tuple(stems))):
+                if account.must_stop():        # what is gathered is sent; the child must answer in time
+                    account.leave_out(account.over_time(), given)
+                    continue
                 if is_archive(given):
                     _gather_archive(root, given, real, tmp, account, notes)
                 else:
@@ -64,7 +66,7 @@ def packed_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:
         else:
             names, _ = root.listdir(())
             uploaded = [n for n in names if not ignored(n)]
-    packed = pack_submission(folder, tuple(stems))
+    packed = pack_submission(folder, tuple(stems), account.must_stop)
     return {"packed": np.frombuffer(packed.data, dtype=np.uint8), "notes": notes + list(packed.notes),
             "uploaded": uploaded}
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from autograder.intake import SOURCE_SUFFIXES
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, is_archive
 from autograder.intake.files import MAX_BYTES, MAX_DESCENT, MAX_ENTRIES
+from autograder.intake.staging import reading_order
 
 MAGIC = b"attnkit submission 2\n"
 RECORD = struct.Struct("!cHqQ")   # kind, name bytes, modification time (ns), payload bytes
@@ -75,7 +76,14 @@ class Totals:
         return self._take("entries", 1)
 
     def take_file(self, rel: str, size: int) -> bool:
-        return self._take("archives" if _limit(rel) == MAX_ARCHIVE_BYTES else "sources", size)
+        return self._take(self._what(rel), size)
+
+    def fits(self, rel: str, size: int) -> bool:
+        return size <= getattr(self, self._what(rel))
+
+    @staticmethod
+    def _what(rel: str) -> str:
+        return "archives" if _limit(rel) == MAX_ARCHIVE_BYTES else "sources"
 
     def take_link(self, size: int) -> bool:
         return self._take("link_text", size)
@@ -92,6 +100,13 @@ def contract_names(stems: tuple[str, ...]) -> list[str]:
     return [f"{stem}{suffix}" for stem in stems for suffix in SOURCE_SUFFIXES]
 
 
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def _limit(rel: str) -> int:
     """The most bytes a packed file of this name carries: an upload's archive at the top, or a
     file intake may grade; 0: its name and kind travel, not its bytes."""
@@ -103,27 +118,39 @@ def _limit(rel: str) -> int:
 # ====================================================================== the client's side
 
 
-def pack_submission(folder: Path, stems: tuple[str, ...] = ()) -> Packed:
-    """The student's folder as bytes: see the module's docstring."""
-    packer = _Packer()
+OUT_OF_TIME = ("packing your submission to be graded needs more than the CPU time left of what the grader "
+               "gives to reading one submission; what was packed by then was sent, the rest was not")
+
+
+def pack_submission(folder: Path, stems: tuple[str, ...] = (), must_stop=lambda: False) -> Packed:
+    """The student's folder as bytes: see the module's docstring. The files named for `stems` go
+    first (intake's reading order), so a total or `must_stop` (asked before each entry: the
+    student's time is up) leaves out what is least likely to be graded."""
+    packer = _Packer(reading_order(tuple(stems)), must_stop)
     packer.walk(Path(folder), "", 0)
     return Packed(b"".join(packer.chunks), tuple(packer.notes))
 
 
 class _Packer:
-    def __init__(self):
+    def __init__(self, order, must_stop):
         self.chunks: list[bytes] = [MAGIC]
         self.totals = Totals()
         self.notes: list[str] = []
+        self.order, self.must_stop, self.stopped = order, must_stop, False
 
     def walk(self, folder: Path, prefix: str, depth: int) -> None:
         try:
             with os.scandir(folder) as it:
                 # one more than intake reads, so that intake there knows the folder holds more
-                names = sorted(e.name for e in itertools.islice(it, MAX_ENTRIES + 1))
+                entries = [(e.name, _is_folder(e)) for e in itertools.islice(it, MAX_ENTRIES + 1)]
         except OSError:
             return
+        names = [name for name, _ in sorted(entries, key=self._rank if not prefix else lambda entry: entry[0])]
         for name in names:
+            if self.stopped or self.must_stop():
+                self.stopped = True
+                self.note(OUT_OF_TIME)
+                return
             if not self.totals.entries:
                 self.note(f"your submission holds more than {MAX_MEMBERS} files and folders; only the first "
                           f"{MAX_MEMBERS} were sent to be graded")
@@ -143,6 +170,11 @@ class _Packer:
                 self.add_file(folder / name, rel, st)
             else:       # a fifo, socket or device: intake says "not a regular file" of each
                 self.add(OTHER, rel, st)
+
+    def _rank(self, entry: tuple[str, bool]) -> tuple[float, str]:
+        """At the top: intake's reading order, a folder (which may hold the work) after the archives."""
+        name, folder = entry
+        return (1.5 if folder else self.order((name, name)), name)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -176,6 +208,9 @@ class _Packer:
         if st.st_size > limit:
             self.add(SIZED, rel, st, SIZE.pack(min(st.st_size, MAX_SPARSE)))
             return
+        if not self.totals.fits(rel, st.st_size):     # never read: past the totals, only its size travels
+            self.over_totals(rel, st, limit)
+            return
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         except OSError:
@@ -189,13 +224,16 @@ class _Packer:
         elif self.totals.take_file(rel, len(data)):
             self.add(FILE, rel, st, data)
         else:
-            self.add(SIZED, rel, st, SIZE.pack(limit + 1))
-            if limit == MAX_ARCHIVE_BYTES:
-                self.note(f"your archives hold more than {MAX_ARCHIVES // 2**20} MB together; those past it "
-                          f"were not sent to be opened")
-            else:
-                self.note(f"your .py and .ipynb files hold more than {MAX_SOURCES // 2**20} MB together; those "
-                          f"past it were not sent to be graded")
+            self.over_totals(rel, st, limit)
+
+    def over_totals(self, rel: str, st: os.stat_result, limit: int) -> None:
+        self.add(SIZED, rel, st, SIZE.pack(limit + 1))
+        if limit == MAX_ARCHIVE_BYTES:
+            self.note(f"your archives hold more than {MAX_ARCHIVES // 2**20} MB together; those past it "
+                      f"were not sent to be opened")
+        else:
+            self.note(f"your .py and .ipynb files hold more than {MAX_SOURCES // 2**20} MB together; those "
+                      f"past it were not sent to be graded")
 
 
 # ====================================================================== the worker's side

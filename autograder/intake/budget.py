@@ -80,6 +80,14 @@ class Account:
                         f"gives to reading one submission")
         return min(left, self.limits.item_cpu_seconds) if item else left
 
+    def must_stop(self, margin: float = 0.5) -> bool:
+        """Whether a child reading the whole submission stops now, while it can still answer with
+        what it has done: its CPU limit is the whole seconds that were left when it started
+        (child_cpu), so it stops `margin` before them."""
+        if self._clock is None:
+            return self.cpu_left() < MIN_CHILD_CPU
+        return self._clock() > math.floor(self.limits.cpu_seconds - self.cpu_seconds) - margin
+
     def charge_cpu(self, seconds: float) -> None:
         if self._clock is None:       # a child's own time is measured by its clock
             with self._lock:
@@ -111,6 +119,10 @@ class Account:
     def over(self, what: str) -> str:
         """Why something was left out for `what`: "more than the 8 archives opened a submission may use"."""
         return f"more than the {COUNTED[what][1](self.limits)} a submission may use"
+
+    def over_time(self) -> str:
+        """Why something was left out when the CPU time ran out."""
+        return f"more than the {self.limits.cpu_seconds:g} s of CPU time the grader gives to reading one submission"
 
     def leave_out(self, why: str, name: str) -> None:
         with self._lock:
