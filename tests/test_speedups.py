@@ -126,3 +126,34 @@ def test_a_class_run_leaves_the_interpreter_as_it_found_it(tmp_path, monkeypatch
     assert (tmp_path / "out" / "grades.csv").is_file()
     assert seen == []
     assert not hasattr(worker, "warm_up")
+
+
+def _huge_pages_possible() -> bool:
+    """MADV_COLLAPSE (Linux 6.1) and transparent huge pages not turned off."""
+    try:
+        release = tuple(int(x) for x in os.uname().release.split(".")[:2])
+        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except (OSError, ValueError):
+        return False
+    return release >= (6, 1) and "[never]" not in setting
+
+
+@pytest.mark.parametrize("fast", ["1", "-huge_pages"])
+def test_a_zygote_holds_its_image_in_huge_pages_only_with_the_speedup_on(fast, monkeypatch):
+    """The zygote says what it collapsed; a child forked from it grades as any other (the class
+    and check tests above grade the same with every speed-up off)."""
+    from autograder.config.limits import Limits
+    from autograder.sandbox.zygote_process import _Zygote
+    from autograder.sandbox.zygotes import zygote_config
+
+    monkeypatch.setenv(SWITCH, fast)
+    zygote = _Zygote(zygote_config((False, False), None, Limits()))
+    try:
+        zygote.wait_ready(120)
+        held = zygote.layers.get("huge_pages_mb")
+    finally:
+        zygote.close()
+    if fast == "1" and _huge_pages_possible():
+        assert held > 0, zygote.layers       # numpy's image: tens of MB
+    else:
+        assert held == 0, zygote.layers

@@ -13,6 +13,7 @@ from typing import Iterable
 import atexit
 import os
 
+from autograder import speedups
 from autograder.config.limits import Limits
 from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
@@ -32,7 +33,8 @@ def private_uid_wanted(limits: Limits) -> bool:
 
 def zygote_config(needs: Needs, uid: int | None, limits: Limits) -> dict:
     return {"torch": needs[0], "matplotlib": needs[1], "uid": uid,
-            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb}
+            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb,
+            "huge_pages": speedups.on("huge_pages")}
 
 
 def needs(imports: frozenset[str], torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
