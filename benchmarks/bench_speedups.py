@@ -233,6 +233,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="", help="these speed-ups only (comma-separated)")
     p.add_argument("--paths", default="check-one,check,class,cluster,watch",
                    help="these paths only (comma-separated: check-one, check, class, cluster, watch)")
+    p.add_argument("--name", default="speedups", help="the record's name in benchmarks/results")
     args = p.parse_args(argv)
     names = [n for n in (args.only.split(",") if args.only else SPEEDUPS) if n]
     paths = [p for p in args.paths.split(",") if p]
@@ -271,7 +272,7 @@ def main(argv=None) -> int:
                               target="at least 1.10x on its target path, or the speed-up goes"
                               if row["off"].startswith("-") else None)
                 for row in rows if row["off"] != "all on"]
-    record.write("speedups", {"rounds": args.rounds, "students": args.students, "saves": args.saves,
+    record.write(args.name, {"rounds": args.rounds, "students": args.students, "saves": args.saves,
                               "speedups": verdicts(rows), "rows": rows}, headline=headline)
     load = os.getloadavg()
     print(f"load average {record.LOAD_AT_START[0]:.2f} -> {load[0]:.2f}")

@@ -45,7 +45,7 @@ def headline(record: dict) -> list[dict]:
     if record.get("headline"):
         return record["headline"]
     rows = record.get("rows") or []
-    if record.get("benchmark") == "speedups":
+    if str(record.get("benchmark", "")).startswith("speedups"):
         return [{"figure": f"`{r['path']}` with {r['off'].lstrip('-')} off" if r["off"].startswith("-")
                  else f"`{r['path']}` with every speed-up off", "value": r.get("wall_s", r.get("median_s")),
                  "unit": "s", "anchor": "every speed-up on", "ratio": r.get("wall_off_on", r.get("ratio_off_on")),

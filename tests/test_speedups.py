@@ -138,22 +138,18 @@ def _huge_pages_possible() -> bool:
     return release >= (6, 1) and "[never]" not in setting
 
 
-@pytest.mark.parametrize("fast", ["1", "-huge_pages"])
-def test_a_zygote_holds_its_image_in_huge_pages_only_with_the_speedup_on(fast, monkeypatch):
-    """The zygote says what it collapsed; a child forked from it grades as any other (the class
-    and check tests above grade the same with every speed-up off)."""
+@pytest.mark.parametrize("fast, many", [("1", True), ("1", False), ("-huge_pages", True)])
+def test_a_class_s_zygotes_hold_their_image_in_huge_pages_only_with_the_speedup_on(fast, many, monkeypatch):
+    """A class's sandbox (many submissions) with the speed-up on; never a one-off check's, whose
+    zygotes would not earn back the collapse. The zygote says what it collapsed; children forked
+    from it grade as any other (the class and check tests above grade the same with it off)."""
     from autograder.config.limits import Limits
-    from autograder.sandbox.zygote_process import _Zygote
-    from autograder.sandbox.zygotes import zygote_config
+    from autograder.grading.grade import grading_sandbox
 
     monkeypatch.setenv(SWITCH, fast)
-    zygote = _Zygote(zygote_config((False, False), None, Limits()))
-    try:
-        zygote.wait_ready(120)
-        held = zygote.layers.get("huge_pages_mb")
-    finally:
-        zygote.close()
-    if fast == "1" and _huge_pages_possible():
-        assert held > 0, zygote.layers       # numpy's image: tens of MB
+    with grading_sandbox(Limits(), many=many) as box:
+        held = box.zygotes.get((False, False)).layers.get("huge_pages_mb")
+    if fast == "1" and many and _huge_pages_possible():
+        assert held > 0, held       # numpy's image: a few MB
     else:
-        assert held == 0, zygote.layers
+        assert held == 0, held

@@ -13,7 +13,6 @@ from typing import Iterable
 import atexit
 import os
 
-from autograder import speedups
 from autograder.config.limits import Limits
 from autograder.sandbox.outcome import SandboxError
 from autograder.sandbox.zygote_process import _Zygote, next_private_uid
@@ -31,10 +30,13 @@ def private_uid_wanted(limits: Limits) -> bool:
     return limits.drop_privileges and os.geteuid() == 0
 
 
-def zygote_config(needs: Needs, uid: int | None, limits: Limits) -> dict:
+def zygote_config(needs: Needs, uid: int | None, limits: Limits, huge_pages: bool = False) -> dict:
+    """What a zygote is started with. `huge_pages`: it holds its image in huge pages once its
+    imports are done (fewer page tables for each fork to copy; the collapse costs a few tenths of
+    a second at its start, which only a zygote that serves many children earns back)."""
     return {"torch": needs[0], "matplotlib": needs[1], "uid": uid,
             "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb,
-            "huge_pages": speedups.on("huge_pages")}
+            "huge_pages": huge_pages}
 
 
 def needs(imports: frozenset[str], torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
@@ -92,6 +94,7 @@ class Zygotes:
         self.by_needs: dict[Needs, _Zygote] = {}
         self.private_uid: int | None = None
         self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
+        self.huge_pages = False               # set by a class run: each zygote serves many children
         self.restarts = 0                     # zygotes started again after one died
         self.closed = False
 
@@ -104,7 +107,7 @@ class Zygotes:
         return self.private_uid
 
     def start(self, needs: Needs) -> _Zygote:
-        z = self._adopted(needs) or _Zygote(zygote_config(needs, self.uid(), self.limits))
+        z = self._adopted(needs) or _Zygote(zygote_config(needs, self.uid(), self.limits, self.huge_pages))
         self.by_needs[needs] = z
         return z
 
@@ -115,7 +118,7 @@ class Zygotes:
         if early is None:
             return None
         uid = early.config["uid"]
-        if (self.private_uid in (None, uid) and early.config == zygote_config(needs, uid, self.limits)
+        if (self.private_uid in (None, uid) and early.config == zygote_config(needs, uid, self.limits, self.huge_pages)
                 and early.alive()):
             if uid is not None:
                 self.private_uid = uid
