@@ -20,7 +20,6 @@ SWITCH = "ATTNKIT_FAST"
 
 SPEEDUPS = {
     "course_cache": "a course validated before is read without pydantic",
-    "huge_pages": "each zygote holds its imported image in huge pages, so a child's forks copy less",
 }
 
 

@@ -126,30 +126,3 @@ def test_a_class_run_leaves_the_interpreter_as_it_found_it(tmp_path, monkeypatch
     assert (tmp_path / "out" / "grades.csv").is_file()
     assert seen == []
     assert not hasattr(worker, "warm_up")
-
-
-def _huge_pages_possible() -> bool:
-    """MADV_COLLAPSE (Linux 6.1) and transparent huge pages not turned off."""
-    try:
-        release = tuple(int(x) for x in os.uname().release.split(".")[:2])
-        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
-    except (OSError, ValueError):
-        return False
-    return release >= (6, 1) and "[never]" not in setting
-
-
-@pytest.mark.parametrize("fast, many", [("1", True), ("1", False), ("-huge_pages", True)])
-def test_a_class_s_zygotes_hold_their_image_in_huge_pages_only_with_the_speedup_on(fast, many, monkeypatch):
-    """A class's sandbox (many submissions) with the speed-up on; never a one-off check's, whose
-    zygotes would not earn back the collapse. The zygote says what it collapsed; children forked
-    from it grade as any other (the class and check tests above grade the same with it off)."""
-    from autograder.config.limits import Limits
-    from autograder.grading.grade import grading_sandbox
-
-    monkeypatch.setenv(SWITCH, fast)
-    with grading_sandbox(Limits(), many=many) as box:
-        held = box.zygotes.get((False, False)).layers.get("huge_pages_mb")
-    if fast == "1" and many and _huge_pages_possible():
-        assert held > 0, held       # numpy's image: a few MB
-    else:
-        assert held == 0, held

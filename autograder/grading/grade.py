@@ -36,10 +36,8 @@ def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolat
     """The sandbox every path grades in, with the course's limits. `hide`: folders the submission's
     code must not read (the upload, the course, other students). `many`: it grades many
     submissions (a class's lane, a Dask worker): some file will want torch and matplotlib together,
-    so its torch zygote has both (one torch start, not one per kind), and with the huge_pages
-    speed-up its zygotes hold their images in huge pages (cheaper forks, a dearer start). A file
-    may import another exercise only where the grader provides it (the exercises' stems are
-    refused by name)."""
+    so its torch zygote has both (one torch start, not one per kind). A file may import another
+    exercise only where the grader provides it (the exercises' stems are refused by name)."""
     from autograder.checks.contract import STEMS
     from autograder.intake import facts
 
@@ -47,10 +45,7 @@ def grading_sandbox(limits, *, hide: Collection[str | Path] = (), require_isolat
     box = Sandbox(limits, hide=tuple(str(p) for p in hide), require_isolation=require_isolation, stems=STEMS,
                   reader=facts.read)
     if many:
-        from autograder import speedups
-
         box.zygotes.torch_with_matplotlib = True
-        box.zygotes.huge_pages = speedups.on("huge_pages")
     return box
 
 

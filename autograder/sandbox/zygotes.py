@@ -30,13 +30,9 @@ def private_uid_wanted(limits: Limits) -> bool:
     return limits.drop_privileges and os.geteuid() == 0
 
 
-def zygote_config(needs: Needs, uid: int | None, limits: Limits, huge_pages: bool = False) -> dict:
-    """What a zygote is started with. `huge_pages`: it holds its image in huge pages once its
-    imports are done (fewer page tables for each fork to copy; the collapse costs a few tenths of
-    a second at its start, which only a zygote that serves many children earns back)."""
+def zygote_config(needs: Needs, uid: int | None, limits: Limits) -> dict:
     return {"torch": needs[0], "matplotlib": needs[1], "uid": uid,
-            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb,
-            "huge_pages": huge_pages}
+            "jail": limits.drop_privileges or os.geteuid() != 0, "tmp_mb": limits.tmp_mb}
 
 
 def needs(imports: frozenset[str], torch: bool | None = None, matplotlib: bool | None = None) -> Needs:
@@ -94,7 +90,6 @@ class Zygotes:
         self.by_needs: dict[Needs, _Zygote] = {}
         self.private_uid: int | None = None
         self.torch_with_matplotlib = False   # set by a class run: one torch zygote serves every file
-        self.huge_pages = False               # set by a class run: each zygote serves many children
         self.restarts = 0                     # zygotes started again after one died
         self.closed = False
 
@@ -107,7 +102,7 @@ class Zygotes:
         return self.private_uid
 
     def start(self, needs: Needs) -> _Zygote:
-        z = self._adopted(needs) or _Zygote(zygote_config(needs, self.uid(), self.limits, self.huge_pages))
+        z = self._adopted(needs) or _Zygote(zygote_config(needs, self.uid(), self.limits))
         self.by_needs[needs] = z
         return z
 
@@ -118,7 +113,7 @@ class Zygotes:
         if early is None:
             return None
         uid = early.config["uid"]
-        if (self.private_uid in (None, uid) and early.config == zygote_config(needs, uid, self.limits, self.huge_pages)
+        if (self.private_uid in (None, uid) and early.config == zygote_config(needs, uid, self.limits)
                 and early.alive()):
             if uid is not None:
                 self.private_uid = uid

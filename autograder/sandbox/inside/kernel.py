@@ -36,9 +36,6 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS_LOCKED, each with its lock: exec never grants capabilities back.
 SECUREBITS_LOCKED = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 
-MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25
-HUGE_PAGE = 2 * 1024 * 1024
-
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
 _CAP_VERSION_3 = 0x20080522
 
@@ -61,7 +58,6 @@ def _lib():
         _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
         _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
         _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     return _libc
 
 
@@ -180,32 +176,3 @@ def write_id_maps(uid_outside: int, gid_outside: int) -> None:
         f.write(f"0 {uid_outside} 1\n")
     with open("/proc/self/gid_map", "w") as f:
         f.write(f"0 {gid_outside} 1\n")
-
-
-def hold_in_huge_pages() -> int:
-    """This process's private anonymous memory (what its imports built: the heap and the
-    allocators' arenas) collapsed into transparent huge pages, so that each fork copies one page
-    table entry per 2 MB of it instead of 512. Returns the bytes collapsed: 0 where the kernel
-    cannot (before Linux 6.1, or huge pages off), which changes nothing but the speed."""
-    libc = _lib()
-    if libc is None:
-        return 0
-    try:
-        with open("/proc/self/maps", encoding="ascii") as maps:
-            lines = maps.readlines()
-    except OSError:
-        return 0
-    collapsed = 0
-    for line in lines:
-        fields = line.split()
-        perms, path = fields[1], fields[5] if len(fields) > 5 else ""
-        if not perms.startswith("rw") or perms[3] != "p" or path not in ("", "[heap]"):
-            continue
-        low, high = (int(edge, 16) for edge in fields[0].split("-"))
-        low, high = -(-low // HUGE_PAGE) * HUGE_PAGE, high // HUGE_PAGE * HUGE_PAGE
-        if high - low < HUGE_PAGE:
-            continue
-        libc.madvise(low, high - low, MADV_HUGEPAGE)      # the new pages of this range too
-        if libc.madvise(low, high - low, MADV_COLLAPSE) == 0:
-            collapsed += high - low
-    return collapsed

@@ -337,8 +337,6 @@ def main() -> None:
     import tempfile  # noqa: F401
     import traceback  # noqa: F401
 
-    # Last, once the image is built: a child's forks then copy a fraction of its page tables.
-    huge = KERNEL.hold_in_huge_pages() if config.get("huge_pages") else 0
     try:
         # compiled once, while the host's libraries are in view
         seccomp = JAIL.seccomp_program(JAIL.import_pyseccomp())
@@ -347,18 +345,17 @@ def main() -> None:
     child_path = paths.child_sys_path(KIT_ROOT)
     stop_watching()
     prepared = dict(seccomp=seccomp, child_path=child_path, convert=convert, guard=guard, errors=errors,
-                    ipython=ipython, worker=worker, huge=huge,
+                    ipython=ipython, worker=worker,
                     modules={name: [str(getattr(m, "__version__", "")), str(getattr(m, "__file__", ""))]
                              for name, m in modules.items()})
     _become_zygote(ctrl_fd, config, **prepared)
 
 
 def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, guard, errors, ipython,
-                   worker, modules, huge) -> NoReturn:
+                   worker, modules) -> NoReturn:
     """After the imports: the jail, then serve."""
     layers = _enter_jail(config)
     layers["seccomp"] = seccomp is not None
-    layers["huge_pages_mb"] = huge >> 20
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
                     IPYTHON=ipython,
                     CHILD_PATH=child_path, JAILED=layers["jailed"], LAST_CAP=KERNEL.last_capability(),
