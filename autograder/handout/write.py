@@ -26,7 +26,7 @@ CHECKER = "check.py"
 # in a wrong answer and the mistakes told by it, the failed checks grouped by cause.
 JUDGE = HANDOUT_CODE.parent / "judge"
 MODULES = {**{name: HANDOUT_CODE / name for name in ("unjailed.py", "unjailed_child.py", "unjailed_imports.py",
-                                                     "unjailed_siblings.py")},
+                                                     "unjailed_report.py", "unjailed_siblings.py")},
            **{f"judge/{path.name}": path for path in sorted(JUDGE.glob("*.py"))}}
 DATA_FOLDER = "check_data"
 
