@@ -233,21 +233,26 @@ def test_a_client_out_of_time_sends_what_it_packed_exercises_first_and_says_so(t
 
 
 def test_a_reading_child_must_stop_while_it_can_still_answer():
-    """Its CPU limit is the whole seconds left when it started (budget.Account.child_cpu): it
-    stops with more than that fraction and a margin to spare."""
-    from autograder.config.limits import IntakeLimits
-    from autograder.intake import budget
-
-    for used in (0.0, 10.2, 10.9):
-        parent = budget.Account(IntakeLimits(cpu_seconds=12), cpu_seconds=used)
-        limit = parent.child_cpu(item=False)
-        child = budget.Account.in_child(parent.state())
-        child._clock = lambda: own
-        own = 0.0
-        assert not child.must_stop()
-        while not child.must_stop():
-            own += 0.01
-        assert limit - own >= 0.25, (used, limit, own)
+    """A child under a CPU limit (RLIMIT_CPU, as the helper sets it: here less than the student's
+    time left, as an item's) that works until must_stop says so is still alive, with a margin
+    of its limit to spare."""
+    code = """
+import json, resource
+from autograder.config.limits import IntakeLimits
+from autograder.intake import budget
+resource.setrlimit(resource.RLIMIT_CPU, (2, 3))
+child = budget.Account.in_child(budget.Account(IntakeLimits(cpu_seconds=12)).state())
+started = not child.must_stop()
+while not child.must_stop():
+    pass
+own = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps([started, own.ru_utime + own.ru_stime]))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=KIT_ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    started, own = json.loads(run.stdout)
+    assert started
+    assert 1.0 < own <= 2 - 0.25, own
 
 
 # ====================================================================== validation of answers

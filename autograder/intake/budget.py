@@ -82,11 +82,15 @@ class Account:
 
     def must_stop(self, margin: float = 0.5) -> bool:
         """Whether a child reading the whole submission stops now, while it can still answer with
-        what it has done: its CPU limit is the whole seconds that were left when it started
-        (child_cpu), so it stops `margin` before them."""
+        what it has done: `margin` seconds before its own CPU limit (RLIMIT_CPU, as it was started
+        with: past it the child ends with nothing said), or once the student's time is spent.
+        Outside a child: when less is left than a child is started with."""
         if self._clock is None:
             return self.cpu_left() < MIN_CHILD_CPU
-        return self._clock() > math.floor(self.limits.cpu_seconds - self.cpu_seconds) - margin
+        limit = resource.getrlimit(resource.RLIMIT_CPU)[0]
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return (limit != resource.RLIM_INFINITY and own.ru_utime + own.ru_stime > limit - margin) \
+            or self.cpu_left() <= 0
 
     def charge_cpu(self, seconds: float) -> None:
         if self._clock is None:       # a child's own time is measured by its clock
