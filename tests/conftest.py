@@ -79,8 +79,8 @@ def pytest_configure(config):
 
 # The files that take longest, longest first: `-n 2 --dist loadfile` gives each worker whole files
 # in the order collected, so a long file collected last would leave the other worker idle meanwhile.
-LONGEST_FIRST = ("test_handout_engine", "test_nbgrader", "test_hostile_uploads", "test_other_pythons",
-                 "test_interpreter_locations", "test_gradescope_package", "test_one_judge", "test_distributed")
+LONGEST_FIRST = ("test_nbgrader", "test_hostile_uploads", "test_other_pythons", "test_distributed",
+                 "test_interpreter_locations", "test_one_judge", "test_handout_engine", "test_gradescope_package")
 
 
 def _longest_first(item) -> int:
