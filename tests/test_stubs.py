@@ -51,3 +51,34 @@ def test_source_that_does_not_parse_has_no_stubs_and_is_work():
     assert stubs("def softmax(:\n    pass\n", "attention") == frozenset()
     assert has_work("def softmax(:\n    pass\n", "attention")
     assert stubs_and_work("def softmax(:\n    pass\n", "attention") == (frozenset(), True)
+
+
+def test_the_parse_helper_reads_without_importing_the_checks_or_numpy():
+    """The helper that reads students' files starts first in a check and forks a child per item:
+    it learns each stem's graded names from the grader's request, not by importing every exercise."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, os\n"
+             "import autograder.sandbox.helper_server as h\n"
+             "h.role = 'helper'; os.environ[h.INSIDE_ENV] = '1'\n"
+             "import autograder.intake.parse_helper as p\n"
+             "p.warm()\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' or m.startswith('autograder.checks')))\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("folder", ["exercises", "solutions"])
+def test_a_bounded_child_finds_the_stubs_the_contract_names(folder):
+    """The child reads with the graded names the grader sent; the grader's own rule agrees."""
+    from autograder.config.paths import KIT_DATA
+    from autograder.intake import facts
+
+    for path in sorted((KIT_DATA / folder).glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        found = facts.of((text,), path.stem)          # in a bounded child of the parse helper
+        assert found.stubs == stubs(text, path.stem), path.name
+        assert found.has_work == has_work(text, path.stem), path.name
+    assert facts.of(((KIT_DATA / "exercises" / "attention.py").read_text(encoding="utf-8"),), "attention").stubs

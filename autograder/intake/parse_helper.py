@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 
-from autograder.intake import archives, budget, candidates, facts, load, staging
+from autograder.intake import archives, budget, candidates, facts, load, staging, stubs
 
 
 def charged(operation):
-    """`operation` run under the account sent with the request; answers its value and what it
-    changed of the account."""
-    def charged(state: dict, *args):
+    """`operation` run under the account sent with the request, with the graded names sent with it
+    (stubs.graded_table); answers its value and what it changed of the account."""
+    def charged(state: dict, graded: dict, *args):
         account = budget.Account.in_child(state)
-        with budget.charging(account):
+        with budget.charging(account), stubs.graded_as(graded):
             value = operation(*args)
         return {"value": value, "account": account.changes(state)}
     return charged
@@ -43,7 +43,8 @@ def warm() -> None:
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
                 "cells": [cell, dict(cell, source="%%time\ny = 2")]}
     try:
-        load.notebook_here(json.dumps(notebook), "warm.ipynb", "warm")
-        facts.facts_here(["import numpy as np\nX = [1.0]\n"], "attention")
+        with stubs.graded_as({"warm": ["f"]}):
+            load.notebook_here(json.dumps(notebook), "warm.ipynb", "warm")
+            facts.facts_here(["import numpy as np\nX = [1.0]\ndef f():\n    pass\n"], "warm")
     except Exception:  # noqa: BLE001 - a child that needs it meets the error and says so
         pass

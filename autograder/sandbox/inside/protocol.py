@@ -11,7 +11,8 @@ not plain strings as {"__dict__": [[key, value], ...]}.
 
 This file is loaded twice: by the grader as `autograder.sandbox.inside.protocol`, and by the zygote
 (a clean interpreter without the kit on sys.path) from its file path under a private name.
-So it imports nothing but the standard library and numpy.
+So it imports nothing but the standard library and numpy, and numpy only when an array is met:
+the parse helper loads it too, sends bytes and text, and starts faster without numpy.
 
 Reading is written for an untrusted sender: every length is capped, the npy header is
 parsed and checked against the bytes that follow before any array is made, object and
@@ -25,9 +26,12 @@ import json
 import re
 import socket
 import struct
+import sys
 import time
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 # JSON costs far more memory once parsed than arrays do (a float in a list: ~32 bytes).
@@ -52,13 +56,19 @@ class FrameTimeout(Exception):
     """The deadline passed before a whole frame arrived."""
 
 
+def _numpy():
+    import numpy
+
+    return numpy
+
+
 class TensorArg:
     """Marks an array the child must turn into a torch tensor before the call."""
 
     __slots__ = ("array", "dtype")
 
     def __init__(self, array, dtype: str | None = None):
-        self.array = np.asarray(array)
+        self.array = _numpy().asarray(array)
         self.dtype = dtype or self.array.dtype.name
 
     def __repr__(self) -> str:
@@ -71,7 +81,8 @@ def encode(value, blobs: list) -> object:
     """Plain data -> JSON-able structure; arrays are appended to `blobs` and referenced by index."""
     if value is None or type(value) in (bool, int, float, str):
         return value
-    if isinstance(value, np.generic):
+    np = sys.modules.get("numpy")      # where numpy was never imported, no value is one of its
+    if np is not None and isinstance(value, np.generic):
         if isinstance(value, (np.bool_, np.integer, np.floating)):
             return value.item()
         raise TypeError(f"cannot send a numpy scalar of dtype {value.dtype}")
@@ -86,7 +97,7 @@ def encode(value, blobs: list) -> object:
     if isinstance(value, TensorArg):
         blobs.append(_plain_array(value.array))
         return {"__tensor__": len(blobs) - 1, "dtype": str(value.dtype)}
-    if isinstance(value, np.ndarray):
+    if np is not None and isinstance(value, np.ndarray):
         blobs.append(_plain_array(value))
         return {"__ndarray__": len(blobs) - 1}
     if isinstance(value, tuple):
@@ -101,6 +112,7 @@ def encode(value, blobs: list) -> object:
 
 
 def _plain_array(arr: np.ndarray) -> np.ndarray:
+    np = _numpy()
     arr = np.ndarray.view(np.asarray(arr), np.ndarray)
     if arr.dtype.kind not in _BLOB_KINDS or arr.dtype.fields is not None:
         raise TypeError(f"cannot send an array of dtype {arr.dtype}")
@@ -278,7 +290,7 @@ def _plain_header(data: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int] | 
     if match is None:
         return None
     shape = tuple(int(n) for n in match.group(3).replace(b",", b" ").split())
-    return shape, match.group(2) == b"True", np.dtype(match.group(1).decode("ascii")), end
+    return shape, match.group(2) == b"True", _numpy().dtype(match.group(1).decode("ascii")), end
 
 
 def load_npy(data: bytes) -> np.ndarray:
@@ -289,6 +301,7 @@ def load_npy(data: bytes) -> np.ndarray:
     if plain is not None:
         shape, fortran, dtype, offset = plain
         return _array(data, shape, fortran, dtype, offset)
+    np = _numpy()
     fp = io.BytesIO(data)
     try:
         version = np.lib.format.read_magic(fp)
@@ -315,6 +328,7 @@ def _array(data: bytes, shape, fortran: bool, dtype: np.dtype, offset: int) -> n
         count *= s
     if count * dtype.itemsize != len(data) - offset:
         raise ProtocolError("a blob's size does not match its header")
+    np = _numpy()
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
     arr = flat.reshape(shape, order="F" if fortran else "C")
     return np.array(arr, dtype=dtype.newbyteorder("="), copy=True, order="C")
