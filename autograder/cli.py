@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.frontends.selection import SelectionError, select, stem_of
 from autograder.judge.words import counted
 
 if TYPE_CHECKING:    # imported in main(), after `check` has started its zygotes
@@ -25,10 +24,13 @@ def cmd_check(args, console: Console | None) -> int:
     """`console` is None: made when the first line is printed (rich is imported then, not before
     the grading has started). The children the check will wait for start before the grader
     imports its checks: they import on the other core meanwhile."""
-    from autograder.config import load_course, validate_check_ids
-    from autograder.grading.course_session import GradingSession, start_readers, start_zygotes
+    from autograder.frontends.selection import SelectionError, select, stem_of
+    from autograder.grading.early_start import start_readers, start_zygotes
 
     start_readers(tuple(dict.fromkeys(map(stem_of, args.exercise))) if args.exercise else None)
+    from autograder.config import load_course, validate_check_ids
+    from autograder.grading.course_session import GradingSession
+
     course = load_course(args.course)
     try:
         start_zygotes(course, select(args.exercise or (), course)[0])
@@ -144,6 +146,7 @@ def cmd_misconceptions(args, console: Console) -> int:
     from rich.table import Table
 
     from autograder.checks import all_misconceptions
+    from autograder.frontends.selection import stem_of
 
     table = Table(title="misconceptions the grader recognises", title_justify="left", show_lines=True)
     table.add_column("id")
