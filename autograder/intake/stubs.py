@@ -9,6 +9,7 @@ the handout's check.py decides with too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -29,7 +30,7 @@ def graded_table() -> dict[str, list[str]]:
 
 
 @contextmanager
-def graded_as(table: dict) -> object:
+def graded_as(table: dict) -> Iterator[None]:
     """Within it, the graded names are `table`'s (a request's graded_table)."""
     global _sent
     before = _sent
