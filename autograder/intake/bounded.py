@@ -21,14 +21,13 @@ notebook, a large .py file), so one hostile item costs that item, and the rest i
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
 import struct
 
 from autograder.sandbox import helper_process
-from autograder.intake import budget
+from autograder.intake import budget, stubs
 
 ITEM_WALL_SECONDS = 60.0        # a child starved by a busy machine, not one that works: helper_process
 READING_WALL_SECONDS = 600.0    # a whole submission's reading, its items' children included
@@ -67,7 +66,7 @@ def run(op: str, args: list, *, memo: str | None = None, fds: tuple[int, ...] = 
                                    wall_seconds=ITEM_WALL_SECONDS if item else READING_WALL_SECONDS,
                                    answer_bytes=ANSWER_BYTES, file_bytes=FILE_BYTES)
     try:
-        done = (helper or HELPER).run(op, [account.state(), _graded(), *args], limits, fds)
+        done = (helper or HELPER).run(op, [account.state(), stubs.graded_table(), *args], limits, fds)
     except helper_process.OverLimit as err:
         account.charge_cpu(err.cpu_seconds)
         why = _over(err.limit, limits, account)
@@ -81,13 +80,6 @@ def run(op: str, args: list, *, memo: str | None = None, fds: tuple[int, ...] = 
         raise ParserUnavailable("the grader's parser gave an answer that is not one")
     account.absorb(answer["account"])
     return answer["value"]
-
-
-@functools.cache
-def _graded() -> dict[str, list[str]]:
-    from autograder.intake.stubs import graded_table
-
-    return graded_table()
 
 
 def _over(limit: str, limits: helper_process.Limits, account: budget.Account) -> str:

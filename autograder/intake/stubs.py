@@ -22,11 +22,12 @@ from autograder.judge import syntax
 _sent: dict[str, tuple[str, ...]] | None = None
 
 
-def graded_table() -> dict[str, list[str]]:
+@lru_cache(maxsize=1)
+def graded_table() -> dict[str, tuple[str, ...]]:
     """Each stem's graded names (the contract's RETURNS), as data a request carries."""
     from autograder.checks.contract import RETURNS
 
-    return {stem: list(names) for stem, names in RETURNS.items()}
+    return {stem: tuple(names) for stem, names in RETURNS.items()}
 
 
 @contextmanager
@@ -42,11 +43,7 @@ def graded_as(table: dict) -> Iterator[None]:
 
 
 def graded_names(stem: str) -> tuple[str, ...]:
-    if _sent is not None:
-        return _sent.get(stem, ())
-    from autograder.checks.contract import RETURNS
-
-    return tuple(RETURNS.get(stem, ()))
+    return (graded_table() if _sent is None else _sent).get(stem, ())
 
 
 def has_work(source: str, stem: str) -> bool:
