@@ -82,3 +82,43 @@ def test_a_bounded_child_finds_the_stubs_the_contract_names(folder):
         assert found.stubs == stubs(text, path.stem), path.name
         assert found.has_work == has_work(text, path.stem), path.name
     assert facts.of(((KIT_DATA / "exercises" / "attention.py").read_text(encoding="utf-8"),), "attention").stubs
+
+
+def test_a_bounded_child_finds_what_a_file_imports_from_the_other_exercises():
+    """What a note says of a sibling import (grading/submission.py) is read in the child that parsed
+    the file: the grader's own process parses none of the student's code for it."""
+    from autograder.intake import facts
+
+    text = ("# imports anywhere\nimport numpy as np\nfrom attention import softmax, scaled_dot_product_attention\n"
+            "def causal_mask(n):\n    import attention\n    from .attention import softmax as relative\n"
+            "    return np.tril(np.ones((n, n), dtype=bool))\n")
+    found = facts.of((text,), "causal_mask")           # in a bounded child of the parse helper
+    assert found.imports_from == {"attention": ("softmax", "scaled_dot_product_attention", "attention")}
+    assert facts.imported_from(text, "causal_mask", "attention") == ["softmax", "scaled_dot_product_attention",
+                                                                     "attention"]
+    assert facts.imported_from(text, "causal_mask", "multihead") == []
+    assert facts.of(("def causal_mask(:\n",), "causal_mask").imports_from == {}    # work in progress: nothing
+
+
+def test_the_note_of_an_imported_stub_is_said_without_parsing_in_the_grader(sandbox, course, tmp_path, monkeypatch):
+    """causal_mask.py imports softmax from attention.py, the stub; the work is in Attention.py. The
+    note names it, with every parse of the student's code in this process refused."""
+    from autograder.config.paths import KIT_DATA
+    from autograder.grading.submission import grade_submission
+    from autograder.judge import forms
+
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "attention.py").write_text((KIT_DATA / "exercises" / "attention.py").read_text(encoding="utf-8"))
+    (folder / "Attention.py").write_text((KIT_DATA / "solutions" / "attention.py").read_text(encoding="utf-8"))
+    (folder / "causal_mask.py").write_text("from attention import softmax  # this test's\n"
+                                           + (KIT_DATA / "solutions" / "causal_mask.py").read_text(encoding="utf-8"))
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("the grader parsed a student's code")
+    for name in ("imports_of", "imported_from", "has_work", "stub_names"):
+        monkeypatch.setattr(forms, name, refused)
+    result = grade_submission(folder, course, sandbox, stems=("attention", "causal_mask"))
+    note = next(e.note for e in result.exercises if e.stem == "causal_mask")
+    assert "causal_mask.py imports softmax from attention.py, which is still the stub; your work is in Attention.py" \
+        in note and "(the grader used a correct attention)" in note, note

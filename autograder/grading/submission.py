@@ -80,7 +80,7 @@ def _with_imports_said(graded: ExerciseResult, loaded: SourceFile | LoadError, f
     (what Python, and the student's Jupyter, import) is the untouched stub or absent while the
     student's work on it is in another file: the grader gave it a correct one, their kernel did not."""
     from autograder.checks import EXERCISES
-    from autograder.checks.contract import RETURNS
+    from autograder.intake import facts
     from autograder.intake.files import Flag
     from autograder.intake.load import read_source
 
@@ -89,18 +89,19 @@ def _with_imports_said(graded: ExerciseResult, loaded: SourceFile | LoadError, f
     said = []
     beside = folder / Path(loaded.filename).parent
     for sibling in EXERCISES[graded.stem].provided:
-        imported = forms.imported_from(str(loaded.source), sibling)
+        # what the student's code imports and holds is read in the child that parsed it (facts)
+        imported = facts.imported_from(str(loaded.source), graded.stem, sibling)
         if not imported:
             continue
-        names, py = RETURNS.get(sibling, ()), beside / f"{sibling}.py"
+        py = beside / f"{sibling}.py"
         text = read_source(py, sibling) if py.is_file() else None
-        state = "missing" if text is None else "work" if isinstance(text, LoadError) or forms.has_work(text, names) \
+        state = "missing" if text is None else "work" if isinstance(text, LoadError) or facts.has_work(text, sibling) \
             else "stub"
         counted = load_submission(folder, (sibling,))[sibling]
         # several names could be the sibling's (each graded, the better counts): each that holds work
         several = isinstance(counted, LoadError) and Flag.AMBIGUOUS.value in counted.flags
         work = [Path(s.filename).name for s in (candidate_sources(folder, sibling) if several else [counted])
-                if isinstance(s, SourceFile) and forms.has_work(str(s.source), names)]
+                if isinstance(s, SourceFile) and facts.has_work(str(s.source), sibling)]
         sentence = forms.imported_stub(Path(loaded.filename).name, sibling, imported, state, work)
         if sentence:
             said.append(f"{sentence} (the grader used a correct {sibling})")

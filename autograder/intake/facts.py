@@ -7,6 +7,8 @@ texts, so that the grader's own process parses none of it:
               sandbox/inert.py), and the modules such a file imports (a course may block one)
     stubs     the graded names it leaves as stubs, for the stem it is read as (intake/stubs.py)
     has_work  whether it answers anything for that stem (which form of an exercise counts)
+    imports_from  for that stem, the names it imports from each other stem (what a note says of
+              a sibling it imports whose .py file is the stub: grading/submission.py)
 
 The child that parses a file finds its facts (a notebook's or a large file's in the child that
 reads it alone, intake/load.py) and they travel with its answer, so the grader asks a child only
@@ -33,9 +35,11 @@ class Facts(Read):
     names it leaves as stubs, and whether it answers anything."""
     stubs: frozenset[str] | None = None
     has_work: bool | None = None
+    imports_from: dict[str, tuple[str, ...]] | None = None
 
 
-NOTHING_KNOWN = {"imports": [], "literals": None, "stubs": None, "has_work": None}   # such a source runs in a child
+NOTHING_KNOWN = {"imports": [], "literals": None, "stubs": None, "has_work": None,
+                 "imports_from": None}        # such a source runs in a child
 
 
 def facts_here(texts: list[str], stem: str | None) -> dict:
@@ -53,14 +57,15 @@ def facts_here(texts: list[str], stem: str | None) -> dict:
                         "imported": sorted(read.modules)}
         except (TypeError, RecursionError):
             literals = None      # such a file runs in a child
-    stubs = work = None
+    stubs = work = imports_from = None
     if stem is not None:
         from autograder.intake import stubs as stub_rules
 
         joined = texts[0] if len(texts) == 1 else "\n\n".join(texts)
-        found, work = stub_rules.stubs_and_work(joined, stem)
+        found, work, imports_from = stub_rules.stubs_work_and_imports(joined, stem)
         stubs = sorted(found)
-    return {"imports": imports, "literals": literals, "stubs": stubs, "has_work": work}
+    return {"imports": imports, "literals": literals, "stubs": stubs, "has_work": work,
+            "imports_from": imports_from}
 
 
 def _from_plain(plain: Any) -> Facts:
@@ -80,9 +85,12 @@ def _from_plain(plain: Any) -> Facts:
         else:
             literals.update((str(name), UNBOUND) for name in found.get("modules", ()))
             modules = frozenset(str(m) for m in found.get("imported", ()))
-    stubs, work = plain.get("stubs"), plain.get("has_work")
+    stubs, work, imported = plain.get("stubs"), plain.get("has_work"), plain.get("imports_from")
+    if isinstance(imported, dict):
+        imported = {str(module): tuple(str(n) for n in names) for module, names in imported.items()
+                    if isinstance(names, list)}
     return Facts(imports, literals, modules, frozenset(str(s) for s in stubs) if isinstance(stubs, list) else None,
-                 work if isinstance(work, bool) else None)
+                 work if isinstance(work, bool) else None, imported if isinstance(imported, dict) else None)
 
 
 _MEMO: OrderedDict[bytes, tuple[Facts, dict]] = OrderedDict()
@@ -158,6 +166,13 @@ def stubs(source: str, stem: str) -> frozenset[str]:
     """stubs.stubs of a source, found in a child."""
     found = of((str(source),), stem)
     return found.stubs if found.stubs is not None else frozenset()
+
+
+def imported_from(source: str, stem: str, sibling: str) -> list[str]:
+    """forms.imported_from of a source read as `stem`'s, found in a child ([] when that cannot be
+    said: nothing is said of the import)."""
+    found = of((str(source),), stem).imports_from
+    return list(found.get(sibling, ())) if found is not None else []
 
 
 def has_work(source: str, stem: str) -> bool:

@@ -64,6 +64,13 @@ def _stubs(source: str, graded: tuple[str, ...]) -> frozenset[str]:
 
 def stubs_and_work(source: str, stem: str) -> tuple[frozenset[str], bool]:
     """(stubs, has_work) of a source parsed once (neither rule changes the tree)."""
+    found, work, _ = stubs_work_and_imports(source, stem)
+    return found, work
+
+
+def stubs_work_and_imports(source: str, stem: str) -> tuple[frozenset[str], bool, dict[str, list[str]]]:
+    """(stubs, has_work, what it imports from each other stem: forms.imported_from) of a source
+    parsed once (no rule changes the tree)."""
     trees: dict[str, object] = {}
 
     def parse_once(text: str):
@@ -72,4 +79,6 @@ def stubs_and_work(source: str, stem: str) -> tuple[frozenset[str], bool]:
         return trees[text]
 
     graded = graded_names(stem)
-    return forms.stub_names(source, graded, parse_once), forms.has_work(source, graded, parse_once)
+    table = graded_table() if _sent is None else _sent
+    imports = forms.imports_of(source, [other for other in table if other != stem], parse_once)
+    return forms.stub_names(source, graded, parse_once), forms.has_work(source, graded, parse_once), imports

@@ -290,17 +290,26 @@ def the_better(stem: str, graded: Sequence[Graded]) -> tuple[int, str]:
 def imported_from(source: str, sibling: str, parse: Callable[[str], ast.Module] = locked_parse) -> list[str]:
     """The names a file imports from `sibling` (`from attention import softmax`), anywhere in it;
     [sibling] for `import attention`; [] when it does not import it."""
+    return imports_of(source, (sibling,), parse).get(sibling, [])
+
+
+def imports_of(source: str, modules: Collection[str],
+               parse: Callable[[str], ast.Module] = locked_parse) -> dict[str, list[str]]:
+    """imported_from for each of `modules` the file imports, in one walk of its tree."""
     try:
         tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    names: list[str] = []
+        return {}
+    wanted = set(modules)
+    names: dict[str, list[str]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == sibling and not node.level:
-            names += [alias.name for alias in node.names]
+        if isinstance(node, ast.ImportFrom) and node.module in wanted and not node.level:
+            names.setdefault(node.module, []).extend(alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
-            names += [sibling for alias in node.names if alias.name == sibling]
-    return list(dict.fromkeys(names))
+            for alias in node.names:
+                if alias.name in wanted:
+                    names.setdefault(alias.name, []).append(alias.name)
+    return {module: list(dict.fromkeys(found)) for module, found in names.items()}
 
 
 def imported_stub(importer: str, sibling: str, imported: Sequence[str], py_state: str,
