@@ -108,3 +108,40 @@ def test_what_the_lines_say_and_when_the_source_is_parsed(monkeypatch, source, e
     monkeypatch.setattr(ast, "parse", parse)
     assert syntax.imports_among(source, WANTED) == expected
     assert bool(calls["n"]) == parsed
+
+
+def _kit_and_corpus_sources() -> list[str]:
+    root = Path(__file__).resolve().parent.parent
+    paths = [*sorted((root / "solutions").glob("*.py")), *sorted((root / "tests" / "corpus").rglob("*.py"))]
+    texts = [p.read_text(encoding="utf-8") for p in paths]
+    texts.append("try:\n    import a\nexcept ImportError:\n    from b import c\nelse:\n    import d\nfinally:\n"
+                 "    import e\nmatch x:\n    case 1:\n        import f\n    case _:\n        from g import h\n"
+                 "class K:\n    def m(self):\n        while True:\n            with o:\n                import i\n"
+                 "async def n():\n    async for q in r:\n        from j import k\n    async with s:\n        import l\n")
+    return texts
+
+
+def test_the_statement_walk_finds_every_import_the_full_walk_finds():
+    """Imports are statements: the statement walk (what reading a file asks: which modules, which
+    names from a sibling) finds exactly the import nodes ast.walk finds, at any depth."""
+    found = 0
+    for text in _kit_and_corpus_sources():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        imports = (ast.Import, ast.ImportFrom)
+        expected = [id(n) for n in ast.walk(tree) if isinstance(n, imports)]
+        assert sorted(id(n) for n in syntax.statements(tree) if isinstance(n, imports)) == sorted(expected)
+        assert syntax.count_nodes(tree) == sum(1 for _ in ast.walk(tree))     # a file's size limit
+        found += len(expected)
+    assert found > 100
+
+
+def test_a_shared_parse_is_the_same_tree_and_an_error_is_said_each_time():
+    text = "def f(x):\n    return x\n"
+    assert syntax.parsed(text) is syntax.parsed(text)
+    assert ast.dump(syntax.parsed(text)) == ast.dump(ast.parse(text))
+    for _ in range(2):
+        with pytest.raises(SyntaxError):
+            syntax.parsed("def f(:\n")

@@ -48,7 +48,7 @@ def graded_names(stem: str) -> tuple[str, ...]:
 
 def has_work(source: str, stem: str) -> bool:
     """Whether the code answers anything (forms.has_work, on the stem's graded names)."""
-    return forms.has_work(source, graded_names(stem), syntax.parse)
+    return forms.has_work(source, graded_names(stem), syntax.parsed)
 
 
 def stubs(source: str, stem: str) -> frozenset[str]:
@@ -59,7 +59,7 @@ def stubs(source: str, stem: str) -> frozenset[str]:
 
 @lru_cache(maxsize=64)
 def _stubs(source: str, graded: tuple[str, ...]) -> frozenset[str]:
-    return forms.stub_names(source, graded, syntax.parse)
+    return forms.stub_names(source, graded, syntax.parsed)
 
 
 def stubs_and_work(source: str, stem: str) -> tuple[frozenset[str], bool]:
@@ -71,14 +71,8 @@ def stubs_and_work(source: str, stem: str) -> tuple[frozenset[str], bool]:
 def stubs_work_and_imports(source: str, stem: str) -> tuple[frozenset[str], bool, dict[str, list[str]]]:
     """(stubs, has_work, what it imports from each other stem: forms.imported_from) of a source
     parsed once (no rule changes the tree)."""
-    trees: dict[str, object] = {}
-
-    def parse_once(text: str):
-        if text not in trees:
-            trees[text] = syntax.parse(text)
-        return trees[text]
-
     graded = graded_names(stem)
     table = graded_table() if _sent is None else _sent
-    imports = forms.imports_of(source, [other for other in table if other != stem], parse_once)
-    return forms.stub_names(source, graded, parse_once), forms.has_work(source, graded, parse_once), imports
+    imports = forms.imports_of(source, [other for other in table if other != stem], syntax.parsed)
+    return (forms.stub_names(source, graded, syntax.parsed), forms.has_work(source, graded, syntax.parsed),
+            imports)

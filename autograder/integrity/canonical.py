@@ -21,7 +21,8 @@ import ast
 import builtins
 import copy
 
-from autograder.integrity.names import SCOPES, Names, walk
+from autograder.integrity.names import SCOPES, Names
+from autograder.judge.syntax import walk
 
 MERGED = frozenset({"numpy", "torch", "math", "operator"})     # one namespace for these libraries' operations
 _PREFIXES = ("torch.nn.functional.", "torch.special.", "numpy.", "torch.", "math.", "operator.")

@@ -21,7 +21,8 @@ from __future__ import annotations
 import ast
 import operator
 
-from autograder.integrity.names import children, free_reads, walk
+from autograder.integrity.names import free_reads
+from autograder.judge.syntax import children, walk
 
 # Names a framework calls on a class the grader builds (torch.nn.Module's hooks).
 CALLED_BY_FRAMEWORK = frozenset({"forward", "extra_repr", "reset_parameters", "_reset_parameters",

@@ -17,6 +17,8 @@ import operator
 
 import numpy as np
 
+from autograder.judge.syntax import children, walk
+
 _EXPORTS = {"numpy": frozenset(getattr(np, "__all__", dir(np))),
             "math": frozenset(n for n in dir(math) if not n.startswith("_")),
             "operator": frozenset(n for n in dir(operator) if not n.startswith("_"))}
@@ -25,35 +27,6 @@ SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Cla
           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _OTHER = object()     # bound some other way than by one import
 _OUTER = object()     # declared global or nonlocal: an outer scope's
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def children(node: ast.AST) -> list[ast.AST]:
-    """ast.iter_child_nodes, several times faster: the fields that hold nodes known per type (all
-    but the Load/Store context). Every pass of the similarity's normalisation walks the tree."""
-    kind = type(node)
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx")
-    found = []
-    for name in fields:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            found += [v for v in value if isinstance(v, ast.AST)]
-        elif isinstance(value, ast.AST):
-            found.append(value)
-    return found
-
-
-def walk(node: ast.AST):
-    """Every node under `node` (itself included), in no particular order."""
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack += children(node)
 
 
 class Names:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Callable, Collection, Iterable, Sequence
 
-from .syntax import parse as locked_parse
+from .syntax import parse as locked_parse, statements
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -296,13 +296,15 @@ def imported_from(source: str, sibling: str, parse: Callable[[str], ast.Module] 
 def imports_of(source: str, modules: Collection[str],
                parse: Callable[[str], ast.Module] = locked_parse) -> dict[str, list[str]]:
     """imported_from for each of `modules` the file imports, in one walk of its tree."""
+    if source.isascii() and not any(module in source for module in modules):
+        return {}        # no import names them (a non-ASCII name may be one, normalised: walked)
     try:
         tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     wanted = set(modules)
     names: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.ImportFrom) and node.module in wanted and not node.level:
             names.setdefault(node.module, []).extend(alias.name for alias in node.names)
         elif isinstance(node, ast.Import):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 # The stand-ins for IPython, and the reading of an error (the sandbox child's too).
 from . import errors, ipython_shell
-from .syntax import one_at_a_time, parse
+from .syntax import count_nodes, one_at_a_time, parse, parsed
 
 _BODY_RUNS = ipython_shell.CELL_MAGICS_IN_NAMESPACE | ipython_shell.CELL_MAGICS_IN_FUNCTION
 
@@ -147,8 +147,8 @@ MAX_NODES = 50_000
 def compile_problem(source: str, name: str) -> str | None:
     """What compile() says is wrong with `source` (None: it compiles), in one sentence."""
     try:
-        tree = one_at_a_time(compile, source, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        nodes = sum(1 for _ in ast.walk(tree))
+        tree = parsed(source)        # the tree the other rules read too
+        nodes = count_nodes(tree)
         if nodes > MAX_NODES:
             return (f"{name} is too large to grade: {nodes} parts of Python code, the limit is {MAX_NODES} "
                     f"(an exercise file has a few thousand)")

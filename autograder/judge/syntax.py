@@ -31,6 +31,76 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     return one_at_a_time(ast.parse, text, filename=filename)
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """ast.iter_child_nodes, several times faster: the fields that hold nodes known per type (all
+    but the Load/Store context). Every pass of the similarity's normalisation walks the tree, and
+    reading a file counts its nodes."""
+    kind = type(node)
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx")
+    found = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found += [v for v in value if isinstance(v, ast.AST)]
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+def walk(node: ast.AST):
+    """Every node under `node` (itself included), in no particular order."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack += children(node)
+
+
+def count_nodes(tree: ast.AST) -> int:
+    """How many nodes ast.walk would give (each name's Load/Store context counted), by `walk`."""
+    return sum(2 if "ctx" in type(node)._fields else 1 for node in walk(tree))
+
+
+def statements(tree: ast.AST):
+    """Every statement under `tree`, at any depth (in functions, loops, `try`, `match`), and none
+    of the expressions: an import is a statement, and no expression holds one."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for name in _STATEMENT_FIELDS:
+            for item in getattr(node, name, ()):
+                if isinstance(item, ast.stmt):
+                    yield item
+                    stack.append(item)
+                elif isinstance(item, (ast.excepthandler, ast.match_case)):
+                    stack.append(item)
+
+
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def parsed(text: str) -> ast.Module:
+    """`parse(text)`, the same tree for the same text while it is among the last few asked: each
+    rule that reads a file (its syntax, which zygote it needs, its stubs and imports) reads one
+    parse of it. Shared: for rules that do not change the tree (`parse` gives a tree of its own)."""
+    if len(text) > PARSED_CHARS:
+        return parse(text)
+    tree = _PARSED.get(text, lambda: _tree_or_none(text))
+    return tree if tree is not None else parse(text)      # a text that does not parse says why again
+
+
+def _tree_or_none(text: str) -> ast.Module | None:
+    try:
+        return parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def one_at_a_time(build, *args, **kwargs):
     """`build(*args, **kwargs)` (a parse, or a compile to or from a syntax tree) under the parse
     lock, again if another thread's parse disturbed it."""
@@ -77,6 +147,8 @@ def imported_modules(text: str) -> set[str]:
 
 
 _IMPORTS_SEEN = TextMemo(512)      # a submission's texts, asked several times; not a class's
+_PARSED = TextMemo(8)      # a submission's files, each read by several rules in one child
+PARSED_CHARS = 200_000     # a larger text's tree is not kept: an exercise file has a few thousand characters
 
 
 def imports_among(text: str, wanted: tuple[str, ...]) -> set[str]:
@@ -122,18 +194,16 @@ def _mentioned_in_code(text: str, name: str) -> bool:
 
 def _parsed_imports(text: str) -> set[str]:
     try:
-        tree = parse(text)
+        tree = parsed(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
         return _imported_by_pattern(text)
     names: set[str] = set()
-    todo = [node for node in tree.body if not is_main_guard(node)]
-    while todo:
-        node = todo.pop()
+    kept = ast.Module(body=[node for node in tree.body if not is_main_guard(node)], type_ignores=[])
+    for node in statements(kept):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-        todo.extend(ast.iter_child_nodes(node))
     return names
 
 
