@@ -22,6 +22,8 @@ children's share is not measured and says so.
                               (the fork server's own CPU time, from /proc); in a class run the
                               same child fingerprints the graded code, and the similarity pass's
                               share (what it reads again: nothing for such a submission) apart
+  per submission              the submission's own steps in the grader, above its exercises' gradings
+                              (what a note says of a sibling it imports, the budget, the stalls)
   per submission              the result file, the feedback page (Markdown, HTML, pictures)
   per wrong answer            diagnosis (the mutants' answers), on a buggy submission: its first
                               grading, then each exercise of the submission with it, cached
@@ -143,6 +145,12 @@ def main(argv=None) -> int:
               f"its start above):")
         loaded = {stem: load_stem(folder, stem) for stem in course.exercises}
         figures["correct"] = _per_exercise(meter, loaded, course, sandbox, n)
+        whole: dict[str, tuple] = {}
+        with meter.measure(whole, "submission", n):
+            for _ in range(n):
+                grade_submission(folder, course, sandbox, sources=loaded)
+        print(row("graded as one submission (its own steps too)", whole["submission"], counted))
+        figures["correct_as_submission"] = as_ms(whole["submission"], counted)
 
         scaling = _scaling_parts(sandbox, meter, loaded["scaling"], n)
         print("\n  of which scaling's own code in its child (separate calls, one child each):")
@@ -318,6 +326,7 @@ def _read_as_graded(folder: Path, student, wanted: tuple[str, ...], account) -> 
 
 
 SIMILARITY = "reading for the similarity signal (a class run)"
+SUBMISSION_STEPS = "the submission's own steps (the grader, above its exercises: notes, budget)"
 
 
 def _phases(figures: dict, loaded: dict, counted: bool) -> dict:
@@ -344,6 +353,7 @@ def _phases(figures: dict, loaded: dict, counted: bool) -> dict:
             "the kit's process set-up (an empty child per exercise)": setup_child + setup_grader,
             "reading and staging (grading)": reading["grading"]["total_ms"],
             "reference and comparison (the grader, above an empty child)": every["grader_ms"] - setup_grader,
+            SUBMISSION_STEPS: max(0.0, figures["correct_as_submission"]["grader_ms"] - every["grader_ms"]),
             "diagnosis (none for a correct submission)": 0.0,
             "writing results (result file, feedback pages)": figures["reports"]["total_ms"],
             SIMILARITY: reading["similarity"]["total_ms"]}
