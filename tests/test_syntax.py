@@ -145,3 +145,13 @@ def test_a_shared_parse_is_the_same_tree_and_an_error_is_said_each_time():
     for _ in range(2):
         with pytest.raises(SyntaxError):
             syntax.parsed("def f(:\n")
+
+
+def test_a_tree_taken_to_be_rewritten_is_given_to_no_other_rule():
+    text = "import numpy as np\nX = np.ones(3)\n"
+    shared = syntax.parsed(text)
+    assert syntax.taken(text) is shared                 # the reading's tree, not a parse more
+    shared.body.clear()                                 # the similarity rewrites it
+    again = syntax.parsed(text)
+    assert again is not shared and len(again.body) == 2
+    assert syntax.taken("def g():\n    return 1\n").body[0].name == "g"    # nothing shared: parsed

@@ -36,7 +36,7 @@ import numpy as np
 
 # Through the kit's one parse lock: a class run fingerprints in its main thread while its lanes
 # parse (CPython 3.11's ast.parse is not thread-safe, judge/syntax.py).
-from autograder.judge.syntax import parse
+from autograder.judge.syntax import parse, taken
 from autograder.integrity.canonical import canonicalise, in_canonical_order
 from autograder.integrity.live_code import live_statements
 
@@ -205,7 +205,7 @@ def _statements(source: str, given: Given, prune: bool = True) -> list[tuple[tup
     code reachable from the contract's names is read (integrity/live_code.py). A statement written
     as the stub wrote it is not even read (most of a file); the names it binds are bound all the same."""
     try:
-        tree = parse(source)
+        tree = taken(source)      # rewritten below: the reading's shared tree, if it is there
         texts = _texts(tree, source)
         bound: set[str] = set()
         for text in texts:

@@ -94,6 +94,13 @@ def parsed(text: str) -> ast.Module:
     return tree if tree is not None else parse(text)      # a text that does not parse says why again
 
 
+def taken(text: str) -> ast.Module:
+    """`parse(text)` for a rule that changes the tree (the similarity's rewriting): the shared
+    tree when there is one, which no rule is given again (the next to ask parses anew)."""
+    tree = _PARSED.pop(text)
+    return tree if tree is not None else parse(text)
+
+
 def _tree_or_none(text: str) -> ast.Module | None:
     try:
         return parse(text)
@@ -123,9 +130,7 @@ class TextMemo:
         self.found: dict[bytes, object] = {}
 
     def get(self, text: str, find, name: str = ""):
-        key = hashlib.blake2b(name.encode("utf-8", "surrogatepass") + b"\0", digest_size=16)
-        key.update(text.encode("utf-8", "surrogatepass"))
-        digest = key.digest()
+        digest = self._key(text, name)
         try:
             return self.found[digest]
         except KeyError:
@@ -134,6 +139,16 @@ class TextMemo:
             self.found.clear()
         value = self.found[digest] = find()
         return value
+
+    def pop(self, text: str, name: str = ""):
+        """What was found in the text, forgotten here (None when nothing was)."""
+        return self.found.pop(self._key(text, name), None)
+
+    @staticmethod
+    def _key(text: str, name: str) -> bytes:
+        key = hashlib.blake2b(name.encode("utf-8", "surrogatepass") + b"\0", digest_size=16)
+        key.update(text.encode("utf-8", "surrogatepass"))
+        return key.digest()
 
 
 def imported_modules(text: str) -> set[str]:
