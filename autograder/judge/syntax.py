@@ -90,15 +90,23 @@ def parsed(text: str) -> ast.Module:
     parse of it. Shared: for rules that do not change the tree (`parse` gives a tree of its own)."""
     if len(text) > PARSED_CHARS:
         return parse(text)
-    tree = _PARSED.get(text, lambda: _tree_or_none(text))
+    tree = _parsed_here().get(text, lambda: _tree_or_none(text))
     return tree if tree is not None else parse(text)      # a text that does not parse says why again
 
 
 def taken(text: str) -> ast.Module:
     """`parse(text)` for a rule that changes the tree (the similarity's rewriting): the shared
     tree when there is one, which no rule is given again (the next to ask parses anew)."""
-    tree = _PARSED.pop(text)
+    tree = _parsed_here().pop(text)
     return tree if tree is not None else parse(text)
+
+
+def _parsed_here() -> "TextMemo":
+    """This thread's shared trees: a tree one thread takes to rewrite is never one another reads."""
+    memo = getattr(_PARSED, "memo", None)
+    if memo is None:
+        memo = _PARSED.memo = TextMemo(8)
+    return memo
 
 
 def _tree_or_none(text: str) -> ast.Module | None:
@@ -162,7 +170,7 @@ def imported_modules(text: str) -> set[str]:
 
 
 _IMPORTS_SEEN = TextMemo(512)      # a submission's texts, asked several times; not a class's
-_PARSED = TextMemo(8)      # a submission's files, each read by several rules in one child
+_PARSED = threading.local()    # a submission's files (8), each read by several rules in one child
 PARSED_CHARS = 200_000     # a larger text's tree is not kept: an exercise file has a few thousand characters
 
 
