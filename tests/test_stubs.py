@@ -70,6 +70,32 @@ def test_the_parse_helper_reads_without_importing_the_checks_or_numpy():
     assert run.stdout.strip() == "[]"
 
 
+def test_a_child_that_reads_a_notebook_passes_on_the_graded_names_it_was_sent(tmp_path):
+    """A child reading a folder forks again for a notebook: its request carries the graded names
+    the child was sent, not the contract's (which would import every exercise and numpy there)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from autograder.config.paths import KIT_DATA
+
+    for name in ("attention.py", "attention.ipynb"):
+        shutil.copy(KIT_DATA / "exercises" / name, tmp_path / name)
+    probe = ("import sys, os, tempfile\n"
+             "import autograder.sandbox.helper_server as h\n"
+             "h.role = 'helper'; os.environ[h.INSIDE_ENV] = '1'\n"
+             "import autograder.intake.parse_helper as p\n"
+             "p.warm(); h.role = 'child'; h.ops = p.OPS; h.module_name = 'autograder.intake.parse_helper'\n"
+             "from autograder.intake import stubs, staging\n"
+             "with stubs.graded_as({'attention': ['softmax', 'scaled_dot_product_attention']}):\n"
+             f"    found = staging.read_here({str(tmp_path)!r}, [], tempfile.mkdtemp(), ['attention'])\n"
+             "print(found['loaded']['attention']['filename'])\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' or m.startswith('autograder.checks')))\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines()[-1] == "[]", run.stdout[-500:]
+
+
 @pytest.mark.parametrize("folder", ["exercises", "solutions"])
 def test_a_bounded_child_finds_the_stubs_the_contract_names(folder):
     """The child reads with the graded names the grader sent; the grader's own rule agrees."""

@@ -66,7 +66,7 @@ def run(op: str, args: list, *, memo: str | None = None, fds: tuple[int, ...] = 
                                    wall_seconds=ITEM_WALL_SECONDS if item else READING_WALL_SECONDS,
                                    answer_bytes=ANSWER_BYTES, file_bytes=FILE_BYTES)
     try:
-        done = (helper or HELPER).run(op, [account.state(), stubs.graded_table(), *args], limits, fds)
+        done = (helper or HELPER).run(op, [account.state(), stubs.graded_here(), *args], limits, fds)
     except helper_process.OverLimit as err:
         account.charge_cpu(err.cpu_seconds)
         why = _over(err.limit, limits, account)

@@ -42,8 +42,14 @@ def graded_as(table: dict) -> Iterator[None]:
         _sent = before
 
 
+def graded_here() -> dict[str, tuple[str, ...]]:
+    """The graded names this process reads with: those it was sent (a helper's child, which passes
+    them on with a request of its own), else the contract's."""
+    return graded_table() if _sent is None else _sent
+
+
 def graded_names(stem: str) -> tuple[str, ...]:
-    return (graded_table() if _sent is None else _sent).get(stem, ())
+    return graded_here().get(stem, ())
 
 
 def has_work(source: str, stem: str) -> bool:
@@ -72,7 +78,6 @@ def stubs_work_and_imports(source: str, stem: str) -> tuple[frozenset[str], bool
     """(stubs, has_work, what it imports from each other stem: forms.imported_from) of a source
     parsed once (no rule changes the tree)."""
     graded = graded_names(stem)
-    table = graded_table() if _sent is None else _sent
-    imports = forms.imports_of(source, [other for other in table if other != stem], syntax.parsed)
+    imports = forms.imports_of(source, [other for other in graded_here() if other != stem], syntax.parsed)
     return (forms.stub_names(source, graded, syntax.parsed), forms.has_work(source, graded, syntax.parsed),
             imports)
