@@ -170,8 +170,8 @@ def imported_modules(text: str) -> set[str]:
 
 
 _IMPORTS_SEEN = TextMemo(512)      # a submission's texts, asked several times; not a class's
-_PARSED = threading.local()    # a submission's files (8), each read by several rules in one child
-PARSED_CHARS = 200_000     # a larger text's tree is not kept: an exercise file has a few thousand characters
+_PARSED = threading.local()    # per thread, a submission's files, each read by several rules in one child
+PARSED_CHARS = 64_000      # a larger text's tree is not kept: a tree takes many times its text's memory
 
 
 def imports_among(text: str, wanted: tuple[str, ...]) -> set[str]:
