@@ -227,7 +227,9 @@ def test_grade_flags_copied_answers_naming_both_for_the_instructor_only(varied, 
     assert float(totals["bo"][-3]) == full - varied.max_points(HAND)
     feedback = (out / "feedback" / "bo.md").read_text(encoding="utf-8")
     assert "another variant" in feedback and "ada" not in feedback
-    assert "ada" not in (out / "feedback" / "bo.html").read_text(encoding="utf-8").replace("ada.html", "")
+    page = (out / "feedback" / "bo.html").read_text(encoding="utf-8")
+    page = re.sub(r"<!-- attnkit [0-9a-f]+ -->", "", page)     # the page's digest may hold the letters by chance
+    assert "ada" not in page.replace("ada.html", "")
     report = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="integrity"' in report and ">bo</a>" in report and "<td>ada</td>" in report
 
