@@ -36,7 +36,7 @@ import numpy as np
 
 # Through the kit's one parse lock: a class run fingerprints in its main thread while its lanes
 # parse (CPython 3.11's ast.parse is not thread-safe, judge/syntax.py).
-from autograder.judge.syntax import parse, taken
+from autograder.judge.syntax import children, parse, taken
 from autograder.integrity.canonical import canonicalise, in_canonical_order
 from autograder.integrity.live_code import live_statements
 
@@ -140,32 +140,21 @@ def _in_source_order(node: ast.AST) -> list[tuple[ast.AST, int]]:
     while stack:
         node, line = pop()
         kind = type(node)
-        fields, placed = _SHAPE.get(kind) or _shape(kind)
+        placed = _PLACED.get(kind)
+        if placed is None:
+            placed = _PLACED[kind] = "lineno" in kind._attributes
         if placed:
             line = getattr(node, "lineno", line)      # a node the normalisation made may have none
         append((node, line))
         if kind in _LEAVES or (kind is ast.Expr and _is_docstring(node)):
             continue
-        children = []
-        for name in fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                children += [v for v in value if isinstance(v, ast.AST)]
-            elif isinstance(value, ast.AST):
-                children.append(value)
-        push([(child, line) for child in reversed(children)])
+        push([(child, line) for child in reversed(children(node))])
     return order
 
 
-_SHAPE: dict[type, tuple[tuple[str, ...], bool]] = {}
-
-
-def _shape(kind: type) -> tuple[tuple[str, ...], bool]:
-    """A node type's fields that may hold nodes (all but `ctx`, the Load/Store context, said by the
-    node around it), and whether its nodes carry a line. Kept per type: walking the tree is most
-    of fingerprinting a file."""
-    shape = _SHAPE[kind] = (tuple(f for f in kind._fields if f != "ctx"), "lineno" in kind._attributes)
-    return shape
+# Whether a node type's nodes carry a line, kept per type: walking the tree is most of
+# fingerprinting a file.
+_PLACED: dict[type, bool] = {}
 
 
 def _is_docstring(node: ast.AST) -> bool:
