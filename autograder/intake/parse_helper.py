@@ -15,7 +15,7 @@ from autograder.intake import archives, budget, candidates, facts, load, staging
 
 def charged(operation):
     """`operation` run under the account sent with the request, with the graded names sent with it
-    (stubs.graded_table); answers its value and what it changed of the account."""
+    (the sender's stubs.graded_here); answers its value and what it changed of the account."""
     def charged(state: dict, graded: dict, *args):
         account = budget.Account.in_child(state)
         with budget.charging(account), stubs.graded_as(graded):

@@ -17,7 +17,7 @@ from autograder.judge import forms
 from autograder.judge import syntax
 
 # The graded names of each stem, as the grader sent them with a request to the parse helper
-# (graded_table): its children read code without importing the checks, which import numpy and
+# (graded_here): its children read code without importing the checks, which import numpy and
 # every exercise. None: this process looks them up in the contract itself.
 _sent: dict[str, tuple[str, ...]] | None = None
 
@@ -32,7 +32,7 @@ def graded_table() -> dict[str, tuple[str, ...]]:
 
 @contextmanager
 def graded_as(table: dict) -> Iterator[None]:
-    """Within it, the graded names are `table`'s (a request's graded_table)."""
+    """Within it, the graded names are `table`'s (a request's graded_here)."""
     global _sent
     before = _sent
     _sent = {str(stem): tuple(str(n) for n in names) for stem, names in table.items()}
