@@ -123,3 +123,41 @@ def test_a_fork_that_failed_is_asked_for_once_more_then_said(course, monkeypatch
                 else:
                     assert "the sandbox could not start a process (fork failed" in outcome.message, outcome
                     assert outcome.reason == "sandbox"
+
+
+def test_a_torch_module_is_built_in_its_child_without_reading_a_file(course):
+    """Around the student's code, a child reads no file: building their module seeds torch's CPU
+    generator alone (torch.manual_seed would format a stack for CUDA and XPU and so read the source
+    of every frame, in every new child). The student's own audit hook sees every open."""
+    source = ("import sys\nimport numpy as np\nimport torch\nfrom torch import nn\n\nOPENED = []\n\n\n"
+              "def _record(event, args):\n"
+              "    if event == 'open' and isinstance(args[0], str):\n        OPENED.append(args[0])\n\n\n"
+              "sys.addaudithook(_record)\n\n\n"
+              "class Tiny(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+              "        self.W_q = nn.Linear(d, d)\n\n    def forward(self, x, mask=None):\n"
+              "        return self.W_q(x), x\n\n\n"
+              "def opened():\n    return np.array([float(len(OPENED))])\n")
+    import numpy as np
+
+    x = np.ones((1, 2, 3), dtype=np.float32)
+    with Sandbox(course.limits) as sandbox, sandbox.session("multihead", source, "multihead.py") as s:
+        for _ in range(2):
+            built = s.call_module("Tiny", init_args=[3], forward_args=[x], returns=("tuple", "array", "array"))
+            assert built.status == "ok", built
+        count = s.call("opened", [], {}, returns="array")
+    assert count.status == "ok", count
+    assert count.value.tolist() == [0.0]
+
+
+def test_the_monitor_and_init_import_nothing_after_the_fork():
+    """What a child's monitor and init run was imported by the zygote, before any fork: an import in
+    one of their functions would load a module from disk in every child."""
+    import ast
+    from pathlib import Path
+
+    import autograder.sandbox.inside as inside
+
+    tree = ast.parse((Path(inside.__file__).parent / "monitor.py").read_text(encoding="utf-8"))
+    late = [ast.unparse(node) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
+            for node in ast.walk(function) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert late == []

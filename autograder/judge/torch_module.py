@@ -48,7 +48,9 @@ def forward(cls, name: str, init_args: list, init_kwargs: dict, state: dict, arg
     import numpy as np
     import torch
 
-    torch.manual_seed(0)
+    # The CPU generator only: torch.manual_seed also queues the seed for CUDA and XPU with a formatted
+    # stack, which reads the source file of every frame in a child that has no such cache yet.
+    torch.default_generator.manual_seed(0)
     module = cls(*init_args, **init_kwargs)
     if not isinstance(module, torch.nn.Module):
         raise CannotLoad(f"{convert.type_name(module)} from {name}(...)", "a torch.nn.Module",

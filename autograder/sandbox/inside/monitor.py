@@ -22,6 +22,7 @@ Loaded inside the zygote from its file path: standard library only.
 
 from __future__ import annotations
 
+import fcntl     # imported here, in the zygote: each child would load it from disk
 import os
 import resource
 import signal
@@ -118,8 +119,6 @@ def _through_gate(gate_fd: int) -> int:
 def _descriptors(sess_fd: int, cap_fd: int) -> socket.socket:
     """The child's descriptors set up: the session socket."""
     # File descriptors: 0 = /dev/null, 1 and 2 = the capture file, 3 = the session socket.
-    import fcntl
-
     # Out of the way first, so that no dup2 below overwrites a descriptor still needed.
     sess_fd, cap_fd = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (sess_fd, cap_fd))
     devnull = os.open(os.devnull, os.O_RDWR)
