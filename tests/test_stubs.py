@@ -96,6 +96,33 @@ def test_a_child_that_reads_a_notebook_passes_on_the_graded_names_it_was_sent(tm
     assert run.stdout.splitlines()[-1] == "[]", run.stdout[-500:]
 
 
+def test_a_child_of_the_warmed_helper_reads_python_files_without_importing(tmp_path):
+    """What reading a student's .py files needs is imported by the helper before it forks (its
+    warm-up): a child, one per student, imports nothing from disk (the text's codec included)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from autograder.config.paths import KIT_DATA
+
+    for path in (KIT_DATA / "solutions").glob("*.py"):
+        shutil.copy(path, tmp_path / path.name)
+    probe = ("import sys, os, tempfile\n"
+             "import autograder.sandbox.helper_server as h\n"
+             "h.role = 'helper'; os.environ[h.INSIDE_ENV] = '1'\n"
+             "import autograder.intake.parse_helper as p\n"
+             "p.warm(); h.role = 'child'; h.ops = p.OPS; h.module_name = 'autograder.intake.parse_helper'\n"
+             "from autograder.intake import stubs, staging\n"
+             "before = set(sys.modules)\n"
+             "with stubs.graded_as({'attention': ['softmax', 'scaled_dot_product_attention']}):\n"
+             f"    found = staging.read_here({str(tmp_path)!r}, [], tempfile.mkdtemp(), ['attention'])\n"
+             "print(found['loaded']['attention']['filename'])\n"
+             "print(sorted(set(sys.modules) - before))\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == ["attention.py", "[]"], run.stdout[-500:]
+
+
 @pytest.mark.parametrize("folder", ["exercises", "solutions"])
 def test_a_bounded_child_finds_the_stubs_the_contract_names(folder):
     """The child reads with the graded names the grader sent; the grader's own rule agrees."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from autograder.intake import archives, budget, candidates, facts, load, staging, stubs
+from autograder.judge import reading
 
 
 def charged(operation):
@@ -38,11 +39,12 @@ OPS = {name: charged(operation) for name, operation in {
 
 def warm() -> None:
     """What every child would otherwise do first, done once in the helper (a fork shares it):
-    IPython's transformer made, the tokenizer's and the compiler's first use."""
+    the text decoded, IPython's transformer made, the tokenizer's and the compiler's first use."""
     cell = {"cell_type": "code", "metadata": {}, "source": "%matplotlib inline\n!ls\nx = 1\nx?"}
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
                 "cells": [cell, dict(cell, source="%%time\ny = 2")]}
     try:
+        reading.text_of(b"x = 1\n", "warm.py")      # its codec, utf-8-sig, is a module imported on first use
         with stubs.graded_as({"warm": ["f"]}):
             load.notebook_here(json.dumps(notebook), "warm.ipynb", "warm")
             facts.facts_here(["import numpy as np\nX = [1.0]\ndef f():\n    pass\n"], "warm")
