@@ -11,9 +11,9 @@ under a memory cap and a timeout:
                  staging would copy them all into the grader's temporary folder;
   dense_notebook notebooks of dense cells under the notebook size limit, under a dozen names.
 
-The course's reading limits (course.yml `limits.intake`) are set low here -- 2 s of CPU time an
-item, 12 s a submission -- so that what is an attack does not depend on this machine's speed: each
-attack needs several times that; an honest submission a small part of it.
+The course's reading limits (course.yml `limits.intake`) are set low here -- 1 s of CPU time an
+item (the least a course may set), 12 s a submission -- so that what is an attack does not depend on
+this machine's speed: each attack needs several times that; an honest submission a small part of it.
 
 The run must finish, every student have a row, the honest students keep full marks, each attacker's
 own witness (hand_computation.py) be graded, and each attacker's feedback say what was left out and
@@ -47,7 +47,8 @@ NOTEBOOK_NAMES = 12
 
 def dense_notebook(cells: int = 43, per_cell: int = 22_000, salt: int = 0) -> bytes:
     """A notebook under 2 MB of `cells` code cells, each one list of `per_cell` names: a million
-    syntax-tree nodes to read (seconds of CPU time)."""
+    syntax-tree nodes to read (seconds of CPU time; per byte of the notebook, more than any other
+    source tried)."""
     source = f"x{salt} = [" + "a," * per_cell + "]\n"
     made = [{"cell_type": "code", "id": f"dense-{i}", "metadata": {}, "execution_count": None, "outputs": [],
              "source": source} for i in range(cells)]
@@ -100,7 +101,7 @@ def build_class(root: Path) -> Path:
 def course_with_low_reading_limits(root: Path) -> Path:
     path = course_file(root, EXERCISES)
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    data["limits"]["intake"] = {"item_cpu_seconds": 2, "cpu_seconds": 12}
+    data["limits"]["intake"] = {"item_cpu_seconds": 1, "cpu_seconds": 12}
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
 
