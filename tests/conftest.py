@@ -75,12 +75,18 @@ def kit_free_python(tmp_path_factory) -> Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "speedup(name): tests one optional speed-up (autograder/speedups.py); "
                                        "skipped where ATTNKIT_FAST turns it off")
+    # xdist hands out files with the most tests first unless told not to; LONGEST_FIRST (below) is
+    # the order that keeps both workers busy to the end.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 # The files that take longest, longest first: `-n 2 --dist loadfile` gives each worker whole files
 # in the order collected, so a long file collected last would leave the other worker idle meanwhile.
-LONGEST_FIRST = ("test_nbgrader", "test_hostile_uploads", "test_other_pythons", "test_distributed",
-                 "test_interpreter_locations", "test_one_judge", "test_handout_engine", "test_gradescope_package")
+LONGEST_FIRST = ("test_hostile_uploads", "test_handout_engine", "test_distributed", "test_other_pythons",
+                 "test_nbgrader", "test_interpreter_locations", "test_one_judge", "test_handout",
+                 "test_gradescope_package", "test_speedups", "test_diagnosis", "test_classroom",
+                 "test_intake_budget_elsewhere")
 
 
 def _longest_first(item) -> int:
