@@ -12,8 +12,9 @@ under a memory cap and a timeout:
   dense_notebook notebooks of dense cells under the notebook size limit, under a dozen names.
 
 The course's reading limits (course.yml `limits.intake`) are set low here -- 1 s of CPU time an
-item (the least a course may set), 12 s a submission -- so that what is an attack does not depend on
-this machine's speed: each attack needs several times that; an honest submission a small part of it.
+item (the least a course may set), 12 s a submission -- so that what is an attack depends as little as
+can be on this machine's speed: each attack needs at least twice that (the dense notebook about 2 s
+an item on a fast machine); an honest submission a small part of it.
 
 The run must finish, every student have a row, the honest students keep full marks, each attacker's
 own witness (hand_computation.py) be graded, and each attacker's feedback say what was left out and
