@@ -53,77 +53,68 @@ def test_source_that_does_not_parse_has_no_stubs_and_is_work():
     assert stubs_and_work("def softmax(:\n    pass\n", "attention") == (frozenset(), True)
 
 
-def test_the_parse_helper_reads_without_importing_the_checks_or_numpy():
-    """The helper that reads students' files starts first in a check and forks a child per item:
-    it learns each stem's graded names from the grader's request, not by importing every exercise."""
+# A process set up as the parse helper is, after its warm-up; then, to read, as a child of it.
+WARMED_HELPER = ("import sys, os\n"
+                 "import autograder.sandbox.helper_server as h\n"
+                 "h.role = 'helper'; os.environ[h.INSIDE_ENV] = '1'\n"
+                 "import autograder.intake.parse_helper as p\n"
+                 "p.warm()\n")
+AS_ITS_CHILD = "h.role = 'child'; h.ops = p.OPS; h.module_name = 'autograder.intake.parse_helper'\n"
+NUMPY_OR_CHECKS = "sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' or m.startswith('autograder.checks'))"
+
+
+def _lines_of(probe: str) -> list[str]:
     import subprocess
     import sys
 
-    probe = ("import sys, os\n"
-             "import autograder.sandbox.helper_server as h\n"
-             "h.role = 'helper'; os.environ[h.INSIDE_ENV] = '1'\n"
-             "import autograder.intake.parse_helper as p\n"
-             "p.warm()\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' or m.startswith('autograder.checks')))\n")
-    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip() == "[]"
-
-
-def _empty(folder):
-    folder.mkdir()
-    return folder
-
-
-def _read_in_a_child_of_the_warmed_helper(folder, staged, report: str) -> list[str]:
-    """`folder` read (and staged in `staged`) as a child of the parse helper reads it, after the
-    helper's warm-up; its lines: the file read for attention, then `report` (an expression, with
-    `before` the modules imported before the reading)."""
-    import subprocess
-    import sys
-
-    probe = ("import sys, os\n"
-             "import autograder.sandbox.helper_server as h\n"
-             "h.role = 'helper'; os.environ[h.INSIDE_ENV] = '1'\n"
-             "import autograder.intake.parse_helper as p\n"
-             "p.warm(); h.role = 'child'; h.ops = p.OPS; h.module_name = 'autograder.intake.parse_helper'\n"
-             "from autograder.intake import stubs, staging\n"
-             "before = set(sys.modules)\n"
-             "with stubs.graded_as({'attention': ['softmax', 'scaled_dot_product_attention']}):\n"
-             f"    found = staging.read_here({str(folder)!r}, [], {str(staged)!r}, ['attention'])\n"
-             "print(found['loaded']['attention']['filename'])\n"
-             f"print({report})\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     return run.stdout.splitlines()
 
 
+def test_the_parse_helper_reads_without_importing_the_checks_or_numpy():
+    """The helper that reads students' files starts first in a check and forks a child per item:
+    it learns each stem's graded names from the grader's request, not by importing every exercise."""
+    assert _lines_of(WARMED_HELPER + f"print({NUMPY_OR_CHECKS})\n") == ["[]"]
+
+
+def _read_in_a_child_of_the_warmed_helper(tmp_path, files, report: str) -> list[str]:
+    """`files` read (and staged) as a child of the parse helper reads them; its lines: the file
+    read for attention, then `report` (an expression, with `before` the modules imported before
+    the reading)."""
+    import shutil
+
+    upload, staged = tmp_path / "upload", tmp_path / "staged"
+    upload.mkdir()
+    staged.mkdir()
+    for path in files:
+        shutil.copy(path, upload / path.name)
+    return _lines_of(WARMED_HELPER + AS_ITS_CHILD +
+                     "from autograder.intake import stubs, staging\n"
+                     "before = set(sys.modules)\n"
+                     "with stubs.graded_as({'attention': ['softmax', 'scaled_dot_product_attention']}):\n"
+                     f"    found = staging.read_here({str(upload)!r}, [], {str(staged)!r}, ['attention'])\n"
+                     "print(found['loaded']['attention']['filename'])\n"
+                     f"print({report})\n")
+
+
 def test_a_child_that_reads_a_notebook_passes_on_the_graded_names_it_was_sent(tmp_path):
     """A child reading a folder forks again for a notebook: its request carries the graded names
     the child was sent, not the contract's (which would import every exercise and numpy there)."""
-    import shutil
-
     from autograder.config.paths import KIT_DATA
 
-    (tmp_path / "upload").mkdir()
-    for name in ("attention.py", "attention.ipynb"):
-        shutil.copy(KIT_DATA / "exercises" / name, tmp_path / "upload" / name)
-    said = _read_in_a_child_of_the_warmed_helper(
-        tmp_path / "upload", _empty(tmp_path / "staged"), "sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' or m.startswith('autograder.checks'))")
+    files = [KIT_DATA / "exercises" / name for name in ("attention.py", "attention.ipynb")]
+    said = _read_in_a_child_of_the_warmed_helper(tmp_path, files, NUMPY_OR_CHECKS)
     assert said[-1] == "[]", said
 
 
 def test_a_child_of_the_warmed_helper_reads_python_files_without_importing(tmp_path):
     """What reading a student's .py files needs is imported by the helper before it forks (its
     warm-up): a child, one per student, imports nothing from disk (the text's codec included)."""
-    import shutil
-
     from autograder.config.paths import KIT_DATA
 
-    (tmp_path / "upload").mkdir()
-    for path in (KIT_DATA / "solutions").glob("*.py"):
-        shutil.copy(path, tmp_path / "upload" / path.name)
-    said = _read_in_a_child_of_the_warmed_helper(tmp_path / "upload", _empty(tmp_path / "staged"), "sorted(set(sys.modules) - before)")
+    files = sorted((KIT_DATA / "solutions").glob("*.py"))
+    said = _read_in_a_child_of_the_warmed_helper(tmp_path, files, "sorted(set(sys.modules) - before)")
     assert said == ["attention.py", "[]"], said
 
 
