@@ -460,6 +460,61 @@ def test_a_listed_pair_is_read_again_for_its_excerpt_and_survives_a_file_gone_si
     assert all(side["fragments"] == [] for side in section["pairs"][0]["exercises"][0]["sides"])
 
 
+def test_a_text_several_handed_in_is_read_once_for_the_excerpts_unless_it_changed_since(tmp_path, monkeypatch):
+    """The listed pairs' files are read again in one child per student (all of that student's
+    files wanted at once). A text several students handed in is read once, and its copies show
+    it as graded; once the student read first has changed theirs, each of the others is read."""
+    from autograder.integrity import class_code
+    from autograder.integrity.class_code import ClassCode
+    from autograder.intake.students import Student
+
+    copied = {"attention": _code("loops.py"),
+              "causal_mask": (KIT_ROOT / "solutions" / "causal_mask.py").read_text(encoding="utf-8")}
+    students = []
+    for name in ("ada", "ben", "cy", "dee"):
+        (tmp_path / name).mkdir()
+        for stem, text in copied.items():
+            (tmp_path / name / f"{stem}.py").write_text(text, encoding="utf-8")
+        students.append(Student(name, tmp_path / name))
+    code = ClassCode(tuple(copied))
+    for student in students:
+        exercises = tuple(ExerciseResult(stem, stem, (CheckResult(f"{stem}.x", stem, "x", "passed", 1.0, 1.0),),
+                                         graded_file=f"{stem}.py") for stem in copied)
+        code.add(student, SubmissionResult(student.name, exercises, 0))
+    reads: list[tuple[str, tuple[str, ...]]] = []
+    real = class_code._read
+
+    def counted(student, wanted, stubs, account, details=False):
+        reads.append((student.name, tuple(sorted(wanted))))
+        return real(student, wanted, stubs, account, details)
+
+    monkeypatch.setattr(class_code, "_read", counted)
+
+    def excerpts(section) -> dict[tuple[str, str], list[tuple[int, str]]]:
+        return {(side["student"], exercise["exercise"]): [(row["line"], row["text"]) for row in side["excerpt"]
+                                                          if row["line"] is not None]
+                for pair in section["pairs"] for exercise in pair["exercises"] for side in exercise["sides"]}
+
+    def as_in(text: str, rows: list[tuple[int, str]]) -> bool:
+        return bool(rows) and all(text.splitlines()[line - 1] == shown for line, shown in rows)
+
+    section = code.compare(students, lambda name: None)
+    assert len(section["pairs"]) == 6
+    assert len(reads) == 1 and reads[0][1] == tuple(sorted(copied))      # one child, both files
+    first = reads[0][0]
+    shown = excerpts(section)
+    assert len(shown) == 8 and all(as_in(copied[stem], shown[(s.name, stem)]) for s in students for stem in copied)
+
+    changed = "# changed after grading\n" + copied["attention"]
+    (tmp_path / first / "attention.py").write_text(changed, encoding="utf-8")
+    reads.clear()
+    section = code.compare(students, lambda name: None)
+    assert sorted(name for name, _ in reads) == sorted(s.name for s in students)    # each once
+    shown = excerpts(section)
+    assert as_in(changed, shown[(first, "attention")])
+    assert all(as_in(copied["attention"], shown[(s.name, "attention")]) for s in students if s.name != first)
+
+
 # ====================================================================== the report in a browser
 
 HOSTILE = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "{{7*7}}")

@@ -17,6 +17,7 @@ which answers the fingerprints as .npy arrays.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import shutil
 import tempfile
@@ -175,6 +176,7 @@ def _source(loaded: SourceFile | LoadError, filename: str, folder: Path, stem: s
 
 
 PAIRS_LISTED = 100      # the most alike pairs kept in summary.json and report.html
+COPIES_READ_KEPT = 64   # texts read again for excerpts, remembered for the copies of them
 
 
 def kit_stubs(exercises: Iterable[str]) -> dict[str, str]:
@@ -213,6 +215,7 @@ class ClassCode:
         self.seen: set[str] = set()      # students added (their code read, or nothing to read)
         self.read: set[str] = set()      # students whose code was read
         self.folders: dict[str, Student] = {}
+        self._copies_read: dict[tuple[str, bytes], tuple] = {}    # (exercise, digest) -> details, as graded
 
     def add(self, student: Student, result: SubmissionResult) -> None:
         """`student`'s graded code, as `result` names it (again, if added before)."""
@@ -253,6 +256,7 @@ class ClassCode:
         if not self.stubs:     # without the stubs, the code they give would count as the students'
             return {"pairs": [], "compared": {"error": "no stubs in the kit's exercises/ folder (attnkit build writes them)"}}
         reading = Reading()
+        self._copies_read = {}      # this pass's: a file gone since an earlier pass shows no excerpt
         unseen = [s for s in students if s.name not in self.seen]
         self.folders.update((s.name, s) for s in unseen)
         code = (self.read.add(c.student) or c
@@ -269,21 +273,59 @@ class ClassCode:
 
     def _reread(self, p) -> str | None:
         """A listed side's file, read again as grading read it (None: it cannot be)."""
-        found = self._details(p)
+        found = self._details([p])[0]
         return found[0] if found is not None else None
 
-    def _details(self, p):
-        """A listed side's (source, its tokens' lines, fingerprint), read again as grading read it
-        and fingerprinted in a bounded child (None: it cannot be read)."""
-        student = self.folders.get(p.student)
-        if student is None:
-            return None
-        account = self.accounts.of(p.student) if self.accounts is not None else budget.Account()
+    def _details(self, sides: list) -> list:
+        """Each listed side's (source, its tokens' lines, fingerprint), read again as grading read it
+        and fingerprinted in bounded children (None: it cannot be read). One child per student for
+        all of theirs, the students side by side on the machine's cores; a text several handed in
+        is read once, and shared only where the text read again is the one they were graded on."""
+        unread = [p for p in sides if (p.exercise, p.digest) not in self._copies_read]
+        first = {}
+        for p in unread:
+            first.setdefault((p.exercise, p.digest), p)
+        found = self._read_again(list(first.values()))
+        again = [p for p in unread if (p.student, p.exercise) not in found
+                 and (p.exercise, p.digest) not in self._copies_read]
+        found.update(self._read_again(again))
+        return [found[(p.student, p.exercise)][1] if (p.student, p.exercise) in found
+                else self._copies_read.get((p.exercise, p.digest)) for p in sides]
+
+    def _read_again(self, sides: list) -> dict:
+        """{(student, exercise): (digest read, details)} of `sides` that could be read, one child per
+        student; a text read as it was graded is remembered for the copies of it."""
+        by_student: dict[str, dict[str, str]] = {}
+        for p in sides:
+            if p.student in self.folders:
+                by_student.setdefault(p.student, {})[p.exercise] = p.file
+        if not by_student:
+            return {}
+        graded = {(p.student, p.exercise): p.digest for p in sides}
+        found = {}
+        with concurrent.futures.ThreadPoolExecutor(min(len(by_student), _cores())) as pool:
+            for student, answer in zip(by_student, pool.map(self._read_student, by_student, by_student.values())):
+                for made, details in answer:
+                    found[(student, made.exercise)] = (made.digest, details)
+                    if details is not None and graded.get((student, made.exercise)) == made.digest:
+                        self._copies_read[(made.exercise, made.digest)] = details
+        while len(self._copies_read) > COPIES_READ_KEPT:
+            self._copies_read.pop(next(iter(self._copies_read)))
+        return found
+
+    def _read_student(self, name: str, wanted: dict[str, str]) -> list:
+        account = self.accounts.of(name) if self.accounts is not None else budget.Account()
         try:
-            found = _read(student, {p.exercise: p.file}, self.stubs, account, details=True)
+            return _read(self.folders[name], wanted, self.stubs, account, details=True)
         except Exception:  # noqa: BLE001 - gone or changed since: the pair is listed without its excerpt
-            return None
-        return found[0][1] if found else None
+            return []
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def compare_class(students: list[Student], result_of: Callable[[str], SubmissionResult | None],

@@ -29,7 +29,7 @@ import ast
 import hashlib
 import sys
 import zlib
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -39,6 +39,7 @@ from autograder.judge.syntax import parse
 from autograder.integrity.excerpt import ExcerptLine, excerpt_of, shared_lines
 from autograder.integrity.fingerprint import Fingerprint, fingerprint, normalise, shared_slices
 from autograder.integrity.made import Made, stub_given
+from autograder.integrity.side_details import PAIRS_AT_ONCE, SideDetails
 
 SIMILAR = 0.80          # the smaller submission's rarity-weighted share of its fingerprints found in the other
 MIN_SHARED = 12         # fingerprints two submissions must share (about three lines of code)
@@ -146,12 +147,15 @@ def similar_pairs(submitted: Iterable[Submitted], stubs: dict[str, str], limit: 
     ranking = _Ranking(limit)
     for a in range(len(students)):
         ranking.add(a, *_alike_after(a, exercises))
-    details = _Details(made)
+    details = SideDetails(made)
+    listed = ranking.first()
     pairs = []
-    for a, b in ranking.first():
-        found = [f for e in exercises for f in (e.found(a, b),) if f is not None]
-        matches = tuple(_match(f, details) for f in sorted(found, key=lambda f: -f.score))
-        pairs.append(SimilarPair((students[a], students[b]), matches))
+    for start in range(0, len(listed), PAIRS_AT_ONCE):
+        some = [(a, b, sorted((f for e in exercises for f in (e.found(a, b),) if f is not None), key=lambda f: -f.score))
+                for a, b in listed[start:start + PAIRS_AT_ONCE]]
+        details.prepare([side for _, _, found in some for f in found for side in (f.a, f.b)])
+        pairs.extend(SimilarPair((students[a], students[b]), tuple(_match(f, details) for f in found))
+                     for a, b, found in some)
     return pairs, ranking.counted
 
 
@@ -163,13 +167,13 @@ class ClassPrints:
     excerpts); a file handed in by several is fingerprinted once and held once. One thread adds."""
 
     def __init__(self, stubs: dict[str, str], reread: Callable[[_Print], str | None] | None = None,
-                 details: Callable[[_Print], tuple[str, np.ndarray, Fingerprint] | None] | None = None):
+                 details: Callable[[list[_Print]], list[tuple[str, np.ndarray, Fingerprint] | None]] | None = None):
         self.given, self.excluded = {}, {}
         for exercise, stub in stubs.items():
             self.given[exercise], self.excluded[exercise] = stub_given(stub)
         self.reread = reread
-        # A listed side's source, tokens' lines and fingerprint made again (None: in this process,
-        # from its source; a class run's, in a bounded child: integrity/class_code.py).
+        # Listed sides' sources, tokens' lines and fingerprints made again, in their order (None: in
+        # this process, from each source; a class run's, in bounded children: integrity/class_code.py).
         self.details = details
         # Held all run, per file handed in: keyed by one digest of exercise and text, the
         # hashes (None: nothing to compare), the text only without `reread`, file names interned;
@@ -253,33 +257,6 @@ class _Found:
     @property
     def score(self) -> float:
         return pair_score(self.sim_a, self.sim_b)
-
-
-class _Details:
-    """A listed side's source, tokens and fingerprint, made again from its source (only the listed
-    pairs' are needed, so the class's are not kept). The last KEPT are remembered: the pairs come
-    most alike first, and a student in several comes in neighbouring ones."""
-
-    KEPT = 64
-
-    def __init__(self, made: ClassPrints):
-        self.made = made
-        self._made: OrderedDict[tuple, tuple[str, np.ndarray, Fingerprint]] = OrderedDict()
-
-    def __call__(self, p: _Print) -> tuple[str, np.ndarray, Fingerprint]:
-        key = (p.exercise, p.digest) if p.compressed is not None else (p.exercise, p.digest, p.student)
-        if key in self._made:
-            self._made.move_to_end(key)
-        else:
-            made = self.made.details(p) if self.made.details is not None else None
-            if made is None:
-                source = self.made.source(p) if self.made.details is None else ""
-                tokens = normalise(source, self.made.given[p.exercise]) or normalise("")
-                made = (source, tokens.lines, fingerprint(tokens, self.made.excluded[p.exercise]))
-            self._made[key] = made
-            if len(self._made) > self.KEPT:
-                self._made.popitem(last=False)
-        return self._made[key]
 
 
 class _ExerciseLinks:
@@ -431,7 +408,7 @@ def _alike_groups(prints: list[_Print]) -> tuple[list[np.ndarray], dict[tuple[in
     return members, links
 
 
-def _match(found: _Found, details: _Details) -> ExerciseMatch:
+def _match(found: _Found, details: SideDetails) -> ExerciseMatch:
     """A match with its shared fragments: line ranges and an excerpt of each side."""
     (source_a, lines_a, fp_a), (source_b, lines_b, fp_b) = details(found.a), details(found.b)
     shared = np.intersect1d(fp_a.hashes, fp_b.hashes, assume_unique=True)
