@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from autograder.judge.words import counted
 
@@ -375,7 +375,29 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def run() -> None:
     """The program (`attnkit`, `python -m autograder.cli`): main(), then out."""
-    sys.exit(dispatch(parse(sys.argv[1:])))
+    leave(dispatch(parse(sys.argv[1:])))
+
+
+def leave(code) -> NoReturn:
+    """Ends the program as the interpreter would -- its threads joined, its exit hooks run (the
+    sandbox's processes stopped, temporary folders removed), its output flushed -- without then
+    tearing down every module it imported (numpy, rich, pydantic): at the end of a command that
+    is work for nobody, and a cold `attnkit check` waited for it."""
+    import atexit
+    import os
+    import threading
+
+    join_threads = getattr(threading, "_shutdown", None)     # what Py_FinalizeEx calls first
+    if not isinstance(code, int) or join_threads is None:
+        sys.exit(code)
+    join_threads()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):      # a closed pipe (`| head`) or stream: nothing left to say
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

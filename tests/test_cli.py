@@ -203,3 +203,33 @@ def test_the_grader_asks_numpy_for_one_blas_thread_unless_told_otherwise():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env | {"OMP_NUM_THREADS": "3"}, cwd=KIT_ROOT)
     assert run.stdout.split()[:2] == ["1", "3"]
+
+
+LEAVING = """
+import atexit, sys, threading, time
+from pathlib import Path
+from autograder import cli
+
+def late_writer(path=Path(sys.argv[1])):
+    time.sleep(0.3)
+    path.write_text("written before the end", encoding="utf-8")
+
+threading.Thread(target=late_writer).start()          # not a daemon: the end waits for it
+atexit.register(lambda: print("exit hook ran"))        # buffered: the end flushes it
+sys.argv = ["attnkit", "check", "--submission", sys.argv[2], "--exercise", "nosuch"]
+cli.run()
+"""
+
+
+def test_a_command_ends_as_the_interpreter_would_its_threads_and_exit_hooks_done(tmp_path):
+    """attnkit ends without Python's teardown of its modules, but as the interpreter would end it
+    otherwise: the command's exit code, a thread still working joined, the exit hooks run and
+    their output flushed."""
+    written = tmp_path / "late.txt"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}     # its output is buffered
+    run = subprocess.run([sys.executable, "-c", LEAVING, str(written), str(SOLUTIONS)], capture_output=True,
+                         text=True, cwd=tmp_path, env=env, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert "no such exercise" in run.stdout
+    assert run.stdout.splitlines()[-1:] == ["exit hook ran"]
+    assert written.read_text(encoding="utf-8") == "written before the end"

@@ -53,7 +53,7 @@ from autograder.sandbox.inside import protocol
 START_SECONDS = 60.0        # the helper's start: its module's imports on a loaded machine
 ENDING_SECONDS = 10.0       # how long the helper may take to say how a child that answered ended
 _BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-         "import autograder.sandbox.helper_server as h; h.serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))")
+         "import autograder.sandbox.helper_server as h; h.run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))")
 
 
 @dataclass(frozen=True)

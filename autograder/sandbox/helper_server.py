@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 from autograder.sandbox.inside import protocol
 
@@ -64,6 +65,18 @@ module_name = ""
 ops: dict = {}                 # the module's operations: op -> function
 _handed: list[int] = []        # the descriptors handed to this child with its request
 _prctl_call = None
+
+
+def run(module: str, ctrl_fd: int, grader: int) -> NoReturn:
+    """The helper process: `serve`, then the end, without the interpreter's teardown of every
+    module and object (nothing of a helper outlives it: its grader is done with it)."""
+    serve(module, ctrl_fd, grader)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
 
 
 def serve(module: str, ctrl_fd: int, grader: int) -> None:
