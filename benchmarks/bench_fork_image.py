@@ -9,7 +9,9 @@ and takes copy-on-write faults on what it touches. For each zygote kind, a fresh
 imports what that zygote imports, then forks and reaps children that exit at once; the parent's
 and the children's core-ms per fork are what any process made by fork of that image costs, before
 it does anything. Set beside the profile's empty child (benchmarks/profile_submission.py): the
-share of the kit's set-up that is the number of forks times this.
+share of the kit's set-up that is the number of forks times this. Last, what a child's three forks
+cost against one fork of the image and two of a bare interpreter (a monitor and an init that
+were not forks of the zygote).
 
 Writes benchmarks/results/bench_fork_image.json (`--name`: another name). A benchmark, not a test.
 """
@@ -27,7 +29,8 @@ sys.path.insert(0, str(KIT))
 
 from benchmarks import record  # noqa: E402
 
-IMAGES = {"numpy zygote": ["numpy"], "matplotlib zygote": ["numpy", "matplotlib"],
+BARE = "bare interpreter"
+IMAGES = {BARE: [], "numpy zygote": ["numpy"], "matplotlib zygote": ["numpy", "matplotlib"],
           "torch zygote": ["numpy", "torch", "matplotlib"]}
 
 PROBE = """
@@ -70,7 +73,17 @@ def main(argv=None) -> int:
         one["fork_ms"] = one["parent_ms"] + one["child_ms"]
         print(f"{label:20s} {one['parent_ms']:7.1f} {one['child_ms']:7.1f} {one['fork_ms']:8.1f}"
               f"              {one['rss_anon_kb'] / 1024:.0f} MB, {one['page_tables_kb']} kB")
-    record.write(args.name, {"forks": args.forks, "per_image": figures})
+    # A child is three forks of its zygote's image (monitor, init, worker): what the forks alone
+    # cost, against a child whose monitor and init were forks of a bare interpreter instead.
+    bare = figures[BARE]["fork_ms"]
+    chains = {}
+    print(f"\na child's forks (core-ms): three of the image, as now; one, its monitor and init from a {BARE}")
+    for label in IMAGES:
+        if label != BARE:
+            one = figures[label]["fork_ms"]
+            chains[label] = {"three_of_the_image_ms": 3 * one, "one_and_two_bare_ms": one + 2 * bare}
+            print(f"{label:20s} {3 * one:7.1f} {one + 2 * bare:7.1f}")
+    record.write(args.name, {"forks": args.forks, "per_image": figures, "child_forks": chains})
     return 0
 
 
