@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from autograder.config.course import CourseConfig, course_json
+from autograder.judge.threads import usable_cores
 from autograder.results import CheckResult, ExerciseResult, SubmissionResult
 from autograder.intake.students import Student
 
@@ -146,7 +147,4 @@ def unanswered(student: Student, course: CourseConfig, why: str, reason: str) ->
 
 
 def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from autograder.config.course import CourseConfig, course_data
+from autograder.judge.threads import usable_cores
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)      # every member's date: the same roster gives the same bytes
 FOLDER = re.compile(r"[^A-Za-z0-9._-]+")
@@ -57,7 +58,7 @@ def write_class_handouts(out: Path, course: CourseConfig, students: list[str], *
     is written. Raises what a student's handout raised (the others are stopped)."""
     out.mkdir(parents=True, exist_ok=True)
     shared = template(course)
-    jobs = max(1, min(jobs or _cores(), len(students)))
+    jobs = max(1, min(jobs or usable_cores(), len(students)))
     if jobs == 1:
         _start(course_data(course), shared, str(out))
         for student in students:
@@ -82,13 +83,6 @@ def write_class_handouts(out: Path, course: CourseConfig, students: list[str], *
                     if on_done:
                         on_done(student)
     return [out / f"{student}.zip" for student in students]
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:      # macOS, Windows
-        return os.cpu_count() or 1
 
 
 _WORKER: dict = {}      # what each worker process was given: the course, the template, OUT

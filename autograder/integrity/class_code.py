@@ -28,6 +28,7 @@ from pathlib import Path
 from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, staging
 from autograder.integrity.made import Made, made_from, made_here
+from autograder.judge.threads import usable_cores
 from autograder.intake.load import LoadError, SourceFile, loaded_here, source_from_bytes
 from autograder.results import SubmissionResult
 from autograder.intake.students import Student, open_confined
@@ -303,7 +304,7 @@ class ClassCode:
             return {}
         graded = {(p.student, p.exercise): p.digest for p in sides}
         found = {}
-        with concurrent.futures.ThreadPoolExecutor(min(len(by_student), _cores())) as pool:
+        with concurrent.futures.ThreadPoolExecutor(min(len(by_student), usable_cores())) as pool:
             for student, answer in zip(by_student, pool.map(self._read_student, by_student, by_student.values())):
                 for made, details in answer:
                     found[(student, made.exercise)] = (made.digest, details)
@@ -319,13 +320,6 @@ class ClassCode:
             return _read(self.folders[name], wanted, self.stubs, account, details=True)
         except Exception:  # noqa: BLE001 - gone or changed since: the pair is listed without its excerpt
             return []
-
-
-def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def compare_class(students: list[Student], result_of: Callable[[str], SubmissionResult | None],

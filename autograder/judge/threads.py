@@ -1,4 +1,5 @@
-"""How many threads a process's arithmetic uses: one, set where every door starts a process.
+"""How many threads a process's arithmetic uses: one, set where every door starts a process; and
+how many cores a process may run on, which every pool of lanes or workers is sized from.
 
 The checks' arrays are small: a pool of BLAS or OpenMP threads only costs, and an idle OpenBLAS
 thread spins for a while after numpy's import on the core a child (or the zygote) is starting on.
@@ -26,3 +27,11 @@ def one_thread(env: MutableMapping[str, str] | None = None, *, unless_given: boo
             env.setdefault(name, "1")
         else:
             env[name] = "1"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):      # macOS, Windows
+        return max(1, os.cpu_count() or 1)
