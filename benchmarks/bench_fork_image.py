@@ -3,15 +3,15 @@
     python benchmarks/bench_fork_image.py              # 30 forks per image
     python benchmarks/bench_fork_image.py --forks 100
 
-A sandbox child is made of forks of the zygote (monitor, init, worker: see
-autograder/sandbox/inside/monitor.py), each of which copies the page tables of the whole image
-and takes copy-on-write faults on what it touches. For each zygote kind, a fresh interpreter
+A sandbox child is made of two forks of the zygote (its init, cloned into namespaces of its own,
+and the worker: see autograder/sandbox/inside/start.py), each of which copies the page tables of
+the whole image and takes copy-on-write faults on what it touches. For each zygote kind, a fresh interpreter
 imports what that zygote imports, then forks and reaps children that exit at once; the parent's
 and the children's core-ms per fork are what any process made by fork of that image costs, before
 it does anything. Set beside the profile's empty child (benchmarks/profile_submission.py): the
-share of the kit's set-up that is the number of forks times this. Last, what a child's three forks
-cost against one fork of the image and two of a bare interpreter (a monitor and an init that
-were not forks of the zygote).
+share of the kit's set-up that is the number of forks times this. Last, what a child's two forks
+cost against one fork of the image and one of a bare interpreter (an init that was not a fork of
+the zygote), and what they cost when a monitor was a third fork of the image.
 
 Writes benchmarks/results/bench_fork_image.json (`--name`: another name). A benchmark, not a test.
 """
@@ -73,16 +73,17 @@ def main(argv=None) -> int:
         one["fork_ms"] = one["parent_ms"] + one["child_ms"]
         print(f"{label:20s} {one['parent_ms']:7.1f} {one['child_ms']:7.1f} {one['fork_ms']:8.1f}"
               f"              {one['rss_anon_kb'] / 1024:.0f} MB, {one['page_tables_kb']} kB")
-    # A child is three forks of its zygote's image (monitor, init, worker): what the forks alone
-    # cost, against a child whose monitor and init were forks of a bare interpreter instead.
+    # A child is two forks of its zygote's image (init, worker): what the forks alone cost, against
+    # three (a monitor before the init) and against an init forked from a bare interpreter instead.
     bare = figures[BARE]["fork_ms"]
     chains = {}
-    print(f"\na child's forks (core-ms): three of the image, as now; one, its monitor and init from a {BARE}")
+    print(f"\na child's forks (core-ms): two of the image, as now; three, with a monitor; one, its init from a {BARE}")
     for label in IMAGES:
         if label != BARE:
             one = figures[label]["fork_ms"]
-            chains[label] = {"three_of_the_image_ms": 3 * one, "one_and_two_bare_ms": one + 2 * bare}
-            print(f"{label:20s} {3 * one:7.1f} {one + 2 * bare:7.1f}")
+            chains[label] = {"two_of_the_image_ms": 2 * one, "three_of_the_image_ms": 3 * one,
+                             "one_and_one_bare_ms": one + bare}
+            print(f"{label:20s} {2 * one:7.1f} {3 * one:7.1f} {one + bare:7.1f}")
     record.write(args.name, {"forks": args.forks, "per_image": figures, "child_forks": chains})
     return 0
 

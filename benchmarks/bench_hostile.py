@@ -44,7 +44,7 @@ class Peaks(TreeMemory):
     """Peak RSS, sampled every `interval` s: this process, its zygotes (its direct children, and
     the zygotes a template forked, the templates counted with them) and everything below them
     (the sandbox children). The children's RSS summed counts the pages they
-    share with their zygote once per process (a child is three processes: monitor, init, worker);
+    share with their zygote once per process (a child is two processes: init, worker);
     their PSS (every fifth sample: it walks the page tables) counts each page once."""
 
     def __init__(self, interval: float = 0.2):

@@ -7,7 +7,7 @@
 Core-seconds, not wall time, so the figures hold on a busy machine. Each is charged where it
 is spent: the grader process (its own CPU time), each zygote (its own CPU time, from /proc),
 and the sandbox's children (their cgroup's cpuacct counter, every process of the child
-included: monitor, init, worker, whatever the student forks). Without writable cgroups the
+included: init, worker, whatever the student forks). Without writable cgroups the
 children's share is not measured and says so.
 
   once per grader process     python + the grader's imports; each zygote's start (its imports)

@@ -3,8 +3,12 @@ its own init (pid 1 of its namespaces); a fork that failed is asked for once mor
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from autograder.sandbox import Sandbox
 
@@ -32,9 +36,9 @@ def _descendants(pid: int) -> list[int]:
 
 
 def test_each_child_runs_under_its_own_init_and_its_signal_is_reported(course):
-    """The zygote forks a monitor per child, which unshares and forks the init: the student's code
-    runs as pid 2 under pid 1 of its own namespace, and a worker killed by a signal is reported as
-    that signal."""
+    """The zygote clones each child into namespaces of its own, its init: the student's code runs
+    as pid 2 under pid 1 of its own namespace, and a worker killed by a signal is reported as that
+    signal."""
     source = ("import os, signal\nimport numpy as np\n"
               "def where():\n    return np.array([os.getpid(), os.getppid()])\n"
               "def die():\n    os.kill(os.getpid(), signal.SIGTERM)\n")
@@ -46,6 +50,52 @@ def test_each_child_runs_under_its_own_init_and_its_signal_is_reported(course):
             assert answer.status == "ok" and list(answer.value) == [2, 1]
             died = session.call("die", [], {}, returns="array")
             assert died.status == "crashed" and "signal 15" in died.message, died
+
+
+def test_without_a_jail_the_zygote_forks_the_worker_itself_and_its_signal_is_still_reported(course):
+    """No jail (root, privileges kept): no namespaces, no init -- the process the zygote made runs
+    the student's code, and its death by a signal is said as that signal, as under an init."""
+    if os.geteuid() != 0:
+        return           # a normal user's zygote is always jailed
+    source = ("import os, signal\n"
+              "def where():\n    return [os.getpid(), os.getppid()]\n"
+              "def die():\n    os.kill(os.getpid(), signal.SIGTERM)\n")
+    limits = dataclasses.replace(course.limits, drop_privileges=False)
+    with Sandbox(limits) as sandbox, sandbox.session("attention", source, "attention.py") as session:
+        answer = session.call("where", [], {}, returns="array")
+        assert answer.status == "ok", answer
+        child = session._child
+        assert not child.init and list(answer.value) == [child.pid, child.zygote.pid]
+        died = session.call("die", [], {}, returns="array")
+        assert died.status == "crashed" and "signal 15" in died.message, died
+
+
+def test_a_child_is_cloned_with_the_older_call_where_clone3_is_refused(tmp_path):
+    """Where a seccomp profile hides clone3 (it answers ENOSYS), the child is made with clone:
+    it runs, exits with its own code, and its fork hooks ran as os.fork's do."""
+    import autograder.sandbox.inside as inside
+
+    script = tmp_path / "clone.py"
+    script.write_text(
+        "import importlib.util, os, sys\n"
+        f"spec = importlib.util.spec_from_file_location('kernel', {str(Path(inside.__file__).parent / 'kernel.py')!r})\n"
+        "kernel = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(kernel)\n"
+        "kernel._SYS_CLONE3 = 100000        # no such call: ENOSYS, as the profile answers\n"
+        "os.register_at_fork(after_in_child=lambda: os.write(1, b'hook ran\\n'))\n"
+        "pid = kernel.fork_into(0)\n"
+        "if pid == 0:\n    os.write(1, b'child %d\\n' % os.getppid())\n    os._exit(7)\n"
+        "print('parent', os.getpid(), os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)\n")
+    import platform
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    if platform.machine() not in ("x86_64", "aarch64", "arm64"):
+        assert done.returncode != 0 and "clone" in done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    parent = lines[-2].split()
+    assert parent[0] == "parent" and parent[2] == "7", done.stdout
+    assert "hook ran" in lines and f"child {parent[1]}" in lines, done.stdout
 
 
 def _in_group(child) -> bool:
@@ -63,7 +113,7 @@ def test_every_child_is_in_its_cgroup_before_its_worker_starts(course):
         for _ in range(3):
             with sandbox.session("attention", SOURCE, "attention.py") as s:
                 assert s.call("pid", returns="array").status == "ok"
-                assert s._child.worker and _in_group(s._child)
+                assert s._child.started and _in_group(s._child)
 
 
 def test_where_the_zygote_cannot_place_a_child_the_grader_does(course, monkeypatch):
@@ -149,15 +199,15 @@ def test_a_torch_module_is_built_in_its_child_without_reading_a_file(course):
     assert count.value.tolist() == [0.0]
 
 
-def test_the_monitor_and_init_import_nothing_after_the_fork():
-    """What a child's monitor and init run was imported by the zygote, before any fork: an import in
-    one of their functions would load a module from disk in every child."""
+def test_a_childs_start_imports_nothing_after_the_fork():
+    """What a child's init runs before the worker was imported by the zygote, before any fork: an
+    import in one of its functions would load a module from disk in every child."""
     import ast
     from pathlib import Path
 
     import autograder.sandbox.inside as inside
 
-    tree = ast.parse((Path(inside.__file__).parent / "monitor.py").read_text(encoding="utf-8"))
+    tree = ast.parse((Path(inside.__file__).parent / "start.py").read_text(encoding="utf-8"))
     late = [ast.unparse(node) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
             for node in ast.walk(function) if isinstance(node, (ast.Import, ast.ImportFrom))]
     assert late == []

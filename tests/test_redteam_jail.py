@@ -299,7 +299,7 @@ def test_daemons_die_with_the_child(sandbox):
     with sandbox.session("attention", src(code), "attention.py") as s:
         assert s.call("daemonize").status == "ok"
         time.sleep(0.2)
-        init = s._child.worker
+        init = s._child.pid
         tree = descendants(init)
         assert len(tree) >= 3, tree            # the init, the worker and the daemon, at least
         ns = pid_namespace(init)               # unreadable as a normal user: the init is not dumpable

@@ -10,7 +10,7 @@ killing), validate (values and figures from a child), provided (answering a chil
 reference's functions).
 
 Inside the jail (`inside/`, loaded by file path in the zygote, nothing of the kit importable there):
-zygote, jail, kernel, monitor, child, guard, warm_up, import_path; and protocol, the
+zygote, jail, kernel, start, child, guard, warm_up, import_path; and protocol, the
 framing both sides speak (the grader imports it from there). The zygote loads the judge (autograder/judge/:
 convert, errors, ipython_shell, notebook, torch_module) from its folder the same way.
 

@@ -301,20 +301,17 @@ class Sandbox:
             return
         child.alive = False
         z = child.zygote
-        # A worker is pid 1 of its PID namespace: its death takes every process in it along.
-        for pid in (child.worker, child.pid):
-            if pid:
-                try:
-                    os.kill(pid, 9)
-                except OSError:
-                    pass
+        # An init is pid 1 of its PID namespace: its death takes every process in it along.
+        if child.pid:
+            try:
+                os.kill(child.pid, 9)
+            except OSError:
+                pass
         if child.cgroup is not None:
             child.cgroup.kill()
         if not child.layers.get("pid"):
             z.await_answers()      # every child of the zygote known, so that the hunt spares them
             kill_tree(child.pid, z.pid, z.live - {child.pid}, child.uid)
-            if child.worker:
-                kill_tree(child.worker, z.pid, z.live - {child.pid}, child.uid)
         try:
             child.sock.close()
         except OSError:

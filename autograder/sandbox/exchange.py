@@ -1,4 +1,4 @@
-"""Grader side: one child (monitor + worker) and one request/answer exchange with it.
+"""Grader side: one child (init + worker) and one request/answer exchange with it.
 
 The time limits count the child's CPU time (its cgroup's, or its worker's from /proc), so a
 busy machine does not cost a correct submission points; a child that makes no progress at all
@@ -32,8 +32,8 @@ STALL_SLACK = 0.5        # s a wait may come back late before the lateness count
 
 
 class Child:
-    """One child the zygote made: its pid (the init's, or a monitor's), the first process of its
-    PID namespace (once announced: the init itself, or the monitor's child), its socket, capture
+    """One child the zygote made: its pid (its init's, or without one the worker's), the first
+    process of its PID namespace (once announced: the same process), its socket, capture
     file, cgroup and (without a jail) its temp folder.
 
     The grader asks for a child without waiting for the zygote's answer (`fork_request`): frames
@@ -46,7 +46,7 @@ class Child:
         self.fork_request: int | None = None
         self.settle: Callable[["Child"], bool] | None = None
         self.unborn = ""
-        self.worker: int | None = None     # the first process in the child's PID namespace (its init)
+        self.started = False     # the child said it started (and whether it is the init of its namespaces)
         self.init = False
         self.layers: dict = {}
         self.alive = True
@@ -72,12 +72,11 @@ class Child:
         return sum(process_cpu_seconds(p) or 0.0 for p in self.processes())
 
     def processes(self) -> list[int]:
-        """The child's pid, the first process of its namespace (the same process when the zygote
-        cloned the init) and, in a PID namespace, the init's children (host pids)."""
-        pids = [p for p in dict.fromkeys((self.pid, self.worker)) if p]
-        if self.worker and self.init:
+        """The child's pid and, when it is the init of a PID namespace, the init's children (host pids)."""
+        pids = [self.pid] if self.pid else []
+        if pids and self.init:
             try:
-                with open(f"/proc/{self.worker}/task/{self.worker}/children") as f:
+                with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
                     pids += [int(p) for p in f.read().split()]
             except (OSError, ValueError):
                 pass
@@ -213,9 +212,8 @@ def receive_answer(child: Child, deadline: Deadline, max_frame: int,
             _flush(child)
             continue
         if header.get("event") == "started":
-            worker = header.get("pid")
-            if type(worker) is int and worker > 0 and child.worker is None:
-                child.worker, child.init = worker, header.get("init") is True
+            if not child.started:
+                child.started, child.init = True, header.get("init") is True
             continue
         if child.outbox:     # the next request must not follow an answer the child left unread
             raise ProvidedRefused("it answered without reading what the kit-provided function it called returned")

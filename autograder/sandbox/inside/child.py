@@ -1,4 +1,4 @@
-"""Child side: the worker -- one stem of one submission (see monitor.py for how it starts).
+"""Child side: the worker -- one stem of one submission (see start.py for how it starts).
 
 It reads the init frame, sets limits, drops every capability, executes the submission (one
 source, or notebook cells in order, each under its own name) and answers requests until the
@@ -18,7 +18,7 @@ import socket
 import sys
 import types
 
-EXIT_INTERNAL = 114    # the child could not be set up (as monitor.py)
+EXIT_INTERNAL = 114    # the child could not be set up (as start.py)
 _MISSING = object()
 _BUILTIN_ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError,
                    "KeyError": KeyError, "ZeroDivisionError": ZeroDivisionError, "RuntimeError": RuntimeError,

@@ -21,12 +21,12 @@ The zygote (once, after importing numpy/torch, before any fork):
      unshare(CLONE_NEWUSER) needs a root that is the mount namespace's root.
   7. PR_SET_DUMPABLE 0                                        -- /proc/PID/mem and ptrace refused.
 
-Each child (forked from the zygote, see child.py):
+Each child (made by the zygote, see start.py and child.py):
 
-  8. unshare a PID, mount and IPC namespace; fork once more: the grandchild is pid 1 of its
-     own PID namespace (a daemon dies with it; nothing outside can be signalled or traced),
-     and SysV/POSIX shared memory dies with its IPC namespace.
-  9. grandchild: PR_SET_PDEATHSIG, size-capped tmpfs on /tmp, /var/tmp, /dev/shm, /run/lock
+  8. the child is cloned into a PID, mount and IPC namespace of its own: it is pid 1 there, the
+     init (a daemon dies with it; nothing outside can be signalled or traced), and SysV/POSIX
+     shared memory dies with its IPC namespace.
+  9. the init: PR_SET_PDEATHSIG, size-capped tmpfs on /tmp, /var/tmp, /dev/shm, /run/lock
      (cleanup is the namespace dying), then what the zygote bound under those folders (a
      virtualenv in /tmp) bound again on top, read-only, from fds opened before the tmpfs
      covered it; a fresh /proc of its PID namespace (an empty tmpfs where mounting proc is
@@ -238,17 +238,13 @@ def _private_user_namespace(uid: int) -> None:
 
 # ====================================================================== per child
 
-def unshare_child() -> dict:
-    """Step 8, in the process forked from the zygote (before its one extra fork)."""
-    try:
-        K.unshare(K.CLONE_NEWPID | K.CLONE_NEWNS | K.CLONE_NEWIPC)
-    except OSError as err:
-        return {"pid": False, "why": str(err)}
-    return {"pid": True}
+def child_namespaces() -> int:
+    """Step 8: the namespaces the zygote clones each child into (kernel.fork_into)."""
+    return K.CLONE_NEWPID | K.CLONE_NEWNS | K.CLONE_NEWIPC
 
 
 def enter_child_jail(tmp_mb: int) -> dict:
-    """Step 9, in the grandchild (pid 1 of its namespace). Returns the layers that hold."""
+    """Step 9, in the init (pid 1 of its namespace). Returns the layers that hold."""
     layers = {"private_tmp": False, "proc": False}
     K.prctl(K.PR_SET_PDEATHSIG, 9)
     K.mount("none", "/", None, K.MS_REC | K.MS_PRIVATE)

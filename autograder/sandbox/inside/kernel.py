@@ -1,5 +1,5 @@
-"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, mount, pivot_root, prctl,
-capset). Each raises OSError with the call's name and errno when it fails.
+"""Thin ctypes wrappers of the Linux calls the jail needs (unshare, clone, mount, pivot_root,
+prctl, capset). Each raises OSError with the call's name and errno when it fails.
 
 Loaded inside the zygote from its file path (see zygote.py), so it imports only the standard
 library. On a system without these calls (macOS) `available()` is False and nothing is called.
@@ -37,6 +37,8 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SECUREBITS_LOCKED = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
+_SYS_CLONE3 = 435          # the same number on every architecture
+_SYS_CLONE = {"x86_64": 56, "aarch64": 220, "arm64": 220}
 _CAP_VERSION_3 = 0x20080522
 
 _libc = None
@@ -70,6 +72,42 @@ def _check(result: int, what: str) -> int:
 
 def unshare(flags: int) -> None:
     _check(_lib().unshare(flags), "unshare")
+
+
+class _CloneArgs(ctypes.Structure):
+    # struct clone_args as of its first version: a null stack means the child goes on on a copy
+    # of the caller's, as after fork.
+    _fields_ = [(name, ctypes.c_uint64) for name in
+                ("flags", "pidfd", "child_tid", "parent_tid", "exit_signal", "stack", "stack_size", "tls")]
+
+
+def fork_into(flags: int) -> int:
+    """os.fork() whose child starts in the new namespaces `flags` names (CLONE_NEWPID and the
+    like): 0 in the child, its pid in the parent. Python's own fork hooks run around it as they
+    do around os.fork. For a single-threaded caller only: no lock of the C library is taken, and
+    the child's C library still holds its parent's thread id (the child should fork before it
+    does anything that would need it: os.fork, which sets its child's right, is safe)."""
+    python = ctypes.pythonapi
+    # Called with the interpreter's lock held throughout: the child must not find it released
+    # by a thread that does not exist there.
+    syscall = ctypes.PyDLL(None, use_errno=True).syscall
+    syscall.restype = ctypes.c_long
+    args = _CloneArgs(flags=flags, exit_signal=signal.SIGCHLD)
+    legacy = _SYS_CLONE.get(platform.machine())
+    python.PyOS_BeforeFork()
+    pid = syscall(_SYS_CLONE3, ctypes.byref(args), ctypes.c_size_t(ctypes.sizeof(args)))
+    err = ctypes.get_errno() if pid < 0 else 0
+    if pid < 0 and err == errno.ENOSYS and legacy is not None:
+        # A seccomp profile that hides clone3 (Docker's) lets clone through.
+        pid = syscall(legacy, ctypes.c_ulong(flags | signal.SIGCHLD), None, None, None, None)
+        err = ctypes.get_errno() if pid < 0 else 0
+    if pid == 0:
+        python.PyOS_AfterFork_Child()
+        return 0
+    python.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone: {os.strerror(err)}")
+    return pid
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:

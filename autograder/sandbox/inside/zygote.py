@@ -18,12 +18,13 @@ Control socket (SOCK_SEQPACKET, one JSON message per packet):
                       {"event": "fork_failed", ...}
                       {"event": "exit", "pid": p, "code": c, "signal": s}
 
-A new child is placed in its cgroup before it does anything (its gate: monitor.py).
+A new child is placed in its cgroup before it does anything (its gate: start.py).
 
 Nothing here may import the kit: its sibling modules are loaded from their file paths under
 private names, and removed from sys.modules in each child before student code runs.
 """
 
+import errno
 import importlib.util
 import json
 import os
@@ -78,6 +79,7 @@ class Zygote:
         self.layers: dict = {}
         self.modules: dict = {}    # name -> [version, file] of what it imported for the children
         self.gates: dict[int, int] = {}  # pid -> its gate's write end, until the grader says "go"
+        self.inits: set[int] = set()     # children that are the init of their namespaces
 
     def serve(self) -> None:
         wake_r, wake_w = self.wake = KERNEL.wake_on_child_exit()
@@ -122,8 +124,8 @@ class Zygote:
                 gate = self.gates.pop(pid, None)
                 if gate is not None:
                     os.close(gate)
-                code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-                sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+                code, sig = CHILD.exit_status(status, pid in self.inits)
+                self.inits.discard(pid)
                 self.send({"event": "exit", "pid": pid, "code": code, "signal": sig})
             # anything else is an orphan of a child, reparented to us (we are a subreaper)
 
@@ -137,22 +139,24 @@ class Zygote:
         sess_fd, cap_fd, procs = fds[0], fds[1], fds[2:]
         gate_r, gate_w = os.pipe()
         try:
-            pid = os.fork()
+            pid, layers = self._new_process()
         except OSError as err:
             for fd in (sess_fd, cap_fd, gate_r, gate_w, *procs):
                 os.close(fd)
             self.send({"event": "fork_failed", "id": request, "message": str(err)})
             return
         if pid == 0:
-            def monitor() -> None:
+            def start() -> None:
                 os.close(gate_w)
                 self.ctrl.detach()
-                CHILD.monitor(sess_fd, cap_fd, self.pid, gate_r)
-            _run_child("monitor", monitor)
+                CHILD.start(sess_fd, cap_fd, self.pid, gate_r, layers)
+            _run_child("start", start)
         for fd in (sess_fd, cap_fd, gate_r):
             os.close(fd)
         placed = CHILD.place(pid, procs) if procs else None
         self.children[pid] = request
+        if layers.get("pid"):
+            self.inits.add(pid)
         try:
             # its pid (the grader's name for it), and whether it may start now
             os.write(gate_w, f"{pid}\n{'go' if placed is not False else 'wait'}\n".encode())
@@ -163,6 +167,19 @@ class Zygote:
         else:
             os.close(gate_w)
         self.send({"event": "forked", "id": request, "pid": pid, "placed": placed})
+
+    def _new_process(self) -> tuple[int, dict]:
+        """(pid, its layers): a child in PID, mount and IPC namespaces of its own, its init; where
+        the kernel will not make them (or there is no jail), a plain fork, the worker itself.
+        Raises OSError when no process could be made at all."""
+        if not self.layers.get("jailed"):
+            return os.fork(), {"pid": False, "why": "the zygote has no jail"}
+        try:
+            return KERNEL.fork_into(JAIL.child_namespaces()), {"pid": True}
+        except OSError as err:
+            if err.errno in (errno.EAGAIN, errno.ENOMEM):
+                raise
+            return os.fork(), {"pid": False, "why": str(err)}
 
     def go(self, msg: dict) -> None:
         """The grader has placed the child in its cgroup itself: its gate opens."""
@@ -318,7 +335,7 @@ def main() -> None:
     worker = _load_private("child")
     # check.py's child runs a notebook's cells with this loop too, and builds a torch module with this code.
     worker.configure(NOTEBOOK=notebook, MODULE=torch_module, ARGUMENTS=arguments)
-    CHILD = _load_private("monitor")
+    CHILD = _load_private("start")
     warm = _load_private("warm_up")
 
     if config.get("torch", True):

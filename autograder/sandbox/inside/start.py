@@ -1,13 +1,14 @@
 """Child side: how a child starts and ends, made by the zygote.
 
-    zygote --fork--> monitor --unshare(PID, mount, IPC)--fork--> init --fork--> worker
+    zygote --clone(new PID, mount, IPC namespaces)--> init --fork--> worker
 
-The zygote forks a *monitor*: it waits on its gate until it is in its cgroup, unshares, forks the
-*init* (pid 1 of the new namespaces), which builds the private folders (jail.py), forks the worker
-(child.py) and reaps; when the init exits, the kernel kills every process left in the namespace.
-The monitor waits for the init and exits the same way (code or signal: a signal n that killed the
-worker, which pid 1 reports as code 128 + n, as that signal). A monitor whose unshare fails, or a
-zygote without a jail, runs the worker itself: no init.
+The zygote clones each child straight into namespaces of its own (kernel.fork_into): the first
+process is the *init*, pid 1 there. It waits on its gate until it is in its cgroup, builds the
+private folders (jail.py), forks the worker (child.py) and reaps; it exits as the worker did
+(a signal n that killed the worker as code 128 + n: pid 1 cannot die of its own signal, and the
+zygote reports it as that signal), and its end kills every process left in the namespace. Where
+the namespaces cannot be made, or the zygote has no jail, the zygote forks the worker itself: no
+init.
 
 The gate: a new child waits on a pipe from the zygote before it does anything. The zygote writes
 the child's pid into the cgroup.procs files the grader opened and handed it (`place`), then writes
@@ -31,6 +32,7 @@ import types
 
 EXIT_MEMORY = 113      # the child's own machinery ran out of memory
 EXIT_INTERNAL = 114    # the child could not be set up
+FIRST_SIGNAL_CODE = 128   # how the init exits when a signal n killed the worker: 128 + n
 
 M = types.SimpleNamespace()   # sibling modules and zygote facts, set by the zygote: see configure()
 
@@ -39,35 +41,45 @@ def configure(**kwargs) -> None:
     vars(M).update(kwargs)
 
 
-def monitor(sess_fd: int, cap_fd: int, zygote_pid: int, gate_fd: int) -> None:
-    """In the process forked by the zygote. Never returns."""
+def start(sess_fd: int, cap_fd: int, zygote_pid: int, gate_fd: int, layers: dict) -> None:
+    """In the process the zygote just made (the init when `layers["pid"]`, else the worker
+    itself). Never returns."""
     _detach_from_zygote()
-    if os.getppid() != zygote_pid:
-        os._exit(EXIT_INTERNAL)
-    _through_gate(gate_fd)
+    if _parent() not in (zygote_pid, None):
+        os._exit(EXIT_INTERNAL)     # the zygote died before this process would have died with it
+    pid = _through_gate(gate_fd)
     sock = _descriptors(sess_fd, cap_fd)
-    layers = M.JAIL.unshare_child() if M.JAILED else {"pid": False, "why": "the zygote has no jail"}
-    gate_r, gate_w = os.pipe()
-    first = os.fork()
-    if first == 0:
-        os.close(gate_w)
-        while os.read(gate_r, 1):   # until the monitor has announced us
-            pass
-        os.close(gate_r)
-        if layers.get("pid"):
-            _init(sock, layers)      # pid 1 of the new namespace: it forks the worker and reaps
-        _run_worker(sock, layers)
-    os.close(gate_r)
     try:
-        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": first, "init": bool(layers.get("pid"))}))
+        # Said before the worker can say anything: its pid as the grader sees it, and whether an init holds it.
+        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": pid, "init": bool(layers.get("pid"))}))
     except OSError:
-        os.kill(first, signal.SIGKILL)
-    os.close(gate_w)
-    sock.close()
-    status = _wait_for(first)
-    if layers.get("pid") and os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + 65:
-        _exit_like(os.WEXITSTATUS(status) - 128)     # as os.waitpid encodes "killed by signal n"
-    _exit_like(status)
+        os._exit(0)
+    if layers.get("pid"):
+        _init(sock, layers)      # pid 1 of the new namespace: it forks the worker and reaps
+    _run_worker(sock, layers)
+
+
+def exit_status(status: int, init: bool) -> tuple[int | None, int | None]:
+    """In the zygote: (code, signal) of a child's end as waitpid gave it; an init's 128 + n as
+    signal n."""
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    if init and code is not None and FIRST_SIGNAL_CODE < code < FIRST_SIGNAL_CODE + 65:
+        return None, code - FIRST_SIGNAL_CODE
+    return code, None
+
+
+def _parent() -> int | None:
+    """This process's parent as the zygote's /proc names it (from a new PID namespace getppid()
+    says 0); None where it cannot be read."""
+    if os.getppid():
+        return os.getppid()
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _detach_from_zygote() -> None:
@@ -163,30 +175,7 @@ def _init(sock: socket.socket, layers: dict) -> None:
         except ChildProcessError:
             os._exit(EXIT_INTERNAL)
         if pid == worker:
-            # pid 1 cannot die of its own signal: the monitor turns 128 + n back into signal n.
+            # pid 1 cannot die of its own signal: the zygote turns 128 + n back into signal n.
             if os.WIFSIGNALED(status):
-                os._exit(128 + os.WTERMSIG(status))
-            _exit_like(status)
-
-
-def _wait_for(pid: int) -> int:
-    while True:
-        try:
-            return os.waitpid(pid, 0)[1]
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            os._exit(EXIT_INTERNAL)
-
-
-def _exit_like(status: int) -> None:
-    """Exit with the worker's code, or die of its signal."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-        os.kill(os.getpid(), sig)
-        os.kill(os.getpid(), signal.SIGKILL)     # a signal whose default is not to terminate
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else EXIT_INTERNAL)
-
-
+                os._exit(FIRST_SIGNAL_CODE + os.WTERMSIG(status))
+            os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else EXIT_INTERNAL)
