@@ -81,7 +81,9 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--name", default="profile_submission", help="the record's name in benchmarks/results")
     args = p.parse_args(argv)
-    os.environ.setdefault("ATTNKIT_CACHE_DIR", tempfile.mkdtemp(prefix="attnkit-profile-cache-"))
+    if "ATTNKIT_CACHE_DIR" not in os.environ:      # a cache of its own, removed at the end
+        cache = tempfile.TemporaryDirectory(prefix="attnkit-profile-cache-")
+        os.environ["ATTNKIT_CACHE_DIR"] = cache.name
 
     from autograder.checks import check_ids
     from autograder.config import load_course
