@@ -32,9 +32,9 @@ STALL_SLACK = 0.5        # s a wait may come back late before the lateness count
 
 
 class Child:
-    """One child the zygote made: its pid (its init's, or without one the worker's), the first
-    process of its PID namespace (once announced: the same process), its socket, capture
-    file, cgroup and (without a jail) its temp folder.
+    """One child the zygote made: its pid (its init's, or without one the worker's), whether it
+    said it started and is an init, its socket, capture file, cgroup and (without a jail) its
+    temp folder.
 
     The grader asks for a child without waiting for the zygote's answer (`fork_request`): frames
     can be sent at once, and the child reads them once it is in its cgroup. `pid` waits for the
@@ -46,7 +46,7 @@ class Child:
         self.fork_request: int | None = None
         self.settle: Callable[["Child"], bool] | None = None
         self.unborn = ""
-        self.started = False     # the child said it started (and whether it is the init of its namespaces)
+        self.started = False
         self.init = False
         self.layers: dict = {}
         self.alive = True

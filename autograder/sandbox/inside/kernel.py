@@ -95,11 +95,11 @@ def fork_into(flags: int) -> int:
     args = _CloneArgs(flags=flags, exit_signal=signal.SIGCHLD)
     legacy = _SYS_CLONE.get(platform.machine())
     python.PyOS_BeforeFork()
-    pid = syscall(_SYS_CLONE3, ctypes.byref(args), ctypes.c_size_t(ctypes.sizeof(args)))
+    pid = syscall(ctypes.c_long(_SYS_CLONE3), ctypes.byref(args), ctypes.c_size_t(ctypes.sizeof(args)))
     err = ctypes.get_errno() if pid < 0 else 0
     if pid < 0 and err == errno.ENOSYS and legacy is not None:
         # A seccomp profile that hides clone3 (Docker's) lets clone through.
-        pid = syscall(legacy, ctypes.c_ulong(flags | signal.SIGCHLD), None, None, None, None)
+        pid = syscall(ctypes.c_long(legacy), ctypes.c_ulong(flags | signal.SIGCHLD), None, None, None, None)
         err = ctypes.get_errno() if pid < 0 else 0
     if pid == 0:
         python.PyOS_AfterFork_Child()
