@@ -46,7 +46,7 @@ class Child:
         self.fork_request: int | None = None
         self.settle: Callable[["Child"], bool] | None = None
         self.unborn = ""
-        self.started = False
+        self.started = False     # only the first "started" is the kit's: later ones, the student's code
         self.init = False
         self.layers: dict = {}
         self.alive = True

@@ -42,6 +42,7 @@ _SYS_CLONE = {"x86_64": 56, "aarch64": 220, "arm64": 220}
 _CAP_VERSION_3 = 0x20080522
 
 _libc = None
+_syscall = None     # libc's syscall(), called without releasing the interpreter's lock (fork_into)
 
 
 def available() -> bool:
@@ -87,11 +88,14 @@ def fork_into(flags: int) -> int:
     do around os.fork. For a single-threaded caller only: no lock of the C library is taken, and
     the child's C library still holds its parent's thread id (the child should fork before it
     does anything that would need it: os.fork, which sets its child's right, is safe)."""
+    global _syscall
     python = ctypes.pythonapi
-    # Called with the interpreter's lock held throughout: the child must not find it released
-    # by a thread that does not exist there.
-    syscall = ctypes.PyDLL(None, use_errno=True).syscall
-    syscall.restype = ctypes.c_long
+    if _syscall is None:
+        # Called with the interpreter's lock held throughout: the child must not find it released
+        # by a thread that does not exist there.
+        _syscall = ctypes.PyDLL(None, use_errno=True).syscall
+        _syscall.restype = ctypes.c_long
+    syscall = _syscall
     args = _CloneArgs(flags=flags, exit_signal=signal.SIGCHLD)
     legacy = _SYS_CLONE.get(platform.machine())
     python.PyOS_BeforeFork()

@@ -47,11 +47,11 @@ def start(sess_fd: int, cap_fd: int, zygote_pid: int, gate_fd: int, layers: dict
     _detach_from_zygote()
     if _parent() not in (zygote_pid, None):
         os._exit(EXIT_INTERNAL)     # the zygote died before this process would have died with it
-    pid = _through_gate(gate_fd)
+    _through_gate(gate_fd)
     sock = _descriptors(sess_fd, cap_fd)
     try:
-        # Said before the worker can say anything: its pid as the grader sees it, and whether an init holds it.
-        sock.sendall(M.PROTOCOL.pack({"event": "started", "pid": pid, "init": bool(layers.get("pid"))}))
+        # Said before the worker can say anything: whether this process is an init.
+        sock.sendall(M.PROTOCOL.pack({"event": "started", "init": bool(layers.get("pid"))}))
     except OSError:
         os._exit(0)
     if layers.get("pid"):
@@ -73,8 +73,9 @@ def exit_status(status: int, init: bool) -> tuple[int | None, int | None]:
 def _parent() -> int | None:
     """This process's parent as the zygote's /proc names it (from a new PID namespace getppid()
     says 0); None where it cannot be read."""
-    if os.getppid():
-        return os.getppid()
+    parent = os.getppid()
+    if parent:
+        return parent
     try:
         with open("/proc/self/stat", "rb") as f:
             return int(f.read().rsplit(b")", 1)[1].split()[1])
