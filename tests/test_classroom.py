@@ -540,10 +540,11 @@ def test_the_summary_lists_timeouts_crashes_and_unreadable_files(run):
 
 # ====================================================================== nothing lost
 
-def _grade_cli(course: Path, class_dir: Path, out: Path, *extra: str) -> subprocess.Popen:
+def _grade_cli(course: Path, class_dir: Path, out: Path, *extra: str, tmp: Path | None = None) -> subprocess.Popen:
+    env = dict(os.environ, TMPDIR=str(tmp)) if tmp is not None else None
     return subprocess.Popen([sys.executable, "-m", "autograder.cli", "--course", str(course), "grade", str(class_dir),
                              "--out", str(out), "--jobs", "2", *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True, env=env)
 
 
 def test_a_run_killed_with_sigkill_resumes_to_the_same_grades(run, tmp_path):
@@ -553,8 +554,9 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_grades(run, tmp_path):
         shutil.copytree(run.class_dir / name, class_dir / name)
     for i in range(4):
         shutil.copytree(run.class_dir / "ada", class_dir / f"ada{i}")
-    out = tmp_path / "out"
-    proc = _grade_cli(run.course_path, class_dir, out)
+    out, scratch = tmp_path / "out", tmp_path / "tmp"
+    scratch.mkdir()
+    proc = _grade_cli(run.course_path, class_dir, out, tmp=scratch)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if any((out / "results").glob("*.json")) if (out / "results").is_dir() else False:
@@ -573,10 +575,21 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_grades(run, tmp_path):
     while _still_alive(sandboxes) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _still_alive(sandboxes) == [], "the killed run left sandbox processes behind"
+    # What it was staging when killed stays (nothing runs on SIGKILL), named with its pid; the next
+    # run removes such folders once they are old enough to be nobody's read in progress.
+    left = [p for p in scratch.iterdir() if p.name.startswith("attnkit-upload-")]
+    assert all(p.name.startswith(f"attnkit-upload-{proc.pid}-") for p in left), left
+    (scratch / f"attnkit-upload-{proc.pid}-staged").mkdir()
+    (scratch / f"attnkit-upload-{proc.pid}-staged" / "attention.py").write_text("x = 1\n")
+    hour_ago = time.time() - 2 * 3600
+    for p in scratch.iterdir():
+        os.utime(p, (hour_ago, hour_ago))
+    (scratch / f"attnkit-upload-{proc.pid}-recent").mkdir()      # as recent as a read in progress
 
-    again = _grade_cli(run.course_path, class_dir, out)
+    again = _grade_cli(run.course_path, class_dir, out, tmp=scratch)
     stdout, stderr = again.communicate(timeout=120)
     assert again.returncode == 0, stderr.decode()
+    assert sorted(p.name for p in scratch.glob("attnkit-upload-*")) == [f"attnkit-upload-{proc.pid}-recent"]
     for name, mtime in kept.items():   # what was graded before the kill was reused, not graded again
         assert (out / "results" / name).stat().st_mtime_ns == mtime, name
     # The same grades as the uninterrupted in-process run of the same submissions.

@@ -11,14 +11,13 @@ its OPS are the parse helper's and `pack`.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, parse_helper, staging
+from autograder.intake.scratch import scratch_folder
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, is_archive
 from autograder.intake.files import Folder, ignored
 from autograder.intake.students import Student
@@ -29,8 +28,7 @@ HELPER = helper_process.Helper("autograder.cluster.packing")
 def packed(folder: Path, student: Student, stems: tuple[str, ...]) -> tuple[bytes, tuple[str, ...], tuple[str, ...]]:
     """(the submission packed for a worker, notes, the names handed in), charged to the current
     account (budget.charging)."""
-    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")
-    try:
+    with scratch_folder() as tmp:
         where, fds = bounded.folder_arg(folder)
         answer = bounded.run("pack", [where, [list(u) for u in student.uploads], tmp, list(stems)], fds=fds,
                              item=False, helper=HELPER)
@@ -42,8 +40,6 @@ def packed(folder: Path, student: Student, stems: tuple[str, ...]) -> tuple[byte
         except (KeyError, TypeError) as err:
             raise bounded.ParserUnavailable(f"the packer gave an answer that is not one ({err})") from None
         return data.tobytes(), tuple(notes), tuple(uploaded)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def packed_here(where, uploads: list, tmp: str, stems: list[str]) -> dict:

@@ -19,8 +19,6 @@ A Dask cluster's client gathers and packs a student's files the same way (autogr
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Iterator
 from autograder.sandbox import helper_process
 from autograder.intake import SOURCE_SUFFIXES, bounded, budget
 from autograder.intake.archives import MAX_ARCHIVE_BYTES, ArchiveRefused, Budget, extract, is_archive
+from autograder.intake.scratch import scratch_folder
 from autograder.intake.files import MAX_BYTES, Flag, Folder, ignored, normal_stem
 from autograder.intake.students import Student
 from autograder.judge.words import counted
@@ -66,8 +65,7 @@ def read(folder: Path, student: Student, stems: tuple[str, ...], reader: Reader 
     (its CPU time spent before it was read at all) every stem is a LoadError that says so."""
     from autograder.intake.load import LoadError, loaded_answer
 
-    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")     # 0700, the grader's own
-    try:
+    with scratch_folder() as tmp:
         where, fds = bounded.folder_arg(folder)
         args = [where, [list(u) for u in student.uploads], tmp, list(stems)]
         try:
@@ -90,8 +88,6 @@ def read(folder: Path, student: Student, stems: tuple[str, ...], reader: Reader 
             raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
         yield Read(Path(tmp, "files") if staged else Path(folder), loaded_answer(answer, tuple(stems)),
                    tuple(notes), tuple(uploaded), tuple(more))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def not_read(err: Exception) -> str:

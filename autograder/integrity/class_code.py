@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.sandbox import helper_process
 from autograder.intake import bounded, budget, staging
+from autograder.intake.scratch import scratch_folder
 from autograder.integrity.made import Made, made_from, made_here
 from autograder.judge.threads import usable_cores
 from autograder.intake.load import LoadError, SourceFile, loaded_here, source_from_bytes
@@ -70,11 +69,10 @@ def _read(student: Student, wanted: dict[str, str], stubs: dict[str, str], accou
           details: bool = False) -> list:
     """[(Made, details or None)] of `student`'s files `wanted` (stem -> graded file)."""
     fd = open_confined(student.folder)
-    tmp = tempfile.mkdtemp(prefix="attnkit-upload-")
     try:
         folder = Path(f"/proc/self/fd/{fd}") if Path(f"/proc/self/fd/{fd}").is_dir() else student.folder
         where, fds = bounded.folder_arg(folder)
-        with budget.charging(account):
+        with scratch_folder() as tmp, budget.charging(account):
             answer = bounded.run("prints", [where, [list(u) for u in student.uploads], tmp, student.name, wanted,
                                             {stem: stubs.get(stem, "") for stem in wanted}, details],
                                  fds=fds, item=False, helper=HELPER)
@@ -83,7 +81,6 @@ def _read(student: Student, wanted: dict[str, str], stubs: dict[str, str], accou
         except (TypeError, ValueError, AttributeError) as err:
             raise bounded.ParserUnavailable(f"the reader gave an answer that is not one ({err})") from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
         os.close(fd)
 
 
