@@ -3,6 +3,7 @@ student's files, the worker that graded them is already grading the next student
 
 from __future__ import annotations
 
+import os
 import threading
 
 from autograder.grading import local_grading
@@ -72,6 +73,38 @@ def test_every_lanes_sandbox_starts_its_zygotes_before_the_first_student(monkeyp
             grading._free.clear()
     finally:
         grading.close()
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
+def _namespace(pid: int, kind: str) -> str:
+    return os.readlink(f"/proc/{pid}/ns/{kind}")
+
+
+def test_the_lanes_zygotes_of_a_kind_are_forks_of_one_import_each_jailed_as_its_lane(monkeypatch, course):
+    """numpy (torch, matplotlib) is imported once for the class, by a template that forks each
+    lane's zygote; each fork builds its own jail (its namespaces, as root its private uid), and
+    the template is gone when the run closes."""
+    monkeypatch.setattr(local_grading, "solution_sources", lambda course: ["import numpy\n\ndef f(x):\n    return numpy.exp(x)\n"])
+    grading = LocalGrading(course, jobs=2, isolation=False, preflight=False)
+    try:
+        grading.start((), 5)
+        first, second = (box.zygotes.get((False, False)) for box in grading._free)
+        template = _parent(first.pid)
+        assert template == _parent(second.pid) and template != os.getpid() and _parent(template) == os.getpid()
+        assert first.pid != second.pid and first.proc.template is second.proc.template
+        if first.layers.get("jailed"):
+            for kind in ("user", "net", "mnt", "ipc"):
+                assert len({_namespace(p, kind) for p in (template, first.pid, second.pid)}) == 3, kind
+        if os.geteuid() == 0 and course.limits.drop_privileges:
+            uids = [os.stat(f"/proc/{p}").st_uid for p in (first.pid, second.pid)]
+            assert uids[0] != uids[1] and 0 not in uids
+    finally:
+        grading.close()
+    assert not os.path.exists(f"/proc/{template}")
 
 
 def test_a_class_is_graded_with_the_interpreter_as_the_caller_set_it(tmp_path, course, monkeypatch):

@@ -850,6 +850,21 @@ def test_zygote_death_is_a_crash_and_the_sandbox_recovers():
         assert sb.zygotes.restarts == 1
 
 
+def test_a_zygote_started_again_is_forked_from_the_imports_already_made():
+    """Its template still runs: the new zygote is its fork, not a new interpreter importing numpy."""
+    with Sandbox(Limits(call_timeout=2, import_timeout=5)) as sb:
+        assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"
+        dead = sb.zygotes.any()
+        os.kill(dead.pid, signal.SIGKILL)
+        dead.proc.wait(10)
+        assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"
+        again = sb.zygotes.any()
+        assert again is not dead and sb.zygotes.restarts == 1
+        assert again.proc.template is dead.proc.template and again.proc.template.alive()
+        with open(f"/proc/{again.pid}/stat", "rb") as f:
+            assert int(f.read().rsplit(b")", 1)[1].split()[1]) == again.proc.template.proc.pid
+
+
 # ====================================================================== provided stems
 
 CAUSAL = """

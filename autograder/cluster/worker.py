@@ -32,7 +32,7 @@ from autograder.cluster.transport import unpack_submission
 from autograder.config.course import CourseConfig, course_from_data
 from autograder.grading.preflight import PreflightFailed, run_preflight
 from autograder.results import SubmissionResult
-from autograder.sandbox import Limits, Sandbox, SandboxError
+from autograder.sandbox import Limits, Sandbox, SandboxError, close_templates
 
 PLUGIN_PREFIX = "attnkit-sandbox-"
 
@@ -92,6 +92,7 @@ class SandboxPlugin(WorkerPlugin):
             boxes, self._all = self._all, []
         for box in boxes:
             box.close()
+        close_templates()
         if self.root:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -19,7 +19,7 @@ from autograder.grading.student import Student, default_jobs, grader_failure
 from autograder.intake import budget, lms
 from autograder.intake.roster import Person
 from autograder.results import SubmissionResult
-from autograder.sandbox import Sandbox
+from autograder.sandbox import Sandbox, close_templates
 
 
 SPARE_LANE_FROM = 150    # students to grade from which an automatic run adds a lane (LocalGrading says why)
@@ -162,6 +162,7 @@ class LocalGrading:
             boxes, self._all = self._all, []
         for box in boxes:
             self._discard(box)
+        close_templates()      # the imports their zygotes were forked from: nothing of the run stays
 
 
 def grade_class(class_dir: Path, out: Path, course: CourseConfig, *, jobs: int | None = 1, regrade: bool = False,

@@ -1,5 +1,6 @@
-"""Grader side: the zygote as a process -- started, asked to fork, told to exit -- and the
-events it reports (ready with the layers of its jail, forked, exited).
+"""Grader side: the zygote as a process -- forked from its template (template_process.py),
+asked to fork, told to exit -- and the events it reports (ready with the layers of its jail,
+forked, exited).
 """
 
 from __future__ import annotations
@@ -10,19 +11,14 @@ import os
 import select
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from typing import Any
 
 from autograder.sandbox.cgroups import kill_tree
-from autograder.judge.threads import one_thread
-from autograder.sandbox.interpreter import MissingModule, for_zygote
+from autograder.sandbox.interpreter import MissingModule
 from autograder.sandbox.outcome import SandboxError
-
-ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
-_ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
-
+from autograder.sandbox.template_process import file_tail, spawn_zygote, wait_or_kill
 
 UID_BASE = 1_000_000
 _SANDBOX_IDS = itertools.count()
@@ -32,39 +28,6 @@ def next_private_uid() -> int:
     """As root: a private uid for one Sandbox, unique among the Sandboxes of this process and,
     by the pid, among the grader processes of this machine."""
     return UID_BASE + (os.getpid() % (1 << 14)) * 64 + next(_SANDBOX_IDS) % 64
-
-
-def wait_or_kill(proc, grace: float = 2.0) -> None:
-    """A process asked to exit (a zygote): waited for `grace` seconds, then killed."""
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess.Popen:
-    """inside/zygote.py in a clean interpreter, with `config` and its end of the control socket:
-    a zygote."""
-    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
-    env["MPLBACKEND"] = "Agg"
-    one_thread(env)
-    return subprocess.Popen(
-        [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
-         json.dumps({**config, **for_zygote()})],
-        pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
-        cwd="/", start_new_session=True)
-
-
-def file_tail(f, limit: int = 2000) -> str:
-    """The last `limit` bytes of a process's stderr file, printable."""
-    try:
-        size = os.fstat(f.fileno()).st_size
-        data = os.pread(f.fileno(), limit, max(0, size - limit))
-    except (OSError, ValueError):
-        return ""
-    text = data.decode("utf-8", "replace")
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text).strip()
 
 
 class _ZygoteDied(Exception):
@@ -78,7 +41,7 @@ class _Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = tempfile.TemporaryFile()
         try:
-            self.proc = start_zygote_script(config, theirs, self.stderr)
+            self.proc = spawn_zygote(config, theirs, self.stderr)
         finally:
             theirs.close()
         self.sock = ours
@@ -131,7 +94,7 @@ class _Zygote:
             self.proc.wait(timeout=1.0)
         except (subprocess.TimeoutExpired, OSError):
             pass
-        missing = self.missing
+        missing = self.missing or self.proc.missing     # its template's imports
         if missing:
             return MissingModule(str(missing.get("module")), str(missing.get("error")))
         return SandboxError(f"the sandbox server {how}: {self.stderr_tail() or 'no message'}")
@@ -244,7 +207,9 @@ class _Zygote:
         return self.exits.pop(pid, None)
 
     def stderr_tail(self) -> str:
-        return file_tail(self.stderr)
+        """What it said on stderr; before it was forked, what its template said."""
+        own = file_tail(self.stderr)
+        return own or self.proc.stderr_tail()
 
     def ask_to_exit(self) -> None:
         """Tells the zygote to kill its children and exit, without waiting: a sandbox asks all of

@@ -5,8 +5,10 @@ over the control socket and a SIGCHLD wake-up pipe.
 
 Run by the grader as `python -I zygote.py <control fd> <config JSON>`: a clean interpreter (no
 kit, no PYTHONPATH, no cwd on sys.path). The config says what to import besides numpy
-(torch, matplotlib: each costs start-up time, so only the zygotes of stems that need them do),
-the private uid to become as root, and the jail's settings.
+(torch, matplotlib: each costs start-up time, so only the zygotes of stems that need them do).
+The process that imported them is the template (template.py): it forks a zygote for each
+Sandbox that asks, with that Sandbox's settings (the private uid to become as root, the jail's);
+the fork enters the jail and serves as below.
 
 Control socket (SOCK_SEQPACKET, one JSON message per packet):
     grader -> zygote  {"op": "fork", "id": n} + fds: session socket, capture file, and the
@@ -365,12 +367,14 @@ def main() -> None:
                     ipython=ipython, worker=worker,
                     modules={name: [str(getattr(m, "__version__", "")), str(getattr(m, "__file__", ""))]
                              for name, m in modules.items()})
-    _become_zygote(ctrl_fd, config, **prepared)
+    template = _load_private("template")
+    template.KERNEL = KERNEL
+    template.serve(ctrl_fd, lambda fd, own: _become_zygote(fd, {**config, **own}, **prepared))
 
 
 def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, guard, errors, ipython,
                    worker, modules) -> NoReturn:
-    """After the imports: the jail, then serve."""
+    """In a fork of the template: the jail, then serve."""
     layers = _enter_jail(config)
     layers["seccomp"] = seccomp is not None
     facts = dict(PROTOCOL=PROTOCOL, CONVERT=convert, KERNEL=KERNEL, JAIL=JAIL, GUARD=guard, ERRORS=errors,
