@@ -865,6 +865,21 @@ def test_a_zygote_started_again_is_forked_from_the_imports_already_made():
             assert int(f.read().rsplit(b")", 1)[1].split()[1]) == again.proc.template.proc.pid
 
 
+def test_a_template_that_died_leaves_its_zygotes_serving_and_is_started_again_when_needed():
+    with Sandbox(Limits(call_timeout=2, import_timeout=5)) as sb:
+        assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"
+        zygote = sb.zygotes.any()
+        template = zygote.proc.template
+        template.proc.kill()
+        template.proc.wait(10)
+        assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"     # its fork goes on serving
+        assert sb.zygotes.any() is zygote and sb.zygotes.restarts == 0
+        os.kill(zygote.pid, signal.SIGKILL)
+        assert zygote.proc.wait(10) == -signal.SIGKILL        # unreported by the template: seen gone
+        assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"
+        assert sb.zygotes.restarts == 1 and sb.zygotes.any().proc.template is not template
+
+
 # ====================================================================== provided stems
 
 CAUSAL = """

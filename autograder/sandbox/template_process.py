@@ -33,7 +33,6 @@ ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside",
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
 
 
-
 def wait_or_kill(proc, grace: float = 2.0) -> None:
     """A process asked to exit (a zygote): waited for `grace` seconds, then killed."""
     try:
@@ -43,15 +42,21 @@ def wait_or_kill(proc, grace: float = 2.0) -> None:
         proc.wait()
 
 
-def start_zygote_script(config: dict, ctrl: socket.socket, stderr) -> subprocess.Popen:
-    """inside/zygote.py in a clean interpreter, with `config` and its end of the control socket:
-    a template."""
+def template_launch(imports: dict) -> tuple[list[str], dict]:
+    """(argv, environment) of the template for `imports`: a clean interpreter running
+    inside/zygote.py with this interpreter's view (its import path, prefixes) and the kept part
+    of the environment. A template serves a zygote only when both are what it would get now."""
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
     env["MPLBACKEND"] = "Agg"
     one_thread(env)
+    return [sys.executable, "-I", ZYGOTE_PATH, json.dumps({**imports, **for_zygote()})], env
+
+
+def start_zygote_script(launch: tuple[list[str], dict], ctrl: socket.socket, stderr) -> subprocess.Popen:
+    """The template's interpreter (`template_launch`), with its end of the control socket."""
+    argv, env = launch
     return subprocess.Popen(
-        [sys.executable, "-I", ZYGOTE_PATH, str(ctrl.fileno()),
-         json.dumps({**config, **for_zygote()})],
+        [*argv[:3], str(ctrl.fileno()), *argv[3:]],
         pass_fds=[ctrl.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env,
         cwd="/", start_new_session=True)
 
@@ -71,11 +76,11 @@ class Template:
     """One template process and its control socket, shared by the Sandboxes of the grader's
     threads (every exchange under `lock`)."""
 
-    def __init__(self, imports: dict) -> None:
+    def __init__(self, launch: tuple[list[str], dict]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = tempfile.TemporaryFile()
         try:
-            self.proc = start_zygote_script(imports, theirs, self.stderr)
+            self.proc = start_zygote_script(launch, theirs, self.stderr)
         finally:
             theirs.close()
         self.sock = ours
@@ -235,13 +240,13 @@ def _kill(pid: int) -> None:
 
 
 def _exists(pid: int) -> bool:
+    """Whether `pid` still runs: a zombie nobody reaps (an init that does not) has ended."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
         return False
-    except OSError:
-        return True
-    return True
+    return state not in (b"Z", b"X")
 
 
 _TEMPLATES: dict[str, Template] = {}
@@ -250,15 +255,15 @@ _LOCK = threading.Lock()
 
 def spawn_zygote(config: dict, zygote_end: socket.socket, stderr) -> Spawned:
     """A zygote of `config` forked from the template of its imports (started now if none runs)."""
-    imports = {k: config[k] for k in IMPORT_KEYS if k in config}
+    launch = template_launch({k: config[k] for k in IMPORT_KEYS if k in config})
     own = {k: v for k, v in config.items() if k not in IMPORT_KEYS}
-    key = json.dumps(imports, sort_keys=True)
+    key = json.dumps(launch, sort_keys=True)
     with _LOCK:
         template = _TEMPLATES.get(key)
         if template is None or not template.alive():
             if template is not None:
                 template.close(0.0)
-            template = _TEMPLATES[key] = Template(imports)
+            template = _TEMPLATES[key] = Template(launch)
     return template.spawn(own, zygote_end, stderr)
 
 
