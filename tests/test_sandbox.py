@@ -865,6 +865,28 @@ def test_a_zygote_started_again_is_forked_from_the_imports_already_made():
             assert int(f.read().rsplit(b")", 1)[1].split()[1]) == again.proc.template.proc.pid
 
 
+def test_a_template_told_to_exit_while_importing_ends_at_once_with_a_spawn_waiting():
+    """Its watcher reads the requests during the imports: a spawn waits for them, an exit does not
+    (and nothing is forked for the spawn)."""
+    import socket
+    import tempfile
+
+    from autograder.sandbox.template_process import Template, template_launch
+
+    template = Template(template_launch({"torch": True, "matplotlib": True}))
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with tempfile.TemporaryFile() as err:
+        spawned = template.spawn({"jail": False}, theirs, err)
+        theirs.close()
+        template.sock.send(b'{"op": "exit"}')      # its socket kept open: it could still answer
+        assert template.proc.wait(60) == 0
+    template.close()
+    assert spawned.poll() == 70
+    ours.settimeout(30)
+    assert ours.recv(65536) == b""        # no zygote was forked to say it is ready: the end
+    ours.close()
+
+
 def test_a_template_that_died_leaves_its_zygotes_serving_and_is_started_again_when_needed():
     with Sandbox(Limits(call_timeout=2, import_timeout=5)) as sb:
         assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"
@@ -1207,19 +1229,19 @@ def test_a_cell_that_runs_out_of_memory_ends_the_run_in_the_grader_and_in_check_
     assert "np" in namespace and "after" not in namespace
 
 
-def test_the_zygote_is_single_threaded_once_its_import_watcher_is_stopped():
-    # The zygote watches the grader from a thread during its imports, then unshares a user
-    # namespace, which the kernel refuses (EINVAL) to a process of more than one thread. The
+def test_the_template_is_single_threaded_once_its_import_watcher_is_stopped():
+    # The template watches the grader from a thread during its imports; its forks then unshare a
+    # user namespace, which the kernel refuses (EINVAL) to a process of more than one thread. The
     # thread's join() returns before the kernel has removed its task: without waiting for that,
     # about one stop in thirty found two tasks here, and the jail failed under load.
     import importlib.util
     import socket
     from pathlib import Path
 
-    path = Path(protocol.__file__).with_name("zygote.py")
-    spec = importlib.util.spec_from_file_location("_attnkit_test_zygote", path)
-    zygote = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(zygote)
+    path = Path(protocol.__file__).with_name("template.py")
+    spec = importlib.util.spec_from_file_location("_attnkit_test_template", path)
+    template = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(template)
     # This process's own threads (pytest-xdist's, say) would count too: measure in a fork.
     pid = os.fork()
     if pid == 0:
@@ -1227,7 +1249,7 @@ def test_the_zygote_is_single_threaded_once_its_import_watcher_is_stopped():
         try:
             for _ in range(300):
                 grader, ours = socket.socketpair()
-                zygote._watch_grader(ours.fileno())()
+                template.watch_while_importing(ours.fileno())()
                 if len(os.listdir("/proc/self/task")) != 1:
                     code = 1
                 grader.close()

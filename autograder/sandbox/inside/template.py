@@ -21,20 +21,83 @@ import os
 import select
 import signal
 import socket
+import threading
+import time
 from collections.abc import Callable
 from typing import NoReturn
 
 KERNEL = None    # kernel.py, set by the zygote's script
 
 EXIT_INTERNAL = 70      # a fork that could not become a zygote (said in its stderr file)
+THREAD_EXIT_WAIT_S = 1.0
+
+Request = tuple[bytes, list[int]]     # a packet and the fds it carried
 
 
-def serve(ctrl_fd: int, become: Callable[[int, dict], NoReturn]) -> NoReturn:
-    """Answers spawn requests until the grader says "exit" or goes away; `become(fd, config)`
-    turns a fork into a zygote served on `fd`."""
+def watch_while_importing(ctrl_fd: int) -> Callable[[], list[Request]]:
+    """During the slow imports, a thread reads the grader's requests: "exit", or the grader gone,
+    ends the process at once; a spawn waits. Returns a function that stops the thread, waits for
+    it to be gone (a fork's jail unshares a user namespace, which needs a single-threaded
+    process) and returns the requests it read."""
+    stop_r, stop_w = os.pipe()
+    sock = socket.socket(fileno=os.dup(ctrl_fd))
+    waiting: list[Request] = []
+
+    def watch() -> None:
+        while True:
+            readable, _, _ = select.select([sock, stop_r], [], [])
+            if stop_r in readable:
+                return
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 4)
+            except OSError:
+                data, fds = b"", []
+            if not data or _op(data) == "exit":
+                os._exit(0)
+            waiting.append((data, fds))
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+
+    def stop() -> list[Request]:
+        os.write(stop_w, b"x")
+        thread.join()
+        for fd in (stop_r, stop_w):
+            os.close(fd)
+        sock.close()
+        # join() returns when the thread's Python code is done, before the kernel has removed its
+        # task: an unshare(CLONE_NEWUSER) in between fails with EINVAL (seen under load, as a
+        # normal user). Wait for the task to go, bounded: past that, the jail says why it failed.
+        deadline = time.monotonic() + THREAD_EXIT_WAIT_S
+        while _threads() > 1 and time.monotonic() < deadline:
+            time.sleep(0.0002)
+        return waiting
+
+    return stop
+
+
+def _threads() -> int:
+    """This process's threads (tasks), as the kernel counts them; 1 where /proc cannot tell."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _op(data: bytes) -> object:
+    try:
+        msg = json.loads(data.decode("utf-8"))
+    except ValueError:
+        return None
+    return msg.get("op") if isinstance(msg, dict) else None
+
+
+def serve(ctrl_fd: int, become: Callable[[int, dict], NoReturn], waiting: list[Request] = ()) -> NoReturn:
+    """Answers spawn requests (first those read while importing) until the grader says "exit" or
+    goes away; `become(fd, config)` turns a fork into a zygote served on `fd`."""
     ctrl = socket.socket(fileno=ctrl_fd)
     ctrl.setblocking(True)
-    wake_r, wake_w = KERNEL.wake_on_child_exit()
+    wake = KERNEL.wake_on_child_exit()
 
     def send(msg: dict) -> None:
         try:
@@ -43,30 +106,38 @@ def serve(ctrl_fd: int, become: Callable[[int, dict], NoReturn]) -> NoReturn:
             os._exit(0)
 
     send({"event": "ready"})
+    for data, fds in waiting:
+        _answer(data, fds, ctrl, wake, become, send)
     while True:
-        readable, _, _ = select.select([ctrl, wake_r], [], [])
-        if wake_r in readable:
-            KERNEL.drain(wake_r)
+        readable, _, _ = select.select([ctrl, wake[0]], [], [])
+        if wake[0] in readable:
+            KERNEL.drain(wake[0])
         for pid, status in KERNEL.reaped():
             send({"event": "exited", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
-        if ctrl not in readable:
-            continue
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(ctrl, 65536, 4)
-        except OSError:
-            data, fds = b"", []
-        try:
-            msg = json.loads(data.decode("utf-8")) if data else {"op": "exit"}
-        except ValueError:
-            msg = {}
-        if msg.get("op") == "spawn" and len(fds) == 2:
-            send(_spawn(msg, fds, ctrl, (wake_r, wake_w), become))
-            continue
-        for fd in fds:
-            os.close(fd)
-        if msg.get("op") == "exit":
-            # The zygotes go on serving their Sandboxes: each has its own socket to the grader.
-            os._exit(0)
+        if ctrl in readable:
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(ctrl, 65536, 4)
+            except OSError:
+                data, fds = b"", []
+            _answer(data, fds, ctrl, wake, become, send)
+
+
+def _answer(data: bytes, fds: list[int], ctrl: socket.socket, wake: tuple[int, int],
+            become: Callable[[int, dict], NoReturn], send: Callable[[dict], None]) -> None:
+    try:
+        msg = json.loads(data.decode("utf-8")) if data else {"op": "exit"}
+    except ValueError:
+        msg = {}
+    if not isinstance(msg, dict):
+        msg = {}
+    if msg.get("op") == "spawn" and len(fds) == 2:
+        send(_spawn(msg, fds, ctrl, wake, become))
+        return
+    for fd in fds:
+        os.close(fd)
+    if msg.get("op") == "exit":
+        # The zygotes go on serving their Sandboxes: each has its own socket to the grader.
+        os._exit(0)
 
 
 def _spawn(msg: dict, fds: list[int], ctrl: socket.socket, wake: tuple[int, int],

@@ -34,7 +34,6 @@ import select
 import signal
 import socket
 import sys
-import time
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -270,59 +269,13 @@ def _not_dumpable() -> bool:
         return False
 
 
-def _watch_grader(ctrl_fd: int):
-    """During the slow imports: exit at once if the grader goes away (it sends nothing before
-    "ready" but "exit"). Returns a function that stops the watcher and waits for it: the jail's
-    unshare(CLONE_NEWUSER) needs a single-threaded process."""
-    import threading
-
-    stop_r, stop_w = os.pipe()
-
-    def watch() -> None:
-        readable, _, _ = select.select([ctrl_fd, stop_r], [], [])
-        if ctrl_fd in readable and stop_r not in readable:
-            try:
-                data = socket.socket(fileno=os.dup(ctrl_fd)).recv(65536, socket.MSG_PEEK)
-            except OSError:
-                data = b""
-            if not data or b'"exit"' in data:
-                os._exit(0)
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        os.write(stop_w, b"x")
-        thread.join()
-        os.close(stop_r)
-        os.close(stop_w)
-        # join() returns when the thread's Python code is done, before the kernel has removed its
-        # task: an unshare(CLONE_NEWUSER) in between fails with EINVAL (seen under load, as a
-        # normal user). Wait for the task to go, bounded: past that, the jail says why it failed.
-        deadline = time.monotonic() + THREAD_EXIT_WAIT_S
-        while _threads() > 1 and time.monotonic() < deadline:
-            time.sleep(0.0002)
-
-    return stop
-
-
-THREAD_EXIT_WAIT_S = 1.0
-
-
-def _threads() -> int:
-    """This process's threads (tasks), as the kernel counts them; 1 where /proc cannot tell."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return 1
-
-
 def main() -> None:
     global PROTOCOL, KERNEL, JAIL, CHILD
     ctrl_fd = int(sys.argv[1])
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    stop_watching = _watch_grader(ctrl_fd)
+    template = _load_private("template")
+    stop_watching = template.watch_while_importing(ctrl_fd)
     paths = _load_private("import_path")
     paths.take_grader_path(config)
     paths.strip_kit_from_imports()
@@ -362,14 +315,13 @@ def main() -> None:
     except Exception:  # noqa: BLE001 - not installed, no libseccomp, or it cannot compile: no filter layer
         seccomp = None
     child_path = paths.child_sys_path(KIT_ROOT)
-    stop_watching()
+    waiting = stop_watching()
     prepared = dict(seccomp=seccomp, child_path=child_path, convert=convert, guard=guard, errors=errors,
                     ipython=ipython, worker=worker,
                     modules={name: [str(getattr(m, "__version__", "")), str(getattr(m, "__file__", ""))]
                              for name, m in modules.items()})
-    template = _load_private("template")
     template.KERNEL = KERNEL
-    template.serve(ctrl_fd, lambda fd, own: _become_zygote(fd, {**config, **own}, **prepared))
+    template.serve(ctrl_fd, lambda fd, own: _become_zygote(fd, {**config, **own}, **prepared), waiting)
 
 
 def _become_zygote(ctrl_fd: int, config: dict, *, seccomp, child_path, convert, guard, errors, ipython,
