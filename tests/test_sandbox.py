@@ -887,6 +887,43 @@ def test_a_template_told_to_exit_while_importing_ends_at_once_with_a_spawn_waiti
     ours.close()
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="a zygote's /proc/PID/fd is root's to read")
+def test_zygotes_asked_for_while_their_template_imports_keep_nothing_of_each_other():
+    """Two Sandboxes' requests wait together while the template imports: neither fork keeps the
+    other's control socket or stderr file."""
+    import socket
+    import tempfile
+
+    from autograder.sandbox.template_process import Template, template_launch
+
+    template = Template(template_launch({"torch": True, "matplotlib": False}))
+    ends, inodes = [], []
+    for _ in range(2):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        err = tempfile.TemporaryFile()
+        inodes.append({os.fstat(theirs.fileno()).st_ino, os.fstat(err.fileno()).st_ino})
+        spawned = template.spawn({"jail": False}, theirs, err)
+        theirs.close()
+        ends.append((ours, err, spawned))
+    try:
+        for ours, _, _ in ends:
+            ours.settimeout(60)
+            assert b'"ready"' in ours.recv(65536)
+        for (_, _, spawned), own, other in zip(ends, inodes, inodes[::-1]):
+            held = set()
+            for fd in os.listdir(f"/proc/{spawned.pid}/fd"):
+                try:
+                    held.add(os.stat(f"/proc/{spawned.pid}/fd/{fd}").st_ino)
+                except OSError:
+                    pass
+            assert own & held and not other & held
+    finally:
+        for ours, err, _ in ends:
+            ours.close()
+            err.close()
+        template.close()
+
+
 def test_a_template_that_died_leaves_its_zygotes_serving_and_is_started_again_when_needed():
     with Sandbox(Limits(call_timeout=2, import_timeout=5)) as sb:
         assert run(sb, SOFTMAX, "softmax", np.ones(2)).status == "ok"

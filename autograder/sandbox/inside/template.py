@@ -106,8 +106,11 @@ def serve(ctrl_fd: int, become: Callable[[int, dict], NoReturn], waiting: list[R
             os._exit(0)
 
     send({"event": "ready"})
-    for data, fds in waiting:
-        _answer(data, fds, ctrl, wake, become, send)
+    pending = list(waiting)
+    while pending:
+        data, fds = pending.pop(0)
+        # A fork keeps nothing of the requests after its own (another Sandbox's socket, its stderr).
+        _answer(data, fds, ctrl, wake, become, send, [fd for _, more in pending for fd in more])
     while True:
         readable, _, _ = select.select([ctrl, wake[0]], [], [])
         if wake[0] in readable:
@@ -123,7 +126,7 @@ def serve(ctrl_fd: int, become: Callable[[int, dict], NoReturn], waiting: list[R
 
 
 def _answer(data: bytes, fds: list[int], ctrl: socket.socket, wake: tuple[int, int],
-            become: Callable[[int, dict], NoReturn], send: Callable[[dict], None]) -> None:
+            become: Callable[[int, dict], NoReturn], send: Callable[[dict], None], others: list[int] = ()) -> None:
     try:
         msg = json.loads(data.decode("utf-8")) if data else {"op": "exit"}
     except ValueError:
@@ -131,7 +134,7 @@ def _answer(data: bytes, fds: list[int], ctrl: socket.socket, wake: tuple[int, i
     if not isinstance(msg, dict):
         msg = {}
     if msg.get("op") == "spawn" and len(fds) == 2:
-        send(_spawn(msg, fds, ctrl, wake, become))
+        send(_spawn(msg, fds, ctrl, [*wake, *others], become))
         return
     for fd in fds:
         os.close(fd)
@@ -140,8 +143,9 @@ def _answer(data: bytes, fds: list[int], ctrl: socket.socket, wake: tuple[int, i
         os._exit(0)
 
 
-def _spawn(msg: dict, fds: list[int], ctrl: socket.socket, wake: tuple[int, int],
+def _spawn(msg: dict, fds: list[int], ctrl: socket.socket, drop: list[int],
            become: Callable[[int, dict], NoReturn]) -> dict:
+    """The fork for one spawn request: `drop` are the template's descriptors it must not keep."""
     zygote_fd, stderr_fd = fds
     config = msg.get("config") if isinstance(msg.get("config"), dict) else {}
     try:
@@ -156,7 +160,7 @@ def _spawn(msg: dict, fds: list[int], ctrl: socket.socket, wake: tuple[int, int]
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             ctrl.close()
-            for fd in wake:
+            for fd in drop:
                 os.close(fd)
             os.dup2(stderr_fd, 2)
             os.close(stderr_fd)
