@@ -61,6 +61,29 @@ def start_zygote_script(launch: tuple[list[str], dict], ctrl: socket.socket, std
         cwd="/", start_new_session=True)
 
 
+def read_events(sock: socket.socket, timeout: float, handle) -> bool:
+    """`handle(event)` for every JSON object ready on a control socket (a template's, a zygote's),
+    waiting up to `timeout` for the first; returns whether the other end is gone."""
+    wait = timeout
+    while True:
+        try:
+            readable, _, _ = select.select([sock], [], [], max(0.0, wait))
+            data = sock.recv(65536) if readable else None
+        except (OSError, ValueError):
+            return True
+        if data is None:
+            return False
+        if not data:
+            return True
+        try:
+            msg = json.loads(data.decode("utf-8"))
+        except ValueError:
+            msg = None
+        if isinstance(msg, dict):
+            handle(msg)
+        wait = 0.0
+
+
 def file_tail(f, limit: int = 2000) -> str:
     """The last `limit` bytes of a process's stderr file, printable."""
     try:
@@ -115,26 +138,10 @@ class Template:
     def pump(self, timeout: float) -> None:
         """Reads every report that is ready, waiting up to `timeout` for the first. Called with
         `lock` held, or where no other thread can use this template."""
-        wait = timeout
-        while not self.dead:
-            try:
-                readable, _, _ = select.select([self.sock], [], [], max(0.0, wait))
-                data = self.sock.recv(65536) if readable else None
-            except (OSError, ValueError):
-                data = b""
-            if data is None:
-                return
-            if not data:
-                self.dead = True
-                return
-            self._handle(data)
-            wait = 0.0
+        if not self.dead:
+            self.dead = read_events(self.sock, timeout, self._handle)
 
-    def _handle(self, data: bytes) -> None:
-        try:
-            msg = json.loads(data.decode("utf-8"))
-        except ValueError:
-            return
+    def _handle(self, msg: dict) -> None:
         event = msg.get("event")
         if event == "missing":
             self.missing = msg

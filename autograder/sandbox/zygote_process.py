@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import select
 import socket
 import subprocess
 import tempfile
@@ -18,7 +17,7 @@ from typing import Any
 from autograder.sandbox.cgroups import kill_tree
 from autograder.sandbox.interpreter import MissingModule
 from autograder.sandbox.outcome import SandboxError
-from autograder.sandbox.template_process import file_tail, spawn_zygote, wait_or_kill
+from autograder.sandbox.template_process import file_tail, read_events, spawn_zygote, wait_or_kill
 
 UID_BASE = 1_000_000
 _SANDBOX_IDS = itertools.count()
@@ -101,30 +100,10 @@ class _Zygote:
 
     def poll(self, timeout: float = 0.0) -> None:
         """Handles every event that is ready, waiting up to `timeout` for the first one."""
-        wait = timeout
-        while not self.dead:
-            try:
-                readable, _, _ = select.select([self.sock], [], [], max(0.0, wait))
-            except (OSError, ValueError):
-                self.dead = True
-                return
-            if not readable:
-                return
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                data = b""
-            if not data:
-                self.dead = True
-                return
-            self._handle(data)
-            wait = 0.0
+        if not self.dead:
+            self.dead = read_events(self.sock, timeout, self._handle)
 
-    def _handle(self, data: bytes) -> None:
-        try:
-            msg = json.loads(data.decode("utf-8"))
-        except ValueError:
-            return
+    def _handle(self, msg: dict) -> None:
         event = msg.get("event")
         if event == "ready":
             self.ready = True
