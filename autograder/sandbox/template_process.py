@@ -21,7 +21,6 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
 
 from autograder.judge.threads import one_thread
 from autograder.sandbox.interpreter import for_zygote
@@ -29,6 +28,7 @@ from autograder.sandbox.interpreter import for_zygote
 # What a zygote imports, which its template decides; the rest of its config is its Sandbox's.
 IMPORT_KEYS = ("torch", "matplotlib")
 EXIT_INTERNAL = 70    # inside/template.py: a fork that could not become a zygote
+ANSWER_POLL_S = 0.005
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
 
@@ -200,8 +200,7 @@ class Spawned:
         importing torch); -1 for one that never came."""
         deadline = time.monotonic() + 60.0
         while (answer := self._answer()) is None and time.monotonic() < deadline:
-            with self.template.lock:
-                self.template.pump(0.05)
+            time.sleep(ANSWER_POLL_S)      # not waiting on the socket: other lanes read it too
         return answer if isinstance(answer, int) else -1
 
     def poll(self) -> int | None:
@@ -224,8 +223,7 @@ class Spawned:
         while self.poll() is None:
             if deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired("zygote", timeout)
-            with self.template.lock:
-                self.template.pump(0.05)
+            time.sleep(ANSWER_POLL_S)
         return self.returncode
 
     def kill(self) -> None:
@@ -288,9 +286,3 @@ def close_templates() -> None:
             pass
     for template in templates:
         template.close()
-
-
-def running() -> dict[str, Any]:
-    """The templates running now, by what they import (for tests)."""
-    with _LOCK:
-        return {key: t for key, t in _TEMPLATES.items() if t.alive()}
