@@ -871,7 +871,7 @@ def test_a_template_told_to_exit_while_importing_ends_at_once_with_a_spawn_waiti
     import socket
     import tempfile
 
-    from autograder.sandbox.template_process import Template, template_launch
+    from autograder.sandbox.template_process import NEVER_FORKED, Template, template_launch
 
     template = Template(template_launch({"torch": True, "matplotlib": True}))
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -881,7 +881,7 @@ def test_a_template_told_to_exit_while_importing_ends_at_once_with_a_spawn_waiti
         template.sock.send(b'{"op": "exit"}')      # its socket kept open: it could still answer
         assert template.proc.wait(60) == 0
     template.close()
-    assert spawned.poll() == 70
+    assert spawned.poll() == NEVER_FORKED
     ours.settimeout(30)
     assert ours.recv(65536) == b""        # no zygote was forked to say it is ready: the end
     ours.close()

@@ -27,7 +27,7 @@ from autograder.sandbox.interpreter import for_zygote
 
 # What a zygote imports, which its template decides; the rest of its config is its Sandbox's.
 IMPORT_KEYS = ("torch", "matplotlib")
-EXIT_INTERNAL = 70    # inside/template.py: a fork that could not become a zygote
+NEVER_FORKED = 70     # a Spawned's return code when no zygote came of the request (as a failed fork's)
 ANSWER_POLL_S = 0.005
 ZYGOTE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside", "zygote.py")
 _ENV_KEEP = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "XDG_CACHE_HOME", "MPLCONFIGDIR"}
@@ -211,7 +211,7 @@ class Spawned:
             return None
         if isinstance(answer, str):
             code = self.template.proc.returncode if self.template.dead else None
-            self.returncode = code if code else EXIT_INTERNAL
+            self.returncode = code if code else NEVER_FORKED
         elif answer in self.template.exited:
             self.returncode = self.template.exited[answer]
         elif self.template.dead and not _exists(answer):     # reparented: its end went unreported

@@ -8,7 +8,8 @@ Control socket (SOCK_SEQPACKET, one JSON message per packet):
     grader -> template  {"op": "spawn", "id": n, "config": {...}} + fds: the new zygote's end of
                             its control socket, and its stderr file
                         {"op": "exit"}
-    template -> grader  {"event": "ready"}
+    template -> grader  {"event": "missing", "module": m, "error": e}   (an import failed: it exits)
+                        {"event": "ready"}
                         {"event": "spawned", "id": n, "pid": p}
                         {"event": "spawn_failed", "id": n, "message": "..."}
                         {"event": "exited", "pid": p, "code": c}
