@@ -109,6 +109,7 @@ class Template:
         self.sock = ours
         self.lock = threading.Lock()
         self.dead = False
+        self.asked_to_exit = False
         self.missing: dict | None = None             # the module it could not import, and why
         self.answers: dict[int, int | str] = {}      # spawn request -> pid, or why it failed
         self.exited: dict[int, int] = {}             # pid of a zygote it forked -> exit code
@@ -159,12 +160,18 @@ class Template:
     def stderr_tail(self) -> str:
         return file_tail(self.stderr)
 
+    def ask_to_exit(self) -> None:
+        """Tells it to exit, without waiting (the zygotes it forked go on serving their Sandboxes)."""
+        if not self.asked_to_exit:
+            self.asked_to_exit = True
+            try:
+                self.sock.send(json.dumps({"op": "exit"}).encode("utf-8"))
+            except OSError:
+                pass
+
     def close(self, grace: float = 2.0) -> None:
-        """Told to exit (the zygotes it forked go on serving their Sandboxes), waited for."""
-        try:
-            self.sock.send(json.dumps({"op": "exit"}).encode("utf-8"))
-        except OSError:
-            pass
+        """Told to exit, waited for."""
+        self.ask_to_exit()
         self.sock.close()
         wait_or_kill(self.proc, grace)
         self.dead = True
@@ -279,10 +286,7 @@ def close_templates() -> None:
     with _LOCK:
         templates = list(_TEMPLATES.values())
         _TEMPLATES.clear()
-    for template in templates:
-        try:
-            template.sock.send(json.dumps({"op": "exit"}).encode("utf-8"))
-        except OSError:
-            pass
+    for template in templates:      # all asked before any is waited for: they end together
+        template.ask_to_exit()
     for template in templates:
         template.close()
